@@ -1,0 +1,65 @@
+"""Generate the JSON Schemas in ``schemas/`` from the protocol models."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter
+
+from bridge import protocol
+
+
+def _schema(model: type[BaseModel] | Any, title: str) -> dict[str, Any]:
+    adapter: TypeAdapter[Any] = TypeAdapter(model)
+    schema = adapter.json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = title
+    return schema
+
+
+def _filename(event: str) -> str:
+    return event.replace(".", "_") + ".json"
+
+
+def build_schemas() -> dict[str, dict[str, Any]]:
+    """Map relative file path -> schema for every wire message."""
+    files: dict[str, dict[str, Any]] = {
+        "auth.json": _schema(protocol.Auth, "auth"),
+        "connect_refusal.json": _schema(protocol.ConnectRefusal, "connect_refusal"),
+        "ack.json": _schema(protocol.Ack, "ack"),
+    }
+    for event, model in protocol.INTENTS.items():
+        files[f"client/{_filename(event)}"] = _schema(model, event)
+    for event, model in protocol.RESULTS.items():
+        files[f"results/{_filename(event)}"] = _schema(model, f"{event} result")
+    for event, model in protocol.EMITS.items():
+        files[f"server/{_filename(event)}"] = _schema(model, event)
+    files["index.json"] = {
+        "protocol": protocol.PROTOCOL_VERSION,
+        "namespace": protocol.NAMESPACE,
+        "client": {e: f"client/{_filename(e)}" for e in protocol.INTENTS},
+        "results": {e: f"results/{_filename(e)}" for e in protocol.RESULTS},
+        "server": {e: f"server/{_filename(e)}" for e in protocol.EMITS},
+    }
+    return files
+
+
+def render(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
+def write_schemas(out: Path) -> list[Path]:
+    """Write every schema under ``out``, removing stale ones; return the written paths."""
+    files = build_schemas()
+    written: list[Path] = []
+    for rel, schema in files.items():
+        path = out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render(schema), encoding="utf-8")
+        written.append(path)
+    for stale in out.rglob("*.json"):
+        if stale not in written:
+            stale.unlink()
+    return written
