@@ -30,12 +30,12 @@ def build_schemas() -> dict[str, dict[str, Any]]:
         "connect_refusal.json": _schema(protocol.ConnectRefusal, "connect_refusal"),
         "ack.json": _schema(protocol.Ack, "ack"),
     }
-    for event, model in protocol.INTENTS.items():
-        files[f"client/{_filename(event)}"] = _schema(model, event)
-    for event, model in protocol.RESULTS.items():
-        files[f"results/{_filename(event)}"] = _schema(model, f"{event} result")
-    for event, model in protocol.EMITS.items():
-        files[f"server/{_filename(event)}"] = _schema(model, event)
+    for event, intent in protocol.INTENTS.items():
+        files[f"client/{_filename(event)}"] = _schema(intent, event)
+    for event, result in protocol.RESULTS.items():
+        files[f"results/{_filename(event)}"] = _schema(result, f"{event} result")
+    for event, emit in protocol.EMITS.items():
+        files[f"server/{_filename(event)}"] = _schema(emit, event)
     files["index.json"] = {
         "protocol": protocol.PROTOCOL_VERSION,
         "namespace": protocol.NAMESPACE,

@@ -109,9 +109,7 @@ def apply(state: WorldState, event: Event) -> WorldState:
         return state.model_copy(update={"characters": characters})
     if isinstance(event, ActionResolved):
         actions = {**state.actions, event.action.id: event.action}
-        return state.model_copy(
-            update={"actions": actions, "action_count": state.action_count + 1}
-        )
+        return state.model_copy(update={"actions": actions, "action_count": state.action_count + 1})
     if isinstance(event, BoostGained):
         boosts = {**state.boosts, event.boost.id: event.boost}
         return state.model_copy(update={"boosts": boosts})

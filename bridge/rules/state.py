@@ -11,9 +11,9 @@ from bridge.rules.ruleset import Outcome
 
 
 class Frozen(BaseModel):
-    """Immutable, strict, closed: state is replaced, never mutated."""
+    """Immutable and closed: state is replaced, never mutated."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class Character(Frozen):

@@ -1,0 +1,244 @@
+"""``python -m bridge``: serve the bridge and manage its worlds."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from aiohttp import web
+
+from bridge import __version__, protocol
+from bridge.rules.ruleset import RULESETS
+from bridge.server import create_app
+from bridge.service import BridgeService
+from bridge.store.base import WorldExists
+from bridge.store.sqlite import SQLiteStore
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+DEFAULT_DATA = "data"
+DEFAULT_WORLD = "default"
+DB_NAME = "bridge.sqlite3"
+WORLD_ID = re.compile(r"^[A-Za-z0-9_.:\-]{1,64}$")
+
+
+def _world_id(value: str) -> str:
+    if not WORLD_ID.match(value):
+        raise argparse.ArgumentTypeError("use 1-64 letters, digits, '_', '.', ':' or '-'")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m bridge",
+        description="Fate Bridge: the authoritative Fate referee behind a Foundry VTT module.",
+    )
+    parser.add_argument("--version", action="version", version=f"fate-bridge {__version__}")
+    parser.add_argument(
+        "--data-dir",
+        default=os.environ.get("FATE_BRIDGE_DATA", DEFAULT_DATA),
+        help="folder for the SQLite database (env FATE_BRIDGE_DATA; default %(default)s)",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="run the bridge")
+    serve.add_argument(
+        "--host",
+        default=os.environ.get("FATE_BRIDGE_HOST", DEFAULT_HOST),
+        help="interface to listen on (env FATE_BRIDGE_HOST; default %(default)s)",
+    )
+    serve.add_argument(
+        "--port",
+        type=int,
+        default=int(os.environ.get("FATE_BRIDGE_PORT", DEFAULT_PORT)),
+        help="port to listen on (env FATE_BRIDGE_PORT; default %(default)s)",
+    )
+    serve.add_argument(
+        "--public-url",
+        default=os.environ.get("FATE_BRIDGE_PUBLIC_URL"),
+        help="URL Foundry uses to reach the bridge, if not http://HOST:PORT "
+        "(e.g. behind a TLS proxy; env FATE_BRIDGE_PUBLIC_URL)",
+    )
+    serve.add_argument(
+        "--cors-origin",
+        action="append",
+        help="allowed browser origin (repeatable; default any origin, since the GM key "
+        "and Foundry's own user check guard every connection)",
+    )
+    serve.add_argument(
+        "--dev-dice",
+        action="store_true",
+        help="accept dev.queue_dice from a GM so tests can fix the next rolls; never in play",
+    )
+    serve.add_argument(
+        "--no-default-world",
+        action="store_true",
+        help=f"don't register the '{DEFAULT_WORLD}' world on first start",
+    )
+
+    world = commands.add_parser("world", help="manage worlds").add_subparsers(
+        dest="world_command", required=True, metavar="WORLD_COMMAND"
+    )
+    add = world.add_parser("add", help="register a world and print its GM key")
+    add.add_argument("id", type=_world_id, help="world id (what the module's settings name)")
+    add.add_argument("--name", help="display name (default: the id)")
+    add.add_argument("--ruleset", choices=sorted(RULESETS), default="unwritten")
+    add.add_argument("--json", action="store_true", help="print JSON")
+    listing = world.add_parser("list", help="list worlds")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    rotate = world.add_parser("rotate-key", help="replace a world's GM key and print the new one")
+    rotate.add_argument("id", type=_world_id)
+    rotate.add_argument("--json", action="store_true", help="print JSON")
+
+    schemas = commands.add_parser("schemas", help="write the JSON Schemas")
+    schemas.add_argument("--out", default="schemas", help="output folder (default %(default)s)")
+
+    module = commands.add_parser("module", help="build the Foundry module zip")
+    module.add_argument("--out", default="dist", help="output folder (default %(default)s)")
+    module.add_argument(
+        "--url",
+        default=f"http://{DEFAULT_HOST}:{DEFAULT_PORT}",
+        help="bridge URL written into the manifest (default %(default)s)",
+    )
+    return parser
+
+
+def _store(data_dir: str) -> SQLiteStore:
+    return SQLiteStore(Path(data_dir) / DB_NAME)
+
+
+async def _world_command(args: argparse.Namespace) -> int:
+    store = _store(args.data_dir)
+    await store.open()
+    try:
+        service = BridgeService(store)
+        if args.world_command == "add":
+            try:
+                record, key = await service.add_world(args.id, args.name or args.id, args.ruleset)
+            except WorldExists:
+                print(f"error: world {args.id!r} already exists", file=sys.stderr)
+                return 1
+            info = {"id": record.id, "name": record.name, "ruleset": record.ruleset, "key": key}
+            if args.json:
+                print(json.dumps(info))
+            else:
+                print(f"World {record.id!r} ({record.ruleset}) registered.\nGM key: {key}")
+            return 0
+        if args.world_command == "list":
+            worlds = await store.list_worlds()
+            if args.json:
+                print(
+                    json.dumps([{"id": w.id, "name": w.name, "ruleset": w.ruleset} for w in worlds])
+                )
+            else:
+                for w in worlds:
+                    print(f"{w.id}\t{w.ruleset}\t{w.name}")
+            return 0
+        new_key = await service.rotate_key(args.id)
+        if new_key is None:
+            print(f"error: no world {args.id!r}", file=sys.stderr)
+            return 1
+        print(json.dumps({"id": args.id, "key": new_key}) if args.json else f"GM key: {new_key}")
+        return 0
+    finally:
+        await store.close()
+
+
+def _banner(base_url: str, world_id: str, key: str | None, dev_dice: bool) -> str:
+    key_line = (
+        f"  GM key:        {key}\n"
+        "                 (shown once: paste it into Foundry now; "
+        f"`python -m bridge world rotate-key {world_id}` makes a new one)"
+        if key
+        else "  GM key:        shown when the world was created; "
+        f"`python -m bridge world rotate-key {world_id}` prints a new one"
+    )
+    lines = [
+        "",
+        "Fate Bridge is running.",
+        f"  Bridge URL:    {base_url}",
+        f"  World id:      {world_id}",
+        key_line,
+        "  Module manifest (Foundry > Add-on Modules > Install Module > Manifest URL):",
+        f"                 {base_url}/module/module.json",
+        "In Foundry: enable Fate Bridge, then Configure Settings > Fate Bridge:",
+        "  set the bridge URL and world id (world settings), and the GM key (client setting).",
+    ]
+    if dev_dice:
+        lines.append("  --dev-dice is ON: a GM can fix the next rolls. Never use it in play.")
+    return "\n".join(lines) + "\n"
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    store = _store(args.data_dir)
+    await store.open()
+    service = BridgeService(store, dev_dice=args.dev_dice)
+    first_key: str | None = None
+    worlds = await store.list_worlds()
+    if not worlds and not args.no_default_world:
+        _record, first_key = await service.add_world(DEFAULT_WORLD, "Default world")
+        worlds = await store.list_worlds()
+    base_url = args.public_url or f"http://{args.host}:{args.port}"
+    app = create_app(service, cors_origins=args.cors_origin or "*", public_url=args.public_url)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, args.host, args.port)
+    try:
+        await site.start()
+        shown = worlds[0].id if worlds else DEFAULT_WORLD
+        print(_banner(base_url, shown, first_key, args.dev_dice), flush=True)
+        if len(worlds) > 1:
+            print(f"  Other worlds: {', '.join(w.id for w in worlds[1:])}", flush=True)
+        print(f"Listening on {base_url} (protocol {protocol.PROTOCOL_VERSION}).", flush=True)
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()
+        await store.close()
+    return 0
+
+
+def _write_schemas(args: argparse.Namespace) -> int:
+    from bridge.schemas import write_schemas
+
+    written = write_schemas(Path(args.out))
+    print(f"wrote {len(written)} schema files to {args.out}")
+    return 0
+
+
+def _build_module(args: argparse.Namespace) -> int:
+    from bridge.module_package import ZIP_NAME, build_zip
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        (out / ZIP_NAME).write_bytes(build_zip(args.url))
+    except FileNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"wrote {out / ZIP_NAME}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=os.environ.get("FATE_BRIDGE_LOG", "WARNING").upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if args.command == "serve":
+        try:
+            return asyncio.run(_serve(args))
+        except KeyboardInterrupt:
+            return 0
+    if args.command == "world":
+        return asyncio.run(_world_command(args))
+    if args.command == "schemas":
+        return _write_schemas(args)
+    return _build_module(args)
