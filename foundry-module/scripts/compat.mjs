@@ -1,0 +1,108 @@
+/**
+ * Every difference between Foundry generations (v13 minimum, v14 verified) lives here,
+ * so the rest of the module calls one name for one thing.
+ * @module compat
+ */
+
+/** @returns {number} the running core generation, e.g. 13 or 14 */
+export function generation() {
+  return Number(game.release?.generation ?? String(game.version ?? "13").split(".")[0]);
+}
+
+/** @returns {string} the running core version */
+export function foundryVersion() {
+  return String(game.version ?? game.release?.version ?? "");
+}
+
+/** @returns {string} the module's installed version */
+export function moduleVersion() {
+  return String(game.modules?.get("fate-bridge")?.version ?? "");
+}
+
+/**
+ * Render a Handlebars template (the global `renderTemplate` is deprecated since v13).
+ * @param {string} path
+ * @param {object} data
+ * @returns {Promise<string>}
+ */
+export function renderTemplate(path, data) {
+  return foundry.applications.handlebars.renderTemplate(path, data);
+}
+
+/**
+ * Preload templates (the global `loadTemplates` is deprecated since v13).
+ * @param {string[]} paths
+ */
+export function loadTemplates(paths) {
+  return foundry.applications.handlebars.loadTemplates(paths);
+}
+
+/** @returns {typeof foundry.applications.api.DialogV2} */
+export function dialogClass() {
+  return foundry.applications.api.DialogV2;
+}
+
+/**
+ * Whether this client is the one active GM (assistants and other GMs are not).
+ * @param {User} [user]
+ */
+export function isActiveGM(user = game.user) {
+  if (typeof user?.isActiveGM === "boolean") return user.isActiveGM;
+  return Boolean(user?.isGM) && game.users?.activeGM?.id === user.id;
+}
+
+/**
+ * Hooks fired when an actor sheet renders: ApplicationV2 sheets (`renderActorSheetV2`, with an
+ * HTMLElement) and the legacy Application sheets some systems still ship (`renderActorSheet`,
+ * with jQuery).
+ */
+export const ACTOR_SHEET_RENDER_HOOKS = Object.freeze(["renderActorSheetV2", "renderActorSheet"]);
+
+/**
+ * The root element of a rendered sheet, whatever the hook passed.
+ * @param {object} app
+ * @param {HTMLElement|{0: HTMLElement}} html
+ * @returns {HTMLElement|null}
+ */
+export function sheetRoot(app, html) {
+  if (app?.element instanceof HTMLElement) return app.element;
+  if (html instanceof HTMLElement) return html;
+  if (html && html[0] instanceof HTMLElement) return html[0].closest(".app") ?? html[0];
+  return null;
+}
+
+/**
+ * The actor a rendered sheet shows.
+ * @param {object} app
+ * @returns {Actor|null}
+ */
+export function sheetActor(app) {
+  return app?.actor ?? app?.document ?? app?.object ?? null;
+}
+
+/** The numeric OWNER permission level. */
+export function ownerLevel() {
+  return CONST?.DOCUMENT_OWNERSHIP_LEVELS?.OWNER ?? 3;
+}
+
+/** The dice sound for a roll message, if the core defines one. */
+export function diceSound() {
+  return CONFIG?.sounds?.dice;
+}
+
+/** The chat message hook that passes an HTMLElement (v13+; `renderChatMessage` is gone). */
+export const CHAT_MESSAGE_RENDER_HOOK = "renderChatMessageHTML";
+
+/** The players list application's render hook and its root element id. */
+export const PLAYERS_RENDER_HOOK = "renderPlayers";
+export const PLAYERS_ELEMENT_ID = "players";
+
+/**
+ * An update fragment that deletes `key` from the object it is merged into. v13 and v14 both
+ * accept the `-=key` form; keep it here if a later core changes the deletion syntax.
+ * @param {string} key
+ * @returns {Record<string, null>}
+ */
+export function deletionKey(key) {
+  return { [`-=${key}`]: null };
+}

@@ -1,0 +1,36 @@
+/**
+ * Fate Bridge: hooks only. `init` registers settings and templates; `ready` connects.
+ * @module main
+ */
+import { onUpdateActor } from "./actions.mjs";
+import { createApi } from "./api.mjs";
+import { decorateMessage } from "./cards.mjs";
+import { ACTOR_SHEET_RENDER_HOOKS, CHAT_MESSAGE_RENDER_HOOK, PLAYERS_RENDER_HOOK, loadTemplates } from "./compat.mjs";
+import { startConnection } from "./session.mjs";
+import { MODULE_ID } from "./protocol.mjs";
+import { registerSettings } from "./settings.mjs";
+import { onRenderActorSheet } from "./sheet.mjs";
+import { showStatus } from "./status.mjs";
+
+Hooks.once("init", () => {
+  registerSettings(() => {
+    if (game.ready) startConnection();
+  });
+  loadTemplates([
+    `modules/${MODULE_ID}/templates/action-card.hbs`,
+    `modules/${MODULE_ID}/templates/roll-dialog.hbs`,
+    `modules/${MODULE_ID}/templates/skill-panel.hbs`,
+    `modules/${MODULE_ID}/templates/skill-edit.hbs`
+  ]);
+  const module = game.modules.get(MODULE_ID);
+  if (module) module.api = createApi();
+});
+
+Hooks.once("ready", () => {
+  startConnection();
+});
+
+for (const hook of ACTOR_SHEET_RENDER_HOOKS) Hooks.on(hook, (app, html) => onRenderActorSheet(app, html));
+Hooks.on(CHAT_MESSAGE_RENDER_HOOK, decorateMessage);
+Hooks.on(PLAYERS_RENDER_HOOK, () => showStatus());
+Hooks.on("updateActor", onUpdateActor);

@@ -1,0 +1,92 @@
+/**
+ * One connection's life: open it from the settings, greet the bridge, catch up on missed cards
+ * (world.sync) after every (re)connect, and route the bridge's emits.
+ * @module session
+ */
+import { handleCardEmit } from "./cards.mjs";
+import { foundryVersion, moduleVersion } from "./compat.mjs";
+import { ConnectionManager } from "./connection.mjs";
+import { PROTOCOL_VERSION } from "./protocol.mjs";
+import { runtime } from "./runtime.mjs";
+import { connectionSettings, getLastSeq, setLastSeq } from "./settings.mjs";
+import { showStatus } from "./status.mjs";
+
+const NOTICE_LEVELS = { info: "info", warning: "warn", error: "error" };
+
+/**
+ * (Re)open the connection with the current settings.
+ * @param {Partial<import("./connection.mjs").ConnectionOptions>} [overrides]
+ * @returns {import("./connection.mjs").ConnectionManager}
+ */
+export function startConnection(overrides = {}) {
+  runtime.connection?.disconnect();
+  const { url, world, key } = connectionSettings();
+  const isGM = Boolean(game.user.isGM);
+  const connection = new ConnectionManager({
+    url,
+    world,
+    role: isGM ? "gm" : "player",
+    user: game.user.id,
+    key: isGM ? key : undefined,
+    ...overrides
+  });
+  runtime.connection = connection;
+  runtime.hello = null;
+  connection.onStatus(showStatus);
+  connection.onConnect(() => greet(connection));
+  connection.on("card", (emit) => processEmit(emit));
+  connection.on("notice", (notice) => showNotice(notice));
+  showStatus(connection.status);
+  connection.connect();
+  return connection;
+}
+
+/** @param {import("./connection.mjs").ConnectionManager} connection */
+async function greet(connection) {
+  const hello = await connection.call("hello", {
+    module_version: moduleVersion().slice(0, 40) || undefined,
+    foundry_version: foundryVersion().slice(0, 40) || undefined,
+    system: String(game.system?.id ?? "").slice(0, 80) || undefined
+  });
+  if (!hello.ok) {
+    console.warn("fate-bridge | hello failed", hello.error);
+    return;
+  }
+  runtime.hello = hello.data;
+  if (hello.data.protocol !== PROTOCOL_VERSION) {
+    ui.notifications.error(game.i18n.format("FATEBRIDGE.Notify.ProtocolMismatch", { bridge: hello.data.protocol, module: PROTOCOL_VERSION }));
+  }
+  await catchUp(connection, getLastSeq() ?? hello.data.last_seq);
+}
+
+/**
+ * Ask the bridge for every emit after `since` and process them in order.
+ * @param {import("./connection.mjs").ConnectionManager} connection
+ * @param {number} since
+ */
+export async function catchUp(connection, since) {
+  const sync = await connection.call("world.sync", { since });
+  if (!sync.ok) {
+    console.warn("fate-bridge | world.sync failed", sync.error);
+    return sync;
+  }
+  for (const emit of sync.data.emits) await processEmit(emit);
+  if (sync.data.last_seq > (getLastSeq() ?? -1)) await setLastSeq(sync.data.last_seq);
+  return sync;
+}
+
+/** @param {import("./protocol.mjs").CardEmit} emit */
+async function processEmit(emit) {
+  try {
+    await handleCardEmit(emit);
+  } catch (err) {
+    console.error("fate-bridge | could not write card", err);
+  }
+  if (Number.isInteger(emit?.seq) && emit.seq > (getLastSeq() ?? -1)) await setLastSeq(emit.seq);
+}
+
+/** @param {{level: string, code: string, message: string}} notice */
+function showNotice(notice) {
+  const method = NOTICE_LEVELS[notice?.level] ?? "info";
+  ui.notifications[method](String(notice?.message ?? ""));
+}
