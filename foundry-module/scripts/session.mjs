@@ -43,11 +43,7 @@ export function startConnection(overrides = {}) {
 
 /** @param {import("./connection.mjs").ConnectionManager} connection */
 async function greet(connection) {
-  const hello = await connection.call("hello", {
-    module_version: moduleVersion().slice(0, 40) || undefined,
-    foundry_version: foundryVersion().slice(0, 40) || undefined,
-    system: String(game.system?.id ?? "").slice(0, 80) || undefined
-  });
+  const hello = await connection.call("hello", helloPayload());
   if (!hello.ok) {
     console.warn("fate-bridge | hello failed", hello.error);
     return;
@@ -57,6 +53,16 @@ async function greet(connection) {
     ui.notifications.error(game.i18n.format("FATEBRIDGE.Notify.ProtocolMismatch", { bridge: hello.data.protocol, module: PROTOCOL_VERSION }));
   }
   await catchUp(connection, getLastSeq() ?? hello.data.last_seq);
+}
+
+/** The `hello` payload; fields the client does not know are left out. */
+export function helloPayload() {
+  const fields = {
+    module_version: moduleVersion().slice(0, 40),
+    foundry_version: foundryVersion().slice(0, 40),
+    system: String(game.system?.id ?? "").slice(0, 80)
+  };
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v));
 }
 
 /**
