@@ -18,6 +18,8 @@ MAX_MESSAGE_BYTES = 64 * 1024
 
 Face = Literal[-1, 0, 1]
 DiceRoll = tuple[Face, Face, Face, Face]
+# Inbound JSON arrays: strict mode refuses lists for tuples, so bound a list instead.
+DiceRollIn = Annotated[list[Face], Field(min_length=4, max_length=4)]
 
 Identifier = Annotated[
     str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:\-]+$")
@@ -114,7 +116,7 @@ class DevQueueDice(Inbound):
     """Queue the next rolls' faces; only with ``--dev-dice``, only for a GM."""
 
     request_id: RequestId
-    rolls: Annotated[list[DiceRoll], Field(min_length=1, max_length=100)]
+    rolls: Annotated[list[DiceRollIn], Field(min_length=1, max_length=100)]
 
 
 INTENTS: dict[str, type[Inbound]] = {

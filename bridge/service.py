@@ -122,6 +122,8 @@ class _Mutation:
 
     events: list[Event]
     answer: Callable[[WorldState, list[EventRow], int], tuple[BaseModel, list[EmitRow]]]
+    # Side effects outside the store (e.g. the dev dice queue) run once, after the commit.
+    after_commit: Callable[[], None] | None = None
 
 
 class BridgeService:
@@ -272,6 +274,8 @@ class BridgeService:
                     )
                 except VersionConflict:
                     continue
+                if mutation.after_commit is not None:
+                    mutation.after_commit()
                 room = session.room
                 return Reply(ack, [Emission(e.event, e.payload, room) for e in emits])
             raise IntentError("conflict", "The world is busy; try again.")
@@ -384,10 +388,18 @@ class BridgeService:
                 "Queued dice are a test feature; the bridge must run with --dev-dice.",
             )
         self._require_gm(session)
-        async with self._lock(session.world_id):
-            dice = self.dice_for(session.world_id)
-            dice.queue(intent.rolls)
-            return Reply(ok(protocol.DevQueueDiceData(queued=dice.pending)))
+        rolls = [(r[0], r[1], r[2], r[3]) for r in intent.rolls]
+
+        def decide(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> _Mutation:
+            queue = self.dice_for(session.world_id)
+            queued = queue.pending + len(rolls)
+            return _Mutation(
+                [],
+                lambda _s, _r, _seq: (protocol.DevQueueDiceData(queued=queued), []),
+                after_commit=lambda: queue.queue(rolls),
+            )
+
+        return await self._mutate(session, intent.request_id, decide)
 
     # --- audit --------------------------------------------------------------------
 

@@ -1,0 +1,99 @@
+"""Run the real bridge as a child process on a free loopback port."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m bridge`` with the given arguments; raises on failure."""
+    return subprocess.run(
+        [sys.executable, "-m", "bridge", "--data-dir", str(data_dir), *args],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+
+
+def add_world(data_dir: Path, world_id: str, ruleset: str = "unwritten") -> str:
+    """Register a world through the CLI and return its GM key."""
+    out = cli(data_dir, "world", "add", world_id, "--ruleset", ruleset, "--json").stdout
+    key: str = json.loads(out)["key"]
+    return key
+
+
+@dataclass
+class BridgeProcess:
+    data_dir: Path
+    dev_dice: bool = True
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[str] | None = None
+    output: list[str] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, *extra: str) -> BridgeProcess:
+        args = [sys.executable, "-m", "bridge", "--data-dir", str(self.data_dir), "serve"]
+        args += ["--host", "127.0.0.1", "--port", str(self.port), *extra]
+        if self.dev_dice:
+            args.append("--dev-dice")
+        log = open(self.data_dir / f"bridge-{self.port}.log", "a")  # noqa: SIM115
+        self.process = subprocess.Popen(
+            args,
+            cwd=PROJECT_ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"bridge exited early:\n{self.log_text()}")
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError(f"bridge did not become healthy:\n{self.log_text()}")
+
+    def log_text(self) -> str:
+        path = self.data_dir / f"bridge-{self.port}.log"
+        return path.read_text() if path.exists() else ""
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    def restart(self) -> BridgeProcess:
+        self.stop()
+        return self.start()

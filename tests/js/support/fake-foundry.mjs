@@ -1,0 +1,480 @@
+/**
+ * A small test double of the Foundry VTT globals the Fate Bridge module touches. It runs in Node
+ * (with linkedom as the DOM) and in a browser page; the module under test is always the real code.
+ *
+ * install(options) sets globalThis.{game, Hooks, ui, ChatMessage, Roll, Actor, CONFIG, CONST,
+ * foundry} and returns a handle the tests drive (render a sheet, answer a dialog, read chat).
+ */
+
+export class Collection extends Map {
+  find(fn) {
+    for (const v of this.values()) if (fn(v)) return v;
+    return undefined;
+  }
+  filter(fn) {
+    return [...this.values()].filter(fn);
+  }
+  getName(name) {
+    return this.find((v) => v.name === name);
+  }
+  get contents() {
+    return [...this.values()];
+  }
+}
+
+let idCounter = 0;
+/** A Foundry-like 16-character id. */
+export function randomID() {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  let id = "";
+  for (let i = 0; i < 12; i++) id += alphabet[Math.floor(Math.random() * alphabet.length)];
+  return id + String(++idCounter).padStart(4, "0");
+}
+
+/** Foundry's update merge: nested objects merge, `-=key` deletes. */
+function mergeUpdate(target, changes) {
+  for (const [key, value] of Object.entries(changes)) {
+    if (key.startsWith("-=")) {
+      delete target[key.slice(2)];
+    } else if (key.includes(".")) {
+      const [head, ...rest] = key.split(".");
+      target[head] ??= {};
+      mergeUpdate(target[head], { [rest.join(".")]: value });
+    } else if (value && typeof value === "object" && !Array.isArray(value) && target[key] && typeof target[key] === "object") {
+      mergeUpdate(target[key], value);
+    } else {
+      target[key] = value && typeof value === "object" ? structuredClone(value) : value;
+    }
+  }
+  return target;
+}
+
+function lookup(obj, path) {
+  return path.split(".").reduce((o, k) => (o && typeof o === "object" ? o[k] : undefined), obj);
+}
+
+/**
+ * @param {object} options
+ * @param {object} options.Handlebars      the handlebars library
+ * @param {(path: string) => Promise<string>} options.loadText  reads "modules/fate-bridge/..." files
+ * @param {object} options.lang            lang/en.json
+ * @param {{id: string, name: string, isGM: boolean}[]} options.users
+ * @param {string} options.userId          who this client is
+ * @param {string} [options.activeGM]      id of the active GM
+ * @param {string} [options.systemId]
+ * @param {object[]} [options.actors]      {_id, name, type, system, flags, ownership}
+ * @param {Record<string, unknown>} [options.settings]  "fate-bridge.key" -> value
+ * @param {object} [options.module]        {id, version}
+ */
+export function install(options) {
+  const { Handlebars, loadText, lang } = options;
+  const hooks = new Map();
+  const log = { notifications: [], created: [], updated: [], dialogs: [], hooks: [] };
+
+  const Hooks = {
+    on(name, fn) {
+      if (!hooks.has(name)) hooks.set(name, []);
+      hooks.get(name).push({ fn, once: false });
+      return fn;
+    },
+    once(name, fn) {
+      if (!hooks.has(name)) hooks.set(name, []);
+      hooks.get(name).push({ fn, once: true });
+      return fn;
+    },
+    off(name, fn) {
+      hooks.set(name, (hooks.get(name) ?? []).filter((h) => h.fn !== fn));
+    },
+    callAll(name, ...args) {
+      log.hooks.push(name);
+      const list = hooks.get(name) ?? [];
+      hooks.set(name, list.filter((h) => !h.once));
+      for (const h of list) h.fn(...args);
+      return true;
+    },
+    call(name, ...args) {
+      return Hooks.callAll(name, ...args);
+    }
+  };
+
+  // ---- i18n --------------------------------------------------------------
+  const i18n = {
+    lang: "en",
+    translations: lang,
+    localize(key) {
+      const v = lookup(lang, key);
+      return typeof v === "string" ? v : key;
+    },
+    format(key, data = {}) {
+      return i18n.localize(key).replace(/{([^}]+)}/g, (m, k) => (k in data ? String(data[k]) : m));
+    },
+    has(key) {
+      return typeof lookup(lang, key) === "string";
+    }
+  };
+
+  // ---- users -------------------------------------------------------------
+  class User {
+    constructor(data) {
+      Object.assign(this, { active: true, ...data });
+      this.documentName = "User";
+    }
+    get isActiveGM() {
+      return this.isGM && game.users.activeGM?.id === this.id;
+    }
+  }
+  const users = new Collection(options.users.map((u) => [u.id, new User(u)]));
+  Object.defineProperty(users, "activeGM", {
+    get: () => users.get(options.activeGM) ?? users.find((u) => u.isGM && u.active) ?? null
+  });
+
+  // ---- settings ----------------------------------------------------------
+  const settingConfigs = new Map();
+  const settingValues = new Map(Object.entries(options.settings ?? {}));
+  const settings = {
+    register(namespace, key, config) {
+      if (config.scope === "world" && /key|secret|token/i.test(key)) {
+        throw new Error(`fake Foundry: secret-looking setting ${key} registered in world scope`);
+      }
+      settingConfigs.set(`${namespace}.${key}`, config);
+    },
+    get(namespace, key) {
+      const id = `${namespace}.${key}`;
+      const config = settingConfigs.get(id);
+      if (!config) throw new Error(`fake Foundry: setting ${id} is not registered`);
+      return settingValues.has(id) ? structuredClone(settingValues.get(id)) : structuredClone(config.default);
+    },
+    async set(namespace, key, value) {
+      const id = `${namespace}.${key}`;
+      if (!settingConfigs.has(id)) throw new Error(`fake Foundry: setting ${id} is not registered`);
+      settingValues.set(id, structuredClone(value));
+      settingConfigs.get(id).onChange?.(value);
+      return value;
+    },
+    configs: settingConfigs
+  };
+
+  // ---- dice --------------------------------------------------------------
+  class RollTerm {
+    constructor(data) {
+      Object.assign(this, structuredClone(data));
+    }
+    toJSON() {
+      return { ...this, class: this.constructor.name };
+    }
+  }
+  class DiceTerm extends RollTerm {
+    get total() {
+      return this.results.filter((r) => r.active).reduce((s, r) => s + r.result, 0);
+    }
+  }
+  class FateDie extends DiceTerm {
+    static DENOMINATION = "f";
+    constructor(data) {
+      super(data);
+      if (this.faces !== 3) throw new Error("FateDie has 3 faces");
+      for (const r of this.results ?? []) {
+        if (![-1, 0, 1].includes(r.result)) throw new Error(`FateDie result ${r.result}`);
+      }
+    }
+  }
+  class OperatorTerm extends RollTerm {}
+  class NumericTerm extends RollTerm {
+    get total() {
+      return this.number;
+    }
+  }
+  const TERMS = { FateDie, OperatorTerm, NumericTerm };
+  class Roll {
+    static fromData(data) {
+      if (data.class !== "Roll") throw new Error(`fake Foundry: unknown roll class ${data.class}`);
+      const roll = new Roll(data.formula, data.data ?? {}, data.options ?? {});
+      roll.terms = data.terms.map((t) => {
+        const cls = TERMS[t.class];
+        if (!cls) throw new Error(`fake Foundry: unknown term class ${t.class}`);
+        return new cls(t);
+      });
+      roll._evaluated = Boolean(data.evaluated);
+      roll._total = data.total;
+      return roll;
+    }
+    constructor(formula, data = {}, opts = {}) {
+      this.formula = formula;
+      this.data = data;
+      this.options = opts;
+      this.terms = [];
+      this._evaluated = false;
+    }
+    get total() {
+      return this._evaluated ? this._total : undefined;
+    }
+    get dice() {
+      return this.terms.filter((t) => t instanceof DiceTerm);
+    }
+    toJSON() {
+      return { class: "Roll", formula: this.formula, terms: this.terms.map((t) => t.toJSON()), total: this._total, evaluated: this._evaluated };
+    }
+  }
+
+  // ---- documents ---------------------------------------------------------
+  class Actor {
+    constructor(data) {
+      this._id = data._id ?? randomID();
+      this.name = data.name;
+      this.type = data.type ?? "character";
+      this.system = structuredClone(data.system ?? {});
+      this.flags = structuredClone(data.flags ?? {});
+      this.ownership = structuredClone(data.ownership ?? { default: 0 });
+      this.documentName = "Actor";
+      this.updates = [];
+    }
+    get id() {
+      return this._id;
+    }
+    get isOwner() {
+      return game.user.isGM || (this.ownership[game.user.id] ?? this.ownership.default ?? 0) >= 3;
+    }
+    getFlag(scope, key) {
+      return this.flags?.[scope]?.[key];
+    }
+    async update(changes, opts = {}) {
+      if (!this.isOwner) throw new Error(`fake Foundry: ${game.user.name} may not update ${this.name}`);
+      const diff = structuredClone(changes);
+      mergeUpdate(this, diff);
+      this.updates.push({ changes: diff, options: opts });
+      Hooks.callAll("updateActor", this, diff, opts, game.user.id);
+      return this;
+    }
+    async setFlag(scope, key, value) {
+      return this.update({ flags: { [scope]: { [key]: value } } });
+    }
+  }
+  const actors = new Collection((options.actors ?? []).map((a) => {
+    const actor = new Actor(a);
+    return [actor.id, actor];
+  }));
+
+  const messages = new Collection();
+  class ChatMessage {
+    static getSpeaker({ actor, alias } = {}) {
+      return { scene: null, actor: actor?.id ?? null, token: null, alias: alias ?? actor?.name ?? game.user.name };
+    }
+    static async create(data) {
+      if (data.rolls?.some((r) => !(r instanceof Roll) && typeof r !== "string")) throw new Error("fake Foundry: rolls must be Roll instances");
+      const message = new ChatMessage({ ...data, _id: randomID(), author: game.user.id, timestamp: Date.now() });
+      messages.set(message.id, message);
+      log.created.push(message.id);
+      Hooks.callAll("createChatMessage", message, {}, game.user.id);
+      await message.render();
+      return message;
+    }
+    constructor(data) {
+      this._id = data._id;
+      this.author = data.author;
+      this.speaker = data.speaker;
+      this.content = data.content ?? "";
+      this.flags = structuredClone(data.flags ?? {});
+      this.sound = data.sound ?? null;
+      this.rolls = (data.rolls ?? []).map((r) => (typeof r === "string" ? Roll.fromData(JSON.parse(r)) : r));
+      this.documentName = "ChatMessage";
+    }
+    get id() {
+      return this._id;
+    }
+    get isRoll() {
+      return this.rolls.length > 0;
+    }
+    getFlag(scope, key) {
+      return this.flags?.[scope]?.[key];
+    }
+    async update(changes) {
+      const { rolls, ...rest } = changes;
+      mergeUpdate(this, structuredClone(rest));
+      if (rolls) this.rolls = rolls;
+      log.updated.push(this.id);
+      Hooks.callAll("updateChatMessage", this, changes, {}, game.user.id);
+      await this.render();
+      return this;
+    }
+    /** Render into the page's chat log (when there is one) and fire renderChatMessageHTML. */
+    async render() {
+      if (typeof document === "undefined") return null;
+      const li = document.createElement("li");
+      li.className = "chat-message message";
+      li.dataset.messageId = this.id;
+      li.innerHTML = `<header class="message-header"><h4 class="message-sender"></h4></header><div class="message-content"></div>`;
+      li.querySelector(".message-sender").textContent = this.speaker?.alias ?? "";
+      li.querySelector(".message-content").innerHTML = this.content;
+      Hooks.callAll("renderChatMessageHTML", this, li, { message: this });
+      const logEl = document.getElementById("chat-log");
+      if (logEl) {
+        const old = logEl.querySelector(`[data-message-id="${this.id}"]`);
+        if (old) old.replaceWith(li);
+        else logEl.append(li);
+      }
+      this.element = li;
+      return li;
+    }
+  }
+
+  // ---- templates ---------------------------------------------------------
+  const hb = Handlebars.create();
+  hb.registerHelper("localize", (key, opts) => {
+    const data = opts?.hash ?? {};
+    return Object.keys(data).length ? i18n.format(key, data) : i18n.localize(key);
+  });
+  const compiled = new Map();
+  async function getTemplate(path) {
+    if (!compiled.has(path)) compiled.set(path, hb.compile(await loadText(path)));
+    return compiled.get(path);
+  }
+  async function renderTemplate(path, data) {
+    const tpl = await getTemplate(path);
+    return tpl(data, { allowProtoPropertiesByDefault: true });
+  }
+  async function loadTemplates(paths) {
+    const list = Array.isArray(paths) ? paths : Object.values(paths);
+    await Promise.all(list.map(getTemplate));
+  }
+
+  // ---- DialogV2 ----------------------------------------------------------
+  /** Renders into the page: a <dialog> holding a form and one button per option. */
+  class DialogV2 {
+    static wait(config) {
+      if (!("rejectClose" in config)) throw new Error("fake Foundry: DialogV2.wait without rejectClose");
+      return new Promise((resolve, reject) => {
+        const el = document.createElement("dialog");
+        el.className = ["application", "dialog", "fake-dialog-v2", ...(config.classes ?? [])].join(" ");
+        el.setAttribute("open", "");
+        const title = i18n.localize(config.window?.title ?? "");
+        el.innerHTML = `<header class="window-header"><h1 class="window-title"></h1><button type="button" class="header-control" data-action="close" aria-label="Close">×</button></header>`
+          + `<form class="window-content dialog-form"><div class="dialog-content"></div><footer class="form-footer"></footer></form>`;
+        el.querySelector(".window-title").textContent = title;
+        el.querySelector(".dialog-content").innerHTML = config.content ?? "";
+        const form = el.querySelector("form");
+        const footer = el.querySelector("footer");
+        const entry = { title, config, element: el, closed: false };
+        log.dialogs.push(entry);
+        const finish = (value, error) => {
+          entry.closed = true;
+          entry.result = value;
+          el.remove();
+          if (error) reject(error);
+          else resolve(value);
+        };
+        for (const b of config.buttons ?? []) {
+          const button = document.createElement("button");
+          button.type = "button";
+          button.dataset.action = b.action;
+          if (b.default) button.classList.add("default");
+          button.textContent = i18n.localize(b.label ?? b.action);
+          if (!("form" in button) || button.form !== form) Object.defineProperty(button, "form", { value: form });
+          button.addEventListener("click", async (event) => {
+            try {
+              const value = b.callback ? await b.callback(event, button, { element: el }) : b.action;
+              finish(value === undefined ? b.action : value);
+            } catch (err) {
+              finish(null, err);
+            }
+          });
+          footer.append(button);
+        }
+        el.querySelector('[data-action="close"]').addEventListener("click", () => {
+          if (config.rejectClose) finish(null, new Error("Dialog was dismissed without a choice"));
+          else finish(null);
+        });
+        form.addEventListener("submit", (e) => e.preventDefault());
+        document.body.append(el);
+      });
+    }
+  }
+
+  // ---- globals -----------------------------------------------------------
+  const moduleData = { id: "fate-bridge", version: "0.1.0", active: true, ...(options.module ?? {}) };
+  const game = {
+    ready: false,
+    version: "13.351",
+    release: { generation: 13, version: "13.351" },
+    world: { id: options.worldId ?? "test-world" },
+    system: { id: options.systemId ?? "worldbuilding" },
+    user: users.get(options.userId),
+    users,
+    actors,
+    messages,
+    i18n,
+    settings,
+    modules: new Map([["fate-bridge", moduleData]])
+  };
+  const notify = (type) => (message) => {
+    log.notifications.push({ type, message: String(message) });
+  };
+  globalThis.game = game;
+  globalThis.Hooks = Hooks;
+  globalThis.ui = { notifications: { info: notify("info"), warn: notify("warn"), error: notify("error") } };
+  globalThis.CONFIG = { sounds: { dice: "sounds/dice.wav" }, statusEffects: [] };
+  globalThis.CONST = { DOCUMENT_OWNERSHIP_LEVELS: { NONE: 0, LIMITED: 1, OBSERVER: 2, OWNER: 3 } };
+  globalThis.ChatMessage = ChatMessage;
+  globalThis.Roll = Roll;
+  globalThis.Actor = Actor;
+  globalThis.foundry = {
+    applications: {
+      api: { DialogV2 },
+      handlebars: { renderTemplate, loadTemplates }
+    },
+    dice: { Roll, terms: { FateDie, OperatorTerm, NumericTerm, DiceTerm } }
+  };
+
+  // ---- handle for tests --------------------------------------------------
+  let sheetCount = 0;
+  return {
+    log,
+    game,
+    Hooks,
+    /** Fire init, mark ready, fire ready: Foundry's start sequence. */
+    start() {
+      Hooks.callAll("init");
+      Hooks.callAll("setup");
+      game.ready = true;
+      Hooks.callAll("ready");
+    },
+    /**
+     * Render an actor sheet into the page and fire the render hooks an ApplicationV2 sheet fires.
+     * fate-core-official gets the skill list markup of its `fcoCharacter` sheet; other systems a
+     * plain sheet.
+     * @param {string} actorId
+     * @returns {HTMLElement}
+     */
+    renderActorSheet(actorId) {
+      const actor = actors.get(actorId);
+      const el = document.createElement("div");
+      el.id = `ActorSheet-${++sheetCount}-${actor.id}`;
+      el.className = "application sheet actor";
+      const isFco = game.system.id === "fate-core-official";
+      let body = `<section class="window-content"><h2 class="sheet-name">${actor.name}</h2>`;
+      if (isFco) {
+        el.classList.add("fcoSheet");
+        body += `<ul class="mfate-skills-list">`;
+        for (const [key, skill] of Object.entries(actor.system.skills ?? {})) {
+          body += `<li class="mfate-skills-list__item"><div class="mfate-skills-list__number">${skill.rank}</div>`
+            + `<div class="mfate-skills-list__skill-name mf_draggable" name="skill" data-skillname="${skill.name ?? key}">${skill.name ?? key}`
+            + `<i data-skillname="${skill.name ?? key}" class="fas fa-dice fu_button"></i></div></li>`;
+        }
+        body += `</ul>`;
+      } else {
+        body += `<p class="system-notes">A character of ${game.system.id}.</p>`;
+      }
+      el.innerHTML = body + "</section>";
+      (document.getElementById("sheets") ?? document.body).append(el);
+      const app = { id: el.id, actor, document: actor, element: el, rendered: true };
+      app.constructor = { name: isFco ? "fcoCharacter" : "ActorSheetV2" };
+      if (isFco) Hooks.callAll("renderfcoCharacter", app, el, {}, {});
+      Hooks.callAll("renderActorSheetV2", app, el, {}, {});
+      Hooks.callAll("renderApplicationV2", app, el, {}, {});
+      return el;
+    },
+    /** Open dialogs, oldest first. */
+    openDialogs() {
+      return log.dialogs.filter((d) => !d.closed);
+    }
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * Boots the fake Foundry in Node (linkedom for the DOM), then the module's real main.mjs.
+ */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import Handlebars from "handlebars";
+import { parseHTML } from "linkedom";
+import { install } from "./fake-foundry.mjs";
+
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+export const MODULE_DIR = path.join(REPO, "foundry-module");
+
+/** Reads "modules/fate-bridge/<file>" from foundry-module/. */
+export function loadText(p) {
+  const rel = p.replace(/^\/?modules\/fate-bridge\//, "");
+  return readFile(path.join(MODULE_DIR, rel), "utf8");
+}
+
+export async function readJson(rel) {
+  return JSON.parse(await readFile(path.join(REPO, rel), "utf8"));
+}
+
+/**
+ * @param {object} options  install() options without Handlebars/loadText/lang
+ * @param {{io?: Function}} [extra]  the socket.io-client `io` to expose as Foundry's global io
+ */
+export async function bootNodeFoundry(options, { io } = {}) {
+  const { document, HTMLElement } = parseHTML(
+    '<!doctype html><html><body><nav id="players"></nav><ol id="chat-log"></ol><div id="sheets"></div></body></html>'
+  );
+  globalThis.document = document;
+  globalThis.HTMLElement = HTMLElement;
+  if (io) globalThis.io = io;
+  const lang = await readJson("foundry-module/lang/en.json");
+  const foundry = install({ Handlebars, loadText, lang, ...options });
+  await import(pathToFileURL(path.join(MODULE_DIR, "scripts/main.mjs")).href);
+  return foundry;
+}
+
+/** Poll until fn returns a truthy value; fails after `ms`. */
+export async function waitFor(fn, { ms = 15000, step = 20, what = "condition" } = {}) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, step));
+  }
+}

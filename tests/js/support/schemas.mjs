@@ -1,0 +1,24 @@
+/**
+ * Validators for the bridge's JSON Schemas (schemas/, generated from bridge/protocol.py).
+ */
+import Ajv2020 from "ajv/dist/2020.js";
+import { readJson } from "./node-foundry.mjs";
+
+export async function loadValidators() {
+  const index = await readJson("schemas/index.json");
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  const compile = async (rel) => ajv.compile(await readJson(`schemas/${rel}`));
+  const client = {};
+  for (const [event, rel] of Object.entries(index.client)) client[event] = await compile(rel);
+  const results = {};
+  for (const [event, rel] of Object.entries(index.results)) results[event] = await compile(rel);
+  const server = {};
+  for (const [event, rel] of Object.entries(index.server)) server[event] = await compile(rel);
+  return { index, client, results, server, ack: await compile("ack.json"), auth: await compile("auth.json"), refusal: await compile("connect_refusal.json") };
+}
+
+/** Throws with ajv's errors when data does not validate. */
+export function check(validate, data, what) {
+  if (!validate(data)) throw new Error(`${what} does not match its schema: ${JSON.stringify(validate.errors)}\n${JSON.stringify(data)}`);
+  return true;
+}

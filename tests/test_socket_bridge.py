@@ -1,0 +1,416 @@
+"""The bridge over real Socket.IO: a real server process, python-socketio clients."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+import socketio
+
+from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
+from bridge.store.chain import verify_chain
+from tests.bridge_process import BridgeProcess, add_world
+from tests.conftest import Connect
+
+ATHLETE = {
+    "id": "actorBrousseau01",
+    "name": "Brousseau",
+    "owners": ["playerPaul000001"],
+    "skills": {"Athletics": 3, "Notice": 1},
+}
+
+
+async def call(client: socketio.AsyncClient, event: str, payload: Any) -> dict[str, Any]:
+    ack: dict[str, Any] = await client.call(event, payload, namespace=NAMESPACE, timeout=10)
+    return ack
+
+
+async def refusal(bridge: BridgeProcess, auth: Any) -> dict[str, Any]:
+    """Connect with ``auth`` and return the refusal's data (fails if it connects)."""
+    client = socketio.AsyncClient(reconnection=False)
+    refused: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+    @client.on("connect_error", namespace=NAMESPACE)  # type: ignore[misc]
+    async def _refused(data: Any) -> None:
+        if not refused.done():
+            refused.set_result(data)
+
+    with pytest.raises(socketio.exceptions.ConnectionError):
+        await client.connect(
+            bridge.url,
+            namespaces=[NAMESPACE],
+            transports=["websocket"],
+            auth=auth,
+            wait_timeout=5,
+        )
+    envelope = await asyncio.wait_for(refused, 5)
+    await client.disconnect()
+    # python-socketio hands the client {message, data}; the JS client gets err.message, err.data.
+    assert envelope["message"] == "refused"
+    data: dict[str, Any] = envelope["data"]
+    return data
+
+
+def db_counts(bridge: BridgeProcess) -> tuple[int, int, int]:
+    with sqlite3.connect(bridge.data_dir / "bridge.sqlite3") as db:
+        events = db.execute("SELECT count(*) FROM events").fetchone()[0]
+        emits = db.execute("SELECT count(*) FROM emits").fetchone()[0]
+        requests = db.execute("SELECT count(*) FROM requests").fetchone()[0]
+    return events, emits, requests
+
+
+def gm_auth(world: tuple[str, str], overrides: dict[str, Any]) -> dict[str, Any]:
+    auth = {
+        "world": world[0],
+        "role": "gm",
+        "user": "gmUser0000000001",
+        "key": world[1],
+        "protocol": PROTOCOL_VERSION,
+    }
+    auth.update(overrides)
+    return auth
+
+
+async def test_gm_connects_with_the_right_key_and_says_hello(
+    connect: Connect, world: tuple[str, str]
+) -> None:
+    gm = await connect(world[0], key=world[1])
+    ack = await call(gm, "hello", {"request_id": "h1", "module_version": "0.1.0"})
+    assert ack["ok"] is True
+    assert ack["data"]["world"] == "table"
+    assert ack["data"]["role"] == "gm"
+    assert ack["data"]["protocol"] == PROTOCOL_VERSION
+    assert ack["data"]["dev_dice"] is True
+
+
+@pytest.mark.parametrize(
+    ("overrides", "reason"),
+    [
+        ({"key": "not-the-key"}, "bad_key"),
+        ({"key": None}, "bad_key"),
+        ({"world": "nowhere"}, "unknown_world"),
+        ({"protocol": PROTOCOL_VERSION + 1}, "protocol_mismatch"),
+        ({"role": "overlord"}, "invalid_auth"),
+        ({"user": "x" * 500}, "invalid_auth"),
+        ({"extra": 1}, "invalid_auth"),
+    ],
+)
+async def test_bad_handshakes_are_refused_with_a_reason(
+    bridge: BridgeProcess, world: tuple[str, str], overrides: dict[str, Any], reason: str
+) -> None:
+    data = await refusal(bridge, gm_auth(world, overrides))
+    assert data["reason"] == reason
+    assert data["message"]
+    assert data["bridge_protocol"] == PROTOCOL_VERSION
+
+
+async def test_handshake_that_is_not_an_object_is_refused(bridge: BridgeProcess) -> None:
+    data = await refusal(bridge, None)
+    assert data["reason"] == "invalid_auth"
+
+
+async def _sync_and_roll(gm: socketio.AsyncClient, request_id: str = "roll-1") -> dict[str, Any]:
+    assert (await call(gm, "actor.sync", {"request_id": "sync-1", "actor": ATHLETE}))["ok"]
+    queued = await call(gm, "dev.queue_dice", {"request_id": "dice-1", "rolls": [[1, 1, 0, 0]]})
+    assert queued == {"ok": True, "data": {"queued": 1}}
+    return await call(
+        gm,
+        "action.start",
+        {
+            "request_id": request_id,
+            "type": "overcome",
+            "actor_id": ATHLETE["id"],
+            "skill": "Athletics",
+            "opposition": {"kind": "passive", "rating": 4},
+        },
+    )
+
+
+async def wait_for_emit(client: socketio.AsyncClient, event: str, count: int = 1) -> list[Any]:
+    for _ in range(200):
+        found = [d for e, d in client.received if e == event]  # type: ignore[attr-defined]
+        if len(found) >= count:
+            return found
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"no {event!r} emit arrived")
+
+
+async def test_overcome_worked_example_over_socketio(
+    connect: Connect, world: tuple[str, str]
+) -> None:
+    # R1.2 R2.1 R2.3 R3.1 R5.1: seed 004's example: Good +3, dice +2, vs Great +4.
+    gm = await connect(world[0], key=world[1])
+    assistant = await connect(world[0], key=world[1], user="gmAssistant00001")
+    ack = await _sync_and_roll(gm)
+    assert ack["ok"] is True, ack
+    card = ack["data"]["card"]
+    assert card["dice"] == [1, 1, 0, 0]
+    assert card["total"] == {"value": 5, "label": "Superb"}
+    assert card["opposition"] == {"value": 4, "label": "Great"}
+    assert card["shifts"] == 1
+    assert card["outcome"] == "succeed"
+    assert card["state"] == "resolved"
+    for client in (gm, assistant):
+        emits = await wait_for_emit(client, "card")
+        assert len(emits) == 1
+        assert emits[0]["writer"] == "gmUser0000000001"
+        assert emits[0]["op"] == "create"
+        assert emits[0]["card"] == card
+
+
+async def test_excel_gives_the_actor_a_boost(connect: Connect, world: tuple[str, str]) -> None:
+    # R5.1 excel: success and a boost (R12.6).
+    gm = await connect(world[0], key=world[1])
+    await call(gm, "actor.sync", {"request_id": "s", "actor": ATHLETE})
+    await call(gm, "dev.queue_dice", {"request_id": "d", "rolls": [[1, 1, 1, 1]]})
+    ack = await call(
+        gm,
+        "action.start",
+        {
+            "request_id": "r",
+            "type": "overcome",
+            "actor_id": ATHLETE["id"],
+            "skill": "Athletics",
+            "opposition": {"kind": "passive", "rating": 2},
+        },
+    )
+    card = ack["data"]["card"]
+    assert card["shifts"] == 5 and card["outcome"] == "excel"
+    assert card["boost"]["holder_id"] == ATHLETE["id"]
+
+
+async def test_state_survives_a_restart(
+    bridge: BridgeProcess, connect: Connect, world: tuple[str, str]
+) -> None:
+    gm = await connect(world[0], key=world[1])
+    first = await _sync_and_roll(gm)
+    await gm.disconnect()
+    bridge.restart()
+    again = await connect(world[0], key=world[1])
+    hello = await call(again, "hello", {"request_id": "after-restart"})
+    assert hello["data"]["last_seq"] == 1
+    synced = await call(again, "world.sync", {"request_id": "sync-after", "since": 0})
+    assert [e["card"] for e in synced["data"]["emits"]] == [first["data"]["card"]]
+    # The actor is still known: a new roll needs no new sync.
+    await call(again, "dev.queue_dice", {"request_id": "d2", "rolls": [[-1, -1, -1, -1]]})
+    second = await call(
+        again,
+        "action.start",
+        {
+            "request_id": "roll-2",
+            "type": "overcome",
+            "actor_id": ATHLETE["id"],
+            "skill": "Athletics",
+            "opposition": {"kind": "passive", "rating": 0},
+        },
+    )
+    assert second["data"]["action_id"] == "a2"
+    assert second["data"]["card"]["outcome"] == "fumble"
+    assert second["data"]["card"]["state"] == "choosing"
+
+
+async def test_repeated_request_id_returns_the_first_answer(
+    bridge: BridgeProcess, connect: Connect, world: tuple[str, str]
+) -> None:
+    gm = await connect(world[0], key=world[1])
+    first = await _sync_and_roll(gm, request_id="same-id")
+    before = db_counts(bridge)
+    await call(gm, "dev.queue_dice", {"request_id": "dice-2", "rolls": [[-1, -1, -1, -1]]})
+    repeat = await _sync_and_roll(gm, request_id="same-id")
+    assert repeat == first
+    assert db_counts(bridge)[:2] == before[:2]
+    await wait_for_emit(gm, "card")
+    await asyncio.sleep(0.2)
+    assert len([e for e, _ in gm.received if e == "card"]) == 1  # type: ignore[attr-defined]
+
+
+async def test_the_event_log_is_a_verifiable_hash_chain(
+    bridge: BridgeProcess, connect: Connect, world: tuple[str, str]
+) -> None:
+    gm = await connect(world[0], key=world[1])
+    await _sync_and_roll(gm)
+    with sqlite3.connect(bridge.data_dir / "bridge.sqlite3") as db:
+        rows = db.execute(
+            "SELECT seq, type, payload, created_at, prev_hash, hash FROM events ORDER BY seq"
+        ).fetchall()
+    import json
+
+    decoded = [(s, t, json.loads(p), c, ph, h) for s, t, p, c, ph, h in rows]
+    assert len(decoded) == 2
+    assert verify_chain(decoded) is None
+    tampered = [decoded[0], (*decoded[1][:2], {"forged": True}, *decoded[1][3:])]
+    assert verify_chain(tampered) == 2
+
+
+BAD_INPUTS: list[tuple[str, Any, str, str | None]] = [
+    ("action.start", "not an object", "invalid", None),
+    ("action.start", [1, 2, 3], "invalid", None),
+    ("action.start", {"type": "overcome"}, "invalid", "request_id"),
+    (
+        "action.start",
+        {
+            "request_id": "x1",
+            "type": "overcome",
+            "actor_id": ATHLETE["id"],
+            "skill": "Athletics",
+        },
+        "invalid",
+        "opposition",
+    ),
+    (
+        "action.start",
+        {
+            "request_id": "x2",
+            "type": "overcome",
+            "actor_id": ATHLETE["id"],
+            "skill": "Athletics",
+            "opposition": {"kind": "passive", "rating": 2},
+            "dice": [1, 1, 1, 1],
+        },
+        "invalid",
+        "dice",
+    ),
+    (
+        "action.start",
+        {
+            "request_id": "x3",
+            "type": "overcome",
+            "actor_id": ATHLETE["id"],
+            "skill": "Athletics",
+            "opposition": {"kind": "passive", "rating": "4"},
+        },
+        "invalid",
+        "opposition.rating",
+    ),
+    (
+        "action.start",
+        {
+            "request_id": "x4",
+            "type": "overcome",
+            "actor_id": ATHLETE["id"],
+            "skill": "A" * 5000,
+            "opposition": {"kind": "passive", "rating": 2},
+        },
+        "invalid",
+        "skill",
+    ),
+    (
+        "action.start",
+        {
+            "request_id": "x5",
+            "type": "summon",
+            "actor_id": ATHLETE["id"],
+            "skill": "Athletics",
+            "opposition": {"kind": "passive", "rating": 2},
+        },
+        "invalid",
+        "type",
+    ),
+    (
+        "action.start",
+        {
+            "request_id": "x6",
+            "type": "overcome",
+            "actor_id": "nobody",
+            "skill": "Athletics",
+            "opposition": {"kind": "passive", "rating": 2},
+        },
+        "unknown_actor",
+        "actor_id",
+    ),
+    ("dev.queue_dice", {"request_id": "x7", "rolls": [[2, 0, 0, 0]]}, "invalid", "rolls.0.0"),
+    ("dev.queue_dice", {"request_id": "x8", "rolls": [[1, 0, 0]]}, "invalid", "rolls.0"),
+    (
+        "actor.sync",
+        {"request_id": "x9", "actor": {**ATHLETE, "skills": {"X": 99}}},
+        "invalid",
+        "actor.skills.X",
+    ),
+    ("world.delete", {"request_id": "x10"}, "unknown_event", None),
+    ("hello", {"request_id": "has spaces"}, "invalid", "request_id"),
+    ("action.start", {"request_id": "big", "description": "z" * 70000}, "too_large", None),
+]
+
+
+@pytest.mark.parametrize(("event", "payload", "code", "field"), BAD_INPUTS)
+async def test_bad_input_gets_a_clear_error_and_changes_nothing(
+    bridge: BridgeProcess,
+    connect: Connect,
+    world: tuple[str, str],
+    event: str,
+    payload: Any,
+    code: str,
+    field: str | None,
+) -> None:
+    gm = await connect(world[0], key=world[1])
+    await call(gm, "actor.sync", {"request_id": "base-sync", "actor": ATHLETE})
+    before = db_counts(bridge)
+    ack = await call(gm, event, payload)
+    assert ack["ok"] is False
+    assert ack["error"]["code"] == code
+    assert ack["error"]["message"]
+    assert ack["error"].get("field") == field
+    assert db_counts(bridge) == before
+    still = await call(gm, "hello", {"request_id": "still-serving"})
+    assert still["ok"] is True
+
+
+async def test_player_cannot_act_before_being_bound(
+    connect: Connect, world: tuple[str, str]
+) -> None:
+    gm = await connect(world[0], key=world[1])
+    await call(gm, "actor.sync", {"request_id": "s", "actor": ATHLETE})
+    player = await connect(world[0], role="player", user="playerPaul000001")
+    ack = await call(
+        player,
+        "action.start",
+        {
+            "request_id": "p1",
+            "type": "overcome",
+            "actor_id": ATHLETE["id"],
+            "skill": "Athletics",
+            "opposition": {"kind": "passive", "rating": 2},
+        },
+    )
+    assert ack["ok"] is False and ack["error"]["code"] == "unbound"
+    sync = await call(player, "actor.sync", {"request_id": "p2", "actor": ATHLETE})
+    assert sync["error"]["code"] == "forbidden"
+    dice = await call(player, "dev.queue_dice", {"request_id": "p3", "rolls": [[1, 1, 1, 1]]})
+    assert dice["error"]["code"] == "forbidden"
+
+
+async def test_queued_dice_are_refused_without_dev_dice(tmp_path: Path) -> None:
+    bridge = BridgeProcess(tmp_path, dev_dice=False)
+    key = add_world(tmp_path, "prod")
+    bridge.start()
+    try:
+        client = socketio.AsyncClient(reconnection=False)
+        await client.connect(
+            bridge.url,
+            namespaces=[NAMESPACE],
+            transports=["websocket"],
+            auth={"world": "prod", "role": "gm", "user": "gm1", "key": key, "protocol": 1},
+        )
+        ack = await call(client, "dev.queue_dice", {"request_id": "q", "rolls": [[1, 1, 1, 1]]})
+        assert ack["ok"] is False
+        assert ack["error"]["code"] == "dev_dice_disabled"
+        await client.disconnect()
+    finally:
+        bridge.stop()
+
+
+async def test_a_flood_is_rate_limited_without_dropping_the_client(
+    connect: Connect, world: tuple[str, str]
+) -> None:
+    gm = await connect(world[0], key=world[1])
+    acks = await asyncio.gather(
+        *(call(gm, "hello", {"request_id": f"flood-{n}"}) for n in range(120))
+    )
+    codes = {a["error"]["code"] for a in acks if not a["ok"]}
+    assert codes == {"rate_limited"}
+    assert sum(1 for a in acks if a["ok"]) >= 20
+    await asyncio.sleep(2.5)
+    assert (await call(gm, "hello", {"request_id": "after-flood"}))["ok"] is True
