@@ -4,9 +4,8 @@
  * @module sheet
  */
 import { rollOvercome } from "./actions.mjs";
-import { adapterFor } from "./adapters/index.mjs";
 import { SYSTEM_ID as FCO } from "./adapters/fate-core-official.mjs";
-import { setSkill } from "./adapters/generic.mjs";
+import { setSkill, skills as flagSkills } from "./adapters/generic.mjs";
 import { toRating, toSkillName } from "./adapters/common.mjs";
 import { dialogClass, renderTemplate, sheetActor, sheetRoot } from "./compat.mjs";
 import { ladderEntry, signed } from "./format.mjs";
@@ -74,7 +73,7 @@ function rollButton(actor, skill) {
  */
 export async function injectPanel(root, actor) {
   const target = root.querySelector(".window-content") ?? root;
-  const skills = adapterFor().skills(actor);
+  const skills = flagSkills(actor);
   const html = await renderTemplate(PANEL_TEMPLATE, {
     actorId: actor.id,
     canRoll: actor.isOwner,

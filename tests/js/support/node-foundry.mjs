@@ -48,3 +48,16 @@ export async function waitFor(fn, { ms = 15000, step = 20, what = "condition" } 
     await new Promise((r) => setTimeout(r, step));
   }
 }
+
+/** Set a form field's value the way a user would (linkedom's select.value is read-only). */
+export function setField(el, value) {
+  if (el.tagName === "SELECT") {
+    for (const o of el.querySelectorAll("option")) {
+      if (o.value === String(value)) o.setAttribute("selected", "");
+      else o.removeAttribute("selected");
+    }
+  } else {
+    el.value = String(value);
+  }
+  if (el.value !== String(value)) throw new Error(`could not set ${el.tagName} to ${value}`);
+}
