@@ -1,0 +1,50 @@
+# Fate Bridge: `make run` serves the bridge, `make test` runs every suite.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8765
+DATA ?= data
+
+.PHONY: run test test-python test-js lint schemas schemas-check module bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+run: $(VENV)/.installed node_modules/.installed
+	$(PY) -m bridge --data-dir $(DATA) serve --host $(HOST) --port $(PORT)
+
+test: lint schemas-check test-python test-js
+
+test-python: $(VENV)/.installed
+	$(PY) -m pytest -q
+
+test-js: $(VENV)/.installed node_modules/.installed
+	npm test
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check bridge tests bench
+	$(VENV)/bin/ruff format --check bridge tests bench
+	$(VENV)/bin/mypy
+
+schemas: $(VENV)/.installed
+	$(PY) -m bridge schemas --out schemas
+
+schemas-check: $(VENV)/.installed
+	$(PY) -m pytest -q tests/test_schemas.py
+
+module: $(VENV)/.installed node_modules/.installed
+	$(PY) -m bridge module --out dist --url http://$(HOST):$(PORT)
+
+bench: $(VENV)/.installed
+	$(PY) -m bench
+
+clean:
+	rm -rf $(VENV) node_modules dist .pytest_cache .mypy_cache .ruff_cache
