@@ -1,0 +1,44 @@
+// Installs the fake Foundry in this page, then loads the module's real scripts and starts it.
+// Query: ?bridge=URL&world=ID&key=KEY&user=ID&system=ID
+import { install } from "/tests/js/support/fake-foundry.mjs";
+
+const q = new URLSearchParams(location.search);
+const GM = { id: q.get("user") ?? "pageGmUser000001", name: "Gamemaster", isGM: true };
+const loadText = async (p) => {
+  const res = await fetch(`/foundry-module/${p.replace(/^\/?modules\/fate-bridge\//, "")}`);
+  if (!res.ok) throw new Error(`${p}: ${res.status}`);
+  return res.text();
+};
+const lang = await (await fetch("/foundry-module/lang/en.json")).json();
+
+const foundry = install({
+  Handlebars: window.Handlebars,
+  loadText,
+  lang,
+  users: [GM],
+  userId: GM.id,
+  activeGM: GM.id,
+  systemId: q.get("system") ?? "fate-core-official",
+  actors: [{
+    _id: "actorZird0000001",
+    name: "Zird the Arcane",
+    type: "fate-core-official",
+    system: { skills: {
+      Athletics: { name: "Athletics", rank: 3 },
+      Lore: { name: "Lore", rank: 4 },
+      Will: { name: "Will", rank: 2 },
+      Stealth: { name: "Stealth", rank: 1 }
+    } },
+    ownership: { default: 0 }
+  }],
+  settings: {
+    "fate-bridge.bridgeUrl": q.get("bridge") ?? "http://127.0.0.1:8765",
+    "fate-bridge.worldId": q.get("world") ?? "default",
+    "fate-bridge.gmKey": q.get("key") ?? ""
+  }
+});
+await import("/foundry-module/scripts/main.mjs");
+foundry.start();
+foundry.renderActorSheet("actorZird0000001");
+window.fakeFoundry = foundry;
+document.body.dataset.booted = "true";
