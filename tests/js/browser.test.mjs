@@ -13,6 +13,9 @@ import { REPO } from "./support/node-foundry.mjs";
 const ARTIFACTS = path.join(REPO, "tests/artifacts");
 const TYPES = { ".html": "text/html", ".mjs": "text/javascript", ".js": "text/javascript", ".css": "text/css", ".json": "application/json", ".hbs": "text/plain" };
 
+const VENDOR_URL = "/foundry-module/scripts/vendor/socket.io.esm.min.js";
+const VENDOR_FILE = path.join(REPO, "node_modules/socket.io-client/dist/socket.io.esm.min.js");
+
 let bridge;
 let server;
 let browser;
@@ -21,7 +24,8 @@ let pageUrl;
 function serveRepo() {
   return http.createServer(async (req, res) => {
     const rel = decodeURIComponent(new URL(req.url, "http://x").pathname);
-    const file = path.join(REPO, rel);
+    // As in the zip the bridge builds: the socket.io-client ESM build as the module's vendor file.
+    const file = rel === VENDOR_URL ? VENDOR_FILE : path.join(REPO, rel);
     if (!file.startsWith(REPO + path.sep) || rel.includes("..")) return res.writeHead(403).end();
     try {
       if (!(await stat(file)).isFile()) throw new Error("not a file");
@@ -107,4 +111,29 @@ test("a GM rolls Athletics from the sheet in a real browser and the card appears
   });
   await page.locator("#chat-log .chat-message").screenshot({ path: path.join(ARTIFACTS, "chat-card-light-closeup.png") });
   assert.deepEqual(errors, []);
+});
+
+test("without a global io the module connects through its packed socket.io-client fallback", async () => {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  const requested = [];
+  page.on("request", (r) => requested.push(new URL(r.url()).pathname));
+  await page.goto(`${pageUrl}&noio=1`);
+  await page.waitForSelector("body[data-booted=true]");
+  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  assert.equal(await page.evaluate(() => typeof window.io), "undefined");
+  assert.ok(requested.includes(VENDOR_URL));
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("a wrong key shows the refusal in words in the status badge", async () => {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 400 } });
+  await page.goto(pageUrl.replace(/key=[^&]*/, "key=wrong"));
+  await page.waitForSelector("#fate-bridge-status[data-state=refused]");
+  assert.equal(await page.locator("#fate-bridge-status").getAttribute("data-reason"), "bad_key");
+  assert.match(await page.locator("#fate-bridge-status").innerText(), /Refused[\s\S]*GM key is wrong/);
+  await page.locator("#sidebar").screenshot({ path: path.join(ARTIFACTS, "status-refused.png") });
+  await page.close();
 });

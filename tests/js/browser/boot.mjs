@@ -3,6 +3,8 @@
 import { install } from "/tests/js/support/fake-foundry.mjs";
 
 const q = new URLSearchParams(location.search);
+// ?noio=1: a page without a global `io`, so the module must load its packed fallback.
+if (q.get("noio") === "1") delete window.io;
 const GM = { id: q.get("user") ?? "pageGmUser000001", name: "Gamemaster", isGM: true };
 const loadText = async (p) => {
   const res = await fetch(`/foundry-module/${p.replace(/^\/?modules\/fate-bridge\//, "")}`);

@@ -12,6 +12,9 @@ import { REPO, waitFor } from "./node-foundry.mjs";
 
 const run = promisify(execFile);
 
+/** Where `python -m bridge` runs (a checkout of the bridge); the repo unless FATE_BRIDGE_ROOT says. */
+const BRIDGE_ROOT = process.env.FATE_BRIDGE_ROOT ?? REPO;
+
 export const PYTHON = process.env.FATE_BRIDGE_PYTHON
   ?? (existsSync(path.join(REPO, ".venv/bin/python")) ? path.join(REPO, ".venv/bin/python") : "python3");
 
@@ -33,7 +36,7 @@ export async function tempDataDir() {
 
 /** Register a world through the CLI (`world add ID --name NAME --json`); resolves to {id, name, key, ruleset}. */
 export async function addWorld(dataDir, id, name = id) {
-  const { stdout } = await run(PYTHON, ["-m", "bridge", "--data-dir", dataDir, "world", "add", id, "--name", name, "--json"], { cwd: REPO });
+  const { stdout } = await run(PYTHON, ["-m", "bridge", "--data-dir", dataDir, "world", "add", id, "--name", name, "--json"], { cwd: BRIDGE_ROOT });
   return JSON.parse(stdout);
 }
 
@@ -43,7 +46,7 @@ export async function addWorld(dataDir, id, name = id) {
  */
 export async function startBridge({ dataDir, port }) {
   const proc = spawn(PYTHON, ["-m", "bridge", "--data-dir", dataDir, "serve", "--host", "127.0.0.1", "--port", String(port), "--dev-dice"], {
-    cwd: REPO,
+    cwd: BRIDGE_ROOT,
     stdio: ["ignore", "pipe", "pipe"]
   });
   let output = "";
