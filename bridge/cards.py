@@ -1,47 +1,220 @@
-"""Project rules records into the chat cards the module renders."""
+"""Project rules records into what the module shows: chat cards, actor patches, statuses."""
 
 from __future__ import annotations
 
-from bridge.protocol import ActionCard, CardActor, CardBoost, Rated
+from bridge import protocol
+from bridge.rules.consequences import SEVERITY_NAMES
 from bridge.rules.dice import dice_total
+from bridge.rules.outcome import outcome_for, shifts
 from bridge.rules.ruleset import Ruleset
-from bridge.rules.state import ActionRecord, WorldState
+from bridge.rules.state import GM, Action, Aspect, Character, Side, WorldState
+
+GM_NAME = "GM"
 
 
-def rated(value: int, ruleset: Ruleset) -> Rated:
+def rated(value: int, ruleset: Ruleset) -> protocol.Rated:
     """A ladder value with its word (R1.3)."""
-    return Rated(value=value, label=ruleset.ladder_label(value))
+    return protocol.Rated(value=value, label=ruleset.ladder_label(value))
+
+
+def _who(state: WorldState, character_id: str | None) -> protocol.CardCharacter | None:
+    if character_id is None:
+        return None
+    if character_id == GM:
+        return protocol.CardCharacter(id=GM, name=GM_NAME)
+    character = state.characters.get(character_id)
+    name = character.name if character else character_id
+    return protocol.CardCharacter(id=character_id, name=name)
+
+
+def _controllers(state: WorldState, side: Side) -> list[str]:
+    leader = state.characters.get(side.leader or "")
+    return list(leader.owners) if leader else []
+
+
+def _side(state: WorldState, side: Side, ruleset: Ruleset) -> protocol.CardSide:
+    roll = side.roll
+    passive = roll.passive_rating is not None
+    rolled = passive or roll.dice is not None
+    leader = state.characters.get(side.leader or "")
+    return protocol.CardSide(
+        leader=_who(state, side.leader),
+        helpers=[c for c in (_who(state, h) for h in side.helpers) if c],
+        controllers=_controllers(state, side),
+        skill=roll.skill,
+        skill_rating=rated(roll.skill_rating, ruleset) if roll.skill else None,
+        stunt_bonus=roll.stunt_bonus,
+        teamwork_bonus=roll.teamwork_bonus,
+        invoke_bonus=roll.invoke_bonus,
+        dice=roll.dice,
+        dice_total=dice_total(roll.dice) if roll.dice else None,
+        passive=passive,
+        total=rated(roll.total, ruleset) if rolled else None,
+        dangerous=side.dangerous,
+        passed=side.passed,
+        fate_points=None if leader is None or leader.is_npc else leader.fate_points,
+    )
+
+
+def _aspect(state: WorldState, aspect: Aspect) -> protocol.CardAspect:
+    return protocol.CardAspect(
+        id=aspect.id,
+        name=aspect.name,
+        kind=aspect.kind,
+        attached_to=_who(state, aspect.attached_to),
+        free_invokes=dict(aspect.free_invokes),
+    )
+
+
+def invokable_aspects(state: WorldState, action: Action) -> list[protocol.CardAspect]:
+    """Scene aspects, boosts, and every aspect on a character taking part or targeted."""
+    involved = set(action.actor.members) | set(action.opposition.members)
+    if action.target_id:
+        involved.add(action.target_id)
+    shown = [
+        a for a in state.aspects.values() if a.attached_to is None or a.attached_to in involved
+    ]
+    return [_aspect(state, a) for a in sorted(shown, key=lambda a: (a.kind, a.name, a.id))]
+
+
+def _prompt(state: WorldState, action: Action, ruleset: Ruleset) -> protocol.CardPrompt:
+    actor_users = _controllers(state, action.actor)
+    if action.state == "declared":
+        return protocol.CardPrompt(kind="roll", users=actor_users, gm=True, options=["concede"])
+    if action.state == "awaiting_opposition":
+        return protocol.CardPrompt(
+            kind="oppose", users=_controllers(state, action.opposition), gm=True, options=[]
+        )
+    if action.state == "invoking":
+        users = [] if action.actor.passed else list(actor_users)
+        if not action.opposition.passed:
+            users += _controllers(state, action.opposition)
+        return protocol.CardPrompt(kind="invoke", users=users, gm=True, options=[])
+    if action.state == "choosing":
+        options = {
+            "fail_or_cost": ["fail", "succeed_at_cost"],
+            "advantage_fumble": ["fail", "unintended_aspect", "succeed_at_cost"],
+            "leave_mark": ["aspect", "mark"],
+            "attack_style": ["full_hit", "boost"],
+        }.get(action.pending_choice or "", [])
+        return protocol.CardPrompt(kind="choose", users=actor_users, gm=True, options=options)
+    if action.state == "costing":
+        options = list(ruleset.costs[action.cost_severity or "serious"])
+        return protocol.CardPrompt(kind="cost", users=[], gm=True, options=options)
+    if action.state == "absorbing":
+        target = state.characters.get(action.target_id or "")
+        users = list(target.owners) if target else []
+        return protocol.CardPrompt(kind="absorb", users=users, gm=True, options=[])
+    return protocol.CardPrompt(kind="none", users=[], gm=False, options=[])
 
 
 def action_card(
-    action: ActionRecord,
+    action: Action,
     state: WorldState,
     ruleset: Ruleset,
     event_seq: int,
     event_hash: str,
-) -> ActionCard:
+) -> protocol.ActionCard:
     """The card for one action, as of the event that last changed it."""
-    actor = state.characters[action.actor_id]
-    boost = state.boosts.get(action.boost_id) if action.boost_id else None
-    return ActionCard(
+    target_aspect = state.aspects.get(action.target_aspect_id or "")
+    shift_count, outcome = action.shifts, action.outcome
+    provisional = False
+    if outcome is None and action.state == "invoking":
+        # R3.2: shown while the sides invoke, final only once both have passed.
+        shift_count = shifts(action.actor.roll.total, action.opposition.roll.total)
+        outcome = outcome_for(shift_count, ruleset)
+        provisional = True
+    return protocol.ActionCard(
         action_id=action.id,
         ruleset=ruleset.id,
         action_type=action.type,
         action_label=ruleset.action_names.get(action.type, action.type),
         state=action.state,
-        actor=CardActor(id=actor.id, name=actor.name),
-        skill=action.skill,
-        skill_rating=rated(action.skill_rating, ruleset),
-        dice=action.dice,
-        dice_total=dice_total(action.dice),
-        total=rated(action.total, ruleset),
-        opposition=rated(action.opposition.rating, ruleset),
-        opposition_kind=action.opposition.kind,
-        shifts=action.shifts,
-        outcome=action.outcome,
-        outcome_label=ruleset.outcome_names[action.outcome],
+        actor=_side(state, action.actor, ruleset),
+        opposition=_side(state, action.opposition, ruleset),
+        opposition_kind=action.opposition_kind,
+        opposition_action=action.opposition_action,
+        target=_who(state, action.target_id),
+        target_aspect=_aspect(state, target_aspect) if target_aspect else None,
+        aspect_name=action.aspect_name,
+        situation=action.situation,
+        invokes=[
+            protocol.CardInvoke(
+                side=i.side,
+                invoker=i.invoker,
+                invoker_name=(
+                    _who(state, i.invoker) or protocol.CardCharacter(id="", name="")
+                ).name,
+                aspect_id=i.aspect_id,
+                aspect_name=i.aspect_name,
+                payment=i.payment,
+                effect=i.effect,
+                dice=i.dice,
+            )
+            for i in action.invokes
+        ],
+        shifts=shift_count,
+        outcome=outcome,
+        outcome_label=ruleset.outcome_names[outcome] if outcome else None,
+        provisional=provisional,
+        succeeded=action.succeeded,
+        pending_choice=action.pending_choice,
+        cost_severity=action.cost_severity if action.state == "costing" else None,
+        pending_hit=action.pending_hit,
+        effects=[
+            protocol.CardEffect(
+                kind=e.kind,
+                text=e.text,
+                count=e.count,
+                character=_who(state, e.character_id),
+                aspect_id=e.aspect_id,
+            )
+            for e in action.effects
+        ],
+        aspects=invokable_aspects(state, action),
+        gm_fate_points=state.gm_fate_points,
+        prompt=_prompt(state, action, ruleset),
         description=action.description,
-        boost=CardBoost(id=boost.id, name=boost.name, holder_id=boost.holder_id) if boost else None,
         event_seq=event_seq,
         event_hash=event_hash,
+    )
+
+
+def actor_patch(
+    character: Character, state: WorldState, world_id: str, seq: int
+) -> protocol.ActorPatch:
+    return protocol.ActorPatch(
+        seq=seq,
+        world=world_id,
+        actor_id=character.id,
+        fate_points=character.fate_points,
+        pending_fate_points=character.pending_fate_points,
+        consequences=[
+            protocol.SlotState(
+                id=s.id,
+                severity=s.severity,
+                name=state.aspects[s.aspect_id].name if s.aspect_id in state.aspects else None,
+                status=s.status,
+            )
+            for s in character.consequences
+        ],
+        stress=list(character.stress),
+        overwhelmed=character.overwhelmed,
+    )
+
+
+def token_status(
+    character: Character, state: WorldState, world_id: str, seq: int
+) -> protocol.TokenStatus:
+    filled = {s.severity for s in character.consequences if not s.empty}
+    has_boost = any(
+        a.kind == "boost" and character.id in a.free_invokes for a in state.aspects.values()
+    )
+    statuses: dict[str, bool] = {
+        "overwhelmed": character.overwhelmed,
+        **{name: severity in filled for severity, name in SEVERITY_NAMES.items()},
+        "boost": has_boost,
+    }
+    return protocol.TokenStatus.model_validate(
+        {"seq": seq, "world": world_id, "actor_id": character.id, "statuses": statuses}
     )

@@ -30,6 +30,7 @@ RequestId = Annotated[
 Name = Annotated[str, StringConstraints(min_length=1, max_length=120)]
 Text = Annotated[str, StringConstraints(max_length=2000)]
 Rating = Annotated[int, Field(ge=-10, le=20)]
+ActionTypeName = Literal["overcome", "create_advantage", "take_advantage", "discover", "attack"]
 
 
 class Inbound(BaseModel):
@@ -82,13 +83,44 @@ class WorldSync(Inbound):
     since: Annotated[int, Field(ge=0)] = 0
 
 
+class StuntData(Inbound):
+    """A stunt's bonus: +``bonus`` to ``skill`` on the listed actions (all when empty)."""
+
+    name: Name
+    skill: Name
+    bonus: Annotated[int, Field(ge=0, le=6)] = 2
+    actions: Annotated[list[Literal[ActionTypeName, "oppose", "defend"]], Field(max_length=8)] = []
+
+
+class AspectData(Inbound):
+    key: Identifier
+    name: Name
+
+
+class ConsequenceSlotData(Inbound):
+    """A consequence slot: its severity (2 mild, 4 moderate, 6 severe) and text, if filled."""
+
+    id: Identifier
+    severity: Annotated[int, Field(ge=1, le=12)]
+    name: Name | None = None
+
+
 class ActorData(Inbound):
-    """An actor as the adapters map it to the bridge's character model."""
+    """An actor as the adapters map it to the bridge's character model.
+
+    Fields left out are left as the bridge has them.
+    """
 
     id: Identifier
     name: Name
     owners: Annotated[list[Identifier], Field(max_length=64)] = []
     skills: Annotated[dict[Name, Rating], Field(max_length=200)] = {}
+    stunts: Annotated[list[StuntData], Field(max_length=60)] = []
+    aspects: Annotated[list[AspectData], Field(max_length=40)] = []
+    fate_points: Annotated[int, Field(ge=0, le=99)] | None = None
+    refresh: Annotated[int, Field(ge=0, le=20)] | None = None
+    consequences: Annotated[list[ConsequenceSlotData], Field(max_length=12)] | None = None
+    stress: Annotated[list[bool], Field(max_length=20)] | None = None
 
 
 class ActorSync(Inbound):
@@ -96,20 +128,138 @@ class ActorSync(Inbound):
     actor: ActorData
 
 
+class UserBind(Inbound):
+    """GM only: the player's client wrote ``nonce`` into its own User flag (DESIGN Trust)."""
+
+    request_id: RequestId
+    user_id: Identifier
+    nonce: Annotated[str, StringConstraints(min_length=8, max_length=64)]
+
+
 class PassiveOppositionIn(Inbound):
     kind: Literal["passive"]
     rating: Rating
 
 
+class ActiveOppositionIn(Inbound):
+    """R2.2: the opposer rolls first; its owner (or the GM) is asked for the skill."""
+
+    kind: Literal["active"]
+    opposer_id: Identifier
+
+
+class HelperIn(Inbound):
+    """R10.1: a helper and the similar skill it brings (default: the actor's skill)."""
+
+    character_id: Identifier
+    skill: Name | None = None
+
+
+class DangerIn(Inbound):
+    """R9.1: which sides the GM declared the action dangerous for."""
+
+    actor: bool = False
+    opposition: bool = False
+
+
+class RecoveryIn(Inbound):
+    """R7.4: an overcome that treats this consequence slot."""
+
+    character_id: Identifier
+    slot_id: Identifier
+
+
 class ActionStart(Inbound):
-    """Start an action for an actor (R2, R5)."""
+    """Start an action for an actor (R2, R5, R9, R10)."""
 
     request_id: RequestId
-    type: Literal["overcome"]
+    type: ActionTypeName
     actor_id: Identifier
     skill: Name
-    opposition: PassiveOppositionIn
+    opposition: (
+        Annotated[PassiveOppositionIn | ActiveOppositionIn, Field(discriminator="kind")] | None
+    ) = None
+    target_id: Identifier | None = None
+    target_aspect_id: Identifier | None = None
+    aspect_name: Name | None = None
+    situation: Name | None = None
+    helpers: Annotated[list[HelperIn], Field(max_length=12)] = []
+    dangerous: DangerIn = DangerIn()
+    recovery: RecoveryIn | None = None
+    allow_repeat: bool = False
     description: Text | None = None
+
+
+class ActionRef(Inbound):
+    request_id: RequestId
+    action_id: Identifier
+
+
+class ActionRoll(ActionRef):
+    """Close the concession window of a dangerous action and roll."""
+
+
+class ActionOppose(ActionRef):
+    skill: Name
+
+
+class ActionInvoke(ActionRef):
+    """R4: invoke ``aspect_id`` as ``invoker`` (a character, or "gm" for the GM's budget)."""
+
+    invoker: Identifier
+    aspect_id: Identifier
+    payment: Literal["fate_point", "free", "boost"]
+    effect: Literal["bonus", "reroll", "hostile"] = "bonus"
+    side: Literal["actor", "opposition"] | None = None
+
+
+class ActionPass(ActionRef):
+    side: Literal["actor", "opposition"]
+
+
+class ActionChoose(ActionRef):
+    choice: Literal[
+        "fail", "succeed_at_cost", "unintended_aspect", "aspect", "mark", "full_hit", "boost"
+    ]
+    aspect_name: Name | None = None
+    consequence_name: Name | None = None
+
+
+class ActionCost(ActionRef):
+    """R6: the GM's cost; ``kind`` from the ruleset's minor or serious list."""
+
+    kind: Annotated[str, StringConstraints(min_length=1, max_length=40)]
+    text: Text = ""
+    target_id: Identifier | None = None
+    aspect_name: Name | None = None
+
+
+class ActionConcede(ActionRef):
+    character_id: Identifier
+
+
+class ActionAbsorb(ActionRef):
+    """R5.10: stress box indexes (0-based) and consequence slot id -> consequence name."""
+
+    stress_boxes: Annotated[list[Annotated[int, Field(ge=0, le=19)]], Field(max_length=20)] = []
+    consequences: Annotated[dict[Identifier, Name], Field(max_length=12)] = {}
+
+
+class ActionGift(ActionRef):
+    """R5.2, R5.3: the GM gives someone else a free invoke after a fumbled advantage."""
+
+    aspect_id: Identifier
+    holder: Identifier
+
+
+class AspectGive(Inbound):
+    """R10.2: hand free invokes to another character."""
+
+    request_id: RequestId
+    aspect_id: Identifier
+    from_id: Identifier
+    to_id: Identifier
+    count: Annotated[int, Field(ge=1, le=10)] = 1
 
 
 class DevQueueDice(Inbound):
@@ -123,7 +273,18 @@ INTENTS: dict[str, type[Inbound]] = {
     "hello": Hello,
     "world.sync": WorldSync,
     "actor.sync": ActorSync,
+    "user.bind": UserBind,
     "action.start": ActionStart,
+    "action.roll": ActionRoll,
+    "action.oppose": ActionOppose,
+    "action.invoke": ActionInvoke,
+    "action.pass": ActionPass,
+    "action.choose": ActionChoose,
+    "action.cost": ActionCost,
+    "action.concede": ActionConcede,
+    "action.absorb": ActionAbsorb,
+    "action.gift": ActionGift,
+    "aspect.give": AspectGive,
     "dev.queue_dice": DevQueueDice,
 }
 
@@ -138,6 +299,17 @@ ErrorCode = Literal[
     "forbidden",
     "not_found",
     "unknown_actor",
+    "unbound",
+    "overwhelmed",
+    "wrong_state",
+    "no_fate_points",
+    "no_free_invokes",
+    "already_invoked",
+    "not_dangerous",
+    "not_in_ruleset",
+    "exhausted",
+    "already_overcome",
+    "no_gm",
     "dev_dice_disabled",
     "conflict",
     "internal",
@@ -171,15 +343,67 @@ class Rated(Outbound):
     label: str
 
 
-class CardActor(Outbound):
+class CardCharacter(Outbound):
     id: str
     name: str
 
 
-class CardBoost(Outbound):
+class CardSide(Outbound):
+    """One side of an action: who rolls, with what, and what was added (R1.2)."""
+
+    leader: CardCharacter | None
+    helpers: list[CardCharacter]
+    controllers: list[str]
+    skill: str | None
+    skill_rating: Rated | None
+    stunt_bonus: int
+    teamwork_bonus: int
+    invoke_bonus: int
+    dice: DiceRoll | None
+    dice_total: int | None
+    passive: bool
+    total: Rated | None
+    dangerous: bool
+    passed: bool
+    fate_points: int | None
+
+
+class CardInvoke(Outbound):
+    side: Literal["actor", "opposition"]
+    invoker: str
+    invoker_name: str
+    aspect_id: str
+    aspect_name: str
+    payment: Literal["fate_point", "free", "boost"]
+    effect: Literal["bonus", "reroll", "hostile"]
+    dice: DiceRoll | None
+
+
+class CardEffect(Outbound):
+    kind: str
+    text: str
+    count: int
+    character: CardCharacter | None
+    aspect_id: str | None
+
+
+class CardAspect(Outbound):
+    """An aspect someone on this action could invoke, with who holds its free invokes."""
+
     id: str
     name: str
-    holder_id: str
+    kind: Literal["character", "situation", "consequence", "boost"]
+    attached_to: CardCharacter | None
+    free_invokes: dict[str, int]
+
+
+class CardPrompt(Outbound):
+    """Who should act next, for showing buttons; the bridge checks every press itself."""
+
+    kind: Literal["roll", "oppose", "invoke", "choose", "cost", "absorb", "none"]
+    users: list[str]
+    gm: bool
+    options: list[str]
 
 
 class ActionCard(Outbound):
@@ -188,22 +412,39 @@ class ActionCard(Outbound):
     kind: Literal["action"] = "action"
     action_id: str
     ruleset: str
-    action_type: Literal["overcome"]
+    action_type: ActionTypeName
     action_label: str
-    state: Literal["rolled", "invoking", "choosing", "resolved"]
-    actor: CardActor
-    skill: str
-    skill_rating: Rated
-    dice: DiceRoll
-    dice_total: int
-    total: Rated
-    opposition: Rated
-    opposition_kind: Literal["passive"]
-    shifts: int
-    outcome: Literal["fumble", "tie", "succeed", "excel"]
-    outcome_label: str
+    state: Literal[
+        "declared",
+        "awaiting_opposition",
+        "invoking",
+        "choosing",
+        "costing",
+        "absorbing",
+        "resolved",
+    ]
+    actor: CardSide
+    opposition: CardSide
+    opposition_kind: Literal["passive", "active"]
+    opposition_action: Literal["oppose", "defend"] | None
+    target: CardCharacter | None
+    target_aspect: CardAspect | None
+    aspect_name: str | None
+    situation: str | None
+    invokes: list[CardInvoke]
+    shifts: int | None
+    outcome: Literal["fumble", "tie", "succeed", "excel"] | None
+    outcome_label: str | None
+    provisional: bool
+    succeeded: bool | None
+    pending_choice: str | None
+    cost_severity: Literal["minor", "serious"] | None
+    pending_hit: int
+    effects: list[CardEffect]
+    aspects: list[CardAspect]
+    gm_fate_points: int
+    prompt: CardPrompt
     description: str | None = None
-    boost: CardBoost | None = None
     event_seq: int
     event_hash: str
 
@@ -219,6 +460,37 @@ class CardEmit(Outbound):
     card: ActionCard
 
 
+class SlotState(Outbound):
+    id: str
+    severity: int
+    name: str | None
+    status: Literal["fresh", "addressed", "recovering"]
+
+
+class ActorPatch(Outbound):
+    """What the rules changed on an actor, for the active GM's client to write back."""
+
+    seq: int
+    world: str
+    writer: Literal["gm"] = "gm"
+    actor_id: str
+    fate_points: int
+    pending_fate_points: int
+    consequences: list[SlotState]
+    stress: list[bool]
+    overwhelmed: bool
+
+
+class TokenStatus(Outbound):
+    """Status effects the active GM's client sets on the actor's tokens."""
+
+    seq: int
+    world: str
+    writer: Literal["gm"] = "gm"
+    actor_id: str
+    statuses: dict[Literal["overwhelmed", "mild", "moderate", "severe", "boost"], bool]
+
+
 class Notice(Outbound):
     level: Literal["info", "warning", "error"]
     code: str
@@ -227,6 +499,8 @@ class Notice(Outbound):
 
 EMITS: dict[str, type[Outbound]] = {
     "card": CardEmit,
+    "actor.patch": ActorPatch,
+    "token.status": TokenStatus,
     "notice": Notice,
 }
 
@@ -241,10 +515,20 @@ class HelloData(Outbound):
     role: Literal["gm", "player"]
     dev_dice: bool
     last_seq: int
+    bound: bool
+    # Players: write this into your User's flag ``fate-bridge.bindNonce`` to be bound.
+    bind_nonce: str | None = None
+
+
+class StoredEmit(Outbound):
+    """One emit the client may have missed, as it was sent."""
+
+    event: Literal["card", "actor.patch", "token.status"]
+    data: dict[str, Any]
 
 
 class WorldSyncData(Outbound):
-    emits: list[CardEmit]
+    emits: list[StoredEmit]
     last_seq: int
 
 
@@ -253,10 +537,22 @@ class ActorSyncData(Outbound):
     changed: bool
 
 
-class ActionStartData(Outbound):
+class ActionData(Outbound):
+    """The answer to every ``action.*`` intent: the card as it now stands."""
+
     action_id: str
     card_id: str
     card: ActionCard
+
+
+class UserBindData(Outbound):
+    user_id: str
+    bound: bool
+
+
+class AspectGiveData(Outbound):
+    aspect_id: str
+    free_invokes: dict[str, int]
 
 
 class DevQueueDiceData(Outbound):
@@ -267,6 +563,8 @@ RESULTS: dict[str, type[Outbound]] = {
     "hello": HelloData,
     "world.sync": WorldSyncData,
     "actor.sync": ActorSyncData,
-    "action.start": ActionStartData,
+    "user.bind": UserBindData,
+    **{event: ActionData for event in INTENTS if event.startswith("action.")},
+    "aspect.give": AspectGiveData,
     "dev.queue_dice": DevQueueDiceData,
 }

@@ -62,7 +62,9 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
             return await self._connect(sid, auth)
         if event == "disconnect":
             sid = args[0]
-            self.sessions.pop(sid, None)
+            gone = self.sessions.pop(sid, None)
+            if gone is not None:
+                self.service.disconnect(gone)
             self.buckets.pop(sid, None)
             return None
         sid, *payload = args
@@ -73,7 +75,7 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
 
     async def _connect(self, sid: str, auth: object) -> None:
         try:
-            session = await self.service.authenticate(auth)
+            session = await self.service.authenticate(sid, auth)
         except ConnectRefused as refused:
             raise socketio.exceptions.ConnectionRefusedError(
                 "refused", refused.refusal.model_dump(mode="json")

@@ -9,6 +9,7 @@ store across nodes.
 from __future__ import annotations
 
 import asyncio
+import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -16,21 +17,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from bridge import __version__, protocol
+from bridge import __version__, cards, protocol
 from bridge.auth import hash_key, key_matches, new_key
-from bridge.cards import action_card
+from bridge.rules import actions
 from bridge.rules.dice import DiceSource, QueuedDice, SecureDice
-from bridge.rules.engine import (
-    OvercomeCommand,
-    RuleViolation,
-    replay,
-    start_overcome,
-    sync_character,
-)
-from bridge.rules.engine import apply as apply_event
-from bridge.rules.events import EVENT_ADAPTER, ActionResolved, Event
+from bridge.rules.engine import Sheet, SheetSlot, apply_all, replay, sync_character
+from bridge.rules.errors import RuleViolation
+from bridge.rules.events import EVENT_ADAPTER, ActionPut, AspectPut, CharacterPut, Event
 from bridge.rules.ruleset import Ruleset, get_ruleset
-from bridge.rules.state import Character, PassiveOpposition, WorldState
+from bridge.rules.state import Stunt, WorldState
 from bridge.store.base import (
     CommitBatch,
     EmitRow,
@@ -46,6 +41,8 @@ Role = Literal["gm", "player"]
 Clock = Callable[[], datetime]
 SYNC_PAGE = 500
 COMMIT_ATTEMPTS = 5
+# Intents an unbound player may send: enough to learn its nonce and catch up.
+UNBOUND_ALLOWED = frozenset({"hello", "world.sync"})
 
 
 def utc_now() -> datetime:
@@ -62,18 +59,24 @@ class IntentError(Exception):
         self.field = field
 
 
-@dataclass(frozen=True)
+@dataclass
 class Session:
     """Who is on one connection; lives for the connection only."""
 
+    sid: str
     world_id: str
     user_id: str
     role: Role
     bound: bool
+    bind_nonce: str | None = None
 
     @property
     def room(self) -> str:
         return world_room(self.world_id)
+
+    @property
+    def principal(self) -> actions.Principal:
+        return actions.Principal(self.user_id, is_gm=self.role == "gm")
 
 
 @dataclass(frozen=True)
@@ -116,14 +119,72 @@ class ConnectRefused(Exception):
         self.refusal = refusal
 
 
-@dataclass
-class _Mutation:
-    """What a mutating handler decided: events, and how to answer once they have seqs."""
+Decide = Callable[[WorldState, Ruleset, DiceSource], list[Event]]
+Answer = Callable[[WorldState, list[EventRow], list[EmitRow]], BaseModel]
 
-    events: list[Event]
-    answer: Callable[[WorldState, list[EventRow], int], tuple[BaseModel, list[EmitRow]]]
-    # Side effects outside the store (e.g. the dev dice queue) run once, after the commit.
-    after_commit: Callable[[], None] | None = None
+
+def card_id(world_id: str, action_id: str) -> str:
+    return f"{world_id}.{action_id}"
+
+
+def derive_emits(
+    world_id: str,
+    before: WorldState,
+    after: WorldState,
+    events: list[Event],
+    rows: list[EventRow],
+    last_emit: int,
+    ruleset: Ruleset,
+) -> list[EmitRow]:
+    """Cards for every action that changed; patches and statuses for every character
+    whose written-back data changed (never for the GM's own sheet syncs)."""
+    emits: list[EmitRow] = []
+    seq = last_emit
+
+    def add(event: str, model: BaseModel) -> None:
+        emits.append(EmitRow(seq, event, model.model_dump(mode="json")))
+
+    last_row_of_action: dict[str, EventRow] = {}
+    touched: set[str] = set()
+    for domain_event, row in zip(events, rows, strict=True):
+        if isinstance(domain_event, ActionPut):
+            last_row_of_action[domain_event.action.id] = row
+        elif isinstance(domain_event, CharacterPut) and domain_event.reason != "actor.sync":
+            touched.add(domain_event.character.id)
+        elif isinstance(domain_event, AspectPut) and domain_event.aspect.kind == "boost":
+            touched.update(domain_event.aspect.free_invokes)
+    for aspect_id, aspect in before.aspects.items():
+        if aspect.kind == "boost" and aspect_id not in after.aspects:
+            touched.update(aspect.free_invokes)
+
+    for action_id, row in last_row_of_action.items():
+        action = after.actions[action_id]
+        seq += 1
+        add(
+            "card",
+            protocol.CardEmit(
+                seq=seq,
+                world=world_id,
+                writer=action.requested_by,
+                op="update" if action_id in before.actions else "create",
+                card_id=card_id(world_id, action_id),
+                card=cards.action_card(action, after, ruleset, row.seq, row.hash),
+            ),
+        )
+    for character_id in sorted(touched):
+        new = after.characters.get(character_id)
+        if new is None:
+            continue
+        old = before.characters.get(character_id)
+        patch = cards.actor_patch(new, after, world_id, 0)
+        if old is None or cards.actor_patch(old, before, world_id, 0) != patch:
+            seq += 1
+            add("actor.patch", patch.model_copy(update={"seq": seq}))
+        status = cards.token_status(new, after, world_id, 0)
+        if old is None or cards.token_status(old, before, world_id, 0) != status:
+            seq += 1
+            add("token.status", status.model_copy(update={"seq": seq}))
+    return emits
 
 
 class BridgeService:
@@ -134,13 +195,28 @@ class BridgeService:
         self._locks: dict[str, asyncio.Lock] = {}
         self._dice: dict[str, QueuedDice] = {}
         self._secure = SecureDice()
+        self._nonces: dict[str, Session] = {}
         self._handlers: dict[str, Callable[[Session, Any], Awaitable[Reply]]] = {
             "hello": self._hello,
             "world.sync": self._world_sync,
             "actor.sync": self._actor_sync,
+            "user.bind": self._user_bind,
             "action.start": self._action_start,
+            "action.roll": self._action_roll,
+            "action.oppose": self._action_oppose,
+            "action.invoke": self._action_invoke,
+            "action.pass": self._action_pass,
+            "action.choose": self._action_choose,
+            "action.cost": self._action_cost,
+            "action.concede": self._action_concede,
+            "action.absorb": self._action_absorb,
+            "action.gift": self._action_gift,
+            "aspect.give": self._aspect_give,
             "dev.queue_dice": self._dev_queue_dice,
         }
+        missing = set(protocol.INTENTS) ^ set(self._handlers)
+        if missing:
+            raise RuntimeError(f"intents without handlers or models: {sorted(missing)}")
 
     # --- worlds -------------------------------------------------------------
 
@@ -166,7 +242,7 @@ class BridgeService:
 
     # --- connections ----------------------------------------------------------
 
-    async def authenticate(self, auth: object) -> Session:
+    async def authenticate(self, sid: str, auth: object) -> Session:
         """Check a handshake; raises :class:`ConnectRefused` with the reason."""
 
         def refuse(reason: Any, message: str) -> ConnectRefused:
@@ -191,8 +267,17 @@ class BridgeService:
         if parsed.role == "gm":
             if not parsed.key or not key_matches(parsed.key, world.key_hash):
                 raise refuse("bad_key", "The GM key is wrong for this world.")
-            return Session(world.id, parsed.user, "gm", bound=True)
-        return Session(world.id, parsed.user, "player", bound=False)
+            return Session(sid, world.id, parsed.user, "gm", bound=True)
+        # DESIGN "Trust": a player proves who it is by writing this nonce into its own
+        # User document, which only that user can do; the GM's client reports it.
+        nonce = secrets.token_urlsafe(18)
+        session = Session(sid, world.id, parsed.user, "player", bound=False, bind_nonce=nonce)
+        self._nonces[nonce] = session
+        return session
+
+    def disconnect(self, session: Session) -> None:
+        if session.bind_nonce is not None:
+            self._nonces.pop(session.bind_nonce, None)
 
     # --- intents ----------------------------------------------------------------
 
@@ -206,6 +291,14 @@ class BridgeService:
             intent = model.model_validate(payload)
         except ValidationError as exc:
             return Reply(validation_error(exc))
+        if session.role == "player" and not session.bound and event not in UNBOUND_ALLOWED:
+            return Reply(
+                error(
+                    "unbound",
+                    "The bridge has not yet confirmed which Foundry user you are; "
+                    "this happens automatically while a GM is connected.",
+                )
+            )
         try:
             return await handler(session, intent)
         except IntentError as exc:
@@ -234,36 +327,44 @@ class BridgeService:
         self,
         session: Session,
         request_id: str,
-        decide: Callable[[WorldState, Ruleset, DiceSource], _Mutation],
+        decide: Decide,
+        answer: Answer,
+        after_commit: Callable[[], None] | None = None,
     ) -> Reply:
-        """Run one state-changing intent exactly once per request id."""
+        """Run one state-changing intent exactly once per request id.
+
+        Rules, persistence of state + events + emits + the answer, all in one
+        transaction; on a version conflict (another node wrote first) retry.
+        """
         async with self._lock(session.world_id):
             cached = await self.store.get_response(session.world_id, session.user_id, request_id)
             if cached is not None:
                 return Reply(cached)
             for _ in range(COMMIT_ATTEMPTS):
                 snapshot = await self._snapshot(session.world_id)
-                state = WorldState.model_validate(snapshot.state)
+                before = WorldState.model_validate(snapshot.state)
                 ruleset = get_ruleset(snapshot.world.ruleset)
-                mutation = decide(state, ruleset, self.dice_for(session.world_id))
+                events = decide(before, ruleset, self.dice_for(session.world_id))
+                after = apply_all(before, events)
                 now = self.clock().isoformat()
                 rows: list[EventRow] = []
                 prev, seq = snapshot.last_event_hash, snapshot.last_event_seq
-                for domain_event in mutation.events:
-                    state = apply_event(state, domain_event)
+                for domain_event in events:
                     seq += 1
                     payload = domain_event.model_dump(mode="json")
                     digest = event_hash(prev, seq, domain_event.type, payload, now)
                     rows.append(EventRow(seq, domain_event.type, payload, now, prev, digest))
                     prev = digest
-                data, emits = mutation.answer(state, rows, snapshot.last_emit_seq)
-                ack = ok(data)
+                emits = derive_emits(
+                    session.world_id, before, after, events, rows, snapshot.last_emit_seq, ruleset
+                )
+                ack = ok(answer(after, rows, emits))
                 try:
                     await self.store.commit(
                         CommitBatch(
                             world_id=session.world_id,
                             expected_version=snapshot.version,
-                            state=state.model_dump(mode="json"),
+                            state=after.model_dump(mode="json"),
                             events=rows,
                             emits=emits,
                             user_id=session.user_id,
@@ -274,11 +375,13 @@ class BridgeService:
                     )
                 except VersionConflict:
                     continue
-                if mutation.after_commit is not None:
-                    mutation.after_commit()
+                if after_commit is not None:
+                    after_commit()
                 room = session.room
                 return Reply(ack, [Emission(e.event, e.payload, room) for e in emits])
             raise IntentError("conflict", "The world is busy; try again.")
+
+    # --- handlers ---------------------------------------------------------------
 
     async def _hello(self, session: Session, intent: protocol.Hello) -> Reply:
         snapshot = await self._snapshot(session.world_id)
@@ -294,92 +397,265 @@ class BridgeService:
                     role=session.role,
                     dev_dice=self.dev_dice,
                     last_seq=snapshot.last_emit_seq,
+                    bound=session.bound,
+                    bind_nonce=None if session.bound else session.bind_nonce,
                 )
             )
         )
 
     async def _world_sync(self, session: Session, intent: protocol.WorldSync) -> Reply:
         rows = await self.store.emits_since(session.world_id, intent.since, SYNC_PAGE)
-        cards = [
-            protocol.CardEmit.model_validate(row.payload) for row in rows if row.event == "card"
-        ]
-        last = rows[-1].seq if rows else intent.since
-        if not rows:
+        if rows:
+            last = rows[-1].seq
+        else:
             last = max(intent.since, (await self._snapshot(session.world_id)).last_emit_seq)
-        return Reply(ok(protocol.WorldSyncData(emits=cards, last_seq=last)))
+        emits = [
+            protocol.StoredEmit.model_validate({"event": r.event, "data": r.payload}) for r in rows
+        ]
+        return Reply(ok(protocol.WorldSyncData(emits=emits, last_seq=last)))
 
     async def _actor_sync(self, session: Session, intent: protocol.ActorSync) -> Reply:
         self._require_gm(session)
-        character = Character(
-            id=intent.actor.id,
-            name=intent.actor.name,
-            owners=tuple(intent.actor.owners),
-            skills=dict(intent.actor.skills),
+        data = intent.actor
+        sheet = Sheet(
+            id=data.id,
+            name=data.name,
+            owners=tuple(data.owners),
+            skills=dict(data.skills),
+            stunts=tuple(
+                Stunt(name=s.name, skill=s.skill, bonus=s.bonus, actions=tuple(s.actions))
+                for s in data.stunts
+            ),
+            aspects=tuple((a.key, a.name) for a in data.aspects),
+            fate_points=data.fate_points,
+            refresh=data.refresh,
+            consequences=None
+            if data.consequences is None
+            else tuple(SheetSlot(c.id, c.severity, c.name) for c in data.consequences),
+            stress=None if data.stress is None else tuple(data.stress),
         )
 
-        def decide(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> _Mutation:
-            events = sync_character(state, character)
-            return _Mutation(
-                events,
-                lambda _s, _r, _seq: (
-                    protocol.ActorSyncData(actor_id=character.id, changed=bool(events)),
-                    [],
-                ),
-            )
+        def decide(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> list[Event]:
+            return sync_character(state, sheet)
 
-        return await self._mutate(session, intent.request_id, decide)
+        return await self._mutate(
+            session,
+            intent.request_id,
+            decide,
+            lambda _s, rows, _e: protocol.ActorSyncData(actor_id=data.id, changed=bool(rows)),
+        )
 
-    def _authorize_actor(self, session: Session, state: WorldState, actor_id: str) -> None:
-        if session.role == "gm":
-            return
-        if not session.bound:
+    async def _user_bind(self, session: Session, intent: protocol.UserBind) -> Reply:
+        self._require_gm(session)
+        player = self._nonces.get(intent.nonce)
+        if (
+            player is None
+            or player.world_id != session.world_id
+            or player.user_id != intent.user_id
+        ):
             raise IntentError(
-                "unbound",
-                "The bridge has not yet confirmed which Foundry user you are; "
-                "a GM must be connected to confirm it.",
+                "not_found", "No player connection is waiting with that user and nonce.", "nonce"
             )
-        character = state.characters.get(actor_id)
-        if character is None or session.user_id not in character.owners:
-            raise IntentError("forbidden", "You may only act for actors you own.", "actor_id")
-
-    async def _action_start(self, session: Session, intent: protocol.ActionStart) -> Reply:
-        command = OvercomeCommand(
-            actor_id=intent.actor_id,
-            skill=intent.skill,
-            opposition=PassiveOpposition(rating=intent.opposition.rating),
-            requested_by=session.user_id,
-            description=intent.description,
+        player.bound = True
+        player.bind_nonce = None
+        self._nonces.pop(intent.nonce, None)
+        notice = protocol.Notice(
+            level="info", code="bound", message="The bridge confirmed who you are."
         )
+        return Reply(
+            ok(protocol.UserBindData(user_id=intent.user_id, bound=True)),
+            [Emission("notice", notice.model_dump(mode="json"), player.sid)],
+        )
+
+    async def _run_action(
+        self,
+        session: Session,
+        request_id: str,
+        decide: Callable[[WorldState, Ruleset, DiceSource, actions.Principal], list[Event]],
+        action_id: str | None,
+    ) -> Reply:
+        """Every ``action.*`` intent: decide, persist, answer with the card."""
+        principal = session.principal
         world_id = session.world_id
 
-        def decide(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> _Mutation:
-            self._authorize_actor(session, state, intent.actor_id)
-            events = start_overcome(state, command, dice, ruleset)
-            resolved = next(e for e in events if isinstance(e, ActionResolved))
-            action_id = resolved.action.id
+        def run(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> list[Event]:
+            return decide(state, ruleset, dice, principal)
 
-            def answer(
-                new_state: WorldState, rows: list[EventRow], last_emit: int
-            ) -> tuple[BaseModel, list[EmitRow]]:
-                last_row = rows[-1]
-                card = action_card(
-                    new_state.actions[action_id], new_state, ruleset, last_row.seq, last_row.hash
-                )
-                card_id = f"{world_id}.{action_id}"
-                emit = protocol.CardEmit(
-                    seq=last_emit + 1,
-                    world=world_id,
-                    writer=session.user_id,
-                    op="create",
-                    card_id=card_id,
-                    card=card,
-                )
-                data = protocol.ActionStartData(action_id=action_id, card_id=card_id, card=card)
-                return data, [EmitRow(emit.seq, "card", emit.model_dump(mode="json"))]
+        def answer(state: WorldState, rows: list[EventRow], emits: list[EmitRow]) -> BaseModel:
+            ident = action_id or f"a{state.action_count}"
+            card = next(
+                (
+                    e.payload["card"]
+                    for e in emits
+                    if e.event == "card" and e.payload["card"]["action_id"] == ident
+                ),
+                None,
+            )
+            if card is None:
+                card = cards.action_card(
+                    state.actions[ident], state, get_ruleset(state.ruleset), 0, ""
+                ).model_dump(mode="json")
+            return protocol.ActionData.model_validate(
+                {"action_id": ident, "card_id": card_id(world_id, ident), "card": card}
+            )
 
-            return _Mutation(events, answer)
+        return await self._mutate(session, request_id, run, answer)
 
-        return await self._mutate(session, intent.request_id, decide)
+    async def _action_start(self, session: Session, intent: protocol.ActionStart) -> Reply:
+        opposition = intent.opposition
+        recovery = intent.recovery
+        command = actions.StartAction(
+            type=intent.type,
+            actor_id=intent.actor_id,
+            skill=intent.skill,
+            passive_rating=opposition.rating
+            if isinstance(opposition, protocol.PassiveOppositionIn)
+            else None,
+            opposer_id=opposition.opposer_id
+            if isinstance(opposition, protocol.ActiveOppositionIn)
+            else None,
+            target_id=intent.target_id,
+            target_aspect_id=intent.target_aspect_id,
+            aspect_name=intent.aspect_name,
+            situation=intent.situation,
+            helpers=tuple(actions.Helper(h.character_id, h.skill) for h in intent.helpers),
+            dangerous_actor=intent.dangerous.actor,
+            dangerous_opposition=intent.dangerous.opposition,
+            recovery_of=(recovery.character_id, recovery.slot_id) if recovery else None,
+            allow_repeat=intent.allow_repeat and session.role == "gm",
+            description=intent.description,
+        )
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, ruleset, dice, who: actions.start_action(
+                state, command, who, dice, ruleset
+            ),
+            None,
+        )
+
+    async def _action_roll(self, session: Session, intent: protocol.ActionRoll) -> Reply:
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, _r, dice, who: actions.roll_now(state, intent.action_id, who, dice),
+            intent.action_id,
+        )
+
+    async def _action_oppose(self, session: Session, intent: protocol.ActionOppose) -> Reply:
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, _r, dice, who: actions.oppose(
+                state, intent.action_id, intent.skill, who, dice
+            ),
+            intent.action_id,
+        )
+
+    async def _action_invoke(self, session: Session, intent: protocol.ActionInvoke) -> Reply:
+        command = actions.InvokeCommand(
+            action_id=intent.action_id,
+            invoker=intent.invoker,
+            aspect_id=intent.aspect_id,
+            payment=intent.payment,
+            effect=intent.effect,
+            side=intent.side,
+        )
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, ruleset, dice, who: actions.invoke(state, command, who, dice, ruleset),
+            intent.action_id,
+        )
+
+    async def _action_pass(self, session: Session, intent: protocol.ActionPass) -> Reply:
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, ruleset, _d, who: actions.pass_invokes(
+                state, intent.action_id, intent.side, who, ruleset
+            ),
+            intent.action_id,
+        )
+
+    async def _action_choose(self, session: Session, intent: protocol.ActionChoose) -> Reply:
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, _r, _d, who: actions.choose(
+                state,
+                intent.action_id,
+                intent.choice,
+                who,
+                aspect_name=intent.aspect_name,
+                consequence_name=intent.consequence_name,
+            ),
+            intent.action_id,
+        )
+
+    async def _action_cost(self, session: Session, intent: protocol.ActionCost) -> Reply:
+        command = actions.CostCommand(
+            action_id=intent.action_id,
+            kind=intent.kind,
+            text=intent.text,
+            target_id=intent.target_id,
+            aspect_name=intent.aspect_name,
+        )
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, ruleset, _d, who: actions.apply_cost(state, command, who, ruleset),
+            intent.action_id,
+        )
+
+    async def _action_concede(self, session: Session, intent: protocol.ActionConcede) -> Reply:
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, _r, _d, who: actions.concede(
+                state, intent.action_id, intent.character_id, who
+            ),
+            intent.action_id,
+        )
+
+    async def _action_absorb(self, session: Session, intent: protocol.ActionAbsorb) -> Reply:
+        command = actions.AbsorbCommand(
+            action_id=intent.action_id,
+            stress_boxes=tuple(intent.stress_boxes),
+            consequences=dict(intent.consequences),
+        )
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, _r, _d, who: actions.absorb(state, command, who),
+            intent.action_id,
+        )
+
+    async def _action_gift(self, session: Session, intent: protocol.ActionGift) -> Reply:
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, _r, _d, who: actions.gift_free_invoke(
+                state, intent.action_id, intent.aspect_id, intent.holder, who
+            ),
+            intent.action_id,
+        )
+
+    async def _aspect_give(self, session: Session, intent: protocol.AspectGive) -> Reply:
+        principal = session.principal
+
+        def decide(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> list[Event]:
+            return actions.give_free_invokes(
+                state, intent.aspect_id, intent.from_id, intent.to_id, intent.count, principal
+            )
+
+        def answer(state: WorldState, _rows: list[EventRow], _e: list[EmitRow]) -> BaseModel:
+            aspect = state.aspects[intent.aspect_id]
+            return protocol.AspectGiveData(
+                aspect_id=aspect.id, free_invokes=dict(aspect.free_invokes)
+            )
+
+        return await self._mutate(session, intent.request_id, decide, answer)
 
     async def _dev_queue_dice(self, session: Session, intent: protocol.DevQueueDice) -> Reply:
         if not self.dev_dice:
@@ -389,24 +665,22 @@ class BridgeService:
             )
         self._require_gm(session)
         rolls = [(r[0], r[1], r[2], r[3]) for r in intent.rolls]
-
-        def decide(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> _Mutation:
-            queue = self.dice_for(session.world_id)
-            queued = queue.pending + len(rolls)
-            return _Mutation(
-                [],
-                lambda _s, _r, _seq: (protocol.DevQueueDiceData(queued=queued), []),
-                after_commit=lambda: queue.queue(rolls),
-            )
-
-        return await self._mutate(session, intent.request_id, decide)
+        queue = self.dice_for(session.world_id)
+        queued = queue.pending + len(rolls)
+        # Queued only after the commit, so a repeated request id queues nothing twice.
+        return await self._mutate(
+            session,
+            intent.request_id,
+            lambda _s, _r, _d: [],
+            lambda _s, _rows, _e: protocol.DevQueueDiceData(queued=queued),
+            after_commit=lambda: queue.queue(rolls),
+        )
 
     # --- audit --------------------------------------------------------------------
 
     async def replayed_state(self, world_id: str) -> WorldState:
         """The state rebuilt from the event log alone (for verification)."""
         snapshot = await self._snapshot(world_id)
-        events = [
-            EVENT_ADAPTER.validate_python(row.payload) for row in await self.store.events(world_id)
-        ]
+        rows = await self.store.events(world_id)
+        events = [EVENT_ADAPTER.validate_python(row.payload) for row in rows]
         return replay(events, WorldState(ruleset=snapshot.world.ruleset))

@@ -1,4 +1,4 @@
-"""The pure rules core: dice, ladder, outcomes and overcome (R1-R3, R5.1)."""
+"""The pure rules core: dice, ladder, outcomes, the overcome roll (R1-R3, R5.1)."""
 
 from __future__ import annotations
 
@@ -9,46 +9,31 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bridge.rules import actions
 from bridge.rules.dice import FACES, QueuedDice, Roll, SecureDice, dice_total
-from bridge.rules.engine import (
-    OvercomeCommand,
-    RuleViolation,
-    replay,
-    start_overcome,
-    sync_character,
-)
-from bridge.rules.engine import apply as apply_event
-from bridge.rules.events import ActionResolved, BoostGained
+from bridge.rules.errors import RuleViolation
 from bridge.rules.outcome import outcome_for, shifts
 from bridge.rules.ruleset import FATE_CONDENSED, UNWRITTEN, get_ruleset
-from bridge.rules.state import Character, PassiveOpposition, WorldState
+from tests.rules_fixtures import BROUSSEAU, GM_USER, PAUL, Table, dice, sheet, world
 
 faces = st.sampled_from(FACES)
 rolls = st.tuples(faces, faces, faces, faces)
 
-BROUSSEAU = Character(id="b", name="Brousseau", owners=("paul",), skills={"Athletics": 3})
 
-
-def world_with(*characters: Character) -> WorldState:
-    state = WorldState()
-    for character in characters:
-        for event in sync_character(state, character):
-            state = apply_event(state, event)
-    return state
-
-
-def overcome(
-    state: WorldState, roll: Roll, rating: int, skill: str = "Athletics"
-) -> ActionResolved:
-    events = start_overcome(
-        state,
-        OvercomeCommand("b", skill, PassiveOpposition(rating=rating), requested_by="paul"),
-        QueuedDice(rolls=[roll]),
-        UNWRITTEN,
+def overcome(table: Table, roll: Roll, rating: int, skill: str = "Athletics") -> None:
+    table.run(
+        lambda s: actions.start_action(
+            s,
+            actions.StartAction("overcome", "b", skill, passive_rating=rating),
+            PAUL,
+            dice(roll),
+            UNWRITTEN,
+        )
     )
-    first = events[0]
-    assert isinstance(first, ActionResolved)
-    return first
+
+
+def pass_actor(table: Table) -> None:
+    table.run(lambda s: actions.pass_invokes(s, table.action().id, "actor", PAUL, UNWRITTEN))
 
 
 # --- R1 ------------------------------------------------------------------------
@@ -56,9 +41,9 @@ def overcome(
 
 def test_r1_1_secure_dice_only_roll_fate_faces() -> None:
     # R1.1
-    dice = SecureDice()
+    source = SecureDice()
     for _ in range(2000):
-        roll = dice.roll()
+        roll = source.roll()
         assert len(roll) == 4
         assert set(roll) <= {-1, 0, 1}
         assert -4 <= dice_total(roll) <= 4
@@ -66,21 +51,21 @@ def test_r1_1_secure_dice_only_roll_fate_faces() -> None:
 
 def test_r1_1_secure_dice_are_fair() -> None:
     # R1.1: each face 1/3; chi-square over 30,000 dice with 2 degrees of freedom.
-    # The 0.999 critical value is 13.82, so a fair die fails this one time in a thousand.
-    dice = SecureDice()
+    # The 0.999 critical value is 13.82: a fair die fails this one run in a thousand.
+    source = SecureDice()
     counts: Counter[int] = Counter()
     for _ in range(7500):
-        counts.update(dice.roll())
+        counts.update(source.roll())
     expected = 30000 / 3
     chi_square = sum((counts[f] - expected) ** 2 / expected for f in FACES)
     assert chi_square < 13.82, counts
 
 
 def test_r1_1_dice_sums_follow_the_4df_distribution() -> None:
-    # R1.1: the sum of 4dF has P(0) = 19/81 and P(+4) = 1/81.
-    dice = SecureDice()
+    # R1.1: the sum of 4dF has P(0) = 19/81; checked within five standard deviations.
+    source = SecureDice()
     n = 40500
-    sums = Counter(dice_total(dice.roll()) for _ in range(n))
+    sums = Counter(dice_total(source.roll()) for _ in range(n))
     p_zero = 19 / 81
     sd = math.sqrt(n * p_zero * (1 - p_zero))
     assert abs(sums[0] - n * p_zero) < 5 * sd
@@ -90,10 +75,10 @@ def test_r1_1_dice_sums_follow_the_4df_distribution() -> None:
 @given(rolls)
 def test_r1_1_queued_dice_return_exactly_what_was_queued(roll: Roll) -> None:
     # R1.1: the dev queue hands out its faces in order, then falls back.
-    dice = QueuedDice(fallback=SecureDice(), rolls=[roll])
-    assert dice.roll() == roll
-    assert dice.pending == 0
-    assert set(dice.roll()) <= {-1, 0, 1}
+    source = QueuedDice(fallback=SecureDice(), rolls=[roll])
+    assert source.roll() == roll
+    assert source.pending == 0
+    assert set(source.roll()) <= {-1, 0, 1}
 
 
 def test_r1_1_empty_queue_without_fallback_is_an_error() -> None:
@@ -122,17 +107,18 @@ def test_r1_3_ladder_words_and_numbers(value: int, word: str, shown: str) -> Non
 
 @given(rolls, st.integers(-5, 10))
 def test_r1_2_total_is_dice_plus_skill(roll: Roll, rating: int) -> None:
-    # R1.2 (skill and dice; stunts, teamwork and invokes arrive with issue 3).
-    hero = Character(id="b", name="B", skills={"Athletics": rating})
-    resolved = overcome(world_with(hero), roll, 0)
-    assert resolved.action.total == sum(roll) + rating
-    assert resolved.action.skill_rating == rating
+    # R1.2 (stunts, teamwork and invokes are in test_rules_actions).
+    table = Table(world(sheet("b", "B", owners=["paul"], skills={"Athletics": rating})))
+    overcome(table, roll, 0)
+    assert table.action().actor.roll.total == sum(roll) + rating
+    assert table.action().actor.roll.skill_rating == rating
 
 
 def test_r1_2_missing_skill_counts_as_mediocre() -> None:
-    resolved = overcome(world_with(BROUSSEAU), (0, 0, 0, 0), 0, skill="Lore")
-    assert resolved.action.skill_rating == 0
-    assert resolved.action.total == 0
+    table = Table(world(BROUSSEAU))
+    overcome(table, (0, 0, 0, 0), 0, skill="Sail")
+    assert table.action().actor.roll.skill_rating == 0
+    assert table.action().actor.roll.total == 0
 
 
 # --- R2, R3 --------------------------------------------------------------------
@@ -174,7 +160,6 @@ def test_r3_1_fate_condensed_names_its_outcomes() -> None:
 
 @given(st.integers(-30, 30))
 def test_r3_1_every_shift_count_has_exactly_one_outcome(shift_count: int) -> None:
-    outcome = outcome_for(shift_count, UNWRITTEN)
     expected = (
         "fumble"
         if shift_count < 0
@@ -184,7 +169,17 @@ def test_r3_1_every_shift_count_has_exactly_one_outcome(shift_count: int) -> Non
         if shift_count >= 3
         else "succeed"
     )
-    assert outcome == expected
+    assert outcome_for(shift_count, UNWRITTEN) == expected
+
+
+def test_r3_2_outcome_is_decided_only_when_the_invoke_phase_ends() -> None:
+    # R3.2
+    table = Table(world(BROUSSEAU))
+    overcome(table, (1, 1, 0, 0), 4)
+    assert table.action().state == "invoking"
+    assert table.action().outcome is None
+    pass_actor(table)
+    assert table.action().outcome == "succeed"
 
 
 # --- R2.1 and R5.1 overcome ------------------------------------------------------
@@ -192,69 +187,65 @@ def test_r3_1_every_shift_count_has_exactly_one_outcome(shift_count: int) -> Non
 
 def test_r5_1_worked_example_good_plus_two_against_great() -> None:
     # R2.1 R5.1: seed 004: Athletics Good (+3), dice +2 -> Superb (+5) vs Great (+4).
-    resolved = overcome(world_with(BROUSSEAU), (1, 1, 0, 0), 4)
-    action = resolved.action
-    assert action.total == 5
-    assert UNWRITTEN.ladder_label(action.total) == "Superb"
+    table = Table(world(BROUSSEAU))
+    overcome(table, (1, 1, 0, 0), 4)
+    pass_actor(table)
+    action = table.action()
+    assert action.actor.roll.total == 5
+    assert UNWRITTEN.ladder_label(action.actor.roll.total) == "Superb"
     assert action.shifts == 1
     assert action.outcome == "succeed"
     assert action.state == "resolved"
-    assert action.boost_id is None
+    assert action.succeeded is True
+    assert not any(e.kind == "boost" for e in action.effects)
 
 
 def test_r5_1_excel_resolves_with_a_boost_for_the_actor() -> None:
     # R5.1 excel; R12.6 a boost is an aspect with one free invoke, held by the actor.
-    events = start_overcome(
-        world_with(BROUSSEAU),
-        OvercomeCommand("b", "Athletics", PassiveOpposition(rating=0), requested_by="paul"),
-        QueuedDice(rolls=[(0, 0, 0, 0)]),
-        UNWRITTEN,
-    )
-    resolved, gained = events
-    assert isinstance(resolved, ActionResolved) and isinstance(gained, BoostGained)
-    assert resolved.action.outcome == "excel"
-    assert resolved.action.state == "resolved"
-    assert gained.boost.holder_id == "b"
-    assert resolved.action.boost_id == gained.boost.id
+    table = Table(world(BROUSSEAU))
+    overcome(table, (0, 0, 0, 0), 0)
+    pass_actor(table)
+    action = table.action()
+    assert action.outcome == "excel" and action.state == "resolved"
+    boost_effect = next(e for e in action.effects if e.kind == "boost")
+    boost = table.state.aspects[boost_effect.aspect_id or ""]
+    assert boost.kind == "boost"
+    assert boost.free_invokes == {"b": 1}
 
 
-@pytest.mark.parametrize(("roll", "outcome"), [((-1, -1, 0, 0), "fumble"), ((0, 0, 0, 1), "tie")])
-def test_r5_1_fumble_and_tie_wait_for_the_players_choice(roll: Roll, outcome: str) -> None:
-    # R5.1: fumble/tie -> fail or succeed at a cost, chosen by the actor's owner.
-    resolved = overcome(world_with(BROUSSEAU), roll, 4)
-    assert resolved.action.outcome == outcome
-    assert resolved.action.state == "choosing"
+@pytest.mark.parametrize(
+    ("roll", "outcome", "severity"),
+    [((-1, -1, 0, 0), "fumble", "serious"), ((0, 0, 0, 1), "tie", "minor")],
+)
+def test_r5_1_fumble_and_tie_wait_for_the_players_choice(
+    roll: Roll, outcome: str, severity: str
+) -> None:
+    # R5.1: fumble -> fail or succeed at a serious cost; tie -> ... at a minor cost.
+    table = Table(world(BROUSSEAU))
+    overcome(table, roll, 4)
+    pass_actor(table)
+    action = table.action()
+    assert action.outcome == outcome
+    assert action.state == "choosing"
+    assert action.pending_choice == "fail_or_cost"
+    assert action.cost_severity == severity
 
 
-def test_r2_1_opposition_is_fixed_before_the_roll_and_recorded() -> None:
+def test_r2_1_passive_opposition_is_fixed_before_the_roll() -> None:
     # R2.1
-    resolved = overcome(world_with(BROUSSEAU), (0, 0, 0, 0), 2)
-    assert resolved.action.opposition == PassiveOpposition(rating=2)
+    table = Table(world(BROUSSEAU))
+    overcome(table, (0, 0, 0, 0), 2)
+    assert table.action().opposition.roll.passive_rating == 2
+    assert table.action().opposition.roll.dice is None
 
 
 def test_unknown_actor_is_refused() -> None:
     with pytest.raises(RuleViolation) as refused:
-        overcome(WorldState(), (0, 0, 0, 0), 2)
-    assert refused.value.code == "unknown_actor"
-
-
-# --- replay -----------------------------------------------------------------------
-
-
-@given(st.lists(st.tuples(rolls, st.integers(-2, 8)), max_size=12))
-def test_replaying_the_events_reproduces_the_state(plays: list[tuple[Roll, int]]) -> None:
-    state = world_with(BROUSSEAU)
-    log = list(sync_character(WorldState(), BROUSSEAU))
-    for roll, rating in plays:
-        events = start_overcome(
-            state,
-            OvercomeCommand("b", "Athletics", PassiveOpposition(rating=rating), "paul"),
-            QueuedDice(rolls=[roll]),
+        actions.start_action(
+            world(BROUSSEAU),
+            actions.StartAction("overcome", "nobody", "Athletics", passive_rating=2),
+            GM_USER,
+            dice(),
             UNWRITTEN,
         )
-        for event in events:
-            state = apply_event(state, event)
-        log.extend(events)
-    assert replay(log) == state
-    assert len(state.actions) == len(plays)
-    assert len(state.boosts) == sum(1 for a in state.actions.values() if a.outcome == "excel")
+    assert refused.value.code == "unknown_actor"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -147,18 +148,26 @@ async def test_overcome_worked_example_over_socketio(
     ack = await _sync_and_roll(gm)
     assert ack["ok"] is True, ack
     card = ack["data"]["card"]
-    assert card["dice"] == [1, 1, 0, 0]
-    assert card["total"] == {"value": 5, "label": "Superb"}
-    assert card["opposition"] == {"value": 4, "label": "Great"}
+    assert card["actor"]["dice"] == [1, 1, 0, 0]
+    assert card["actor"]["total"] == {"value": 5, "label": "Superb"}
+    assert card["opposition"]["total"] == {"value": 4, "label": "Great"}
     assert card["shifts"] == 1
     assert card["outcome"] == "succeed"
-    assert card["state"] == "resolved"
+    assert card["provisional"] is True  # R3.2: until the invoke phase ends
+    assert card["state"] == "invoking"
+    passed = await call(
+        gm, "action.pass", {"request_id": "pass-1", "action_id": card["action_id"], "side": "actor"}
+    )
+    final = passed["data"]["card"]
+    assert final["state"] == "resolved"
+    assert final["outcome"] == "succeed" and final["provisional"] is False
     for client in (gm, assistant):
-        emits = await wait_for_emit(client, "card")
-        assert len(emits) == 1
-        assert emits[0]["writer"] == "gmUser0000000001"
-        assert emits[0]["op"] == "create"
+        emits = await wait_for_emit(client, "card", 2)
+        assert len(emits) == 2
+        assert {e["writer"] for e in emits} == {"gmUser0000000001"}
+        assert [e["op"] for e in emits] == ["create", "update"]
         assert emits[0]["card"] == card
+        assert emits[1]["card"] == final
 
 
 async def test_excel_gives_the_actor_a_boost(connect: Connect, world: tuple[str, str]) -> None:
@@ -177,9 +186,15 @@ async def test_excel_gives_the_actor_a_boost(connect: Connect, world: tuple[str,
             "opposition": {"kind": "passive", "rating": 2},
         },
     )
-    card = ack["data"]["card"]
+    action_id = ack["data"]["action_id"]
+    passed = await call(
+        gm, "action.pass", {"request_id": "p", "action_id": action_id, "side": "actor"}
+    )
+    card = passed["data"]["card"]
     assert card["shifts"] == 5 and card["outcome"] == "excel"
-    assert card["boost"]["holder_id"] == ATHLETE["id"]
+    boost = next(e for e in card["effects"] if e["kind"] == "boost")
+    assert boost["character"]["id"] == ATHLETE["id"]
+    assert any(a["id"] == boost["aspect_id"] and a["kind"] == "boost" for a in card["aspects"])
 
 
 async def test_state_survives_a_restart(
@@ -191,9 +206,9 @@ async def test_state_survives_a_restart(
     bridge.restart()
     again = await connect(world[0], key=world[1])
     hello = await call(again, "hello", {"request_id": "after-restart"})
-    assert hello["data"]["last_seq"] == 1
+    assert hello["data"]["last_seq"] == 1  # one card emitted before the restart
     synced = await call(again, "world.sync", {"request_id": "sync-after", "since": 0})
-    assert [e["card"] for e in synced["data"]["emits"]] == [first["data"]["card"]]
+    assert [e["data"]["card"] for e in synced["data"]["emits"]] == [first["data"]["card"]]
     # The actor is still known: a new roll needs no new sync.
     await call(again, "dev.queue_dice", {"request_id": "d2", "rolls": [[-1, -1, -1, -1]]})
     second = await call(
@@ -208,8 +223,11 @@ async def test_state_survives_a_restart(
         },
     )
     assert second["data"]["action_id"] == "a2"
-    assert second["data"]["card"]["outcome"] == "fumble"
-    assert second["data"]["card"]["state"] == "choosing"
+    passed = await call(
+        again, "action.pass", {"request_id": "pass-2", "action_id": "a2", "side": "actor"}
+    )
+    assert passed["data"]["card"]["outcome"] == "fumble"
+    assert passed["data"]["card"]["state"] == "choosing"
 
 
 async def test_repeated_request_id_returns_the_first_answer(
@@ -236,13 +254,14 @@ async def test_the_event_log_is_a_verifiable_hash_chain(
         rows = db.execute(
             "SELECT seq, type, payload, created_at, prev_hash, hash FROM events ORDER BY seq"
         ).fetchall()
-    import json
-
     decoded = [(s, t, json.loads(p), c, ph, h) for s, t, p, c, ph, h in rows]
-    assert len(decoded) == 2
+    # character synced, action declared and rolled, action-count counter
+    assert [row[1] for row in decoded] == ["character.put", "world.counters", "action.put"]
     assert verify_chain(decoded) is None
-    tampered = [decoded[0], (*decoded[1][:2], {"forged": True}, *decoded[1][3:])]
-    assert verify_chain(tampered) == 2
+    tampered = [*decoded[:2], (*decoded[2][:2], {"forged": True}, *decoded[2][3:])]
+    assert verify_chain(tampered) == 3
+    reordered = [decoded[1], decoded[0], decoded[2]]
+    assert verify_chain(reordered) == 2
 
 
 BAD_INPUTS: list[tuple[str, Any, str, str | None]] = [
@@ -283,7 +302,7 @@ BAD_INPUTS: list[tuple[str, Any, str, str | None]] = [
             "opposition": {"kind": "passive", "rating": "4"},
         },
         "invalid",
-        "opposition.rating",
+        "opposition.passive.rating",
     ),
     (
         "action.start",
@@ -377,9 +396,10 @@ async def test_player_cannot_act_before_being_bound(
     )
     assert ack["ok"] is False and ack["error"]["code"] == "unbound"
     sync = await call(player, "actor.sync", {"request_id": "p2", "actor": ATHLETE})
-    assert sync["error"]["code"] == "forbidden"
-    dice = await call(player, "dev.queue_dice", {"request_id": "p3", "rolls": [[1, 1, 1, 1]]})
-    assert dice["error"]["code"] == "forbidden"
+    assert sync["error"]["code"] == "unbound"
+    hello = await call(player, "hello", {"request_id": "p3"})
+    assert hello["data"]["bound"] is False
+    assert len(hello["data"]["bind_nonce"]) >= 16
 
 
 async def test_queued_dice_are_refused_without_dev_dice(tmp_path: Path) -> None:

@@ -1,124 +1,163 @@
-"""Decisions (state + command + dice -> events) and the reducer (state + event -> state)."""
+"""The reducer (state + event -> state), replay, and syncing sheet data in."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from bridge.rules.dice import DiceSource, dice_total
-from bridge.rules.events import ActionResolved, BoostGained, CharacterSynced, Event
-from bridge.rules.outcome import outcome_for, shifts
-from bridge.rules.ruleset import Ruleset
-from bridge.rules.state import (
-    ActionRecord,
-    ActionState,
-    Boost,
-    Character,
-    PassiveOpposition,
-    WorldState,
+from bridge.rules.draft import Draft
+from bridge.rules.events import (
+    ActionPut,
+    AspectPut,
+    AspectRemoved,
+    CharacterPut,
+    CountersPut,
+    Event,
+    ScenePut,
 )
-
-
-class RuleViolation(Exception):
-    """A command the rules refuse; ``code`` is machine-readable, the message is for people."""
-
-    def __init__(self, code: str, message: str, field: str | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.field = field
+from bridge.rules.state import Aspect, Character, ConsequenceSlot, Stunt, WorldState
 
 
 @dataclass(frozen=True)
-class OvercomeCommand:
-    actor_id: str
-    skill: str
-    opposition: PassiveOpposition
-    requested_by: str
-    description: str | None = None
+class SheetSlot:
+    """A consequence slot as the sheet shows it: its text, if filled."""
+
+    id: str
+    severity: int
+    name: str | None = None
 
 
-def sync_character(state: WorldState, character: Character) -> list[Event]:
-    """Record the character as the GM's client sees it; no event when nothing changed."""
-    if state.characters.get(character.id) == character:
-        return []
-    return [CharacterSynced(character=character)]
+@dataclass(frozen=True)
+class Sheet:
+    """What the GM's client knows of an actor; the bridge keeps the rest."""
+
+    id: str
+    name: str
+    owners: tuple[str, ...] = ()
+    skills: dict[str, int] | None = None
+    stunts: tuple[Stunt, ...] = ()
+    aspects: tuple[tuple[str, str], ...] = ()
+    fate_points: int | None = None
+    refresh: int | None = None
+    consequences: tuple[SheetSlot, ...] | None = None
+    stress: tuple[bool, ...] | None = None
 
 
-def skill_rating(character: Character, skill: str) -> int:
-    """A skill's rating; a skill the character lacks is Mediocre (+0)."""
-    return character.skills.get(skill, 0)
+def sync_character(state: WorldState, sheet: Sheet) -> list[Event]:
+    """Merge sheet data into the bridge's character; no events when nothing changed.
 
-
-def start_overcome(
-    state: WorldState, command: OvercomeCommand, dice: DiceSource, ruleset: Ruleset
-) -> list[Event]:
-    """Roll and resolve an overcome against passive opposition (R1, R2.1, R2.3, R3, R5.1).
-
-    Succeed and excel resolve at once (excel adds a boost for the actor). A fumble
-    or tie waits in ``choosing`` for the actor's owner: fail, or succeed at a cost.
+    The sheet owns name, owners, skills, stunts, aspects, refresh, the slots'
+    layout and the fate point count (a GM's edit); the bridge owns everything
+    the rules produced that a sheet has no place for (pending points, overwhelm).
     """
-    character = state.characters.get(command.actor_id)
-    if character is None:
-        raise RuleViolation(
-            "unknown_actor",
-            f"The bridge does not know actor {command.actor_id!r}; sync it first.",
-            "actor_id",
+    draft = Draft(state, "actor.sync")
+    old = state.characters.get(sheet.id)
+    base = old or Character(id=sheet.id, name=sheet.name)
+    updates: dict[str, object] = {"name": sheet.name, "owners": sheet.owners}
+    if sheet.skills is not None:
+        updates["skills"] = dict(sheet.skills)
+    updates["stunts"] = sheet.stunts
+    if sheet.fate_points is not None:
+        updates["fate_points"] = max(sheet.fate_points, 0)
+    if sheet.refresh is not None:
+        updates["refresh"] = sheet.refresh
+    if sheet.stress is not None:
+        updates["stress"] = sheet.stress
+
+    # Character aspects: ids are stable per sheet key, so free invokes survive a resync.
+    wanted = {f"{sheet.id}.{key}": name for key, name in sheet.aspects}
+    for aspect in list(draft.aspects.values()):
+        mine = aspect.kind == "character" and aspect.attached_to == sheet.id
+        if mine and aspect.id not in wanted:
+            draft.remove_aspect(aspect.id)
+    for aspect_id, name in wanted.items():
+        existing = draft.aspects.get(aspect_id)
+        if existing is None:
+            draft.put_aspect(
+                Aspect(id=aspect_id, name=name, kind="character", attached_to=sheet.id)
+            )
+        elif existing.name != name:
+            draft.put_aspect(existing.model_copy(update={"name": name}))
+
+    if sheet.consequences is not None:
+        updates["consequences"] = _merge_slots(draft, base, sheet)
+
+    character = base.model_copy(update=updates)
+    if character != old:
+        draft.put_character(character)
+    return draft.events()
+
+
+def _merge_slots(draft: Draft, base: Character, sheet: Sheet) -> tuple[ConsequenceSlot, ...]:
+    current = {s.id: s for s in base.consequences}
+    merged: list[ConsequenceSlot] = []
+    for wanted in sheet.consequences or ():
+        slot = current.pop(wanted.id, None) or ConsequenceSlot(
+            id=wanted.id, severity=wanted.severity
         )
-    rating = skill_rating(character, command.skill)
-    faces = dice.roll()
-    total = dice_total(faces) + rating
-    shift_count = shifts(total, command.opposition.rating)
-    outcome = outcome_for(shift_count, ruleset)
-    action_id = f"a{state.action_count + 1}"
-    resolved: ActionState = "resolved" if outcome in ("succeed", "excel") else "choosing"
-    boost: Boost | None = None
-    if outcome == "excel":
-        boost = Boost(
-            id=f"{action_id}-boost",
-            name=f"{character.name}: {command.skill} flourish",
-            holder_id=character.id,
-            source_action_id=action_id,
-        )
-    record = ActionRecord(
-        id=action_id,
-        type="overcome",
-        actor_id=character.id,
-        requested_by=command.requested_by,
-        skill=command.skill,
-        skill_rating=rating,
-        opposition=command.opposition,
-        dice=faces,
-        total=total,
-        shifts=shift_count,
-        outcome=outcome,
-        state=resolved,
-        description=command.description,
-        boost_id=boost.id if boost else None,
-    )
-    events: list[Event] = [ActionResolved(action=record)]
-    if boost is not None:
-        events.append(BoostGained(boost=boost))
-    return events
+        slot = slot.model_copy(update={"severity": wanted.severity})
+        if wanted.name and slot.aspect_id is None:
+            aspect = draft.put_aspect(
+                Aspect(
+                    id=draft.new_aspect_id("csq"),
+                    name=wanted.name,
+                    kind="consequence",
+                    attached_to=base.id,
+                )
+            )
+            slot = slot.model_copy(update={"aspect_id": aspect.id, "status": "fresh"})
+        elif not wanted.name and slot.aspect_id is not None:
+            draft.remove_aspect(slot.aspect_id)
+            slot = slot.model_copy(
+                update={"aspect_id": None, "status": "fresh", "recovering_since": None}
+            )
+        elif wanted.name and slot.aspect_id is not None:
+            current_aspect = draft.aspects.get(slot.aspect_id)
+            if current_aspect is not None and current_aspect.name != wanted.name:
+                draft.put_aspect(current_aspect.model_copy(update={"name": wanted.name}))
+        merged.append(slot)
+    for dropped in current.values():
+        if dropped.aspect_id is not None:
+            draft.remove_aspect(dropped.aspect_id)
+    return tuple(merged)
 
 
 def apply(state: WorldState, event: Event) -> WorldState:
     """Apply one event; the only function that produces a new state."""
-    if isinstance(event, CharacterSynced):
-        characters = {**state.characters, event.character.id: event.character}
-        return state.model_copy(update={"characters": characters})
-    if isinstance(event, ActionResolved):
-        actions = {**state.actions, event.action.id: event.action}
-        return state.model_copy(update={"actions": actions, "action_count": state.action_count + 1})
-    if isinstance(event, BoostGained):
-        boosts = {**state.boosts, event.boost.id: event.boost}
-        return state.model_copy(update={"boosts": boosts})
+    if isinstance(event, CharacterPut):
+        return state.model_copy(
+            update={"characters": {**state.characters, event.character.id: event.character}}
+        )
+    if isinstance(event, AspectPut):
+        return state.model_copy(
+            update={"aspects": {**state.aspects, event.aspect.id: event.aspect}}
+        )
+    if isinstance(event, AspectRemoved):
+        aspects = {k: v for k, v in state.aspects.items() if k != event.aspect_id}
+        return state.model_copy(update={"aspects": aspects})
+    if isinstance(event, ActionPut):
+        return state.model_copy(
+            update={"actions": {**state.actions, event.action.id: event.action}}
+        )
+    if isinstance(event, ScenePut):
+        return state.model_copy(update={"scene": event.scene})
+    if isinstance(event, CountersPut):
+        return state.model_copy(
+            update={
+                "gm_fate_points": event.gm_fate_points,
+                "action_count": event.action_count,
+                "aspect_count": event.aspect_count,
+            }
+        )
     raise TypeError(f"unhandled event {event!r}")
+
+
+def apply_all(state: WorldState, events: Iterable[Event]) -> WorldState:
+    for event in events:
+        state = apply(state, event)
+    return state
 
 
 def replay(events: Iterable[Event], initial: WorldState | None = None) -> WorldState:
     """Fold events over a state; replaying a world's log reproduces its state."""
-    state = initial if initial is not None else WorldState()
-    for event in events:
-        state = apply(state, event)
-    return state
+    return apply_all(initial if initial is not None else WorldState(), events)

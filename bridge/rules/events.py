@@ -1,7 +1,9 @@
 """Domain events: the only way a world's state changes.
 
-Every random result is inside an event, so applying the log again gives the
-same state without dice.
+Events are upserts of whole records (a character, an aspect, an action, the
+scene, the world counters) tagged with the intent that caused them. Every
+random result sits inside a record, so replaying the log reproduces the state
+exactly, without dice.
 """
 
 from __future__ import annotations
@@ -10,29 +12,51 @@ from typing import Annotated, Literal
 
 from pydantic import Field, TypeAdapter
 
-from bridge.rules.state import ActionRecord, Boost, Character, Frozen
+from bridge.rules.state import Action, Aspect, Character, Frozen, Scene
 
 
-class CharacterSynced(Frozen):
-    type: Literal["character.synced"] = "character.synced"
+class CharacterPut(Frozen):
+    type: Literal["character.put"] = "character.put"
+    reason: str
     character: Character
 
 
-class ActionResolved(Frozen):
-    """An action rolled and resolved in one step (no invoke phase yet)."""
+class AspectPut(Frozen):
+    type: Literal["aspect.put"] = "aspect.put"
+    reason: str
+    aspect: Aspect
 
-    type: Literal["action.resolved"] = "action.resolved"
-    action: ActionRecord
+
+class AspectRemoved(Frozen):
+    type: Literal["aspect.removed"] = "aspect.removed"
+    reason: str
+    aspect_id: str
 
 
-class BoostGained(Frozen):
-    type: Literal["boost.gained"] = "boost.gained"
-    boost: Boost
+class ActionPut(Frozen):
+    type: Literal["action.put"] = "action.put"
+    reason: str
+    action: Action
+
+
+class ScenePut(Frozen):
+    type: Literal["scene.put"] = "scene.put"
+    reason: str
+    scene: Scene
+
+
+class CountersPut(Frozen):
+    type: Literal["world.counters"] = "world.counters"
+    reason: str
+    gm_fate_points: int
+    action_count: int
+    aspect_count: int
 
 
 Event = Annotated[
-    CharacterSynced | ActionResolved | BoostGained,
+    CharacterPut | AspectPut | AspectRemoved | ActionPut | ScenePut | CountersPut,
     Field(discriminator="type"),
 ]
 
-EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+# mypy reads the Annotated union as a value, not a type; pydantic accepts it as a type.
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)  # type: ignore[arg-type]

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 Outcome = Literal["fumble", "tie", "succeed", "excel"]
-ActionType = Literal["overcome"]
 RulesetId = Literal["unwritten", "fate-condensed"]
 
 _LADDER: dict[int, str] = {
@@ -24,6 +23,19 @@ _LADDER: dict[int, str] = {
 }
 
 
+# R6.1 and R6.2: mechanical costs the bridge applies, then narrative ones recorded as text.
+COSTS: dict[str, tuple[str, ...]] = {
+    "minor": ("npc_boost", "aspect_on_actor", "wrinkle", "tough_choice"),
+    "serious": (
+        "mild_consequence",
+        "opponent_advantage",
+        "reinforce_opposition",
+        "delay",
+        "big_wrinkle",
+    ),
+}
+
+
 @dataclass(frozen=True)
 class Ruleset:
     """Everything that differs between the Fate-family games the bridge runs."""
@@ -33,11 +45,15 @@ class Ruleset:
     ladder: dict[int, str]
     outcome_names: dict[Outcome, str]
     action_names: dict[str, str]
+    actions: tuple[str, ...]
     excel_threshold: int = 3
     contest_target: int = 3
     consequence_slots: tuple[int, ...] = (2, 4, 6)
     stress_boxes: int = 0
-    extra: dict[str, str] = field(default_factory=dict)
+    hostile_invokes: bool = False
+    costs: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(COSTS))
+    # R12.5: fate points gained by a sacrifice, by consequence severity.
+    sacrifice_points: dict[int, int] = field(default_factory=lambda: {2: 1, 4: 2, 6: 3})
 
     def ladder_label(self, value: int) -> str:
         """The ladder word for a value; beyond either end the signed number (R1.3)."""
@@ -63,6 +79,7 @@ UNWRITTEN = Ruleset(
         "discover": "Discover",
         "oppose": "Oppose",
     },
+    actions=("overcome", "create_advantage", "take_advantage", "discover"),
 )
 
 FATE_CONDENSED = Ruleset(
@@ -80,8 +97,12 @@ FATE_CONDENSED = Ruleset(
         "create_advantage": "Create an Advantage",
         "attack": "Attack",
         "defend": "Defend",
+        "oppose": "Oppose",
+        "discover": "Discover",
     },
+    actions=("overcome", "create_advantage", "discover", "attack"),
     stress_boxes=3,
+    hostile_invokes=True,
 )
 
 RULESETS: dict[str, Ruleset] = {r.id: r for r in (UNWRITTEN, FATE_CONDENSED)}

@@ -1,4 +1,8 @@
-"""The game state of one world, as plain immutable data."""
+"""The game state of one world, as plain immutable data.
+
+State is replaced, never mutated: the reducer in :mod:`bridge.rules.engine`
+builds each new state from the old one and an event.
+"""
 
 from __future__ import annotations
 
@@ -9,56 +13,218 @@ from pydantic import BaseModel, ConfigDict, Field
 from bridge.rules.dice import Face
 from bridge.rules.ruleset import Outcome
 
+GM = "gm"
+"""The holder id of the GM's own fate point budget and free invokes."""
+
 
 class Frozen(BaseModel):
-    """Immutable and closed: state is replaced, never mutated."""
+    """Immutable and closed."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+ActionType = Literal["overcome", "create_advantage", "take_advantage", "discover", "attack"]
+OppositionAction = Literal["oppose", "defend"]
+ConsequenceStatus = Literal["fresh", "addressed", "recovering"]
+AspectKind = Literal["character", "situation", "consequence", "boost"]
+
+
+class Stunt(Frozen):
+    """A stunt's mechanical bonus: +bonus to ``skill`` on the listed action types."""
+
+    name: str
+    skill: str
+    bonus: int = 2
+    actions: tuple[str, ...] = ()
+
+
+class ConsequenceSlot(Frozen):
+    """One consequence slot (R7.1); filled when ``aspect_id`` is set."""
+
+    id: str
+    severity: int
+    aspect_id: str | None = None
+    status: ConsequenceStatus = "fresh"
+    # Scene / session / scenario counters at the moment recovery started (R7.5).
+    recovering_since: tuple[int, int, int] | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self.aspect_id is None
+
+
 class Character(Frozen):
-    """What the bridge knows of an actor; synced from the GM's client."""
+    """What the bridge knows of an actor; sheet fields come from the GM's client."""
 
     id: str
     name: str
     owners: tuple[str, ...] = ()
     skills: dict[str, int] = Field(default_factory=dict)
+    stunts: tuple[Stunt, ...] = ()
+    fate_points: int = 0
+    refresh: int = 3
+    # Points earned now but usable once the scene is over (R4.5, R5.5, R9.3).
+    pending_fate_points: int = 0
+    consequences: tuple[ConsequenceSlot, ...] = ()
+    stress: tuple[bool, ...] = ()
+    overwhelmed: bool = False
+    overwhelmed_by: str | None = None
+
+    @property
+    def is_npc(self) -> bool:
+        """A character no player owns belongs to the GM (R4.5: NPCs receive nothing)."""
+        return not self.owners
 
 
-class Boost(Frozen):
-    """R12.6: a temporary aspect with exactly one free invoke."""
+class Aspect(Frozen):
+    """Any aspect the rules touch: on a character, on the scene, a consequence or a boost."""
 
     id: str
     name: str
-    holder_id: str
-    source_action_id: str
+    kind: AspectKind
+    attached_to: str | None = None
+    # Free invokes by holder (a character id, or GM).
+    free_invokes: dict[str, int] = Field(default_factory=dict)
+    created_by_action: str | None = None
 
 
-ActionState = Literal["rolled", "invoking", "choosing", "resolved"]
+class Invoke(Frozen):
+    """One invoke on an action (R4)."""
+
+    side: Literal["actor", "opposition"]
+    invoker: str
+    aspect_id: str
+    aspect_name: str
+    payment: Literal["fate_point", "free", "boost"]
+    effect: Literal["bonus", "reroll", "hostile"]
+    dice: tuple[Face, Face, Face, Face] | None = None
 
 
-class PassiveOpposition(Frozen):
-    kind: Literal["passive"] = "passive"
-    rating: int
+class Roll(Frozen):
+    """One side's roll and everything added to it (R1.2)."""
+
+    skill: str | None = None
+    skill_rating: int = 0
+    stunt_bonus: int = 0
+    teamwork_bonus: int = 0
+    invoke_bonus: int = 0
+    dice: tuple[Face, Face, Face, Face] | None = None
+    passive_rating: int | None = None
+
+    @property
+    def total(self) -> int:
+        if self.passive_rating is not None:
+            return self.passive_rating + self.invoke_bonus
+        dice = sum(self.dice) if self.dice else 0
+        return dice + self.skill_rating + self.stunt_bonus + self.teamwork_bonus + self.invoke_bonus
 
 
-class ActionRecord(Frozen):
-    """One action's resolution so far (R2-R5)."""
+class Side(Frozen):
+    """The acting side or the opposing side of one action."""
+
+    leader: str | None = None
+    helpers: tuple[str, ...] = ()
+    roll: Roll = Roll()
+    dangerous: bool = False
+    passed: bool = False
+    fate_point_aspects: tuple[str, ...] = ()
+
+    @property
+    def members(self) -> tuple[str, ...]:
+        return ((self.leader,) if self.leader else ()) + self.helpers
+
+
+class Effect(Frozen):
+    """Something the resolution changed, said on the card."""
+
+    kind: Literal[
+        "boost",
+        "aspect",
+        "free_invokes",
+        "consequence",
+        "overwhelmed",
+        "questions",
+        "hint",
+        "hit",
+        "stress",
+        "cost",
+        "fate_point",
+        "success",
+        "failure",
+        "conceded",
+    ]
+    character_id: str | None = None
+    aspect_id: str | None = None
+    count: int = 0
+    text: str = ""
+
+
+CostSeverity = Literal["minor", "serious"]
+
+
+class Cost(Frozen):
+    severity: CostSeverity
+    kind: str
+    text: str = ""
+    target_id: str | None = None
+
+
+ActionState = Literal[
+    "declared",  # dangerous: the concession window before any dice
+    "awaiting_opposition",  # active opposition: the opposer picks a skill and rolls first
+    "invoking",  # dice are down; both sides invoke or pass (R4.4)
+    "choosing",  # the actor's owner chooses (fail / succeed at a cost, leave a mark, ...)
+    "costing",  # the GM picks the cost (R6)
+    "absorbing",  # Fate Condensed: the target absorbs a hit (R5.10)
+    "resolved",
+]
+
+Choice = Literal[
+    "fail_or_cost",  # R5.1, R5.3, R5.5
+    "advantage_fumble",  # R5.2: fail / unintended aspect / serious cost
+    "leave_mark",  # R5.4
+    "attack_style",  # R5.9: the hit, or one less for a boost
+]
+
+
+class Action(Frozen):
+    """One action's resolution so far (R2-R10)."""
 
     id: str
-    type: Literal["overcome"]
-    actor_id: str
+    type: ActionType
     requested_by: str
-    skill: str
-    skill_rating: int
-    opposition: PassiveOpposition
-    dice: tuple[Face, Face, Face, Face]
-    total: int
-    shifts: int
-    outcome: Outcome
+    actor: Side
+    opposition: Side
+    opposition_kind: Literal["passive", "active"]
+    opposition_action: OppositionAction | None = None
     state: ActionState
+    target_id: str | None = None
+    target_aspect_id: str | None = None
+    aspect_name: str | None = None
+    situation: str | None = None
+    recovery_slot_id: str | None = None
     description: str | None = None
-    boost_id: str | None = None
+    invokes: tuple[Invoke, ...] = ()
+    shifts: int | None = None
+    outcome: Outcome | None = None
+    pending_choice: Choice | None = None
+    cost_severity: CostSeverity | None = None
+    costs: tuple[Cost, ...] = ()
+    pending_hit: int = 0
+    effects: tuple[Effect, ...] = ()
+    succeeded: bool | None = None
+
+
+class Scene(Frozen):
+    """Per-scene bookkeeping the rules need (R5.6, R5.8, R12)."""
+
+    number: int = 1
+    session: int = 1
+    scenario: int = 1
+    # "actor|situation" keys: discover exhausted (R5.6), obstacles overcome (R5.8).
+    exhausted: tuple[str, ...] = ()
+    overcome: tuple[str, ...] = ()
+    hints_open: tuple[str, ...] = ()
 
 
 class WorldState(Frozen):
@@ -66,6 +232,9 @@ class WorldState(Frozen):
 
     ruleset: str = "unwritten"
     characters: dict[str, Character] = Field(default_factory=dict)
-    actions: dict[str, ActionRecord] = Field(default_factory=dict)
-    boosts: dict[str, Boost] = Field(default_factory=dict)
+    aspects: dict[str, Aspect] = Field(default_factory=dict)
+    actions: dict[str, Action] = Field(default_factory=dict)
+    scene: Scene = Scene()
+    gm_fate_points: int = 0
     action_count: int = 0
+    aspect_count: int = 0

@@ -1,0 +1,125 @@
+"""A working copy of the state that records every change as an event."""
+
+from __future__ import annotations
+
+from bridge.rules.events import (
+    ActionPut,
+    AspectPut,
+    AspectRemoved,
+    CharacterPut,
+    CountersPut,
+    Event,
+    ScenePut,
+)
+from bridge.rules.state import Action, Aspect, Character, Scene, WorldState
+
+
+class Draft:
+    """Decisions change a Draft; :meth:`events` says what changed, once per record.
+
+    The Draft never touches the state it was made from.
+    """
+
+    def __init__(self, state: WorldState, reason: str) -> None:
+        self.base = state
+        self.reason = reason
+        self.characters = dict(state.characters)
+        self.aspects = dict(state.aspects)
+        self.actions = dict(state.actions)
+        self.scene = state.scene
+        self.gm_fate_points = state.gm_fate_points
+        self.action_count = state.action_count
+        self.aspect_count = state.aspect_count
+        self._changed: dict[tuple[str, str], None] = {}
+
+    # --- reads ----------------------------------------------------------------
+
+    def character(self, character_id: str) -> Character:
+        return self.characters[character_id]
+
+    def aspect(self, aspect_id: str) -> Aspect:
+        return self.aspects[aspect_id]
+
+    def action(self, action_id: str) -> Action:
+        return self.actions[action_id]
+
+    # --- writes ---------------------------------------------------------------
+
+    def put_character(self, character: Character) -> Character:
+        self.characters[character.id] = character
+        self._changed[("character", character.id)] = None
+        return character
+
+    def put_aspect(self, aspect: Aspect) -> Aspect:
+        self.aspects[aspect.id] = aspect
+        self._changed[("aspect", aspect.id)] = None
+        return aspect
+
+    def remove_aspect(self, aspect_id: str) -> None:
+        self.aspects.pop(aspect_id, None)
+        self._changed[("aspect", aspect_id)] = None
+
+    def put_action(self, action: Action) -> Action:
+        self.actions[action.id] = action
+        self._changed[("action", action.id)] = None
+        return action
+
+    def put_scene(self, scene: Scene) -> None:
+        self.scene = scene
+        self._changed[("scene", "")] = None
+
+    def set_gm_fate_points(self, value: int) -> None:
+        self.gm_fate_points = value
+        self._changed[("counters", "")] = None
+
+    def new_action_id(self) -> str:
+        self.action_count += 1
+        self._changed[("counters", "")] = None
+        return f"a{self.action_count}"
+
+    def new_aspect_id(self, prefix: str = "asp") -> str:
+        self.aspect_count += 1
+        self._changed[("counters", "")] = None
+        return f"{prefix}{self.aspect_count}"
+
+    # --- results --------------------------------------------------------------
+
+    def events(self) -> list[Event]:
+        """One event per changed record, in the order each was first changed."""
+        out: list[Event] = []
+        reason = self.reason
+        for kind, key in self._changed:
+            if kind == "character":
+                out.append(CharacterPut(reason=reason, character=self.characters[key]))
+            elif kind == "aspect":
+                if key in self.aspects:
+                    out.append(AspectPut(reason=reason, aspect=self.aspects[key]))
+                elif key in self.base.aspects:
+                    out.append(AspectRemoved(reason=reason, aspect_id=key))
+            elif kind == "action":
+                out.append(ActionPut(reason=reason, action=self.actions[key]))
+            elif kind == "scene":
+                out.append(ScenePut(reason=reason, scene=self.scene))
+            else:
+                out.append(
+                    CountersPut(
+                        reason=reason,
+                        gm_fate_points=self.gm_fate_points,
+                        action_count=self.action_count,
+                        aspect_count=self.aspect_count,
+                    )
+                )
+        return out
+
+    def state(self) -> WorldState:
+        return self.base.model_copy(
+            update={
+                "characters": self.characters,
+                "aspects": self.aspects,
+                "actions": self.actions,
+                "scene": self.scene,
+                "gm_fate_points": self.gm_fate_points,
+                "action_count": self.action_count,
+                "aspect_count": self.aspect_count,
+            }
+        )

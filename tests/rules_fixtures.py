@@ -1,0 +1,96 @@
+"""Small builders for rules tests: characters, worlds, and running commands."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from bridge.rules.actions import Principal
+from bridge.rules.dice import QueuedDice, Roll
+from bridge.rules.engine import Sheet, SheetSlot, apply_all, sync_character
+from bridge.rules.events import Event
+from bridge.rules.ruleset import FATE_CONDENSED, UNWRITTEN, Ruleset
+from bridge.rules.state import Action, Aspect, Stunt, WorldState
+
+GM_USER = Principal("gmUser", is_gm=True)
+PAUL = Principal("paul", is_gm=False)
+ANNA = Principal("anna", is_gm=False)
+
+STANDARD_SLOTS = (SheetSlot("mild", 2), SheetSlot("moderate", 4), SheetSlot("severe", 6))
+
+
+def sheet(
+    character_id: str,
+    name: str,
+    *,
+    owners: Sequence[str] = (),
+    skills: dict[str, int] | None = None,
+    fate_points: int = 3,
+    aspects: Sequence[tuple[str, str]] = (),
+    stunts: Sequence[Stunt] = (),
+    slots: Sequence[SheetSlot] = STANDARD_SLOTS,
+    stress: int = 0,
+) -> Sheet:
+    return Sheet(
+        id=character_id,
+        name=name,
+        owners=tuple(owners),
+        skills=skills or {},
+        stunts=tuple(stunts),
+        aspects=tuple(aspects),
+        fate_points=fate_points,
+        refresh=3,
+        consequences=tuple(slots),
+        stress=tuple(False for _ in range(stress)),
+    )
+
+
+BROUSSEAU = sheet(
+    "b",
+    "Brousseau",
+    owners=["paul"],
+    skills={"Athletics": 3, "Notice": 2, "Lore": 1},
+    aspects=[("hc", "Skeptical Ghost Hunter")],
+)
+MARGOT = sheet("m", "Margot", owners=["anna"], skills={"Athletics": 2, "Notice": 1, "Lore": 4})
+GHOUL = sheet("g", "Ghoul", skills={"Fight": 3, "Athletics": 2}, aspects=[("hc", "Hungry Dead")])
+
+
+def world(*sheets: Sheet, ruleset: Ruleset = UNWRITTEN, gm_fate_points: int = 0) -> WorldState:
+    state = WorldState(ruleset=ruleset.id, gm_fate_points=gm_fate_points)
+    for s in sheets or (BROUSSEAU, MARGOT, GHOUL):
+        state = apply_all(state, sync_character(state, s))
+    return state
+
+
+def with_aspect(state: WorldState, aspect: Aspect) -> WorldState:
+    return state.model_copy(update={"aspects": {**state.aspects, aspect.id: aspect}})
+
+
+def dice(*rolls: Roll) -> QueuedDice:
+    """Only the queued rolls: a test that rolls more than it queued fails loudly."""
+    return QueuedDice(rolls=rolls)
+
+
+class Table:
+    """A world plus its event log, moved along by rules commands."""
+
+    def __init__(self, state: WorldState, ruleset: Ruleset | None = None) -> None:
+        self.state = state
+        self.ruleset = ruleset or (
+            FATE_CONDENSED if state.ruleset == "fate-condensed" else UNWRITTEN
+        )
+        self.log: list[Event] = []
+
+    def run(self, command: Callable[[WorldState], list[Event]]) -> list[Event]:
+        events = command(self.state)
+        self.state = apply_all(self.state, events)
+        self.log.extend(events)
+        return events
+
+    def action(self, action_id: str = "") -> Action:
+        if not action_id:
+            action_id = f"a{self.state.action_count}"
+        return self.state.actions[action_id]
+
+    def character(self, character_id: str):  # type: ignore[no-untyped-def]
+        return self.state.characters[character_id]
