@@ -180,6 +180,45 @@ def action_card(
     )
 
 
+def _slots(character: Character, state: WorldState) -> list[protocol.SlotState]:
+    return [
+        protocol.SlotState(
+            id=s.id,
+            severity=s.severity,
+            name=state.aspects[s.aspect_id].name if s.aspect_id in state.aspects else None,
+            status=s.status,
+        )
+        for s in character.consequences
+    ]
+
+
+def world_summary(state: WorldState) -> protocol.WorldStateData:
+    """Everything pickers need: characters, every aspect with its free invokes."""
+    return protocol.WorldStateData(
+        ruleset=state.ruleset,
+        characters=[
+            protocol.CharacterSummary(
+                id=c.id,
+                name=c.name,
+                owners=list(c.owners),
+                skills=dict(c.skills),
+                fate_points=c.fate_points,
+                pending_fate_points=c.pending_fate_points,
+                overwhelmed=c.overwhelmed,
+                consequences=_slots(c, state),
+                stress=list(c.stress),
+            )
+            for c in sorted(state.characters.values(), key=lambda c: c.name)
+        ],
+        aspects=[
+            _aspect(state, a)
+            for a in sorted(state.aspects.values(), key=lambda a: (a.kind, a.name, a.id))
+        ],
+        gm_fate_points=state.gm_fate_points,
+        open_actions=[a.id for a in state.actions.values() if a.state != "resolved"],
+    )
+
+
 def actor_patch(
     character: Character, state: WorldState, world_id: str, seq: int
 ) -> protocol.ActorPatch:
@@ -189,15 +228,7 @@ def actor_patch(
         actor_id=character.id,
         fate_points=character.fate_points,
         pending_fate_points=character.pending_fate_points,
-        consequences=[
-            protocol.SlotState(
-                id=s.id,
-                severity=s.severity,
-                name=state.aspects[s.aspect_id].name if s.aspect_id in state.aspects else None,
-                status=s.status,
-            )
-            for s in character.consequences
-        ],
+        consequences=_slots(character, state),
         stress=list(character.stress),
         overwhelmed=character.overwhelmed,
     )

@@ -128,6 +128,12 @@ class ActorSync(Inbound):
     actor: ActorData
 
 
+class WorldRead(Inbound):
+    """Read what the bridge holds: characters, aspects and free invokes (for pickers)."""
+
+    request_id: RequestId
+
+
 class UserBind(Inbound):
     """GM only: the player's client wrote ``nonce`` into its own User flag (DESIGN Trust)."""
 
@@ -262,6 +268,13 @@ class AspectGive(Inbound):
     count: Annotated[int, Field(ge=1, le=10)] = 1
 
 
+class GmBudget(Inbound):
+    """R12.2: set the GM's fate point budget for the scene."""
+
+    request_id: RequestId
+    fate_points: Annotated[int, Field(ge=0, le=99)]
+
+
 class DevQueueDice(Inbound):
     """Queue the next rolls' faces; only with ``--dev-dice``, only for a GM."""
 
@@ -273,6 +286,7 @@ INTENTS: dict[str, type[Inbound]] = {
     "hello": Hello,
     "world.sync": WorldSync,
     "actor.sync": ActorSync,
+    "world.state": WorldRead,
     "user.bind": UserBind,
     "action.start": ActionStart,
     "action.roll": ActionRoll,
@@ -285,6 +299,7 @@ INTENTS: dict[str, type[Inbound]] = {
     "action.absorb": ActionAbsorb,
     "action.gift": ActionGift,
     "aspect.give": AspectGive,
+    "fate.gm_budget": GmBudget,
     "dev.queue_dice": DevQueueDice,
 }
 
@@ -505,6 +520,11 @@ EMITS: dict[str, type[Outbound]] = {
 }
 
 
+class ActionOption(Outbound):
+    id: str
+    label: str
+
+
 class HelloData(Outbound):
     bridge_version: str
     protocol: int
@@ -516,6 +536,9 @@ class HelloData(Outbound):
     dev_dice: bool
     last_seq: int
     bound: bool
+    actions: list[ActionOption]
+    costs: dict[Literal["minor", "serious"], list[str]]
+    hostile_invokes: bool
     # Players: write this into your User's flag ``fate-bridge.bindNonce`` to be bound.
     bind_nonce: str | None = None
 
@@ -545,6 +568,26 @@ class ActionData(Outbound):
     card: ActionCard
 
 
+class CharacterSummary(Outbound):
+    id: str
+    name: str
+    owners: list[str]
+    skills: dict[str, int]
+    fate_points: int
+    pending_fate_points: int
+    overwhelmed: bool
+    consequences: list[SlotState]
+    stress: list[bool]
+
+
+class WorldStateData(Outbound):
+    ruleset: str
+    characters: list[CharacterSummary]
+    aspects: list[CardAspect]
+    gm_fate_points: int
+    open_actions: list[str]
+
+
 class UserBindData(Outbound):
     user_id: str
     bound: bool
@@ -555,6 +598,10 @@ class AspectGiveData(Outbound):
     free_invokes: dict[str, int]
 
 
+class GmBudgetData(Outbound):
+    gm_fate_points: int
+
+
 class DevQueueDiceData(Outbound):
     queued: int
 
@@ -563,8 +610,10 @@ RESULTS: dict[str, type[Outbound]] = {
     "hello": HelloData,
     "world.sync": WorldSyncData,
     "actor.sync": ActorSyncData,
+    "world.state": WorldStateData,
     "user.bind": UserBindData,
     **{event: ActionData for event in INTENTS if event.startswith("action.")},
     "aspect.give": AspectGiveData,
+    "fate.gm_budget": GmBudgetData,
     "dev.queue_dice": DevQueueDiceData,
 }

@@ -200,6 +200,7 @@ class BridgeService:
             "hello": self._hello,
             "world.sync": self._world_sync,
             "actor.sync": self._actor_sync,
+            "world.state": self._world_state,
             "user.bind": self._user_bind,
             "action.start": self._action_start,
             "action.roll": self._action_roll,
@@ -212,6 +213,7 @@ class BridgeService:
             "action.absorb": self._action_absorb,
             "action.gift": self._action_gift,
             "aspect.give": self._aspect_give,
+            "fate.gm_budget": self._gm_budget,
             "dev.queue_dice": self._dev_queue_dice,
         }
         missing = set(protocol.INTENTS) ^ set(self._handlers)
@@ -385,6 +387,7 @@ class BridgeService:
 
     async def _hello(self, session: Session, intent: protocol.Hello) -> Reply:
         snapshot = await self._snapshot(session.world_id)
+        ruleset = get_ruleset(snapshot.world.ruleset)
         return Reply(
             ok(
                 protocol.HelloData(
@@ -399,9 +402,20 @@ class BridgeService:
                     last_seq=snapshot.last_emit_seq,
                     bound=session.bound,
                     bind_nonce=None if session.bound else session.bind_nonce,
+                    actions=[
+                        protocol.ActionOption(id=a, label=ruleset.action_names.get(a, a))
+                        for a in ruleset.actions
+                    ],
+                    costs={k: list(v) for k, v in ruleset.costs.items()},
+                    hostile_invokes=ruleset.hostile_invokes,
                 )
             )
         )
+
+    async def _world_state(self, session: Session, intent: protocol.WorldRead) -> Reply:
+        snapshot = await self._snapshot(session.world_id)
+        state = WorldState.model_validate(snapshot.state)
+        return Reply(ok(cards.world_summary(state)))
 
     async def _world_sync(self, session: Session, intent: protocol.WorldSync) -> Reply:
         rows = await self.store.emits_since(session.world_id, intent.since, SYNC_PAGE)
@@ -656,6 +670,15 @@ class BridgeService:
             )
 
         return await self._mutate(session, intent.request_id, decide, answer)
+
+    async def _gm_budget(self, session: Session, intent: protocol.GmBudget) -> Reply:
+        self._require_gm(session)
+        return await self._mutate(
+            session,
+            intent.request_id,
+            lambda state, _r, _d: actions.set_gm_budget(state, intent.fate_points),
+            lambda state, _rows, _e: protocol.GmBudgetData(gm_fate_points=state.gm_fate_points),
+        )
 
     async def _dev_queue_dice(self, session: Session, intent: protocol.DevQueueDice) -> Reply:
         if not self.dev_dice:

@@ -1066,3 +1066,10 @@ def give_free_invokes(
         aspect.model_copy(update={"free_invokes": {k: v for k, v in invokes.items() if v > 0}})
     )
     return draft.events()
+
+
+def set_gm_budget(state: WorldState, fate_points: int) -> list[Event]:
+    """R12.2: the GM's fate points for this scene (pays NPC invokes, R4.2)."""
+    draft = Draft(state, "fate.gm_budget")
+    draft.set_gm_fate_points(max(fate_points, 0))
+    return draft.events()
