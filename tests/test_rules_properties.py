@@ -1,0 +1,269 @@
+"""Invariants of the rules under arbitrary play (hypothesis)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bridge.rules import actions
+from bridge.rules.actions import CostCommand, Helper, InvokeCommand, StartAction
+from bridge.rules.consequences import place_consequence, roll_up_slot
+from bridge.rules.dice import QueuedDice, SecureDice
+from bridge.rules.draft import Draft
+from bridge.rules.engine import apply_all, replay
+from bridge.rules.errors import RuleViolation
+from bridge.rules.ruleset import UNWRITTEN
+from bridge.rules.state import Aspect, WorldState
+from tests.rules_fixtures import ANNA, GM_USER, PAUL, sheet, with_aspect, world
+
+faces = st.sampled_from((-1, 0, 1))
+rolls = st.tuples(faces, faces, faces, faces)
+who = st.sampled_from([PAUL, ANNA, GM_USER])
+characters = st.sampled_from(["b", "m", "g", "gm"])
+aspect_ids = st.sampled_from(["b.hc", "g.hc", "sit-fog", "boost-x", "nope"])
+
+commands = st.one_of(
+    st.tuples(
+        st.just("start"),
+        who,
+        st.sampled_from(["b", "m"]),
+        st.sampled_from(["overcome", "create_advantage", "discover", "take_advantage"]),
+        st.integers(-2, 8),
+        st.booleans(),
+        st.booleans(),
+    ),
+    st.tuples(
+        st.just("invoke"),
+        who,
+        characters,
+        aspect_ids,
+        st.sampled_from(["fate_point", "free", "boost"]),
+        st.sampled_from(["bonus", "reroll"]),
+    ),
+    st.tuples(st.just("pass"), who, st.sampled_from(["actor", "opposition"])),
+    st.tuples(
+        st.just("choose"), who, st.sampled_from(["fail", "succeed_at_cost", "aspect", "mark"])
+    ),
+    st.tuples(st.just("cost"), st.sampled_from(["mild_consequence", "wrinkle", "npc_boost"])),
+    st.tuples(st.just("concede"), who, st.sampled_from(["b", "m"])),
+    st.tuples(st.just("roll"), who),
+)
+
+
+def initial() -> WorldState:
+    state = world(
+        sheet(
+            "b",
+            "Brousseau",
+            owners=["paul"],
+            skills={"Athletics": 3, "Notice": 2},
+            fate_points=2,
+            aspects=[("hc", "Skeptic")],
+        ),
+        sheet("m", "Margot", owners=["anna"], skills={"Athletics": 2, "Notice": 4}, fate_points=1),
+        sheet("g", "Ghoul", skills={"Athletics": 2}, aspects=[("hc", "Hungry")]),
+        gm_fate_points=1,
+    )
+    state = with_aspect(
+        state, Aspect(id="sit-fog", name="Fog", kind="situation", free_invokes={"b": 1, "m": 1})
+    )
+    return with_aspect(
+        state, Aspect(id="boost-x", name="Edge", kind="boost", free_invokes={"b": 1})
+    )
+
+
+def run(state: WorldState, command: tuple, dice: QueuedDice) -> list:  # type: ignore[type-arg]
+    kind = command[0]
+    current = f"a{state.action_count}"
+    if kind == "start":
+        _, principal, actor, action_type, rating, dangerous, helped = command
+        return actions.start_action(
+            state,
+            StartAction(
+                action_type,
+                actor,
+                "Athletics",
+                passive_rating=rating,
+                aspect_name="Spot",
+                target_aspect_id="sit-fog",
+                situation="room",
+                dangerous_actor=dangerous,
+                helpers=(Helper("m" if actor == "b" else "b"),) if helped else (),
+            ),
+            principal,
+            dice,
+            UNWRITTEN,
+        )
+    if kind == "invoke":
+        _, principal, invoker, aspect_id, payment, effect = command
+        return actions.invoke(
+            state,
+            InvokeCommand(current, invoker, aspect_id, payment, effect, "opposition"),
+            principal,
+            dice,
+            UNWRITTEN,
+        )
+    if kind == "pass":
+        return actions.pass_invokes(state, current, command[2], command[1], UNWRITTEN)
+    if kind == "choose":
+        return actions.choose(state, current, command[2], command[1], consequence_name="Hurt")
+    if kind == "cost":
+        return actions.apply_cost(
+            state,
+            CostCommand(current, command[1], text="t", target_id="g", aspect_name="Ouch"),
+            GM_USER,
+            UNWRITTEN,
+        )
+    if kind == "concede":
+        return actions.concede(state, current, command[2], command[1])
+    return actions.roll_now(state, current, command[1], dice)
+
+
+def check_invariants(before: WorldState, after: WorldState) -> None:
+    # Fate points and free invokes never negative.
+    for character in after.characters.values():
+        assert character.fate_points >= 0
+        assert character.pending_fate_points >= 0
+    assert after.gm_fate_points >= 0
+    for aspect in after.aspects.values():
+        assert all(count > 0 for count in aspect.free_invokes.values()), aspect
+        if aspect.kind == "boost":
+            assert sum(aspect.free_invokes.values()) == 1  # R12.6
+    # R4.3: an aspect is never fate-point-invoked twice by one side on one action.
+    for action in after.actions.values():
+        for side in ("actor", "opposition"):
+            paid = Counter(
+                i.aspect_id for i in action.invokes if i.side == side and i.payment == "fate_point"
+            )
+            assert all(n == 1 for n in paid.values()), action.invokes
+    # Roll-up never drops or duplicates a consequence: each filled slot points at its own
+    # consequence aspect, every consequence aspect sits in exactly one slot, and a filled
+    # slot stays filled.
+    slotted = Counter(
+        s.aspect_id for c in after.characters.values() for s in c.consequences if s.aspect_id
+    )
+    consequence_aspects = {a.id for a in after.aspects.values() if a.kind == "consequence"}
+    assert set(slotted) == consequence_aspects
+    assert all(n == 1 for n in slotted.values())
+    for character_id, old in before.characters.items():
+        new = after.characters[character_id]
+        for old_slot, new_slot in zip(old.consequences, new.consequences, strict=True):
+            if old_slot.aspect_id:
+                assert new_slot.aspect_id == old_slot.aspect_id
+
+
+OWNER = {"b": PAUL, "m": ANNA, "g": GM_USER, "gm": GM_USER}
+
+turns = st.tuples(
+    st.sampled_from(["b", "m"]),
+    st.sampled_from(["overcome", "create_advantage", "discover", "take_advantage"]),
+    st.integers(-1, 6),
+    st.booleans(),
+    st.booleans(),
+    st.lists(
+        st.tuples(
+            characters,
+            aspect_ids,
+            st.sampled_from(["fate_point", "free", "boost"]),
+            st.sampled_from(["bonus", "reroll"]),
+        ),
+        max_size=4,
+    ),
+    st.sampled_from(["fail", "succeed_at_cost", "aspect", "mark"]),
+    st.sampled_from(["mild_consequence", "opponent_advantage", "npc_boost", "wrinkle"]),
+    st.booleans(),
+)
+
+
+def play_turn(turn: tuple) -> list[tuple]:  # type: ignore[type-arg]
+    """One action as a table would play it: the right people press the right buttons."""
+    actor, action_type, rating, dangerous, helped, invokes, choice, cost_kind, concede = turn
+    owner = OWNER[actor]
+    script: list[tuple] = [("start", owner, actor, action_type, rating, dangerous, helped)]  # type: ignore[type-arg]
+    if dangerous:
+        script.append(("concede", owner, actor) if concede else ("roll", owner))
+    for invoker, aspect_id, payment, effect in invokes:
+        script.append(("invoke", OWNER[invoker], invoker, aspect_id, payment, effect))
+    script += [
+        ("pass", GM_USER, "opposition"),
+        ("pass", owner, "actor"),
+        ("choose", owner, choice),
+        ("cost", cost_kind),
+    ]
+    return script
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(turns, max_size=8), st.lists(rolls, min_size=60, max_size=60))
+def test_played_turns_keep_every_invariant_and_replay(turns_list: list, faces_list: list) -> None:  # type: ignore[type-arg]
+    state = initial()
+    start_state = state
+    log = []
+    dice = QueuedDice(fallback=SecureDice(), rolls=faces_list)
+    applied = 0
+    for turn in turns_list:
+        for command in play_turn(turn):
+            try:
+                events = run(state, command, dice)
+            except RuleViolation:
+                continue
+            after = apply_all(state, events)
+            check_invariants(state, after)
+            state = after
+            log.extend(events)
+            applied += 1
+    assert replay(log, start_state) == state
+    # Overwhelmed actors are refused, so not every turn lands; but the first always does.
+    assert applied >= (1 if turns_list else 0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(commands, max_size=25), st.lists(rolls, min_size=40, max_size=40))
+def test_arbitrary_play_keeps_every_invariant_and_replays(script: list, faces_list: list) -> None:  # type: ignore[type-arg]
+    state = initial()
+    start_state = state
+    log = []
+    dice = QueuedDice(fallback=SecureDice(), rolls=faces_list)
+    for command in script:
+        try:
+            events = run(state, command, dice)
+        except RuleViolation:
+            continue  # refused: nothing changed
+        after = apply_all(state, events)
+        check_invariants(state, after)
+        state = after
+        log.extend(events)
+    assert replay(log, start_state) == state
+
+
+@given(st.lists(st.sampled_from([2, 4, 6]), max_size=6))
+def test_roll_up_places_each_consequence_in_the_lowest_fitting_slot_or_overwhelms(
+    severities: list[int],
+) -> None:
+    # R7.2
+    draft = Draft(initial(), "test")
+    for n, severity in enumerate(severities):
+        expected = roll_up_slot(draft.character("b"), severity)
+        placement = place_consequence(draft, "b", severity, f"C{n}", caused_by="gm")
+        if expected is None:
+            assert placement.slot is None
+            assert draft.character("b").overwhelmed
+        else:
+            assert placement.slot is not None
+            assert placement.slot.id == expected.id
+            assert placement.slot.severity >= severity
+    filled = [s for s in draft.character("b").consequences if s.aspect_id]
+    assert len(filled) == min(len(severities), len(filled))
+    names = {draft.aspects[s.aspect_id].name for s in filled if s.aspect_id}
+    assert len(names) == len(filled)
+
+
+def test_r7_2_a_moderate_consequence_skips_an_empty_mild_slot() -> None:
+    # R7.2: the lowest empty slot whose severity is at least the consequence's.
+    draft = Draft(initial(), "test")
+    placement = place_consequence(draft, "b", 4, "Broken Arm", caused_by="gm")
+    assert placement.slot is not None and placement.slot.id == "moderate"
+    mild = next(s for s in draft.character("b").consequences if s.id == "mild")
+    assert mild.aspect_id is None
