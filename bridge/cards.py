@@ -7,6 +7,7 @@ from bridge.rules.consequences import SEVERITY_NAMES
 from bridge.rules.dice import dice_total
 from bridge.rules.outcome import outcome_for, shifts
 from bridge.rules.ruleset import Ruleset
+from bridge.rules.scene import SceneEndSummary
 from bridge.rules.state import GM, Action, Aspect, Character, Side, WorldState
 
 GM_NAME = "GM"
@@ -248,4 +249,29 @@ def token_status(
     }
     return protocol.TokenStatus.model_validate(
         {"seq": seq, "world": world_id, "actor_id": character.id, "statuses": statuses}
+    )
+
+
+def scene_end(summary: SceneEndSummary, state: WorldState) -> protocol.SceneEndData:
+    def note(character_id: str, text: str) -> protocol.CharacterNote:
+        who = _who(state, character_id) or protocol.CardCharacter(id=character_id, name="")
+        return protocol.CharacterNote(character=who, text=text)
+
+    return protocol.SceneEndData(
+        ended_scene=summary.scene,
+        removed_consequences=[note(c, t) for c, t in summary.removed],
+        recovering_consequences=[note(c, t) for c, t in summary.recovering],
+        fate_points=[
+            protocol.FatePointGain(
+                character=_who(state, c) or protocol.CardCharacter(id=c, name=""),
+                gained=gained,
+                reasons=reasons,
+            )
+            for c, (gained, reasons) in summary.fate_points.items()
+        ],
+        expired_boosts=summary.expired_boosts,
+        cleared_aspects=summary.cleared_aspects,
+        no_longer_overwhelmed=[
+            c for c in (_who(state, i) for i in summary.no_longer_overwhelmed) if c
+        ],
     )

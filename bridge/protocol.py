@@ -268,6 +268,13 @@ class AspectGive(Inbound):
     count: Annotated[int, Field(ge=1, le=10)] = 1
 
 
+class SceneEnd(Inbound):
+    """R12.1: end the scene; situation aspects in ``keep_aspects`` stay."""
+
+    request_id: RequestId
+    keep_aspects: Annotated[list[Identifier], Field(max_length=100)] = []
+
+
 class GmBudget(Inbound):
     """R12.2: set the GM's fate point budget for the scene."""
 
@@ -299,6 +306,7 @@ INTENTS: dict[str, type[Inbound]] = {
     "action.absorb": ActionAbsorb,
     "action.gift": ActionGift,
     "aspect.give": AspectGive,
+    "scene.end": SceneEnd,
     "fate.gm_budget": GmBudget,
     "dev.queue_dice": DevQueueDice,
 }
@@ -598,6 +606,29 @@ class AspectGiveData(Outbound):
     free_invokes: dict[str, int]
 
 
+class CharacterNote(Outbound):
+    character: CardCharacter
+    text: str
+
+
+class FatePointGain(Outbound):
+    character: CardCharacter
+    gained: int
+    reasons: list[str]
+
+
+class SceneEndData(Outbound):
+    """What ending the scene changed (R12.1, R7.5)."""
+
+    ended_scene: int
+    removed_consequences: list[CharacterNote]
+    recovering_consequences: list[CharacterNote]
+    fate_points: list[FatePointGain]
+    expired_boosts: list[str]
+    cleared_aspects: list[str]
+    no_longer_overwhelmed: list[CardCharacter]
+
+
 class GmBudgetData(Outbound):
     gm_fate_points: int
 
@@ -614,6 +645,7 @@ RESULTS: dict[str, type[Outbound]] = {
     "user.bind": UserBindData,
     **{event: ActionData for event in INTENTS if event.startswith("action.")},
     "aspect.give": AspectGiveData,
+    "scene.end": SceneEndData,
     "fate.gm_budget": GmBudgetData,
     "dev.queue_dice": DevQueueDiceData,
 }

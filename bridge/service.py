@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 from bridge import __version__, cards, protocol
 from bridge.auth import hash_key, key_matches, new_key
 from bridge.rules import actions
+from bridge.rules import scene as scene_rules
 from bridge.rules.dice import DiceSource, QueuedDice, SecureDice
 from bridge.rules.engine import Sheet, SheetSlot, apply_all, replay, sync_character
 from bridge.rules.errors import RuleViolation
@@ -213,6 +214,7 @@ class BridgeService:
             "action.absorb": self._action_absorb,
             "action.gift": self._action_gift,
             "aspect.give": self._aspect_give,
+            "scene.end": self._scene_end,
             "fate.gm_budget": self._gm_budget,
             "dev.queue_dice": self._dev_queue_dice,
         }
@@ -668,6 +670,20 @@ class BridgeService:
             return protocol.AspectGiveData(
                 aspect_id=aspect.id, free_invokes=dict(aspect.free_invokes)
             )
+
+        return await self._mutate(session, intent.request_id, decide, answer)
+
+    async def _scene_end(self, session: Session, intent: protocol.SceneEnd) -> Reply:
+        principal = session.principal
+        summaries: list[scene_rules.SceneEndSummary] = []
+
+        def decide(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> list[Event]:
+            events, summary = scene_rules.end_scene(state, principal, tuple(intent.keep_aspects))
+            summaries[:] = [summary]
+            return events
+
+        def answer(state: WorldState, _rows: list[EventRow], _e: list[EmitRow]) -> BaseModel:
+            return cards.scene_end(summaries[0], state)
 
         return await self._mutate(session, intent.request_id, decide, answer)
 

@@ -908,3 +908,74 @@ def test_the_log_replays_to_the_same_state() -> None:
     invoke(table, PAUL, "b", "b.hc")
     both_pass(table)
     assert replay(table.log, world()) == table.state
+
+
+# --- R12.1 scene end (what issue 3's concession and invokes need) ---------------------
+
+
+def test_r9_3_r12_1_concession_point_is_paid_when_the_scene_ends() -> None:
+    # R9.3, R12.1, R12.4
+    from bridge.rules.scene import end_scene
+
+    table = Table(world())
+    start(table, PAUL, passive_rating=5, dangerous_actor=True)
+    table.run(lambda s: actions.concede(s, "a1", "b", PAUL))
+    refused("forbidden", table, lambda: end_scene(table.state, PAUL))
+    events, summary = end_scene(table.state, GM_USER)
+    table.run(lambda _s: events)
+    brousseau = table.character("b")
+    assert brousseau.fate_points == 4
+    assert brousseau.pending_fate_points == 0
+    assert not brousseau.overwhelmed
+    assert summary.fate_points == {"b": (1, ["conceded"])}
+
+
+def test_r7_5_mild_recovery_takes_two_scene_ends() -> None:
+    # R7.5: addressed -> recovering at the first scene end -> removed at the second.
+    from bridge.rules.scene import end_scene
+
+    hurt = sheet(
+        "b",
+        "Brousseau",
+        owners=["paul"],
+        skills={"Lore": 3},
+        slots=[SheetSlot("mild", 2, "Sprained Ankle"), *STANDARD_SLOTS[1:]],
+    )
+    table = Table(world(hurt))
+    start(table, PAUL, (1, 1, 0, 0), skill="Lore", recovery_of=("b", "mild"))
+    both_pass(table)  # Lore 3 + 2 = 5 against Fair (+2) +2 for treating oneself
+    assert slot(table, "b", "mild").status == "addressed"
+    table.run(lambda s: end_scene(s, GM_USER)[0])
+    assert slot(table, "b", "mild").status == "recovering"
+    assert slot(table, "b", "mild").aspect_id is not None
+    table.run(lambda s: end_scene(s, GM_USER)[0])
+    assert slot(table, "b", "mild").aspect_id is None
+    assert not any(a.kind == "consequence" for a in table.state.aspects.values())
+
+
+def test_r12_1_boosts_expire_and_situation_aspects_clear_unless_kept() -> None:
+    # R12.1, R12.6
+    from bridge.rules.scene import end_scene
+
+    table = Table(world())
+    table.state = with_aspect(table.state, BRIDGE_ASPECT)
+    table.state = with_aspect(table.state, Aspect(id="sit-fire", name="On Fire", kind="situation"))
+    table.state = with_aspect(
+        table.state, Aspect(id="boost1", name="Edge", kind="boost", free_invokes={"b": 1})
+    )
+    events, summary = end_scene(table.state, GM_USER, keep_aspects=("sit-fire",))
+    table.run(lambda _s: events)
+    assert set(table.state.aspects) >= {"sit-fire", "b.hc"}
+    assert "sit-bridge" not in table.state.aspects and "boost1" not in table.state.aspects
+    assert summary.expired_boosts == ["Edge"]
+    assert table.state.scene.number == 2
+
+
+def test_r5_5_unused_hint_pays_a_fate_point_at_scene_end() -> None:
+    # R5.5
+    from bridge.rules.scene import end_scene
+
+    table = Table(world())
+    discover(table, (1, 1, 0, 0), rating=0)
+    table.run(lambda s: end_scene(s, GM_USER)[0])
+    assert table.character("b").fate_points == 4

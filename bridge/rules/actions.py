@@ -237,7 +237,12 @@ def _pending_fate_point(draft: Draft, character_id: str, why: str) -> Effect | N
     if character.is_npc:
         return None
     draft.put_character(
-        character.model_copy(update={"pending_fate_points": character.pending_fate_points + 1})
+        character.model_copy(
+            update={
+                "pending_fate_points": character.pending_fate_points + 1,
+                "pending_reasons": (*character.pending_reasons, why),
+            }
+        )
     )
     return Effect(kind="fate_point", character_id=character_id, count=1, text=why)
 

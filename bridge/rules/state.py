@@ -65,6 +65,7 @@ class Character(Frozen):
     refresh: int = 3
     # Points earned now but usable once the scene is over (R4.5, R5.5, R9.3).
     pending_fate_points: int = 0
+    pending_reasons: tuple[str, ...] = ()
     consequences: tuple[ConsequenceSlot, ...] = ()
     stress: tuple[bool, ...] = ()
     overwhelmed: bool = False
