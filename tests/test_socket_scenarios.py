@@ -1,0 +1,425 @@
+"""Whole actions over real Socket.IO: a GM and players, each on their own connection."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Any
+
+import pytest
+import socketio
+
+from bridge.protocol import NAMESPACE
+from tests.conftest import Connect
+
+_ids = itertools.count(1)
+
+BROUSSEAU = {
+    "id": "brousseau",
+    "name": "Brousseau",
+    "owners": ["paul"],
+    "skills": {"Athletics": 3, "Notice": 2, "Lore": 1},
+    "fate_points": 2,
+    "refresh": 3,
+    "aspects": [{"key": "hc", "name": "Skeptical Ghost Hunter"}],
+    "consequences": [
+        {"id": "mild", "severity": 2},
+        {"id": "moderate", "severity": 4},
+        {"id": "severe", "severity": 6},
+    ],
+}
+MARGOT = {
+    "id": "margot",
+    "name": "Margot",
+    "owners": ["anna"],
+    "skills": {"Athletics": 2, "Notice": 4, "Lore": 2},
+    "fate_points": 1,
+    "refresh": 3,
+    "aspects": [{"key": "hc", "name": "Nosy Neighbour"}],
+    "consequences": [{"id": "mild", "severity": 2}, {"id": "moderate", "severity": 4}],
+}
+GHOUL = {
+    "id": "ghoul",
+    "name": "Ghoul",
+    "owners": [],
+    "skills": {"Athletics": 2, "Notice": 1},
+    "aspects": [{"key": "hc", "name": "Hungry Dead"}],
+    "consequences": [],
+}
+
+
+class Seat:
+    """One person at the table: a connection and the acks it gets."""
+
+    def __init__(self, client: socketio.AsyncClient) -> None:
+        self.client = client
+
+    async def send(self, event: str, **payload: Any) -> dict[str, Any]:
+        payload.setdefault("request_id", f"r{next(_ids)}")
+        ack: dict[str, Any] = await self.client.call(
+            event, payload, namespace=NAMESPACE, timeout=10
+        )
+        return ack
+
+    async def ok(self, event: str, **payload: Any) -> dict[str, Any]:
+        ack = await self.send(event, **payload)
+        assert ack["ok"], ack
+        data: dict[str, Any] = ack["data"]
+        return data
+
+    async def card(self, event: str, **payload: Any) -> dict[str, Any]:
+        card: dict[str, Any] = (await self.ok(event, **payload))["card"]
+        return card
+
+    def received(self, event: str) -> list[Any]:
+        return [d for e, d in self.client.received if e == event]  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+async def table(connect: Connect, world: tuple[str, str]) -> dict[str, Seat]:
+    """A GM with three synced actors and two bound players (paul, anna)."""
+    gm = Seat(await connect(world[0], key=world[1], user="gm"))
+    for actor in (BROUSSEAU, MARGOT, GHOUL):
+        await gm.ok("actor.sync", actor=actor)
+    await gm.ok("fate.gm_budget", fate_points=2)
+    seats = {"gm": gm}
+    for user in ("paul", "anna"):
+        seat = Seat(await connect(world[0], role="player", user=user))
+        hello = await seat.ok("hello")
+        assert hello["bound"] is False
+        # What the player's module does (flag on its own User) and the GM's module reports:
+        bound = await gm.ok("user.bind", user_id=user, nonce=hello["bind_nonce"])
+        assert bound == {"user_id": user, "bound": True}
+        seats[user] = seat
+    return seats
+
+
+async def queue(gm: Seat, *rolls: list[int]) -> None:
+    await gm.ok("dev.queue_dice", rolls=list(rolls))
+
+
+async def test_player_binding_is_needed_and_proven_through_the_gm(
+    connect: Connect, world: tuple[str, str]
+) -> None:
+    # DESIGN Trust: a player acts only once the GM's client vouches for its nonce.
+    gm = Seat(await connect(world[0], key=world[1], user="gm"))
+    await gm.ok("actor.sync", actor=BROUSSEAU)
+    paul = Seat(await connect(world[0], role="player", user="paul"))
+    hello = await paul.ok("hello")
+    start = {
+        "type": "overcome",
+        "actor_id": "brousseau",
+        "skill": "Athletics",
+        "opposition": {"kind": "passive", "rating": 2},
+    }
+    assert (await paul.send("action.start", **start))["error"]["code"] == "unbound"
+    wrong = await gm.send("user.bind", user_id="anna", nonce=hello["bind_nonce"])
+    assert wrong["error"]["code"] == "not_found"
+    impostor = await paul.send("user.bind", user_id="paul", nonce=hello["bind_nonce"])
+    assert impostor["error"]["code"] == "unbound"
+    await gm.ok("user.bind", user_id="paul", nonce=hello["bind_nonce"])
+    for _ in range(100):
+        if paul.received("notice"):
+            break
+        await asyncio.sleep(0.02)
+    assert paul.received("notice")[0]["code"] == "bound"
+    await queue(gm, [0, 0, 0, 0])
+    card = await paul.card("action.start", **start)
+    assert card["actor"]["leader"]["id"] == "brousseau"
+    forbidden = await paul.send("action.start", **{**start, "actor_id": "ghoul"})
+    assert forbidden["error"]["code"] == "unknown_actor"
+    await gm.ok("actor.sync", actor=GHOUL)
+    forbidden = await paul.send("action.start", **{**start, "actor_id": "ghoul"})
+    assert forbidden["error"]["code"] == "forbidden"
+
+
+async def test_active_opposition_with_invokes_from_both_sides(table: dict[str, Seat]) -> None:
+    # R2.2 R4.1 R4.2 R4.4 R4.5: Brousseau vs Margot; each invokes, then both pass.
+    gm, paul, anna = table["gm"], table["paul"], table["anna"]
+    card = await paul.card(
+        "action.start",
+        type="overcome",
+        actor_id="brousseau",
+        skill="Athletics",
+        opposition={"kind": "active", "opposer_id": "margot"},
+    )
+    assert card["state"] == "awaiting_opposition"
+    assert card["prompt"] == {"kind": "oppose", "users": ["anna"], "gm": True, "options": []}
+    action_id = card["action_id"]
+    await queue(gm, [1, 0, 0, 0], [0, 0, 0, 0])
+    card = await anna.card("action.oppose", action_id=action_id, skill="Athletics")
+    assert card["opposition"]["total"]["value"] == 3 and card["actor"]["total"]["value"] == 3
+    card = await paul.card(
+        "action.invoke",
+        action_id=action_id,
+        invoker="brousseau",
+        aspect_id="brousseau.hc",
+        payment="fate_point",
+    )
+    assert card["actor"]["total"]["value"] == 5 and card["shifts"] == 2
+    card = await anna.card(
+        "action.invoke",
+        action_id=action_id,
+        invoker="margot",
+        aspect_id="brousseau.hc",
+        payment="fate_point",
+    )
+    assert card["opposition"]["total"]["value"] == 5
+    assert [(i["invoker_name"], i["aspect_name"]) for i in card["invokes"]] == [
+        ("Brousseau", "Skeptical Ghost Hunter"),
+        ("Margot", "Skeptical Ghost Hunter"),
+    ]
+    await anna.card("action.pass", action_id=action_id, side="opposition")
+    card = await paul.card("action.pass", action_id=action_id, side="actor")
+    assert card["state"] == "choosing" and card["outcome"] == "tie"
+    state = await gm.ok("world.state")
+    people = {c["id"]: c for c in state["characters"]}
+    assert people["brousseau"]["fate_points"] == 1
+    assert people["margot"]["fate_points"] == 0
+    # R4.5: Margot paid to invoke Brousseau's aspect against him: his at scene end.
+    assert people["brousseau"]["pending_fate_points"] == 1
+
+
+async def test_tie_turned_into_success_at_a_minor_cost(table: dict[str, Seat]) -> None:
+    # R5.1 tie, R6.1
+    gm, paul = table["gm"], table["paul"]
+    await queue(gm, [-1, 0, 0, 0])
+    card = await paul.card(
+        "action.start",
+        type="overcome",
+        actor_id="brousseau",
+        skill="Athletics",
+        opposition={"kind": "passive", "rating": 2},
+    )
+    card = await paul.card("action.pass", action_id=card["action_id"], side="actor")
+    assert card["prompt"]["kind"] == "choose"
+    assert card["prompt"]["options"] == ["fail", "succeed_at_cost"]
+    card = await paul.card("action.choose", action_id=card["action_id"], choice="succeed_at_cost")
+    assert card["state"] == "costing" and card["cost_severity"] == "minor"
+    refused = await paul.send("action.cost", action_id=card["action_id"], kind="wrinkle", text="x")
+    assert refused["error"]["code"] == "forbidden"
+    card = await gm.card(
+        "action.cost",
+        action_id=card["action_id"],
+        kind="npc_boost",
+        target_id="ghoul",
+        aspect_name="Smells Blood",
+    )
+    assert card["state"] == "resolved" and card["succeeded"] is True
+    assert any(e["kind"] == "boost" and e["character"]["id"] == "ghoul" for e in card["effects"])
+
+
+async def test_serious_cost_consequence_rolls_up_to_moderate(table: dict[str, Seat]) -> None:
+    # R6.2 R7.2: the mild slot is already filled, so the mild consequence rolls up.
+    gm, paul = table["gm"], table["paul"]
+    await gm.ok(
+        "actor.sync",
+        actor={
+            **BROUSSEAU,
+            "consequences": [
+                {"id": "mild", "severity": 2, "name": "Scraped Knee"},
+                {"id": "moderate", "severity": 4},
+                {"id": "severe", "severity": 6},
+            ],
+        },
+    )
+    await queue(gm, [-1, -1, -1, 0])
+    card = await paul.card(
+        "action.start",
+        type="overcome",
+        actor_id="brousseau",
+        skill="Athletics",
+        opposition={"kind": "passive", "rating": 2},
+    )
+    action_id = card["action_id"]
+    await paul.card("action.pass", action_id=action_id, side="actor")
+    await paul.card("action.choose", action_id=action_id, choice="succeed_at_cost")
+    card = await gm.card(
+        "action.cost", action_id=action_id, kind="mild_consequence", aspect_name="Cracked Rib"
+    )
+    consequence = next(e for e in card["effects"] if e["kind"] == "consequence")
+    assert consequence["count"] == 4 and "Cracked Rib" in consequence["text"]
+    patches = [p for p in gm.received("actor.patch") if p["actor_id"] == "brousseau"]
+    for _ in range(100):
+        patches = [p for p in gm.received("actor.patch") if p["actor_id"] == "brousseau"]
+        if patches:
+            break
+        await asyncio.sleep(0.02)
+    slots = {s["id"]: s for s in patches[-1]["consequences"]}
+    assert slots["mild"]["name"] == "Scraped Knee"
+    assert slots["moderate"]["name"] == "Cracked Rib"
+    assert patches[-1]["writer"] == "gm"
+
+
+async def test_dangerous_fumble_overwhelms_the_actor(table: dict[str, Seat]) -> None:
+    # R9.1 R9.2 R8.1 R8.2
+    gm, paul = table["gm"], table["paul"]
+    card = await paul.card(
+        "action.start",
+        type="overcome",
+        actor_id="brousseau",
+        skill="Athletics",
+        opposition={"kind": "passive", "rating": 4},
+        dangerous={"actor": True},
+    )
+    assert card["state"] == "declared" and card["prompt"]["options"] == ["concede"]
+    await queue(gm, [-1, -1, 0, 0])
+    await paul.card("action.roll", action_id=card["action_id"])
+    card = await paul.card("action.pass", action_id=card["action_id"], side="actor")
+    assert card["state"] == "resolved"
+    assert any(
+        e["kind"] == "overwhelmed" and e["character"]["id"] == "brousseau" for e in card["effects"]
+    )
+    again = await paul.send(
+        "action.start",
+        type="overcome",
+        actor_id="brousseau",
+        skill="Athletics",
+        opposition={"kind": "passive", "rating": 0},
+    )
+    assert again["error"]["code"] == "overwhelmed"
+    for _ in range(100):
+        statuses = [s for s in gm.received("token.status") if s["actor_id"] == "brousseau"]
+        if statuses:
+            break
+        await asyncio.sleep(0.02)
+    assert statuses[-1]["statuses"]["overwhelmed"] is True
+
+
+async def test_concession_pays_a_fate_point_at_scene_end(table: dict[str, Seat]) -> None:
+    # R9.3 R12.1
+    gm, paul = table["gm"], table["paul"]
+    card = await paul.card(
+        "action.start",
+        type="overcome",
+        actor_id="brousseau",
+        skill="Athletics",
+        opposition={"kind": "active", "opposer_id": "ghoul"},
+        dangerous={"actor": True, "opposition": False},
+    )
+    card = await paul.card("action.concede", action_id=card["action_id"], character_id="brousseau")
+    assert card["state"] == "resolved" and card["succeeded"] is False
+    before = {c["id"]: c for c in (await gm.ok("world.state"))["characters"]}
+    assert before["brousseau"]["fate_points"] == 2
+    assert before["brousseau"]["pending_fate_points"] == 1
+    assert (await paul.send("scene.end"))["error"]["code"] == "forbidden"
+    summary = await gm.ok("scene.end")
+    assert summary["fate_points"] == [
+        {
+            "character": {"id": "brousseau", "name": "Brousseau"},
+            "gained": 1,
+            "reasons": ["conceded"],
+        }
+    ]
+    after = {c["id"]: c for c in (await gm.ok("world.state"))["characters"]}
+    assert after["brousseau"]["fate_points"] == 3
+    assert after["brousseau"]["overwhelmed"] is False
+
+
+async def test_leave_a_mark_on_a_full_track_overwhelms_the_target(table: dict[str, Seat]) -> None:
+    # R5.4 R7.2 R8.1
+    gm, paul = table["gm"], table["paul"]
+    await gm.ok(
+        "actor.sync",
+        actor={
+            **MARGOT,
+            "consequences": [
+                {"id": "mild", "severity": 2, "name": "Tired"},
+                {"id": "moderate", "severity": 4, "name": "Shaken"},
+            ],
+        },
+    )
+    await queue(gm, [1, 1, 1, 0])
+    card = await paul.card(
+        "action.start",
+        type="create_advantage",
+        actor_id="brousseau",
+        skill="Notice",
+        opposition={"kind": "passive", "rating": 1},
+        target_id="margot",
+        aspect_name="Rattled",
+    )
+    action_id = card["action_id"]
+    card = await paul.card("action.pass", action_id=action_id, side="actor")
+    assert card["pending_choice"] == "leave_mark" and card["outcome"] == "excel"
+    card = await paul.card(
+        "action.choose", action_id=action_id, choice="mark", consequence_name="Rattled"
+    )
+    overwhelmed = [e for e in card["effects"] if e["kind"] == "overwhelmed"]
+    assert overwhelmed and overwhelmed[0]["character"]["id"] == "margot"
+    assert overwhelmed[0]["text"] == "brousseau"  # who describes it (R8.2)
+
+
+async def test_teamwork_with_two_helpers(table: dict[str, Seat]) -> None:
+    # R10.1: Margot (Notice 4) leads; Brousseau (2) and the Ghoul (1) add +1 each.
+    gm, paul = table["gm"], table["paul"]
+    await queue(gm, [0, 0, 0, 0])
+    card = await paul.card(
+        "action.start",
+        type="discover",
+        actor_id="brousseau",
+        skill="Notice",
+        opposition={"kind": "passive", "rating": 4},
+        situation="the attic",
+        helpers=[{"character_id": "margot"}, {"character_id": "ghoul"}],
+    )
+    assert card["actor"]["leader"]["id"] == "margot"
+    assert {h["id"] for h in card["actor"]["helpers"]} == {"brousseau", "ghoul"}
+    assert card["actor"]["teamwork_bonus"] == 2
+    assert card["actor"]["total"]["value"] == 6
+    # The lead's owner (or the GM) passes for the acting side now.
+    refused = await paul.send("action.pass", action_id=card["action_id"], side="actor")
+    assert refused["error"]["code"] == "forbidden"
+    card = await table["anna"].card("action.pass", action_id=card["action_id"], side="actor")
+    assert card["outcome"] == "succeed"
+    assert any(e["kind"] == "questions" and e["count"] == 2 for e in card["effects"])
+
+
+async def test_two_simultaneous_invokes_race_for_the_last_fate_point(
+    connect: Connect, world: tuple[str, str], table: dict[str, Seat]
+) -> None:
+    # R4.6 under concurrency: two browsers of the same player, one fate point left.
+    gm, paul = table["gm"], table["paul"]
+    await gm.ok(
+        "actor.sync",
+        actor={
+            **BROUSSEAU,
+            "fate_points": 1,
+            "aspects": [{"key": "hc", "name": "Skeptic"}, {"key": "tr", "name": "Old Soldier"}],
+        },
+    )
+    second = Seat(await connect(world[0], role="player", user="paul"))
+    hello = await second.ok("hello")
+    await gm.ok("user.bind", user_id="paul", nonce=hello["bind_nonce"])
+    await queue(gm, [0, 0, 0, 0])
+    card = await paul.card(
+        "action.start",
+        type="overcome",
+        actor_id="brousseau",
+        skill="Athletics",
+        opposition={"kind": "passive", "rating": 5},
+    )
+    results = await asyncio.gather(
+        paul.send(
+            "action.invoke",
+            action_id=card["action_id"],
+            invoker="brousseau",
+            aspect_id="brousseau.hc",
+            payment="fate_point",
+        ),
+        second.send(
+            "action.invoke",
+            action_id=card["action_id"],
+            invoker="brousseau",
+            aspect_id="brousseau.tr",
+            payment="fate_point",
+        ),
+    )
+    assert sorted(r["ok"] for r in results) == [False, True]
+    loser = next(r for r in results if not r["ok"])
+    assert loser["error"]["code"] == "no_fate_points"
+    state = await gm.ok("world.state")
+    brousseau = next(c for c in state["characters"] if c["id"] == "brousseau")
+    assert brousseau["fate_points"] == 0
+    final = await gm.card("action.pass", action_id=card["action_id"], side="actor")
+    assert final["actor"]["invoke_bonus"] == 2 and len(final["invokes"]) == 1
