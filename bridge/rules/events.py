@@ -58,5 +58,4 @@ Event = Annotated[
     Field(discriminator="type"),
 ]
 
-# mypy reads the Annotated union as a value, not a type; pydantic accepts it as a type.
-EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)  # type: ignore[arg-type]
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
