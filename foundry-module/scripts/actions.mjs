@@ -1,10 +1,11 @@
 /**
- * Intents a user starts: syncing an actor to the bridge and rolling an overcome.
+ * Intents a user starts: syncing actors to the bridge and starting actions.
  * @module actions
  */
 import { adapterFor } from "./adapters/index.mjs";
 import { isActiveGM } from "./compat.mjs";
-import { askOpposition } from "./roll-dialog.mjs";
+import { ensureConnected, send } from "./intents.mjs";
+import { askAction } from "./roll-dialog.mjs";
 import { runtime } from "./runtime.mjs";
 
 /** Marker in update options for writes that came from the bridge: never sent back (no echo). */
@@ -20,67 +21,98 @@ export function syncActor(actor) {
 }
 
 /**
- * The `action.start` payload of an overcome against passive opposition.
+ * @typedef {object} ActionRequest  What the dialog (or a macro) asks for.
+ * @property {string} [type]              overcome (default), create_advantage, take_advantage, discover, attack
+ * @property {number} [opposition]        passive rating
+ * @property {string} [opposerId]         an actor id: active opposition
+ * @property {string} [targetId]
+ * @property {string} [targetAspectId]
+ * @property {string} [aspectName]
+ * @property {string} [situation]
+ * @property {{character_id: string, skill?: string}[]} [helpers]
+ * @property {{actor?: boolean, opposition?: boolean}} [dangerous]
+ * @property {{character_id: string, slot_id: string}} [recovery]
+ * @property {boolean} [allowRepeat]
+ * @property {string} [description]
+ */
+
+/**
+ * The `action.start` payload (schemas/client/action_start.json), without the request id.
  * @param {Actor} actor
  * @param {string} skill
- * @param {{opposition: number, description?: string}} answer
+ * @param {ActionRequest} request
  */
-export function overcomePayload(actor, skill, { opposition, description }) {
-  const payload = {
-    type: "overcome",
-    actor_id: actor.id,
-    skill,
-    opposition: { kind: "passive", rating: opposition }
-  };
-  if (description) payload.description = description;
+export function startPayload(actor, skill, request) {
+  const payload = { type: request.type ?? "overcome", actor_id: actor.id, skill };
+  if (request.recovery) payload.recovery = request.recovery;
+  else if (request.opposerId) payload.opposition = { kind: "active", opposer_id: request.opposerId };
+  else payload.opposition = { kind: "passive", rating: request.opposition ?? 0 };
+  if (request.targetId) payload.target_id = request.targetId;
+  if (request.targetAspectId) payload.target_aspect_id = request.targetAspectId;
+  if (request.aspectName) payload.aspect_name = request.aspectName;
+  if (request.situation) payload.situation = request.situation;
+  if (request.helpers?.length) payload.helpers = request.helpers.map((h) => (h.skill ? { character_id: h.character_id, skill: h.skill } : { character_id: h.character_id }));
+  if (request.dangerous?.actor || request.dangerous?.opposition) {
+    payload.dangerous = { actor: Boolean(request.dangerous.actor), opposition: Boolean(request.dangerous.opposition) };
+  }
+  if (request.allowRepeat && game.user.isGM) payload.allow_repeat = true;
+  if (request.description) payload.description = request.description;
   return payload;
 }
 
 /**
- * Roll an overcome for an actor's skill through the bridge. Without an opposition the roll dialog
- * asks for one. Resolves to the `action.start` data, or null if cancelled or refused (the user is
- * told why). The chat card arrives separately, as the bridge's `card` emit.
- * @param {Actor} actor
- * @param {string} skill
- * @param {{opposition?: number, description?: string}} [options]
+ * Sync every actor an action involves (GM only; a player's client never syncs).
+ * @param {(string|undefined)[]} ids
+ * @returns {Promise<boolean>}
  */
-export async function rollOvercome(actor, skill, options = {}) {
-  const i18n = game.i18n;
-  const connection = runtime.connection;
-  if (!connection?.connected) {
-    const status = connection?.status;
-    const reason = status?.message ?? i18n.localize(`FATEBRIDGE.Status.${status?.state ?? "offline"}`);
-    ui.notifications.error(i18n.format("FATEBRIDGE.Notify.Offline", { reason }));
-    return null;
-  }
-  const skills = adapterFor().skills(actor);
-  if (!(skill in skills)) {
-    ui.notifications.warn(i18n.format("FATEBRIDGE.Notify.SkillNotFound", { actor: actor.name, skill }));
-    return null;
-  }
-  let answer = options.opposition === undefined ? null : { opposition: options.opposition, description: options.description };
-  if (!answer) {
-    answer = await askOpposition({ actorName: actor.name, skill, rating: skills[skill] });
-    if (!answer) return null;
-  }
-  if (game.user.isGM) {
-    const synced = await syncActor(actor);
-    if (!synced.ok) {
-      ui.notifications.error(i18n.format("FATEBRIDGE.Notify.SyncFailed", { actor: actor.name, message: synced.error.message }));
-      return null;
+async function syncInvolved(ids) {
+  if (!game.user.isGM) return true;
+  for (const id of new Set(ids.filter(Boolean))) {
+    const actor = game.actors.get(id);
+    if (!actor) continue;
+    const ack = await syncActor(actor);
+    if (!ack.ok) {
+      ui.notifications.error(game.i18n.format("FATEBRIDGE.Notify.SyncFailed", { actor: actor.name, message: ack.error.message }));
+      return false;
     }
   }
-  const ack = await connection.call("action.start", overcomePayload(actor, skill, answer));
-  if (!ack.ok) {
-    ui.notifications.warn(i18n.format("FATEBRIDGE.Notify.ActionFailed", { message: ack.error.message }));
-    return null;
-  }
-  return ack.data;
+  return true;
 }
 
 /**
- * `updateActor` hook: the active GM's client tells the bridge about relevant changes, except the
- * bridge's own writes.
+ * Start an action for an actor's skill. Without a complete request (`opposition`, `opposerId`
+ * or `recovery`) the action dialog asks. Resolves to the `action.start` data, or null if
+ * cancelled or refused (the user is told why). The chat card arrives as the bridge's `card` emit.
+ * @param {Actor} actor
+ * @param {string} skill
+ * @param {ActionRequest} [request]
+ */
+export async function startAction(actor, skill, request = {}) {
+  if (!ensureConnected()) return null;
+  const skills = adapterFor().skills(actor);
+  if (skill && !(skill in skills)) {
+    ui.notifications.warn(game.i18n.format("FATEBRIDGE.Notify.SkillNotFound", { actor: actor.name, skill }));
+    return null;
+  }
+  const complete = request.opposition !== undefined || request.opposerId || request.recovery;
+  if (!complete) {
+    const answer = await askAction({ actor, skill, request });
+    if (!answer) return null;
+    ({ skill, ...request } = { ...answer });
+  }
+  const ids = [actor.id, request.opposerId, request.targetId, ...(request.helpers ?? []).map((h) => h.character_id)];
+  if (!(await syncInvolved(ids))) return null;
+  return send("action.start", startPayload(actor, skill, request));
+}
+
+/** The former name: an overcome. */
+export function rollOvercome(actor, skill, options = {}) {
+  return startAction(actor, skill, { type: "overcome", ...options });
+}
+
+/**
+ * `updateActor` hook: the active GM's client tells the bridge about a user's edits, never about
+ * the bridge's own writes (the BRIDGE_WRITE option marks them).
  * @param {Actor} actor
  * @param {object} changed
  * @param {object} options

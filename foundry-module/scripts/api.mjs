@@ -2,8 +2,9 @@
  * The macro API on `game.modules.get("fate-bridge").api` (see MACROS.md).
  * @module api
  */
-import { rollOvercome } from "./actions.mjs";
-import { PROTOCOL_VERSION } from "./protocol.mjs";
+import { startAction } from "./actions.mjs";
+import { send, worldState } from "./intents.mjs";
+import { MODULE_ID, PROTOCOL_VERSION } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
 
 /**
@@ -15,22 +16,84 @@ function resolveActor(actorOrId) {
   return game.actors.get(actorOrId) ?? game.actors.getName?.(actorOrId) ?? null;
 }
 
+/** @param {string} actionId  an action id, or a card id ("world.action") */
+function actionRef(actionId) {
+  return String(actionId ?? "").split(".").pop();
+}
+
+/**
+ * The newest card of an action as this client's chat holds it, or null.
+ * @param {string} actionId
+ */
+function latestCard(actionId) {
+  const id = actionRef(actionId);
+  const message = game.messages.find((m) => m.flags?.[MODULE_ID]?.card?.action_id === id);
+  return message?.flags?.[MODULE_ID]?.card ?? null;
+}
+
 export function createApi() {
+  const withActor = (actorOrId, run) => {
+    const actor = resolveActor(actorOrId);
+    if (!actor) {
+      ui.notifications.warn(game.i18n.format("FATEBRIDGE.Notify.ActorNotFound", { actor: String(actorOrId) }));
+      return Promise.resolve(null);
+    }
+    return run(actor);
+  };
   return Object.freeze({
     PROTOCOL_VERSION,
     /**
-     * Roll an overcome for an actor's skill. Without `opposition`, the roll dialog asks.
+     * Start any action. Without `opposition`, `opposerId` or `recovery`, the action dialog asks.
      * @param {Actor|string} actorOrId
      * @param {string} skill
-     * @param {{opposition?: number, description?: string}} [options]
+     * @param {import("./actions.mjs").ActionRequest} [request]
      */
-    async roll(actorOrId, skill, options = {}) {
-      const actor = resolveActor(actorOrId);
-      if (!actor) {
-        ui.notifications.warn(game.i18n.format("FATEBRIDGE.Notify.ActorNotFound", { actor: String(actorOrId) }));
-        return null;
-      }
-      return rollOvercome(actor, skill, options);
+    start(actorOrId, skill, request = {}) {
+      return withActor(actorOrId, (actor) => startAction(actor, skill, request));
+    },
+    /** An overcome (the 0.1 name): `roll(actor, skill, {opposition, description})`. */
+    roll(actorOrId, skill, options = {}) {
+      return withActor(actorOrId, (actor) => startAction(actor, skill, { type: "overcome", ...options }));
+    },
+    /**
+     * Invoke an aspect on an action in its invoke phase.
+     * @param {string} actionId
+     * @param {{invoker: string, aspect_id: string, payment?: "fate_point"|"free"|"boost", effect?: "bonus"|"reroll"|"hostile", side?: "actor"|"opposition"}} invoke
+     */
+    invoke(actionId, { invoker, aspect_id, payment = "fate_point", effect = "bonus", side } = {}) {
+      const payload = { action_id: actionRef(actionId), invoker, aspect_id, payment, effect };
+      if (side) payload.side = side;
+      return send("action.invoke", payload);
+    },
+    /** Pass for one side ("actor" or "opposition"); when both have passed the action resolves. */
+    pass(actionId, side = "actor") {
+      return send("action.pass", { action_id: actionRef(actionId), side });
+    },
+    /** Answer a choice (fail, succeed_at_cost, unintended_aspect, aspect, mark, full_hit, boost). */
+    choose(actionId, choice, names = {}) {
+      return send("action.choose", { action_id: actionRef(actionId), choice, ...names });
+    },
+    /** GM: the cost of a success at a cost; `kind` from hello.costs. */
+    cost(actionId, { kind, text = "", target_id, aspect_name } = {}) {
+      const payload = { action_id: actionRef(actionId), kind, text };
+      if (target_id) payload.target_id = target_id;
+      if (aspect_name) payload.aspect_name = aspect_name;
+      return send("action.cost", payload);
+    },
+    /** Roll a declared (dangerous) action, or concede it for a character. */
+    rollDeclared(actionId) {
+      return send("action.roll", { action_id: actionRef(actionId) });
+    },
+    concede(actionId, characterId) {
+      return send("action.concede", { action_id: actionRef(actionId), character_id: characterId });
+    },
+    /** The newest card of an action in this client's chat. */
+    card: latestCard,
+    /** What the bridge holds: characters, aspects with free invokes, GM budget, open actions. */
+    state: worldState,
+    /** @returns {object|null} the bridge's hello (actions, costs, ruleset, ...) */
+    get hello() {
+      return runtime.hello ? structuredClone(runtime.hello) : null;
     },
     /** @returns {import("./connection.mjs").ConnectionStatus} */
     get status() {

@@ -4,56 +4,25 @@
  * found by its `cardId` flag, so a replayed emit never duplicates a message.
  * @module cards
  */
-import { diceSound, renderTemplate } from "./compat.mjs";
-import { signed } from "./format.mjs";
+import { cardContext } from "./card-view.mjs";
+import { diceSound, renderTemplate, showDice } from "./compat.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 
 export const CARD_TEMPLATE = `modules/${MODULE_ID}/templates/action-card.hbs`;
 
-const GLYPHS = { 1: "+", 0: "", [-1]: "\u2212" };
-const FACE_CLASS = { 1: "plus", 0: "blank", [-1]: "minus" };
+export { cardContext };
 
 /**
- * Everything the card template shows, computed here so the template stays logic-free.
- * @param {import("./protocol.mjs").ActionCard} card
- * @param {number} seq
+ * The data of a pre-evaluated Roll carrying exactly one side's dice from the bridge: 4dF with the
+ * given faces, plus everything else the side adds (skill, stunts, teamwork, invokes), totalling
+ * the side's total. Null for a side without dice (passive opposition, not rolled yet).
+ * @param {import("./protocol.mjs").CardSide} side
  */
-export function cardContext(card, seq) {
-  const i18n = game.i18n;
-  return {
-    actorName: card.actor.name,
-    actionLabel: card.action_label,
-    skill: card.skill,
-    skillRating: signed(card.skill_rating.value),
-    skillLabel: card.skill_rating.label,
-    dice: card.dice.map((face) => ({ face, glyph: GLYPHS[face], cls: FACE_CLASS[face] })),
-    diceTotal: signed(card.dice_total),
-    total: { value: signed(card.total.value), label: card.total.label },
-    opposition: { value: signed(card.opposition.value), label: card.opposition.label },
-    oppositionKind: card.opposition_kind === "passive" ? i18n.localize("FATEBRIDGE.Card.Passive") : card.opposition_kind,
-    shifts: signed(card.shifts),
-    outcome: card.outcome,
-    outcomeLabel: card.outcome_label,
-    state: card.state,
-    stateLabel: i18n.localize(`FATEBRIDGE.Card.State.${card.state}`),
-    boost: card.boost ? i18n.format("FATEBRIDGE.Card.Boost", { name: card.boost.name }) : null,
-    description: card.description || null,
-    eventLabel: i18n.format("FATEBRIDGE.Card.Event", { seq: card.event_seq }),
-    hashShort: String(card.event_hash).slice(0, 10),
-    hashTitle: i18n.format("FATEBRIDGE.Card.HashTitle", { hash: card.event_hash }),
-    seq
-  };
-}
-
-/**
- * The data of a pre-evaluated Roll carrying exactly the bridge's dice: 4dF with the given faces,
- * plus the skill rating, totalling the card's total.
- * @param {import("./protocol.mjs").ActionCard} card
- */
-export function rollData(card) {
-  const rating = card.skill_rating.value;
-  const operator = rating < 0 ? "-" : "+";
-  const magnitude = Math.abs(rating);
+export function rollData(side) {
+  if (!side?.dice || !side.total) return null;
+  const modifier = side.total.value - side.dice_total;
+  const operator = modifier < 0 ? "-" : "+";
+  const magnitude = Math.abs(modifier);
   return {
     class: "Roll",
     options: {},
@@ -67,14 +36,23 @@ export function rollData(card) {
         number: 4,
         faces: 3,
         modifiers: [],
-        results: card.dice.map((result) => ({ result, active: true }))
+        results: side.dice.map((result) => ({ result, active: true }))
       },
       { class: "OperatorTerm", options: {}, evaluated: true, operator },
       { class: "NumericTerm", options: {}, evaluated: true, number: magnitude }
     ],
-    total: card.total.value,
+    total: side.total.value,
     evaluated: true
   };
+}
+
+/**
+ * The message's rolls: the actor's, then the opposition's when it rolled.
+ * @param {import("./protocol.mjs").ActionCard} card
+ * @returns {Roll[]}
+ */
+export function cardRolls(card) {
+  return [card.actor, card.opposition].map(rollData).filter(Boolean).map((data) => Roll.fromData(data));
 }
 
 /**
@@ -106,6 +84,8 @@ export function handleCardEmit(emit) {
   return next;
 }
 
+const diceKey = (card) => JSON.stringify([card?.actor?.dice ?? null, card?.opposition?.dice ?? null]);
+
 /** @param {import("./protocol.mjs").CardEmit} emit */
 async function writeCard(emit) {
   const { card } = emit;
@@ -114,21 +94,27 @@ async function writeCard(emit) {
   const existing = findCardMessage(emit.card_id);
   if (existing) {
     if ((existing.flags?.[MODULE_ID]?.seq ?? -1) >= emit.seq) return null;
-    const sameDice = JSON.stringify(existing.flags?.[MODULE_ID]?.card?.dice) === JSON.stringify(card.dice);
+    const before = existing.flags?.[MODULE_ID]?.card;
     const update = { content, flags };
-    if (!sameDice) update.rolls = [Roll.fromData(rollData(card))];
+    if (diceKey(before) !== diceKey(card)) {
+      update.rolls = cardRolls(card);
+      const sides = ["actor", "opposition"].filter((s) => JSON.stringify(before?.[s]?.dice ?? null) !== JSON.stringify(card[s].dice ?? null));
+      // A message update does not animate: show new dice (a reroll, the first roll) ourselves.
+      for (const s of sides) {
+        const data = rollData(card[s]);
+        if (data) showDice(Roll.fromData(data));
+      }
+    }
     await existing.update(update);
     return existing;
   }
-  const actor = game.actors.get(card.actor.id);
-  const speaker = actor ? ChatMessage.getSpeaker({ actor }) : ChatMessage.getSpeaker({ alias: card.actor.name });
-  return ChatMessage.create({
-    speaker,
-    content,
-    rolls: [Roll.fromData(rollData(card))],
-    sound: diceSound(),
-    flags
-  });
+  const leader = card.actor.leader;
+  const actor = leader ? game.actors.get(leader.id) : null;
+  const speaker = actor ? ChatMessage.getSpeaker({ actor }) : ChatMessage.getSpeaker({ alias: leader?.name ?? "" });
+  const rolls = cardRolls(card);
+  const data = { speaker, content, rolls, flags };
+  if (rolls.length) data.sound = diceSound();
+  return ChatMessage.create(data);
 }
 
 /**

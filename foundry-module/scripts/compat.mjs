@@ -106,3 +106,55 @@ export const PLAYERS_ELEMENT_ID = "players";
 export function deletionKey(key) {
   return { [`-=${key}`]: null };
 }
+
+/**
+ * Register status effects. v13 keeps `CONFIG.statusEffects` as an array of `{id, name, img}`;
+ * v14 keys it by id. Registering twice changes nothing.
+ * @param {{id: string, name: string, img: string}[]} effects
+ */
+export function registerStatusEffects(effects) {
+  const config = CONFIG.statusEffects;
+  for (const effect of effects) {
+    if (Array.isArray(config)) {
+      const i = config.findIndex((e) => e.id === effect.id);
+      if (i >= 0) config[i] = { ...config[i], ...effect };
+      else config.push({ ...effect });
+    } else if (config && typeof config === "object") {
+      config[effect.id] = { ...(config[effect.id] ?? {}), ...effect };
+    }
+  }
+}
+
+/**
+ * Whether an actor currently shows a status (v13/v14: `actor.statuses` is a Set of ids).
+ * @param {Actor} actor
+ * @param {string} id
+ */
+export function hasStatus(actor, id) {
+  return Boolean(actor?.statuses?.has?.(id));
+}
+
+/**
+ * Animate a roll with Dice So Nice when it is installed (a message update does not animate).
+ * @param {Roll} roll
+ */
+export function showDice(roll) {
+  return globalThis.game?.dice3d?.showForRoll?.(roll, game.user, true) ?? null;
+}
+
+/**
+ * Ids of the tokens this user targets (v13/v14: `game.user.targets` is a Set of Tokens).
+ * @returns {string[]} actor ids
+ */
+export function targetedActorIds() {
+  return [...(game.user?.targets ?? [])].map((t) => t?.actor?.id).filter(Boolean);
+}
+
+/**
+ * Actor ids of the tokens on the viewed scene.
+ * @returns {string[]}
+ */
+export function sceneActorIds() {
+  const tokens = globalThis.canvas?.tokens?.placeables ?? game.scenes?.viewed?.tokens?.contents ?? [];
+  return [...new Set([...tokens].map((t) => t?.actor?.id ?? t?.actorId).filter(Boolean))];
+}

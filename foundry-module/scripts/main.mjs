@@ -4,6 +4,8 @@
  */
 import { onUpdateActor } from "./actions.mjs";
 import { createApi } from "./api.mjs";
+import { onUpdateUser } from "./binding.mjs";
+import { renderControls } from "./card-controls.mjs";
 import { decorateMessage } from "./cards.mjs";
 import { ACTOR_SHEET_RENDER_HOOKS, CHAT_MESSAGE_RENDER_HOOK, PLAYERS_RENDER_HOOK, loadTemplates } from "./compat.mjs";
 import { startConnection } from "./session.mjs";
@@ -11,13 +13,18 @@ import { MODULE_ID } from "./protocol.mjs";
 import { registerSettings } from "./settings.mjs";
 import { onRenderActorSheet } from "./sheet.mjs";
 import { showStatus } from "./status.mjs";
+import { registerStatuses } from "./world-writes.mjs";
 
 Hooks.once("init", () => {
   registerSettings(() => {
     if (game.ready) startConnection();
   });
+  registerStatuses();
   loadTemplates([
     `modules/${MODULE_ID}/templates/action-card.hbs`,
+    `modules/${MODULE_ID}/templates/card-controls.hbs`,
+    `modules/${MODULE_ID}/templates/invoke-picker.hbs`,
+    `modules/${MODULE_ID}/templates/absorb-picker.hbs`,
     `modules/${MODULE_ID}/templates/roll-dialog.hbs`,
     `modules/${MODULE_ID}/templates/skill-panel.hbs`,
     `modules/${MODULE_ID}/templates/skill-edit.hbs`
@@ -31,6 +38,10 @@ Hooks.once("ready", () => {
 });
 
 for (const hook of ACTOR_SHEET_RENDER_HOOKS) Hooks.on(hook, (app, html) => onRenderActorSheet(app, html));
-Hooks.on(CHAT_MESSAGE_RENDER_HOOK, decorateMessage);
+Hooks.on(CHAT_MESSAGE_RENDER_HOOK, (message, html) => {
+  decorateMessage(message, html);
+  renderControls(message, html);
+});
 Hooks.on(PLAYERS_RENDER_HOOK, () => showStatus());
 Hooks.on("updateActor", onUpdateActor);
+Hooks.on("updateUser", onUpdateUser);

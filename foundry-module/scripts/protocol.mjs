@@ -33,12 +33,27 @@ export const RATING_MAX = 20;
 /** Identifier pattern of ids on the wire (actor ids, user ids, request ids). */
 export const IDENTIFIER = /^[A-Za-z0-9_.:-]{1,64}$/;
 
+/** Status effects the module registers (token.status keys -> status ids). */
+export const STATUS_IDS = Object.freeze({
+  overwhelmed: "fate-bridge-overwhelmed",
+  mild: "fate-bridge-mild",
+  moderate: "fate-bridge-moderate",
+  severe: "fate-bridge-severe",
+  boost: "fate-bridge-boost"
+});
+
 /**
  * @typedef {object} ActorData  What the bridge knows of an actor (schemas/client/actor_sync.json).
  * @property {string} id
  * @property {string} name
  * @property {string[]} owners  ids of users who own the actor
  * @property {Record<string, number>} skills  skill name -> rating
+ * @property {{name: string, skill: string, bonus: number, actions: string[]}[]} [stunts]
+ * @property {{key: string, name: string}[]} [aspects]
+ * @property {number} [fate_points]
+ * @property {number} [refresh]
+ * @property {{id: string, severity: number, name?: string}[]} [consequences]
+ * @property {boolean[]} [stress]
  */
 
 /**
@@ -48,26 +63,41 @@ export const IDENTIFIER = /^[A-Za-z0-9_.:-]{1,64}$/;
  */
 
 /**
- * @typedef {object} ActionCard  (schemas/server/card.json `ActionCard`)
+ * @typedef {object} CardSide  (schemas/server/card.json `CardSide`)
+ * @property {{id: string, name: string}|null} leader
+ * @property {{id: string, name: string}[]} helpers
+ * @property {string[]} controllers  user ids owning the leader
+ * @property {string|null} skill
+ * @property {Rated|null} skill_rating
+ * @property {number} stunt_bonus
+ * @property {number} teamwork_bonus
+ * @property {number} invoke_bonus
+ * @property {number[]|null} dice
+ * @property {number|null} dice_total
+ * @property {boolean} passive
+ * @property {Rated|null} total
+ * @property {boolean} dangerous
+ * @property {boolean} passed
+ * @property {number|null} fate_points
+ */
+
+/**
+ * @typedef {object} ActionCard  (schemas/server/card.json `ActionCard`): see bridge/protocol.py.
  * @property {string} action_id
- * @property {string} action_label
  * @property {string} action_type
- * @property {{id: string, name: string}} actor
- * @property {string} skill
- * @property {Rated} skill_rating
- * @property {number[]} dice
- * @property {number} dice_total
- * @property {Rated} total
- * @property {Rated} opposition
- * @property {string} opposition_kind
- * @property {number} shifts
- * @property {"fumble"|"tie"|"succeed"|"excel"} outcome
- * @property {string} outcome_label
- * @property {"rolled"|"invoking"|"choosing"|"resolved"} state
- * @property {{id: string, name: string, holder_id: string}|null} [boost]
- * @property {string|null} [description]
- * @property {number} event_seq
- * @property {string} event_hash
+ * @property {string} action_label
+ * @property {"declared"|"awaiting_opposition"|"invoking"|"choosing"|"costing"|"absorbing"|"resolved"} state
+ * @property {CardSide} actor
+ * @property {CardSide} opposition
+ * @property {"passive"|"active"} opposition_kind
+ * @property {object[]} invokes
+ * @property {object[]} effects
+ * @property {object[]} aspects
+ * @property {{kind: string, users: string[], gm: boolean, options: string[]}} prompt
+ * @property {number|null} shifts
+ * @property {string|null} outcome
+ * @property {string|null} outcome_label
+ * @property {boolean} provisional
  */
 
 /**
@@ -78,6 +108,17 @@ export const IDENTIFIER = /^[A-Za-z0-9_.:-]{1,64}$/;
  * @property {"create"|"update"} op
  * @property {string} card_id
  * @property {ActionCard} card
+ */
+
+/**
+ * @typedef {object} ActorPatch  (schemas/server/actor_patch.json)
+ * @property {number} seq
+ * @property {string} actor_id
+ * @property {number} fate_points
+ * @property {number} pending_fate_points
+ * @property {{id: string, severity: number, name: string|null, status: string}[]} consequences
+ * @property {boolean[]} stress
+ * @property {boolean} overwhelmed
  */
 
 /**

@@ -1,16 +1,29 @@
 /**
- * Asks for the passive opposition (and an optional description) before an overcome roll.
+ * The one compact action dialog: action type, skill, opposition (passive rating or an active
+ * opposer), target, target aspect, aspect name, situation, helpers, danger (GM) and description.
  * @module roll-dialog
  */
-import { dialogClass, renderTemplate } from "./compat.mjs";
-import { ladderEntry, signed } from "./format.mjs";
+import { adapterFor } from "./adapters/index.mjs";
+import { dialogClass, renderTemplate, sceneActorIds, targetedActorIds } from "./compat.mjs";
+import { ladderEntry } from "./format.mjs";
+import { worldState } from "./intents.mjs";
 import { DEFAULT_OPPOSITION, LADDER_MAX, LADDER_MIN, MODULE_ID } from "./protocol.mjs";
+import { runtime } from "./runtime.mjs";
 
 export const DIALOG_TEMPLATE = `modules/${MODULE_ID}/templates/roll-dialog.hbs`;
 
+/** Which fields each action type shows (the rest stay hidden). */
+export const FIELDS_FOR = Object.freeze({
+  overcome: ["situation"],
+  create_advantage: ["aspect", "target", "situation"],
+  take_advantage: ["targetAspect"],
+  discover: ["situation"],
+  attack: ["target"]
+});
+
 /**
  * The ladder as select options, best first.
- * @param {number} selected
+ * @param {number|null} selected
  */
 export function ladderOptions(selected = DEFAULT_OPPOSITION) {
   const options = [];
@@ -20,37 +33,100 @@ export function ladderOptions(selected = DEFAULT_OPPOSITION) {
   return options;
 }
 
-/**
- * @typedef {object} RollAnswer
- * @property {number} opposition
- * @property {string} [description]
- */
+/** The ruleset's actions from hello, else overcome only. */
+function actionOptions(selected) {
+  const actions = runtime.hello?.actions?.length ? runtime.hello.actions : [{ id: "overcome", label: game.i18n.localize("FATEBRIDGE.Action.overcome") }];
+  return actions.map((a) => ({ id: a.id, label: a.label, selected: a.id === selected }));
+}
 
 /**
- * Show the dialog. Resolves to the answer, or null when the user cancels or closes it.
- * @param {{actorName: string, skill: string, rating: number}} subject
- * @returns {Promise<RollAnswer|null>}
+ * Other characters the user may pick: targeted tokens first, then the scene's tokens; without a
+ * scene, every actor the user can see.
+ * @param {Actor} actor
  */
-export async function askOpposition({ actorName, skill, rating }) {
-  const content = await renderTemplate(DIALOG_TEMPLATE, {
-    actorName,
-    skill,
-    ratingEntry: ladderEntry(rating),
-    ladder: ladderOptions(),
-    uid: globalThis.crypto.randomUUID().slice(0, 8)
-  });
+export function candidates(actor) {
+  const targeted = targetedActorIds();
+  let ids = [...targeted, ...sceneActorIds()];
+  if (ids.length === 0) ids = game.actors.contents.filter((a) => a.visible !== false).map((a) => a.id);
+  const seen = new Set([actor.id]);
+  const out = [];
+  for (const id of ids) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const other = game.actors.get(id);
+    if (other) out.push({ actor: other, targeted: targeted.includes(id) });
+  }
+  return out;
+}
+
+/**
+ * Everything the template shows.
+ * @param {{actor: Actor, skill?: string, request?: object, state?: object|null}} subject
+ */
+export function dialogContext({ actor, skill, request = {}, state = null }) {
+  const skills = adapterFor().skills(actor);
+  const others = candidates(actor);
+  const firstTarget = others.find((o) => o.targeted)?.actor.id ?? null;
+  const type = request.type ?? "overcome";
+  const opposerId = request.opposerId ?? (request.opposition === undefined ? firstTarget : null);
+  return {
+    uid: globalThis.crypto.randomUUID().slice(0, 8),
+    actorName: actor.name,
+    isGM: Boolean(game.user.isGM),
+    actions: actionOptions(type),
+    skills: Object.entries(skills)
+      .sort(([a, ra], [b, rb]) => rb - ra || a.localeCompare(b))
+      .map(([name, rating]) => ({ name, label: `${name} ${ladderEntry(rating)}`, selected: name === skill })),
+    ladder: ladderOptions(opposerId ? null : request.opposition ?? DEFAULT_OPPOSITION),
+    opposers: others.map(({ actor: o }) => ({ id: o.id, name: o.name, selected: o.id === opposerId })),
+    targets: others.map(({ actor: o }) => ({ id: o.id, name: o.name, selected: o.id === (request.targetId ?? firstTarget) })),
+    targetAspects: (state?.aspects ?? []).map((a) => ({
+      id: a.id,
+      label: a.attached_to ? `${a.name} (${a.attached_to.name})` : a.name,
+      selected: a.id === request.targetAspectId
+    })),
+    helpers: others.map(({ actor: o }) => {
+      const theirs = adapterFor().skills(o);
+      return {
+        id: o.id,
+        name: o.name,
+        skills: Object.entries(theirs).sort(([, a], [, b]) => b - a).map(([name, rating]) => ({ name, label: `${name} ${ladderEntry(rating)}`, selected: name === skill }))
+      };
+    }).filter((h) => h.skills.length),
+    aspectName: request.aspectName ?? "",
+    situation: request.situation ?? "",
+    description: request.description ?? ""
+  };
+}
+
+/** Show only the fields of the selected action type. */
+export function syncVisibility(form) {
+  const type = form.querySelector('[name="type"]')?.value ?? "overcome";
+  const shown = new Set(FIELDS_FOR[type] ?? []);
+  for (const el of form.querySelectorAll("[data-field]")) el.hidden = !shown.has(el.dataset.field);
+}
+
+/**
+ * Show the dialog. Resolves to `{skill, ...ActionRequest}`, or null when cancelled or closed.
+ * @param {{actor: Actor, skill?: string, request?: object}} subject
+ */
+export async function askAction({ actor, skill, request = {} }) {
+  const state = await worldState();
+  const context = dialogContext({ actor, skill, request, state });
+  const content = await renderTemplate(DIALOG_TEMPLATE, context);
   const result = await dialogClass().wait({
-    window: { title: game.i18n.format("FATEBRIDGE.Roll.DialogTitle", { skill, rating: signed(rating) }) },
+    window: { title: game.i18n.format("FATEBRIDGE.Roll.DialogTitle", { actor: actor.name }) },
     classes: ["fate-bridge-dialog"],
+    position: { width: 420 },
     content,
+    render: (_event, dialog) => {
+      const form = (dialog?.element ?? dialog)?.querySelector?.("form") ?? dialog?.element;
+      if (!form) return;
+      syncVisibility(form);
+      form.querySelector('[name="type"]')?.addEventListener("change", () => syncVisibility(form));
+    },
     buttons: [
-      {
-        action: "roll",
-        label: "FATEBRIDGE.Roll.Confirm",
-        icon: "fa-solid fa-dice",
-        default: true,
-        callback: (_event, button) => readForm(button.form)
-      },
+      { action: "roll", label: "FATEBRIDGE.Roll.Confirm", icon: "fa-solid fa-dice", default: true, callback: (_e, button) => readForm(button.form) },
       { action: "cancel", label: "FATEBRIDGE.Roll.Cancel", icon: "fa-solid fa-xmark" }
     ],
     rejectClose: false
@@ -60,13 +136,29 @@ export async function askOpposition({ actorName, skill, rating }) {
 
 /**
  * @param {HTMLFormElement} form
- * @returns {RollAnswer}
+ * @returns {{skill: string} & import("./actions.mjs").ActionRequest}
  */
-function readForm(form) {
-  const opposition = Number(form.querySelector('[name="opposition"]')?.value);
-  const description = String(form.querySelector('[name="description"]')?.value ?? "").trim();
-  /** @type {RollAnswer} */
-  const answer = { opposition: Number.isInteger(opposition) ? opposition : DEFAULT_OPPOSITION };
-  if (description) answer.description = description;
+export function readForm(form) {
+  const value = (name) => String(form.querySelector(`[name="${name}"]`)?.value ?? "").trim();
+  const checked = (name) => Boolean(form.querySelector(`[name="${name}"]`)?.checked);
+  const type = value("type") || "overcome";
+  const shown = new Set(FIELDS_FOR[type] ?? []);
+  const answer = { type, skill: value("skill") };
+  const opposition = value("opposition");
+  if (opposition.startsWith("actor:")) answer.opposerId = opposition.slice(6);
+  else answer.opposition = Number.isInteger(Number(opposition)) && opposition !== "" ? Number(opposition) : DEFAULT_OPPOSITION;
+  if (shown.has("target") && value("target")) answer.targetId = value("target");
+  if (shown.has("targetAspect") && value("targetAspect")) answer.targetAspectId = value("targetAspect");
+  if (shown.has("aspect") && value("aspectName")) answer.aspectName = value("aspectName");
+  if (shown.has("situation") && value("situation")) answer.situation = value("situation");
+  const helpers = [];
+  for (const row of form.querySelectorAll("[data-helper]")) {
+    if (!row.querySelector('input[type="checkbox"]')?.checked) continue;
+    const helperSkill = String(row.querySelector("select")?.value ?? "").trim();
+    helpers.push(helperSkill ? { character_id: row.dataset.helper, skill: helperSkill } : { character_id: row.dataset.helper });
+  }
+  if (helpers.length) answer.helpers = helpers;
+  if (checked("dangerActor") || checked("dangerOpposition")) answer.dangerous = { actor: checked("dangerActor"), opposition: checked("dangerOpposition") };
+  if (value("description")) answer.description = value("description");
   return answer;
 }

@@ -3,13 +3,23 @@
  * (world.sync) after every (re)connect, and route the bridge's emits.
  * @module session
  */
+import { bindWaitingUsers, publishNonce } from "./binding.mjs";
 import { handleCardEmit } from "./cards.mjs";
-import { foundryVersion, moduleVersion } from "./compat.mjs";
+import { adapterFor } from "./adapters/index.mjs";
+import { foundryVersion, isActiveGM, moduleVersion } from "./compat.mjs";
 import { ConnectionManager } from "./connection.mjs";
 import { PROTOCOL_VERSION } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
 import { connectionSettings, getLastSeq, setLastSeq } from "./settings.mjs";
 import { showStatus } from "./status.mjs";
+import { handleActorPatch, handleTokenStatus } from "./world-writes.mjs";
+
+/** Handlers of the bridge's stored emits, live or replayed by world.sync. */
+export const EMIT_HANDLERS = Object.freeze({
+  card: handleCardEmit,
+  "actor.patch": handleActorPatch,
+  "token.status": handleTokenStatus
+});
 
 const NOTICE_LEVELS = { info: "info", warning: "warn", error: "error" };
 
@@ -34,7 +44,7 @@ export function startConnection(overrides = {}) {
   runtime.hello = null;
   connection.onStatus(showStatus);
   connection.onConnect(() => greet(connection));
-  connection.on("card", (emit) => processEmit(emit));
+  for (const event of Object.keys(EMIT_HANDLERS)) connection.on(event, (data) => processEmit(event, data));
   connection.on("notice", (notice) => showNotice(notice));
   showStatus(connection.status);
   connection.connect();
@@ -53,6 +63,25 @@ async function greet(connection) {
     ui.notifications.error(game.i18n.format("FATEBRIDGE.Notify.ProtocolMismatch", { bridge: hello.data.protocol, module: PROTOCOL_VERSION }));
   }
   await catchUp(connection, getLastSeq() ?? hello.data.last_seq);
+  if (isActiveGM()) {
+    await syncPlayerActors(connection);
+    await bindWaitingUsers();
+  }
+  else await publishNonce(hello.data);
+}
+
+/**
+ * Active GM after connecting: send every actor a player owns, so players can act for them.
+ * @param {import("./connection.mjs").ConnectionManager} connection
+ */
+export async function syncPlayerActors(connection) {
+  const adapter = adapterFor();
+  for (const actor of game.actors.contents) {
+    const data = adapter.toActorData(actor);
+    if (!data.owners.some((id) => !game.users.get(id)?.isGM)) continue;
+    const ack = await connection.call("actor.sync", { actor: data });
+    if (!ack.ok) console.warn("fate-bridge | actor.sync failed", actor.name, ack.error);
+  }
 }
 
 /** The `hello` payload; fields the client does not know are left out. */
@@ -76,17 +105,21 @@ export async function catchUp(connection, since) {
     console.warn("fate-bridge | world.sync failed", sync.error);
     return sync;
   }
-  for (const emit of sync.data.emits) await processEmit(emit);
+  for (const { event, data } of sync.data.emits) await processEmit(event, data);
   if (sync.data.last_seq > (getLastSeq() ?? -1)) await setLastSeq(sync.data.last_seq);
   return sync;
 }
 
-/** @param {import("./protocol.mjs").CardEmit} emit */
-async function processEmit(emit) {
+/**
+ * Route one emit to its handler; a failing write never stops the others.
+ * @param {string} event
+ * @param {{seq: number}} emit
+ */
+export async function processEmit(event, emit) {
   try {
-    await handleCardEmit(emit);
+    await EMIT_HANDLERS[event]?.(emit);
   } catch (err) {
-    console.error("fate-bridge | could not write card", err);
+    console.error(`fate-bridge | could not write ${event}`, err);
   }
   if (Number.isInteger(emit?.seq) && emit.seq > (getLastSeq() ?? -1)) await setLastSeq(emit.seq);
 }

@@ -3,7 +3,7 @@
  * a compact "Fate Bridge" panel (skills kept in module flags) on any other system's sheet.
  * @module sheet
  */
-import { rollOvercome } from "./actions.mjs";
+import { startAction } from "./actions.mjs";
 import { SYSTEM_ID as FCO } from "./adapters/fate-core-official.mjs";
 import { setSkill, skills as flagSkills } from "./adapters/generic.mjs";
 import { toRating, toSkillName } from "./adapters/common.mjs";
@@ -61,7 +61,7 @@ function rollButton(actor, skill) {
   button.addEventListener("click", (event) => {
     event.preventDefault();
     event.stopPropagation();
-    rollOvercome(actor, skill);
+    startAction(actor, skill);
   });
   return button;
 }
@@ -99,7 +99,7 @@ export async function injectPanel(root, actor) {
     event.preventDefault();
     event.stopPropagation();
     const skill = button.dataset.skill;
-    if (button.dataset.fateBridgeAction === "roll") rollOvercome(actor, skill);
+    if (button.dataset.fateBridgeAction === "roll") startAction(actor, skill);
     else if (button.dataset.fateBridgeAction === "edit") editSkill(actor, skill, skills[skill]);
     else if (button.dataset.fateBridgeAction === "add") editSkill(actor, null, 0);
   });

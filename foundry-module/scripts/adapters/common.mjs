@@ -3,7 +3,7 @@
  * @module adapters/common
  */
 import { ownerLevel } from "../compat.mjs";
-import { RATING_MAX, RATING_MIN } from "../protocol.mjs";
+import { IDENTIFIER, RATING_MAX, RATING_MIN } from "../protocol.mjs";
 
 /**
  * Ids of the users who own an actor (the "default" entry is not a user).
@@ -31,7 +31,7 @@ export function toRating(value) {
 }
 
 /**
- * A skill name as the bridge accepts it (1..120 characters), or null.
+ * A name as the bridge accepts it (1..120 characters), or null.
  * @param {unknown} name
  * @returns {string|null}
  */
@@ -39,4 +39,52 @@ export function toSkillName(name) {
   if (typeof name !== "string") return null;
   const trimmed = name.trim();
   return trimmed.length >= 1 && trimmed.length <= 120 ? trimmed : null;
+}
+
+/**
+ * Aspect and consequence text: tags stripped, trimmed, at most 120 characters; null when empty.
+ * @param {unknown} text
+ * @returns {string|null}
+ */
+export function toAspectText(text) {
+  if (typeof text !== "string") return null;
+  const plain = text.replace(/<[^>]*>/g, " ").replace(/&nbsp;/g, " ").replace(/\s+/g, " ").trim();
+  return plain ? plain.slice(0, 120) : null;
+}
+
+/**
+ * A whole number clamped into [min, max], or null when not a number.
+ * @param {unknown} value
+ * @param {number} min
+ * @param {number} max
+ */
+export function clampInt(value, min, max) {
+  const n = Number(value);
+  if (value === null || value === undefined || value === "" || !Number.isFinite(n)) return null;
+  return Math.min(max, Math.max(min, Math.trunc(n)));
+}
+
+/**
+ * A stable wire identifier for a system key: the key itself when it is one, otherwise a short
+ * deterministic hash of it (fate-core-official keys may be base64 with `+`, `/`, `=`).
+ * @param {string} key
+ * @returns {string}
+ */
+export function toIdentifier(key) {
+  const s = String(key);
+  if (IDENTIFIER.test(s)) return s;
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 16777619) >>> 0;
+    h2 = Math.imul(h2 + c, 2246822519) >>> 0;
+  }
+  const safe = s.replace(/[^A-Za-z0-9_.:-]/g, "").slice(0, 40);
+  return `${safe || "k"}-${h1.toString(36)}${h2.toString(36)}`;
+}
+
+/** Drop fields whose value is null or undefined (the bridge then keeps what it has). */
+export function compact(obj) {
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== null && v !== undefined));
 }

@@ -10,6 +10,7 @@ import * as generic from "./generic.mjs";
  * @property {string} SYSTEM_ID
  * @property {(actor: Actor) => Record<string, number>} skills
  * @property {(actor: Actor) => import("../protocol.mjs").ActorData} toActorData
+ * @property {(actor: Actor, patch: import("../protocol.mjs").ActorPatch) => object} patchUpdate
  * @property {(changed: object) => boolean} isRelevantChange
  */
 

@@ -44,7 +44,16 @@ const sheets = new Map();
 
 function messageSummary(m) {
   const el = m.element;
-  const q = (s) => el?.querySelector(s)?.textContent.replace(/\s+/g, " ").trim() ?? null;
+  const q = (sel) => el?.querySelector(sel)?.textContent.replace(/\s+/g, " ").trim() ?? null;
+  const all = (sel) => [...(el?.querySelectorAll(sel) ?? [])].map((e) => e.textContent.replace(/\s+/g, " ").trim());
+  const side = (which) => ({
+    name: q(`.fate-bridge-side--${which} .fate-bridge-side__name`),
+    skill: q(`.fate-bridge-side--${which} .fate-bridge-side__skill`),
+    dice: [...(el?.querySelectorAll(`.fate-bridge-side--${which} .fate-bridge-die`) ?? [])].map((d) => Number(d.dataset.face)),
+    bonuses: all(`.fate-bridge-side--${which} .fate-bridge-chip`),
+    total: q(`.fate-bridge-side--${which} .fate-bridge-side__total`),
+    fp: q(`.fate-bridge-side--${which} .fate-bridge-side__fp`)
+  });
   return {
     id: m.id,
     author: m.author,
@@ -55,19 +64,27 @@ function messageSummary(m) {
     rollDice: m.rolls[0]?.dice.flatMap((d) => d.results.map((r) => r.result)) ?? [],
     rollDieClass: m.rolls[0]?.dice[0]?.constructor.name,
     card: {
-      actor: q(".fate-bridge-card__actor"),
       action: q(".fate-bridge-card__action"),
-      skill: q(".fate-bridge-card__skill"),
-      dice: [...(el?.querySelectorAll(".fate-bridge-die") ?? [])].map((d) => Number(d.dataset.face)),
-      total: q(".fate-bridge-card__cell--total dd"),
-      opposition: q(".fate-bridge-card__cell--opposition dd"),
-      shifts: q(".fate-bridge-card__cell--shifts dd"),
+      state: q(".fate-bridge-card__state"),
+      subject: q(".fate-bridge-card__subject"),
+      actor: side("actor"),
+      opposition: side("opposition"),
       outcome: q(".fate-bridge-card__outcome"),
       outcomeClass: el?.querySelector(".fate-bridge-card")?.className ?? null,
-      state: q(".fate-bridge-card__state"),
+      invokes: all(".fate-bridge-card__invoke"),
+      effects: all(".fate-bridge-card__effect"),
+      verdict: q(".fate-bridge-card__verdict"),
       footer: q(".fate-bridge-card__footer")
-    }
+    },
+    controls: [...(el?.querySelectorAll("[data-fate-bridge-controls] button[data-fb]") ?? [])].map((b) => [b.dataset.fb, b.dataset.side ?? b.dataset.choice ?? b.dataset.character ?? null].filter(Boolean).join(":")),
+    costPicker: Boolean(el?.querySelector("[data-fate-bridge-controls] .fate-bridge-controls__cost")),
+    costKinds: [...(el?.querySelectorAll('[data-fate-bridge-controls] select[name="kind"] option') ?? [])].map((o) => o.value)
   };
+}
+
+/** Wait until a card message's controls are rendered (they fill in asynchronously). */
+async function cardElement(cardId) {
+  return waitFor(() => foundry.game.messages.find((m) => m.flags["fate-bridge"]?.cardId === cardId)?.element, { what: `card ${cardId}` });
 }
 
 const commands = {
@@ -89,11 +106,57 @@ const commands = {
     const button = await waitFor(() => [...el.querySelectorAll(".fate-bridge-roll")].find((b) => b.dataset.skill === skill), { what: `roll button for ${skill}` });
     button.click();
   },
-  async answerDialog(values, action = "roll") {
+  async answerDialog(values, action = "roll", { radio = {}, check = [] } = {}) {
     const dialog = await waitFor(() => foundry.openDialogs()[0], { what: "dialog" });
+    const html = dialog.element.querySelector(".dialog-content").innerHTML;
+    const text = dialog.element.querySelector(".dialog-content").textContent.replace(/\s+/g, " ").trim();
     for (const [name, value] of Object.entries(values)) setField(dialog.element.querySelector(`[name="${name}"]`), value);
+    for (const [name, value] of Object.entries(radio)) {
+      for (const r of dialog.element.querySelectorAll(`input[type="radio"][name="${name}"]`)) r.checked = r.value === value;
+    }
+    for (const name of check) dialog.element.querySelector(`[name="${name}"]`).checked = true;
+    const fields = Object.fromEntries([...dialog.element.querySelectorAll("select, input")].filter((e) => e.name).map((e) => [e.name, e.type === "radio" || e.type === "checkbox" ? Boolean(e.checked) && e.value : e.value]));
+    const hidden = [...dialog.element.querySelectorAll("[data-field][hidden]")].map((e) => e.name).filter(Boolean);
     dialog.element.querySelector(`button[data-action="${action}"]`).click();
-    return { title: dialog.title, rejectClose: dialog.config.rejectClose };
+    return { title: dialog.title, rejectClose: dialog.config.rejectClose, html, text, fields, hidden };
+  },
+  async clickCard(cardId, selector) {
+    const el = await cardElement(cardId);
+    const button = await waitFor(() => el.isConnected !== false && foundry.game.messages.find((m) => m.flags["fate-bridge"]?.cardId === cardId)?.element.querySelector(selector), { what: `${selector} on ${cardId}` });
+    const holder = button.closest("[data-fate-bridge-controls]");
+    return { clicked: button.click() ?? true, holder: Boolean(holder) };
+  },
+  async setCardField(cardId, name, value) {
+    const el = await cardElement(cardId);
+    setField(el.querySelector(`[data-fate-bridge-controls] [name="${name}"]`), value);
+  },
+  messageData(cardId) {
+    const m = foundry.game.messages.find((x) => x.flags["fate-bridge"]?.cardId === cardId);
+    return m ? { _id: m.id, author: m.author, speaker: m.speaker, content: m.content, flags: m.flags, rolls: m.rolls.map((r) => JSON.stringify(r.toJSON())) } : null;
+  },
+  receiveMessage(data) {
+    return foundry.receiveMessage(data).then(() => null);
+  },
+  receiveUserUpdate(userId, changes) {
+    foundry.receiveUserUpdate(userId, changes);
+  },
+  user(userId) {
+    const u = foundry.game.users.get(userId);
+    return { id: u.id, flags: u.flags };
+  },
+  actor(actorId) {
+    const a = foundry.game.actors.get(actorId);
+    return { system: a.system, flags: a.flags, statuses: [...a.statuses] };
+  },
+  log() {
+    const { actorUpdates, statusToggles, userUpdates, updated, created } = foundry.log;
+    return { actorUpdates, statusToggles, userUpdates, updated: updated.length, created: created.length };
+  },
+  async editActor(actorId, changes) {
+    await foundry.game.actors.get(actorId).update(changes);
+  },
+  async start(actorId, skill, request) {
+    return api().start(actorId, skill, request);
   },
   messages() {
     return foundry.game.messages.contents.map(messageSummary);

@@ -69,7 +69,7 @@ function lookup(obj, path) {
 export function install(options) {
   const { Handlebars, loadText, lang } = options;
   const hooks = new Map();
-  const log = { notifications: [], created: [], updated: [], dialogs: [], hooks: [] };
+  const log = { notifications: [], created: [], updated: [], dialogs: [], hooks: [], userUpdates: [], statusToggles: [], actorUpdates: [] };
 
   const Hooks = {
     on(name, fn) {
@@ -116,11 +116,26 @@ export function install(options) {
   // ---- users -------------------------------------------------------------
   class User {
     constructor(data) {
-      Object.assign(this, { active: true, ...data });
+      Object.assign(this, { active: true, flags: {}, targets: new Set(), ...structuredClone(data) });
       this.documentName = "User";
     }
     get isActiveGM() {
       return this.isGM && game.users.activeGM?.id === this.id;
+    }
+    getFlag(scope, key) {
+      return this.flags?.[scope]?.[key];
+    }
+    /** Foundry lets a user update only itself (or a GM anyone). */
+    async update(changes, opts = {}) {
+      if (game.user.id !== this.id && !game.user.isGM) throw new Error(`fake Foundry: ${game.user.name} may not update user ${this.name}`);
+      const diff = structuredClone(changes);
+      mergeUpdate(this, diff);
+      log.userUpdates.push({ id: this.id, changes: diff });
+      Hooks.callAll("updateUser", this, diff, opts, game.user.id);
+      return this;
+    }
+    async setFlag(scope, key, value) {
+      return this.update({ flags: { [scope]: { [key]: value } } });
     }
   }
   const users = new Collection(options.users.map((u) => [u.id, new User(u)]));
@@ -227,6 +242,7 @@ export function install(options) {
       this.ownership = structuredClone(data.ownership ?? { default: 0 });
       this.documentName = "Actor";
       this.updates = [];
+      this.statuses = new Set(data.statuses ?? []);
     }
     get id() {
       return this._id;
@@ -242,8 +258,20 @@ export function install(options) {
       const diff = structuredClone(changes);
       mergeUpdate(this, diff);
       this.updates.push({ changes: diff, options: opts });
+      log.actorUpdates.push({ id: this.id, changes: diff, options: structuredClone(opts) });
       Hooks.callAll("updateActor", this, diff, opts, game.user.id);
       return this;
+    }
+    /** v13/v14: toggles the status on the actor (its tokens show it). */
+    async toggleStatusEffect(statusId, { active, overlay = false } = {}) {
+      if (!this.isOwner) throw new Error(`fake Foundry: ${game.user.name} may not change statuses of ${this.name}`);
+      const known = Array.isArray(CONFIG.statusEffects) ? CONFIG.statusEffects.some((e) => e.id === statusId) : statusId in CONFIG.statusEffects;
+      if (!known) throw new Error(`fake Foundry: unknown status effect ${statusId}`);
+      const on = active ?? !this.statuses.has(statusId);
+      if (on) this.statuses.add(statusId);
+      else this.statuses.delete(statusId);
+      log.statusToggles.push({ actor: this.id, status: statusId, active: on, overlay });
+      return on;
     }
     async setFlag(scope, key, value) {
       return this.update({ flags: { [scope]: { [key]: value } } });
@@ -385,6 +413,9 @@ export function install(options) {
         });
         form.addEventListener("submit", (e) => e.preventDefault());
         document.body.append(el);
+        const app = { element: el, window: { title } };
+        entry.app = app;
+        config.render?.(new Event("render"), app);
       });
     }
   }
@@ -411,7 +442,11 @@ export function install(options) {
   globalThis.game = game;
   globalThis.Hooks = Hooks;
   globalThis.ui = { notifications: { info: notify("info"), warn: notify("warn"), error: notify("error") } };
-  globalThis.CONFIG = { sounds: { dice: "sounds/dice.wav" }, statusEffects: [] };
+  const generation = options.generation ?? 13;
+  game.version = `${generation}.351`;
+  game.release = { generation, version: game.version };
+  // v13: an array of {id, name, img}; v14: an object keyed by id.
+  globalThis.CONFIG = { sounds: { dice: "sounds/dice.wav" }, statusEffects: generation >= 14 ? {} : [] };
   globalThis.CONST = { DOCUMENT_OWNERSHIP_LEVELS: { NONE: 0, LIMITED: 1, OBSERVER: 2, OWNER: 3 } };
   globalThis.ChatMessage = ChatMessage;
   globalThis.Roll = Roll;
@@ -471,6 +506,27 @@ export function install(options) {
       Hooks.callAll("renderActorSheetV2", app, el, {}, {});
       Hooks.callAll("renderApplicationV2", app, el, {}, {});
       return el;
+    },
+    /**
+     * What Foundry's server does for other clients: a message another user created or updated
+     * arrives and renders here (it is not this client's own create).
+     */
+    async receiveMessage(data) {
+      let message = messages.get(data._id);
+      if (message) {
+        mergeUpdate(message, structuredClone({ content: data.content, flags: data.flags }));
+      } else {
+        message = new ChatMessage(structuredClone(data));
+        messages.set(message.id, message);
+      }
+      await message.render();
+      return message;
+    },
+    /** Another client updated a user: apply and fire updateUser here. */
+    receiveUserUpdate(userId, changes) {
+      const user = users.get(userId);
+      mergeUpdate(user, structuredClone(changes));
+      Hooks.callAll("updateUser", user, changes, {}, userId);
     },
     /** Open dialogs, oldest first. */
     openDialogs() {

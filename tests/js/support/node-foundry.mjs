@@ -51,6 +51,11 @@ export async function waitFor(fn, { ms = 15000, step = 20, what = "condition" } 
 
 /** Set a form field's value the way a user would (linkedom's select.value is read-only). */
 export function setField(el, value) {
+  if (!el) throw new Error(`no field for ${value}`);
+  if (el.type === "checkbox") {
+    el.checked = Boolean(value);
+    return;
+  }
   if (el.tagName === "SELECT") {
     for (const o of el.querySelectorAll("option")) {
       if (o.value === String(value)) o.setAttribute("selected", "");

@@ -1,0 +1,170 @@
+/**
+ * The buttons under a card, built on each client at render time for that client's user: only
+ * what this user may press next (the bridge checks every press again). Presses become intents
+ * on the card's action; a refusal shows the bridge's message as a warning.
+ * @module card-controls
+ */
+import { adapterFor } from "./adapters/index.mjs";
+import { renderTemplate } from "./compat.mjs";
+import { ladderEntry } from "./format.mjs";
+import { send } from "./intents.mjs";
+import { askAbsorb, askInvoke } from "./pickers.mjs";
+import { MODULE_ID } from "./protocol.mjs";
+import { runtime } from "./runtime.mjs";
+
+export const CONTROLS_TEMPLATE = `modules/${MODULE_ID}/templates/card-controls.hbs`;
+
+/**
+ * Whether the prompt addresses this user.
+ * @param {{users: string[], gm: boolean}} prompt
+ * @param {User} [user]
+ */
+export function promptedUser(prompt, user = game.user) {
+  return Boolean(prompt && (prompt.users.includes(user.id) || (prompt.gm && user.isGM)));
+}
+
+/**
+ * Whether this user may act for one side of the card: the GM for any side, a player for a side
+ * whose leader it owns.
+ * @param {import("./protocol.mjs").CardSide} side
+ * @param {User} [user]
+ */
+export function controlsSide(side, user = game.user) {
+  return Boolean(user.isGM || side.controllers.includes(user.id));
+}
+
+/** A cost kind's words, or the kind itself. */
+function costLabel(kind) {
+  const key = `FATEBRIDGE.Cost.${kind}`;
+  const text = game.i18n.localize(key);
+  return text === key ? kind : text;
+}
+
+/**
+ * What this user sees under the card; null when there is nothing to press.
+ * @param {import("./protocol.mjs").ActionCard} card
+ * @param {User} [user]
+ */
+export function controlsContext(card, user = game.user) {
+  const prompt = card.prompt;
+  if (!promptedUser(prompt, user)) return null;
+  const i18n = game.i18n;
+  const ctx = { kind: prompt.kind, uid: globalThis.crypto.randomUUID().slice(0, 8) };
+  const sides = [["actor", card.actor], ["opposition", card.opposition]];
+  switch (prompt.kind) {
+    case "roll":
+      ctx.roll = true;
+      ctx.concede = sides.filter(([, s]) => s.dangerous && s.leader && controlsSide(s, user))
+        .map(([, s]) => ({ id: s.leader.id, label: i18n.format("FATEBRIDGE.Controls.Concede", { name: s.leader.name }) }));
+      break;
+    case "oppose": {
+      const opposer = card.opposition.leader ? game.actors.get(card.opposition.leader.id) : null;
+      const skills = opposer ? adapterFor().skills(opposer) : {};
+      ctx.opposeLabel = i18n.format("FATEBRIDGE.Controls.OpposeAs", { name: card.opposition.leader?.name ?? "" });
+      ctx.skills = Object.entries(skills).sort(([, a], [, b]) => b - a).map(([name, rating]) => ({ name, label: `${name} ${ladderEntry(rating)}` }));
+      break;
+    }
+    case "invoke":
+      ctx.sides = sides.filter(([, s]) => controlsSide(s, user)).map(([which, s]) => ({
+        which,
+        name: s.leader?.name ?? i18n.localize("FATEBRIDGE.Card.PassiveOpposition"),
+        canPass: !s.passed,
+        invokeLabel: i18n.localize("FATEBRIDGE.Controls.Invoke"),
+        passLabel: i18n.localize("FATEBRIDGE.Controls.Pass")
+      }));
+      if (!ctx.sides.length) return null;
+      break;
+    case "choose":
+      ctx.choices = prompt.options.map((id) => ({ id, label: i18n.localize(`FATEBRIDGE.Choice.${id}`) }));
+      ctx.needsName = prompt.options.includes("unintended_aspect") || prompt.options.includes("mark");
+      break;
+    case "cost": {
+      if (!user.isGM) return null;
+      const severity = card.cost_severity ?? "serious";
+      const kinds = runtime.hello?.costs?.[severity] ?? prompt.options;
+      ctx.costTitle = i18n.localize(`FATEBRIDGE.Controls.CostTitle.${severity}`);
+      ctx.costs = kinds.map((kind) => ({ kind, label: costLabel(kind) }));
+      ctx.targets = game.actors.contents.map((a) => ({ id: a.id, name: a.name }));
+      break;
+    }
+    case "absorb":
+      ctx.absorbLabel = i18n.format("FATEBRIDGE.Controls.Absorb", { n: card.pending_hit });
+      break;
+    default:
+      return null;
+  }
+  return ctx;
+}
+
+/**
+ * Fill a rendered card's controls for this user (hook `renderChatMessageHTML`).
+ * @param {ChatMessage} message
+ * @param {HTMLElement} html
+ */
+export async function renderControls(message, html) {
+  const card = message.flags?.[MODULE_ID]?.card;
+  const holder = html?.querySelector?.("[data-fate-bridge-controls]");
+  if (!card || !holder) return;
+  const ctx = controlsContext(card);
+  holder.innerHTML = ctx ? await renderTemplate(CONTROLS_TEMPLATE, ctx) : "";
+  holder.hidden = !ctx;
+  if (!ctx || holder.dataset.bound) return;
+  holder.dataset.bound = "true";
+  holder.addEventListener("click", (event) => {
+    const button = event.target.closest("button[data-fb]");
+    if (!button || button.disabled) return;
+    event.preventDefault();
+    const current = game.messages.get(message.id)?.flags?.[MODULE_ID]?.card ?? card;
+    button.disabled = true;
+    press(current, button, holder).finally(() => { button.disabled = false; });
+  });
+}
+
+const field = (holder, name) => String(holder.querySelector(`[name="${name}"]`)?.value ?? "").trim();
+
+/**
+ * The intent of one press, or null when a picker was cancelled.
+ * @param {import("./protocol.mjs").ActionCard} card
+ * @param {HTMLButtonElement} button
+ * @param {HTMLElement} holder
+ * @returns {Promise<[string, object]|null>}
+ */
+export async function intentFor(card, button, holder) {
+  const action_id = card.action_id;
+  const { fb, side, choice, character } = button.dataset;
+  switch (fb) {
+    case "roll": return ["action.roll", { action_id }];
+    case "concede": return ["action.concede", { action_id, character_id: character }];
+    case "oppose": return ["action.oppose", { action_id, skill: field(holder, "skill") }];
+    case "pass": return ["action.pass", { action_id, side }];
+    case "invoke": {
+      const picked = await askInvoke(card, side);
+      return picked ? ["action.invoke", { action_id, ...picked }] : null;
+    }
+    case "choose": {
+      const payload = { action_id, choice };
+      const name = field(holder, "name");
+      if (name && choice === "unintended_aspect") payload.aspect_name = name;
+      if (name && choice === "mark") payload.consequence_name = name;
+      return ["action.choose", payload];
+    }
+    case "cost": {
+      const payload = { action_id, kind: field(holder, "kind"), text: field(holder, "text") };
+      if (field(holder, "target")) payload.target_id = field(holder, "target");
+      if (field(holder, "aspectName")) payload.aspect_name = field(holder, "aspectName");
+      return ["action.cost", payload];
+    }
+    case "absorb": {
+      const picked = await askAbsorb(card);
+      return picked ? ["action.absorb", { action_id, ...picked }] : null;
+    }
+    default: return null;
+  }
+}
+
+/** Send one press; the card updates itself when the bridge's emit arrives. */
+async function press(card, button, holder) {
+  const intent = await intentFor(card, button, holder);
+  if (!intent) return null;
+  return send(...intent);
+}

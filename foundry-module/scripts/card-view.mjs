@@ -1,0 +1,116 @@
+/**
+ * What a chat card shows, computed from the bridge's card so the template stays logic-free.
+ * The same for every viewer: per-user buttons are added at render time (card-controls.mjs).
+ * @module card-view
+ */
+import { signed } from "./format.mjs";
+
+const GLYPHS = { 1: "+", 0: "", [-1]: "\u2212" };
+const FACE_CLASS = { 1: "plus", 0: "blank", [-1]: "minus" };
+
+/** @param {number[]|null} dice */
+export function diceView(dice) {
+  return (dice ?? []).map((face) => ({ face, glyph: GLYPHS[face], cls: FACE_CLASS[face] }));
+}
+
+const nameOf = (who) => who?.name ?? "";
+
+/**
+ * One side of the action.
+ * @param {import("./protocol.mjs").CardSide} side
+ * @param {"actor"|"opposition"} which
+ * @param {import("./protocol.mjs").ActionCard} card
+ */
+export function sideView(side, which, card) {
+  const i18n = game.i18n;
+  const bonuses = [];
+  const add = (key, n) => { if (n) bonuses.push({ label: i18n.localize(`FATEBRIDGE.Card.Bonus.${key}`), value: signed(n), negative: n < 0 }); };
+  add("stunt", side.stunt_bonus);
+  add("teamwork", side.teamwork_bonus);
+  add("invokes", side.invoke_bonus);
+  const passive = side.passive;
+  const name = side.leader ? nameOf(side.leader)
+    : i18n.localize(which === "opposition" ? "FATEBRIDGE.Card.PassiveOpposition" : "FATEBRIDGE.Card.Nobody");
+  return {
+    which,
+    name,
+    helpers: side.helpers.length ? i18n.format("FATEBRIDGE.Card.WithHelpers", { names: side.helpers.map(nameOf).join(", ") }) : null,
+    skill: side.skill,
+    skillRating: side.skill_rating ? `${side.skill_rating.label} ${signed(side.skill_rating.value)}` : null,
+    passive,
+    dice: diceView(side.dice),
+    diceTotal: side.dice ? signed(side.dice_total) : null,
+    bonuses,
+    total: side.total ? { label: side.total.label, value: signed(side.total.value) } : null,
+    waiting: !side.total,
+    dangerous: side.dangerous,
+    passed: card.state === "invoking" && side.passed,
+    fatePoints: side.fate_points === null ? null : i18n.format("FATEBRIDGE.Card.FatePoints", { n: side.fate_points })
+  };
+}
+
+/**
+ * One invoke in words: who, which aspect, how paid, what for.
+ * @param {object} invoke  CardInvoke
+ */
+export function invokeText(invoke) {
+  const i18n = game.i18n;
+  return i18n.format(`FATEBRIDGE.Card.Invoke.${invoke.effect}`, {
+    who: invoke.invoker_name || invoke.invoker,
+    aspect: invoke.aspect_name,
+    payment: i18n.localize(`FATEBRIDGE.Card.Payment.${invoke.payment}`)
+  });
+}
+
+/**
+ * One effect in words.
+ * @param {object} effect  CardEffect
+ * @param {import("./protocol.mjs").ActionCard} card
+ */
+export function effectText(effect, card) {
+  const i18n = game.i18n;
+  const aspect = card.aspects.find((a) => a.id === effect.aspect_id)?.name ?? effect.text;
+  const data = { who: effect.character?.name ?? i18n.localize("FATEBRIDGE.Card.Someone"), text: effect.text, count: effect.count, aspect };
+  let key = `FATEBRIDGE.Card.Effect.${effect.kind}`;
+  if (effect.kind === "aspect" && !effect.count) key += "NoInvokes";
+  else if (effect.kind === "free_invokes" && effect.text === "gift") key += "Gift";
+  else if (["questions", "free_invokes", "aspect", "stress"].includes(effect.kind) && effect.count === 1) key += "One";
+  const text = i18n.localize(key) === key ? i18n.format("FATEBRIDGE.Card.Effect.other", data) : i18n.format(key, data);
+  return { kind: effect.kind, text };
+}
+
+/**
+ * Everything the card template shows.
+ * @param {import("./protocol.mjs").ActionCard} card
+ * @param {number} seq
+ */
+export function cardContext(card, seq) {
+  const i18n = game.i18n;
+  const final = card.outcome && !card.provisional;
+  const subject = [card.aspect_name, card.target_aspect?.name, card.situation].filter(Boolean);
+  return {
+    seq,
+    actionId: card.action_id,
+    actorName: nameOf(card.actor.leader),
+    actionLabel: card.action_label,
+    target: card.target ? i18n.format("FATEBRIDGE.Card.Against", { name: card.target.name }) : null,
+    subject: subject.length ? subject.join(" \u00b7 ") : null,
+    description: card.description || null,
+    actor: sideView(card.actor, "actor", card),
+    opposition: sideView(card.opposition, "opposition", card),
+    outcome: card.outcome ?? "pending",
+    outcomeLabel: card.outcome_label ?? i18n.localize("FATEBRIDGE.Card.Pending"),
+    shifts: card.shifts === null ? null : i18n.format(Math.abs(card.shifts) === 1 ? "FATEBRIDGE.Card.Shift" : "FATEBRIDGE.Card.Shifts", { n: signed(card.shifts) }),
+    provisional: card.provisional,
+    final,
+    state: card.state,
+    stateLabel: i18n.localize(`FATEBRIDGE.Card.State.${card.state}`),
+    invokes: card.invokes.map((inv) => ({ side: inv.side, text: invokeText(inv), dice: diceView(inv.dice) })),
+    effects: card.effects.filter((e) => e.kind !== "success" && e.kind !== "failure").map((e) => effectText(e, card)),
+    verdict: card.succeeded === null ? null : i18n.localize(card.succeeded ? "FATEBRIDGE.Card.Succeeded" : "FATEBRIDGE.Card.Failed"),
+    succeeded: card.succeeded,
+    eventLabel: i18n.format("FATEBRIDGE.Card.Event", { seq: card.event_seq }),
+    hashShort: String(card.event_hash).slice(0, 10),
+    hashTitle: i18n.format("FATEBRIDGE.Card.HashTitle", { hash: card.event_hash })
+  };
+}
