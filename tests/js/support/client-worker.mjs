@@ -155,7 +155,10 @@ const commands = {
   async editActor(actorId, changes) {
     await foundry.game.actors.get(actorId).update(changes);
   },
-  async start(actorId, skill, request) {
+  pass(actionId, side) {
+    return api().pass(actionId, side);
+  },
+  async startAction(actorId, skill, request) {
     return api().start(actorId, skill, request);
   },
   messages() {

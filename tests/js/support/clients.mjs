@@ -41,10 +41,10 @@ export class FoundryClient {
     });
   }
 
-  async waitFor(cmd, predicate, { ms = 20000, what = cmd } = {}) {
+  async waitFor(cmd, predicate, { ms = 20000, what = cmd, args = [] } = {}) {
     const end = Date.now() + ms;
     for (;;) {
-      const value = await this.rpc(cmd);
+      const value = await this.rpc(cmd, ...args);
       if (predicate(value)) return value;
       if (Date.now() > end) throw new Error(`[${this.name}] timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
       await new Promise((r) => setTimeout(r, 50));
