@@ -5,11 +5,18 @@ import path from "node:path";
 import { before, describe, test } from "node:test";
 import { MODULE_DIR, bootNodeFoundry, readJson, setField, waitFor } from "./support/node-foundry.mjs";
 import { check, loadValidators } from "./support/schemas.mjs";
+import { ogre, zird } from "./fixtures/actors.mjs";
 
 const GM = { id: "gmUser000000001", name: "Gamemaster", isGM: true };
 const PLAYER = { id: "playerUser00001", name: "Player", isGM: false };
 
-/** The worked example as the bridge sends it (validated against schemas/server/card.json below). */
+const side = (overrides = {}) => ({
+  leader: null, helpers: [], controllers: [], skill: null, skill_rating: null, stunt_bonus: 0, teamwork_bonus: 0,
+  invoke_bonus: 0, dice: null, dice_total: null, passive: false, total: null, dangerous: false, passed: false, fate_points: null,
+  ...overrides
+});
+
+/** A card as the bridge sends it (validated against schemas/server/card.json below). */
 function workedCard(overrides = {}) {
   return {
     kind: "action",
@@ -18,23 +25,64 @@ function workedCard(overrides = {}) {
     action_type: "overcome",
     action_label: "Overcome",
     state: "resolved",
-    actor: { id: "actorAthlete0001", name: "Zird the Arcane" },
-    skill: "Athletics",
-    skill_rating: { value: 3, label: "Good" },
-    dice: [1, 1, 0, 0],
-    dice_total: 2,
-    total: { value: 5, label: "Superb" },
-    opposition: { value: 4, label: "Great" },
+    actor: side({
+      leader: { id: "actorAthlete0001", name: "Zird the Arcane" }, controllers: [PLAYER.id], skill: "Athletics",
+      skill_rating: { value: 3, label: "Good" }, dice: [1, 1, 0, 0], dice_total: 2, total: { value: 5, label: "Superb" }, passed: true, fate_points: 3
+    }),
+    opposition: side({ passive: true, total: { value: 4, label: "Great" }, passed: true }),
     opposition_kind: "passive",
+    opposition_action: null,
+    target: null,
+    target_aspect: null,
+    aspect_name: null,
+    situation: null,
+    invokes: [],
     shifts: 1,
     outcome: "succeed",
     outcome_label: "Succeed",
+    provisional: false,
+    succeeded: true,
+    pending_choice: null,
+    cost_severity: null,
+    pending_hit: 0,
+    effects: [{ kind: "success", text: "", count: 0, character: null, aspect_id: null }],
+    aspects: [],
+    gm_fate_points: 2,
+    prompt: { kind: "none", users: [], gm: false, options: [] },
     description: null,
-    boost: null,
     event_seq: 7,
     event_hash: "9f2c4e11aa0b7d3e5f60718293a4b5c6d7e8f90112233445566778899aabbccd",
     ...overrides
   };
+}
+
+/** A finished create-an-advantage against an active opposer, with invokes and effects. */
+function finishedCard() {
+  const ogreRef = { id: "actorOgre0000001", name: "Grumpy Ogre" };
+  const zirdRef = { id: "actorAthlete0001", name: "Zird the Arcane" };
+  return workedCard({
+    action_type: "create_advantage", action_label: "Create an Advantage", outcome: "excel", outcome_label: "Excel", shifts: 5,
+    actor: side({ leader: zirdRef, controllers: [PLAYER.id], skill: "Athletics", skill_rating: { value: 3, label: "Good" }, stunt_bonus: 2, invoke_bonus: 2, dice: [-1, 0, 0, 1], dice_total: 0, total: { value: 7, label: "Epic" }, passed: true, fate_points: 1 }),
+    opposition: side({ leader: ogreRef, skill: "Fight", skill_rating: { value: 3, label: "Good" }, invoke_bonus: 2, dice: [-1, -1, -1, 0], dice_total: -3, total: { value: 2, label: "Fair" }, passed: true }),
+    opposition_kind: "active", opposition_action: "oppose", target: ogreRef, aspect_name: "Ogre Off Balance",
+    invokes: [
+      { side: "actor", invoker: zirdRef.id, invoker_name: zirdRef.name, aspect_id: "actorAthlete0001.hc", aspect_name: "Wizard of the Old School", payment: "fate_point", effect: "bonus", dice: null },
+      { side: "actor", invoker: zirdRef.id, invoker_name: zirdRef.name, aspect_id: "sit1", aspect_name: "Slippery Floor", payment: "free", effect: "reroll", dice: [-1, 0, 0, 1] },
+      { side: "opposition", invoker: "gm", invoker_name: "GM", aspect_id: "actorOgre0000001.hc", aspect_name: "Hungry Bridge Ogre", payment: "fate_point", effect: "bonus", dice: null }
+    ],
+    effects: [
+      { kind: "aspect", text: "Ogre Off Balance", count: 2, character: zirdRef, aspect_id: "sit2" },
+      { kind: "fate_point", text: "Hungry Bridge Ogre invoked against them", count: 1, character: ogreRef, aspect_id: null },
+      { kind: "success", text: "", count: 0, character: null, aspect_id: null }
+    ],
+    aspects: [
+      { id: "sit1", name: "Slippery Floor", kind: "situation", attached_to: null, free_invokes: {} },
+      { id: "sit2", name: "Ogre Off Balance", kind: "situation", attached_to: ogreRef, free_invokes: { [zirdRef.id]: 2 } },
+      { id: "actorAthlete0001.hc", name: "Wizard of the Old School", kind: "character", attached_to: zirdRef, free_invokes: {} },
+      { id: "actorOgre0000001.hc", name: "Hungry Bridge Ogre", kind: "character", attached_to: ogreRef, free_invokes: {} }
+    ],
+    event_seq: 21
+  });
 }
 
 let foundry;
@@ -42,6 +90,8 @@ let validators;
 let cards;
 let sheet;
 let adapters;
+let writes;
+let controls;
 
 before(async () => {
   validators = await loadValidators();
@@ -72,6 +122,8 @@ before(async () => {
   cards = await import(path.join(MODULE_DIR, "scripts/cards.mjs"));
   sheet = await import(path.join(MODULE_DIR, "scripts/sheet.mjs"));
   adapters = await import(path.join(MODULE_DIR, "scripts/adapters/index.mjs"));
+  writes = await import(path.join(MODULE_DIR, "scripts/world-writes.mjs"));
+  controls = await import(path.join(MODULE_DIR, "scripts/card-controls.mjs"));
 });
 
 describe("manifest and assets", () => {
@@ -99,11 +151,17 @@ describe("manifest and assets", () => {
     // keys built from a variable part
     for (const s of ["connected", "connecting", "offline", "refused"]) used.add(`FATEBRIDGE.Status.${s}`);
     for (const r of ["bad_key", "unknown_world", "protocol_mismatch", "invalid_auth", "role"]) used.add(`FATEBRIDGE.Status.Reason.${r}`);
-    for (const s of ["rolled", "invoking", "choosing", "resolved"]) used.add(`FATEBRIDGE.Card.State.${s}`);
+    for (const s of ["declared", "awaiting_opposition", "invoking", "choosing", "costing", "absorbing", "resolved"]) used.add(`FATEBRIDGE.Card.State.${s}`);
+    const costs = { minor: ["npc_boost", "aspect_on_actor", "wrinkle", "tough_choice"], serious: ["mild_consequence", "opponent_advantage", "reinforce_opposition", "delay", "big_wrinkle"] };
+    for (const k of [...costs.minor, ...costs.serious]) used.add(`FATEBRIDGE.Cost.${k}`);
+    for (const c of ["fail", "succeed_at_cost", "unintended_aspect", "aspect", "mark", "full_hit", "boost"]) used.add(`FATEBRIDGE.Choice.${c}`);
+    for (const k of ["boost", "aspect", "free_invokes", "consequence", "overwhelmed", "questions", "hint", "hit", "stress", "cost", "fate_point", "conceded"]) used.add(`FATEBRIDGE.Card.Effect.${k}`);
+    for (const k of ["overwhelmed", "mild", "moderate", "severe", "boost"]) used.add(`FATEBRIDGE.StatusEffect.${k}`);
     for (let v = -2; v <= 8; v++) used.add(`FATEBRIDGE.Ladder.${v}`);
     const missing = [...used].filter((k) => typeof k.split(".").reduce((o, p) => o?.[p], lang) !== "string");
     // prefixes of keys built at run time are not keys themselves
-    const realMissing = missing.filter((k) => !["FATEBRIDGE.Status", "FATEBRIDGE.Card.State", "FATEBRIDGE.Ladder", "FATEBRIDGE.Status.Reason"].includes(k));
+    const prefixes = ["Status", "Status.Reason", "Card.State", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect"].map((p) => `FATEBRIDGE.${p}`);
+    const realMissing = missing.filter((k) => !prefixes.includes(k));
     assert.deepEqual(realMissing, []);
     assert.ok(used.size > 40);
   });
@@ -118,36 +176,135 @@ describe("manifest and assets", () => {
 
   test("the api is published on the module", () => {
     const api = foundry.game.modules.get("fate-bridge").api;
-    assert.equal(typeof api.roll, "function");
+    for (const fn of ["roll", "start", "invoke", "pass", "choose", "cost", "concede", "rollDeclared", "card", "state"]) assert.equal(typeof api[fn], "function", fn);
     assert.equal(api.PROTOCOL_VERSION, 1);
     assert.equal(api.status.state, "offline");
   });
 });
 
 describe("adapters", () => {
-  test("fate-core-official maps system.skills ranks; unusable ranks are left out", () => {
-    const actor = foundry.game.actors.get("actorAthlete0001");
+  test("fate-core-official -> bridge: skills, aspects (text, tags stripped), stunts with action flags, fate points, consequence tracks, stress boxes", () => {
+    const actor = new Actor(zird(PLAYER.id));
     const data = adapters.adapterFor("fate-core-official").toActorData(actor);
-    assert.deepEqual(data, {
-      id: "actorAthlete0001",
-      name: "Zird the Arcane",
-      owners: [GM.id, PLAYER.id].sort(),
-      skills: { Athletics: 3, Lore: 4 }
-    });
     check(validators.client["actor.sync"], { request_id: "r-1", actor: data }, "actor.sync");
+    assert.deepEqual(data.skills, { Athletics: 3, Lore: 4, Will: 2 });
+    assert.deepEqual(data.owners, [PLAYER.id]);
+    assert.deepEqual(data.aspects.map((a) => a.name), ["Wizard of the Old School", "Rivals in the Collegia"]);
+    for (const a of data.aspects) assert.match(a.key, /^[A-Za-z0-9_.:-]{1,64}$/);
+    assert.deepEqual(data.stunts, [{ name: "Scholar", skill: "Lore", bonus: 2, actions: ["create_advantage", "take_advantage"] }]);
+    assert.equal(data.fate_points, 3);
+    assert.equal(data.refresh, 3);
+    assert.deepEqual(data.consequences.map(({ severity, name }) => ({ severity, name })), [{ severity: 2, name: undefined }, { severity: 4, name: "Twisted Ankle" }, { severity: 6, name: undefined }]);
+    for (const c of data.consequences) assert.match(c.id, /^[A-Za-z0-9_.:-]{1,64}$/);
+    assert.deepEqual(data.stress, [false, false, true, false], "Physical then Mental boxes; Wealth (no boxes) and consequences are not stress");
+    // An unranked skill is left out; a null refresh is left to the bridge.
+    const npc = adapters.adapterFor("fate-core-official").toActorData(new Actor({ ...ogre(), system: { ...ogre().system, skills: { Fight: { name: "Fight", rank: "lots" } } } }));
+    assert.deepEqual(npc.skills, {});
+    assert.equal("refresh" in npc, false);
   });
 
-  test("generic reads flags['fate-bridge'].skills", () => {
-    const actor = new Actor({ _id: "genericActor0001", name: "Ann", flags: { "fate-bridge": { skills: { Fight: 2, Bad: 99, Notice: "1" } } } });
-    const data = adapters.adapterFor("dnd5e").toActorData(actor);
-    assert.deepEqual(data.skills, { Fight: 2, Notice: 1 });
+  test("bridge -> fate-core-official: an actor.patch writes fate points, consequence names and marks, stress boxes; no echo", async () => {
+    const actor = new Actor(zird(PLAYER.id));
+    foundry.game.actors.set(actor.id, actor);
+    const fco = adapters.adapterFor("fate-core-official");
+    const ids = fco.toActorData(actor).consequences.map((c) => c.id);
+    const patch = {
+      seq: 41, world: "w", writer: "gm", actor_id: actor.id, fate_points: 1, pending_fate_points: 1, overwhelmed: false,
+      consequences: [
+        { id: ids[0], severity: 2, name: "Singed Eyebrows", status: "fresh" },
+        { id: ids[1], severity: 4, name: null, status: "fresh" },
+        { id: ids[2], severity: 6, name: null, status: "fresh" }
+      ],
+      stress: [true, false, true, true]
+    };
+    check(validators.server["actor.patch"], patch, "actor.patch");
+    const synced = [];
+    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
+    runtime.connection = { connected: true, call: async (event, payload) => { synced.push(event); return { ok: true, data: {} }; } };
+    try {
+      const written = await writes.handleActorPatch(patch);
+      assert.equal(written, actor);
+      assert.equal(actor.updates.at(-1).options.fateBridgeWrite, true);
+      assert.deepEqual(synced, [], "a write from the bridge is not synced back");
+      const t = actor.system.tracks;
+      assert.equal(actor.system.details.fatePoints.current, 1);
+      assert.deepEqual([t["TWlsZA=="].aspect.name, t["TWlsZA=="].box_values], ["Singed Eyebrows", [true]]);
+      assert.deepEqual([t["TW9kZXJhdGU="].aspect.name, t["TW9kZXJhdGU="].box_values], ["", [false]]);
+      assert.deepEqual(t["UGh5c2ljYWw="].box_values, [true, false]);
+      assert.deepEqual(t["TWVudGFs"].box_values, [true, true]);
+      assert.equal(actor.flags["fate-bridge"].pendingFatePoints, 1);
+      assert.equal(await writes.handleActorPatch(patch), null, "a replayed patch is not written twice");
+      // Round trip: the sheet now reads back as the bridge said.
+      const back = fco.toActorData(actor);
+      assert.equal(back.fate_points, 1);
+      assert.deepEqual(back.consequences.map((c) => c.name ?? null), ["Singed Eyebrows", null, null]);
+      assert.deepEqual(back.stress, [true, false, true, true]);
+      // A user's edit is synced.
+      await actor.update({ "system.details.fatePoints.current": 4 });
+      assert.deepEqual(synced, ["actor.sync"]);
+    } finally {
+      runtime.connection = null;
+    }
+  });
+
+  test("generic flags both ways", () => {
+    const generic = adapters.adapterFor("dnd5e");
+    const actor = new Actor({
+      _id: "genericActor0001", name: "Ann",
+      flags: { "fate-bridge": { skills: { Fight: 2, Bad: 99, Notice: "1" }, aspects: [{ key: "hc", name: "Sellsword with a Heart" }], stunts: [{ name: "Riposte", skill: "Fight", bonus: 2, actions: ["defend"] }], fatePoints: 2, refresh: 3, stress: [false, true] } }
+    });
+    const data = generic.toActorData(actor);
     check(validators.client["actor.sync"], { request_id: "r-2", actor: data }, "actor.sync");
+    assert.deepEqual(data.skills, { Fight: 2, Notice: 1 });
+    assert.deepEqual(data.aspects, [{ key: "hc", name: "Sellsword with a Heart" }]);
+    assert.deepEqual(data.consequences, [{ id: "mild", severity: 2 }, { id: "moderate", severity: 4 }, { id: "severe", severity: 6 }]);
+    assert.deepEqual([data.fate_points, data.refresh, data.stress], [2, 3, [false, true]]);
+    const update = generic.patchUpdate(actor, { fate_points: 1, pending_fate_points: 0, overwhelmed: true, consequences: [{ id: "mild", severity: 2, name: "Bruised", status: "fresh" }], stress: [true, true] });
+    assert.deepEqual(update, {
+      "flags.fate-bridge.fatePoints": 1, "flags.fate-bridge.pendingFatePoints": 0, "flags.fate-bridge.overwhelmed": true,
+      "flags.fate-bridge.consequences": [{ id: "mild", severity: 2, name: "Bruised" }], "flags.fate-bridge.stress": [true, true]
+    });
+  });
+
+  test("status effects are registered in CONFIG.statusEffects: v13 array, v14 keyed by id; twice changes nothing", async () => {
+    const ids = Object.values((await import(path.join(MODULE_DIR, "scripts/protocol.mjs"))).STATUS_IDS);
+    assert.deepEqual(CONFIG.statusEffects.map((e) => e.id), ids);
+    assert.equal(CONFIG.statusEffects.find((e) => e.id === "fate-bridge-overwhelmed").name, "Overwhelmed");
+    const v13 = CONFIG.statusEffects;
+    try {
+      CONFIG.statusEffects = { dead: { id: "dead", name: "Dead" } };
+      writes.registerStatuses();
+      writes.registerStatuses();
+      assert.deepEqual(Object.keys(CONFIG.statusEffects), ["dead", ...ids]);
+      assert.equal(CONFIG.statusEffects["fate-bridge-mild"].name, "Mild consequence");
+    } finally {
+      CONFIG.statusEffects = v13;
+    }
+    writes.registerStatuses();
+    assert.equal(CONFIG.statusEffects.length, ids.length);
+  });
+
+  test("token.status toggles only what changed, on the active GM's client", async () => {
+    const actor = foundry.game.actors.get("actorAthlete0001");
+    const emit = { seq: 50, world: "w", writer: "gm", actor_id: actor.id, statuses: { overwhelmed: true, mild: false, moderate: false, severe: false, boost: true } };
+    check(validators.server["token.status"], emit, "token.status");
+    assert.deepEqual(await writes.handleTokenStatus(emit), ["fate-bridge-overwhelmed", "fate-bridge-boost"]);
+    assert.deepEqual(await writes.handleTokenStatus(emit), []);
+    assert.deepEqual(foundry.log.statusToggles.at(-2), { actor: actor.id, status: "fate-bridge-overwhelmed", active: true, overlay: true });
+    const gmUser = foundry.game.user;
+    foundry.game.user = foundry.game.users.get(PLAYER.id);
+    try {
+      assert.equal(await writes.handleTokenStatus({ ...emit, statuses: { boost: false } }), null);
+    } finally {
+      foundry.game.user = gmUser;
+    }
   });
 });
 
 describe("chat cards", () => {
-  test("the fixture card matches the bridge's card schema", () => {
+  test("the fixture cards match the bridge's card schema", () => {
     check(validators.server.card, { seq: 7, world: "w", writer: GM.id, op: "create", card_id: "card-1", card: workedCard() }, "card emit");
+    check(validators.server.card, { seq: 8, world: "w", writer: GM.id, op: "create", card_id: "card-x", card: finishedCard() }, "card emit");
   });
 
   test("the writer creates one message with the bridge's dice as a pre-evaluated 4dF roll", async () => {
@@ -157,37 +314,37 @@ describe("chat cards", () => {
     assert.equal(foundry.log.created.length, before + 1);
     assert.deepEqual(message.flags["fate-bridge"], { cardId: "card-1", seq: 7, card: emit.card });
     assert.equal(message.speaker.actor, "actorAthlete0001");
+    assert.equal(message.rolls.length, 1, "passive opposition has no roll");
     const [roll] = message.rolls;
     assert.equal(roll.total, 5);
     assert.equal(roll.formula, "4dF + 3");
     assert.deepEqual(roll.dice[0].results.map((r) => r.result), [1, 1, 0, 0]);
-    assert.equal(roll.terms[2].number, 3);
     const html = message.element;
-    assert.equal(html.querySelector(".fate-bridge-card__actor").textContent, "Zird the Arcane");
-    assert.match(html.querySelector(".fate-bridge-card__skill").textContent, /Athletics\s+Good \(\+3\)/);
-    assert.deepEqual([...html.querySelectorAll(".fate-bridge-die")].map((d) => d.dataset.face), ["1", "1", "0", "0"]);
-    assert.match(html.querySelector(".fate-bridge-card__cell--total").textContent, /Superb\s+\+5/);
-    assert.match(html.querySelector(".fate-bridge-card__cell--opposition").textContent, /Great\s+\+4/);
-    assert.equal(html.querySelector(".fate-bridge-card__cell--shifts dd").textContent.trim(), "+1");
-    assert.equal(html.querySelector(".fate-bridge-card__outcome").textContent, "Succeed");
+    const text = (sel) => html.querySelector(sel).textContent.replace(/\s+/g, " ").trim();
+    assert.equal(text(".fate-bridge-side--actor .fate-bridge-side__name"), "Zird the Arcane");
+    assert.equal(text(".fate-bridge-side--actor .fate-bridge-side__skill"), "Athletics Good +3");
+    assert.deepEqual([...html.querySelectorAll(".fate-bridge-side--actor .fate-bridge-die")].map((d) => d.dataset.face), ["1", "1", "0", "0"]);
+    assert.equal(text(".fate-bridge-side--actor .fate-bridge-side__total"), "Superb +5");
+    assert.equal(text(".fate-bridge-side--opposition .fate-bridge-side__total"), "Great +4");
+    assert.equal(text(".fate-bridge-card__outcome"), "Succeed +1 shift");
+    assert.equal(text(".fate-bridge-card__verdict"), "Success");
     assert.ok(html.querySelector(".fate-bridge-card--succeed"));
     assert.ok(html.classList.contains("fate-bridge-message"), "renderChatMessageHTML hook decorates the message");
-    assert.match(html.querySelector(".fate-bridge-card__footer").textContent, /Event #7/);
+    assert.match(text(".fate-bridge-card__footer"), /Event #7/);
   });
 
   test("a replayed emit changes nothing; a newer update edits the same message", async () => {
     const before = foundry.log.created.length;
-    const again = await cards.handleCardEmit({ seq: 7, world: "w", writer: GM.id, op: "create", card_id: "card-1", card: workedCard() });
-    assert.equal(again, null);
-    const updated = await cards.handleCardEmit({
-      seq: 9, world: "w", writer: GM.id, op: "update", card_id: "card-1",
-      card: workedCard({ state: "choosing", dice: [-1, -1, 0, 0], dice_total: -2, total: { value: 1, label: "Average" }, shifts: -3, outcome: "fumble", outcome_label: "Fumble", event_seq: 9 })
-    });
+    assert.equal(await cards.handleCardEmit({ seq: 7, world: "w", writer: GM.id, op: "create", card_id: "card-1", card: workedCard() }), null);
+    const card = workedCard({ state: "invoking", provisional: true, succeeded: null, outcome: "fumble", outcome_label: "Fumble", shifts: -3, event_seq: 9 });
+    card.actor = { ...card.actor, dice: [-1, -1, 0, 0], dice_total: -2, total: { value: 1, label: "Average" }, passed: false };
+    const updated = await cards.handleCardEmit({ seq: 9, world: "w", writer: GM.id, op: "update", card_id: "card-1", card });
     assert.equal(foundry.log.created.length, before);
     assert.equal(updated.flags["fate-bridge"].seq, 9);
     assert.deepEqual(updated.rolls[0].dice[0].results.map((r) => r.result), [-1, -1, 0, 0]);
-    assert.equal(updated.element.querySelector(".fate-bridge-card__state").textContent, "Awaiting choice");
-    assert.ok(updated.element.querySelector(".fate-bridge-card--fumble"));
+    assert.equal(updated.element.querySelector(".fate-bridge-card__state").textContent, "Invoking aspects");
+    assert.match(updated.element.querySelector(".fate-bridge-card__outcome").textContent, /Fumble[\s\S]*so far/);
+    assert.ok(updated.element.querySelector(".fate-bridge-card--provisional"));
     assert.equal(foundry.game.messages.filter((m) => m.flags["fate-bridge"]?.cardId === "card-1").length, 1);
   });
 
@@ -199,19 +356,70 @@ describe("chat cards", () => {
 
   test("other clients do not write", async () => {
     const before = foundry.log.created.length;
-    const result = await cards.handleCardEmit({ seq: 12, world: "w", writer: PLAYER.id, op: "create", card_id: "card-3", card: workedCard() });
-    assert.equal(result, null);
+    assert.equal(await cards.handleCardEmit({ seq: 12, world: "w", writer: PLAYER.id, op: "create", card_id: "card-3", card: workedCard() }), null);
     assert.equal(foundry.log.created.length, before);
   });
 
-  test("excel shows the boost; a negative rating becomes 4dF - n", async () => {
-    const message = await cards.handleCardEmit({
-      seq: 13, world: "w", writer: GM.id, op: "create", card_id: "card-4",
-      card: workedCard({ skill_rating: { value: -1, label: "Poor" }, dice: [1, 1, 1, 1], dice_total: 4, total: { value: 3, label: "Good" }, opposition: { value: 0, label: "Mediocre" }, shifts: 3, outcome: "excel", outcome_label: "Excel", boost: { id: "b1", name: "Momentum", holder_id: "actorAthlete0001" } })
-    });
-    assert.equal(message.rolls[0].formula, "4dF - 1");
-    assert.equal(message.rolls[0].total, 3);
-    assert.match(message.element.querySelector(".fate-bridge-card__boost").textContent, /Momentum/);
+  test("a finished card lists invokes with who paid what, effects in words, and both sides' rolls", async () => {
+    const message = await cards.handleCardEmit({ seq: 13, world: "w", writer: GM.id, op: "create", card_id: "card-4", card: finishedCard() });
+    assert.equal(message.rolls.length, 2, "active opposition rolled too");
+    assert.equal(message.rolls[0].formula, "4dF + 7"); // Athletics 3 + stunt 2 + invokes 2 ... as the card totals
+    assert.equal(message.rolls[1].total, 2);
+    const lines = (sel) => [...message.element.querySelectorAll(sel)].map((e) => e.textContent.replace(/\s+/g, " ").trim());
+    assert.deepEqual(lines(".fate-bridge-card__invoke"), [
+      "Zird the Arcane invoked Wizard of the Old School for +2 (fate point)",
+      "Zird the Arcane invoked Slippery Floor to reroll (free invoke) \u2212+",
+      "GM invoked Hungry Bridge Ogre for +2 (fate point)"
+    ]);
+    assert.deepEqual(lines(".fate-bridge-card__effect"), [
+      "Aspect placed: Ogre Off Balance, 2 free invokes for Zird the Arcane",
+      "Grumpy Ogre earns a fate point at the scene's end: Hungry Bridge Ogre invoked against them"
+    ]);
+    assert.deepEqual(lines(".fate-bridge-side--actor .fate-bridge-chip"), ["stunt +2", "invokes +2"]);
+    assert.equal(lines(".fate-bridge-card__subject")[0], "Ogre Off Balance");
+  });
+});
+
+describe("card controls: only what this user may press", () => {
+  const asUser = async (userId, fn) => {
+    const saved = foundry.game.user;
+    foundry.game.user = foundry.game.users.get(userId);
+    try {
+      return await fn();
+    } finally {
+      foundry.game.user = saved;
+    }
+  };
+
+  test("invoking: the player gets Invoke/Pass for its side; the GM for both sides", async () => {
+    const card = workedCard({ state: "invoking", provisional: true, succeeded: null, prompt: { kind: "invoke", users: [PLAYER.id], gm: true, options: [] } });
+    card.actor = { ...card.actor, passed: false };
+    const player = await asUser(PLAYER.id, () => controls.controlsContext(card));
+    assert.deepEqual(player.sides.map((s) => [s.which, s.canPass]), [["actor", true]]);
+    const gm = controls.controlsContext(card);
+    assert.deepEqual(gm.sides.map((s) => [s.which, s.canPass]), [["actor", true], ["opposition", false]]);
+    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext({ ...card, prompt: { ...card.prompt, users: [] } })), null, "not prompted: nothing");
+  });
+
+  test("costing: the cost picker is the GM's alone, with the kinds of the card's severity", async () => {
+    const card = workedCard({ state: "costing", cost_severity: "serious", prompt: { kind: "cost", users: [], gm: true, options: ["mild_consequence", "delay"] } });
+    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(card)), null);
+    const gm = controls.controlsContext(card);
+    assert.deepEqual(gm.costs.map((c) => c.label), ["A mild consequence on the actor", "Delay the success"]);
+    assert.equal(gm.costTitle, "Serious cost");
+  });
+
+  test("the invoke picker lists each aspect's free invokes and pays what fits", async () => {
+    const picker = await import(path.join(MODULE_DIR, "scripts/pickers.mjs"));
+    const card = finishedCard();
+    const ctx = picker.invokeContext(card, "actor");
+    assert.deepEqual(ctx.invokers.map((i) => i.label), ["Zird the Arcane (1 fate points)", "GM budget (2 fate points)"]);
+    assert.deepEqual(ctx.aspects.map((a) => [a.name, a.free]), [
+      ["Slippery Floor", ""], ["Ogre Off Balance", "free: Zird the Arcane ×2"], ["Wizard of the Old School", ""], ["Hungry Bridge Ogre", ""]
+    ]);
+    assert.equal(picker.suggestedPayment(card.aspects[1], "actorAthlete0001"), "free");
+    assert.equal(picker.suggestedPayment(card.aspects[0], "actorAthlete0001"), "fate_point");
+    assert.equal(picker.suggestedPayment({ kind: "boost", free_invokes: { gm: 1 } }, "gm"), "boost");
   });
 });
 
@@ -226,32 +434,67 @@ describe("sheet controls", () => {
     assert.deepEqual(skills, ["Athletics", "Lore", "Broken"]);
   });
 
-  test("the roll dialog offers the ladder -2..+8 with Fair (+2) selected and always passes rejectClose", async () => {
-    // Not connected: rolling from the API warns instead of opening a dialog.
+  test("the action dialog: ladder -2..+8 or an active opposer, fields per action type, rejectClose always passed", async () => {
+    // Not connected: starting from the API warns instead of opening a dialog.
     const api = foundry.game.modules.get("fate-bridge").api;
-    const result = await api.roll("actorAthlete0001", "Athletics", { opposition: 4 });
-    assert.equal(result, null);
+    assert.equal(await api.roll("actorAthlete0001", "Athletics", { opposition: 4 }), null);
     assert.match(foundry.log.notifications.at(-1).message, /not connected/);
-    // The dialog itself.
-    const { askOpposition } = await import(path.join(MODULE_DIR, "scripts/roll-dialog.mjs"));
-    const answer = askOpposition({ actorName: "Zird", skill: "Athletics", rating: 3 });
+
+    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
+    runtime.hello = { actions: [{ id: "overcome", label: "Overcome" }, { id: "create_advantage", label: "Create an Advantage" }, { id: "take_advantage", label: "Take Advantage" }, { id: "discover", label: "Discover" }] };
+    const { askAction } = await import(path.join(MODULE_DIR, "scripts/roll-dialog.mjs"));
+    const actor = foundry.game.actors.get("actorAthlete0001");
+    const answer = askAction({ actor, skill: "Lore" });
     const dialog = await waitFor(() => foundry.openDialogs()[0], { what: "dialog" });
+    const el = dialog.element;
     assert.equal(dialog.config.rejectClose, false);
-    assert.equal(dialog.title, "Overcome with Athletics (+3)");
-    const options = [...dialog.element.querySelectorAll("select[name=opposition] option")];
-    assert.deepEqual(options.map((o) => Number(o.value)), [8, 7, 6, 5, 4, 3, 2, 1, 0, -1, -2]);
+    assert.equal(dialog.title, "Zird the Arcane: take an action");
+    assert.deepEqual([...el.querySelectorAll("select[name=type] option")].map((o) => o.value), ["overcome", "create_advantage", "take_advantage", "discover"]);
+    assert.equal(el.querySelector("select[name=skill]").value, "Lore", "the clicked skill is pre-filled");
+    const options = [...el.querySelectorAll("select[name=opposition] option")];
+    assert.deepEqual(options.slice(0, 11).map((o) => Number(o.value)), [8, 7, 6, 5, 4, 3, 2, 1, 0, -1, -2]);
     assert.equal(options.find((o) => o.value === "4").textContent, "Great (+4)");
     assert.equal(options.find((o) => o.value === "-2").textContent, "Terrible (\u22122)");
-    assert.equal(dialog.element.querySelector("select[name=opposition]").value, "2");
-    setField(dialog.element.querySelector("select[name=opposition]"), "4");
-    setField(dialog.element.querySelector("input[name=description]"), "  vault the wall ");
-    dialog.element.querySelector('button[data-action="roll"]').click();
-    assert.deepEqual(await answer, { opposition: 4, description: "vault the wall" });
+    assert.ok(options.some((o) => o.value.startsWith("actor:")), "other actors can oppose actively");
+    assert.equal(el.querySelector("select[name=opposition]").value, "2");
+    assert.ok(el.querySelector("[name=dangerActor]"), "the GM sees the danger flags");
+    // Overcome shows the situation, hides the aspect name and target.
+    assert.equal(el.querySelector("[name=aspectName]").hidden, true);
+    assert.equal(el.querySelector("[name=situation]").hidden, false);
+    setField(el.querySelector("select[name=type]"), "create_advantage");
+    el.querySelector("select[name=type]").dispatchEvent(new globalThis.DomEvent("change"));
+    assert.equal(el.querySelector("[name=aspectName]").hidden, false);
+    setField(el.querySelector("select[name=opposition]"), "4");
+    setField(el.querySelector("input[name=aspectName]"), "Books Everywhere");
+    setField(el.querySelector("input[name=description]"), "  topple the shelves ");
+    setField(el.querySelector("[name=dangerActor]"), true);
+    el.querySelector('button[data-action="roll"]').click();
+    assert.deepEqual(await answer, {
+      type: "create_advantage", skill: "Lore", opposition: 4, aspectName: "Books Everywhere",
+      dangerous: { actor: true, opposition: false }, description: "topple the shelves"
+    });
+    runtime.hello = null;
   });
 
-  test("cancelling the roll dialog resolves to null", async () => {
-    const { askOpposition } = await import(path.join(MODULE_DIR, "scripts/roll-dialog.mjs"));
-    const answer = askOpposition({ actorName: "Zird", skill: "Lore", rating: 4 });
+  test("the request becomes a valid action.start payload", async () => {
+    const { startPayload } = await import(path.join(MODULE_DIR, "scripts/actions.mjs"));
+    const actor = foundry.game.actors.get("actorAthlete0001");
+    const payloads = [
+      startPayload(actor, "Athletics", { opposition: 3 }),
+      startPayload(actor, "Lore", { type: "create_advantage", opposerId: "actorOgre0000001", targetId: "actorOgre0000001", aspectName: "Off Balance", helpers: [{ character_id: "genericActor0001", skill: "Fight" }], dangerous: { actor: true } }),
+      startPayload(actor, "Lore", { type: "take_advantage", opposition: 2, targetAspectId: "sit1" }),
+      startPayload(actor, "Lore", { type: "discover", opposition: 2, situation: "The old map" }),
+      startPayload(actor, "Athletics", { recovery: { character_id: actor.id, slot_id: "mild" } })
+    ];
+    for (const p of payloads) check(validators.client["action.start"], { request_id: "r-9", ...p }, "action.start");
+    assert.deepEqual(payloads[1].opposition, { kind: "active", opposer_id: "actorOgre0000001" });
+    assert.deepEqual(payloads[1].dangerous, { actor: true, opposition: false });
+    assert.equal("opposition" in payloads[4], false, "recovery: the bridge sets the opposition");
+  });
+
+  test("cancelling the action dialog resolves to null", async () => {
+    const { askAction } = await import(path.join(MODULE_DIR, "scripts/roll-dialog.mjs"));
+    const answer = askAction({ actor: foundry.game.actors.get("actorAthlete0001"), skill: "Lore" });
     const dialog = await waitFor(() => foundry.openDialogs()[0], { what: "dialog" });
     dialog.element.querySelector('button[data-action="cancel"]').click();
     assert.equal(await answer, null);

@@ -26,11 +26,12 @@ export async function readJson(rel) {
  * @param {{io?: Function}} [extra]  the socket.io-client `io` to expose as Foundry's global io
  */
 export async function bootNodeFoundry(options, { io } = {}) {
-  const { document, HTMLElement } = parseHTML(
+  const { document, HTMLElement, Event: DomEvent } = parseHTML(
     '<!doctype html><html><body><nav id="players"></nav><ol id="chat-log"></ol><div id="sheets"></div></body></html>'
   );
   globalThis.document = document;
   globalThis.HTMLElement = HTMLElement;
+  globalThis.DomEvent = DomEvent; // linkedom's Event, for dispatching on its nodes
   if (io) globalThis.io = io;
   const lang = await readJson("foundry-module/lang/en.json");
   const foundry = install({ Handlebars, loadText, lang, ...options });
