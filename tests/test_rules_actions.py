@@ -17,7 +17,7 @@ from bridge.rules.dice import Roll
 from bridge.rules.engine import SheetSlot, replay
 from bridge.rules.errors import RuleViolation
 from bridge.rules.ruleset import FATE_CONDENSED, UNWRITTEN
-from bridge.rules.state import Aspect, Stunt, WorldState
+from bridge.rules.state import GM, Aspect, Stunt, WorldState
 from tests.rules_fixtures import (
     ANNA,
     BROUSSEAU,
@@ -979,3 +979,18 @@ def test_r5_5_unused_hint_pays_a_fate_point_at_scene_end() -> None:
     discover(table, (1, 1, 0, 0), rating=0)
     table.run(lambda s: end_scene(s, GM_USER)[0])
     assert table.character("b").fate_points == 4
+
+
+def test_r4_4_passive_opposition_does_not_need_the_gm_to_pass_again() -> None:
+    # R4.4 Decision: with passive opposition the GM side stays passed when the actor
+    # invokes; if the GM invokes, the actor gets to answer.
+    table = Table(world(gm_fate_points=1))
+    table.state = with_aspect(table.state, BRIDGE_ASPECT)
+    start(table, PAUL, ZERO, passive_rating=4)
+    invoke(table, PAUL, "b", "b.hc")
+    assert table.action().opposition.passed
+    invoke(table, GM_USER, GM, "sit-bridge")
+    assert table.action().opposition.passed and not table.action().actor.passed
+    pass_(table, "actor", PAUL)
+    assert table.action().state == "resolved"
+    assert table.action().opposition.roll.total == 6

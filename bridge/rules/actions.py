@@ -33,6 +33,7 @@ from bridge.rules.state import (
     CostSeverity,
     Effect,
     Invoke,
+    Purpose,
     Roll,
     Side,
     WorldState,
@@ -73,6 +74,11 @@ class StartAction:
     recovery_of: tuple[str, str] | None = None
     allow_repeat: bool = False
     description: str | None = None
+    purpose: Purpose = "action"
+    contest_id: str | None = None
+    side_id: str | None = None
+    challenge_id: str | None = None
+    task_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -259,6 +265,18 @@ def start_action(
 ) -> list[Event]:
     """Declare an action (R2, R5, R9, R10); rolls at once unless someone must act first."""
     draft = Draft(state, "action.start")
+    declare(draft, command, principal, dice, ruleset)
+    return draft.events()
+
+
+def declare(
+    draft: Draft,
+    command: StartAction,
+    principal: Principal,
+    dice: DiceSource,
+    ruleset: Ruleset,
+) -> Action:
+    """Declare an action on a Draft and return it as it stands after any first roll."""
     if command.type not in ruleset.actions:
         raise RuleViolation(
             "not_in_ruleset",
@@ -381,12 +399,17 @@ def start_action(
         situation=situation,
         recovery_slot_id=recovery_slot_id,
         description=command.description,
+        purpose=command.purpose,
+        contest_id=command.contest_id,
+        side_id=command.side_id,
+        challenge_id=command.challenge_id,
+        task_id=command.task_id,
     )
     if command.dangerous_actor or command.dangerous_opposition:
         draft.put_action(action)  # R9.3: the concession window before any dice
     else:
         _advance_to_dice(draft, action, dice)
-    return draft.events()
+    return draft.action(action_id)
 
 
 def _leader(participants: Sequence[tuple[Character, str]]) -> tuple[Character, str]:
@@ -478,11 +501,7 @@ def concede(
         effects.append(point)
     succeeded = conceding_side == "opposition"
     effects.append(Effect(kind="success" if succeeded else "failure"))
-    draft.put_action(
-        _add_effects(action, *effects).model_copy(
-            update={"state": "resolved", "succeeded": succeeded}
-        )
-    )
+    _finish(draft, _add_effects(action, *effects), succeeded=succeeded)
     return draft.events()
 
 
@@ -614,9 +633,15 @@ def invoke(
         effect=command.effect,
         dice=new_dice,
     )
-    # R4.4: any invoke reopens the exchange for both sides.
-    action = _with_side(action, side_name, side.model_copy(update={"passed": False}))
-    action = _with_side(action, _other(side_name), opponent.model_copy(update={"passed": False}))
+    # R4.4: any invoke reopens the exchange for both sides. Passive opposition has no
+    # one to answer, so it stays passed (the GM may still invoke while the phase is open).
+    passive = action.opposition_kind == "passive"
+    own_passed = passive and side_name == "opposition"
+    other_passed = passive and side_name == "actor" and opponent.passed
+    action = _with_side(action, side_name, side.model_copy(update={"passed": own_passed}))
+    action = _with_side(
+        action, _other(side_name), opponent.model_copy(update={"passed": other_passed})
+    )
     draft.put_action(action.model_copy(update={"invokes": (*action.invokes, record)}))
     return draft.events()
 
@@ -660,13 +685,21 @@ def _resolve(draft: Draft, action: Action, ruleset: Ruleset) -> None:
     if action.actor.dangerous and outcome == "fumble":
         for member in action.actor.members:
             effects.append(overwhelm(draft, member, caused_by=action.opposition.leader or GM))
-        draft.put_action(
-            _add_effects(action, *effects, Effect(kind="failure")).model_copy(
-                update={"state": "resolved", "succeeded": False}
-            )
-        )
+        _finish(draft, _add_effects(action, *effects, Effect(kind="failure")), succeeded=False)
         return
     action = _add_effects(action, *effects)
+
+    if action.purpose == "contest_roll":
+        # R11.2: a contest roll is only a total; the exchange decides what it means.
+        from bridge.rules import contest
+
+        _finish(draft, action, succeeded=None)
+        contest.record_roll(draft, draft.action(action.id))
+        return
+    if action.purpose == "contest_advantage" and outcome == "fumble":
+        from bridge.rules import contest
+
+        contest.forfeit(draft, action)
 
     if action.type == "create_advantage":
         _resolve_create_advantage(draft, action)
@@ -778,12 +811,16 @@ def _succeed(draft: Draft, action: Action, *, at_cost: bool = False) -> None:
     _finish(draft, _add_effects(action, *effects), succeeded=True)
 
 
-def _finish(draft: Draft, action: Action, *, succeeded: bool) -> None:
+def _finish(draft: Draft, action: Action, *, succeeded: bool | None) -> None:
     draft.put_action(
         action.model_copy(
             update={"state": "resolved", "succeeded": succeeded, "pending_choice": None}
         )
     )
+    if action.challenge_id is not None:
+        from bridge.rules import challenge
+
+        challenge.check_complete(draft, action.challenge_id)
 
 
 def _exhaust(draft: Draft, character_id: str, situation: str | None) -> None:

@@ -6,12 +6,27 @@ from bridge.rules.events import (
     ActionPut,
     AspectPut,
     AspectRemoved,
+    CarriedBoostsPut,
+    ChallengePut,
     CharacterPut,
+    CompelPut,
+    ConflictPut,
+    ContestPut,
     CountersPut,
     Event,
     ScenePut,
 )
-from bridge.rules.state import Action, Aspect, Character, Scene, WorldState
+from bridge.rules.state import (
+    Action,
+    Aspect,
+    Challenge,
+    Character,
+    Compel,
+    Conflict,
+    Contest,
+    Scene,
+    WorldState,
+)
 
 
 class Draft:
@@ -30,6 +45,11 @@ class Draft:
         self.gm_fate_points = state.gm_fate_points
         self.action_count = state.action_count
         self.aspect_count = state.aspect_count
+        self.contests = dict(state.contests)
+        self.challenges = dict(state.challenges)
+        self.conflicts = dict(state.conflicts)
+        self.compels = dict(state.compels)
+        self.carried_boosts = state.carried_boosts
         self._changed: dict[tuple[str, str], None] = {}
 
     # --- reads ----------------------------------------------------------------
@@ -64,6 +84,36 @@ class Draft:
         self._changed[("action", action.id)] = None
         return action
 
+    def put_contest(self, contest: Contest) -> Contest:
+        self.contests[contest.id] = contest
+        self._changed[("contest", contest.id)] = None
+        return contest
+
+    def put_challenge(self, challenge: Challenge) -> Challenge:
+        self.challenges[challenge.id] = challenge
+        self._changed[("challenge", challenge.id)] = None
+        return challenge
+
+    def put_conflict(self, conflict: Conflict) -> Conflict:
+        self.conflicts[conflict.id] = conflict
+        self._changed[("conflict", conflict.id)] = None
+        return conflict
+
+    def put_compel(self, compel: Compel) -> Compel:
+        self.compels[compel.id] = compel
+        self._changed[("compel", compel.id)] = None
+        return compel
+
+    def set_carried_boosts(self, aspect_ids: tuple[str, ...]) -> None:
+        self.carried_boosts = aspect_ids
+        self._changed[("carried", "")] = None
+
+    def new_id(self, prefix: str) -> str:
+        """A fresh id for a contest, challenge, conflict, compel or task."""
+        self.aspect_count += 1
+        self._changed[("counters", "")] = None
+        return f"{prefix}{self.aspect_count}"
+
     def put_scene(self, scene: Scene) -> None:
         self.scene = scene
         self._changed[("scene", "")] = None
@@ -78,9 +128,7 @@ class Draft:
         return f"a{self.action_count}"
 
     def new_aspect_id(self, prefix: str = "asp") -> str:
-        self.aspect_count += 1
-        self._changed[("counters", "")] = None
-        return f"{prefix}{self.aspect_count}"
+        return self.new_id(prefix)
 
     # --- results --------------------------------------------------------------
 
@@ -100,6 +148,16 @@ class Draft:
                 out.append(ActionPut(reason=reason, action=self.actions[key]))
             elif kind == "scene":
                 out.append(ScenePut(reason=reason, scene=self.scene))
+            elif kind == "contest":
+                out.append(ContestPut(reason=reason, contest=self.contests[key]))
+            elif kind == "challenge":
+                out.append(ChallengePut(reason=reason, challenge=self.challenges[key]))
+            elif kind == "conflict":
+                out.append(ConflictPut(reason=reason, conflict=self.conflicts[key]))
+            elif kind == "compel":
+                out.append(CompelPut(reason=reason, compel=self.compels[key]))
+            elif kind == "carried":
+                out.append(CarriedBoostsPut(reason=reason, aspect_ids=self.carried_boosts))
             else:
                 out.append(
                     CountersPut(
@@ -121,5 +179,10 @@ class Draft:
                 "gm_fate_points": self.gm_fate_points,
                 "action_count": self.action_count,
                 "aspect_count": self.aspect_count,
+                "contests": self.contests,
+                "challenges": self.challenges,
+                "conflicts": self.conflicts,
+                "compels": self.compels,
+                "carried_boosts": self.carried_boosts,
             }
         )

@@ -10,7 +10,12 @@ from bridge.rules.events import (
     ActionPut,
     AspectPut,
     AspectRemoved,
+    CarriedBoostsPut,
+    ChallengePut,
     CharacterPut,
+    CompelPut,
+    ConflictPut,
+    ContestPut,
     CountersPut,
     Event,
     ScenePut,
@@ -149,6 +154,24 @@ def apply(state: WorldState, event: Event) -> WorldState:
                 "aspect_count": event.aspect_count,
             }
         )
+    if isinstance(event, ContestPut):
+        return state.model_copy(
+            update={"contests": {**state.contests, event.contest.id: event.contest}}
+        )
+    if isinstance(event, ChallengePut):
+        return state.model_copy(
+            update={"challenges": {**state.challenges, event.challenge.id: event.challenge}}
+        )
+    if isinstance(event, ConflictPut):
+        return state.model_copy(
+            update={"conflicts": {**state.conflicts, event.conflict.id: event.conflict}}
+        )
+    if isinstance(event, CompelPut):
+        return state.model_copy(
+            update={"compels": {**state.compels, event.compel.id: event.compel}}
+        )
+    if isinstance(event, CarriedBoostsPut):
+        return state.model_copy(update={"carried_boosts": event.aspect_ids})
     raise TypeError(f"unhandled event {event!r}")
 
 

@@ -8,11 +8,21 @@ exactly, without dice.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import Field, TypeAdapter
 
-from bridge.rules.state import Action, Aspect, Character, Frozen, Scene
+from bridge.rules.state import (
+    Action,
+    Aspect,
+    Challenge,
+    Character,
+    Compel,
+    Conflict,
+    Contest,
+    Frozen,
+    Scene,
+)
 
 
 class CharacterPut(Frozen):
@@ -45,6 +55,36 @@ class ScenePut(Frozen):
     scene: Scene
 
 
+class ContestPut(Frozen):
+    type: Literal["contest.put"] = "contest.put"
+    reason: str
+    contest: Contest
+
+
+class ChallengePut(Frozen):
+    type: Literal["challenge.put"] = "challenge.put"
+    reason: str
+    challenge: Challenge
+
+
+class ConflictPut(Frozen):
+    type: Literal["conflict.put"] = "conflict.put"
+    reason: str
+    conflict: Conflict
+
+
+class CompelPut(Frozen):
+    type: Literal["compel.put"] = "compel.put"
+    reason: str
+    compel: Compel
+
+
+class CarriedBoostsPut(Frozen):
+    type: Literal["boosts.carried"] = "boosts.carried"
+    reason: str
+    aspect_ids: tuple[str, ...]
+
+
 class CountersPut(Frozen):
     type: Literal["world.counters"] = "world.counters"
     reason: str
@@ -54,8 +94,19 @@ class CountersPut(Frozen):
 
 
 Event = Annotated[
-    CharacterPut | AspectPut | AspectRemoved | ActionPut | ScenePut | CountersPut,
+    CharacterPut
+    | AspectPut
+    | AspectRemoved
+    | ActionPut
+    | ScenePut
+    | CountersPut
+    | ContestPut
+    | ChallengePut
+    | ConflictPut
+    | CompelPut
+    | CarriedBoostsPut,
     Field(discriminator="type"),
 ]
 
-EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+# The Annotated union is a type to pydantic but a value to mypy, hence the cast.
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(cast(Any, Event))

@@ -51,6 +51,11 @@ class Ruleset:
     consequence_slots: tuple[int, ...] = (2, 4, 6)
     stress_boxes: int = 0
     hostile_invokes: bool = False
+    conflicts: bool = False
+    # R11.3: what sets turn order, by kind of conflict.
+    turn_order_skills: dict[str, str] = field(
+        default_factory=lambda: {"physical": "Quick", "mental": "Careful"}
+    )
     costs: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(COSTS))
     # R12.5: fate points gained by a sacrifice, by consequence severity.
     sacrifice_points: dict[int, int] = field(default_factory=lambda: {2: 1, 4: 2, 6: 3})
@@ -103,6 +108,7 @@ FATE_CONDENSED = Ruleset(
     actions=("overcome", "create_advantage", "discover", "attack"),
     stress_boxes=3,
     hostile_invokes=True,
+    conflicts=True,
 )
 
 RULESETS: dict[str, Ruleset] = {r.id: r for r in (UNWRITTEN, FATE_CONDENSED)}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from bridge.rules.actions import Principal
 from bridge.rules.consequences import severity_name
@@ -25,13 +26,30 @@ class SceneEndSummary:
     expired_boosts: list[str] = field(default_factory=list)
     cleared_aspects: list[str] = field(default_factory=list)
     no_longer_overwhelmed: list[str] = field(default_factory=list)
+    refreshed: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+
+Scope = Literal["scene", "session", "scenario"]
+SEVERE = 6
 
 
 def end_scene(
-    state: WorldState, principal: Principal, keep_aspects: tuple[str, ...] = ()
+    state: WorldState,
+    principal: Principal,
+    keep_aspects: tuple[str, ...] = (),
+    scope: Scope = "scene",
+    gm_budget: int | None = None,
 ) -> tuple[list[Event], SceneEndSummary]:
     """R12.1: recovery (R7.5), fate point payouts (R4.5, R9.3, R5.5), boosts expire,
-    overwhelmed clears, situation aspects go unless the GM keeps them."""
+    overwhelmed clears, situation aspects go unless the GM keeps them.
+
+    Ending a session or scenario ends its scene first, then (R7.5 Decision) removes
+    moderate consequences that began recovering in an earlier session (severe: an
+    earlier scenario), and refreshes fate points (R12.2): a new session refills up
+    to refresh and keeps extras; a new scenario resets to refresh.
+    The GM's budget for the next scene is ``gm_budget``, by default one point per
+    player character.
+    """
     if not principal.is_gm:
         raise RuleViolation("forbidden", "Only the GM may end the scene.")
     draft = Draft(state, "scene.end")
@@ -78,7 +96,10 @@ def end_scene(
         if updated != character:
             draft.put_character(updated)
 
+    carried = set(state.carried_boosts)
     for aspect in list(draft.aspects.values()):
+        if aspect.kind == "boost" and aspect.id in carried:
+            continue  # R11.1: carried out of a challenge into this next scene, once
         if aspect.kind == "boost":
             draft.remove_aspect(aspect.id)
             summary.expired_boosts.append(aspect.name)
@@ -86,5 +107,43 @@ def end_scene(
             draft.remove_aspect(aspect.id)
             summary.cleared_aspects.append(aspect.name)
 
-    draft.put_scene(Scene(number=scene.number + 1, session=scene.session, scenario=scene.scenario))
+    if carried:
+        draft.set_carried_boosts(())
+    if scope != "scene":
+        _end_session(draft, summary, scope)
+    session = scene.session + (1 if scope != "scene" else 0)
+    scenario = scene.scenario + (1 if scope == "scenario" else 0)
+    draft.put_scene(Scene(number=scene.number + 1, session=session, scenario=scenario))
+    players = sum(1 for c in draft.characters.values() if not c.is_npc)
+    draft.set_gm_fate_points(gm_budget if gm_budget is not None else players)
     return draft.events(), summary
+
+
+def _end_session(draft: Draft, summary: SceneEndSummary, scope: Scope) -> None:
+    scene = draft.scene
+    for character in list(draft.characters.values()):
+        slots = []
+        for slot in character.consequences:
+            since = slot.recovering_since
+            done = since is not None and (
+                (slot.severity < SEVERE and since[1] < scene.session)
+                or (scope == "scenario" and since[2] < scene.scenario)
+            )
+            if done and slot.aspect_id:
+                name = draft.aspects[slot.aspect_id].name if slot.aspect_id in draft.aspects else ""
+                draft.remove_aspect(slot.aspect_id)
+                summary.removed.append((character.id, name))
+                slot = slot.model_copy(
+                    update={"aspect_id": None, "status": "fresh", "recovering_since": None}
+                )
+            slots.append(slot)
+        current = draft.characters[character.id]
+        if scope == "scenario":
+            points = current.refresh
+        else:
+            points = max(current.fate_points, current.refresh)
+        updated = current.model_copy(update={"consequences": tuple(slots), "fate_points": points})
+        if updated != current:
+            draft.put_character(updated)
+        if points != current.fate_points:
+            summary.refreshed[character.id] = (current.fate_points, points)

@@ -188,6 +188,11 @@ Choice = Literal[
 ]
 
 
+Purpose = Literal[
+    "action", "contest_roll", "contest_advantage", "challenge_task", "challenge_advantage"
+]
+
+
 class Action(Frozen):
     """One action's resolution so far (R2-R10)."""
 
@@ -214,6 +219,117 @@ class Action(Frozen):
     pending_hit: int = 0
     effects: tuple[Effect, ...] = ()
     succeeded: bool | None = None
+    # Zoomed-in procedures (R11) this action belongs to.
+    purpose: Purpose = "action"
+    contest_id: str | None = None
+    side_id: str | None = None
+    challenge_id: str | None = None
+    task_id: str | None = None
+
+
+class ContestSide(Frozen):
+    id: str
+    name: str
+    members: tuple[str, ...]
+    progress: int = 0
+    conceded: bool = False
+
+
+class ExchangeRoll(Frozen):
+    """One side's part in a contest exchange."""
+
+    side_id: str
+    action_id: str | None = None
+    total: int | None = None
+    shifts: int | None = None
+    forfeited: bool = False
+
+
+class ExchangeResult(Frozen):
+    number: int
+    rolls: tuple[ExchangeRoll, ...]
+    winner: str | None = None
+    margin: int = 0
+    progress: int = 0
+    twist: bool = False
+    excelled: bool = False
+
+
+class Contest(Frozen):
+    """R11.2: sides race to the ruleset's target of progress."""
+
+    id: str
+    name: str
+    mode: Literal["direct", "environment"]
+    skill: str
+    passive_rating: int | None = None
+    target: int = 3
+    sides: tuple[ContestSide, ...]
+    exchange: int = 1
+    current: tuple[ExchangeRoll, ...] = ()
+    history: tuple[ExchangeResult, ...] = ()
+    twist_pending: bool = False
+    state: Literal["open", "won", "ended"] = "open"
+    winner: str | None = None
+
+
+class ChallengeTask(Frozen):
+    id: str
+    name: str
+    skill: str
+    rating: int
+    action_id: str | None = None
+
+
+class Challenge(Frozen):
+    """R11.1: tasks rolled in any order; decided only when all are in."""
+
+    id: str
+    name: str
+    tasks: tuple[ChallengeTask, ...]
+    advantage_action_ids: tuple[str, ...] = ()
+    state: Literal["open", "complete"] = "open"
+    carry_boosts: bool = False
+
+
+class Zone(Frozen):
+    name: str
+    adjacent: tuple[str, ...] = ()
+
+
+class ConflictSide(Frozen):
+    id: str
+    name: str
+    members: tuple[str, ...]
+
+
+class Conflict(Frozen):
+    """R11.3 (Fate Condensed): zones, turn order, exchanges, until one side remains."""
+
+    id: str
+    name: str
+    kind: Literal["physical", "mental"]
+    order_skill: str
+    zones: tuple[Zone, ...] = ()
+    positions: dict[str, str] = Field(default_factory=dict)
+    sides: tuple[ConflictSide, ...]
+    order: tuple[str, ...]
+    ratings: dict[str, int] = Field(default_factory=dict)
+    ties: tuple[tuple[str, ...], ...] = ()
+    turn: int = 0
+    exchange: int = 1
+    state: Literal["open", "ended"] = "open"
+    winner: str | None = None
+
+
+class Compel(Frozen):
+    """R12.3, R12.4: offered by the GM; accepted (+1) or refused (-1) by the player."""
+
+    id: str
+    character_id: str
+    text: str
+    aspect_id: str | None = None
+    state: Literal["offered", "accepted", "refused"] = "offered"
 
 
 class Scene(Frozen):
@@ -239,3 +355,9 @@ class WorldState(Frozen):
     gm_fate_points: int = 0
     action_count: int = 0
     aspect_count: int = 0
+    contests: dict[str, Contest] = Field(default_factory=dict)
+    challenges: dict[str, Challenge] = Field(default_factory=dict)
+    conflicts: dict[str, Conflict] = Field(default_factory=dict)
+    compels: dict[str, Compel] = Field(default_factory=dict)
+    # Boosts carried out of a challenge into the next scene (R11.1, R12.1).
+    carried_boosts: tuple[str, ...] = ()

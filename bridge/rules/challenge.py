@@ -1,0 +1,175 @@
+"""Challenges (R11.1): tasks rolled in any order, decided only when all are in."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bridge.rules.actions import Helper, Principal, StartAction, declare
+from bridge.rules.dice import DiceSource
+from bridge.rules.draft import Draft
+from bridge.rules.errors import RuleViolation
+from bridge.rules.events import Event
+from bridge.rules.ruleset import Ruleset
+from bridge.rules.state import Challenge, ChallengeTask, WorldState
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    name: str
+    skill: str
+    rating: int
+
+
+def start_challenge(
+    state: WorldState, name: str, tasks: Sequence[TaskSpec], principal: Principal
+) -> list[Event]:
+    if not principal.is_gm:
+        raise RuleViolation("forbidden", "Only the GM may set up a challenge.")
+    if not tasks:
+        raise RuleViolation("invalid", "A challenge needs at least one task.", "tasks")
+    draft = Draft(state, "challenge.start")
+    challenge = Challenge(
+        id=draft.new_id("challenge"),
+        name=name,
+        tasks=tuple(
+            ChallengeTask(id=f"t{n + 1}", name=t.name, skill=t.skill, rating=t.rating)
+            for n, t in enumerate(tasks)
+        ),
+    )
+    draft.put_challenge(challenge)
+    return draft.events()
+
+
+def _challenge(draft: Draft, challenge_id: str) -> Challenge:
+    challenge = draft.challenges.get(challenge_id)
+    if challenge is None:
+        raise RuleViolation("not_found", f"There is no challenge {challenge_id!r}.", "challenge_id")
+    if challenge.state != "open":
+        raise RuleViolation("wrong_state", f"{challenge.name} is complete.", "challenge_id")
+    return challenge
+
+
+def roll_task(
+    state: WorldState,
+    challenge_id: str,
+    task_id: str,
+    actor_id: str,
+    principal: Principal,
+    dice: DiceSource,
+    ruleset: Ruleset,
+    helpers: Sequence[Helper] = (),
+    skill: str | None = None,
+) -> list[Event]:
+    """One task's overcome roll, with the task's skill and opposition (one roll a task)."""
+    draft = Draft(state, "challenge.roll")
+    challenge = _challenge(draft, challenge_id)
+    task = next((t for t in challenge.tasks if t.id == task_id), None)
+    if task is None:
+        raise RuleViolation("not_found", f"There is no task {task_id!r}.", "task_id")
+    if task.action_id is not None:
+        raise RuleViolation("wrong_state", f"{task.name!r} was already rolled.", "task_id")
+    action = declare(
+        draft,
+        StartAction(
+            type="overcome",
+            actor_id=actor_id,
+            skill=skill or task.skill,
+            passive_rating=task.rating,
+            helpers=tuple(helpers),
+            description=task.name,
+            purpose="challenge_task",
+            challenge_id=challenge.id,
+            task_id=task.id,
+        ),
+        principal,
+        dice,
+        ruleset,
+    )
+    tasks = tuple(
+        t.model_copy(update={"action_id": action.id}) if t.id == task.id else t
+        for t in challenge.tasks
+    )
+    draft.put_challenge(draft.challenges[challenge.id].model_copy(update={"tasks": tasks}))
+    return draft.events()
+
+
+def try_advantage(
+    state: WorldState,
+    challenge_id: str,
+    actor_id: str,
+    skill: str,
+    aspect_name: str,
+    rating: int,
+    principal: Principal,
+    dice: DiceSource,
+    ruleset: Ruleset,
+) -> list[Event]:
+    """R11.1: creating an advantage completes no task; its fumble may cost another."""
+    draft = Draft(state, "challenge.advantage")
+    challenge = _challenge(draft, challenge_id)
+    action = declare(
+        draft,
+        StartAction(
+            type="create_advantage",
+            actor_id=actor_id,
+            skill=skill,
+            passive_rating=rating,
+            aspect_name=aspect_name,
+            purpose="challenge_advantage",
+            challenge_id=challenge.id,
+        ),
+        principal,
+        dice,
+        ruleset,
+    )
+    current = draft.challenges[challenge.id]
+    draft.put_challenge(
+        current.model_copy(
+            update={"advantage_action_ids": (*current.advantage_action_ids, action.id)}
+        )
+    )
+    return draft.events()
+
+
+def check_complete(draft: Draft, challenge_id: str) -> None:
+    """Called by the action rules whenever a challenge action resolves."""
+    challenge = draft.challenges.get(challenge_id)
+    if challenge is None or challenge.state != "open":
+        return
+    done = all(
+        t.action_id is not None
+        and draft.actions.get(t.action_id) is not None
+        and draft.actions[t.action_id].state == "resolved"
+        for t in challenge.tasks
+    )
+    if done:
+        draft.put_challenge(challenge.model_copy(update={"state": "complete"}))
+
+
+def challenge_boosts(state: WorldState, challenge: Challenge) -> tuple[str, ...]:
+    """Boosts earned on the challenge's rolls that are still unused."""
+    action_ids = {t.action_id for t in challenge.tasks if t.action_id}
+    action_ids |= set(challenge.advantage_action_ids)
+    return tuple(
+        a.id
+        for a in state.aspects.values()
+        if a.kind == "boost" and a.created_by_action in action_ids
+    )
+
+
+def carry_boosts(
+    state: WorldState, challenge_id: str, carry: bool, principal: Principal
+) -> list[Event]:
+    """R11.1, R12.1: unused boosts may carry into a directly connected next scene."""
+    if not principal.is_gm:
+        raise RuleViolation("forbidden", "Only the GM decides what carries over.")
+    draft = Draft(state, "challenge.carry")
+    challenge = draft.challenges.get(challenge_id)
+    if challenge is None:
+        raise RuleViolation("not_found", f"There is no challenge {challenge_id!r}.")
+    draft.put_challenge(challenge.model_copy(update={"carry_boosts": carry}))
+    boosts = set(challenge_boosts(state, challenge))
+    kept = tuple(b for b in draft.carried_boosts if b not in boosts)
+    draft.set_carried_boosts(kept + (tuple(sorted(boosts)) if carry else ()))
+    return draft.events()

@@ -1,0 +1,117 @@
+"""The fate point economy (R12.2-R12.5): compels, spending, sacrifice."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from bridge.rules.actions import Principal, may_control
+from bridge.rules.consequences import place_consequence, roll_up_slot, severity_name
+from bridge.rules.draft import Draft
+from bridge.rules.errors import RuleViolation
+from bridge.rules.events import Event
+from bridge.rules.ruleset import Ruleset
+from bridge.rules.state import GM, Character, Compel, WorldState
+
+
+def _character(draft: Draft, character_id: str) -> Character:
+    character = draft.characters.get(character_id)
+    if character is None:
+        raise RuleViolation(
+            "unknown_actor", f"The bridge does not know actor {character_id!r}.", "character_id"
+        )
+    return character
+
+
+def offer_compel(
+    state: WorldState,
+    character_id: str,
+    text: str,
+    principal: Principal,
+    aspect_id: str | None = None,
+) -> list[Event]:
+    if not principal.is_gm:
+        raise RuleViolation("forbidden", "Only the GM offers compels.")
+    draft = Draft(state, "fate.compel")
+    _character(draft, character_id)
+    if aspect_id is not None and aspect_id not in draft.aspects:
+        raise RuleViolation("not_found", "There is no such aspect.", "aspect_id")
+    draft.put_compel(
+        Compel(id=draft.new_id("compel"), character_id=character_id, text=text, aspect_id=aspect_id)
+    )
+    return draft.events()
+
+
+def answer_compel(
+    state: WorldState, compel_id: str, accept: bool, principal: Principal
+) -> list[Event]:
+    """R12.4 accept: +1 fate point. R12.3 refuse: pay 1 fate point."""
+    draft = Draft(state, "fate.compel_answer")
+    compel = draft.compels.get(compel_id)
+    if compel is None or compel.state != "offered":
+        raise RuleViolation("not_found", "No compel is waiting for an answer.", "compel_id")
+    character = _character(draft, compel.character_id)
+    if not may_control(principal, character):
+        raise RuleViolation("forbidden", f"Only {character.name}'s player answers.", "compel_id")
+    if accept:
+        draft.put_character(character.model_copy(update={"fate_points": character.fate_points + 1}))
+    else:
+        if character.fate_points < 1:
+            raise RuleViolation(
+                "no_fate_points",
+                f"{character.name} has no fate point to refuse the compel with.",
+                "accept",
+            )
+        draft.put_character(character.model_copy(update={"fate_points": character.fate_points - 1}))
+    draft.put_compel(compel.model_copy(update={"state": "accepted" if accept else "refused"}))
+    return draft.events()
+
+
+def spend(
+    state: WorldState,
+    character_id: str,
+    purpose: Literal["detail", "stunt"],
+    principal: Principal,
+) -> list[Event]:
+    """R12.3: declare a minor detail or power a stunt for one fate point."""
+    draft = Draft(state, f"fate.spend.{purpose}")
+    character = _character(draft, character_id)
+    if not may_control(principal, character):
+        raise RuleViolation("forbidden", f"You may not spend for {character.name}.")
+    if character.fate_points < 1:
+        raise RuleViolation("no_fate_points", f"{character.name} has no fate points left.")
+    draft.put_character(character.model_copy(update={"fate_points": character.fate_points - 1}))
+    return draft.events()
+
+
+def sacrifice(
+    state: WorldState,
+    character_id: str,
+    severity: int,
+    name: str,
+    principal: Principal,
+    ruleset: Ruleset,
+) -> list[Event]:
+    """R12.5: only with no fate points left; the consequence rolls up (R7.2), the GM
+    gets a free invoke on it, and the character gains the ruleset's points for it."""
+    draft = Draft(state, "fate.sacrifice")
+    character = _character(draft, character_id)
+    if not may_control(principal, character):
+        raise RuleViolation("forbidden", f"You may not sacrifice for {character.name}.")
+    if character.fate_points > 0:
+        raise RuleViolation(
+            "has_fate_points",
+            f"{character.name} still has fate points; a sacrifice is for when none are left.",
+        )
+    points = ruleset.sacrifice_points.get(severity)
+    if points is None:
+        raise RuleViolation("invalid", "Choose a mild, moderate or severe consequence.", "severity")
+    if roll_up_slot(character, severity) is None:
+        raise RuleViolation(
+            "no_slot",
+            f"{character.name} has no free slot for a {severity_name(severity)} consequence.",
+            "severity",
+        )
+    place_consequence(draft, character_id, severity, name, caused_by=None, free_invokes={GM: 1})
+    placed = draft.character(character_id)
+    draft.put_character(placed.model_copy(update={"fate_points": placed.fate_points + points}))
+    return draft.events()
