@@ -992,5 +992,5 @@ def test_r4_4_passive_opposition_does_not_need_the_gm_to_pass_again() -> None:
     invoke(table, GM_USER, GM, "sit-bridge")
     assert table.action().opposition.passed and not table.action().actor.passed
     pass_(table, "actor", PAUL)
-    assert table.action().state == "resolved"
+    assert table.action().state == "choosing"  # 5 against 6: the invoke phase is over
     assert table.action().opposition.roll.total == 6
