@@ -84,7 +84,8 @@ export function handleCardEmit(emit) {
   return next;
 }
 
-const diceKey = (card) => JSON.stringify([card?.actor?.dice ?? null, card?.opposition?.dice ?? null]);
+/** The rolls carry dice and totals: rewrite them when either changes (an invoke's +2 too). */
+const rollsKey = (card) => JSON.stringify([rollData(card?.actor), rollData(card?.opposition)]);
 
 /** @param {import("./protocol.mjs").CardEmit} emit */
 async function writeCard(emit) {
@@ -96,7 +97,7 @@ async function writeCard(emit) {
     if ((existing.flags?.[MODULE_ID]?.seq ?? -1) >= emit.seq) return null;
     const before = existing.flags?.[MODULE_ID]?.card;
     const update = { content, flags };
-    if (diceKey(before) !== diceKey(card)) {
+    if (rollsKey(before) !== rollsKey(card)) {
       update.rolls = cardRolls(card);
       const sides = ["actor", "opposition"].filter((s) => JSON.stringify(before?.[s]?.dice ?? null) !== JSON.stringify(card[s].dice ?? null));
       // A message update does not animate: show new dice (a reroll, the first roll) ourselves.

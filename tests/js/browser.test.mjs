@@ -59,49 +59,72 @@ after(async () => {
   await bridge?.stop();
 });
 
-test("a GM rolls Athletics from the sheet in a real browser and the card appears in chat", async () => {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 720 }, deviceScaleFactor: 1 });
+test("a GM creates an advantage against an active opposer from the sheet, invokes from the card, and the finished card reads well", async () => {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
   await page.goto(pageUrl);
   await page.waitForSelector("body[data-booted=true]");
   await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const api = (fn, ...args) => page.evaluate(([f, a]) => game.modules.get("fate-bridge").api.connection.call(f, a[0]), [fn, args]);
+  // The ogre opposes first (Fight +3, dice − − 0 0 = Average +1), then Zird rolls (Athletics +3, + 0 + 0 = Superb +5).
+  assert.equal((await api("dev.queue_dice", { rolls: [[-1, -1, 0, 0], [1, 0, 1, 0]] })).ok, true);
+  assert.equal((await api("fate.gm_budget", { fate_points: 2 })).ok, true);
 
-  const queued = await page.evaluate(() => game.modules.get("fate-bridge").api.connection.call("dev.queue_dice", { rolls: [[1, 1, 0, 0]] }));
-  assert.equal(queued.ok, true, JSON.stringify(queued));
-
-  const buttons = page.locator(".mfate-skills-list__skill-name .fate-bridge-roll");
-  assert.equal(await buttons.count(), 4);
   await page.click('.fate-bridge-roll[data-skill="Athletics"]');
   const dialog = page.locator("dialog.fake-dialog-v2");
   await dialog.waitFor();
-  assert.equal(await dialog.locator(".window-title").textContent(), "Overcome with Athletics (+3)");
-  assert.equal(await dialog.locator("select[name=opposition]").inputValue(), "2");
-  await dialog.locator("select[name=opposition]").selectOption("4");
-  await dialog.locator("input[name=description]").fill("Leap across the collapsing bridge");
-  await page.screenshot({ path: path.join(ARTIFACTS, "roll-dialog.png") });
+  assert.equal(await dialog.locator(".window-title").textContent(), "Zird the Arcane: take an action");
+  assert.equal(await dialog.locator("select[name=skill]").inputValue(), "Athletics");
+  await dialog.locator("select[name=type]").selectOption("create_advantage");
+  assert.equal(await dialog.locator("input[name=aspectName]").isVisible(), true, "create advantage asks for the aspect's name");
+  assert.equal(await dialog.locator("input[name=situation]").isVisible(), true);
+  await dialog.locator("select[name=opposition]").selectOption("actor:actorOgre0000001");
+  await dialog.locator("select[name=target]").selectOption("actorOgre0000001");
+  await dialog.locator("input[name=aspectName]").fill("Ogre Off Balance");
+  await dialog.locator("input[name=description]").fill("Swing from the chandelier into the ogre");
+  await page.screenshot({ path: path.join(ARTIFACTS, "action-dialog.png"), clip: { x: 100, y: 60, width: 480, height: 460 } });
   await dialog.locator('button[data-action="roll"]').click();
 
   const card = page.locator("#chat-log .fate-bridge-card");
   await card.waitFor();
-  assert.equal(await page.locator("#chat-log .chat-message").count(), 1);
-  const text = (await card.innerText()).replace(/\s+/g, " ");
-  assert.match(text, /Zird the Arcane/);
-  assert.match(text, /Athletics Good \(\+3\)/);
-  assert.match(text, /Superb \+5/);
-  assert.match(text, /Great \+4/);
-  assert.match(text, /Succeed/);
-  const faces = await card.locator(".fate-bridge-die").evaluateAll((els) => els.map((e) => Number(e.dataset.face)));
-  assert.deepEqual(faces, [1, 1, 0, 0]);
-  assert.equal(await card.locator(".fate-bridge-card__cell--shifts dd").innerText(), "+1");
-  // The outcome banner is coloured for a success, distinct from the page background.
+  // R2.2: the opposer picks its skill and rolls first; the GM controls the NPC.
+  await card.locator('[data-fb="oppose"]').waitFor();
+  await card.locator('select[name="skill"]').selectOption("Fight");
+  await card.locator('[data-fb="oppose"]').click();
+  await card.locator('[data-fb="invoke"][data-side="actor"]').waitFor();
+  assert.match(await card.locator(".fate-bridge-card__outcome").innerText(), /so far/i);
+
+  // Invoke Zird's high concept with a fate point, from the card.
+  await card.locator('[data-fb="invoke"][data-side="actor"]').click();
+  const picker = page.locator("dialog.fake-dialog-v2");
+  await picker.waitFor();
+  await picker.locator("select[name=invoker]").selectOption("actorZird0000001");
+  await picker.locator(".fate-bridge-picker__aspect", { hasText: "Wizard of the Old School" }).locator("input").check();
+  await page.screenshot({ path: path.join(ARTIFACTS, "invoke-picker.png"), clip: { x: 100, y: 60, width: 480, height: 420 } });
+  await picker.locator('button[data-action="invoke"]').click();
+  await card.locator(".fate-bridge-card__invoke").waitFor();
+  assert.equal(await page.locator("#chat-log .chat-message").count(), 1, "the same message was updated");
+
+  await card.locator('[data-fb="pass"][data-side="actor"]').click();
+  await card.locator('[data-fb="pass"][data-side="opposition"]').click();
+  // Excel against a target: place the aspect or leave a mark (R5.4).
+  await card.locator('[data-fb="choose"][data-choice="aspect"]').click();
+  await page.locator("#chat-log .fate-bridge-card--state-resolved").waitFor();
+
+  const text = (await card.textContent()).replace(/\s+/g, " ");
+  assert.match(text, /Create an Advantage/);
+  assert.match(text, /Zird the Arcane invoked Wizard of the Old School for \+2 \(fate point\)/);
+  assert.match(text, /Aspect placed: Ogre Off Balance, 2 free invokes for Zird the Arcane/);
+  assert.match(text, /Epic \+7/);
+  assert.match(text, /Average \+1/);
+  assert.doesNotMatch(text, /so far/);
+  const faces = await card.locator(".fate-bridge-side--actor .fate-bridge-die").evaluateAll((els) => els.map((e) => Number(e.dataset.face)));
+  assert.deepEqual(faces, [1, 0, 1, 0]);
   const banner = await card.locator(".fate-bridge-card__outcome").evaluate((el) => getComputedStyle(el).backgroundColor);
   assert.notEqual(banner, "rgba(0, 0, 0, 0)");
-  const roll = await page.evaluate(() => {
-    const m = game.messages.contents[0];
-    return { total: m.rolls[0].total, dice: m.rolls[0].dice[0].results.map((r) => r.result), author: m.author };
-  });
-  assert.deepEqual(roll, { total: 5, dice: [1, 1, 0, 0], author: "pageGmUser000001" });
+  const rolls = await page.evaluate(() => game.messages.contents[0].rolls.map((r) => r.total));
+  assert.deepEqual(rolls, [7, 1]);
 
   await page.screenshot({ path: path.join(ARTIFACTS, "chat-card-dark.png") });
   await page.locator("#chat-log .chat-message").screenshot({ path: path.join(ARTIFACTS, "chat-card-dark-closeup.png") });
@@ -111,6 +134,7 @@ test("a GM rolls Athletics from the sheet in a real browser and the card appears
   });
   await page.locator("#chat-log .chat-message").screenshot({ path: path.join(ARTIFACTS, "chat-card-light-closeup.png") });
   assert.deepEqual(errors, []);
+  await page.close();
 });
 
 test("without a global io the module connects through its packed socket.io-client fallback", async () => {

@@ -1,6 +1,7 @@
 // Installs the fake Foundry in this page, then loads the module's real scripts and starts it.
 // Query: ?bridge=URL&world=ID&key=KEY&user=ID&system=ID
 import { install } from "/tests/js/support/fake-foundry.mjs";
+import { ogre, zird } from "/tests/js/fixtures/actors.mjs";
 
 const q = new URLSearchParams(location.search);
 // ?noio=1: a page without a global `io`, so the module must load its packed fallback.
@@ -17,22 +18,11 @@ const foundry = install({
   Handlebars: window.Handlebars,
   loadText,
   lang,
-  users: [GM],
+  users: [GM, { id: "pagePlayerAnn001", name: "Ann", isGM: false, active: false }],
   userId: GM.id,
   activeGM: GM.id,
   systemId: q.get("system") ?? "fate-core-official",
-  actors: [{
-    _id: "actorZird0000001",
-    name: "Zird the Arcane",
-    type: "fate-core-official",
-    system: { skills: {
-      Athletics: { name: "Athletics", rank: 3 },
-      Lore: { name: "Lore", rank: 4 },
-      Will: { name: "Will", rank: 2 },
-      Stealth: { name: "Stealth", rank: 1 }
-    } },
-    ownership: { default: 0 }
-  }],
+  actors: [zird("pagePlayerAnn001"), ogre()],
   settings: {
     "fate-bridge.bridgeUrl": q.get("bridge") ?? "http://127.0.0.1:8765",
     "fate-bridge.worldId": q.get("world") ?? "default",
