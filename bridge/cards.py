@@ -6,9 +6,21 @@ from bridge import protocol
 from bridge.rules.consequences import SEVERITY_NAMES
 from bridge.rules.dice import dice_total
 from bridge.rules.outcome import outcome_for, shifts
-from bridge.rules.ruleset import Ruleset
+from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.scene import SceneEndSummary
-from bridge.rules.state import GM, Action, Aspect, Character, Side, WorldState
+from bridge.rules.state import (
+    GM,
+    Action,
+    Aspect,
+    Challenge,
+    Character,
+    Conflict,
+    Contest,
+    ExchangeResult,
+    ExchangeRoll,
+    Side,
+    WorldState,
+)
 
 GM_NAME = "GM"
 
@@ -273,5 +285,190 @@ def scene_end(summary: SceneEndSummary, state: WorldState) -> protocol.SceneEndD
         cleared_aspects=summary.cleared_aspects,
         no_longer_overwhelmed=[
             c for c in (_who(state, i) for i in summary.no_longer_overwhelmed) if c
+        ],
+    )
+
+
+# --- zoomed-in play (R11) and the scene panel --------------------------------------
+
+
+def _owners(state: WorldState, members: tuple[str, ...]) -> list[str]:
+    users: list[str] = []
+    for member in members:
+        character = state.characters.get(member)
+        for owner in character.owners if character else ():
+            if owner not in users:
+                users.append(owner)
+    return users
+
+
+def _members(state: WorldState, members: tuple[str, ...]) -> list[protocol.CardCharacter]:
+    return [c for c in (_who(state, m) for m in members) if c]
+
+
+def _roll_view(roll: ExchangeRoll, ruleset: Ruleset) -> protocol.ExchangeRollView:
+    return protocol.ExchangeRollView(
+        side_id=roll.side_id,
+        action_id=roll.action_id,
+        total=rated(roll.total, ruleset) if roll.total is not None else None,
+        shifts=roll.shifts,
+        forfeited=roll.forfeited,
+    )
+
+
+def exchange_view(result: ExchangeResult, ruleset: Ruleset) -> protocol.ExchangeView:
+    return protocol.ExchangeView(
+        number=result.number,
+        rolls=[_roll_view(r, ruleset) for r in result.rolls],
+        winner=result.winner,
+        margin=result.margin,
+        progress=result.progress,
+        twist=result.twist,
+        excelled=result.excelled,
+    )
+
+
+def contest_view(contest: Contest, state: WorldState, ruleset: Ruleset) -> protocol.ContestView:
+    return protocol.ContestView(
+        id=contest.id,
+        name=contest.name,
+        mode=contest.mode,
+        skill=contest.skill,
+        passive=rated(contest.passive_rating, ruleset)
+        if contest.passive_rating is not None
+        else None,
+        target=contest.target,
+        sides=[
+            protocol.ContestSideView(
+                id=s.id,
+                name=s.name,
+                members=_members(state, s.members),
+                controllers=_owners(state, s.members),
+                progress=s.progress,
+                conceded=s.conceded,
+            )
+            for s in contest.sides
+        ],
+        exchange=contest.exchange,
+        current=[_roll_view(r, ruleset) for r in contest.current],
+        history=[exchange_view(h, ruleset) for h in contest.history],
+        twist_pending=contest.twist_pending,
+        state=contest.state,
+        winner=contest.winner,
+    )
+
+
+def challenge_view(
+    challenge: Challenge, state: WorldState, ruleset: Ruleset
+) -> protocol.ChallengeView:
+    tasks: list[protocol.TaskView] = []
+    for task in challenge.tasks:
+        action = state.actions.get(task.action_id or "")
+        tasks.append(
+            protocol.TaskView(
+                id=task.id,
+                name=task.name,
+                skill=task.skill,
+                opposition=rated(task.rating, ruleset),
+                action_id=task.action_id,
+                actor=_who(state, action.actor.leader) if action else None,
+                total=rated(action.actor.roll.total, ruleset)
+                if action and action.actor.roll.dice
+                else None,
+                shifts=action.shifts if action else None,
+                outcome=action.outcome if action else None,
+                outcome_label=ruleset.outcome_names[action.outcome]
+                if action and action.outcome
+                else None,
+                state=action.state if action else None,
+                succeeded=action.succeeded if action else None,
+                costs=[f"{c.severity}: {c.text or c.kind}" for c in action.costs] if action else [],
+            )
+        )
+    return protocol.ChallengeView(
+        id=challenge.id,
+        name=challenge.name,
+        tasks=tasks,
+        advantages=list(challenge.advantage_action_ids),
+        state=challenge.state,
+        carry_boosts=challenge.carry_boosts,
+    )
+
+
+def conflict_view(conflict: Conflict, state: WorldState) -> protocol.ConflictView:
+    side_of = {m: s.id for s in conflict.sides for m in s.members}
+    return protocol.ConflictView(
+        id=conflict.id,
+        name=conflict.name,
+        kind=conflict.kind,
+        order_skill=conflict.order_skill,
+        sides=[
+            protocol.ContestSideView(
+                id=s.id,
+                name=s.name,
+                members=_members(state, s.members),
+                controllers=_owners(state, s.members),
+                progress=0,
+                conceded=False,
+            )
+            for s in conflict.sides
+        ],
+        order=[
+            protocol.TurnView(
+                character=_who(state, c) or protocol.CardCharacter(id=c, name=c),
+                side_id=side_of.get(c, ""),
+                rating=conflict.ratings.get(c, 0),
+                out=bool(state.characters.get(c) and state.characters[c].overwhelmed),
+                npc=bool(state.characters.get(c) and state.characters[c].is_npc),
+            )
+            for c in conflict.order
+        ],
+        ties=[list(t) for t in conflict.ties],
+        turn=conflict.turn,
+        exchange=conflict.exchange,
+        zones=[
+            protocol.ZoneView(
+                name=z.name,
+                adjacent=list(z.adjacent),
+                occupants=_members(
+                    state, tuple(c for c, where in conflict.positions.items() if where == z.name)
+                ),
+            )
+            for z in conflict.zones
+        ],
+        state=conflict.state,
+        winner=conflict.winner,
+    )
+
+
+def scene_state(state: WorldState) -> protocol.SceneState:
+    """The scene panel: aspects, budget, and every open or finished procedure."""
+    ruleset = get_ruleset(state.ruleset)
+    return protocol.SceneState(
+        ruleset=state.ruleset,
+        scene=protocol.SceneInfo(
+            number=state.scene.number, session=state.scene.session, scenario=state.scene.scenario
+        ),
+        gm_fate_points=state.gm_fate_points,
+        aspects=[
+            _aspect(state, a)
+            for a in sorted(state.aspects.values(), key=lambda a: (a.kind, a.name, a.id))
+            if a.kind in ("situation", "boost")
+        ],
+        contests=[contest_view(c, state, ruleset) for c in state.contests.values()],
+        challenges=[challenge_view(c, state, ruleset) for c in state.challenges.values()],
+        conflicts=[conflict_view(c, state) for c in state.conflicts.values()],
+        compels=[
+            protocol.CompelView(
+                id=c.id,
+                character=_who(state, c.character_id)
+                or protocol.CardCharacter(id=c.character_id, name=""),
+                controllers=_owners(state, (c.character_id,)),
+                text=c.text,
+                aspect_id=c.aspect_id,
+                state=c.state,
+            )
+            for c in state.compels.values()
+            if c.state == "offered"
         ],
     )

@@ -269,10 +269,179 @@ class AspectGive(Inbound):
 
 
 class SceneEnd(Inbound):
-    """R12.1: end the scene; situation aspects in ``keep_aspects`` stay."""
+    """R12.1: end the scene (or with it the session or scenario, R12.2);
+    situation aspects in ``keep_aspects`` stay."""
 
     request_id: RequestId
     keep_aspects: Annotated[list[Identifier], Field(max_length=100)] = []
+    scope: Literal["scene", "session", "scenario"] = "scene"
+    gm_budget: Annotated[int, Field(ge=0, le=99)] | None = None
+
+
+class SceneAspect(Inbound):
+    """GM: add, rename or remove a situation aspect; set who holds its free invokes."""
+
+    request_id: RequestId
+    op: Literal["add", "edit", "remove"]
+    aspect_id: Identifier | None = None
+    name: Name | None = None
+    attached_to: Identifier | None = None
+    free_invokes: (
+        Annotated[dict[Identifier, Annotated[int, Field(ge=0, le=10)]], Field(max_length=20)] | None
+    ) = None
+
+
+class SceneRead(Inbound):
+    request_id: RequestId
+
+
+class SideIn(Inbound):
+    name: Name
+    members: Annotated[list[Identifier], Field(min_length=1, max_length=12)]
+
+
+class ContestStart(Inbound):
+    """R11.2: GM sets up a contest."""
+
+    request_id: RequestId
+    name: Name
+    mode: Literal["direct", "environment"]
+    skill: Name
+    sides: Annotated[list[SideIn], Field(min_length=1, max_length=8)]
+    passive_rating: Rating | None = None
+
+
+class ContestRef(Inbound):
+    request_id: RequestId
+    contest_id: Identifier
+
+
+class ContestRoll(ContestRef):
+    side_id: Identifier
+    skill: Name | None = None
+
+
+class ContestAdvantage(ContestRef):
+    side_id: Identifier
+    actor_id: Identifier
+    skill: Name
+    aspect_name: Name
+    opposition: Annotated[PassiveOppositionIn | ActiveOppositionIn, Field(discriminator="kind")]
+    target_id: Identifier | None = None
+
+
+class ContestTwist(ContestRef):
+    name: Name
+
+
+class ContestConcede(ContestRef):
+    side_id: Identifier
+
+
+class TaskIn(Inbound):
+    name: Name
+    skill: Name
+    rating: Rating
+
+
+class ChallengeStart(Inbound):
+    """R11.1: GM lists the tasks, each with its own skill and opposition."""
+
+    request_id: RequestId
+    name: Name
+    tasks: Annotated[list[TaskIn], Field(min_length=1, max_length=20)]
+
+
+class ChallengeRef(Inbound):
+    request_id: RequestId
+    challenge_id: Identifier
+
+
+class ChallengeRoll(ChallengeRef):
+    task_id: Identifier
+    actor_id: Identifier
+    skill: Name | None = None
+    helpers: Annotated[list[HelperIn], Field(max_length=12)] = []
+
+
+class ChallengeAdvantage(ChallengeRef):
+    actor_id: Identifier
+    skill: Name
+    aspect_name: Name
+    rating: Rating
+
+
+class ChallengeCarry(ChallengeRef):
+    carry: bool
+
+
+class ZoneIn(Inbound):
+    name: Name
+    adjacent: Annotated[list[Name], Field(max_length=20)] = []
+
+
+class ConflictStart(Inbound):
+    """R11.3 (Fate Condensed): sides, zones, turn order."""
+
+    request_id: RequestId
+    name: Name
+    kind: Literal["physical", "mental"]
+    sides: Annotated[list[SideIn], Field(min_length=2, max_length=8)]
+    zones: Annotated[list[ZoneIn], Field(max_length=30)] = []
+    positions: Annotated[dict[Identifier, Name], Field(max_length=60)] = {}
+    order_skill: Name | None = None
+    group_npcs: bool = False
+    tie_break: Annotated[list[Identifier], Field(max_length=60)] = []
+
+
+class ConflictRef(Inbound):
+    request_id: RequestId
+    conflict_id: Identifier
+
+
+class ConflictOrder(ConflictRef):
+    order: Annotated[list[Identifier], Field(min_length=1, max_length=60)]
+
+
+class ConflictNext(ConflictRef):
+    """Hand the turn on."""
+
+
+class ConflictMove(ConflictRef):
+    character_id: Identifier
+    zone: Name
+    force: bool = False
+
+
+class ConflictEnd(ConflictRef):
+    """End the conflict now (the GM's call)."""
+
+
+class FateCompel(Inbound):
+    request_id: RequestId
+    character_id: Identifier
+    text: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    aspect_id: Identifier | None = None
+
+
+class FateCompelAnswer(Inbound):
+    request_id: RequestId
+    compel_id: Identifier
+    accept: bool
+
+
+class FateSpend(Inbound):
+    request_id: RequestId
+    character_id: Identifier
+    purpose: Literal["detail", "stunt"]
+    text: Text = ""
+
+
+class FateSacrifice(Inbound):
+    request_id: RequestId
+    character_id: Identifier
+    severity: Literal[2, 4, 6]
+    name: Name
 
 
 class GmBudget(Inbound):
@@ -307,6 +476,26 @@ INTENTS: dict[str, type[Inbound]] = {
     "action.gift": ActionGift,
     "aspect.give": AspectGive,
     "scene.end": SceneEnd,
+    "scene.aspect": SceneAspect,
+    "scene.read": SceneRead,
+    "contest.start": ContestStart,
+    "contest.roll": ContestRoll,
+    "contest.advantage": ContestAdvantage,
+    "contest.twist": ContestTwist,
+    "contest.concede": ContestConcede,
+    "challenge.start": ChallengeStart,
+    "challenge.roll": ChallengeRoll,
+    "challenge.advantage": ChallengeAdvantage,
+    "challenge.carry": ChallengeCarry,
+    "conflict.start": ConflictStart,
+    "conflict.order": ConflictOrder,
+    "conflict.next": ConflictNext,
+    "conflict.move": ConflictMove,
+    "conflict.end": ConflictEnd,
+    "fate.compel": FateCompel,
+    "fate.compel_answer": FateCompelAnswer,
+    "fate.spend": FateSpend,
+    "fate.sacrifice": FateSacrifice,
     "fate.gm_budget": GmBudget,
     "dev.queue_dice": DevQueueDice,
 }
@@ -472,15 +661,174 @@ class ActionCard(Outbound):
     event_hash: str
 
 
+class ContestSideView(Outbound):
+    id: str
+    name: str
+    members: list[CardCharacter]
+    controllers: list[str]
+    progress: int
+    conceded: bool
+
+
+class ExchangeRollView(Outbound):
+    side_id: str
+    action_id: str | None
+    total: Rated | None
+    shifts: int | None
+    forfeited: bool
+
+
+class ExchangeView(Outbound):
+    number: int
+    rolls: list[ExchangeRollView]
+    winner: str | None
+    margin: int
+    progress: int
+    twist: bool
+    excelled: bool
+
+
+class ContestView(Outbound):
+    id: str
+    name: str
+    mode: Literal["direct", "environment"]
+    skill: str
+    passive: Rated | None
+    target: int
+    sides: list[ContestSideView]
+    exchange: int
+    current: list[ExchangeRollView]
+    history: list[ExchangeView]
+    twist_pending: bool
+    state: Literal["open", "won", "ended"]
+    winner: str | None
+
+
+class TaskView(Outbound):
+    id: str
+    name: str
+    skill: str
+    opposition: Rated
+    action_id: str | None
+    actor: CardCharacter | None
+    total: Rated | None
+    shifts: int | None
+    outcome: Literal["fumble", "tie", "succeed", "excel"] | None
+    outcome_label: str | None
+    state: str | None
+    succeeded: bool | None
+    costs: list[str]
+
+
+class ChallengeView(Outbound):
+    id: str
+    name: str
+    tasks: list[TaskView]
+    advantages: list[str]
+    state: Literal["open", "complete"]
+    carry_boosts: bool
+
+
+class ZoneView(Outbound):
+    name: str
+    adjacent: list[str]
+    occupants: list[CardCharacter]
+
+
+class TurnView(Outbound):
+    character: CardCharacter
+    side_id: str
+    rating: int
+    out: bool
+    npc: bool
+
+
+class ConflictView(Outbound):
+    id: str
+    name: str
+    kind: Literal["physical", "mental"]
+    order_skill: str
+    sides: list[ContestSideView]
+    order: list[TurnView]
+    ties: list[list[str]]
+    turn: int
+    exchange: int
+    zones: list[ZoneView]
+    state: Literal["open", "ended"]
+    winner: str | None
+
+
+class CompelView(Outbound):
+    id: str
+    character: CardCharacter
+    controllers: list[str]
+    text: str
+    aspect_id: str | None
+    state: Literal["offered", "accepted", "refused"]
+
+
+class SceneInfo(Outbound):
+    number: int
+    session: int
+    scenario: int
+
+
+class SceneState(Outbound):
+    """Everything the GM's scene panel and the players' view show."""
+
+    ruleset: str
+    scene: SceneInfo
+    gm_fate_points: int
+    aspects: list[CardAspect]
+    contests: list[ContestView]
+    challenges: list[ChallengeView]
+    conflicts: list[ConflictView]
+    compels: list[CompelView]
+
+
+class ContestCard(Outbound):
+    """A contest's exchange result (and the winner, when there is one)."""
+
+    kind: Literal["contest"] = "contest"
+    contest: ContestView
+    exchange: ExchangeView | None
+
+
+class ChallengeCard(Outbound):
+    """R11.1: the summary once every task is in."""
+
+    kind: Literal["challenge"] = "challenge"
+    challenge: ChallengeView
+
+
+class SceneEndCard(Outbound):
+    kind: Literal["scene_end"] = "scene_end"
+    scope: Literal["scene", "session", "scenario"]
+    summary: SceneEndData
+
+
+Card = Annotated[
+    ActionCard | ContestCard | ChallengeCard | SceneEndCard, Field(discriminator="kind")
+]
+
+
 class CardEmit(Outbound):
-    """Create or update one chat card; only ``writer`` writes it into Foundry."""
+    """Create or update one chat card; only ``writer`` writes it into Foundry
+    (a user id, or "gm" for the active GM's client)."""
 
     seq: int
     world: str
     writer: str
     op: Literal["create", "update"]
     card_id: str
-    card: ActionCard
+    card: Card
+
+
+class SceneStateEmit(Outbound):
+    seq: int
+    world: str
+    writer: Literal["gm"] = "gm"
+    state: SceneState
 
 
 class SlotState(Outbound):
@@ -524,6 +872,7 @@ EMITS: dict[str, type[Outbound]] = {
     "card": CardEmit,
     "actor.patch": ActorPatch,
     "token.status": TokenStatus,
+    "scene.state": SceneStateEmit,
     "notice": Notice,
 }
 
@@ -554,7 +903,7 @@ class HelloData(Outbound):
 class StoredEmit(Outbound):
     """One emit the client may have missed, as it was sent."""
 
-    event: Literal["card", "actor.patch", "token.status"]
+    event: Literal["card", "actor.patch", "token.status", "scene.state"]
     data: dict[str, Any]
 
 
@@ -646,6 +995,27 @@ RESULTS: dict[str, type[Outbound]] = {
     **{event: ActionData for event in INTENTS if event.startswith("action.")},
     "aspect.give": AspectGiveData,
     "scene.end": SceneEndData,
+    **{
+        event: SceneState
+        for event in INTENTS
+        if event.split(".")[0] in ("contest", "challenge", "conflict", "scene")
+        and event
+        not in (
+            "scene.end",
+            "contest.roll",
+            "contest.advantage",
+            "challenge.roll",
+            "challenge.advantage",
+        )
+    },
+    "contest.roll": ActionData,
+    "contest.advantage": ActionData,
+    "challenge.roll": ActionData,
+    "challenge.advantage": ActionData,
+    "fate.compel": SceneState,
+    "fate.compel_answer": SceneState,
+    "fate.spend": WorldStateData,
+    "fate.sacrifice": WorldStateData,
     "fate.gm_budget": GmBudgetData,
     "dev.queue_dice": DevQueueDiceData,
 }

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -20,13 +20,17 @@ from pydantic import BaseModel, ValidationError
 from bridge import __version__, cards, protocol
 from bridge.auth import hash_key, key_matches, new_key
 from bridge.rules import actions
+from bridge.rules import challenge as challenge_rules
+from bridge.rules import conflict as conflict_rules
+from bridge.rules import contest as contest_rules
+from bridge.rules import fate as fate_rules
 from bridge.rules import scene as scene_rules
 from bridge.rules.dice import DiceSource, QueuedDice, SecureDice
 from bridge.rules.engine import Sheet, SheetSlot, apply_all, replay, sync_character
 from bridge.rules.errors import RuleViolation
 from bridge.rules.events import EVENT_ADAPTER, ActionPut, AspectPut, CharacterPut, Event
 from bridge.rules.ruleset import Ruleset, get_ruleset
-from bridge.rules.state import Stunt, WorldState
+from bridge.rules.state import Stunt, WorldState, Zone
 from bridge.store.base import (
     CommitBatch,
     EmitRow,
@@ -128,6 +132,10 @@ def card_id(world_id: str, action_id: str) -> str:
     return f"{world_id}.{action_id}"
 
 
+ExtraCards = Callable[[WorldState], list[tuple[str, BaseModel]]]
+GM_WRITER = "gm"
+
+
 def derive_emits(
     world_id: str,
     before: WorldState,
@@ -136,14 +144,33 @@ def derive_emits(
     rows: list[EventRow],
     last_emit: int,
     ruleset: Ruleset,
+    extra_cards: Sequence[tuple[str, BaseModel]] = (),
 ) -> list[EmitRow]:
-    """Cards for every action that changed; patches and statuses for every character
-    whose written-back data changed (never for the GM's own sheet syncs)."""
+    """Cards for every action that changed, for each contest exchange and finished
+    challenge; patches and statuses for every character whose written-back data
+    changed (never for the GM's own sheet syncs); the scene state when it changed."""
     emits: list[EmitRow] = []
     seq = last_emit
 
     def add(event: str, model: BaseModel) -> None:
         emits.append(EmitRow(seq, event, model.model_dump(mode="json")))
+
+    def gm_card(card_id_: str, card: BaseModel) -> None:
+        nonlocal seq
+        seq += 1
+        add(
+            "card",
+            protocol.CardEmit.model_validate(
+                {
+                    "seq": seq,
+                    "world": world_id,
+                    "writer": GM_WRITER,
+                    "op": "create",
+                    "card_id": f"{world_id}.{card_id_}",
+                    "card": card.model_dump(mode="json"),
+                }
+            ),
+        )
 
     last_row_of_action: dict[str, EventRow] = {}
     touched: set[str] = set()
@@ -172,6 +199,26 @@ def derive_emits(
                 card=cards.action_card(action, after, ruleset, row.seq, row.hash),
             ),
         )
+    for contest_id, contest in after.contests.items():
+        old_contest = before.contests.get(contest_id)
+        grew = len(contest.history) > (len(old_contest.history) if old_contest else 0)
+        finished = contest.state != "open" and (old_contest is None or old_contest.state == "open")
+        if grew or finished:
+            view = cards.contest_view(contest, after, ruleset)
+            last = view.history[-1] if grew else None
+            suffix = f"x{last.number}" if last else "end"
+            gm_card(f"{contest_id}.{suffix}", protocol.ContestCard(contest=view, exchange=last))
+    for challenge_id, challenge in after.challenges.items():
+        old_challenge = before.challenges.get(challenge_id)
+        if challenge.state == "complete" and (
+            old_challenge is None or old_challenge.state != "complete"
+        ):
+            gm_card(
+                challenge_id,
+                protocol.ChallengeCard(challenge=cards.challenge_view(challenge, after, ruleset)),
+            )
+    for card_key, card in extra_cards:
+        gm_card(card_key, card)
     for character_id in sorted(touched):
         new = after.characters.get(character_id)
         if new is None:
@@ -185,6 +232,10 @@ def derive_emits(
         if old is None or cards.token_status(old, before, world_id, 0) != status:
             seq += 1
             add("token.status", status.model_copy(update={"seq": seq}))
+    scene_after = cards.scene_state(after)
+    if cards.scene_state(before) != scene_after:
+        seq += 1
+        add("scene.state", protocol.SceneStateEmit(seq=seq, world=world_id, state=scene_after))
     return emits
 
 
@@ -215,6 +266,26 @@ class BridgeService:
             "action.gift": self._action_gift,
             "aspect.give": self._aspect_give,
             "scene.end": self._scene_end,
+            "scene.aspect": self._scene_aspect,
+            "scene.read": self._scene_read,
+            "contest.start": self._contest_start,
+            "contest.roll": self._contest_roll,
+            "contest.advantage": self._contest_advantage,
+            "contest.twist": self._contest_twist,
+            "contest.concede": self._contest_concede,
+            "challenge.start": self._challenge_start,
+            "challenge.roll": self._challenge_roll,
+            "challenge.advantage": self._challenge_advantage,
+            "challenge.carry": self._challenge_carry,
+            "conflict.start": self._conflict_start,
+            "conflict.order": self._conflict_order,
+            "conflict.next": self._conflict_next,
+            "conflict.move": self._conflict_move,
+            "conflict.end": self._conflict_end,
+            "fate.compel": self._fate_compel,
+            "fate.compel_answer": self._fate_compel_answer,
+            "fate.spend": self._fate_spend,
+            "fate.sacrifice": self._fate_sacrifice,
             "fate.gm_budget": self._gm_budget,
             "dev.queue_dice": self._dev_queue_dice,
         }
@@ -334,6 +405,7 @@ class BridgeService:
         decide: Decide,
         answer: Answer,
         after_commit: Callable[[], None] | None = None,
+        extra_cards: ExtraCards | None = None,
     ) -> Reply:
         """Run one state-changing intent exactly once per request id.
 
@@ -360,7 +432,14 @@ class BridgeService:
                     rows.append(EventRow(seq, domain_event.type, payload, now, prev, digest))
                     prev = digest
                 emits = derive_emits(
-                    session.world_id, before, after, events, rows, snapshot.last_emit_seq, ruleset
+                    session.world_id,
+                    before,
+                    after,
+                    events,
+                    rows,
+                    snapshot.last_emit_seq,
+                    ruleset,
+                    extra_cards(after) if extra_cards else [],
                 )
                 ack = ok(answer(after, rows, emits))
                 try:
@@ -678,14 +757,288 @@ class BridgeService:
         summaries: list[scene_rules.SceneEndSummary] = []
 
         def decide(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> list[Event]:
-            events, summary = scene_rules.end_scene(state, principal, tuple(intent.keep_aspects))
+            events, summary = scene_rules.end_scene(
+                state, principal, tuple(intent.keep_aspects), intent.scope, intent.gm_budget
+            )
             summaries[:] = [summary]
             return events
 
         def answer(state: WorldState, _rows: list[EventRow], _e: list[EmitRow]) -> BaseModel:
             return cards.scene_end(summaries[0], state)
 
-        return await self._mutate(session, intent.request_id, decide, answer)
+        def scene_card(state: WorldState) -> list[tuple[str, BaseModel]]:
+            summary = cards.scene_end(summaries[0], state)
+            card = protocol.SceneEndCard(scope=intent.scope, summary=summary)
+            return [(f"scene{summary.ended_scene}", card)]
+
+        return await self._mutate(
+            session, intent.request_id, decide, answer, extra_cards=scene_card
+        )
+
+    async def _scene_change(
+        self,
+        session: Session,
+        request_id: str,
+        decide: Callable[[WorldState, Ruleset, DiceSource, actions.Principal], list[Event]],
+    ) -> Reply:
+        """Intents on the scene and its procedures answer with the scene as it now is."""
+        principal = session.principal
+        return await self._mutate(
+            session,
+            request_id,
+            lambda state, ruleset, dice: decide(state, ruleset, dice, principal),
+            lambda state, _rows, _e: cards.scene_state(state),
+        )
+
+    async def _scene_read(self, session: Session, intent: protocol.SceneRead) -> Reply:
+        snapshot = await self._snapshot(session.world_id)
+        return Reply(ok(cards.scene_state(WorldState.model_validate(snapshot.state))))
+
+    async def _scene_aspect(self, session: Session, intent: protocol.SceneAspect) -> Reply:
+        return await self._scene_change(
+            session,
+            intent.request_id,
+            lambda state, _r, _d, who: scene_rules.edit_aspect(
+                state,
+                who,
+                intent.op,
+                aspect_id=intent.aspect_id,
+                name=intent.name,
+                attached_to=intent.attached_to,
+                free_invokes=intent.free_invokes,
+            ),
+        )
+
+    async def _contest_start(self, session: Session, intent: protocol.ContestStart) -> Reply:
+        sides = [contest_rules.SideSpec(s.name, tuple(s.members)) for s in intent.sides]
+        return await self._scene_change(
+            session,
+            intent.request_id,
+            lambda state, ruleset, _d, who: contest_rules.start_contest(
+                state,
+                intent.name,
+                intent.mode,
+                intent.skill,
+                sides,
+                who,
+                ruleset,
+                passive_rating=intent.passive_rating,
+            ),
+        )
+
+    async def _contest_roll(self, session: Session, intent: protocol.ContestRoll) -> Reply:
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, ruleset, dice, who: contest_rules.contest_roll(
+                state, intent.contest_id, intent.side_id, who, dice, ruleset, intent.skill
+            ),
+            None,
+        )
+
+    async def _contest_advantage(
+        self, session: Session, intent: protocol.ContestAdvantage
+    ) -> Reply:
+        opposition = intent.opposition
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, ruleset, dice, who: contest_rules.contest_advantage(
+                state,
+                intent.contest_id,
+                intent.side_id,
+                intent.actor_id,
+                intent.skill,
+                intent.aspect_name,
+                who,
+                dice,
+                ruleset,
+                passive_rating=opposition.rating
+                if isinstance(opposition, protocol.PassiveOppositionIn)
+                else None,
+                opposer_id=opposition.opposer_id
+                if isinstance(opposition, protocol.ActiveOppositionIn)
+                else None,
+                target_id=intent.target_id,
+            ),
+            None,
+        )
+
+    async def _contest_twist(self, session: Session, intent: protocol.ContestTwist) -> Reply:
+        return await self._scene_change(
+            session,
+            intent.request_id,
+            lambda state, _r, _d, who: contest_rules.name_twist(
+                state, intent.contest_id, intent.name, who
+            ),
+        )
+
+    async def _contest_concede(self, session: Session, intent: protocol.ContestConcede) -> Reply:
+        return await self._scene_change(
+            session,
+            intent.request_id,
+            lambda state, _r, _d, who: contest_rules.concede_contest(
+                state, intent.contest_id, intent.side_id, who
+            ),
+        )
+
+    async def _challenge_start(self, session: Session, intent: protocol.ChallengeStart) -> Reply:
+        tasks = [challenge_rules.TaskSpec(t.name, t.skill, t.rating) for t in intent.tasks]
+        return await self._scene_change(
+            session,
+            intent.request_id,
+            lambda state, _r, _d, who: challenge_rules.start_challenge(
+                state, intent.name, tasks, who
+            ),
+        )
+
+    async def _challenge_roll(self, session: Session, intent: protocol.ChallengeRoll) -> Reply:
+        helpers = tuple(actions.Helper(h.character_id, h.skill) for h in intent.helpers)
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, ruleset, dice, who: challenge_rules.roll_task(
+                state,
+                intent.challenge_id,
+                intent.task_id,
+                intent.actor_id,
+                who,
+                dice,
+                ruleset,
+                helpers,
+                intent.skill,
+            ),
+            None,
+        )
+
+    async def _challenge_advantage(
+        self, session: Session, intent: protocol.ChallengeAdvantage
+    ) -> Reply:
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, ruleset, dice, who: challenge_rules.try_advantage(
+                state,
+                intent.challenge_id,
+                intent.actor_id,
+                intent.skill,
+                intent.aspect_name,
+                intent.rating,
+                who,
+                dice,
+                ruleset,
+            ),
+            None,
+        )
+
+    async def _challenge_carry(self, session: Session, intent: protocol.ChallengeCarry) -> Reply:
+        return await self._scene_change(
+            session,
+            intent.request_id,
+            lambda state, _r, _d, who: challenge_rules.carry_boosts(
+                state, intent.challenge_id, intent.carry, who
+            ),
+        )
+
+    async def _conflict_start(self, session: Session, intent: protocol.ConflictStart) -> Reply:
+        sides = [conflict_rules.ConflictSideSpec(s.name, tuple(s.members)) for s in intent.sides]
+        zones = [Zone(name=z.name, adjacent=tuple(z.adjacent)) for z in intent.zones]
+        return await self._scene_change(
+            session,
+            intent.request_id,
+            lambda state, ruleset, _d, who: conflict_rules.start_conflict(
+                state,
+                intent.name,
+                intent.kind,
+                sides,
+                who,
+                ruleset,
+                zones=zones,
+                positions=dict(intent.positions),
+                order_skill=intent.order_skill,
+                group_npcs=intent.group_npcs,
+                tie_break=tuple(intent.tie_break),
+            ),
+        )
+
+    async def _conflict_order(self, session: Session, intent: protocol.ConflictOrder) -> Reply:
+        return await self._scene_change(
+            session,
+            intent.request_id,
+            lambda state, _r, _d, who: conflict_rules.reorder(
+                state, intent.conflict_id, tuple(intent.order), who
+            ),
+        )
+
+    async def _conflict_next(self, session: Session, intent: protocol.ConflictNext) -> Reply:
+        return await self._scene_change(
+            session,
+            intent.request_id,
+            lambda state, _r, _d, who: conflict_rules.next_turn(state, intent.conflict_id, who),
+        )
+
+    async def _conflict_move(self, session: Session, intent: protocol.ConflictMove) -> Reply:
+        return await self._scene_change(
+            session,
+            intent.request_id,
+            lambda state, _r, _d, who: conflict_rules.move(
+                state,
+                intent.conflict_id,
+                intent.character_id,
+                intent.zone,
+                who,
+                force=intent.force,
+            ),
+        )
+
+    async def _conflict_end(self, session: Session, intent: protocol.ConflictEnd) -> Reply:
+        return await self._scene_change(
+            session,
+            intent.request_id,
+            lambda state, _r, _d, who: conflict_rules.end_conflict(state, intent.conflict_id, who),
+        )
+
+    async def _fate_compel(self, session: Session, intent: protocol.FateCompel) -> Reply:
+        return await self._scene_change(
+            session,
+            intent.request_id,
+            lambda state, _r, _d, who: fate_rules.offer_compel(
+                state, intent.character_id, intent.text, who, intent.aspect_id
+            ),
+        )
+
+    async def _fate_compel_answer(
+        self, session: Session, intent: protocol.FateCompelAnswer
+    ) -> Reply:
+        return await self._scene_change(
+            session,
+            intent.request_id,
+            lambda state, _r, _d, who: fate_rules.answer_compel(
+                state, intent.compel_id, intent.accept, who
+            ),
+        )
+
+    async def _fate_spend(self, session: Session, intent: protocol.FateSpend) -> Reply:
+        principal = session.principal
+        return await self._mutate(
+            session,
+            intent.request_id,
+            lambda state, _r, _d: fate_rules.spend(
+                state, intent.character_id, intent.purpose, principal
+            ),
+            lambda state, _rows, _e: cards.world_summary(state),
+        )
+
+    async def _fate_sacrifice(self, session: Session, intent: protocol.FateSacrifice) -> Reply:
+        principal = session.principal
+        return await self._mutate(
+            session,
+            intent.request_id,
+            lambda state, ruleset, _d: fate_rules.sacrifice(
+                state, intent.character_id, intent.severity, intent.name, principal, ruleset
+            ),
+            lambda state, _rows, _e: cards.world_summary(state),
+        )
 
     async def _gm_budget(self, session: Session, intent: protocol.GmBudget) -> Reply:
         self._require_gm(session)

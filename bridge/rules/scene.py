@@ -10,7 +10,7 @@ from bridge.rules.consequences import severity_name
 from bridge.rules.draft import Draft
 from bridge.rules.errors import RuleViolation
 from bridge.rules.events import Event
-from bridge.rules.state import Scene, WorldState
+from bridge.rules.state import GM, Aspect, Scene, WorldState
 
 MILD = 2
 
@@ -147,3 +147,51 @@ def _end_session(draft: Draft, summary: SceneEndSummary, scope: Scope) -> None:
             draft.put_character(updated)
         if points != current.fate_points:
             summary.refreshed[character.id] = (current.fate_points, points)
+
+
+def edit_aspect(
+    state: WorldState,
+    principal: Principal,
+    op: Literal["add", "edit", "remove"],
+    *,
+    aspect_id: str | None = None,
+    name: str | None = None,
+    attached_to: str | None = None,
+    free_invokes: dict[str, int] | None = None,
+) -> list[Event]:
+    """The GM manages situation aspects and boosts on the scene panel."""
+    if not principal.is_gm:
+        raise RuleViolation("forbidden", "Only the GM edits scene aspects.")
+    draft = Draft(state, f"scene.aspect.{op}")
+    holders = {k: v for k, v in (free_invokes or {}).items() if v > 0}
+    for holder in holders:
+        if holder != GM and holder not in draft.characters:
+            raise RuleViolation("unknown_actor", f"Unknown holder {holder!r}.", "free_invokes")
+    if attached_to is not None and attached_to not in draft.characters:
+        raise RuleViolation("unknown_actor", f"Unknown character {attached_to!r}.", "attached_to")
+    if op == "add":
+        if not name:
+            raise RuleViolation("invalid", "Name the aspect.", "name")
+        draft.put_aspect(
+            Aspect(
+                id=draft.new_aspect_id("sit"),
+                name=name,
+                kind="situation",
+                attached_to=attached_to,
+                free_invokes=holders,
+            )
+        )
+        return draft.events()
+    aspect = draft.aspects.get(aspect_id or "")
+    if aspect is None or aspect.kind not in ("situation", "boost"):
+        raise RuleViolation("not_found", "There is no such scene aspect.", "aspect_id")
+    if op == "remove":
+        draft.remove_aspect(aspect.id)
+        return draft.events()
+    updates: dict[str, object] = {}
+    if name:
+        updates["name"] = name
+    if free_invokes is not None and aspect.kind == "situation":
+        updates["free_invokes"] = holders
+    draft.put_aspect(aspect.model_copy(update=updates))
+    return draft.events()
