@@ -181,11 +181,20 @@ def action_card(
                 count=e.count,
                 character=_who(state, e.character_id),
                 aspect_id=e.aspect_id,
+                detail=e.detail,
+                cause=_who(state, e.cause),
             )
             for e in action.effects
         ],
         aspects=invokable_aspects(state, action),
         gm_fate_points=state.gm_fate_points,
+        fate_points={
+            c.id: c.fate_points
+            for c in (
+                state.characters.get(m) for m in (*action.actor.members, *action.opposition.members)
+            )
+            if c is not None and not c.is_npc
+        },
         prompt=_prompt(state, action, ruleset),
         description=action.description,
         event_seq=event_seq,

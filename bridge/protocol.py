@@ -597,6 +597,8 @@ class CardEffect(Outbound):
     count: int
     character: CardCharacter | None
     aspect_id: str | None
+    detail: str
+    cause: CardCharacter | None
 
 
 class CardAspect(Outbound):
@@ -655,6 +657,8 @@ class ActionCard(Outbound):
     effects: list[CardEffect]
     aspects: list[CardAspect]
     gm_fate_points: int
+    # Fate points of every player character taking part (leaders and helpers).
+    fate_points: dict[str, int]
     prompt: CardPrompt
     description: str | None = None
     event_seq: int

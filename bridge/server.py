@@ -83,6 +83,7 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
         self.sessions[sid] = session
         self.buckets[sid] = _Bucket(stamp=time.monotonic())
         await self.enter_room(sid, session.room)
+        self.service.connected(session)
         log.info(
             "connected %s as %s %s in %s", sid, session.role, session.user_id, session.world_id
         )

@@ -145,6 +145,7 @@ def derive_emits(
     last_emit: int,
     ruleset: Ruleset,
     extra_cards: Sequence[tuple[str, BaseModel]] = (),
+    present: Callable[[str], bool] = lambda _user: True,
 ) -> list[EmitRow]:
     """Cards for every action that changed, for each contest exchange and finished
     challenge; patches and statuses for every character whose written-back data
@@ -193,7 +194,9 @@ def derive_emits(
             protocol.CardEmit(
                 seq=seq,
                 world=world_id,
-                writer=action.requested_by,
+                # The acting user writes its own card; if it has gone, the active GM does,
+                # so nobody waits on an absent player to see the card move on.
+                writer=action.requested_by if present(action.requested_by) else GM_WRITER,
                 op="update" if action_id in before.actions else "create",
                 card_id=card_id(world_id, action_id),
                 card=cards.action_card(action, after, ruleset, row.seq, row.hash),
@@ -248,6 +251,8 @@ class BridgeService:
         self._dice: dict[str, QueuedDice] = {}
         self._secure = SecureDice()
         self._nonces: dict[str, Session] = {}
+        # Connections per (world, user) on this node, to pick who writes a card.
+        self._present: dict[tuple[str, str], int] = {}
         self._handlers: dict[str, Callable[[Session, Any], Awaitable[Reply]]] = {
             "hello": self._hello,
             "world.sync": self._world_sync,
@@ -350,9 +355,19 @@ class BridgeService:
         self._nonces[nonce] = session
         return session
 
+    def connected(self, session: Session) -> None:
+        key = (session.world_id, session.user_id)
+        self._present[key] = self._present.get(key, 0) + 1
+
     def disconnect(self, session: Session) -> None:
         if session.bind_nonce is not None:
             self._nonces.pop(session.bind_nonce, None)
+        key = (session.world_id, session.user_id)
+        left = self._present.get(key, 0) - 1
+        if left > 0:
+            self._present[key] = left
+        else:
+            self._present.pop(key, None)
 
     # --- intents ----------------------------------------------------------------
 
@@ -440,6 +455,7 @@ class BridgeService:
                     snapshot.last_emit_seq,
                     ruleset,
                     extra_cards(after) if extra_cards else [],
+                    lambda user: self._present.get((session.world_id, user), 0) > 0,
                 )
                 ack = ok(answer(after, rows, emits))
                 try:

@@ -347,7 +347,7 @@ async def test_leave_a_mark_on_a_full_track_overwhelms_the_target(table: dict[st
     )
     overwhelmed = [e for e in card["effects"] if e["kind"] == "overwhelmed"]
     assert overwhelmed and overwhelmed[0]["character"]["id"] == "margot"
-    assert overwhelmed[0]["text"] == "brousseau"  # who describes it (R8.2)
+    assert overwhelmed[0]["cause"]["id"] == "brousseau"  # who describes it (R8.2)
 
 
 async def test_teamwork_with_two_helpers(table: dict[str, Seat]) -> None:

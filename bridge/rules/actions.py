@@ -803,7 +803,7 @@ def _succeed(draft: Draft, action: Action, *, at_cost: bool = False) -> None:
         questions = 1 if at_cost or (action.shifts or 0) < 1 else action.shifts or 0
         effects.append(Effect(kind="questions", character_id=leader.id, count=questions))
         if excel:
-            effects.append(Effect(kind="hint", character_id=leader.id, text="offered"))
+            effects.append(Effect(kind="hint", character_id=leader.id, detail="offered"))
             scene = draft.scene
             draft.put_scene(scene.model_copy(update={"hints_open": (*scene.hints_open, leader.id)}))
         _exhaust(draft, leader.id, action.situation)
@@ -861,7 +861,8 @@ def _mark_addressed(draft: Draft, recovery_slot_id: str) -> Effect:
         character_id=patient_id,
         aspect_id=slot.aspect_id,
         count=slot.severity,
-        text=f"addressed: {name}",
+        text=name,
+        detail="addressed",
     )
 
 
@@ -1002,7 +1003,7 @@ def apply_cost(
         text=command.text or command.aspect_name or "",
         target_id=command.target_id,
     )
-    effects.append(Effect(kind="cost", text=f"{severity}: {cost.text or cost.kind}"))
+    effects.append(Effect(kind="cost", text=cost.text, detail=f"{severity}.{cost.kind}"))
     action = _add_effects(action, *effects).model_copy(update={"costs": (*action.costs, cost)})
     if any(e.kind == "overwhelmed" and e.character_id == action.actor.leader for e in effects):
         _finish(draft, action, succeeded=True)

@@ -33,7 +33,7 @@ def overwhelm(draft: Draft, character_id: str, caused_by: str | None) -> Effect:
     draft.put_character(
         character.model_copy(update={"overwhelmed": True, "overwhelmed_by": caused_by})
     )
-    return Effect(kind="overwhelmed", character_id=character_id, text=caused_by or "")
+    return Effect(kind="overwhelmed", character_id=character_id, cause=caused_by)
 
 
 def place_consequence(
@@ -71,7 +71,8 @@ def place_consequence(
         character_id=character_id,
         aspect_id=aspect.id,
         count=filled.severity,
-        text=f"{severity_name(filled.severity)}: {name}",
+        text=name,
+        detail=severity_name(filled.severity),
     )
     return Placement(filled, aspect, (effect,))
 

@@ -158,6 +158,9 @@ class Effect(Frozen):
     aspect_id: str | None = None
     count: int = 0
     text: str = ""
+    # Machine-readable detail for localizing: a severity name, "addressed", "minor.wrinkle".
+    detail: str = ""
+    cause: str | None = None
 
 
 CostSeverity = Literal["minor", "serious"]
