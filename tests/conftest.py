@@ -9,6 +9,7 @@ import socketio
 
 from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
 from tests.bridge_process import BridgeProcess, add_world
+from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat
 
 
 @pytest.fixture
@@ -76,3 +77,22 @@ async def connect(bridge: BridgeProcess) -> AsyncIterator[Connect]:
     for client in clients:
         if client.connected:
             await client.disconnect()
+
+
+@pytest.fixture
+async def table(connect: Connect, world: tuple[str, str]) -> dict[str, Seat]:
+    """A GM with three synced actors and two bound players (paul, anna)."""
+    gm = Seat(await connect(world[0], key=world[1], user="gm"))
+    for actor in (BROUSSEAU, MARGOT, GHOUL):
+        await gm.ok("actor.sync", actor=actor)
+    await gm.ok("fate.gm_budget", fate_points=2)
+    seats = {"gm": gm}
+    for user in ("paul", "anna"):
+        seat = Seat(await connect(world[0], role="player", user=user))
+        hello = await seat.ok("hello")
+        assert hello["bound"] is False
+        # What the player's module does (flag on its own User) and the GM's module reports:
+        bound = await gm.ok("user.bind", user_id=user, nonce=hello["bind_nonce"])
+        assert bound == {"user_id": user, "bound": True}
+        seats[user] = seat
+    return seats

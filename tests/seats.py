@@ -1,0 +1,76 @@
+"""People at a table over real Socket.IO, and the actors they play."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import socketio
+
+from bridge.protocol import NAMESPACE
+
+_ids = itertools.count(1)
+
+BROUSSEAU = {
+    "id": "brousseau",
+    "name": "Brousseau",
+    "owners": ["paul"],
+    "skills": {"Athletics": 3, "Notice": 2, "Lore": 1},
+    "fate_points": 2,
+    "refresh": 3,
+    "aspects": [{"key": "hc", "name": "Skeptical Ghost Hunter"}],
+    "consequences": [
+        {"id": "mild", "severity": 2},
+        {"id": "moderate", "severity": 4},
+        {"id": "severe", "severity": 6},
+    ],
+}
+MARGOT = {
+    "id": "margot",
+    "name": "Margot",
+    "owners": ["anna"],
+    "skills": {"Athletics": 2, "Notice": 4, "Lore": 2},
+    "fate_points": 1,
+    "refresh": 3,
+    "aspects": [{"key": "hc", "name": "Nosy Neighbour"}],
+    "consequences": [{"id": "mild", "severity": 2}, {"id": "moderate", "severity": 4}],
+}
+GHOUL = {
+    "id": "ghoul",
+    "name": "Ghoul",
+    "owners": [],
+    "skills": {"Athletics": 2, "Notice": 1},
+    "aspects": [{"key": "hc", "name": "Hungry Dead"}],
+    "consequences": [],
+}
+
+
+class Seat:
+    """One person at the table: a connection and the acks it gets."""
+
+    def __init__(self, client: socketio.AsyncClient) -> None:
+        self.client = client
+
+    async def send(self, event: str, **payload: Any) -> dict[str, Any]:
+        payload.setdefault("request_id", f"r{next(_ids)}")
+        ack: dict[str, Any] = await self.client.call(
+            event, payload, namespace=NAMESPACE, timeout=10
+        )
+        return ack
+
+    async def ok(self, event: str, **payload: Any) -> dict[str, Any]:
+        ack = await self.send(event, **payload)
+        assert ack["ok"], ack
+        data: dict[str, Any] = ack["data"]
+        return data
+
+    async def card(self, event: str, **payload: Any) -> dict[str, Any]:
+        card: dict[str, Any] = (await self.ok(event, **payload))["card"]
+        return card
+
+    def received(self, event: str) -> list[Any]:
+        return [d for e, d in self.client.received if e == event]  # type: ignore[attr-defined]
+
+
+async def queue(gm: Seat, *rolls: list[int]) -> None:
+    await gm.ok("dev.queue_dice", rolls=list(rolls))

@@ -1,0 +1,168 @@
+"""Scenes and zoomed-in play over real Socket.IO: a GM and two players (R11, R12)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from tests.conftest import Connect
+from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, queue
+
+
+async def wait_for(seat: Seat, event: str, predicate: Any, tries: int = 200) -> Any:
+    for _ in range(tries):
+        found = [d for d in seat.received(event) if predicate(d)]
+        if found:
+            return found
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"no matching {event!r} emit")
+
+
+async def test_a_contest_run_end_to_end_by_a_gm_and_two_players(table: dict[str, Seat]) -> None:
+    # R11.2: Brousseau (paul) against Margot (anna), direct, Athletics 3 vs 2, first to 3.
+    gm, paul, anna = table["gm"], table["paul"], table["anna"]
+    scene = await gm.ok(
+        "contest.start",
+        name="Race to the lighthouse",
+        mode="direct",
+        skill="Athletics",
+        sides=[
+            {"name": "Brousseau", "members": ["brousseau"]},
+            {"name": "Margot", "members": ["margot"]},
+        ],
+    )
+    contest = scene["contests"][0]
+    cid = contest["id"]
+    assert [s["controllers"] for s in contest["sides"]] == [["paul"], ["anna"]]
+    refused = await paul.send(
+        "contest.start",
+        name="x",
+        mode="direct",
+        skill="A",
+        sides=[{"name": "a", "members": ["brousseau"]}, {"name": "b", "members": ["margot"]}],
+    )
+    assert refused["error"]["code"] == "forbidden"
+    not_mine = await paul.send("contest.roll", contest_id=cid, side_id="s2")
+    assert not_mine["error"]["code"] == "forbidden"
+
+    async def exchange(paul_roll: list[int], anna_roll: list[int]) -> dict[str, Any]:
+        await queue(gm, paul_roll)
+        card = await paul.card("contest.roll", contest_id=cid, side_id="s1")
+        await paul.card("action.pass", action_id=card["action_id"], side="actor")
+        await queue(gm, anna_roll)
+        card = await anna.card("contest.roll", contest_id=cid, side_id="s2")
+        await anna.card("action.pass", action_id=card["action_id"], side="actor")
+        state = await gm.ok("scene.read")
+        return next(c for c in state["contests"] if c["id"] == cid)
+
+    # Exchange 1: 3 vs 3, a tie for the highest: a twist, no progress.
+    contest = await exchange([0, 0, 0, 0], [1, 0, 0, 0])
+    assert contest["history"][-1]["twist"] is True
+    assert contest["twist_pending"] is True
+    scene = await gm.ok("contest.twist", contest_id=cid, name="Fog Rolls In")
+    assert any(a["name"] == "Fog Rolls In" for a in scene["aspects"])
+    # Exchange 2: 6 vs 2: margin 4, excels -> 2 progress.
+    contest = await exchange([1, 1, 1, 0], [0, 0, 0, 0])
+    assert contest["history"][-1]["progress"] == 2
+    # Exchange 3: 4 vs 3 -> 1 progress: 3 in all, Brousseau wins.
+    contest = await exchange([1, 0, 0, 0], [1, 0, 0, 0])
+    assert contest["state"] == "won" and contest["winner"] == "s1"
+    assert [s["progress"] for s in contest["sides"]] == [3, 0]
+
+    # Every client saw one exchange card per exchange, written by the active GM.
+    cards = await wait_for(anna, "card", lambda d: d["card"]["kind"] == "contest")
+    for _ in range(100):
+        cards = [d for d in anna.received("card") if d["card"]["kind"] == "contest"]
+        if len(cards) == 3:
+            break
+        await asyncio.sleep(0.02)
+    assert len(cards) == 3
+    assert {c["writer"] for c in cards} == {"gm"}
+    assert [c["card"]["exchange"]["number"] for c in cards] == [1, 2, 3]
+    assert cards[-1]["card"]["contest"]["winner"] == "s1"
+    states = await wait_for(paul, "scene.state", lambda d: d["state"]["contests"])
+    assert states[-1]["writer"] == "gm"
+
+
+async def test_a_challenge_and_the_scene_end_card(table: dict[str, Seat]) -> None:
+    # R11.1 summary once all tasks are in; R12.1 scene end card.
+    gm, paul, anna = table["gm"], table["paul"], table["anna"]
+    scene = await gm.ok(
+        "challenge.start",
+        name="Flooded crypt",
+        tasks=[
+            {"name": "Hold the door", "skill": "Athletics", "rating": 2},
+            {"name": "Find the lever", "skill": "Notice", "rating": 3},
+        ],
+    )
+    ch = scene["challenges"][0]
+    await queue(gm, [1, 0, 0, 0], [0, 0, 0, 0])
+    card = await paul.card(
+        "challenge.roll", challenge_id=ch["id"], task_id="t1", actor_id="brousseau"
+    )
+    await paul.card("action.pass", action_id=card["action_id"], side="actor")
+    card = await anna.card("challenge.roll", challenge_id=ch["id"], task_id="t2", actor_id="margot")
+    await anna.card("action.pass", action_id=card["action_id"], side="actor")
+    summaries = await wait_for(gm, "card", lambda d: d["card"]["kind"] == "challenge")
+    tasks = summaries[0]["card"]["challenge"]["tasks"]
+    assert [(t["name"], t["outcome"]) for t in tasks] == [
+        ("Hold the door", "succeed"),
+        ("Find the lever", "succeed"),
+    ]
+    assert summaries[0]["card"]["challenge"]["state"] == "complete"
+    summary = await gm.ok("scene.end", scope="session")
+    assert summary["ended_scene"] == 1
+    ends = await wait_for(paul, "card", lambda d: d["card"]["kind"] == "scene_end")
+    assert ends[0]["card"]["scope"] == "session" and ends[0]["writer"] == "gm"
+    state = await gm.ok("scene.read")
+    assert state["scene"] == {"number": 2, "session": 2, "scenario": 1}
+    assert state["gm_fate_points"] == 2  # one per player character by default (R12.2)
+
+
+async def test_compels_through_the_bridge(table: dict[str, Seat]) -> None:
+    # R12.3 R12.4
+    gm, paul, anna = table["gm"], table["paul"], table["anna"]
+    scene = await gm.ok("fate.compel", character_id="brousseau", text="You scoff at the warning")
+    compel = scene["compels"][0]
+    assert compel["controllers"] == ["paul"]
+    wrong = await anna.send("fate.compel_answer", compel_id=compel["id"], accept=True)
+    assert wrong["error"]["code"] == "forbidden"
+    await paul.ok("fate.compel_answer", compel_id=compel["id"], accept=True)
+    state = await gm.ok("world.state")
+    assert next(c for c in state["characters"] if c["id"] == "brousseau")["fate_points"] == 3
+
+
+async def test_conflicts_are_refused_in_unwritten_with_a_reason(table: dict[str, Seat]) -> None:
+    refused = await table["gm"].send(
+        "conflict.start",
+        name="Brawl",
+        kind="physical",
+        sides=[{"name": "a", "members": ["brousseau"]}, {"name": "b", "members": ["ghoul"]}],
+    )
+    assert refused["error"]["code"] == "not_in_ruleset"
+
+
+async def test_a_fate_condensed_conflict_orders_turns(connect: Connect, bridge: Any) -> None:
+    # R11.3 over the wire, in a Fate Condensed world.
+    from tests.bridge_process import add_world
+
+    key = add_world(bridge.data_dir, "fc", ruleset="fate-condensed")
+    gm = Seat(await connect("fc", key=key, user="gm"))
+    for actor, quick in ((BROUSSEAU, 3), (MARGOT, 1), (GHOUL, 3)):
+        await gm.ok("actor.sync", actor={**actor, "skills": {**actor["skills"], "Quick": quick}})
+    scene = await gm.ok(
+        "conflict.start",
+        name="Graveyard",
+        kind="physical",
+        tie_break=["ghoul"],
+        sides=[
+            {"name": "Hunters", "members": ["brousseau", "margot"]},
+            {"name": "Dead", "members": ["ghoul"]},
+        ],
+        zones=[{"name": "Gate", "adjacent": ["Crypt"]}, {"name": "Crypt", "adjacent": ["Gate"]}],
+        positions={"brousseau": "Gate", "ghoul": "Crypt"},
+    )
+    conflict = scene["conflicts"][0]
+    assert [t["character"]["id"] for t in conflict["order"]] == ["ghoul", "brousseau", "margot"]
+    scene = await gm.ok("conflict.next", conflict_id=conflict["id"])
+    assert scene["conflicts"][0]["turn"] == 1
