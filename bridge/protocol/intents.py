@@ -1,0 +1,450 @@
+"""Client -> bridge intents: strict, closed, every string and list bounded."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+
+from bridge.protocol.base import (
+    ActionTypeName,
+    DiceRollIn,
+    Identifier,
+    Inbound,
+    Name,
+    Rating,
+    RequestId,
+    Text,
+)
+
+
+class Hello(Inbound):
+    request_id: RequestId
+    module_version: Annotated[str, StringConstraints(max_length=40)] | None = None
+    foundry_version: Annotated[str, StringConstraints(max_length=40)] | None = None
+    system: Annotated[str, StringConstraints(max_length=80)] | None = None
+
+
+class WorldSync(Inbound):
+    """Ask for every emit after ``since`` (a ``seq``), to catch up after (re)connecting."""
+
+    request_id: RequestId
+    since: Annotated[int, Field(ge=0)] = 0
+
+
+class StuntData(Inbound):
+    """A stunt's bonus: +``bonus`` to ``skill`` on the listed actions (all when empty)."""
+
+    name: Name
+    skill: Name
+    bonus: Annotated[int, Field(ge=0, le=6)] = 2
+    actions: Annotated[list[Literal[ActionTypeName, "oppose", "defend"]], Field(max_length=8)] = []
+
+
+class AspectData(Inbound):
+    key: Identifier
+    name: Name
+
+
+class ConsequenceSlotData(Inbound):
+    """A consequence slot: its severity (2 mild, 4 moderate, 6 severe) and text, if filled."""
+
+    id: Identifier
+    severity: Annotated[int, Field(ge=1, le=12)]
+    name: Name | None = None
+
+
+class ActorData(Inbound):
+    """An actor as the adapters map it to the bridge's character model.
+
+    Fields left out are left as the bridge has them.
+    """
+
+    id: Identifier
+    name: Name
+    owners: Annotated[list[Identifier], Field(max_length=64)] = []
+    skills: Annotated[dict[Name, Rating], Field(max_length=200)] = {}
+    stunts: Annotated[list[StuntData], Field(max_length=60)] = []
+    aspects: Annotated[list[AspectData], Field(max_length=40)] = []
+    fate_points: Annotated[int, Field(ge=0, le=99)] | None = None
+    refresh: Annotated[int, Field(ge=0, le=20)] | None = None
+    consequences: Annotated[list[ConsequenceSlotData], Field(max_length=12)] | None = None
+    stress: Annotated[list[bool], Field(max_length=20)] | None = None
+
+
+class ActorSync(Inbound):
+    request_id: RequestId
+    actor: ActorData
+
+
+class WorldRead(Inbound):
+    """Read what the bridge holds: characters, aspects and free invokes (for pickers)."""
+
+    request_id: RequestId
+
+
+class UserBind(Inbound):
+    """GM only: the player's client wrote ``nonce`` into its own User flag (DESIGN Trust)."""
+
+    request_id: RequestId
+    user_id: Identifier
+    nonce: Annotated[str, StringConstraints(min_length=8, max_length=64)]
+
+
+class PassiveOppositionIn(Inbound):
+    kind: Literal["passive"]
+    rating: Rating
+
+
+class ActiveOppositionIn(Inbound):
+    """R2.2: the opposer rolls first; its owner (or the GM) is asked for the skill."""
+
+    kind: Literal["active"]
+    opposer_id: Identifier
+
+
+class HelperIn(Inbound):
+    """R10.1: a helper and the similar skill it brings (default: the actor's skill)."""
+
+    character_id: Identifier
+    skill: Name | None = None
+
+
+class DangerIn(Inbound):
+    """R9.1: which sides the GM declared the action dangerous for."""
+
+    actor: bool = False
+    opposition: bool = False
+
+
+class RecoveryIn(Inbound):
+    """R7.4: an overcome that treats this consequence slot."""
+
+    character_id: Identifier
+    slot_id: Identifier
+
+
+class ActionStart(Inbound):
+    """Start an action for an actor (R2, R5, R9, R10)."""
+
+    request_id: RequestId
+    type: ActionTypeName
+    actor_id: Identifier
+    skill: Name
+    opposition: (
+        Annotated[PassiveOppositionIn | ActiveOppositionIn, Field(discriminator="kind")] | None
+    ) = None
+    target_id: Identifier | None = None
+    target_aspect_id: Identifier | None = None
+    aspect_name: Name | None = None
+    situation: Name | None = None
+    helpers: Annotated[list[HelperIn], Field(max_length=12)] = []
+    dangerous: DangerIn = DangerIn()
+    recovery: RecoveryIn | None = None
+    allow_repeat: bool = False
+    description: Text | None = None
+
+
+class ActionRef(Inbound):
+    request_id: RequestId
+    action_id: Identifier
+
+
+class ActionRoll(ActionRef):
+    """Close the concession window of a dangerous action and roll."""
+
+
+class ActionOppose(ActionRef):
+    skill: Name
+
+
+class ActionInvoke(ActionRef):
+    """R4: invoke ``aspect_id`` as ``invoker`` (a character, or "gm" for the GM's budget)."""
+
+    invoker: Identifier
+    aspect_id: Identifier
+    payment: Literal["fate_point", "free", "boost"]
+    effect: Literal["bonus", "reroll", "hostile"] = "bonus"
+    side: Literal["actor", "opposition"] | None = None
+
+
+class ActionPass(ActionRef):
+    side: Literal["actor", "opposition"]
+
+
+class ActionChoose(ActionRef):
+    choice: Literal[
+        "fail", "succeed_at_cost", "unintended_aspect", "aspect", "mark", "full_hit", "boost"
+    ]
+    aspect_name: Name | None = None
+    consequence_name: Name | None = None
+
+
+class ActionCost(ActionRef):
+    """R6: the GM's cost; ``kind`` from the ruleset's minor or serious list."""
+
+    kind: Annotated[str, StringConstraints(min_length=1, max_length=40)]
+    text: Text = ""
+    target_id: Identifier | None = None
+    aspect_name: Name | None = None
+
+
+class ActionConcede(ActionRef):
+    character_id: Identifier
+
+
+class ActionAbsorb(ActionRef):
+    """R5.10: stress box indexes (0-based) and consequence slot id -> consequence name."""
+
+    stress_boxes: Annotated[list[Annotated[int, Field(ge=0, le=19)]], Field(max_length=20)] = []
+    consequences: Annotated[dict[Identifier, Name], Field(max_length=12)] = {}
+
+
+class ActionGift(ActionRef):
+    """R5.2, R5.3: the GM gives someone else a free invoke after a fumbled advantage."""
+
+    aspect_id: Identifier
+    holder: Identifier
+
+
+class AspectGive(Inbound):
+    """R10.2: hand free invokes to another character."""
+
+    request_id: RequestId
+    aspect_id: Identifier
+    from_id: Identifier
+    to_id: Identifier
+    count: Annotated[int, Field(ge=1, le=10)] = 1
+
+
+class SceneEnd(Inbound):
+    """R12.1: end the scene (or with it the session or scenario, R12.2);
+    situation aspects in ``keep_aspects`` stay."""
+
+    request_id: RequestId
+    keep_aspects: Annotated[list[Identifier], Field(max_length=100)] = []
+    scope: Literal["scene", "session", "scenario"] = "scene"
+    gm_budget: Annotated[int, Field(ge=0, le=99)] | None = None
+
+
+class SceneAspect(Inbound):
+    """GM: add, rename or remove a situation aspect; set who holds its free invokes."""
+
+    request_id: RequestId
+    op: Literal["add", "edit", "remove"]
+    aspect_id: Identifier | None = None
+    name: Name | None = None
+    attached_to: Identifier | None = None
+    free_invokes: (
+        Annotated[dict[Identifier, Annotated[int, Field(ge=0, le=10)]], Field(max_length=20)] | None
+    ) = None
+
+
+class SceneRead(Inbound):
+    request_id: RequestId
+
+
+class SideIn(Inbound):
+    name: Name
+    members: Annotated[list[Identifier], Field(min_length=1, max_length=12)]
+
+
+class ContestStart(Inbound):
+    """R11.2: GM sets up a contest."""
+
+    request_id: RequestId
+    name: Name
+    mode: Literal["direct", "environment"]
+    skill: Name
+    sides: Annotated[list[SideIn], Field(min_length=1, max_length=8)]
+    passive_rating: Rating | None = None
+
+
+class ContestRef(Inbound):
+    request_id: RequestId
+    contest_id: Identifier
+
+
+class ContestRoll(ContestRef):
+    side_id: Identifier
+    skill: Name | None = None
+
+
+class ContestAdvantage(ContestRef):
+    side_id: Identifier
+    actor_id: Identifier
+    skill: Name
+    aspect_name: Name
+    opposition: Annotated[PassiveOppositionIn | ActiveOppositionIn, Field(discriminator="kind")]
+    target_id: Identifier | None = None
+
+
+class ContestTwist(ContestRef):
+    name: Name
+
+
+class ContestConcede(ContestRef):
+    side_id: Identifier
+
+
+class TaskIn(Inbound):
+    name: Name
+    skill: Name
+    rating: Rating
+
+
+class ChallengeStart(Inbound):
+    """R11.1: GM lists the tasks, each with its own skill and opposition."""
+
+    request_id: RequestId
+    name: Name
+    tasks: Annotated[list[TaskIn], Field(min_length=1, max_length=20)]
+
+
+class ChallengeRef(Inbound):
+    request_id: RequestId
+    challenge_id: Identifier
+
+
+class ChallengeRoll(ChallengeRef):
+    task_id: Identifier
+    actor_id: Identifier
+    skill: Name | None = None
+    helpers: Annotated[list[HelperIn], Field(max_length=12)] = []
+
+
+class ChallengeAdvantage(ChallengeRef):
+    actor_id: Identifier
+    skill: Name
+    aspect_name: Name
+    rating: Rating
+
+
+class ChallengeCarry(ChallengeRef):
+    carry: bool
+
+
+class ZoneIn(Inbound):
+    name: Name
+    adjacent: Annotated[list[Name], Field(max_length=20)] = []
+
+
+class ConflictStart(Inbound):
+    """R11.3 (Fate Condensed): sides, zones, turn order."""
+
+    request_id: RequestId
+    name: Name
+    kind: Literal["physical", "mental"]
+    sides: Annotated[list[SideIn], Field(min_length=2, max_length=8)]
+    zones: Annotated[list[ZoneIn], Field(max_length=30)] = []
+    positions: Annotated[dict[Identifier, Name], Field(max_length=60)] = {}
+    order_skill: Name | None = None
+    group_npcs: bool = False
+    tie_break: Annotated[list[Identifier], Field(max_length=60)] = []
+
+
+class ConflictRef(Inbound):
+    request_id: RequestId
+    conflict_id: Identifier
+
+
+class ConflictOrder(ConflictRef):
+    order: Annotated[list[Identifier], Field(min_length=1, max_length=60)]
+
+
+class ConflictNext(ConflictRef):
+    """Hand the turn on."""
+
+
+class ConflictMove(ConflictRef):
+    character_id: Identifier
+    zone: Name
+    force: bool = False
+
+
+class ConflictEnd(ConflictRef):
+    """End the conflict now (the GM's call)."""
+
+
+class FateCompel(Inbound):
+    request_id: RequestId
+    character_id: Identifier
+    text: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    aspect_id: Identifier | None = None
+
+
+class FateCompelAnswer(Inbound):
+    request_id: RequestId
+    compel_id: Identifier
+    accept: bool
+
+
+class FateSpend(Inbound):
+    request_id: RequestId
+    character_id: Identifier
+    purpose: Literal["detail", "stunt"]
+    text: Text = ""
+
+
+class FateSacrifice(Inbound):
+    request_id: RequestId
+    character_id: Identifier
+    severity: Literal[2, 4, 6]
+    name: Name
+
+
+class GmBudget(Inbound):
+    """R12.2: set the GM's fate point budget for the scene."""
+
+    request_id: RequestId
+    fate_points: Annotated[int, Field(ge=0, le=99)]
+
+
+class DevQueueDice(Inbound):
+    """Queue the next rolls' faces; only with ``--dev-dice``, only for a GM."""
+
+    request_id: RequestId
+    rolls: Annotated[list[DiceRollIn], Field(min_length=1, max_length=100)]
+
+
+INTENTS: dict[str, type[Inbound]] = {
+    "hello": Hello,
+    "world.sync": WorldSync,
+    "actor.sync": ActorSync,
+    "world.state": WorldRead,
+    "user.bind": UserBind,
+    "action.start": ActionStart,
+    "action.roll": ActionRoll,
+    "action.oppose": ActionOppose,
+    "action.invoke": ActionInvoke,
+    "action.pass": ActionPass,
+    "action.choose": ActionChoose,
+    "action.cost": ActionCost,
+    "action.concede": ActionConcede,
+    "action.absorb": ActionAbsorb,
+    "action.gift": ActionGift,
+    "aspect.give": AspectGive,
+    "scene.end": SceneEnd,
+    "scene.aspect": SceneAspect,
+    "scene.read": SceneRead,
+    "contest.start": ContestStart,
+    "contest.roll": ContestRoll,
+    "contest.advantage": ContestAdvantage,
+    "contest.twist": ContestTwist,
+    "contest.concede": ContestConcede,
+    "challenge.start": ChallengeStart,
+    "challenge.roll": ChallengeRoll,
+    "challenge.advantage": ChallengeAdvantage,
+    "challenge.carry": ChallengeCarry,
+    "conflict.start": ConflictStart,
+    "conflict.order": ConflictOrder,
+    "conflict.next": ConflictNext,
+    "conflict.move": ConflictMove,
+    "conflict.end": ConflictEnd,
+    "fate.compel": FateCompel,
+    "fate.compel_answer": FateCompelAnswer,
+    "fate.spend": FateSpend,
+    "fate.sacrifice": FateSacrifice,
+    "fate.gm_budget": GmBudget,
+    "dev.queue_dice": DevQueueDice,
+}

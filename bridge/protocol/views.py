@@ -1,0 +1,533 @@
+"""Bridge -> client messages: acks, results, chat cards, patches and scene views."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from bridge.protocol.base import ActionTypeName, DiceRoll, Outbound
+from bridge.protocol.intents import INTENTS
+
+# --- acks ------------------------------------------------------------------
+
+ErrorCode = Literal[
+    "invalid",
+    "unknown_event",
+    "too_large",
+    "rate_limited",
+    "forbidden",
+    "not_found",
+    "unknown_actor",
+    "unbound",
+    "overwhelmed",
+    "wrong_state",
+    "no_fate_points",
+    "no_free_invokes",
+    "already_invoked",
+    "not_dangerous",
+    "not_in_ruleset",
+    "exhausted",
+    "already_overcome",
+    "no_gm",
+    "dev_dice_disabled",
+    "conflict",
+    "internal",
+]
+
+
+class ErrorInfo(Outbound):
+    code: ErrorCode | str
+    message: str
+    field: str | None = None
+
+
+class AckOk(Outbound):
+    ok: Literal[True] = True
+    data: dict[str, Any]
+
+
+class AckError(Outbound):
+    ok: Literal[False] = False
+    error: ErrorInfo
+
+
+Ack = Annotated[AckOk | AckError, Field(discriminator="ok")]
+
+
+# --- bridge -> clients emits ------------------------------------------------
+
+
+class Rated(Outbound):
+    value: int
+    label: str
+
+
+class CardCharacter(Outbound):
+    id: str
+    name: str
+
+
+class CardSide(Outbound):
+    """One side of an action: who rolls, with what, and what was added (R1.2)."""
+
+    leader: CardCharacter | None
+    helpers: list[CardCharacter]
+    controllers: list[str]
+    skill: str | None
+    skill_rating: Rated | None
+    stunt_bonus: int
+    teamwork_bonus: int
+    invoke_bonus: int
+    dice: DiceRoll | None
+    dice_total: int | None
+    passive: bool
+    total: Rated | None
+    dangerous: bool
+    passed: bool
+    fate_points: int | None
+
+
+class CardInvoke(Outbound):
+    side: Literal["actor", "opposition"]
+    invoker: str
+    invoker_name: str
+    aspect_id: str
+    aspect_name: str
+    payment: Literal["fate_point", "free", "boost"]
+    effect: Literal["bonus", "reroll", "hostile"]
+    dice: DiceRoll | None
+
+
+class CardEffect(Outbound):
+    kind: str
+    text: str
+    count: int
+    character: CardCharacter | None
+    aspect_id: str | None
+    detail: str
+    cause: CardCharacter | None
+
+
+class CardAspect(Outbound):
+    """An aspect someone on this action could invoke, with who holds its free invokes."""
+
+    id: str
+    name: str
+    kind: Literal["character", "situation", "consequence", "boost"]
+    attached_to: CardCharacter | None
+    free_invokes: dict[str, int]
+
+
+class CardPrompt(Outbound):
+    """Who should act next, for showing buttons; the bridge checks every press itself."""
+
+    kind: Literal["roll", "oppose", "invoke", "choose", "cost", "absorb", "none"]
+    users: list[str]
+    gm: bool
+    options: list[str]
+
+
+class ActionCard(Outbound):
+    """Everything a chat card shows about one action; rendered by the module."""
+
+    kind: Literal["action"] = "action"
+    action_id: str
+    ruleset: str
+    action_type: ActionTypeName
+    action_label: str
+    state: Literal[
+        "declared",
+        "awaiting_opposition",
+        "invoking",
+        "choosing",
+        "costing",
+        "absorbing",
+        "resolved",
+    ]
+    actor: CardSide
+    opposition: CardSide
+    opposition_kind: Literal["passive", "active"]
+    opposition_action: Literal["oppose", "defend"] | None
+    target: CardCharacter | None
+    target_aspect: CardAspect | None
+    aspect_name: str | None
+    situation: str | None
+    invokes: list[CardInvoke]
+    shifts: int | None
+    outcome: Literal["fumble", "tie", "succeed", "excel"] | None
+    outcome_label: str | None
+    provisional: bool
+    succeeded: bool | None
+    pending_choice: str | None
+    cost_severity: Literal["minor", "serious"] | None
+    pending_hit: int
+    effects: list[CardEffect]
+    aspects: list[CardAspect]
+    gm_fate_points: int
+    # Fate points of every player character taking part (leaders and helpers).
+    fate_points: dict[str, int]
+    prompt: CardPrompt
+    description: str | None = None
+    event_seq: int
+    event_hash: str
+
+
+class ContestSideView(Outbound):
+    id: str
+    name: str
+    members: list[CardCharacter]
+    controllers: list[str]
+    progress: int
+    conceded: bool
+
+
+class ExchangeRollView(Outbound):
+    side_id: str
+    action_id: str | None
+    total: Rated | None
+    shifts: int | None
+    forfeited: bool
+
+
+class ExchangeView(Outbound):
+    number: int
+    rolls: list[ExchangeRollView]
+    winner: str | None
+    margin: int
+    progress: int
+    twist: bool
+    excelled: bool
+
+
+class ContestView(Outbound):
+    id: str
+    name: str
+    mode: Literal["direct", "environment"]
+    skill: str
+    passive: Rated | None
+    target: int
+    sides: list[ContestSideView]
+    exchange: int
+    current: list[ExchangeRollView]
+    history: list[ExchangeView]
+    twist_pending: bool
+    state: Literal["open", "won", "ended"]
+    winner: str | None
+
+
+class TaskView(Outbound):
+    id: str
+    name: str
+    skill: str
+    opposition: Rated
+    action_id: str | None
+    actor: CardCharacter | None
+    total: Rated | None
+    shifts: int | None
+    outcome: Literal["fumble", "tie", "succeed", "excel"] | None
+    outcome_label: str | None
+    state: str | None
+    succeeded: bool | None
+    costs: list[str]
+
+
+class ChallengeView(Outbound):
+    id: str
+    name: str
+    tasks: list[TaskView]
+    advantages: list[str]
+    state: Literal["open", "complete"]
+    carry_boosts: bool
+
+
+class ZoneView(Outbound):
+    name: str
+    adjacent: list[str]
+    occupants: list[CardCharacter]
+
+
+class TurnView(Outbound):
+    character: CardCharacter
+    side_id: str
+    rating: int
+    out: bool
+    npc: bool
+
+
+class ConflictView(Outbound):
+    id: str
+    name: str
+    kind: Literal["physical", "mental"]
+    order_skill: str
+    sides: list[ContestSideView]
+    order: list[TurnView]
+    ties: list[list[str]]
+    turn: int
+    exchange: int
+    zones: list[ZoneView]
+    state: Literal["open", "ended"]
+    winner: str | None
+
+
+class CompelView(Outbound):
+    id: str
+    character: CardCharacter
+    controllers: list[str]
+    text: str
+    aspect_id: str | None
+    state: Literal["offered", "accepted", "refused"]
+
+
+class SceneInfo(Outbound):
+    number: int
+    session: int
+    scenario: int
+
+
+class SceneState(Outbound):
+    """Everything the GM's scene panel and the players' view show."""
+
+    ruleset: str
+    scene: SceneInfo
+    gm_fate_points: int
+    aspects: list[CardAspect]
+    contests: list[ContestView]
+    challenges: list[ChallengeView]
+    conflicts: list[ConflictView]
+    compels: list[CompelView]
+
+
+class ContestCard(Outbound):
+    """A contest's exchange result (and the winner, when there is one)."""
+
+    kind: Literal["contest"] = "contest"
+    contest: ContestView
+    exchange: ExchangeView | None
+
+
+class ChallengeCard(Outbound):
+    """R11.1: the summary once every task is in."""
+
+    kind: Literal["challenge"] = "challenge"
+    challenge: ChallengeView
+
+
+class SceneEndCard(Outbound):
+    kind: Literal["scene_end"] = "scene_end"
+    scope: Literal["scene", "session", "scenario"]
+    summary: SceneEndData
+
+
+Card = Annotated[
+    ActionCard | ContestCard | ChallengeCard | SceneEndCard, Field(discriminator="kind")
+]
+
+
+class CardEmit(Outbound):
+    """Create or update one chat card; only ``writer`` writes it into Foundry
+    (a user id, or "gm" for the active GM's client)."""
+
+    seq: int
+    world: str
+    writer: str
+    op: Literal["create", "update"]
+    card_id: str
+    card: Card
+
+
+class SceneStateEmit(Outbound):
+    seq: int
+    world: str
+    writer: Literal["gm"] = "gm"
+    state: SceneState
+
+
+class SlotState(Outbound):
+    id: str
+    severity: int
+    name: str | None
+    status: Literal["fresh", "addressed", "recovering"]
+
+
+class ActorPatch(Outbound):
+    """What the rules changed on an actor, for the active GM's client to write back."""
+
+    seq: int
+    world: str
+    writer: Literal["gm"] = "gm"
+    actor_id: str
+    fate_points: int
+    pending_fate_points: int
+    consequences: list[SlotState]
+    stress: list[bool]
+    overwhelmed: bool
+
+
+class TokenStatus(Outbound):
+    """Status effects the active GM's client sets on the actor's tokens."""
+
+    seq: int
+    world: str
+    writer: Literal["gm"] = "gm"
+    actor_id: str
+    statuses: dict[Literal["overwhelmed", "mild", "moderate", "severe", "boost"], bool]
+
+
+class Notice(Outbound):
+    level: Literal["info", "warning", "error"]
+    code: str
+    message: str
+
+
+EMITS: dict[str, type[Outbound]] = {
+    "card": CardEmit,
+    "actor.patch": ActorPatch,
+    "token.status": TokenStatus,
+    "scene.state": SceneStateEmit,
+    "notice": Notice,
+}
+
+
+class ActionOption(Outbound):
+    id: str
+    label: str
+
+
+class HelloData(Outbound):
+    bridge_version: str
+    protocol: int
+    world: str
+    world_name: str
+    ruleset: str
+    user: str
+    role: Literal["gm", "player"]
+    dev_dice: bool
+    last_seq: int
+    bound: bool
+    actions: list[ActionOption]
+    costs: dict[Literal["minor", "serious"], list[str]]
+    hostile_invokes: bool
+    # Players: write this into your User's flag ``fate-bridge.bindNonce`` to be bound.
+    bind_nonce: str | None = None
+
+
+class StoredEmit(Outbound):
+    """One emit the client may have missed, as it was sent."""
+
+    event: Literal["card", "actor.patch", "token.status", "scene.state"]
+    data: dict[str, Any]
+
+
+class WorldSyncData(Outbound):
+    emits: list[StoredEmit]
+    last_seq: int
+
+
+class ActorSyncData(Outbound):
+    actor_id: str
+    changed: bool
+
+
+class ActionData(Outbound):
+    """The answer to every ``action.*`` intent: the card as it now stands."""
+
+    action_id: str
+    card_id: str
+    card: ActionCard
+
+
+class CharacterSummary(Outbound):
+    id: str
+    name: str
+    owners: list[str]
+    skills: dict[str, int]
+    fate_points: int
+    pending_fate_points: int
+    overwhelmed: bool
+    consequences: list[SlotState]
+    stress: list[bool]
+
+
+class WorldStateData(Outbound):
+    ruleset: str
+    characters: list[CharacterSummary]
+    aspects: list[CardAspect]
+    gm_fate_points: int
+    open_actions: list[str]
+
+
+class UserBindData(Outbound):
+    user_id: str
+    bound: bool
+
+
+class AspectGiveData(Outbound):
+    aspect_id: str
+    free_invokes: dict[str, int]
+
+
+class CharacterNote(Outbound):
+    character: CardCharacter
+    text: str
+
+
+class FatePointGain(Outbound):
+    character: CardCharacter
+    gained: int
+    reasons: list[str]
+
+
+class SceneEndData(Outbound):
+    """What ending the scene changed (R12.1, R7.5)."""
+
+    ended_scene: int
+    removed_consequences: list[CharacterNote]
+    recovering_consequences: list[CharacterNote]
+    fate_points: list[FatePointGain]
+    expired_boosts: list[str]
+    cleared_aspects: list[str]
+    no_longer_overwhelmed: list[CardCharacter]
+
+
+class GmBudgetData(Outbound):
+    gm_fate_points: int
+
+
+class DevQueueDiceData(Outbound):
+    queued: int
+
+
+RESULTS: dict[str, type[Outbound]] = {
+    "hello": HelloData,
+    "world.sync": WorldSyncData,
+    "actor.sync": ActorSyncData,
+    "world.state": WorldStateData,
+    "user.bind": UserBindData,
+    **{event: ActionData for event in INTENTS if event.startswith("action.")},
+    "aspect.give": AspectGiveData,
+    "scene.end": SceneEndData,
+    **{
+        event: SceneState
+        for event in INTENTS
+        if event.split(".")[0] in ("contest", "challenge", "conflict", "scene")
+        and event
+        not in (
+            "scene.end",
+            "contest.roll",
+            "contest.advantage",
+            "challenge.roll",
+            "challenge.advantage",
+        )
+    },
+    "contest.roll": ActionData,
+    "contest.advantage": ActionData,
+    "challenge.roll": ActionData,
+    "challenge.advantage": ActionData,
+    "fate.compel": SceneState,
+    "fate.compel_answer": SceneState,
+    "fate.spend": WorldStateData,
+    "fate.sacrifice": WorldStateData,
+    "fate.gm_budget": GmBudgetData,
+    "dev.queue_dice": DevQueueDiceData,
+}
