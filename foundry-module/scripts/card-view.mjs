@@ -62,21 +62,75 @@ export function invokeText(invoke) {
   });
 }
 
+/** A localized word for a machine-readable key, or the fallback when the key is unknown. */
+function word(key, fallback) {
+  const text = game.i18n.localize(key);
+  return text === key ? fallback : text;
+}
+
 /**
- * One effect in words.
+ * One effect in words, from its structured fields (kind, detail, count, character, cause).
  * @param {object} effect  CardEffect
  * @param {import("./protocol.mjs").ActionCard} card
  */
 export function effectText(effect, card) {
   const i18n = game.i18n;
-  const aspect = card.aspects.find((a) => a.id === effect.aspect_id)?.name ?? effect.text;
+  const aspect = card.aspects?.find((a) => a.id === effect.aspect_id)?.name ?? effect.text;
   const data = { who: effect.character?.name ?? i18n.localize("FATEBRIDGE.Card.Someone"), text: effect.text, count: effect.count, aspect };
   let key = `FATEBRIDGE.Card.Effect.${effect.kind}`;
-  if (effect.kind === "aspect" && !effect.count) key += "NoInvokes";
-  else if (effect.kind === "free_invokes" && effect.text === "gift") key += "Gift";
-  else if (["questions", "free_invokes", "aspect", "stress"].includes(effect.kind) && effect.count === 1) key += "One";
+  switch (effect.kind) {
+    case "consequence":
+      if (effect.detail === "addressed") key += "Addressed";
+      else data.severity = word(`FATEBRIDGE.Severity.${effect.detail}`, effect.detail || String(effect.count));
+      break;
+    case "cost": {
+      // detail "minor.wrinkle": the severity and the ruleset's cost kind.
+      const [severity, kind = ""] = String(effect.detail ?? "").split(".");
+      data.severity = word(`FATEBRIDGE.Controls.CostTitle.${severity}`, severity);
+      data.kind = word(`FATEBRIDGE.Cost.${kind}`, kind);
+      if (!effect.text) key += "NoText";
+      break;
+    }
+    case "overwhelmed":
+      if (effect.cause) {
+        key += "By";
+        data.cause = effect.cause.name;
+      }
+      break;
+    case "fate_point":
+      data.text = fatePointReason(effect.text);
+      break;
+    case "aspect":
+      if (!effect.count) key += "NoInvokes";
+      else if (effect.count === 1) key += "One";
+      break;
+    case "free_invokes":
+      if (effect.text === "gift") key += "Gift";
+      else if (effect.count === 1) key += "One";
+      break;
+    case "questions":
+    case "stress":
+      if (effect.count === 1) key += "One";
+      break;
+    default:
+      break;
+  }
   const text = i18n.localize(key) === key ? i18n.format("FATEBRIDGE.Card.Effect.other", data) : i18n.format(key, data);
   return { kind: effect.kind, text };
+}
+
+/**
+ * Why a fate point was earned. The bridge sends these reasons as short English phrases (not yet
+ * machine-readable): the known ones are localized, anything else is shown as sent.
+ * @param {string} reason
+ */
+export function fatePointReason(reason) {
+  const text = String(reason ?? "");
+  const fixed = { conceded: "Conceded", "conceded the contest": "ConcededContest", "hint not taken": "HintNotTaken" };
+  if (fixed[text]) return game.i18n.localize(`FATEBRIDGE.FatePoint.${fixed[text]}`);
+  const invoked = /^(.*) invoked against them$/.exec(text);
+  if (invoked) return game.i18n.format("FATEBRIDGE.FatePoint.InvokedAgainst", { aspect: invoked[1] });
+  return text;
 }
 
 /**

@@ -5,8 +5,9 @@
  * @module cards
  */
 import { cardContext } from "./card-view.mjs";
-import { diceSound, renderTemplate, showDice } from "./compat.mjs";
+import { diceSound, isActiveGM, renderTemplate, showDice } from "./compat.mjs";
 import { MODULE_ID } from "./protocol.mjs";
+import { GM_CARDS } from "./scene-cards.mjs";
 
 export const CARD_TEMPLATE = `modules/${MODULE_ID}/templates/action-card.hbs`;
 
@@ -64,6 +65,17 @@ export function findCardMessage(cardId) {
   return game.messages.find((m) => m.flags?.[MODULE_ID]?.cardId === cardId);
 }
 
+/**
+ * Whether this client writes a card emit: the user it names, or for `writer: "gm"` (a GM card,
+ * or an action whose acting user is not connected) the active GM's client only.
+ * @param {{writer: string}} emit
+ */
+export function writesCard(emit) {
+  if (!emit?.card) return false;
+  if (emit.writer === "gm") return isActiveGM();
+  return emit.writer === game.user.id;
+}
+
 /** Per-card chains, so a live emit and a replayed one for the same card never race. */
 const chains = new Map();
 
@@ -74,7 +86,7 @@ const chains = new Map();
  * @returns {Promise<ChatMessage|null>}
  */
 export function handleCardEmit(emit) {
-  if (!emit || emit.writer !== game.user.id) return Promise.resolve(null);
+  if (!writesCard(emit)) return Promise.resolve(null);
   const prior = chains.get(emit.card_id) ?? Promise.resolve();
   const next = prior.catch(() => {}).then(() => writeCard(emit));
   chains.set(emit.card_id, next);
@@ -90,6 +102,7 @@ const rollsKey = (card) => JSON.stringify([rollData(card?.actor), rollData(card?
 /** @param {import("./protocol.mjs").CardEmit} emit */
 async function writeCard(emit) {
   const { card } = emit;
+  if ((card.kind ?? "action") !== "action") return writeGmCard(emit);
   const content = await renderTemplate(CARD_TEMPLATE, cardContext(card, emit.seq));
   const flags = { [MODULE_ID]: { cardId: emit.card_id, seq: emit.seq, card } };
   const existing = findCardMessage(emit.card_id);
@@ -116,6 +129,36 @@ async function writeCard(emit) {
   const data = { speaker, content, rolls, flags };
   if (rolls.length) data.sound = diceSound();
   return ChatMessage.create(data);
+}
+
+/**
+ * Render a GM card (contest, challenge, scene end) from its template.
+ * @param {{kind: string}} card
+ * @returns {Promise<string>}
+ */
+export function renderGmCard(card) {
+  const spec = GM_CARDS[card.kind];
+  return renderTemplate(spec.template, spec.context(card));
+}
+
+/**
+ * Write a contest, challenge or scene-end card: created once (a replay finds the message by its
+ * card id), with the bridge's GM as the speaker.
+ * @param {import("./protocol.mjs").CardEmit} emit
+ */
+async function writeGmCard(emit) {
+  const { card } = emit;
+  if (!GM_CARDS[card.kind]) return null;
+  const content = await renderGmCard(card);
+  const flags = { [MODULE_ID]: { cardId: emit.card_id, seq: emit.seq, card } };
+  const existing = findCardMessage(emit.card_id);
+  if (existing) {
+    if ((existing.flags?.[MODULE_ID]?.seq ?? -1) >= emit.seq) return null;
+    await existing.update({ content, flags });
+    return existing;
+  }
+  const speaker = ChatMessage.getSpeaker({ alias: game.i18n.localize("FATEBRIDGE.Title") });
+  return ChatMessage.create({ speaker, content, flags });
 }
 
 /**

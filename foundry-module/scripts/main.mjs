@@ -27,7 +27,10 @@ Hooks.once("init", () => {
     `modules/${MODULE_ID}/templates/absorb-picker.hbs`,
     `modules/${MODULE_ID}/templates/roll-dialog.hbs`,
     `modules/${MODULE_ID}/templates/skill-panel.hbs`,
-    `modules/${MODULE_ID}/templates/skill-edit.hbs`
+    `modules/${MODULE_ID}/templates/skill-edit.hbs`,
+    `modules/${MODULE_ID}/templates/contest-card.hbs`,
+    `modules/${MODULE_ID}/templates/challenge-card.hbs`,
+    `modules/${MODULE_ID}/templates/scene-end-card.hbs`
   ]);
   const module = game.modules.get(MODULE_ID);
   if (module) module.api = createApi();

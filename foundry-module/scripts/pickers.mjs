@@ -31,8 +31,10 @@ export function invokers(card, side) {
   for (const m of members) {
     const actor = game.actors.get(m.id);
     if (!game.user.isGM && !actor?.isOwner) continue;
-    const fp = m.id === s.leader?.id ? s.fate_points : null;
-    const npc = m.id === s.leader?.id && s.fate_points === null;
+    // Every player character on the action has its fate points on the card; NPCs have none
+    // (the GM pays their invokes from the scene budget).
+    const fp = card.fate_points?.[m.id] ?? (m.id === s.leader?.id ? s.fate_points : null);
+    const npc = fp === null || fp === undefined;
     out.push({ id: m.id, name: m.name, label: npc ? i18n.format("FATEBRIDGE.Invoke.AsNpc", { name: m.name, n: card.gm_fate_points }) : fp === null ? m.name : i18n.format("FATEBRIDGE.Invoke.AsWithPoints", { name: m.name, n: fp }) });
   }
   if (game.user.isGM) out.push({ id: GM, name: i18n.localize("FATEBRIDGE.Invoke.Gm"), label: i18n.format("FATEBRIDGE.Invoke.AsGm", { n: card.gm_fate_points }) });

@@ -13,12 +13,14 @@ import { runtime } from "./runtime.mjs";
 import { connectionSettings, getLastSeq, setLastSeq } from "./settings.mjs";
 import { showStatus } from "./status.mjs";
 import { handleActorPatch, handleTokenStatus } from "./world-writes.mjs";
+import { handleSceneState, readScene } from "./scene-state.mjs";
 
 /** Handlers of the bridge's stored emits, live or replayed by world.sync. */
 export const EMIT_HANDLERS = Object.freeze({
   card: handleCardEmit,
   "actor.patch": handleActorPatch,
-  "token.status": handleTokenStatus
+  "token.status": handleTokenStatus,
+  "scene.state": (emit) => handleSceneState(emit, { activeGM: isActiveGM() })
 });
 
 const NOTICE_LEVELS = { info: "info", warning: "warn", error: "error" };
@@ -45,7 +47,11 @@ export function startConnection(overrides = {}) {
   connection.onStatus(showStatus);
   connection.onConnect(() => greet(connection));
   for (const event of Object.keys(EMIT_HANDLERS)) connection.on(event, (data) => processEmit(event, data));
-  connection.on("notice", (notice) => showNotice(notice));
+  connection.on("notice", (notice) => {
+    showNotice(notice);
+    // Once bound, a player may read the scene for its views.
+    if (notice?.code === "bound") readScene();
+  });
   showStatus(connection.status);
   connection.connect();
   return connection;
@@ -68,6 +74,8 @@ async function greet(connection) {
     await bindWaitingUsers();
   }
   else await publishNonce(hello.data);
+  // Views start from the scene as it is (a bound player or a GM may read it).
+  if (hello.data.bound) await readScene();
 }
 
 /**

@@ -237,7 +237,7 @@ describe("actions through the card, permissions, patches and statuses", () => {
     await gm.rpc("clickCard", cardId, 'button[data-fb="cost"]');
 
     message = await cardIn(player, cardId, (m) => /Resolved/.test(m.card.state), "resolved at a cost");
-    assert.ok(message.card.effects.some((e) => /Cost — minor: The rope frays behind you/.test(e)), JSON.stringify(message.card.effects));
+    assert.ok(message.card.effects.some((e) => e === "Minor cost — A new wrinkle: The rope frays behind you"), JSON.stringify(message.card.effects));
     assert.equal(message.card.verdict, "Success");
     assert.equal((await player.rpc("messages")).length, 2);
   });
@@ -259,7 +259,7 @@ describe("actions through the card, permissions, patches and statuses", () => {
       const replay = await c.rpc("catchUp", 0);
       assert.equal(replay.ok, true);
       const events = new Set(replay.data.emits.map((e) => e.event));
-      assert.deepEqual([...events].sort(), ["actor.patch", "card", "token.status"]);
+      assert.deepEqual([...events].sort(), ["actor.patch", "card", "scene.state", "token.status"]);
     }
     const gmAfter = await gm.rpc("log");
     const playerAfter = await player.rpc("log");

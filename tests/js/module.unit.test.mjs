@@ -45,9 +45,10 @@ function workedCard(overrides = {}) {
     pending_choice: null,
     cost_severity: null,
     pending_hit: 0,
-    effects: [{ kind: "success", text: "", count: 0, character: null, aspect_id: null }],
+    effects: [{ kind: "success", text: "", count: 0, character: null, aspect_id: null, detail: "", cause: null }],
     aspects: [],
     gm_fate_points: 2,
+    fate_points: { actorAthlete0001: 3 },
     prompt: { kind: "none", users: [], gm: false, options: [] },
     description: null,
     event_seq: 7,
@@ -71,9 +72,9 @@ function finishedCard() {
       { side: "opposition", invoker: "gm", invoker_name: "GM", aspect_id: "actorOgre0000001.hc", aspect_name: "Hungry Bridge Ogre", payment: "fate_point", effect: "bonus", dice: null }
     ],
     effects: [
-      { kind: "aspect", text: "Ogre Off Balance", count: 2, character: zirdRef, aspect_id: "sit2" },
-      { kind: "fate_point", text: "Hungry Bridge Ogre invoked against them", count: 1, character: ogreRef, aspect_id: null },
-      { kind: "success", text: "", count: 0, character: null, aspect_id: null }
+      { kind: "aspect", text: "Ogre Off Balance", count: 2, character: zirdRef, aspect_id: "sit2", detail: "", cause: null },
+      { kind: "fate_point", text: "Hungry Bridge Ogre invoked against them", count: 1, character: ogreRef, aspect_id: null, detail: "", cause: null },
+      { kind: "success", text: "", count: 0, character: null, aspect_id: null, detail: "", cause: null }
     ],
     aspects: [
       { id: "sit1", name: "Slippery Floor", kind: "situation", attached_to: null, free_invokes: {} },
@@ -81,6 +82,7 @@ function finishedCard() {
       { id: "actorAthlete0001.hc", name: "Wizard of the Old School", kind: "character", attached_to: zirdRef, free_invokes: {} },
       { id: "actorOgre0000001.hc", name: "Hungry Bridge Ogre", kind: "character", attached_to: ogreRef, free_invokes: {} }
     ],
+    fate_points: { [zirdRef.id]: 1 },
     event_seq: 21
   });
 }
@@ -158,9 +160,13 @@ describe("manifest and assets", () => {
     for (const k of ["boost", "aspect", "free_invokes", "consequence", "overwhelmed", "questions", "hint", "hit", "stress", "cost", "fate_point", "conceded"]) used.add(`FATEBRIDGE.Card.Effect.${k}`);
     for (const k of ["overwhelmed", "mild", "moderate", "severe", "boost"]) used.add(`FATEBRIDGE.StatusEffect.${k}`);
     for (let v = -2; v <= 8; v++) used.add(`FATEBRIDGE.Ladder.${v}`);
+    for (const k of ["mild", "moderate", "severe"]) used.add(`FATEBRIDGE.Severity.${k}`);
+    for (const k of ["direct", "environment"]) used.add(`FATEBRIDGE.Contest.Mode.${k}`);
+    for (const k of ["scene", "session", "scenario"]) used.add(`FATEBRIDGE.SceneEnd.Title.${k}`);
+    for (const k of ["Conceded", "ConcededContest", "HintNotTaken", "InvokedAgainst"]) used.add(`FATEBRIDGE.FatePoint.${k}`);
     const missing = [...used].filter((k) => typeof k.split(".").reduce((o, p) => o?.[p], lang) !== "string");
     // prefixes of keys built at run time are not keys themselves
-    const prefixes = ["Status", "Status.Reason", "Card.State", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect"].map((p) => `FATEBRIDGE.${p}`);
+    const prefixes = ["Status", "Status.Reason", "Card.State", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title"].map((p) => `FATEBRIDGE.${p}`);
     const realMissing = missing.filter((k) => !prefixes.includes(k));
     assert.deepEqual(realMissing, []);
     assert.ok(used.size > 40);
@@ -373,7 +379,7 @@ describe("chat cards", () => {
     ]);
     assert.deepEqual(lines(".fate-bridge-card__effect"), [
       "Aspect placed: Ogre Off Balance, 2 free invokes for Zird the Arcane",
-      "Grumpy Ogre earns a fate point at the scene's end: Hungry Bridge Ogre invoked against them"
+      "Grumpy Ogre earns a fate point at the scene's end: Hungry Bridge Ogre was invoked against them"
     ]);
     assert.deepEqual(lines(".fate-bridge-side--actor .fate-bridge-chip"), ["stunt +2", "invokes +2"]);
     assert.equal(lines(".fate-bridge-card__subject")[0], "Ogre Off Balance");
