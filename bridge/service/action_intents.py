@@ -1,0 +1,181 @@
+"""Intents that move one action along (R2-R10)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from bridge import protocol
+from bridge.rules import actions
+from bridge.rules.dice import DiceSource
+from bridge.rules.events import Event
+from bridge.rules.ruleset import Ruleset
+from bridge.rules.state import WorldState
+from bridge.service.core import ServiceCore
+from bridge.service.session import (
+    Reply,
+    Session,
+)
+from bridge.store.base import (
+    EmitRow,
+    EventRow,
+)
+
+
+class ActionIntents(ServiceCore):
+    """Intents that move one action along (R2-R10)."""
+
+    async def _action_start(self, session: Session, intent: protocol.ActionStart) -> Reply:
+        opposition = intent.opposition
+        recovery = intent.recovery
+        command = actions.StartAction(
+            type=intent.type,
+            actor_id=intent.actor_id,
+            skill=intent.skill,
+            passive_rating=opposition.rating
+            if isinstance(opposition, protocol.PassiveOppositionIn)
+            else None,
+            opposer_id=opposition.opposer_id
+            if isinstance(opposition, protocol.ActiveOppositionIn)
+            else None,
+            target_id=intent.target_id,
+            target_aspect_id=intent.target_aspect_id,
+            aspect_name=intent.aspect_name,
+            situation=intent.situation,
+            helpers=tuple(actions.Helper(h.character_id, h.skill) for h in intent.helpers),
+            dangerous_actor=intent.dangerous.actor,
+            dangerous_opposition=intent.dangerous.opposition,
+            recovery_of=(recovery.character_id, recovery.slot_id) if recovery else None,
+            allow_repeat=intent.allow_repeat and session.role == "gm",
+            description=intent.description,
+        )
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, ruleset, dice, who: actions.start_action(
+                state, command, who, dice, ruleset
+            ),
+            None,
+        )
+
+    async def _action_roll(self, session: Session, intent: protocol.ActionRoll) -> Reply:
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, _r, dice, who: actions.roll_now(state, intent.action_id, who, dice),
+            intent.action_id,
+        )
+
+    async def _action_oppose(self, session: Session, intent: protocol.ActionOppose) -> Reply:
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, _r, dice, who: actions.oppose(
+                state, intent.action_id, intent.skill, who, dice
+            ),
+            intent.action_id,
+        )
+
+    async def _action_invoke(self, session: Session, intent: protocol.ActionInvoke) -> Reply:
+        command = actions.InvokeCommand(
+            action_id=intent.action_id,
+            invoker=intent.invoker,
+            aspect_id=intent.aspect_id,
+            payment=intent.payment,
+            effect=intent.effect,
+            side=intent.side,
+        )
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, ruleset, dice, who: actions.invoke(state, command, who, dice, ruleset),
+            intent.action_id,
+        )
+
+    async def _action_pass(self, session: Session, intent: protocol.ActionPass) -> Reply:
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, ruleset, _d, who: actions.pass_invokes(
+                state, intent.action_id, intent.side, who, ruleset
+            ),
+            intent.action_id,
+        )
+
+    async def _action_choose(self, session: Session, intent: protocol.ActionChoose) -> Reply:
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, _r, _d, who: actions.choose(
+                state,
+                intent.action_id,
+                intent.choice,
+                who,
+                aspect_name=intent.aspect_name,
+                consequence_name=intent.consequence_name,
+            ),
+            intent.action_id,
+        )
+
+    async def _action_cost(self, session: Session, intent: protocol.ActionCost) -> Reply:
+        command = actions.CostCommand(
+            action_id=intent.action_id,
+            kind=intent.kind,
+            text=intent.text,
+            target_id=intent.target_id,
+            aspect_name=intent.aspect_name,
+        )
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, ruleset, _d, who: actions.apply_cost(state, command, who, ruleset),
+            intent.action_id,
+        )
+
+    async def _action_concede(self, session: Session, intent: protocol.ActionConcede) -> Reply:
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, _r, _d, who: actions.concede(
+                state, intent.action_id, intent.character_id, who
+            ),
+            intent.action_id,
+        )
+
+    async def _action_absorb(self, session: Session, intent: protocol.ActionAbsorb) -> Reply:
+        command = actions.AbsorbCommand(
+            action_id=intent.action_id,
+            stress_boxes=tuple(intent.stress_boxes),
+            consequences=dict(intent.consequences),
+        )
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, _r, _d, who: actions.absorb(state, command, who),
+            intent.action_id,
+        )
+
+    async def _action_gift(self, session: Session, intent: protocol.ActionGift) -> Reply:
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, _r, _d, who: actions.gift_free_invoke(
+                state, intent.action_id, intent.aspect_id, intent.holder, who
+            ),
+            intent.action_id,
+        )
+
+    async def _aspect_give(self, session: Session, intent: protocol.AspectGive) -> Reply:
+        principal = session.principal
+
+        def decide(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> list[Event]:
+            return actions.give_free_invokes(
+                state, intent.aspect_id, intent.from_id, intent.to_id, intent.count, principal
+            )
+
+        def answer(state: WorldState, _rows: list[EventRow], _e: list[EmitRow]) -> BaseModel:
+            aspect = state.aspects[intent.aspect_id]
+            return protocol.AspectGiveData(
+                aspect_id=aspect.id, free_invokes=dict(aspect.free_invokes)
+            )
+
+        return await self._mutate(session, intent.request_id, decide, answer)

@@ -1,0 +1,306 @@
+"""Application layer core: intent -> authorize -> load state -> rules -> persist -> outbox.
+
+Transport-free: the server hands in a session, an event name and the raw
+payload, and gets back the ack and the emissions to send. Writes to a world are
+serialised by a per-world lock on this node and a version check-and-set in the
+store across nodes."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from bridge import cards, protocol
+from bridge.auth import hash_key, key_matches, new_key
+from bridge.rules import actions
+from bridge.rules.dice import DiceSource, QueuedDice, SecureDice
+from bridge.rules.engine import apply_all, replay
+from bridge.rules.errors import RuleViolation
+from bridge.rules.events import EVENT_ADAPTER, Event
+from bridge.rules.ruleset import Ruleset, get_ruleset
+from bridge.rules.state import WorldState
+from bridge.service.emits import ExtraCards, card_id, derive_emits
+from bridge.service.session import (
+    ConnectRefused,
+    Emission,
+    IntentError,
+    Reply,
+    Session,
+    error,
+    ok,
+    utc_now,
+    validation_error,
+)
+from bridge.store.base import (
+    CommitBatch,
+    EmitRow,
+    EventRow,
+    Snapshot,
+    Store,
+    VersionConflict,
+    WorldRecord,
+)
+from bridge.store.chain import event_hash
+
+Clock = Callable[[], datetime]
+COMMIT_ATTEMPTS = 5
+# Intents an unbound player may send: enough to learn its nonce and catch up.
+UNBOUND_ALLOWED = frozenset({"hello", "world.sync"})
+
+
+Decide = Callable[[WorldState, Ruleset, DiceSource], list[Event]]
+Answer = Callable[[WorldState, list[EventRow], list[EmitRow]], BaseModel]
+
+
+class ServiceCore:
+    """The machinery every intent shares: sessions, the per-world lock, the commit."""
+
+    def __init__(self, store: Store, *, dev_dice: bool = False, clock: Clock = utc_now) -> None:
+        self.store = store
+        self.dev_dice = dev_dice
+        self.clock = clock
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._dice: dict[str, QueuedDice] = {}
+        self._secure = SecureDice()
+        self._nonces: dict[str, Session] = {}
+        # Connections per (world, user) on this node, to pick who writes a card.
+        self._present: dict[tuple[str, str], int] = {}
+        # Filled by BridgeService: event name -> handler.
+        self._handlers: dict[str, Callable[[Session, Any], Awaitable[Reply]]] = {}
+
+    async def add_world(
+        self, world_id: str, name: str, ruleset: str = "unwritten"
+    ) -> tuple[WorldRecord, str]:
+        """Register a world; returns it and its GM key (shown once, stored hashed)."""
+        get_ruleset(ruleset)
+        key = new_key()
+        record = WorldRecord(
+            id=world_id,
+            name=name,
+            ruleset=ruleset,
+            key_hash=hash_key(key),
+            created_at=self.clock().isoformat(),
+        )
+        await self.store.add_world(record, WorldState(ruleset=ruleset).model_dump(mode="json"))
+        return record, key
+
+    async def rotate_key(self, world_id: str) -> str | None:
+        key = new_key()
+        return key if await self.store.set_key_hash(world_id, hash_key(key)) else None
+
+    async def authenticate(self, sid: str, auth: object) -> Session:
+        """Check a handshake; raises :class:`ConnectRefused` with the reason."""
+
+        def refuse(reason: Any, message: str) -> ConnectRefused:
+            return ConnectRefused(protocol.ConnectRefusal(reason=reason, message=message))
+
+        if isinstance(auth, dict) and auth.get("protocol") != protocol.PROTOCOL_VERSION:
+            theirs = auth.get("protocol")
+            raise refuse(
+                "protocol_mismatch",
+                f"This module speaks protocol {theirs!r} but the bridge speaks "
+                f"{protocol.PROTOCOL_VERSION}; update the module from the bridge's manifest URL.",
+            )
+        try:
+            parsed = protocol.Auth.model_validate(auth)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in first["loc"]) or "auth"
+            raise refuse("invalid_auth", f"Invalid handshake at {where}: {first['msg']}.") from exc
+        world = await self.store.get_world(parsed.world)
+        if world is None:
+            raise refuse("unknown_world", f"The bridge has no world {parsed.world!r}.")
+        if parsed.role == "gm":
+            if not parsed.key or not key_matches(parsed.key, world.key_hash):
+                raise refuse("bad_key", "The GM key is wrong for this world.")
+            return Session(sid, world.id, parsed.user, "gm", bound=True)
+        # DESIGN "Trust": a player proves who it is by writing this nonce into its own
+        # User document, which only that user can do; the GM's client reports it.
+        nonce = secrets.token_urlsafe(18)
+        session = Session(sid, world.id, parsed.user, "player", bound=False, bind_nonce=nonce)
+        self._nonces[nonce] = session
+        return session
+
+    def connected(self, session: Session) -> None:
+        key = (session.world_id, session.user_id)
+        self._present[key] = self._present.get(key, 0) + 1
+
+    def disconnect(self, session: Session) -> None:
+        if session.bind_nonce is not None:
+            self._nonces.pop(session.bind_nonce, None)
+        key = (session.world_id, session.user_id)
+        left = self._present.get(key, 0) - 1
+        if left > 0:
+            self._present[key] = left
+        else:
+            self._present.pop(key, None)
+
+    async def handle(self, session: Session, event: str, payload: object) -> Reply:
+        """Answer one intent; never raises for bad input, always returns an ack."""
+        model = protocol.INTENTS.get(event)
+        handler = self._handlers.get(event)
+        if model is None or handler is None:
+            return Reply(error("unknown_event", f"The bridge has no event {event!r}."))
+        try:
+            intent = model.model_validate(payload)
+        except ValidationError as exc:
+            return Reply(validation_error(exc))
+        if session.role == "player" and not session.bound and event not in UNBOUND_ALLOWED:
+            return Reply(
+                error(
+                    "unbound",
+                    "The bridge has not yet confirmed which Foundry user you are; "
+                    "this happens automatically while a GM is connected.",
+                )
+            )
+        try:
+            return await handler(session, intent)
+        except IntentError as exc:
+            return Reply(error(exc.code, exc.message, exc.field))
+        except RuleViolation as exc:
+            return Reply(error(exc.code, exc.message, exc.field))
+
+    def _lock(self, world_id: str) -> asyncio.Lock:
+        return self._locks.setdefault(world_id, asyncio.Lock())
+
+    def dice_for(self, world_id: str) -> QueuedDice:
+        return self._dice.setdefault(world_id, QueuedDice(fallback=self._secure))
+
+    async def _snapshot(self, world_id: str) -> Snapshot:
+        snapshot = await self.store.load(world_id)
+        if snapshot is None:
+            raise IntentError("not_found", f"The bridge has no world {world_id!r}.")
+        return snapshot
+
+    @staticmethod
+    def _require_gm(session: Session) -> None:
+        if session.role != "gm":
+            raise IntentError("forbidden", "Only the GM may do that.")
+
+    async def _mutate(
+        self,
+        session: Session,
+        request_id: str,
+        decide: Decide,
+        answer: Answer,
+        after_commit: Callable[[], None] | None = None,
+        extra_cards: ExtraCards | None = None,
+    ) -> Reply:
+        """Run one state-changing intent exactly once per request id.
+
+        Rules, persistence of state + events + emits + the answer, all in one
+        transaction; on a version conflict (another node wrote first) retry.
+        """
+        async with self._lock(session.world_id):
+            cached = await self.store.get_response(session.world_id, session.user_id, request_id)
+            if cached is not None:
+                return Reply(cached)
+            for _ in range(COMMIT_ATTEMPTS):
+                snapshot = await self._snapshot(session.world_id)
+                before = WorldState.model_validate(snapshot.state)
+                ruleset = get_ruleset(snapshot.world.ruleset)
+                events = decide(before, ruleset, self.dice_for(session.world_id))
+                after = apply_all(before, events)
+                now = self.clock().isoformat()
+                rows: list[EventRow] = []
+                prev, seq = snapshot.last_event_hash, snapshot.last_event_seq
+                for domain_event in events:
+                    seq += 1
+                    payload = domain_event.model_dump(mode="json")
+                    digest = event_hash(prev, seq, domain_event.type, payload, now)
+                    rows.append(EventRow(seq, domain_event.type, payload, now, prev, digest))
+                    prev = digest
+                emits = derive_emits(
+                    session.world_id,
+                    before,
+                    after,
+                    events,
+                    rows,
+                    snapshot.last_emit_seq,
+                    ruleset,
+                    extra_cards(after) if extra_cards else [],
+                    lambda user: self._present.get((session.world_id, user), 0) > 0,
+                )
+                ack = ok(answer(after, rows, emits))
+                try:
+                    await self.store.commit(
+                        CommitBatch(
+                            world_id=session.world_id,
+                            expected_version=snapshot.version,
+                            state=after.model_dump(mode="json"),
+                            events=rows,
+                            emits=emits,
+                            user_id=session.user_id,
+                            request_id=request_id,
+                            response=ack,
+                            created_at=now,
+                        )
+                    )
+                except VersionConflict:
+                    continue
+                if after_commit is not None:
+                    after_commit()
+                room = session.room
+                return Reply(ack, [Emission(e.event, e.payload, room) for e in emits])
+            raise IntentError("conflict", "The world is busy; try again.")
+
+    async def _run_action(
+        self,
+        session: Session,
+        request_id: str,
+        decide: Callable[[WorldState, Ruleset, DiceSource, actions.Principal], list[Event]],
+        action_id: str | None,
+    ) -> Reply:
+        """Every ``action.*`` intent: decide, persist, answer with the card."""
+        principal = session.principal
+        world_id = session.world_id
+
+        def run(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> list[Event]:
+            return decide(state, ruleset, dice, principal)
+
+        def answer(state: WorldState, rows: list[EventRow], emits: list[EmitRow]) -> BaseModel:
+            ident = action_id or f"a{state.action_count}"
+            card = next(
+                (
+                    e.payload["card"]
+                    for e in emits
+                    if e.event == "card" and e.payload["card"]["action_id"] == ident
+                ),
+                None,
+            )
+            if card is None:
+                card = cards.action_card(
+                    state.actions[ident], state, get_ruleset(state.ruleset), 0, ""
+                ).model_dump(mode="json")
+            return protocol.ActionData.model_validate(
+                {"action_id": ident, "card_id": card_id(world_id, ident), "card": card}
+            )
+
+        return await self._mutate(session, request_id, run, answer)
+
+    async def _scene_change(
+        self,
+        session: Session,
+        request_id: str,
+        decide: Callable[[WorldState, Ruleset, DiceSource, actions.Principal], list[Event]],
+    ) -> Reply:
+        """Intents on the scene and its procedures answer with the scene as it now is."""
+        principal = session.principal
+        return await self._mutate(
+            session,
+            request_id,
+            lambda state, ruleset, dice: decide(state, ruleset, dice, principal),
+            lambda state, _rows, _e: cards.scene_state(state),
+        )
+
+    async def replayed_state(self, world_id: str) -> WorldState:
+        """The state rebuilt from the event log alone (for verification)."""
+        snapshot = await self._snapshot(world_id)
+        rows = await self.store.events(world_id)
+        events = [EVENT_ADAPTER.validate_python(row.payload) for row in rows]
+        return replay(events, WorldState(ruleset=snapshot.world.ruleset))

@@ -1,0 +1,130 @@
+"""What each committed change sends to Foundry: cards, patches, statuses, scene state."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from pydantic import BaseModel
+
+from bridge import cards, protocol
+from bridge.rules.events import ActionPut, AspectPut, CharacterPut, Event
+from bridge.rules.ruleset import Ruleset
+from bridge.rules.state import WorldState
+from bridge.store.base import (
+    EmitRow,
+    EventRow,
+)
+
+
+def card_id(world_id: str, action_id: str) -> str:
+    return f"{world_id}.{action_id}"
+
+
+ExtraCards = Callable[[WorldState], list[tuple[str, BaseModel]]]
+GM_WRITER = "gm"
+
+
+def derive_emits(
+    world_id: str,
+    before: WorldState,
+    after: WorldState,
+    events: list[Event],
+    rows: list[EventRow],
+    last_emit: int,
+    ruleset: Ruleset,
+    extra_cards: Sequence[tuple[str, BaseModel]] = (),
+    present: Callable[[str], bool] = lambda _user: True,
+) -> list[EmitRow]:
+    """Cards for every action that changed, for each contest exchange and finished
+    challenge; patches and statuses for every character whose written-back data
+    changed (never for the GM's own sheet syncs); the scene state when it changed."""
+    emits: list[EmitRow] = []
+    seq = last_emit
+
+    def add(event: str, model: BaseModel) -> None:
+        emits.append(EmitRow(seq, event, model.model_dump(mode="json")))
+
+    def gm_card(card_id_: str, card: BaseModel) -> None:
+        nonlocal seq
+        seq += 1
+        add(
+            "card",
+            protocol.CardEmit.model_validate(
+                {
+                    "seq": seq,
+                    "world": world_id,
+                    "writer": GM_WRITER,
+                    "op": "create",
+                    "card_id": f"{world_id}.{card_id_}",
+                    "card": card.model_dump(mode="json"),
+                }
+            ),
+        )
+
+    last_row_of_action: dict[str, EventRow] = {}
+    touched: set[str] = set()
+    for domain_event, row in zip(events, rows, strict=True):
+        if isinstance(domain_event, ActionPut):
+            last_row_of_action[domain_event.action.id] = row
+        elif isinstance(domain_event, CharacterPut) and domain_event.reason != "actor.sync":
+            touched.add(domain_event.character.id)
+        elif isinstance(domain_event, AspectPut) and domain_event.aspect.kind == "boost":
+            touched.update(domain_event.aspect.free_invokes)
+    for aspect_id, aspect in before.aspects.items():
+        if aspect.kind == "boost" and aspect_id not in after.aspects:
+            touched.update(aspect.free_invokes)
+
+    for action_id, row in last_row_of_action.items():
+        action = after.actions[action_id]
+        seq += 1
+        add(
+            "card",
+            protocol.CardEmit(
+                seq=seq,
+                world=world_id,
+                # The acting user writes its own card; if it has gone, the active GM does,
+                # so nobody waits on an absent player to see the card move on.
+                writer=action.requested_by if present(action.requested_by) else GM_WRITER,
+                op="update" if action_id in before.actions else "create",
+                card_id=card_id(world_id, action_id),
+                card=cards.action_card(action, after, ruleset, row.seq, row.hash),
+            ),
+        )
+    for contest_id, contest in after.contests.items():
+        old_contest = before.contests.get(contest_id)
+        grew = len(contest.history) > (len(old_contest.history) if old_contest else 0)
+        finished = contest.state != "open" and (old_contest is None or old_contest.state == "open")
+        if grew or finished:
+            view = cards.contest_view(contest, after, ruleset)
+            last = view.history[-1] if grew else None
+            suffix = f"x{last.number}" if last else "end"
+            gm_card(f"{contest_id}.{suffix}", protocol.ContestCard(contest=view, exchange=last))
+    for challenge_id, challenge in after.challenges.items():
+        old_challenge = before.challenges.get(challenge_id)
+        if challenge.state == "complete" and (
+            old_challenge is None or old_challenge.state != "complete"
+        ):
+            gm_card(
+                challenge_id,
+                protocol.ChallengeCard(challenge=cards.challenge_view(challenge, after, ruleset)),
+            )
+    for card_key, card in extra_cards:
+        gm_card(card_key, card)
+    for character_id in sorted(touched):
+        new = after.characters.get(character_id)
+        if new is None:
+            continue
+        old = before.characters.get(character_id)
+        patch = cards.actor_patch(new, after, world_id, 0)
+        if old is None or cards.actor_patch(old, before, world_id, 0) != patch:
+            seq += 1
+            add("actor.patch", patch.model_copy(update={"seq": seq}))
+        status = cards.token_status(new, after, world_id, 0)
+        if old is None or cards.token_status(old, before, world_id, 0) != status:
+            seq += 1
+            add("token.status", status.model_copy(update={"seq": seq}))
+    scene_after = cards.scene_state(after)
+    if cards.scene_state(before) != scene_after:
+        seq += 1
+        add("scene.state", protocol.SceneStateEmit(seq=seq, world=world_id, state=scene_after))
+    return emits

@@ -1,0 +1,88 @@
+"""Sessions, ack envelopes and the errors an intent can end in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from bridge import protocol
+from bridge.rules import actions
+
+Role = Literal["gm", "player"]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class IntentError(Exception):
+    """An intent refused with a machine-readable code and a message for people."""
+
+    def __init__(self, code: str, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.field = field
+
+
+@dataclass
+class Session:
+    """Who is on one connection; lives for the connection only."""
+
+    sid: str
+    world_id: str
+    user_id: str
+    role: Role
+    bound: bool
+    bind_nonce: str | None = None
+
+    @property
+    def room(self) -> str:
+        return world_room(self.world_id)
+
+    @property
+    def principal(self) -> actions.Principal:
+        return actions.Principal(self.user_id, is_gm=self.role == "gm")
+
+
+@dataclass(frozen=True)
+class Emission:
+    event: str
+    payload: dict[str, Any]
+    room: str
+
+
+@dataclass
+class Reply:
+    ack: dict[str, Any]
+    emissions: list[Emission] = field(default_factory=list)
+
+
+def world_room(world_id: str) -> str:
+    return f"world:{world_id}"
+
+
+def ok(data: BaseModel) -> dict[str, Any]:
+    return protocol.AckOk(data=data.model_dump(mode="json")).model_dump(mode="json")
+
+
+def error(code: str, message: str, field_name: str | None = None) -> dict[str, Any]:
+    info = protocol.ErrorInfo(code=code, message=message, field=field_name)
+    return protocol.AckError(error=info).model_dump(mode="json")
+
+
+def validation_error(exc: ValidationError) -> dict[str, Any]:
+    """The first problem, said plainly, with the field's dotted path."""
+    first = exc.errors(include_url=False)[0]
+    location = ".".join(str(part) for part in first["loc"]) or None
+    where = f" at {location}" if location else ""
+    return error("invalid", f"Invalid message{where}: {first['msg']}.", location)
+
+
+class ConnectRefused(Exception):
+    def __init__(self, refusal: protocol.ConnectRefusal) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal

@@ -1,0 +1,150 @@
+"""Intents about the world, its actors and its users."""
+
+from __future__ import annotations
+
+from bridge import __version__, cards, protocol
+from bridge.rules import actions
+from bridge.rules.dice import DiceSource
+from bridge.rules.engine import Sheet, SheetSlot, sync_character
+from bridge.rules.events import Event
+from bridge.rules.ruleset import Ruleset, get_ruleset
+from bridge.rules.state import Stunt, WorldState
+from bridge.service.core import ServiceCore
+from bridge.service.session import (
+    Emission,
+    IntentError,
+    Reply,
+    Session,
+    ok,
+)
+
+# world.sync answers at most this many emits; the client asks again from the last seq.
+SYNC_PAGE = 500
+
+
+class WorldIntents(ServiceCore):
+    """Intents about the world, its actors and its users."""
+
+    async def _hello(self, session: Session, intent: protocol.Hello) -> Reply:
+        snapshot = await self._snapshot(session.world_id)
+        ruleset = get_ruleset(snapshot.world.ruleset)
+        return Reply(
+            ok(
+                protocol.HelloData(
+                    bridge_version=__version__,
+                    protocol=protocol.PROTOCOL_VERSION,
+                    world=snapshot.world.id,
+                    world_name=snapshot.world.name,
+                    ruleset=snapshot.world.ruleset,
+                    user=session.user_id,
+                    role=session.role,
+                    dev_dice=self.dev_dice,
+                    last_seq=snapshot.last_emit_seq,
+                    bound=session.bound,
+                    bind_nonce=None if session.bound else session.bind_nonce,
+                    actions=[
+                        protocol.ActionOption(id=a, label=ruleset.action_names.get(a, a))
+                        for a in ruleset.actions
+                    ],
+                    costs={k: list(v) for k, v in ruleset.costs.items()},
+                    hostile_invokes=ruleset.hostile_invokes,
+                )
+            )
+        )
+
+    async def _world_state(self, session: Session, intent: protocol.WorldRead) -> Reply:
+        snapshot = await self._snapshot(session.world_id)
+        state = WorldState.model_validate(snapshot.state)
+        return Reply(ok(cards.world_summary(state)))
+
+    async def _world_sync(self, session: Session, intent: protocol.WorldSync) -> Reply:
+        rows = await self.store.emits_since(session.world_id, intent.since, SYNC_PAGE)
+        if rows:
+            last = rows[-1].seq
+        else:
+            last = max(intent.since, (await self._snapshot(session.world_id)).last_emit_seq)
+        emits = [
+            protocol.StoredEmit.model_validate({"event": r.event, "data": r.payload}) for r in rows
+        ]
+        return Reply(ok(protocol.WorldSyncData(emits=emits, last_seq=last)))
+
+    async def _actor_sync(self, session: Session, intent: protocol.ActorSync) -> Reply:
+        self._require_gm(session)
+        data = intent.actor
+        sheet = Sheet(
+            id=data.id,
+            name=data.name,
+            owners=tuple(data.owners),
+            skills=dict(data.skills),
+            stunts=tuple(
+                Stunt(name=s.name, skill=s.skill, bonus=s.bonus, actions=tuple(s.actions))
+                for s in data.stunts
+            ),
+            aspects=tuple((a.key, a.name) for a in data.aspects),
+            fate_points=data.fate_points,
+            refresh=data.refresh,
+            consequences=None
+            if data.consequences is None
+            else tuple(SheetSlot(c.id, c.severity, c.name) for c in data.consequences),
+            stress=None if data.stress is None else tuple(data.stress),
+        )
+
+        def decide(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> list[Event]:
+            return sync_character(state, sheet)
+
+        return await self._mutate(
+            session,
+            intent.request_id,
+            decide,
+            lambda _s, rows, _e: protocol.ActorSyncData(actor_id=data.id, changed=bool(rows)),
+        )
+
+    async def _user_bind(self, session: Session, intent: protocol.UserBind) -> Reply:
+        self._require_gm(session)
+        player = self._nonces.get(intent.nonce)
+        if (
+            player is None
+            or player.world_id != session.world_id
+            or player.user_id != intent.user_id
+        ):
+            raise IntentError(
+                "not_found", "No player connection is waiting with that user and nonce.", "nonce"
+            )
+        player.bound = True
+        player.bind_nonce = None
+        self._nonces.pop(intent.nonce, None)
+        notice = protocol.Notice(
+            level="info", code="bound", message="The bridge confirmed who you are."
+        )
+        return Reply(
+            ok(protocol.UserBindData(user_id=intent.user_id, bound=True)),
+            [Emission("notice", notice.model_dump(mode="json"), player.sid)],
+        )
+
+    async def _gm_budget(self, session: Session, intent: protocol.GmBudget) -> Reply:
+        self._require_gm(session)
+        return await self._mutate(
+            session,
+            intent.request_id,
+            lambda state, _r, _d: actions.set_gm_budget(state, intent.fate_points),
+            lambda state, _rows, _e: protocol.GmBudgetData(gm_fate_points=state.gm_fate_points),
+        )
+
+    async def _dev_queue_dice(self, session: Session, intent: protocol.DevQueueDice) -> Reply:
+        if not self.dev_dice:
+            raise IntentError(
+                "dev_dice_disabled",
+                "Queued dice are a test feature; the bridge must run with --dev-dice.",
+            )
+        self._require_gm(session)
+        rolls = [(r[0], r[1], r[2], r[3]) for r in intent.rolls]
+        queue = self.dice_for(session.world_id)
+        queued = queue.pending + len(rolls)
+        # Queued only after the commit, so a repeated request id queues nothing twice.
+        return await self._mutate(
+            session,
+            intent.request_id,
+            lambda _s, _r, _d: [],
+            lambda _s, _rows, _e: protocol.DevQueueDiceData(queued=queued),
+            after_commit=lambda: queue.queue(rolls),
+        )
