@@ -23,7 +23,7 @@ run: $(VENV)/.installed node_modules/.installed
 
 test: lint schemas-check test-python test-js
 
-test-python: $(VENV)/.installed
+test-python: $(VENV)/.installed node_modules/.installed
 	$(PY) -m pytest -q
 
 test-js: $(VENV)/.installed node_modules/.installed

@@ -117,9 +117,8 @@ def public_base_url(request: web.Request) -> str:
 
 
 async def healthz(request: web.Request) -> web.Response:
-    return web.json_response(
-        {"ok": True, "version": __version__, "protocol": protocol.PROTOCOL_VERSION}
-    )
+    health = protocol.Health(ok=True, version=__version__, protocol=protocol.PROTOCOL_VERSION)
+    return web.json_response(health.model_dump(mode="json"))
 
 
 async def module_manifest(request: web.Request) -> web.Response:

@@ -36,6 +36,14 @@ ErrorCode = Literal[
 ]
 
 
+class Health(Outbound):
+    """``GET /healthz``."""
+
+    ok: bool
+    version: str
+    protocol: int
+
+
 class ErrorInfo(Outbound):
     code: ErrorCode | str
     message: str

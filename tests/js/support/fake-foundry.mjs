@@ -69,7 +69,7 @@ function lookup(obj, path) {
 export function install(options) {
   const { Handlebars, loadText, lang } = options;
   const hooks = new Map();
-  const log = { notifications: [], created: [], updated: [], dialogs: [], hooks: [], userUpdates: [], statusToggles: [], actorUpdates: [] };
+  const log = { notifications: [], created: [], updated: [], dialogs: [], hooks: [], userUpdates: [], statusToggles: [], actorUpdates: [], apps: [], combatWrites: [] };
 
   const Hooks = {
     on(name, fn) {
@@ -420,6 +420,166 @@ export function install(options) {
     }
   }
 
+  // ---- ApplicationV2 ------------------------------------------------------
+  /**
+   * The part of ApplicationV2 the module uses: DEFAULT_OPTIONS merged down the class chain,
+   * render() -> _prepareContext -> _renderHTML -> _replaceHTML into `.window-content`, click
+   * delegation of `[data-action]` to `options.actions` (called with the app as `this`), close().
+   */
+  class ApplicationV2 {
+    static DEFAULT_OPTIONS = { id: "", classes: [], window: { title: "" }, position: {}, actions: {} };
+    constructor(options = {}) {
+      const chain = [];
+      for (let c = this.constructor; c && c !== Object; c = Object.getPrototypeOf(c)) if (Object.hasOwn(c, "DEFAULT_OPTIONS")) chain.unshift(c.DEFAULT_OPTIONS);
+      this.options = chain.reduce((acc, o) => ({ ...acc, ...o, window: { ...acc.window, ...o.window }, actions: { ...acc.actions, ...o.actions }, classes: [...(acc.classes ?? []), ...(o.classes ?? [])] }), {});
+      Object.assign(this.options, options);
+      this.element = null;
+      this.renderCount = 0;
+    }
+    get id() {
+      return this.options.id;
+    }
+    get title() {
+      return i18n.localize(this.options.window?.title ?? "");
+    }
+    get rendered() {
+      return Boolean(this.element?.isConnected ?? this.element);
+    }
+    async render(options = {}) {
+      const opts = typeof options === "boolean" ? { force: options } : options;
+      if (!this.element && !opts.force) return this;
+      const context = await this._prepareContext(opts);
+      const result = await this._renderHTML(context, opts);
+      if (!this.element) {
+        const el = document.createElement("section");
+        el.id = this.options.id;
+        el.className = ["application", ...this.options.classes].join(" ");
+        el.innerHTML = `<header class="window-header"><h1 class="window-title"></h1><button type="button" class="header-control" data-action="close" aria-label="Close">×</button></header><section class="window-content"></section>`;
+        el.querySelector(".window-title").textContent = this.title;
+        el.addEventListener("click", (event) => {
+          const target = event.target.closest?.("[data-action]");
+          if (!target || !el.contains(target)) return;
+          const name = target.dataset.action;
+          if (name === "close") return void this.close();
+          const handler = this.options.actions[name];
+          if (!handler) return;
+          event.preventDefault?.();
+          (handler.handler ?? handler).call(this, event, target);
+        });
+        (document.getElementById("apps") ?? document.body).append(el);
+        this.element = el;
+        log.apps.push({ id: this.id, opened: true });
+      }
+      this._replaceHTML(result, this.element.querySelector(".window-content"), opts);
+      this.renderCount += 1;
+      Hooks.callAll(`render${this.constructor.name}`, this, this.element, context, opts);
+      Hooks.callAll("renderApplicationV2", this, this.element, context, opts);
+      return this;
+    }
+    async _prepareContext() {
+      return {};
+    }
+    async _renderHTML() {
+      return "";
+    }
+    _replaceHTML(result, content) {
+      content.innerHTML = typeof result === "string" ? result : "";
+    }
+    async close() {
+      this.element?.remove();
+      this.element = null;
+      log.apps.push({ id: this.id, closed: true });
+      return this;
+    }
+  }
+
+  // ---- Combat (the combat tracker's documents) ---------------------------
+  const combats = new Collection();
+  class Combatant {
+    constructor(data, combat) {
+      this._id = data._id ?? randomID();
+      Object.assign(this, structuredClone({ initiative: null, hidden: false, flags: {}, ...data }));
+      this.combat = combat;
+      this.documentName = "Combatant";
+    }
+    get id() {
+      return this._id;
+    }
+    get actor() {
+      return actors.get(this.actorId) ?? null;
+    }
+    get name() {
+      return this.actor?.name ?? "";
+    }
+  }
+  class Combat {
+    static async create(data = {}) {
+      if (!game.user.isGM) throw new Error(`fake Foundry: ${game.user.name} may not create a Combat`);
+      const combat = new Combat(data);
+      combats.set(combat.id, combat);
+      log.combatWrites.push({ op: "create", id: combat.id, user: game.user.id });
+      return combat;
+    }
+    constructor(data) {
+      this._id = data._id ?? randomID();
+      this.round = data.round ?? 0;
+      this.turn = data.turn ?? 0;
+      this.active = data.active ?? true;
+      this.flags = structuredClone(data.flags ?? {});
+      this.combatants = new Collection();
+      this.documentName = "Combat";
+    }
+    get id() {
+      return this._id;
+    }
+    getFlag(scope, key) {
+      return this.flags?.[scope]?.[key];
+    }
+    /** Combatants by initiative, highest first (Foundry's default order); ties by name. */
+    get turns() {
+      return this.combatants.contents.sort((a, b) => (b.initiative ?? -Infinity) - (a.initiative ?? -Infinity) || a.name.localeCompare(b.name));
+    }
+    get combatant() {
+      return this.turns[this.turn] ?? null;
+    }
+    #gm(op) {
+      if (!game.user.isGM) throw new Error(`fake Foundry: ${game.user.name} may not ${op} a Combat`);
+      log.combatWrites.push({ op, id: this.id, user: game.user.id });
+    }
+    async createEmbeddedDocuments(type, list) {
+      this.#gm(`create ${type}`);
+      return list.map((d) => {
+        const c = new Combatant(d, this);
+        this.combatants.set(c.id, c);
+        return c;
+      });
+    }
+    async updateEmbeddedDocuments(type, list) {
+      this.#gm(`update ${type}`);
+      return list.map((d) => {
+        const c = this.combatants.get(d._id);
+        mergeUpdate(c, structuredClone({ ...d, _id: undefined }));
+        c._id = d._id;
+        return c;
+      });
+    }
+    async deleteEmbeddedDocuments(type, ids) {
+      this.#gm(`delete ${type}`);
+      for (const id of ids) this.combatants.delete(id);
+      return ids;
+    }
+    async update(changes) {
+      this.#gm("update");
+      mergeUpdate(this, structuredClone(changes));
+      return this;
+    }
+    async delete() {
+      this.#gm("delete");
+      combats.delete(this.id);
+      return this;
+    }
+  }
+
   // ---- globals -----------------------------------------------------------
   const moduleData = { id: "fate-bridge", version: "0.1.0", active: true, ...(options.module ?? {}) };
   const game = {
@@ -432,6 +592,8 @@ export function install(options) {
     users,
     actors,
     messages,
+    combats,
+    scenes: { viewed: options.scene ?? null },
     i18n,
     settings,
     modules: new Map([["fate-bridge", moduleData]])
@@ -451,9 +613,10 @@ export function install(options) {
   globalThis.ChatMessage = ChatMessage;
   globalThis.Roll = Roll;
   globalThis.Actor = Actor;
+  globalThis.Combat = Combat;
   globalThis.foundry = {
     applications: {
-      api: { DialogV2 },
+      api: { DialogV2, ApplicationV2 },
       handlebars: { renderTemplate, loadTemplates }
     },
     dice: { Roll, terms: { FateDie, OperatorTerm, NumericTerm, DiceTerm } }

@@ -1,0 +1,172 @@
+"""The bridge's HTTP routes and its command line, on a real process."""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+import subprocess
+import sys
+import zipfile
+
+import httpx
+import pytest
+
+from bridge.protocol import PROTOCOL_VERSION
+from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world, cli
+from tests.conftest import Connect
+from tests.seats import BROUSSEAU, Seat, queue
+
+
+def test_healthz(bridge: BridgeProcess) -> None:
+    response = httpx.get(f"{bridge.url}/healthz")
+    assert response.status_code == 200
+    assert response.json()["protocol"] == PROTOCOL_VERSION
+
+
+def test_the_bridge_serves_its_module_for_install_by_url(bridge: BridgeProcess) -> None:
+    manifest = httpx.get(f"{bridge.url}/module/module.json").json()
+    assert manifest["id"] == "fate-bridge"
+    assert manifest["manifest"] == f"{bridge.url}/module/module.json"
+    assert manifest["download"] == f"{bridge.url}/module/fate-bridge.zip"
+    assert manifest["compatibility"]["minimum"] == "13"
+    zipped = httpx.get(manifest["download"])
+    assert zipped.status_code == 200
+    archive = zipfile.ZipFile(io.BytesIO(zipped.content))
+    names = set(archive.namelist())
+    assert {
+        "fate-bridge/module.json",
+        "fate-bridge/scripts/main.mjs",
+        "fate-bridge/scripts/vendor/socket.io.esm.min.js",
+        "fate-bridge/lang/en.json",
+    } <= names
+    packed = json.loads(archive.read("fate-bridge/module.json"))
+    assert packed["download"] == manifest["download"]
+    # Every file the manifest loads is in the zip.
+    for path in packed["esmodules"] + packed["styles"] + [x["path"] for x in packed["languages"]]:
+        assert f"fate-bridge/{path}" in names
+
+
+def test_cli_help_documents_every_command() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "bridge", "--help"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    for command in ("serve", "world", "schemas", "module"):
+        assert command in out
+    world = subprocess.run(
+        [sys.executable, "-m", "bridge", "world", "--help"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    for command in ("add", "list", "verify", "rotate-key"):
+        assert command in world
+
+
+def test_world_commands(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    key = add_world(tmp_path, "campaign", ruleset="fate-condensed")
+    assert len(key) >= 32
+    listed = json.loads(cli(tmp_path, "world", "list", "--json").stdout)
+    assert listed == [{"id": "campaign", "name": "campaign", "ruleset": "fate-condensed"}]
+    again = subprocess.run(
+        [sys.executable, "-m", "bridge", "--data-dir", str(tmp_path), "world", "add", "campaign"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert again.returncode == 1 and "already exists" in again.stderr
+    bad = subprocess.run(
+        [sys.executable, "-m", "bridge", "--data-dir", str(tmp_path), "world", "add", "no spaces"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2
+    rotated = json.loads(cli(tmp_path, "world", "rotate-key", "campaign", "--json").stdout)
+    assert rotated["key"] != key
+
+
+async def test_old_key_stops_working_after_rotation(
+    bridge: BridgeProcess, connect: Connect
+) -> None:
+    key = add_world(bridge.data_dir, "rot")
+    new_key = json.loads(cli(bridge.data_dir, "world", "rotate-key", "rot", "--json").stdout)["key"]
+    gm = Seat(await connect("rot", key=new_key))
+    assert (await gm.ok("hello"))["role"] == "gm"
+    with pytest.raises(Exception):  # noqa: B017 - the refusal itself is tested elsewhere
+        await connect("rot", key=key)
+
+
+async def test_world_verify_detects_a_tampered_log(
+    bridge: BridgeProcess, connect: Connect, world: tuple[str, str]
+) -> None:
+    gm = Seat(await connect(world[0], key=world[1]))
+    await gm.ok("actor.sync", actor=BROUSSEAU)
+    await queue(gm, [1, 1, 0, 0])
+    card = await gm.card(
+        "action.start",
+        type="overcome",
+        actor_id="brousseau",
+        skill="Athletics",
+        opposition={"kind": "passive", "rating": 4},
+    )
+    await gm.card("action.pass", action_id=card["action_id"], side="actor")
+    ok = cli(bridge.data_dir, "world", "verify", world[0])
+    assert ok.stdout.startswith("OK:")
+    with sqlite3.connect(bridge.data_dir / "bridge.sqlite3") as db:
+        # Rewrite history: the first roll becomes four pluses.
+        seq, payload = db.execute(
+            "SELECT seq, payload FROM events WHERE world_id = ? AND type = 'action.put' "
+            "ORDER BY seq LIMIT 1",
+            (world[0],),
+        ).fetchone()
+        event = json.loads(payload)
+        event["action"]["actor"]["roll"]["dice"] = [1, 1, 1, 1]
+        db.execute(
+            "UPDATE events SET payload = ? WHERE world_id = ? AND seq = ?",
+            (json.dumps(event), world[0], seq),
+        )
+    tampered = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bridge",
+            "--data-dir",
+            str(bridge.data_dir),
+            "world",
+            "verify",
+            world[0],
+        ],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert tampered.returncode == 2 and "BROKEN" in tampered.stderr
+
+
+def test_first_start_registers_a_default_world_and_prints_what_a_gm_needs(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    bridge = BridgeProcess(tmp_path, dev_dice=False)
+    bridge.start()
+    try:
+        banner = bridge.log_text()
+    finally:
+        bridge.stop()
+    assert "World id:      default" in banner
+    assert f"Bridge URL:    {bridge.url}" in banner
+    assert f"{bridge.url}/module/module.json" in banner
+    key_line = next(line for line in banner.splitlines() if "GM key:" in line)
+    assert len(key_line.split("GM key:")[1].split()[0]) >= 32
+    # A second start shows no key (it is stored hashed) and makes no new world.
+    bridge.start()
+    try:
+        second = bridge.log_text()[len(banner) :]
+    finally:
+        bridge.stop()
+    assert "shown when the world was created" in second
+    listed = json.loads(cli(tmp_path, "world", "list", "--json").stdout)
+    assert [w["id"] for w in listed] == ["default"]
