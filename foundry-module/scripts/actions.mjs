@@ -65,7 +65,7 @@ export function startPayload(actor, skill, request) {
  * @param {(string|undefined)[]} ids
  * @returns {Promise<boolean>}
  */
-async function syncInvolved(ids) {
+export async function syncInvolved(ids) {
   if (!game.user.isGM) return true;
   for (const id of new Set(ids.filter(Boolean))) {
     const actor = game.actors.get(id);

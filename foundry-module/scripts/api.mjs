@@ -6,6 +6,9 @@ import { startAction } from "./actions.mjs";
 import { send, worldState } from "./intents.mjs";
 import { MODULE_ID, PROTOCOL_VERSION } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
+import * as scene from "./scene-actions.mjs";
+import { askSceneEnd, openScenePanel } from "./scene-panel.mjs";
+import { currentScene, readScene } from "./scene-state.mjs";
 
 /**
  * @param {Actor|string} actorOrId  an Actor, an actor id or an actor name
@@ -87,6 +90,46 @@ export function createApi() {
     concede(actionId, characterId) {
       return send("action.concede", { action_id: actionRef(actionId), character_id: characterId });
     },
+    /** Open the scene panel (aspects, compels, contests, challenges, conflicts, scene end). */
+    openScene: openScenePanel,
+    /** The scene as this client last heard it (SceneState), or null. */
+    get scene() {
+      return currentScene() ? structuredClone(currentScene()) : null;
+    },
+    /** Ask the bridge for the scene now. */
+    readScene,
+    /** Situation aspects: add(name, {characterId: freeInvokes}), edit(id, {name, freeInvokes}), remove(id). */
+    aspects: Object.freeze({ add: scene.addAspect, edit: scene.editAspect, remove: scene.removeAspect }),
+    /** GM: the scene's fate point budget. */
+    setGmBudget: scene.setGmBudget,
+    /** GM: offer a compel; the character's owner answers with answerCompel(id, accept). */
+    compel: scene.offerCompel,
+    answerCompel: scene.answerCompel,
+    /**
+     * GM: end the scene, session or scenario. Without `keep` the GM is asked which situation
+     * aspects stay (and to confirm).
+     */
+    async endScene(scope = "scene", keep) {
+      if (keep === undefined) {
+        const answer = await askSceneEnd(scope);
+        if (!answer) return null;
+        keep = answer.keep;
+      }
+      return scene.endScene(scope, keep);
+    },
+    /** Contests (R11.2). */
+    contest: Object.freeze({
+      start: scene.startContest, roll: scene.contestRoll, advantage: scene.contestAdvantage,
+      twist: scene.nameTwist, concede: scene.concedeContest
+    }),
+    /** Challenges (R11.1). */
+    challenge: Object.freeze({
+      start: scene.startChallenge, roll: scene.challengeRoll, advantage: scene.challengeAdvantage, carry: scene.carryBoosts
+    }),
+    /** Conflicts (Fate Condensed, R11.3); turn order shows in the Combat tracker. */
+    conflict: Object.freeze({
+      start: scene.startConflict, order: scene.conflictOrder, next: scene.conflictNext, move: scene.conflictMove, end: scene.conflictEnd
+    }),
     /** The newest card of an action in this client's chat. */
     card: latestCard,
     /** What the bridge holds: characters, aspects with free invokes, GM budget, open actions. */

@@ -158,3 +158,20 @@ export function sceneActorIds() {
   const tokens = globalThis.canvas?.tokens?.placeables ?? game.scenes?.viewed?.tokens?.contents ?? [];
   return [...new Set([...tokens].map((t) => t?.actor?.id ?? t?.actorId).filter(Boolean))];
 }
+
+/**
+ * Add a button tool to the token controls. v13+ passes controls as an object keyed by name with
+ * `tools` keyed by name and `onChange(event, active)`; older cores passed arrays with `onClick`.
+ * @param {object|object[]} controls
+ * @param {{name: string, title: string, icon: string, onClick: () => unknown}} tool
+ */
+export function addSceneControl(controls, { name, title, icon, onClick }) {
+  if (Array.isArray(controls)) {
+    const tokens = controls.find((c) => c.name === "token") ?? controls[0];
+    tokens?.tools?.push({ name, title, icon, button: true, visible: true, onClick });
+    return;
+  }
+  const tokens = controls?.tokens ?? controls?.token;
+  if (!tokens?.tools) return;
+  tokens.tools[name] = { name, title, icon, button: true, visible: true, order: Object.keys(tokens.tools).length, onChange: () => onClick() };
+}

@@ -14,6 +14,10 @@ import { registerSettings } from "./settings.mjs";
 import { onRenderActorSheet } from "./sheet.mjs";
 import { showStatus } from "./status.mjs";
 import { registerStatuses } from "./world-writes.mjs";
+import { writeConflicts } from "./conflict-combat.mjs";
+import { addSceneControl } from "./compat.mjs";
+import { openScenePanel } from "./scene-panel.mjs";
+import { addSceneWriter } from "./scene-state.mjs";
 
 Hooks.once("init", () => {
   registerSettings(() => {
@@ -30,8 +34,10 @@ Hooks.once("init", () => {
     `modules/${MODULE_ID}/templates/skill-edit.hbs`,
     `modules/${MODULE_ID}/templates/contest-card.hbs`,
     `modules/${MODULE_ID}/templates/challenge-card.hbs`,
-    `modules/${MODULE_ID}/templates/scene-end-card.hbs`
+    `modules/${MODULE_ID}/templates/scene-end-card.hbs`,
+    `modules/${MODULE_ID}/templates/scene-panel.hbs`
   ]);
+  addSceneWriter(writeConflicts);
   const module = game.modules.get(MODULE_ID);
   if (module) module.api = createApi();
 });
@@ -48,3 +54,9 @@ Hooks.on(CHAT_MESSAGE_RENDER_HOOK, (message, html) => {
 Hooks.on(PLAYERS_RENDER_HOOK, () => showStatus());
 Hooks.on("updateActor", onUpdateActor);
 Hooks.on("updateUser", onUpdateUser);
+Hooks.on("getSceneControlButtons", (controls) => addSceneControl(controls, {
+  name: "fate-bridge-scene",
+  title: "FATEBRIDGE.Scene.Button",
+  icon: "fa-solid fa-theater-masks",
+  onClick: () => openScenePanel()
+}));

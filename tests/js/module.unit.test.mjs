@@ -162,11 +162,13 @@ describe("manifest and assets", () => {
     for (let v = -2; v <= 8; v++) used.add(`FATEBRIDGE.Ladder.${v}`);
     for (const k of ["mild", "moderate", "severe"]) used.add(`FATEBRIDGE.Severity.${k}`);
     for (const k of ["direct", "environment"]) used.add(`FATEBRIDGE.Contest.Mode.${k}`);
+    for (const k of ["physical", "mental"]) used.add(`FATEBRIDGE.Conflict.Kind.${k}`);
+    for (const k of ["scene", "session", "scenario"]) used.add(`FATEBRIDGE.Scene.End.${k}`) && used.add(`FATEBRIDGE.Scene.EndExplain.${k}`);
     for (const k of ["scene", "session", "scenario"]) used.add(`FATEBRIDGE.SceneEnd.Title.${k}`);
     for (const k of ["Conceded", "ConcededContest", "HintNotTaken", "InvokedAgainst"]) used.add(`FATEBRIDGE.FatePoint.${k}`);
     const missing = [...used].filter((k) => typeof k.split(".").reduce((o, p) => o?.[p], lang) !== "string");
     // prefixes of keys built at run time are not keys themselves
-    const prefixes = ["Status", "Status.Reason", "Card.State", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title"].map((p) => `FATEBRIDGE.${p}`);
+    const prefixes = ["Status", "Status.Reason", "Card.State", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title", "Conflict.Kind", "Scene.End", "Scene.EndExplain"].map((p) => `FATEBRIDGE.${p}`);
     const realMissing = missing.filter((k) => !prefixes.includes(k));
     assert.deepEqual(realMissing, []);
     assert.ok(used.size > 40);

@@ -463,7 +463,6 @@ export function install(options) {
           if (name === "close") return void this.close();
           const handler = this.options.actions[name];
           if (!handler) return;
-          event.preventDefault?.();
           (handler.handler ?? handler).call(this, event, target);
         });
         (document.getElementById("apps") ?? document.body).append(el);

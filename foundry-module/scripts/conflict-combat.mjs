@@ -1,0 +1,81 @@
+/**
+ * Conflicts use Foundry's Combat tracker for turn order (R11.3). The bridge decides the order;
+ * the active GM's client writes it: one Combat per open conflict (flag `conflictId`), a combatant
+ * per character (its token on the viewed scene when there is one), initiatives descending in the
+ * bridge's order, the current turn and round from the conflict. An ended conflict's Combat goes.
+ * @module conflict-combat
+ */
+import { MODULE_ID } from "./protocol.mjs";
+
+/** The Combat of a conflict, if this world has one. */
+export function combatFor(conflictId) {
+  return game.combats?.find?.((c) => c.flags?.[MODULE_ID]?.conflictId === conflictId) ?? null;
+}
+
+/** The token of an actor on the viewed scene, if any. */
+function tokenFor(actorId) {
+  const tokens = game.scenes?.viewed?.tokens?.contents ?? [];
+  return tokens.find((t) => (t.actorId ?? t.actor?.id) === actorId) ?? null;
+}
+
+/**
+ * Initiative values for the bridge's order: highest first, one apart, so Foundry's sort
+ * (initiative descending) gives exactly the bridge's order.
+ * @param {object} conflict  ConflictView
+ * @returns {Map<string, number>} character id -> initiative
+ */
+export function initiatives(conflict) {
+  const n = conflict.order.length;
+  return new Map(conflict.order.map((t, i) => [t.character.id, n - i]));
+}
+
+/**
+ * Write one conflict into its Combat (create, add/update combatants, turn, round).
+ * @param {object} conflict  ConflictView
+ * @returns {Promise<Combat|null>}
+ */
+export async function writeConflict(conflict) {
+  let combat = combatFor(conflict.id);
+  if (conflict.state !== "open") {
+    if (combat) await combat.delete();
+    return null;
+  }
+  if (!combat) {
+    const sceneId = game.scenes?.viewed?.id ?? null;
+    combat = await Combat.create({ scene: sceneId, active: true, flags: { [MODULE_ID]: { conflictId: conflict.id, name: conflict.name } } });
+  }
+  const wanted = initiatives(conflict);
+  const existing = new Map(combat.combatants.contents.map((c) => [c.actorId, c]));
+  const create = [];
+  const update = [];
+  for (const [actorId, initiative] of wanted) {
+    const have = existing.get(actorId);
+    if (!have) {
+      const token = tokenFor(actorId);
+      const data = { actorId, initiative, flags: { [MODULE_ID]: { conflictId: conflict.id } } };
+      if (token) Object.assign(data, { tokenId: token.id, sceneId: game.scenes.viewed.id });
+      create.push(data);
+    } else if (have.initiative !== initiative) update.push({ _id: have.id, initiative });
+  }
+  const gone = [...existing.entries()].filter(([actorId]) => !wanted.has(actorId)).map(([, c]) => c.id);
+  if (create.length) await combat.createEmbeddedDocuments("Combatant", create);
+  if (update.length) await combat.updateEmbeddedDocuments("Combatant", update);
+  if (gone.length) await combat.deleteEmbeddedDocuments("Combatant", gone);
+  const round = Math.max(1, conflict.exchange);
+  if (combat.turn !== conflict.turn || combat.round !== round) await combat.update({ turn: conflict.turn, round });
+  return combat;
+}
+
+/**
+ * Scene writer (active GM only): every conflict of the scene state into the tracker.
+ * @param {object} state  SceneState
+ */
+export async function writeConflicts(state) {
+  for (const conflict of state.conflicts ?? []) await writeConflict(conflict);
+  // Conflicts the bridge no longer lists: their Combats go.
+  const known = new Set((state.conflicts ?? []).map((c) => c.id));
+  for (const combat of game.combats?.contents ?? []) {
+    const id = combat.flags?.[MODULE_ID]?.conflictId;
+    if (id && !known.has(id)) await combat.delete();
+  }
+}

@@ -1,0 +1,221 @@
+/**
+ * What the scene panel shows, computed from the bridge's SceneState for one user: the GM gets
+ * the controls and set-up forms, a player a read-only scene plus what it may answer or roll
+ * (its compels, its contest sides, challenge tasks). Pure: no I/O, so tests read it directly.
+ * @module scene-view
+ */
+import { adapterFor } from "./adapters/index.mjs";
+import { ladderEntry, signed } from "./format.mjs";
+import { DEFAULT_OPPOSITION, LADDER_MAX, LADDER_MIN } from "./protocol.mjs";
+import { contestFacts, exchangeResult, exchangeRows, progressMarks, taskView } from "./scene-cards.mjs";
+
+/** The ruleset whose conflicts have turn order and zones (R11.3). */
+export const CONFLICT_RULESET = "fate-condensed";
+/** Side slots the set-up forms offer. */
+export const SIDE_SLOTS = 3;
+
+/** The ladder as options, best first. */
+export function ladder(selected = DEFAULT_OPPOSITION) {
+  const out = [];
+  for (let v = LADDER_MAX; v >= LADDER_MIN; v--) out.push({ value: v, label: ladderEntry(v), selected: v === selected });
+  return out;
+}
+
+/**
+ * Whether the user acts for a contest or conflict side: the GM always, a player for a side with
+ * a member it owns.
+ */
+export function controls(side, user = game.user) {
+  return Boolean(user.isGM || side.controllers?.includes(user.id));
+}
+
+/** Actors this user may act for: the GM all, a player its own. */
+export function ownActors(user = game.user) {
+  return game.actors.contents.filter((a) => user.isGM || a.isOwner).map((a) => ({ id: a.id, name: a.name }));
+}
+
+/** Skill names across all actors, sorted (for a contest's or task's skill). */
+export function allSkills() {
+  const names = new Set();
+  for (const actor of game.actors.contents) for (const name of Object.keys(adapterFor().skills(actor))) names.add(name);
+  return [...names].sort((a, b) => a.localeCompare(b));
+}
+
+/** "Zird the Arcane ×2, GM ×1" */
+function freeList(aspect, nameOf) {
+  return Object.entries(aspect.free_invokes ?? {}).filter(([, n]) => n > 0).map(([holder, n]) => `${nameOf(holder)} \u00d7${n}`).join(", ");
+}
+
+function nameResolver(state) {
+  const names = new Map();
+  for (const a of game.actors.contents) names.set(a.id, a.name);
+  for (const c of state.contests ?? []) for (const s of c.sides) for (const m of s.members) names.set(m.id, m.name);
+  names.set("gm", game.i18n.localize("FATEBRIDGE.Invoke.Gm"));
+  return (id) => names.get(id) ?? id;
+}
+
+/** @param {object} contest ContestView */
+export function contestView(contest, user = game.user) {
+  const i18n = game.i18n;
+  const open = contest.state === "open";
+  const winner = contest.sides.find((s) => s.id === contest.winner);
+  const current = exchangeRows(contest, contest.current ?? []);
+  return {
+    id: contest.id,
+    name: contest.name,
+    facts: contestFacts(contest),
+    open,
+    exchangeTitle: i18n.format("FATEBRIDGE.Contest.Exchange", { n: contest.exchange }),
+    ending: contest.state === "won" && winner ? i18n.format("FATEBRIDGE.Contest.WinsContest", { side: winner.name }) : contest.state === "ended" ? i18n.localize("FATEBRIDGE.Contest.Ended") : null,
+    twistPending: contest.twist_pending,
+    canNameTwist: Boolean(user.isGM && contest.twist_pending),
+    sides: contest.sides.map((side) => {
+      const row = current.find((r) => r.sideId === side.id) ?? {};
+      const mine = controls(side, user);
+      const free = open && !side.conceded && !row.rolled && !row.rolling && !row.forfeited;
+      return {
+        id: side.id,
+        name: side.name,
+        members: side.members.map((m) => m.name).join(", "),
+        marks: progressMarks(side.progress, contest.target),
+        count: `${side.progress}/${contest.target}`,
+        winner: side.id === contest.winner,
+        conceded: side.conceded,
+        current: row.result,
+        rolled: row.rolled,
+        forfeited: row.forfeited,
+        canRoll: mine && free,
+        canAdvantage: mine && free,
+        canConcede: mine && open && !side.conceded
+      };
+    }),
+    history: [...(contest.history ?? [])].reverse().map((x) => ({
+      title: i18n.format("FATEBRIDGE.Contest.Exchange", { n: x.number }),
+      rows: exchangeRows(contest, x.rolls, x.winner),
+      result: exchangeResult(contest, x)
+    }))
+  };
+}
+
+/** @param {object} challenge ChallengeView */
+export function challengeView(challenge, user = game.user) {
+  const i18n = game.i18n;
+  const open = challenge.state === "open";
+  const rollers = ownActors(user);
+  const tasks = challenge.tasks.map((t) => ({ ...taskView(t), canRoll: open && !t.action_id && rollers.length > 0 }));
+  return {
+    id: challenge.id,
+    name: challenge.name,
+    open,
+    complete: challenge.state === "complete",
+    tally: i18n.format("FATEBRIDGE.Challenge.Tally", { n: tasks.filter((t) => t.succeeded === true).length, total: tasks.length }),
+    progress: i18n.format("FATEBRIDGE.Challenge.Rolled", { n: tasks.filter((t) => !t.open).length, total: tasks.length }),
+    tasks,
+    rollers,
+    canAdvantage: open && rollers.length > 0,
+    advantages: challenge.advantages.length ? i18n.format("FATEBRIDGE.Challenge.Advantages", { n: challenge.advantages.length }) : null,
+    carry: challenge.carry_boosts,
+    canCarry: Boolean(user.isGM)
+  };
+}
+
+/** @param {object} conflict ConflictView */
+export function conflictView(conflict, user = game.user) {
+  const i18n = game.i18n;
+  const open = conflict.state === "open";
+  const tieOf = new Map();
+  conflict.ties.forEach((group, i) => group.forEach((id) => tieOf.set(id, i)));
+  const sideName = new Map(conflict.sides.map((s) => [s.id, s.name]));
+  const current = conflict.order[conflict.turn]?.character.id ?? null;
+  const currentSide = conflict.sides.find((s) => s.members.some((m) => m.id === current));
+  const where = new Map();
+  for (const z of conflict.zones) for (const o of z.occupants) where.set(o.id, z.name);
+  const turns = conflict.order.map((t, index) => {
+    const tie = tieOf.get(t.character.id);
+    const prev = conflict.order[index - 1];
+    const next = conflict.order[index + 1];
+    return {
+      id: t.character.id,
+      name: t.character.name,
+      side: sideName.get(t.side_id) ?? "",
+      rating: signed(t.rating),
+      current: t.character.id === current,
+      out: t.out,
+      npc: t.npc,
+      tie: tie === undefined ? null : tie + 1,
+      canUp: Boolean(user.isGM && open && tie !== undefined && prev && tieOf.get(prev.character.id) === tie),
+      canDown: Boolean(user.isGM && open && tie !== undefined && next && tieOf.get(next.character.id) === tie)
+    };
+  });
+  const zoneNames = conflict.zones.map((z) => z.name);
+  return {
+    id: conflict.id,
+    name: conflict.name,
+    facts: [i18n.localize(`FATEBRIDGE.Conflict.Kind.${conflict.kind}`), i18n.format("FATEBRIDGE.Conflict.OrderBy", { skill: conflict.order_skill }), i18n.format("FATEBRIDGE.Contest.Exchange", { n: conflict.exchange })].join(" \u00b7 "),
+    open,
+    winner: conflict.winner ? i18n.format("FATEBRIDGE.Conflict.Winner", { side: sideName.get(conflict.winner) ?? conflict.winner }) : null,
+    turns,
+    hasTies: conflict.ties.length > 0,
+    zones: conflict.zones.map((z) => ({ name: z.name, adjacent: z.adjacent.join(", "), occupants: z.occupants.map((o) => o.name).join(", ") })),
+    movers: open && zoneNames.length ? conflict.sides.filter((s) => controls(s, user)).flatMap((s) => s.members).map((m) => ({
+      id: m.id,
+      name: m.name,
+      zones: zoneNames.map((z) => ({ name: z, selected: z === where.get(m.id) }))
+    })) : [],
+    canNext: open && Boolean(user.isGM || (currentSide && controls(currentSide, user))),
+    canEnd: Boolean(user.isGM && open)
+  };
+}
+
+/**
+ * The whole panel for one user.
+ * @param {object|null} state  SceneState
+ * @param {{connected: boolean}} [status]
+ * @param {User} [user]
+ */
+export function scenePanelContext(state, { connected = true } = {}, user = game.user) {
+  const i18n = game.i18n;
+  const isGM = Boolean(user.isGM);
+  if (!state) return { isGM, empty: true, connected, message: i18n.localize(connected ? "FATEBRIDGE.Scene.Loading" : "FATEBRIDGE.Scene.Offline") };
+  const nameOf = nameResolver(state);
+  const aspects = state.aspects.map((a) => ({
+    id: a.id,
+    name: a.name,
+    kind: a.kind,
+    kindLabel: i18n.localize(`FATEBRIDGE.Invoke.Kind.${a.kind}`),
+    where: a.attached_to?.name ?? null,
+    free: freeList(a, nameOf)
+  }));
+  const actors = game.actors.contents.map((a) => ({ id: a.id, name: a.name }));
+  const skills = allSkills().map((name) => ({ name }));
+  const conflictsAllowed = state.ruleset === CONFLICT_RULESET;
+  const sideSlots = Array.from({ length: SIDE_SLOTS }, (_, i) => ({ n: i + 1, name: i18n.format("FATEBRIDGE.Setup.SideName", { n: i + 1 }) }));
+  return {
+    isGM,
+    connected,
+    sceneLabel: i18n.format("FATEBRIDGE.Scene.Label", { scene: state.scene.number, session: state.scene.session, scenario: state.scene.scenario }),
+    gmBudget: state.gm_fate_points,
+    situation: aspects.filter((a) => a.kind === "situation"),
+    boosts: aspects.filter((a) => a.kind === "boost"),
+    compels: state.compels.map((c) => ({
+      id: c.id,
+      character: c.character.name,
+      text: c.text,
+      aspect: state.aspects.find((a) => a.id === c.aspect_id)?.name ?? null,
+      canAnswer: c.controllers.includes(user.id),
+      waiting: !c.controllers.includes(user.id)
+    })),
+    contests: state.contests.map((c) => contestView(c, user)).sort((a, b) => Number(b.open) - Number(a.open)),
+    challenges: state.challenges.map((c) => challengeView(c, user)).sort((a, b) => Number(b.open) - Number(a.open)),
+    conflictsAllowed,
+    conflicts: conflictsAllowed ? state.conflicts.map((c) => conflictView(c, user)).sort((a, b) => Number(b.open) - Number(a.open)) : [],
+    setup: isGM ? {
+      actors: actors.map((a) => ({ ...a, slots: sideSlots })),
+      holders: actors,
+      skills,
+      ladder: ladder(),
+      sideSlots,
+      taskRows: [1, 2, 3].map((n) => ({ n, ladder: ladder(), skills }))
+    } : null
+  };
+}
