@@ -17,7 +17,17 @@ import { SIDE_SLOTS, ladder, scenePanelContext } from "./scene-view.mjs";
 export const PANEL_TEMPLATE = `modules/${MODULE_ID}/templates/scene-panel.hbs`;
 export const PANEL_ID = "fate-bridge-scene-panel";
 
-const value = (root, name) => String(root.querySelector(`[name="${name}"]`)?.value ?? "").trim();
+/** A field's value; a select with nothing marked selected reads as its first option, as browsers do. */
+function value(root, name) {
+  const el = root?.querySelector(`[name="${name}"]`);
+  if (!el) return "";
+  let v = el.value;
+  if (el.tagName === "SELECT" && !v) {
+    const options = [...el.querySelectorAll("option")];
+    v = (options.find((o) => o.selected || o.hasAttribute("selected")) ?? options[0])?.value ?? "";
+  }
+  return String(v ?? "").trim();
+}
 const checked = (root, name) => Boolean(root.querySelector(`[name="${name}"]`)?.checked);
 const notify = (key, data) => ui.notifications.warn(game.i18n.format(key, data ?? {}));
 
@@ -68,11 +78,23 @@ function restoreForms(root, saved) {
     if (!el) continue;
     if (f.type === "checkbox") el.checked = f.checked;
     else if (el.tagName === "SELECT") {
-      for (const o of el.querySelectorAll("option")) o.toggleAttribute("selected", o.value === f.value);
-      el.value = f.value;
+      selectValue(el, f.value);
     } else el.value = f.value;
   }
   for (const key of saved.open) root.querySelector(`details[data-key="${key}"]`)?.setAttribute("open", "");
+}
+
+/** Select an option (setting `selected` too, for DOMs whose select.value is read-only). */
+function selectValue(select, v) {
+  for (const o of select.querySelectorAll("option")) {
+    o.toggleAttribute("selected", o.value === v);
+    o.selected = o.value === v;
+  }
+  try {
+    select.value = v;
+  } catch {
+    // the selected attribute already says it
+  }
 }
 
 /** A copy of the last task row, emptied. */
@@ -363,8 +385,7 @@ export function scenePanelClass() {
       if (!el) return;
       for (const input of el.querySelectorAll('input[type="text"], textarea')) input.value = "";
       for (const select of el.querySelectorAll("select[data-member]")) {
-        for (const o of select.querySelectorAll("option")) o.toggleAttribute("selected", o.value === "");
-        select.value = "";
+        selectValue(select, "");
       }
       el.closest("details")?.removeAttribute("open");
     }

@@ -35,8 +35,10 @@ export async function tempDataDir() {
 }
 
 /** Register a world through the CLI (`world add ID --name NAME --json`); resolves to {id, name, key, ruleset}. */
-export async function addWorld(dataDir, id, name = id) {
-  const { stdout } = await run(PYTHON, ["-m", "bridge", "--data-dir", dataDir, "world", "add", id, "--name", name, "--json"], { cwd: BRIDGE_ROOT });
+export async function addWorld(dataDir, id, name = id, ruleset = null) {
+  const args = ["-m", "bridge", "--data-dir", dataDir, "world", "add", id, "--name", name, "--json"];
+  if (ruleset) args.push("--ruleset", ruleset);
+  const { stdout } = await run(PYTHON, args, { cwd: BRIDGE_ROOT });
   return JSON.parse(stdout);
 }
 

@@ -87,7 +87,53 @@ async function cardElement(cardId) {
   return waitFor(() => foundry.game.messages.find((m) => m.flags["fate-bridge"]?.cardId === cardId)?.element, { what: `card ${cardId}` });
 }
 
+const panelEl = () => document.getElementById("fate-bridge-scene-panel");
+const clean = (t) => String(t ?? "").replace(/\s+/g, " ").trim();
+
 const commands = {
+  async openScene() {
+    await api().openScene();
+  },
+  /** The scene panel as a user sees it: its text per section and every action button. */
+  panel() {
+    const el = panelEl();
+    if (!el) return null;
+    const section = (name) => clean(el.querySelector(`[data-section="${name}"]`)?.textContent);
+    return {
+      renders: null,
+      text: clean(el.textContent),
+      head: clean(el.querySelector(".fate-bridge-scene__head")?.textContent),
+      aspects: section("aspects"),
+      compels: section("compels"),
+      contests: section("contests"),
+      challenges: section("challenges"),
+      conflicts: section("conflicts"),
+      actions: [...el.querySelectorAll("[data-action]")].map((b) => ({ ...b.dataset })).filter((d) => d.action !== "close"),
+      forms: [...el.querySelectorAll("form[data-form]")].map((f) => f.dataset.form)
+    };
+  },
+  async panelField(selector, value) {
+    const el = await waitFor(() => panelEl()?.querySelector(selector), { what: `panel field ${selector}` });
+    setField(el, value);
+  },
+  async clickPanel(selector) {
+    const el = await waitFor(() => panelEl()?.querySelector(selector), { what: `panel ${selector}` });
+    // A browser toggles a checkbox before its click listeners run; linkedom does not.
+    if (el.type === "checkbox") el.checked = !el.checked;
+    el.click();
+  },
+  combats() {
+    return foundry.game.combats.contents.map((c) => ({
+      id: c.id, turn: c.turn, round: c.round, flags: c.flags,
+      turns: c.turns.map((t) => ({ actorId: t.actorId, initiative: t.initiative, name: t.name })),
+      current: c.combatant?.actorId ?? null
+    }));
+  },
+  gmCards() {
+    return foundry.game.messages.contents.filter((m) => ["contest", "challenge", "scene_end"].includes(m.flags["fate-bridge"]?.card?.kind)).map((m) => ({
+      cardId: m.flags["fate-bridge"].cardId, kind: m.flags["fate-bridge"].card.kind, author: m.author, text: clean(m.element?.textContent), html: m.content
+    }));
+  },
   start() {
     foundry.start();
   },
@@ -149,8 +195,8 @@ const commands = {
     return { system: a.system, flags: a.flags, statuses: [...a.statuses] };
   },
   log() {
-    const { actorUpdates, statusToggles, userUpdates, updated, created } = foundry.log;
-    return { actorUpdates, statusToggles, userUpdates, updated: updated.length, created: created.length };
+    const { actorUpdates, statusToggles, userUpdates, updated, created, combatWrites } = foundry.log;
+    return { actorUpdates, statusToggles, userUpdates, updated: updated.length, created: created.length, combatWrites };
   },
   async editActor(actorId, changes) {
     await foundry.game.actors.get(actorId).update(changes);

@@ -1,0 +1,339 @@
+// Integration: the scene panel against a real bridge (--dev-dice, queued dice). The active GM, an
+// assistant GM and two players are fake Foundry clients in worker threads running the module's
+// real code. The GM sets up a contest and a challenge from the panel without typing a number the
+// bridge could have known; each player rolls and passes from the UI; the GM cards (contest
+// exchanges, the challenge summary, the scene end) are written once, by the active GM only.
+// A second world on the Fate Condensed ruleset runs a conflict into the Combat tracker.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { addWorld, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
+import { FoundryClient } from "./support/clients.mjs";
+import { check, loadValidators } from "./support/schemas.mjs";
+import { fcoTrack, ogre, zird } from "./fixtures/actors.mjs";
+
+const GM = { id: "sceneGmUser00001", name: "Active GM", isGM: true };
+const ASSISTANT = { id: "sceneAsstUser001", name: "Assistant GM", isGM: true };
+const ANN = { id: "sceneAnnUser0001", name: "Ann", isGM: false };
+const BOB = { id: "sceneBobUser0001", name: "Bob", isGM: false };
+const USERS = [GM, ASSISTANT, ANN, BOB];
+
+function vera(playerId) {
+  return {
+    _id: "actorVera0000001",
+    name: "Vera Quickfoot",
+    type: "fate-core-official",
+    ownership: { default: 0, [playerId]: 3 },
+    system: {
+      details: { fatePoints: { current: 2, refresh: 3, boosts: 0 } },
+      skills: { Athletics: { name: "Athletics", rank: 2 }, Quick: { name: "Quick", rank: 2 }, Lore: { name: "Lore", rank: 1 } },
+      aspects: { "High Concept": { name: "High Concept", value: "Rooftop Runner" } },
+      stunts: {},
+      tracks: { "TWlsZA==": fcoTrack("Mild", { boxes: 1, harm: 2 }) }
+    }
+  };
+}
+const ZIRD = zird(ANN.id);
+ZIRD.system.skills.Quick = { name: "Quick", rank: 2 };
+const VERA = vera(BOB.id);
+const OGRE = ogre();
+OGRE.system.skills.Quick = { name: "Quick", rank: 1 };
+const ACTORS = [ZIRD, VERA, OGRE];
+
+let validators;
+let bridge;
+const clients = [];
+
+function options(world, port, user, key) {
+  return {
+    users: USERS,
+    userId: user.id,
+    activeGM: GM.id,
+    systemId: "fate-core-official",
+    actors: ACTORS,
+    settings: {
+      "fate-bridge.bridgeUrl": `http://127.0.0.1:${port}`,
+      "fate-bridge.worldId": world.id,
+      ...(key === undefined ? {} : { "fate-bridge.gmKey": key })
+    }
+  };
+}
+
+async function launch(name, world, port, user, key) {
+  const client = await FoundryClient.launch(name, options(world, port, user, key));
+  clients.push(client);
+  await client.rpc("start");
+  await client.waitFor("hello", (h) => h !== null, { what: `${name} hello` });
+  return client;
+}
+
+/** The trust handshake, as Foundry's server would relay the players' flag updates to the GMs. */
+async function bind(player, user, gms) {
+  const hello = await player.rpc("hello");
+  await player.waitFor("user", (u) => u.flags?.["fate-bridge"]?.bindNonce, { args: [user.id], what: "nonce" });
+  for (const gm of gms) await gm.rpc("receiveUserUpdate", user.id, { flags: { "fate-bridge": { bindNonce: hello.bind_nonce } } });
+  await player.waitFor("notifications", (n) => n.some((x) => /confirmed who you are/.test(x.message)), { what: `${user.name} bound` });
+}
+
+async function assertSentValid(client) {
+  const sent = await client.rpc("sent");
+  for (const { event, payload, ack } of sent) {
+    assert.ok(validators.client[event], `${client.name} sent an undefined event ${event}`);
+    check(validators.client[event], payload, `${client.name} ${event}`);
+    if (ack) check(validators.ack, ack, `${event} ack`);
+    if (ack?.ok) check(validators.results[event], ack.data, `${event} result`);
+  }
+  return sent;
+}
+
+const cardMessage = (cardId) => (ms) => ms.find((m) => m.flags["fate-bridge"]?.cardId === cardId);
+
+/** A player's own card: wait for it, then pass for the actor's side from the card. */
+async function passFromCard(client, cardId) {
+  await client.waitFor("messages", (ms) => cardMessage(cardId)(ms)?.controls.includes("pass:actor"), { what: `pass on ${cardId}` });
+  await client.rpc("clickCard", cardId, 'button[data-fb="pass"][data-side="actor"]');
+}
+
+/** The action card a click produced: the newest `*.roll` ack's card id in what the client sent. */
+async function lastActionCard(client, event, before) {
+  const sent = await client.waitFor("sent", (s) => s.filter((x) => x.event === event && x.ack).length > before, { what: event });
+  const last = sent.filter((x) => x.event === event).at(-1);
+  assert.equal(last.ack.ok, true, JSON.stringify(last.ack));
+  return last.ack.data.card_id;
+}
+
+const sentCount = async (client, event) => (await client.rpc("sent")).filter((s) => s.event === event).length;
+
+before(async () => {
+  validators = await loadValidators();
+});
+
+after(async () => {
+  for (const c of clients) await c.close();
+  await bridge?.stop();
+});
+
+describe("the scene panel on an Unwritten world", () => {
+  let world;
+  let port;
+  let gm;
+  let assistant;
+  let ann;
+  let bob;
+  const queue = async (...rolls) => assert.equal((await gm.rpc("call", "dev.queue_dice", { rolls })).ok, true);
+
+  before(async () => {
+    const dataDir = await tempDataDir();
+    port = await freePort();
+    world = await addWorld(dataDir, "scene-world", "Scene World");
+    bridge = await startBridge({ dataDir, port });
+    gm = await launch("gm", world, port, GM, world.key);
+    assistant = await launch("assistant", world, port, ASSISTANT, world.key);
+    ann = await launch("ann", world, port, ANN);
+    bob = await launch("bob", world, port, BOB);
+    await bind(ann, ANN, [gm, assistant]);
+    await bind(bob, BOB, [gm, assistant]);
+    for (const c of [gm, ann, bob]) await c.rpc("openScene");
+  });
+
+  test("the GM adds a situation aspect and sets the budget; players see them read-only, with no GM controls", async () => {
+    await gm.waitFor("panel", (p) => p?.head.includes("Scene 1"), { what: "panel with the scene" });
+    await gm.rpc("panelField", '[name="aspectName"]', "Crowded Market");
+    await gm.rpc("panelField", '[name="aspectHolder"]', ZIRD._id);
+    await gm.rpc("clickPanel", '[data-action="addAspect"]');
+    await gm.rpc("panelField", '[name="budget"]', "3");
+    await gm.rpc("clickPanel", '[data-action="setBudget"]');
+    const gmPanel = await gm.waitFor("panel", (p) => p.aspects.includes("Crowded Market") && p.head.includes("GM fate points 3"), { what: "aspect and budget" });
+    assert.match(gmPanel.aspects, /Crowded Market Zird the Arcane ×1/);
+    const gmActions = new Set(gmPanel.actions.map((a) => a.action));
+    for (const a of ["addAspect", "editAspect", "removeAspect", "setBudget", "offerCompel", "startContest", "startChallenge", "endScene"]) assert.ok(gmActions.has(a), a);
+
+    for (const player of [ann, bob]) {
+      const p = await player.waitFor("panel", (x) => x?.aspects.includes("Crowded Market") && x.head.includes("GM fate points 3"), { what: `${player.name} sees the aspect` });
+      assert.deepEqual(p.actions, [], "a player has nothing to press on a quiet scene");
+      assert.deepEqual(p.forms, []);
+    }
+    const aspectAdd = (await gm.rpc("sent")).find((s) => s.event === "scene.aspect");
+    assert.deepEqual({ ...aspectAdd.payload, request_id: undefined }, { request_id: undefined, op: "add", name: "Crowded Market", free_invokes: { [ZIRD._id]: 1 } });
+  });
+
+  test("a contest from the tracker: each side rolls and passes from the UI, a tie asks the GM for a twist, progress reaches 3, the exchange cards are written once by the active GM", async () => {
+    // Set-up: name, mode, skill, and who is on which side. No number at all in a direct contest.
+    await gm.rpc("panelField", '[name="contestName"]', "Chase across the rooftops");
+    await gm.rpc("panelField", '[name="contestMode"]', "direct");
+    await gm.rpc("panelField", '[name="contestSkill"]', "Athletics");
+    await gm.rpc("panelField", '[name="contestSide1"]', "Zird");
+    await gm.rpc("panelField", '[name="contestSide2"]', "Vera");
+    await gm.rpc("panelField", `[name="contestMember-${ZIRD._id}"]`, "1");
+    await gm.rpc("panelField", `[name="contestMember-${VERA._id}"]`, "2");
+    await gm.rpc("clickPanel", '[data-action="startContest"]');
+    const start = (await gm.waitFor("sent", (s) => s.some((x) => x.event === "contest.start" && x.ack), { what: "contest.start" })).find((x) => x.event === "contest.start");
+    assert.equal(start.ack.ok, true, JSON.stringify(start.ack));
+    assert.deepEqual({ ...start.payload, request_id: undefined }, {
+      request_id: undefined, name: "Chase across the rooftops", mode: "direct", skill: "Athletics",
+      sides: [{ name: "Zird", members: [ZIRD._id] }, { name: "Vera", members: [VERA._id] }]
+    });
+    const contestId = start.ack.data.contests[0].id;
+
+    // Each player sees a Roll button for its own side only; the GM for both.
+    const annPanel = await ann.waitFor("panel", (p) => p.contests.includes("Chase across the rooftops"), { what: "ann sees the contest" });
+    assert.deepEqual(annPanel.actions.filter((a) => a.action === "contestRoll").map((a) => a.side), ["s1"]);
+    assert.ok(!annPanel.actions.some((a) => a.action === "startContest" || a.action === "nameTwist"));
+    const bobPanel = await bob.waitFor("panel", (p) => p.contests.includes("Chase across the rooftops"), { what: "bob sees the contest" });
+    assert.deepEqual(bobPanel.actions.filter((a) => a.action === "contestRoll").map((a) => a.side), ["s2"]);
+    const gmPanel = await gm.waitFor("panel", (p) => p.actions.filter((a) => a.action === "contestRoll").length === 2, { what: "gm sees both rolls" });
+    assert.match(gmPanel.contests, /Exchange 1/);
+
+    const exchange = async (zirdDice, veraDice) => {
+      await queue(zirdDice);
+      const annBefore = await sentCount(ann, "contest.roll");
+      await ann.waitFor("panel", (p) => p.actions.some((a) => a.action === "contestRoll" && a.side === "s1"), { what: "ann's roll button" });
+      await ann.rpc("clickPanel", '[data-action="contestRoll"][data-side="s1"]');
+      const annCard = await lastActionCard(ann, "contest.roll", annBefore);
+      await passFromCard(ann, annCard);
+      await ann.waitFor("messages", (ms) => /Resolved/.test(cardMessage(annCard)(ms)?.card.state ?? ""), { what: "ann's roll resolved" });
+      await queue(veraDice);
+      const before = await sentCount(bob, "contest.roll");
+      await bob.waitFor("panel", (p) => p.actions.some((a) => a.action === "contestRoll" && a.side === "s2"), { what: "bob's roll button" });
+      await bob.rpc("clickPanel", '[data-action="contestRoll"][data-side="s2"]');
+      const bobCard = await lastActionCard(bob, "contest.roll", before);
+      await passFromCard(bob, bobCard);
+      return { annCard, bobCard };
+    };
+
+    // Exchange 1: Athletics 3 + 0 against 2 + 1: a tie at the top, a twist.
+    const first = await exchange([0, 0, 0, 0], [1, 0, 0, 0]);
+    const annMsgs = await ann.rpc("messages");
+    assert.equal(cardMessage(first.annCard)(annMsgs).author, ANN.id, "the rolling player writes its own contest roll card");
+    let cards = await gm.waitFor("gmCards", (cs) => cs.length === 1, { what: "exchange 1 card" });
+    assert.equal(cards[0].kind, "contest");
+    assert.equal(cards[0].author, GM.id);
+    assert.match(cards[0].text, /Exchange 1/);
+    assert.match(cards[0].text, /Zird Zird the Arcane Good \+3/);
+    assert.match(cards[0].text, /Vera Vera Quickfoot Good \+3/);
+    assert.match(cards[0].text, /a twist happens/);
+    const twistPanel = await gm.waitFor("panel", (p) => p.actions.some((a) => a.action === "nameTwist"), { what: "twist prompt" });
+    assert.match(twistPanel.contests, /the GM names the twist/);
+    const annTwist = await ann.waitFor("panel", (p) => /the GM names the twist/.test(p.contests), { what: "ann sees the twist pending" });
+    assert.ok(!annTwist.actions.some((a) => a.action === "nameTwist"), "only the GM names the twist");
+    await gm.rpc("panelField", '[name="twistName"]', "Loose Tiles");
+    await gm.rpc("clickPanel", '[data-action="nameTwist"]');
+    await gm.waitFor("panel", (p) => p.aspects.includes("Loose Tiles") && !p.actions.some((a) => a.action === "nameTwist"), { what: "twist placed" });
+    await ann.waitFor("panel", (p) => p.aspects.includes("Loose Tiles"), { what: "players see the twist aspect" });
+
+    // Exchange 2: 3 + 1 = Great against 2 + 0 = Fair: Zird by 2, one progress.
+    await exchange([1, 0, 0, 0], [0, 0, 0, 0]);
+    cards = await gm.waitFor("gmCards", (cs) => cs.length === 2, { what: "exchange 2 card" });
+    assert.match(cards[1].text, /Zird wins the exchange by 2 and marks 1 progress/);
+    assert.match(cards[1].text, /Zird 1\/3/);
+
+    // Exchange 3: 3 + 4 = Epic against Fair: by 5, excels alone, two progress: 3 of 3, Zird wins.
+    await exchange([1, 1, 1, 1], [0, 0, 0, 0]);
+    cards = await gm.waitFor("gmCards", (cs) => cs.length === 3, { what: "winning card" });
+    assert.match(cards[2].text, /Zird wins the exchange by 5 and marks 2 progress/);
+    assert.match(cards[2].text, /Zird 3\/3/);
+    assert.match(cards[2].text, /Zird wins the contest!/);
+    const done = await ann.waitFor("panel", (p) => /Zird wins the contest!/.test(p.contests), { what: "winner in ann's panel" });
+    assert.ok(!done.actions.some((a) => a.action === "contestRoll"), "no rolls after the contest is won");
+
+    // Written once, by the active GM only; a full replay writes nothing again.
+    const ids = cards.map((c) => c.cardId);
+    assert.deepEqual(ids, [`${world.id}.${contestId}.x1`, `${world.id}.${contestId}.x2`, `${world.id}.${contestId}.x3`]);
+    for (const c of [assistant, ann, bob]) assert.deepEqual(await c.rpc("gmCards"), [], `${c.name} writes no GM card`);
+    for (const c of [gm, assistant, ann, bob]) assert.equal((await c.rpc("catchUp", 0)).ok, true);
+    assert.equal((await gm.rpc("gmCards")).length, 3, "a replay writes no card twice");
+    for (const c of [assistant, ann, bob]) assert.deepEqual(await c.rpc("gmCards"), []);
+  });
+
+  test("a challenge from the board: tasks with skill and opposition from the ladder, each player rolls a task, the summary card follows", async () => {
+    await gm.rpc("panelField", '[name="challengeName"]', "Ready the airship");
+    const rows = [["Patch the envelope", "Lore", "2"], ["Climb the rigging", "Athletics", "3"]];
+    for (const [i, [name, skill, rating]] of rows.entries()) {
+      await gm.rpc("panelField", `[data-task-row]:nth-child(${i + 1}) [name="taskName"]`, name);
+      await gm.rpc("panelField", `[data-task-row]:nth-child(${i + 1}) [name="taskSkill"]`, skill);
+      await gm.rpc("panelField", `[data-task-row]:nth-child(${i + 1}) [name="taskRating"]`, rating);
+    }
+    await gm.rpc("clickPanel", '[data-action="startChallenge"]');
+    const start = (await gm.waitFor("sent", (s) => s.some((x) => x.event === "challenge.start" && x.ack), { what: "challenge.start" })).find((x) => x.event === "challenge.start");
+    assert.equal(start.ack.ok, true, JSON.stringify(start.ack));
+    assert.deepEqual(start.payload.tasks, [{ name: "Patch the envelope", skill: "Lore", rating: 2 }, { name: "Climb the rigging", skill: "Athletics", rating: 3 }], "the third, empty row is left out");
+    const challengeId = start.ack.data.challenges[0].id;
+
+    const annPanel = await ann.waitFor("panel", (p) => p.challenges.includes("Ready the airship"), { what: "ann sees the board" });
+    assert.match(annPanel.challenges, /Patch the envelope open Lore vs Fair \+2/);
+    assert.match(annPanel.challenges, /Climb the rigging open Athletics vs Good \+3/);
+    assert.ok(!annPanel.actions.some((a) => a.action === "toggleCarry"), "carrying boosts is the GM's call");
+
+    // Zird patches the envelope: Lore 4 + 2 = Fantastic against Fair: excels, a boost.
+    await queue([1, 1, 0, 0]);
+    await ann.rpc("clickPanel", '[data-action="challengeRoll"][data-task="t1"]');
+    const annCard = await lastActionCard(ann, "challenge.roll", 0);
+    await passFromCard(ann, annCard);
+    const boardMid = await bob.waitFor("panel", (p) => /Zird the Arcane: Fantastic \+6/.test(p.challenges), { what: "task 1 on bob's board" });
+    assert.match(boardMid.challenges, /1 of 2 tasks rolled/);
+    assert.deepEqual(await gm.rpc("gmCards").then((cs) => cs.filter((c) => c.kind === "challenge")), [], "no summary before every task is in");
+
+    // Vera climbs: Athletics 2 − 1 = Average against Good: a fumble; Bob takes the failure.
+    await queue([-1, 0, 0, 0]);
+    await bob.rpc("clickPanel", '[data-action="challengeRoll"][data-task="t2"]');
+    const bobCard = await lastActionCard(bob, "challenge.roll", 0);
+    await passFromCard(bob, bobCard);
+    await bob.waitFor("messages", (ms) => cardMessage(bobCard)(ms)?.controls.includes("choose:fail"), { what: "bob's choice" });
+    await bob.rpc("clickCard", bobCard, 'button[data-fb="choose"][data-choice="fail"]');
+
+    const cards = await gm.waitFor("gmCards", (cs) => cs.some((c) => c.kind === "challenge"), { what: "challenge summary" });
+    const summary = cards.find((c) => c.kind === "challenge");
+    assert.equal(summary.cardId, `${world.id}.${challengeId}`);
+    assert.equal(summary.author, GM.id);
+    assert.match(summary.text, /Ready the airship/);
+    assert.match(summary.text, /1 of 2 tasks succeeded/);
+    assert.match(summary.text, /Patch the envelope Success Lore vs Fair \+2 Zird the Arcane: Fantastic \+6 · Excel \+4/);
+    assert.match(summary.text, /Climb the rigging Failure Athletics vs Good \+3 Vera Quickfoot: Average \+1 · Fumble −2/);
+    for (const c of [assistant, ann, bob]) assert.deepEqual(await c.rpc("gmCards"), []);
+
+    // The GM keeps the unused boost for the next scene.
+    await gm.rpc("clickPanel", `[data-action="toggleCarry"][data-challenge="${challengeId}"]`);
+    const carry = (await gm.waitFor("sent", (s) => s.some((x) => x.event === "challenge.carry" && x.ack), { what: "carry" })).find((x) => x.event === "challenge.carry");
+    assert.equal(carry.ack.ok, true, JSON.stringify(carry.ack));
+    assert.equal(carry.payload.carry, true);
+    assert.equal(carry.ack.data.challenges[0].carry_boosts, true);
+  });
+
+  test("a compel offered from the panel is answered by the character's player only", async () => {
+    await gm.rpc("panelField", '[name="compelCharacter"]', VERA._id);
+    await gm.rpc("panelField", '[name="compelText"]', "The guild calls in your debt");
+    await gm.rpc("clickPanel", '[data-action="offerCompel"]');
+    const bobPanel = await bob.waitFor("panel", (p) => p.compels.includes("The guild calls in your debt") && p.actions.some((a) => a.action === "answerCompel"), { what: "bob's compel" });
+    assert.deepEqual(bobPanel.actions.filter((a) => a.action === "answerCompel").map((a) => a.accept), ["true", "false"]);
+    const annPanel = await ann.waitFor("panel", (p) => p.compels.includes("The guild calls in your debt"), { what: "ann sees it" });
+    assert.ok(!annPanel.actions.some((a) => a.action === "answerCompel"), "not Ann's character");
+    await bob.rpc("clickPanel", '[data-action="answerCompel"][data-accept="true"]');
+    await gm.waitFor("panel", (p) => /No compel waiting/.test(p.compels), { what: "compel answered" });
+  });
+
+  test("ending the scene from the panel asks which aspects stay; the scene-end card says what changed", async () => {
+    const state = await gm.rpc("call", "scene.read", {});
+    const twist = state.data.aspects.find((a) => a.name === "Loose Tiles");
+    await gm.rpc("clickPanel", '[data-action="endScene"][data-scope="scene"]');
+    const dialog = await gm.rpc("answerDialog", {}, "ok", { check: [] , radio: {} }).catch((e) => { throw e; });
+    assert.match(dialog.title, /End scene/);
+    assert.match(dialog.text, /Crowded Market/);
+    assert.match(dialog.text, /Loose Tiles/);
+    assert.equal(dialog.rejectClose, false);
+    const end = (await gm.waitFor("sent", (s) => s.some((x) => x.event === "scene.end" && x.ack), { what: "scene.end" })).find((x) => x.event === "scene.end");
+    assert.equal(end.ack.ok, true, JSON.stringify(end.ack));
+    assert.deepEqual(end.payload.keep_aspects, []);
+    assert.equal(end.payload.scope, "scene");
+    assert.ok(twist);
+    const card = (await gm.waitFor("gmCards", (cs) => cs.some((c) => c.kind === "scene_end"), { what: "scene end card" })).find((c) => c.kind === "scene_end");
+    assert.equal(card.author, GM.id);
+    assert.match(card.text, /Scene 1 ends/);
+    assert.match(card.text, /Situation aspects cleared Crowded Market Loose Tiles/);
+    assert.doesNotMatch(card.text, /momentum/, "the challenge's boost was carried into the next scene (R11.1)");
+    for (const c of [assistant, ann, bob]) assert.deepEqual(await c.rpc("gmCards"), []);
+    await ann.waitFor("panel", (p) => p.head.includes("Scene 2"), { what: "next scene in ann's panel" });
+  });
+
+  test("everything every client sent matches the bridge's schemas", async () => {
+    for (const c of [gm, assistant, ann, bob]) await assertSentValid(c);
+  });
+});
