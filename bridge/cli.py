@@ -18,8 +18,9 @@ from bridge import __version__, protocol
 from bridge.rules.ruleset import RULESETS
 from bridge.server import create_app
 from bridge.service import BridgeService
-from bridge.store.base import WorldExists
+from bridge.store.base import Store, WorldExists
 from bridge.store.chain import GENESIS_HASH, verify_chain
+from bridge.store.redis import RedisStore
 from bridge.store.sqlite import SQLiteStore
 
 DEFAULT_HOST = "127.0.0.1"
@@ -46,6 +47,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--data-dir",
         default=os.environ.get("FATE_BRIDGE_DATA", DEFAULT_DATA),
         help="folder for the SQLite database (env FATE_BRIDGE_DATA; default %(default)s)",
+    )
+    parser.add_argument(
+        "--redis",
+        default=os.environ.get("FATE_BRIDGE_REDIS"),
+        metavar="URL",
+        help="keep state in Redis (e.g. redis://127.0.0.1:6379/0) so several bridge "
+        "processes can serve one table (env FATE_BRIDGE_REDIS; default: SQLite in --data-dir)",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -117,12 +125,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _store(data_dir: str) -> SQLiteStore:
-    return SQLiteStore(Path(data_dir) / DB_NAME)
+def _store(args: argparse.Namespace) -> Store:
+    """Redis when ``--redis`` is given (several bridges share it), else embedded SQLite."""
+    if args.redis:
+        return RedisStore(args.redis)
+    return SQLiteStore(Path(args.data_dir) / DB_NAME)
 
 
 async def _world_command(args: argparse.Namespace) -> int:
-    store = _store(args.data_dir)
+    store = _store(args)
     await store.open()
     try:
         service = BridgeService(store)
@@ -160,7 +171,7 @@ async def _world_command(args: argparse.Namespace) -> int:
         await store.close()
 
 
-async def _verify(service: BridgeService, store: SQLiteStore, world_id: str) -> int:
+async def _verify(service: BridgeService, store: Store, world_id: str) -> int:
     """Exit 0 when the log's chain is intact and replays to the stored state."""
     snapshot = await store.load(world_id)
     if snapshot is None:
@@ -208,7 +219,7 @@ def _banner(base_url: str, world_id: str, key: str | None, dev_dice: bool) -> st
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    store = _store(args.data_dir)
+    store = _store(args)
     await store.open()
     service = BridgeService(store, dev_dice=args.dev_dice)
     first_key: str | None = None
@@ -217,7 +228,12 @@ async def _serve(args: argparse.Namespace) -> int:
         _record, first_key = await service.add_world(DEFAULT_WORLD, "Default world")
         worlds = await store.list_worlds()
     base_url = args.public_url or f"http://{args.host}:{args.port}"
-    app = create_app(service, cors_origins=args.cors_origin or "*", public_url=args.public_url)
+    app = create_app(
+        service,
+        cors_origins=args.cors_origin or "*",
+        public_url=args.public_url,
+        redis_url=args.redis,
+    )
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, args.host, args.port)

@@ -19,6 +19,7 @@ from aiohttp import web
 from bridge import __version__, protocol
 from bridge.module_package import ZIP_NAME, build_zip, manifest
 from bridge.service import BridgeService, ConnectRefused, Reply, Session, error
+from bridge.service.session import user_room
 
 log = logging.getLogger("bridge.server")
 
@@ -64,7 +65,7 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
             sid = args[0]
             gone = self.sessions.pop(sid, None)
             if gone is not None:
-                self.service.disconnect(gone)
+                await self.service.disconnect(gone)
             self.buckets.pop(sid, None)
             return None
         sid, *payload = args
@@ -83,7 +84,8 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
         self.sessions[sid] = session
         self.buckets[sid] = _Bucket(stamp=time.monotonic())
         await self.enter_room(sid, session.room)
-        self.service.connected(session)
+        await self.enter_room(sid, user_room(session.world_id, session.user_id))
+        await self.service.connected(session)
         log.info(
             "connected %s as %s %s in %s", sid, session.role, session.user_id, session.world_id
         )
@@ -142,8 +144,13 @@ def create_app(
     *,
     cors_origins: str | list[str] = "*",
     public_url: str | None = None,
+    redis_url: str | None = None,
 ) -> web.Application:
-    """Build the app; the caller opens and closes the service's store around it."""
+    """Build the app; the caller opens and closes the service's store around it.
+
+    With ``redis_url`` several bridge processes share rooms: an emit on one reaches
+    the clients of all (python-socketio's AsyncRedisManager).
+    """
     app = web.Application(client_max_size=TRANSPORT_LIMIT_BYTES)
     app[SERVICE_KEY] = service
     app[CONFIG_KEY] = {"public_url": public_url}
@@ -152,6 +159,7 @@ def create_app(
         cors_allowed_origins=cors_origins,
         max_http_buffer_size=TRANSPORT_LIMIT_BYTES,
         transports=["websocket"],
+        client_manager=socketio.AsyncRedisManager(redis_url) if redis_url else None,
     )
     sio.register_namespace(FateNamespace(service))
     sio.attach(app)

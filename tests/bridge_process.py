@@ -23,10 +23,28 @@ def free_port() -> int:
         return port
 
 
-def cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def flush_redis(url: str) -> None:
+    """Empty one Redis database (tests get a fresh one each)."""
+    import redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        client.flushdb()
+    finally:
+        client.close()
+
+
+def store_args(target: Path | BridgeProcess) -> list[str]:
+    """The global flags that point the CLI at a data folder, or at a bridge's store."""
+    if isinstance(target, BridgeProcess):
+        return target.store_args
+    return ["--data-dir", str(target)]
+
+
+def cli(target: Path | BridgeProcess, *args: str) -> subprocess.CompletedProcess[str]:
     """Run ``python -m bridge`` with the given arguments; raises on failure."""
     return subprocess.run(
-        [sys.executable, "-m", "bridge", "--data-dir", str(data_dir), *args],
+        [sys.executable, "-m", "bridge", *store_args(target), *args],
         cwd=PROJECT_ROOT,
         capture_output=True,
         text=True,
@@ -35,9 +53,9 @@ def cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def add_world(data_dir: Path, world_id: str, ruleset: str = "unwritten") -> str:
+def add_world(target: Path | BridgeProcess, world_id: str, ruleset: str = "unwritten") -> str:
     """Register a world through the CLI and return its GM key."""
-    out = cli(data_dir, "world", "add", world_id, "--ruleset", ruleset, "--json").stdout
+    out = cli(target, "world", "add", world_id, "--ruleset", ruleset, "--json").stdout
     key: str = json.loads(out)["key"]
     return key
 
@@ -47,6 +65,7 @@ class BridgeProcess:
     data_dir: Path
     dev_dice: bool = True
     port: int = field(default_factory=free_port)
+    redis_url: str | None = None
     process: subprocess.Popen[str] | None = None
     output: list[str] = field(default_factory=list)
 
@@ -54,8 +73,13 @@ class BridgeProcess:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def store_args(self) -> list[str]:
+        args = ["--data-dir", str(self.data_dir)]
+        return [*args, "--redis", self.redis_url] if self.redis_url else args
+
     def start(self, *extra: str) -> BridgeProcess:
-        args = [sys.executable, "-m", "bridge", "--data-dir", str(self.data_dir), "serve"]
+        args = [sys.executable, "-m", "bridge", *self.store_args, "serve"]
         args += ["--host", "127.0.0.1", "--port", str(self.port), *extra]
         if self.dev_dice:
             args.append("--dev-dice")

@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import itertools
+import socket
+import subprocess
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -8,14 +12,82 @@ import pytest
 import socketio
 
 from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
-from tests.bridge_process import BridgeProcess, add_world
+from tests.bridge_process import BridgeProcess, add_world, flush_redis, free_port
 from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Modules marked ``both_stores`` run every bridge test on SQLite and on Redis."""
+    if "store_kind" in metafunc.fixturenames:
+        kinds = ["sqlite"]
+        if metafunc.definition.get_closest_marker("both_stores") is not None:
+            kinds = ["sqlite", "redis"]
+        elif metafunc.definition.get_closest_marker("redis_only") is not None:
+            kinds = ["redis"]
+        metafunc.parametrize("store_kind", kinds)
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real redis-server on a free loopback port, for the whole run."""
+    port = free_port()
+    folder = tmp_path_factory.mktemp("redis")
+    process = subprocess.Popen(
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(folder),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1) as probe:
+                    probe.sendall(b"PING\r\n")
+                    if probe.recv(16).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError("redis-server did not start")
+            time.sleep(0.05)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+_prefixes = itertools.count(1)
+
+
 @pytest.fixture
-def bridge(tmp_path: Path) -> Iterator[BridgeProcess]:
-    """A real bridge process with --dev-dice, on its own data folder and port."""
-    process = BridgeProcess(tmp_path).start()
+def redis_url(redis_server: str) -> str:
+    """A fresh database number for each test, so nothing leaks between them."""
+    return redis_server.rsplit("/", 1)[0] + f"/{next(_prefixes) % 16}"
+
+
+@pytest.fixture
+def bridge(
+    tmp_path: Path, store_kind: str, request: pytest.FixtureRequest
+) -> Iterator[BridgeProcess]:
+    """A real bridge process with --dev-dice, on its own data folder (or Redis) and port."""
+    redis = None
+    if store_kind == "redis":
+        redis = request.getfixturevalue("redis_url")
+        flush_redis(redis)
+    process = BridgeProcess(tmp_path, redis_url=redis).start()
     try:
         yield process
     finally:
@@ -25,7 +97,7 @@ def bridge(tmp_path: Path) -> Iterator[BridgeProcess]:
 @pytest.fixture
 def world(bridge: BridgeProcess) -> tuple[str, str]:
     """A registered world: (id, GM key)."""
-    return "table", add_world(bridge.data_dir, "table")
+    return "table", add_world(bridge, "table")
 
 
 Connect = Callable[..., Awaitable[socketio.AsyncClient]]

@@ -94,8 +94,8 @@ def test_world_commands(tmp_path) -> None:  # type: ignore[no-untyped-def]
 async def test_old_key_stops_working_after_rotation(
     bridge: BridgeProcess, connect: Connect
 ) -> None:
-    key = add_world(bridge.data_dir, "rot")
-    new_key = json.loads(cli(bridge.data_dir, "world", "rotate-key", "rot", "--json").stdout)["key"]
+    key = add_world(bridge, "rot")
+    new_key = json.loads(cli(bridge, "world", "rotate-key", "rot", "--json").stdout)["key"]
     gm = Seat(await connect("rot", key=new_key))
     assert (await gm.ok("hello"))["role"] == "gm"
     with pytest.raises(Exception):  # noqa: B017 - the refusal itself is tested elsewhere
@@ -116,7 +116,7 @@ async def test_world_verify_detects_a_tampered_log(
         opposition={"kind": "passive", "rating": 4},
     )
     await gm.card("action.pass", action_id=card["action_id"], side="actor")
-    ok = cli(bridge.data_dir, "world", "verify", world[0])
+    ok = cli(bridge, "world", "verify", world[0])
     assert ok.stdout.startswith("OK:")
     with sqlite3.connect(bridge.data_dir / "bridge.sqlite3") as db:
         # Rewrite history: the first roll becomes four pluses.

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from tests.conftest import Connect
 from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, queue
+
+# The same scenarios on the embedded SQLite store and on Redis.
+pytestmark = pytest.mark.both_stores
 
 
 async def test_player_binding_is_needed_and_proven_through_the_gm(

@@ -5,8 +5,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from tests.conftest import Connect
 from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, queue
+
+# The same scenarios on the embedded SQLite store and on Redis.
+pytestmark = pytest.mark.both_stores
 
 
 async def wait_for(seat: Seat, event: str, predicate: Any, tries: int = 200) -> Any:
@@ -146,7 +151,7 @@ async def test_a_fate_condensed_conflict_orders_turns(connect: Connect, bridge: 
     # R11.3 over the wire, in a Fate Condensed world.
     from tests.bridge_process import add_world
 
-    key = add_world(bridge.data_dir, "fc", ruleset="fate-condensed")
+    key = add_world(bridge, "fc", ruleset="fate-condensed")
     gm = Seat(await connect("fc", key=key, user="gm"))
     for actor, quick in ((BROUSSEAU, 3), (MARGOT, 1), (GHOUL, 3)):
         await gm.ok("actor.sync", actor={**actor, "skills": {**actor["skills"], "Quick": quick}})

@@ -21,7 +21,7 @@ from bridge.rules import actions
 from bridge.rules.dice import DiceSource, QueuedDice, SecureDice
 from bridge.rules.engine import apply_all, replay
 from bridge.rules.errors import RuleViolation
-from bridge.rules.events import EVENT_ADAPTER, Event
+from bridge.rules.events import EVENT_ADAPTER, ActionPut, Event
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import WorldState
 from bridge.service.emits import ExtraCards, card_id, derive_emits
@@ -67,9 +67,6 @@ class ServiceCore:
         self._locks: dict[str, asyncio.Lock] = {}
         self._dice: dict[str, QueuedDice] = {}
         self._secure = SecureDice()
-        self._nonces: dict[str, Session] = {}
-        # Connections per (world, user) on this node, to pick who writes a card.
-        self._present: dict[tuple[str, str], int] = {}
         # Filled by BridgeService: event name -> handler.
         self._handlers: dict[str, Callable[[Session, Any], Awaitable[Reply]]] = {}
 
@@ -123,22 +120,17 @@ class ServiceCore:
         # User document, which only that user can do; the GM's client reports it.
         nonce = secrets.token_urlsafe(18)
         session = Session(sid, world.id, parsed.user, "player", bound=False, bind_nonce=nonce)
-        self._nonces[nonce] = session
+        await self.store.put_nonce(world.id, parsed.user, nonce)
         return session
 
-    def connected(self, session: Session) -> None:
-        key = (session.world_id, session.user_id)
-        self._present[key] = self._present.get(key, 0) + 1
+    async def connected(self, session: Session) -> None:
+        """Count the connection, so cards go to a writer who is there."""
+        await self.store.add_presence(session.world_id, session.user_id, 1)
 
-    def disconnect(self, session: Session) -> None:
+    async def disconnect(self, session: Session) -> None:
+        await self.store.add_presence(session.world_id, session.user_id, -1)
         if session.bind_nonce is not None:
-            self._nonces.pop(session.bind_nonce, None)
-        key = (session.world_id, session.user_id)
-        left = self._present.get(key, 0) - 1
-        if left > 0:
-            self._present[key] = left
-        else:
-            self._present.pop(key, None)
+            await self.store.drop_nonce(session.world_id, session.bind_nonce)
 
     async def handle(self, session: Session, event: str, payload: object) -> Reply:
         """Answer one intent; never raises for bad input, always returns an ack."""
@@ -150,6 +142,14 @@ class ServiceCore:
             intent = model.model_validate(payload)
         except ValidationError as exc:
             return Reply(validation_error(exc))
+        if (
+            session.role == "player"
+            and not session.bound
+            and session.bind_nonce is not None
+            # The GM's client may have vouched through another bridge process.
+            and await self.store.nonce_bound(session.world_id, session.user_id, session.bind_nonce)
+        ):
+            session.bound = True
         if session.role == "player" and not session.bound and event not in UNBOUND_ALLOWED:
             return Reply(
                 error(
@@ -215,6 +215,10 @@ class ServiceCore:
                     digest = event_hash(prev, seq, domain_event.type, payload, now)
                     rows.append(EventRow(seq, domain_event.type, payload, now, prev, digest))
                     prev = digest
+                writers = {e.action.requested_by for e in events if isinstance(e, ActionPut)}
+                present = {
+                    user: await self.store.is_present(session.world_id, user) for user in writers
+                }
                 emits = derive_emits(
                     session.world_id,
                     before,
@@ -224,7 +228,7 @@ class ServiceCore:
                     snapshot.last_emit_seq,
                     ruleset,
                     extra_cards(after) if extra_cards else [],
-                    lambda user: self._present.get((session.world_id, user), 0) > 0,
+                    present.__getitem__,
                 )
                 ack = ok(answer(after, rows, emits))
                 try:

@@ -65,6 +65,10 @@ def world_room(world_id: str) -> str:
     return f"world:{world_id}"
 
 
+def user_room(world_id: str, user_id: str) -> str:
+    return f"user:{world_id}:{user_id}"
+
+
 def ok(data: BaseModel) -> dict[str, Any]:
     return protocol.AckOk(data=data.model_dump(mode="json")).model_dump(mode="json")
 

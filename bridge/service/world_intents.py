@@ -16,6 +16,7 @@ from bridge.service.session import (
     Reply,
     Session,
     ok,
+    user_room,
 )
 
 # world.sync answers at most this many emits; the client asks again from the last seq.
@@ -101,24 +102,18 @@ class WorldIntents(ServiceCore):
 
     async def _user_bind(self, session: Session, intent: protocol.UserBind) -> Reply:
         self._require_gm(session)
-        player = self._nonces.get(intent.nonce)
-        if (
-            player is None
-            or player.world_id != session.world_id
-            or player.user_id != intent.user_id
-        ):
+        if not await self.store.bind_nonce(session.world_id, intent.user_id, intent.nonce):
             raise IntentError(
                 "not_found", "No player connection is waiting with that user and nonce.", "nonce"
             )
-        player.bound = True
-        player.bind_nonce = None
-        self._nonces.pop(intent.nonce, None)
         notice = protocol.Notice(
             level="info", code="bound", message="The bridge confirmed who you are."
         )
+        # The player's sockets share a room, reachable from any bridge process.
+        room = user_room(session.world_id, intent.user_id)
         return Reply(
             ok(protocol.UserBindData(user_id=intent.user_id, bound=True)),
-            [Emission("notice", notice.model_dump(mode="json"), player.sid)],
+            [Emission("notice", notice.model_dump(mode="json"), room)],
         )
 
     async def _gm_budget(self, session: Session, intent: protocol.GmBudget) -> Reply:

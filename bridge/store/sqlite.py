@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from bridge.store.base import (
     WorldRecord,
 )
 from bridge.store.chain import GENESIS_HASH
+from bridge.store.memory_presence import LocalPresence
 
 # Each entry moves the schema one version up; never edit a shipped entry.
 MIGRATIONS: tuple[str, ...] = (
@@ -73,12 +75,19 @@ def _world(row: aiosqlite.Row) -> WorldRecord:
     )
 
 
-class SQLiteStore:
-    """One SQLite file; every commit is one transaction guarded by a version check."""
+class SQLiteStore(LocalPresence):
+    """One SQLite file; every commit is one transaction guarded by a version check.
+
+    Presence and binding nonces live in this process: the embedded store serves one
+    bridge process.
+    """
 
     def __init__(self, path: Path) -> None:
+        super().__init__()
         self.path = path
         self._db: aiosqlite.Connection | None = None
+        # One connection: transactions for different worlds must not interleave on it.
+        self._write = asyncio.Lock()
 
     @property
     def db(self) -> aiosqlite.Connection:
@@ -113,6 +122,10 @@ class SQLiteStore:
             self._db = None
 
     async def add_world(self, world: WorldRecord, initial_state: dict[str, Any]) -> None:
+        async with self._write:
+            await self._add_world(world, initial_state)
+
+    async def _add_world(self, world: WorldRecord, initial_state: dict[str, Any]) -> None:
         try:
             await self.db.execute(
                 "INSERT INTO worlds (id, name, ruleset, key_hash, created_at, state, "
@@ -140,9 +153,10 @@ class SQLiteStore:
             return [_world(row) for row in await cursor.fetchall()]
 
     async def set_key_hash(self, world_id: str, key_hash: str) -> bool:
-        cursor = await self.db.execute(
-            "UPDATE worlds SET key_hash = ? WHERE id = ?", (key_hash, world_id)
-        )
+        async with self._write:
+            cursor = await self.db.execute(
+                "UPDATE worlds SET key_hash = ? WHERE id = ?", (key_hash, world_id)
+            )
         return cursor.rowcount == 1
 
     async def load(self, world_id: str) -> Snapshot | None:
@@ -160,6 +174,10 @@ class SQLiteStore:
         )
 
     async def commit(self, batch: CommitBatch) -> int:
+        async with self._write:
+            return await self._commit(batch)
+
+    async def _commit(self, batch: CommitBatch) -> int:
         db = self.db
         new_version = batch.expected_version + 1
         await db.execute("BEGIN IMMEDIATE")

@@ -20,6 +20,7 @@ let bridge;
 let server;
 let browser;
 let pageUrl;
+let scenePageUrl;
 
 function serveRepo() {
   return http.createServer(async (req, res) => {
@@ -42,11 +43,14 @@ before(async () => {
   const dataDir = await tempDataDir();
   const port = await freePort();
   const world = await addWorld(dataDir, "browser-world", "Browser World");
+  const sceneWorld = await addWorld(dataDir, "browser-scene", "Browser Scene");
   bridge = await startBridge({ dataDir, port });
   server = serveRepo();
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   const q = new URLSearchParams({ bridge: bridge.url, world: world.id, key: world.key });
   pageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${q}`;
+  const sq = new URLSearchParams({ bridge: bridge.url, world: sceneWorld.id, key: sceneWorld.key });
+  scenePageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${sq}`;
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
     args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-quic", "--no-first-run", "--disable-sync"]
@@ -159,5 +163,154 @@ test("a wrong key shows the refusal in words in the status badge", async () => {
   assert.equal(await page.locator("#fate-bridge-status").getAttribute("data-reason"), "bad_key");
   assert.match(await page.locator("#fate-bridge-status").innerText(), /Refused[\s\S]*GM key is wrong/);
   await page.locator("#sidebar").screenshot({ path: path.join(ARTIFACTS, "status-refused.png") });
+  await page.close();
+});
+
+test("the scene panel, the contest tracker, the challenge board and the GM cards read well on the dark UI", async () => {
+  const page = await browser.newPage({ viewport: { width: 1260, height: 1000 }, deviceScaleFactor: 1 });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(scenePageUrl);
+  await page.waitForSelector("body[data-booted=true]");
+  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const call = (fn, payload) => page.evaluate(([f, p]) => game.modules.get("fate-bridge").api.connection.call(f, p), [fn, payload]);
+  const api = (path, ...args) => page.evaluate(([p, a]) => {
+    const parts = p.split(".");
+    let target = game.modules.get("fate-bridge").api;
+    for (const k of parts.slice(0, -1)) target = target[k];
+    return target[parts.at(-1)](...a);
+  }, [path, args]);
+  const queue = async (...rolls) => assert.equal((await call("dev.queue_dice", { rolls })).ok, true);
+  const ZIRD = "actorZird0000001";
+  const OGRE = "actorOgre0000001";
+  const pass = async (cardId) => {
+    const card = page.locator(`#chat-log .chat-message:has([data-action-id="${cardId.split(".").pop()}"])`);
+    await card.locator('[data-fb="pass"][data-side="actor"]').click();
+    await card.locator(".fate-bridge-card--state-resolved, .fate-bridge-card--state-choosing").first().waitFor();
+  };
+
+  await api("setGmBudget", 2);
+  assert.ok(await api("aspects.add", "Crowded Market", { [ZIRD]: 1 }));
+  await page.evaluate(() => game.modules.get("fate-bridge").api.openScene());
+  const panel = page.locator("#fate-bridge-scene-panel");
+  await panel.locator(".fate-bridge-aspect", { hasText: "Crowded Market" }).waitFor();
+
+  // The GM sets up the contest from the tracker's form: no number in a direct contest.
+  await panel.locator('details[data-key="setup-contest"] summary').click();
+  await panel.locator('[name="contestName"]').fill("Chase across the rooftops");
+  await panel.locator('[name="contestSkill"]').selectOption("Athletics");
+  await panel.locator('[name="contestSide1"]').fill("Zird");
+  await panel.locator('[name="contestSide2"]').fill("The Ogre");
+  await panel.locator(`[name="contestMember-${ZIRD}"]`).selectOption("1");
+  await panel.locator(`[name="contestMember-${OGRE}"]`).selectOption("2");
+  assert.equal(await panel.locator('[name="contestPassive"]').isVisible(), false, "a direct contest asks for no opposition");
+  await panel.locator('[name="contestMode"]').selectOption("environment");
+  assert.equal(await panel.locator('[name="contestPassive"]').isVisible(), true, "an environment contest asks for its opposition on the ladder");
+  await panel.locator('[name="contestMode"]').selectOption("direct");
+  await panel.screenshot({ path: path.join(ARTIFACTS, "contest-setup.png") });
+  await panel.locator('[data-action="startContest"]').click();
+  const tracker = panel.locator(".fate-bridge-tracker--contest");
+  await tracker.waitFor();
+
+  // Exchange 1 from the tracker's Roll buttons and the cards' Pass: a tie at the top, a twist.
+  await queue([0, 0, 0, 0]);
+  await tracker.locator('[data-action="contestRoll"][data-side="s1"]').click();
+  await page.locator("#chat-log .fate-bridge-card").first().waitFor();
+  let cards = await page.evaluate(() => game.messages.contents.map((m) => m.flags["fate-bridge"].cardId));
+  await pass(cards.at(-1));
+  await queue([1, 1, 1, 0]);
+  await tracker.locator('[data-action="contestRoll"][data-side="s2"]').click();
+  await page.waitForFunction((n) => game.messages.contents.length > n, cards.length);
+  cards = await page.evaluate(() => game.messages.contents.map((m) => m.flags["fate-bridge"].cardId));
+  await pass(cards.at(-1));
+  await panel.locator('[data-action="nameTwist"]').waitFor();
+  await panel.locator('[name="twistName"]').fill("Loose Tiles");
+  await panel.locator('[data-action="nameTwist"]').click();
+  await panel.locator(".fate-bridge-aspect", { hasText: "Loose Tiles" }).waitFor();
+
+  // Exchange 2 through the API: Zird by 4, excels alone, two marks. Exchange 3: Zird has rolled.
+  const contestId = (await api("readScene")).contests[0].id;
+  await queue([1, 0, 0, 0]);
+  let roll = await api("contest.roll", contestId, "s1");
+  await api("pass", roll.action_id, "actor");
+  await queue([0, 0, 0, 0]);
+  roll = await api("contest.roll", contestId, "s2");
+  await api("pass", roll.action_id, "actor");
+  await queue([0, 1, 0, 0]);
+  roll = await api("contest.roll", contestId, "s1");
+  await api("pass", roll.action_id, "actor");
+  await tracker.locator(".fate-bridge-tracker__side", { hasText: "2/3" }).waitFor();
+
+  // A challenge from the board: two tasks, opposition from the ladder.
+  await panel.locator('details[data-key="setup-challenge"] summary').click();
+  await panel.locator('[name="challengeName"]').fill("Ready the airship");
+  const rows = panel.locator("[data-task-row]");
+  await rows.nth(0).locator('[name="taskName"]').fill("Patch the envelope");
+  await rows.nth(0).locator('[name="taskSkill"]').selectOption("Lore");
+  await rows.nth(0).locator('[name="taskRating"]').selectOption("2");
+  await rows.nth(1).locator('[name="taskName"]').fill("Hold the mooring lines");
+  await rows.nth(1).locator('[name="taskSkill"]').selectOption("Fight");
+  await rows.nth(1).locator('[name="taskRating"]').selectOption("4");
+  await panel.locator('[data-action="startChallenge"]').click();
+  const board = panel.locator(".fate-bridge-tracker--challenge");
+  await board.waitFor();
+  await queue([1, 1, 0, 0]);
+  await board.locator('[data-task="t1"] [name="roller"]').selectOption(ZIRD);
+  await board.locator('[data-action="challengeRoll"][data-task="t1"]').click();
+  await board.locator('[data-task="t1"]', { hasText: "Fantastic" }).waitFor();
+  const challengeId = (await api("readScene")).challenges[0].id;
+  const t1 = (await api("readScene")).challenges[0].tasks[0].action_id;
+  await api("pass", t1, "actor");
+  await board.locator('[data-task="t1"]', { hasText: "Success" }).waitFor();
+  await panel.screenshot({ path: path.join(ARTIFACTS, "scene-panel-gm.png") });
+
+  await queue([-1, 0, 0, 0]);
+  roll = await api("challenge.roll", challengeId, "t2", OGRE);
+  await api("pass", roll.action_id, "actor");
+  await api("choose", roll.action_id, "succeed_at_cost");
+  await api("cost", roll.action_id, { kind: "delay", text: "The storm arrives first" });
+  await page.locator("#chat-log .fate-bridge-gm-card--challenge").waitFor();
+  await board.locator('[data-action="toggleCarry"]').check();
+  await page.waitForFunction(() => game.modules.get("fate-bridge").api.scene.challenges[0].carry_boosts === true);
+  await panel.screenshot({ path: path.join(ARTIFACTS, "challenge-board.png") });
+
+  const contestCards = page.locator("#chat-log .fate-bridge-gm-card--contest");
+  assert.equal(await contestCards.count(), 2, "one card per finished exchange");
+  assert.match(await contestCards.nth(0).innerText(), /a twist happens/);
+  assert.match(await contestCards.nth(1).innerText(), /Zird wins the exchange by 4 and marks 2 progress/);
+  await contestCards.nth(0).screenshot({ path: path.join(ARTIFACTS, "contest-card-twist.png") });
+  await contestCards.nth(1).screenshot({ path: path.join(ARTIFACTS, "contest-card-exchange.png") });
+  const challengeCard = page.locator("#chat-log .fate-bridge-gm-card--challenge");
+  const challengeText = (await challengeCard.innerText()).replace(/\s+/g, " ");
+  assert.match(challengeText, /2 of 2 tasks succeeded/i);
+  assert.match(challengeText, /Serious cost: The storm arrives first/);
+  await challengeCard.screenshot({ path: path.join(ARTIFACTS, "challenge-card.png") });
+
+  // End the scene from the panel: keep the twist; the card says what changed.
+  await panel.locator('[data-action="endScene"][data-scope="scene"]').click();
+  const dialog = page.locator("dialog.fake-dialog-v2");
+  await dialog.waitFor();
+  await dialog.locator("label", { hasText: "Loose Tiles" }).locator("input").check();
+  await page.screenshot({ path: path.join(ARTIFACTS, "scene-end-dialog.png"), clip: { x: 100, y: 60, width: 520, height: 380 } });
+  await dialog.locator('button[data-action="ok"]').click();
+  const endCard = page.locator("#chat-log .fate-bridge-gm-card--scene-end");
+  await endCard.waitFor();
+  const endText = (await endCard.innerText()).replace(/\s+/g, " ");
+  assert.match(endText, /Scene 1 ends/);
+  assert.match(endText, /Situation aspects cleared Crowded Market/i);
+  assert.doesNotMatch(endText, /Loose Tiles/, "the kept aspect stays");
+  await endCard.screenshot({ path: path.join(ARTIFACTS, "scene-end-card.png") });
+  await panel.locator(".fate-bridge-scene__label", { hasText: "Scene 2" }).waitFor();
+
+  // The player's view of the same scene: read-only aspects, no GM controls.
+  await page.evaluate(async () => {
+    game.user = game.users.get("pagePlayerAnn001");
+    await game.modules.get("fate-bridge").api.openScene();
+  });
+  await panel.locator(".fate-bridge-scene--player").waitFor();
+  assert.equal(await panel.locator('[data-action="endScene"], [data-action="editAspect"], [data-action="startContest"], form[data-form="aspect"]').count(), 0);
+  await panel.screenshot({ path: path.join(ARTIFACTS, "scene-panel-player.png") });
+  await page.screenshot({ path: path.join(ARTIFACTS, "scene-overview.png") });
+  assert.deepEqual(errors, []);
   await page.close();
 });

@@ -1,0 +1,107 @@
+"""Two bridge processes sharing one Redis: rooms, binding and the fate point race span them."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.bridge_process import BridgeProcess, add_world, flush_redis
+from tests.conftest import Connect
+from tests.seats import BROUSSEAU, Seat, queue
+
+pytestmark = pytest.mark.redis_only
+
+
+@pytest.fixture
+def second_node(tmp_path: Path, bridge: BridgeProcess) -> Iterator[BridgeProcess]:
+    other = BridgeProcess(tmp_path / "node-b", redis_url=bridge.redis_url)
+    other.data_dir.mkdir()
+    other.start()
+    try:
+        yield other
+    finally:
+        other.stop()
+
+
+async def test_two_nodes_share_rooms_binding_and_state(
+    bridge: BridgeProcess, second_node: BridgeProcess, connect: Connect
+) -> None:
+    key = add_world(bridge, "shared")
+    gm = Seat(await connect("shared", key=key, user="gm"))  # on node A
+    await gm.ok(
+        "actor.sync",
+        actor={
+            **BROUSSEAU,
+            "fate_points": 1,
+            "aspects": [{"key": "hc", "name": "Skeptic"}, {"key": "tr", "name": "Old Soldier"}],
+        },
+    )
+    # The player is on node B: binding crosses nodes through the store.
+    import socketio
+
+    from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
+
+    client = socketio.AsyncClient(reconnection=False)
+    client.received = []  # type: ignore[attr-defined]
+
+    @client.on("*", namespace=NAMESPACE)  # type: ignore[misc]
+    async def _any(event: str, data: object) -> None:
+        client.received.append((event, data))  # type: ignore[attr-defined]
+
+    await client.connect(
+        second_node.url,
+        namespaces=[NAMESPACE],
+        transports=["websocket"],
+        auth={"world": "shared", "role": "player", "user": "paul", "protocol": PROTOCOL_VERSION},
+    )
+    paul = Seat(client)
+    hello = await paul.ok("hello")
+    await gm.ok("user.bind", user_id="paul", nonce=hello["bind_nonce"])
+    for _ in range(200):
+        if paul.received("notice"):
+            break
+        await asyncio.sleep(0.02)
+    assert paul.received("notice")[0]["code"] == "bound"
+
+    # An action on node B reaches the GM's client on node A.
+    await queue(gm, [0, 0, 0, 0])
+    card = await paul.card(
+        "action.start",
+        type="overcome",
+        actor_id="brousseau",
+        skill="Athletics",
+        opposition={"kind": "passive", "rating": 5},
+    )
+    for _ in range(200):
+        if gm.received("card"):
+            break
+        await asyncio.sleep(0.02)
+    assert gm.received("card")[0]["card"]["action_id"] == card["action_id"]
+
+    # Two invokes on two nodes race for the last fate point: exactly one wins.
+    gm_invoke = gm.send(
+        "action.invoke",
+        action_id=card["action_id"],
+        invoker="brousseau",
+        aspect_id="brousseau.hc",
+        payment="fate_point",
+    )
+    paul_invoke = paul.send(
+        "action.invoke",
+        action_id=card["action_id"],
+        invoker="brousseau",
+        aspect_id="brousseau.tr",
+        payment="fate_point",
+    )
+    results = await asyncio.gather(gm_invoke, paul_invoke)
+    assert sorted(r["ok"] for r in results) == [False, True]
+    state = await gm.ok("world.state")
+    assert next(c for c in state["characters"] if c["id"] == "brousseau")["fate_points"] == 0
+    await client.disconnect()
+
+
+def test_flush_is_per_database(redis_url: str) -> None:
+    flush_redis(redis_url)  # the helper the fixtures rely on works on a live server

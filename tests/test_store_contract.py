@@ -1,0 +1,139 @@
+"""Both stores keep the same contract: SQLite (embedded) and Redis (scale-out)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bridge.store.base import (
+    CommitBatch,
+    EmitRow,
+    EventRow,
+    Store,
+    VersionConflict,
+    WorldExists,
+    WorldRecord,
+)
+from bridge.store.chain import GENESIS_HASH, event_hash
+from bridge.store.redis import RedisStore
+from bridge.store.sqlite import SQLiteStore
+from tests.bridge_process import flush_redis
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
+    if request.param == "redis":
+        url = request.getfixturevalue("redis_url")
+        flush_redis(url)
+        opened: Store = RedisStore(url)
+    else:
+        opened = SQLiteStore(tmp_path / "bridge.sqlite3")
+    await opened.open()
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+WORLD = WorldRecord(id="w", name="World", ruleset="unwritten", key_hash="h", created_at="t0")
+
+
+def event(seq: int, prev: str) -> EventRow:
+    payload = {"n": seq}
+    return EventRow(seq, "test", payload, "t", prev, event_hash(prev, seq, "test", payload, "t"))
+
+
+async def test_worlds_are_registered_once(store: Store) -> None:
+    await store.add_world(WORLD, {"s": 0})
+    with pytest.raises(WorldExists):
+        await store.add_world(WORLD, {"s": 0})
+    assert await store.get_world("w") == WORLD
+    assert await store.get_world("nope") is None
+    assert await store.list_worlds() == [WORLD]
+    assert await store.set_key_hash("w", "h2")
+    assert (await store.get_world("w")).key_hash == "h2"  # type: ignore[union-attr]
+    assert not await store.set_key_hash("nope", "x")
+    snapshot = await store.load("w")
+    assert snapshot is not None
+    assert (snapshot.version, snapshot.state, snapshot.last_event_hash) == (
+        0,
+        {"s": 0},
+        GENESIS_HASH,
+    )
+
+
+async def test_commit_is_atomic_and_checks_the_version(store: Store) -> None:
+    await store.add_world(WORLD, {"s": 0})
+    first = event(1, GENESIS_HASH)
+    version = await store.commit(
+        CommitBatch(
+            world_id="w",
+            expected_version=0,
+            state={"s": 1},
+            events=[first],
+            emits=[EmitRow(1, "card", {"a": 1}), EmitRow(2, "card", {"a": 2})],
+            user_id="u",
+            request_id="r1",
+            response={"ok": True, "data": {}},
+            created_at="t",
+        )
+    )
+    assert version == 1
+    stale = CommitBatch(world_id="w", expected_version=0, state={"s": 99}, events=[event(2, "x")])
+    with pytest.raises(VersionConflict):
+        await store.commit(stale)
+    snapshot = await store.load("w")
+    assert snapshot is not None
+    assert (snapshot.version, snapshot.state) == (1, {"s": 1})
+    assert (snapshot.last_event_seq, snapshot.last_event_hash, snapshot.last_emit_seq) == (
+        1,
+        first.hash,
+        2,
+    )
+    assert await store.events("w") == [first]
+    assert await store.get_response("w", "u", "r1") == {"ok": True, "data": {}}
+    assert await store.get_response("w", "other", "r1") is None
+
+
+async def test_emits_page_in_seq_order(store: Store) -> None:
+    await store.add_world(WORLD, {})
+    emits = [EmitRow(n, "card", {"n": n}) for n in range(1, 8)]
+    await store.commit(CommitBatch(world_id="w", expected_version=0, state={}, emits=emits))
+    assert [e.seq for e in await store.emits_since("w", 0, 3)] == [1, 2, 3]
+    assert [e.seq for e in await store.emits_since("w", 3, 100)] == [4, 5, 6, 7]
+    assert await store.emits_since("w", 7, 10) == []
+
+
+async def test_racing_commits_exactly_one_wins(store: Store) -> None:
+    await store.add_world(WORLD, {"s": 0})
+    batches = [
+        CommitBatch(
+            world_id="w", expected_version=0, state={"s": n}, events=[event(1, GENESIS_HASH)]
+        )
+        for n in (1, 2)
+    ]
+    results = await asyncio.gather(*(store.commit(b) for b in batches), return_exceptions=True)
+    assert sorted(type(r).__name__ for r in results) == ["VersionConflict", "int"]
+    assert len(await store.events("w")) == 1
+
+
+async def test_presence_and_binding_nonces(store: Store) -> None:
+    await store.add_world(WORLD, {})
+    assert not await store.is_present("w", "u")
+    await store.add_presence("w", "u", 1)
+    await store.add_presence("w", "u", 1)
+    await store.add_presence("w", "u", -1)
+    assert await store.is_present("w", "u")
+    await store.add_presence("w", "u", -1)
+    assert not await store.is_present("w", "u")
+    await store.put_nonce("w", "paul", "n1")
+    assert not await store.nonce_bound("w", "paul", "n1")
+    assert not await store.bind_nonce("w", "anna", "n1")
+    assert not await store.bind_nonce("w", "paul", "n2")
+    assert await store.bind_nonce("w", "paul", "n1")
+    assert await store.nonce_bound("w", "paul", "n1")
+    await store.drop_nonce("w", "n1")
+    assert not await store.nonce_bound("w", "paul", "n1")
