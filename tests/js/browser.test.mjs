@@ -281,7 +281,7 @@ test("the scene panel, the contest tracker, the challenge board and the GM cards
   await contestCards.nth(0).screenshot({ path: path.join(ARTIFACTS, "contest-card-twist.png") });
   await contestCards.nth(1).screenshot({ path: path.join(ARTIFACTS, "contest-card-exchange.png") });
   const challengeCard = page.locator("#chat-log .fate-bridge-gm-card--challenge");
-  const challengeText = (await challengeCard.innerText()).replace(/\s+/g, " ");
+  const challengeText = (await challengeCard.textContent()).replace(/\s+/g, " ");
   assert.match(challengeText, /2 of 2 tasks succeeded/i);
   assert.match(challengeText, /Serious cost: The storm arrives first/);
   await challengeCard.screenshot({ path: path.join(ARTIFACTS, "challenge-card.png") });
@@ -295,9 +295,9 @@ test("the scene panel, the contest tracker, the challenge board and the GM cards
   await dialog.locator('button[data-action="ok"]').click();
   const endCard = page.locator("#chat-log .fate-bridge-gm-card--scene-end");
   await endCard.waitFor();
-  const endText = (await endCard.innerText()).replace(/\s+/g, " ");
+  const endText = (await endCard.textContent()).replace(/\s+/g, " ");
   assert.match(endText, /Scene 1 ends/);
-  assert.match(endText, /Situation aspects cleared Crowded Market/i);
+  assert.match(endText, /Situation aspects cleared Crowded Market/);
   assert.doesNotMatch(endText, /Loose Tiles/, "the kept aspect stays");
   await endCard.screenshot({ path: path.join(ARTIFACTS, "scene-end-card.png") });
   await panel.locator(".fate-bridge-scene__label", { hasText: "Scene 2" }).waitFor();
