@@ -337,3 +337,67 @@ describe("the scene panel on an Unwritten world", () => {
     for (const c of [gm, assistant, ann, bob]) await assertSentValid(c);
   });
 });
+
+describe("a conflict on a Fate Condensed world", () => {
+  let condensed;
+  let gm;
+  let assistant;
+
+  before(async () => {
+    const dataDir = await tempDataDir();
+    const port = await freePort();
+    const world = await addWorld(dataDir, "condensed-world", "Condensed World", "fate-condensed");
+    condensed = await startBridge({ dataDir, port });
+    gm = await launch("condensed-gm", world, port, GM, world.key);
+    assistant = await launch("condensed-assistant", world, port, ASSISTANT, world.key);
+    await gm.rpc("openScene");
+  });
+
+  after(async () => {
+    await condensed?.stop();
+  });
+
+  test("the bridge's turn order goes into the Combat tracker, written by the active GM only; ties reorder, Next turn moves the tracker", async () => {
+    await gm.rpc("panelField", '[name="conflictName"]', "Brawl on the roof");
+    await gm.rpc("panelField", '[name="conflictKind"]', "physical");
+    await gm.rpc("panelField", '[name="conflictZones"]', "Roof: Street\nStreet: Roof");
+    await gm.rpc("panelField", '[name="conflictSide1"]', "Heroes");
+    await gm.rpc("panelField", '[name="conflictSide2"]', "Thugs");
+    await gm.rpc("panelField", `[name="conflictMember-${ZIRD._id}"]`, "1");
+    await gm.rpc("panelField", `[name="conflictMember-${VERA._id}"]`, "2");
+    await gm.rpc("panelField", `[name="conflictMember-${OGRE._id}"]`, "2");
+    await gm.rpc("clickPanel", '[data-action="startConflict"]');
+    const start = (await gm.waitFor("sent", (s) => s.some((x) => x.event === "conflict.start" && x.ack), { what: "conflict.start" })).find((x) => x.event === "conflict.start");
+    assert.equal(start.ack.ok, true, JSON.stringify(start.ack));
+    assert.deepEqual(start.payload.zones, [{ name: "Roof", adjacent: ["Street"] }, { name: "Street", adjacent: ["Roof"] }]);
+    const conflict = start.ack.data.conflicts[0];
+    const order = conflict.order.map((t) => t.character.id);
+    assert.equal(order.at(-1), OGRE._id, "Quick 1 acts last");
+    assert.deepEqual([...conflict.ties[0]].sort(), [ZIRD._id, VERA._id].sort(), "Quick 2 and Quick 2 tie");
+
+    let [combat] = await gm.waitFor("combats", (cs) => cs.length === 1 && cs[0].turns.length === 3, { what: "combat written" });
+    assert.deepEqual(combat.turns.map((t) => t.actorId), order, "Foundry's initiative sort gives the bridge's order");
+    assert.deepEqual(combat.turns.map((t) => t.initiative), [3, 2, 1]);
+    assert.equal(combat.flags["fate-bridge"].conflictId, conflict.id);
+    assert.equal(combat.current, order[0]);
+    assert.deepEqual(await assistant.rpc("combats"), [], "the assistant GM writes no Combat");
+    assert.deepEqual((await assistant.rpc("log")).combatWrites, []);
+
+    // The GM breaks the tie from the panel: the second in the tie group moves up.
+    const panel = await gm.waitFor("panel", (p) => p.actions.some((a) => a.action === "conflictOrder"), { what: "tie controls" });
+    assert.match(panel.conflicts, /tie 1/);
+    await gm.rpc("clickPanel", `[data-action="conflictOrder"][data-character="${order[1]}"][data-dir="-1"]`);
+    [combat] = await gm.waitFor("combats", (cs) => cs[0].turns[0].actorId === order[1], { what: "reordered" });
+    assert.deepEqual(combat.turns.map((t) => t.actorId), [order[1], order[0], order[2]]);
+
+    await gm.rpc("clickPanel", '[data-action="conflictNext"]');
+    [combat] = await gm.waitFor("combats", (cs) => cs[0].turn === 1, { what: "next turn" });
+    assert.equal(combat.current, order[0]);
+
+    await gm.rpc("clickPanel", '[data-action="conflictEnd"]');
+    await gm.waitFor("combats", (cs) => cs.length === 0, { what: "combat removed at the end" });
+    assert.deepEqual((await assistant.rpc("log")).combatWrites, []);
+    await assertSentValid(gm);
+    await assertSentValid(assistant);
+  });
+});
