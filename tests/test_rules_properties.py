@@ -15,6 +15,7 @@ from bridge.rules.draft import Draft
 from bridge.rules.engine import apply_all, replay
 from bridge.rules.errors import RuleViolation
 from bridge.rules.ruleset import UNWRITTEN
+from bridge.rules.scene import end_scene
 from bridge.rules.state import Aspect, WorldState
 from tests.rules_fixtures import ANNA, GM_USER, PAUL, sheet, with_aspect, world
 
@@ -116,6 +117,8 @@ def run(state: WorldState, command: tuple, dice: QueuedDice) -> list:  # type: i
             GM_USER,
             UNWRITTEN,
         )
+    if kind == "end":
+        return end_scene(state, GM_USER, scope=command[1])[0]
     if kind == "concede":
         return actions.concede(state, current, command[2], command[1])
     return actions.roll_now(state, current, command[1], dice)
@@ -174,12 +177,13 @@ turns = st.tuples(
     st.sampled_from(["fail", "succeed_at_cost", "aspect", "mark"]),
     st.sampled_from(["mild_consequence", "opponent_advantage", "npc_boost", "wrinkle"]),
     st.booleans(),
+    st.sampled_from([None, None, None, "scene", "session", "scenario"]),
 )
 
 
 def play_turn(turn: tuple) -> list[tuple]:  # type: ignore[type-arg]
     """One action as a table would play it: the right people press the right buttons."""
-    actor, action_type, rating, dangerous, helped, invokes, choice, cost_kind, concede = turn
+    actor, action_type, rating, dangerous, helped, invokes, choice, cost_kind, concede, end = turn
     owner = OWNER[actor]
     script: list[tuple] = [("start", owner, actor, action_type, rating, dangerous, helped)]  # type: ignore[type-arg]
     if dangerous:
@@ -192,6 +196,8 @@ def play_turn(turn: tuple) -> list[tuple]:  # type: ignore[type-arg]
         ("choose", owner, choice),
         ("cost", cost_kind),
     ]
+    if end:
+        script.append(("end", end))
     return script
 
 

@@ -528,3 +528,42 @@ def test_r12_5_sacrifice_with_no_fate_points_left() -> None:
 
 def test_unused_names_stay_importable() -> None:
     assert BROUSSEAU.id == "b" and GHOUL.id == "g" and Helper("b").character_id == "b"
+
+
+def test_r12_1_scene_end_archives_what_is_finished_and_keeps_what_is_open() -> None:
+    # Resolved actions and finished procedures leave the live state at the scene's end
+    # (their cards and the log keep the history); anything still open stays.
+    table = Table(world())
+    table.run(
+        lambda s: actions.start_action(
+            s,
+            StartAction("overcome", "b", "Athletics", passive_rating=0),
+            PAUL,
+            dice(ZERO),
+            UNWRITTEN,
+        )
+    )
+    pass_actor(table, "a1", PAUL)
+    table.run(
+        lambda s: actions.start_action(
+            s,
+            StartAction("overcome", "b", "Athletics", passive_rating=0),
+            PAUL,
+            dice(ZERO),
+            UNWRITTEN,
+        )
+    )
+    cid = direct_contest(table)
+    table.run(lambda s: contest.concede_contest(s, cid, "s2", GM_USER))
+    table.run(
+        lambda s: challenge.start_challenge(
+            s, "Open", [challenge.TaskSpec("Row", "Athletics", 1)], GM_USER
+        )
+    )
+    table.run(lambda s: end_scene(s, GM_USER)[0])
+    assert set(table.state.actions) == {"a2"}  # a1 resolved; a2 still in its invoke phase
+    assert cid not in table.state.contests
+    assert len(table.state.challenges) == 1
+    from bridge.rules.engine import replay
+
+    assert replay(table.log, world()) == table.state

@@ -9,11 +9,13 @@ from bridge.rules.events import (
     CarriedBoostsPut,
     ChallengePut,
     CharacterPut,
+    Collection,
     CompelPut,
     ConflictPut,
     ContestPut,
     CountersPut,
     Event,
+    RecordDropped,
     ScenePut,
 )
 from bridge.rules.state import (
@@ -27,6 +29,15 @@ from bridge.rules.state import (
     Scene,
     WorldState,
 )
+
+# Draft record kinds -> WorldState collections that may drop records.
+_COLLECTIONS: dict[str, Collection] = {
+    "action": "actions",
+    "contest": "contests",
+    "challenge": "challenges",
+    "conflict": "conflicts",
+    "compel": "compels",
+}
 
 
 class Draft:
@@ -83,6 +94,25 @@ class Draft:
         self.actions[action.id] = action
         self._changed[("action", action.id)] = None
         return action
+
+    def _drop(self, kind: str, records: dict[str, object], record_id: str) -> None:
+        records.pop(record_id, None)
+        self._changed[(kind, record_id)] = None
+
+    def drop_action(self, action_id: str) -> None:
+        self._drop("action", self.actions, action_id)  # type: ignore[arg-type]
+
+    def drop_contest(self, contest_id: str) -> None:
+        self._drop("contest", self.contests, contest_id)  # type: ignore[arg-type]
+
+    def drop_challenge(self, challenge_id: str) -> None:
+        self._drop("challenge", self.challenges, challenge_id)  # type: ignore[arg-type]
+
+    def drop_conflict(self, conflict_id: str) -> None:
+        self._drop("conflict", self.conflicts, conflict_id)  # type: ignore[arg-type]
+
+    def drop_compel(self, compel_id: str) -> None:
+        self._drop("compel", self.compels, compel_id)  # type: ignore[arg-type]
 
     def put_contest(self, contest: Contest) -> Contest:
         self.contests[contest.id] = contest
@@ -144,6 +174,11 @@ class Draft:
                     out.append(AspectPut(reason=reason, aspect=self.aspects[key]))
                 elif key in self.base.aspects:
                     out.append(AspectRemoved(reason=reason, aspect_id=key))
+            elif kind in _COLLECTIONS and key not in getattr(self, _COLLECTIONS[kind]):
+                if key in getattr(self.base, _COLLECTIONS[kind]):
+                    out.append(
+                        RecordDropped(reason=reason, collection=_COLLECTIONS[kind], record_id=key)
+                    )
             elif kind == "action":
                 out.append(ActionPut(reason=reason, action=self.actions[key]))
             elif kind == "scene":

@@ -18,6 +18,7 @@ from bridge.rules.events import (
     ContestPut,
     CountersPut,
     Event,
+    RecordDropped,
     ScenePut,
 )
 from bridge.rules.state import Aspect, Character, ConsequenceSlot, Stunt, WorldState
@@ -170,6 +171,10 @@ def apply(state: WorldState, event: Event) -> WorldState:
         return state.model_copy(
             update={"compels": {**state.compels, event.compel.id: event.compel}}
         )
+    if isinstance(event, RecordDropped):
+        records = getattr(state, event.collection)
+        kept = {k: v for k, v in records.items() if k != event.record_id}
+        return state.model_copy(update={event.collection: kept})
     if isinstance(event, CarriedBoostsPut):
         return state.model_copy(update={"carried_boosts": event.aspect_ids})
     raise TypeError(f"unhandled event {event!r}")

@@ -85,6 +85,18 @@ class CarriedBoostsPut(Frozen):
     aspect_ids: tuple[str, ...]
 
 
+Collection = Literal["actions", "contests", "challenges", "conflicts", "compels"]
+
+
+class RecordDropped(Frozen):
+    """A finished record leaves the live state (its history stays in the log)."""
+
+    type: Literal["record.dropped"] = "record.dropped"
+    reason: str
+    collection: Collection
+    record_id: str
+
+
 class CountersPut(Frozen):
     type: Literal["world.counters"] = "world.counters"
     reason: str
@@ -104,7 +116,8 @@ Event = Annotated[
     | ChallengePut
     | ConflictPut
     | CompelPut
-    | CarriedBoostsPut,
+    | CarriedBoostsPut
+    | RecordDropped,
     Field(discriminator="type"),
 ]
 

@@ -109,6 +109,7 @@ def end_scene(
 
     if carried:
         draft.set_carried_boosts(())
+    _archive(draft)
     if scope != "scene":
         _end_session(draft, summary, scope)
     session = scene.session + (1 if scope != "scene" else 0)
@@ -117,6 +118,28 @@ def end_scene(
     players = sum(1 for c in draft.characters.values() if not c.is_npc)
     draft.set_gm_fate_points(gm_budget if gm_budget is not None else players)
     return draft.events(), summary
+
+
+def _archive(draft: Draft) -> None:
+    """Keep the state small: finished procedures and resolved actions leave it at the
+    scene's end (their cards and the event log keep the history)."""
+    for contest in list(draft.contests.values()):
+        if contest.state != "open":
+            draft.drop_contest(contest.id)
+    for challenge in list(draft.challenges.values()):
+        if challenge.state != "open":
+            draft.drop_challenge(challenge.id)
+    for conflict in list(draft.conflicts.values()):
+        if conflict.state != "open":
+            draft.drop_conflict(conflict.id)
+    for compel in list(draft.compels.values()):
+        if compel.state != "offered":
+            draft.drop_compel(compel.id)
+    needed = {t.action_id for c in draft.challenges.values() for t in c.tasks if t.action_id}
+    needed |= {r.action_id for c in draft.contests.values() for r in c.current if r.action_id}
+    for action in list(draft.actions.values()):
+        if action.state == "resolved" and action.id not in needed:
+            draft.drop_action(action.id)
 
 
 def _end_session(draft: Draft, summary: SceneEndSummary, scope: Scope) -> None:
