@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel
 
 from bridge import cards, protocol
-from bridge.rules.events import ActionPut, AspectPut, CharacterPut, Event
+from bridge.rules.events import ActionPut, AspectPut, CharacterPut, CountersPut, Event
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import WorldState
 from bridge.store.base import (
@@ -123,8 +123,21 @@ def derive_emits(
         if old is None or cards.token_status(old, before, world_id, 0) != status:
             seq += 1
             add("token.status", status.model_copy(update={"seq": seq}))
-    scene_after = cards.scene_state(after)
-    if cards.scene_state(before) != scene_after:
-        seq += 1
-        add("scene.state", protocol.SceneStateEmit(seq=seq, world=world_id, state=scene_after))
+    if any(touches_scene(e, before) for e in events):
+        scene_after = cards.scene_state(after)
+        if cards.scene_state(before) != scene_after:
+            seq += 1
+            add("scene.state", protocol.SceneStateEmit(seq=seq, world=world_id, state=scene_after))
     return emits
+
+
+def touches_scene(event: Event, before: WorldState) -> bool:
+    """Whether an event can change what the scene panel shows (saves building it twice
+    for the common case: a plain action moving along)."""
+    if isinstance(event, ActionPut):
+        return event.action.challenge_id is not None or event.action.contest_id is not None
+    if isinstance(event, AspectPut):
+        return event.aspect.kind in ("situation", "boost")
+    if isinstance(event, CountersPut):
+        return event.gm_fate_points != before.gm_fate_points
+    return not isinstance(event, CharacterPut)
