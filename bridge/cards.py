@@ -274,19 +274,19 @@ def token_status(
 
 
 def scene_end(summary: SceneEndSummary, state: WorldState) -> protocol.SceneEndData:
-    def note(character_id: str, text: str) -> protocol.CharacterNote:
+    def note(character_id: str, name: str, severity: int) -> protocol.ConsequenceNote:
         who = _who(state, character_id) or protocol.CardCharacter(id=character_id, name="")
-        return protocol.CharacterNote(character=who, text=text)
+        return protocol.ConsequenceNote(character=who, name=name, severity=severity)
 
     return protocol.SceneEndData(
         ended_scene=summary.scene,
-        removed_consequences=[note(c, t) for c, t in summary.removed],
-        recovering_consequences=[note(c, t) for c, t in summary.recovering],
+        removed_consequences=[note(*entry) for entry in summary.removed],
+        recovering_consequences=[note(*entry) for entry in summary.recovering],
         fate_points=[
             protocol.FatePointGain(
                 character=_who(state, c) or protocol.CardCharacter(id=c, name=""),
                 gained=gained,
-                reasons=reasons,
+                reasons=[protocol.EarningView(kind=r.kind, aspect=r.aspect) for r in reasons],
             )
             for c, (gained, reasons) in summary.fate_points.items()
         ],
@@ -295,6 +295,7 @@ def scene_end(summary: SceneEndSummary, state: WorldState) -> protocol.SceneEndD
         no_longer_overwhelmed=[
             c for c in (_who(state, i) for i in summary.no_longer_overwhelmed) if c
         ],
+        closed_unfinished=summary.closed_unfinished,
     )
 
 
@@ -333,6 +334,7 @@ def exchange_view(result: ExchangeResult, ruleset: Ruleset) -> protocol.Exchange
         margin=result.margin,
         progress=result.progress,
         twist=result.twist,
+        twist_aspect=result.twist_aspect,
         excelled=result.excelled,
     )
 
@@ -391,7 +393,12 @@ def challenge_view(
                 else None,
                 state=action.state if action else None,
                 succeeded=action.succeeded if action else None,
-                costs=[f"{c.severity}: {c.text or c.kind}" for c in action.costs] if action else [],
+                costs=[
+                    protocol.CostView(severity=c.severity, kind=c.kind, text=c.text)
+                    for c in action.costs
+                ]
+                if action
+                else [],
             )
         )
     return protocol.ChallengeView(

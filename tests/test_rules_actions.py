@@ -17,7 +17,7 @@ from bridge.rules.dice import Roll
 from bridge.rules.engine import SheetSlot, replay
 from bridge.rules.errors import RuleViolation
 from bridge.rules.ruleset import FATE_CONDENSED, UNWRITTEN
-from bridge.rules.state import GM, Aspect, Stunt, WorldState
+from bridge.rules.state import GM, Aspect, Earning, Stunt, WorldState
 from tests.rules_fixtures import (
     ANNA,
     BROUSSEAU,
@@ -927,7 +927,7 @@ def test_r9_3_r12_1_concession_point_is_paid_when_the_scene_ends() -> None:
     assert brousseau.fate_points == 4
     assert brousseau.pending_fate_points == 0
     assert not brousseau.overwhelmed
-    assert summary.fate_points == {"b": (1, ["conceded"])}
+    assert summary.fate_points == {"b": (1, [Earning(kind="conceded")])}
 
 
 def test_r7_5_mild_recovery_takes_two_scene_ends() -> None:

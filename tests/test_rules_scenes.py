@@ -530,9 +530,10 @@ def test_unused_names_stay_importable() -> None:
     assert BROUSSEAU.id == "b" and GHOUL.id == "g" and Helper("b").character_id == "b"
 
 
-def test_r12_1_scene_end_archives_what_is_finished_and_keeps_what_is_open() -> None:
-    # Resolved actions and finished procedures leave the live state at the scene's end
-    # (their cards and the log keep the history); anything still open stays.
+def test_r12_1_scene_end_archives_what_is_finished_and_closes_procedures() -> None:
+    # Decision: contests, challenges and conflicts belong to their scene; its end closes
+    # them (unfinished ones without a result, named on the summary). Resolved actions leave
+    # the live state; an action still in its invoke phase stays. The log keeps everything.
     table = Table(world())
     table.run(
         lambda s: actions.start_action(
@@ -557,13 +558,14 @@ def test_r12_1_scene_end_archives_what_is_finished_and_keeps_what_is_open() -> N
     table.run(lambda s: contest.concede_contest(s, cid, "s2", GM_USER))
     table.run(
         lambda s: challenge.start_challenge(
-            s, "Open", [challenge.TaskSpec("Row", "Athletics", 1)], GM_USER
+            s, "Unrowed", [challenge.TaskSpec("Row", "Athletics", 1)], GM_USER
         )
     )
-    table.run(lambda s: end_scene(s, GM_USER)[0])
+    events, summary = end_scene(table.state, GM_USER)
+    table.run(lambda _s: events)
     assert set(table.state.actions) == {"a2"}  # a1 resolved; a2 still in its invoke phase
-    assert cid not in table.state.contests
-    assert len(table.state.challenges) == 1
+    assert table.state.contests == {} and table.state.challenges == {}
+    assert summary.closed_unfinished == ["Unrowed"]
     from bridge.rules.engine import replay
 
     assert replay(table.log, world()) == table.state

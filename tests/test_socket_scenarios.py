@@ -223,7 +223,7 @@ async def test_concession_pays_a_fate_point_at_scene_end(table: dict[str, Seat])
         {
             "character": {"id": "brousseau", "name": "Brousseau"},
             "gained": 1,
-            "reasons": ["conceded"],
+            "reasons": [{"kind": "conceded", "aspect": None}],
         }
     ]
     after = {c["id"]: c for c in (await gm.ok("world.state"))["characters"]}

@@ -66,6 +66,17 @@ async def test_a_contest_run_end_to_end_by_a_gm_and_two_players(table: dict[str,
     assert contest["twist_pending"] is True
     scene = await gm.ok("contest.twist", contest_id=cid, name="Fog Rolls In")
     assert any(a["name"] == "Fog Rolls In" for a in scene["aspects"])
+    # The first exchange's card is updated in place to name the twist.
+    named = await wait_for(
+        anna,
+        "card",
+        lambda d: (
+            d["op"] == "update"
+            and d["card"]["kind"] == "contest"
+            and d["card"]["exchange"]["twist_aspect"] == "Fog Rolls In"
+        ),
+    )
+    assert named[0]["card_id"].endswith(".x1")
     # Exchange 2: 6 vs 2: margin 4, excels -> 2 progress.
     contest = await exchange([1, 1, 1, 0], [0, 0, 0, 0])
     assert contest["history"][-1]["progress"] == 2
@@ -75,12 +86,18 @@ async def test_a_contest_run_end_to_end_by_a_gm_and_two_players(table: dict[str,
     assert [s["progress"] for s in contest["sides"]] == [3, 0]
 
     # Every client saw one exchange card per exchange, written by the active GM.
-    cards = await wait_for(anna, "card", lambda d: d["card"]["kind"] == "contest")
+    def contest_cards() -> list[Any]:
+        return [
+            d
+            for d in anna.received("card")
+            if d["card"]["kind"] == "contest" and d["op"] == "create"
+        ]
+
     for _ in range(100):
-        cards = [d for d in anna.received("card") if d["card"]["kind"] == "contest"]
-        if len(cards) == 3:
+        if len(contest_cards()) == 3:
             break
         await asyncio.sleep(0.02)
+    cards = contest_cards()
     assert len(cards) == 3
     assert {c["writer"] for c in cards} == {"gm"}
     assert [c["card"]["exchange"]["number"] for c in cards] == [1, 2, 3]
@@ -122,6 +139,16 @@ async def test_a_challenge_and_the_scene_end_card(table: dict[str, Seat]) -> Non
     state = await gm.ok("scene.read")
     assert state["scene"] == {"number": 2, "session": 2, "scenario": 1}
     assert state["gm_fate_points"] == 2  # one per player character by default (R12.2)
+
+
+async def test_setting_the_gm_budget_updates_every_scene_panel(table: dict[str, Seat]) -> None:
+    # R12.2: the GM's budget for the scene, shown on the panel.
+    gm, paul = table["gm"], table["paul"]
+    await gm.ok("fate.gm_budget", fate_points=7)
+    states = await wait_for(paul, "scene.state", lambda d: d["state"]["gm_fate_points"] == 7)
+    assert states[-1]["writer"] == "gm"
+    refused = await paul.send("fate.gm_budget", fate_points=9)
+    assert refused["error"]["code"] == "forbidden"
 
 
 async def test_compels_through_the_bridge(table: dict[str, Seat]) -> None:

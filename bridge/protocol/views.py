@@ -205,6 +205,7 @@ class ExchangeView(Outbound):
     margin: int
     progress: int
     twist: bool
+    twist_aspect: str | None
     excelled: bool
 
 
@@ -224,6 +225,14 @@ class ContestView(Outbound):
     winner: str | None
 
 
+class CostView(Outbound):
+    """R6: a cost, by severity and kind (from hello.costs), with the GM's words."""
+
+    severity: Literal["minor", "serious"]
+    kind: str
+    text: str
+
+
 class TaskView(Outbound):
     id: str
     name: str
@@ -237,7 +246,7 @@ class TaskView(Outbound):
     outcome_label: str | None
     state: str | None
     succeeded: bool | None
-    costs: list[str]
+    costs: list[CostView]
 
 
 class ChallengeView(Outbound):
@@ -475,27 +484,37 @@ class AspectGiveData(Outbound):
     free_invokes: dict[str, int]
 
 
-class CharacterNote(Outbound):
+class ConsequenceNote(Outbound):
     character: CardCharacter
-    text: str
+    name: str
+    severity: int
+
+
+class EarningView(Outbound):
+    """Why a fate point was earned: an aspect invoked against the character, a
+    concession, a concession in a contest, or a hint not taken."""
+
+    kind: Literal["invoked_against", "conceded", "conceded_contest", "hint_unused"]
+    aspect: str | None
 
 
 class FatePointGain(Outbound):
     character: CardCharacter
     gained: int
-    reasons: list[str]
+    reasons: list[EarningView]
 
 
 class SceneEndData(Outbound):
     """What ending the scene changed (R12.1, R7.5)."""
 
     ended_scene: int
-    removed_consequences: list[CharacterNote]
-    recovering_consequences: list[CharacterNote]
+    removed_consequences: list[ConsequenceNote]
+    recovering_consequences: list[ConsequenceNote]
     fate_points: list[FatePointGain]
     expired_boosts: list[str]
     cleared_aspects: list[str]
     no_longer_overwhelmed: list[CardCharacter]
+    closed_unfinished: list[str]
 
 
 class GmBudgetData(Outbound):

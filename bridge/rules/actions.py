@@ -31,6 +31,7 @@ from bridge.rules.state import (
     Character,
     Cost,
     CostSeverity,
+    Earning,
     Effect,
     Invoke,
     Purpose,
@@ -237,7 +238,7 @@ def _add_free_invokes(draft: Draft, aspect_id: str, holder: str, count: int) -> 
     )
 
 
-def _pending_fate_point(draft: Draft, character_id: str, why: str) -> Effect | None:
+def pending_fate_point(draft: Draft, character_id: str, why: Earning) -> Effect | None:
     """A point usable once the scene is over; the GM's NPCs receive nothing (R4.5)."""
     character = draft.character(character_id)
     if character.is_npc:
@@ -250,7 +251,13 @@ def _pending_fate_point(draft: Draft, character_id: str, why: str) -> Effect | N
             }
         )
     )
-    return Effect(kind="fate_point", character_id=character_id, count=1, text=why)
+    return Effect(
+        kind="fate_point",
+        character_id=character_id,
+        count=1,
+        text=why.aspect or "",
+        detail=why.kind,
+    )
 
 
 # --- declaring and rolling --------------------------------------------------------
@@ -496,7 +503,7 @@ def concede(
     effects: list[Effect] = [Effect(kind="conceded", character_id=character_id)]
     for member in _side(action, conceding_side).members:
         effects.append(overwhelm(draft, member, caused_by=None))
-    point = _pending_fate_point(draft, character_id, "conceded")
+    point = pending_fate_point(draft, character_id, Earning(kind="conceded"))
     if point:
         effects.append(point)
     succeeded = conceding_side == "opposition"
@@ -587,7 +594,9 @@ def invoke(
         # R4.5: invoking someone else's aspect pays them at the end of the scene.
         owner_id = aspect.attached_to
         if owner_id and owner_id != holder and owner_id not in side.members:
-            point = _pending_fate_point(draft, owner_id, f"{aspect.name} invoked against them")
+            point = pending_fate_point(
+                draft, owner_id, Earning(kind="invoked_against", aspect=aspect.name)
+            )
             if point:
                 action = _add_effects(action, point)
     else:

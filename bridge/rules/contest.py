@@ -6,7 +6,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from bridge.rules.actions import Principal, StartAction, declare, may_control
+from bridge.rules.actions import (
+    Principal,
+    StartAction,
+    declare,
+    may_control,
+    pending_fate_point,
+)
 from bridge.rules.dice import DiceSource
 from bridge.rules.draft import Draft
 from bridge.rules.errors import RuleViolation
@@ -17,6 +23,7 @@ from bridge.rules.state import (
     Aspect,
     Contest,
     ContestSide,
+    Earning,
     ExchangeResult,
     ExchangeRoll,
     WorldState,
@@ -311,7 +318,12 @@ def name_twist(state: WorldState, contest_id: str, name: str, principal: Princip
     if contest is None or not contest.twist_pending:
         raise RuleViolation("wrong_state", "No twist is waiting to be named.", "contest_id")
     draft.put_aspect(Aspect(id=draft.new_aspect_id("sit"), name=name, kind="situation"))
-    draft.put_contest(contest.model_copy(update={"twist_pending": False}))
+    history = list(contest.history)
+    last_twist = max(i for i, h in enumerate(history) if h.twist)
+    history[last_twist] = history[last_twist].model_copy(update={"twist_aspect": name})
+    draft.put_contest(
+        contest.model_copy(update={"twist_pending": False, "history": tuple(history)})
+    )
     return draft.events()
 
 
@@ -325,16 +337,7 @@ def concede_contest(
     side = _side(contest, side_id)
     _require_side_control(draft, side, principal)
     for member in side.members:
-        character = draft.character(member)
-        if not character.is_npc:
-            draft.put_character(
-                character.model_copy(
-                    update={
-                        "pending_fate_points": character.pending_fate_points + 1,
-                        "pending_reasons": (*character.pending_reasons, "conceded the contest"),
-                    }
-                )
-            )
+        pending_fate_point(draft, member, Earning(kind="conceded_contest"))
     sides = tuple(
         s.model_copy(update={"conceded": True}) if s.id == side_id else s for s in contest.sides
     )

@@ -6,11 +6,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from bridge.rules.actions import Principal
-from bridge.rules.consequences import severity_name
 from bridge.rules.draft import Draft
 from bridge.rules.errors import RuleViolation
 from bridge.rules.events import Event
-from bridge.rules.state import GM, Aspect, Scene, WorldState
+from bridge.rules.state import GM, Aspect, Earning, Scene, WorldState
 
 MILD = 2
 
@@ -20,9 +19,12 @@ class SceneEndSummary:
     """What ending the scene changed, for the scene-end card."""
 
     scene: int
-    removed: list[tuple[str, str]] = field(default_factory=list)
-    recovering: list[tuple[str, str]] = field(default_factory=list)
-    fate_points: dict[str, tuple[int, list[str]]] = field(default_factory=dict)
+    # (character, consequence name, severity)
+    removed: list[tuple[str, str, int]] = field(default_factory=list)
+    recovering: list[tuple[str, str, int]] = field(default_factory=list)
+    fate_points: dict[str, tuple[int, list[Earning]]] = field(default_factory=dict)
+    # Contests, challenges and conflicts the scene's end closed before they finished.
+    closed_unfinished: list[str] = field(default_factory=list)
     expired_boosts: list[str] = field(default_factory=list)
     cleared_aspects: list[str] = field(default_factory=list)
     no_longer_overwhelmed: list[str] = field(default_factory=list)
@@ -68,17 +70,17 @@ def end_scene(
                 slot = slot.model_copy(
                     update={"aspect_id": None, "status": "fresh", "recovering_since": None}
                 )
-                summary.removed.append((character.id, name))
+                summary.removed.append((character.id, name, slot.severity))
             # ...then whatever was addressed this scene starts recovering.
             elif slot.status == "addressed":
                 slot = slot.model_copy(update={"status": "recovering", "recovering_since": stamp})
-                summary.recovering.append((character.id, f"{severity_name(slot.severity)}: {name}"))
+                summary.recovering.append((character.id, name, slot.severity))
             slots.append(slot)
         reasons = list(character.pending_reasons)
         gained = character.pending_fate_points
         if character.id in hints:
             gained += 1
-            reasons.append("hint not taken")  # R5.5
+            reasons.append(Earning(kind="hint_unused"))  # R5.5
         if gained:
             summary.fate_points[character.id] = (gained, reasons)
         if character.overwhelmed:
@@ -109,7 +111,7 @@ def end_scene(
 
     if carried:
         draft.set_carried_boosts(())
-    _archive(draft)
+    summary.closed_unfinished.extend(_archive(draft))
     if scope != "scene":
         _end_session(draft, summary, scope)
     session = scene.session + (1 if scope != "scene" else 0)
@@ -120,26 +122,27 @@ def end_scene(
     return draft.events(), summary
 
 
-def _archive(draft: Draft) -> None:
-    """Keep the state small: finished procedures and resolved actions leave it at the
-    scene's end (their cards and the event log keep the history)."""
-    for contest in list(draft.contests.values()):
-        if contest.state != "open":
-            draft.drop_contest(contest.id)
-    for challenge in list(draft.challenges.values()):
-        if challenge.state != "open":
-            draft.drop_challenge(challenge.id)
-    for conflict in list(draft.conflicts.values()):
-        if conflict.state != "open":
-            draft.drop_conflict(conflict.id)
+def _archive(draft: Draft) -> list[str]:
+    """Contests, challenges and conflicts belong to their scene: its end closes them
+    (Decision: unfinished ones end without a result). Resolved actions and answered
+    compels leave the live state too; their cards and the event log keep the history.
+    Returns the names of the procedures closed unfinished."""
+    unfinished = [c.name for c in draft.contests.values() if c.state == "open"]
+    unfinished += [c.name for c in draft.challenges.values() if c.state == "open"]
+    unfinished += [c.name for c in draft.conflicts.values() if c.state == "open"]
+    for contest_id in list(draft.contests):
+        draft.drop_contest(contest_id)
+    for challenge_id in list(draft.challenges):
+        draft.drop_challenge(challenge_id)
+    for conflict_id in list(draft.conflicts):
+        draft.drop_conflict(conflict_id)
     for compel in list(draft.compels.values()):
         if compel.state != "offered":
             draft.drop_compel(compel.id)
-    needed = {t.action_id for c in draft.challenges.values() for t in c.tasks if t.action_id}
-    needed |= {r.action_id for c in draft.contests.values() for r in c.current if r.action_id}
     for action in list(draft.actions.values()):
-        if action.state == "resolved" and action.id not in needed:
+        if action.state == "resolved" or action.purpose != "action":
             draft.drop_action(action.id)
+    return unfinished
 
 
 def _end_session(draft: Draft, summary: SceneEndSummary, scope: Scope) -> None:
@@ -155,7 +158,7 @@ def _end_session(draft: Draft, summary: SceneEndSummary, scope: Scope) -> None:
             if done and slot.aspect_id:
                 name = draft.aspects[slot.aspect_id].name if slot.aspect_id in draft.aspects else ""
                 draft.remove_aspect(slot.aspect_id)
-                summary.removed.append((character.id, name))
+                summary.removed.append((character.id, name, slot.severity))
                 slot = slot.model_copy(
                     update={"aspect_id": None, "status": "fresh", "recovering_since": None}
                 )

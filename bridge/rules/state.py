@@ -53,6 +53,13 @@ class ConsequenceSlot(Frozen):
         return self.aspect_id is None
 
 
+class Earning(Frozen):
+    """Why a fate point is waiting for the end of the scene (R4.5, R5.5, R9.3)."""
+
+    kind: Literal["invoked_against", "conceded", "conceded_contest", "hint_unused"]
+    aspect: str | None = None
+
+
 class Character(Frozen):
     """What the bridge knows of an actor; sheet fields come from the GM's client."""
 
@@ -65,7 +72,7 @@ class Character(Frozen):
     refresh: int = 3
     # Points earned now but usable once the scene is over (R4.5, R5.5, R9.3).
     pending_fate_points: int = 0
-    pending_reasons: tuple[str, ...] = ()
+    pending_reasons: tuple[Earning, ...] = ()
     consequences: tuple[ConsequenceSlot, ...] = ()
     stress: tuple[bool, ...] = ()
     overwhelmed: bool = False
@@ -255,6 +262,7 @@ class ExchangeResult(Frozen):
     margin: int = 0
     progress: int = 0
     twist: bool = False
+    twist_aspect: str | None = None
     excelled: bool = False
 
 

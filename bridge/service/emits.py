@@ -44,7 +44,7 @@ def derive_emits(
     def add(event: str, model: BaseModel) -> None:
         emits.append(EmitRow(seq, event, model.model_dump(mode="json")))
 
-    def gm_card(card_id_: str, card: BaseModel) -> None:
+    def gm_card(card_id_: str, card: BaseModel, op: str = "create") -> None:
         nonlocal seq
         seq += 1
         add(
@@ -54,7 +54,7 @@ def derive_emits(
                     "seq": seq,
                     "world": world_id,
                     "writer": GM_WRITER,
-                    "op": "create",
+                    "op": op,
                     "card_id": f"{world_id}.{card_id_}",
                     "card": card.model_dump(mode="json"),
                 }
@@ -99,6 +99,17 @@ def derive_emits(
             last = view.history[-1] if grew else None
             suffix = f"x{last.number}" if last else "end"
             gm_card(f"{contest_id}.{suffix}", protocol.ContestCard(contest=view, exchange=last))
+        elif old_contest is not None:
+            # A twist named after the exchange: its card shows the new aspect.
+            for old_result, result in zip(old_contest.history, contest.history, strict=False):
+                if result.twist_aspect and result.twist_aspect != old_result.twist_aspect:
+                    view = cards.contest_view(contest, after, ruleset)
+                    exchange = view.history[result.number - 1]
+                    gm_card(
+                        f"{contest_id}.x{result.number}",
+                        protocol.ContestCard(contest=view, exchange=exchange),
+                        op="update",
+                    )
     for challenge_id, challenge in after.challenges.items():
         old_challenge = before.challenges.get(challenge_id)
         if challenge.state == "complete" and (
