@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import re
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -227,7 +228,9 @@ async def _serve(args: argparse.Namespace) -> int:
     if not worlds and not args.no_default_world:
         _record, first_key = await service.add_world(DEFAULT_WORLD, "Default world")
         worlds = await store.list_worlds()
-    base_url = args.public_url or f"http://{args.host}:{args.port}"
+    # Listening on every interface: tell the GM a name Foundry can reach, not 0.0.0.0.
+    shown_host = socket.gethostname() if args.host in ("0.0.0.0", "::", "") else args.host
+    base_url = args.public_url or f"http://{shown_host}:{args.port}"
     app = create_app(
         service,
         cors_origins=args.cors_origin or "*",
