@@ -316,6 +316,25 @@ def _members(state: WorldState, members: tuple[str, ...]) -> list[protocol.CardC
     return [c for c in (_who(state, m) for m in members) if c]
 
 
+def _side_view(
+    state: WorldState,
+    side_id: str,
+    name: str,
+    members: tuple[str, ...],
+    progress: int = 0,
+    conceded: bool = False,
+) -> protocol.ContestSideView:
+    """A side of a contest or a conflict, with the users who may act for it."""
+    return protocol.ContestSideView(
+        id=side_id,
+        name=name,
+        members=_members(state, members),
+        controllers=_owners(state, members),
+        progress=progress,
+        conceded=conceded,
+    )
+
+
 def _roll_view(roll: ExchangeRoll, ruleset: Ruleset) -> protocol.ExchangeRollView:
     return protocol.ExchangeRollView(
         side_id=roll.side_id,
@@ -350,14 +369,7 @@ def contest_view(contest: Contest, state: WorldState, ruleset: Ruleset) -> proto
         else None,
         target=contest.target,
         sides=[
-            protocol.ContestSideView(
-                id=s.id,
-                name=s.name,
-                members=_members(state, s.members),
-                controllers=_owners(state, s.members),
-                progress=s.progress,
-                conceded=s.conceded,
-            )
+            _side_view(state, s.id, s.name, s.members, s.progress, s.conceded)
             for s in contest.sides
         ],
         exchange=contest.exchange,
@@ -418,17 +430,7 @@ def conflict_view(conflict: Conflict, state: WorldState) -> protocol.ConflictVie
         name=conflict.name,
         kind=conflict.kind,
         order_skill=conflict.order_skill,
-        sides=[
-            protocol.ContestSideView(
-                id=s.id,
-                name=s.name,
-                members=_members(state, s.members),
-                controllers=_owners(state, s.members),
-                progress=0,
-                conceded=False,
-            )
-            for s in conflict.sides
-        ],
+        sides=[_side_view(state, s.id, s.name, s.members) for s in conflict.sides],
         order=[
             protocol.TurnView(
                 character=_who(state, c) or protocol.CardCharacter(id=c, name=c),
