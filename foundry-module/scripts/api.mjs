@@ -83,6 +83,10 @@ export function createApi() {
       if (aspect_name) payload.aspect_name = aspect_name;
       return send("action.cost", payload);
     },
+    /** GM, after a fumbled advantage: a free invoke on an aspect for someone else (R5.2, R5.3). */
+    gift(actionId, { aspect_id, holder }) {
+      return send("action.gift", { action_id: actionRef(actionId), aspect_id, holder });
+    },
     /** Roll a declared (dangerous) action, or concede it for a character. */
     rollDeclared(actionId) {
       return send("action.roll", { action_id: actionRef(actionId) });
@@ -99,7 +103,7 @@ export function createApi() {
     /** Ask the bridge for the scene now. */
     readScene,
     /** Situation aspects: add(name, {characterId: freeInvokes}), edit(id, {name, freeInvokes}), remove(id). */
-    aspects: Object.freeze({ add: scene.addAspect, edit: scene.editAspect, remove: scene.removeAspect }),
+    aspects: Object.freeze({ add: scene.addAspect, edit: scene.editAspect, remove: scene.removeAspect, give: scene.giveInvokes }),
     /** GM: the scene's fate point budget. */
     setGmBudget: scene.setGmBudget,
     /** GM: offer a compel; the character's owner answers with answerCompel(id, accept). */

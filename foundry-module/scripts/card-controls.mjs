@@ -8,7 +8,7 @@ import { adapterFor } from "./adapters/index.mjs";
 import { renderTemplate } from "./compat.mjs";
 import { ladderEntry } from "./format.mjs";
 import { send } from "./intents.mjs";
-import { askAbsorb, askInvoke } from "./pickers.mjs";
+import { askAbsorb, askGift, askInvoke, canGift } from "./pickers.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
 
@@ -46,6 +46,20 @@ function costLabel(kind) {
  * @param {User} [user]
  */
 export function controlsContext(card, user = game.user) {
+  const ctx = promptContext(card, user);
+  // R5.2, R5.3: after a fumbled advantage the GM may give someone else a free invoke, whoever
+  // the card is waiting for.
+  if (!canGift(card, user)) return ctx;
+  const gift = { giftLabel: game.i18n.localize("FATEBRIDGE.Gift.Button") };
+  return ctx ? { ...ctx, ...gift } : { kind: "gift", uid: globalThis.crypto.randomUUID().slice(0, 8), ...gift };
+}
+
+/**
+ * The controls of the card's prompt for this user; null when it does not address them.
+ * @param {import("./protocol.mjs").ActionCard} card
+ * @param {User} user
+ */
+function promptContext(card, user) {
   const prompt = card.prompt;
   if (!promptedUser(prompt, user)) return null;
   const i18n = game.i18n;
@@ -157,6 +171,10 @@ export async function intentFor(card, button, holder) {
     case "absorb": {
       const picked = await askAbsorb(card);
       return picked ? ["action.absorb", { action_id, ...picked }] : null;
+    }
+    case "gift": {
+      const picked = await askGift(card);
+      return picked ? ["action.gift", { action_id, ...picked }] : null;
     }
     default: return null;
   }

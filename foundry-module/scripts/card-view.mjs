@@ -98,7 +98,8 @@ export function effectText(effect, card) {
       }
       break;
     case "fate_point":
-      data.text = fatePointReason(effect.text);
+      // detail: why (EarningView.kind); text: the aspect invoked against them, or "".
+      data.text = fatePointReason({ kind: effect.detail, aspect: effect.text || null });
       break;
     case "aspect":
       if (!effect.count) key += "NoInvokes";
@@ -119,18 +120,19 @@ export function effectText(effect, card) {
   return { kind: effect.kind, text };
 }
 
+/** The reasons a fate point is earned (EarningView.kind). */
+export const EARNING_KINDS = Object.freeze(["invoked_against", "conceded", "conceded_contest", "hint_unused"]);
+
 /**
- * Why a fate point was earned. The bridge sends these reasons as short English phrases (not yet
- * machine-readable): the known ones are localized, anything else is shown as sent.
- * @param {string} reason
+ * Why a fate point was earned, from the bridge's EarningView {kind, aspect}. An unknown kind (a
+ * newer bridge) is shown as sent.
+ * @param {{kind: string, aspect: string|null}} earning
  */
-export function fatePointReason(reason) {
-  const text = String(reason ?? "");
-  const fixed = { conceded: "Conceded", "conceded the contest": "ConcededContest", "hint not taken": "HintNotTaken" };
-  if (fixed[text]) return game.i18n.localize(`FATEBRIDGE.FatePoint.${fixed[text]}`);
-  const invoked = /^(.*) invoked against them$/.exec(text);
-  if (invoked) return game.i18n.format("FATEBRIDGE.FatePoint.InvokedAgainst", { aspect: invoked[1] });
-  return text;
+export function fatePointReason(earning) {
+  const kind = String(earning?.kind ?? "");
+  const key = `FATEBRIDGE.FatePoint.${kind}`;
+  if (!EARNING_KINDS.includes(kind)) return kind;
+  return game.i18n.format(key, { aspect: earning.aspect ?? "" });
 }
 
 /**

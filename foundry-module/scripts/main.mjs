@@ -18,6 +18,7 @@ import { writeConflicts } from "./conflict-combat.mjs";
 import { addSceneControl } from "./compat.mjs";
 import { openScenePanel } from "./scene-panel.mjs";
 import { addSceneWriter } from "./scene-state.mjs";
+import { onCreateToken, syncSceneTokens } from "./scene-tokens.mjs";
 
 Hooks.once("init", () => {
   registerSettings(() => {
@@ -54,6 +55,8 @@ Hooks.on(CHAT_MESSAGE_RENDER_HOOK, (message, html) => {
 Hooks.on(PLAYERS_RENDER_HOOK, () => showStatus());
 Hooks.on("updateActor", onUpdateActor);
 Hooks.on("updateUser", onUpdateUser);
+Hooks.on("canvasReady", () => syncSceneTokens());
+Hooks.on("createToken", (token, options) => onCreateToken(token, options));
 Hooks.on("getSceneControlButtons", (controls) => addSceneControl(controls, {
   name: "fate-bridge-scene",
   title: "FATEBRIDGE.Scene.Button",

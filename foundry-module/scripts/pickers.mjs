@@ -180,3 +180,138 @@ export async function askAbsorb(card) {
   });
   return result && typeof result === "object" ? result : null;
 }
+
+const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+const options = (list) => list.map((o) => `<option value="${esc(o.id)}">${esc(o.label)}</option>`).join("");
+
+/** Action types whose fumble lets the GM give a free invoke to someone else (R5.2, R5.3). */
+export const GIFT_TYPES = Object.freeze(["create_advantage", "take_advantage"]);
+
+/**
+ * Whether the GM may still give the fumble's free invoke on this card: a fumbled advantage,
+ * decided far enough (choosing, costing or resolved), no gift given yet, and an aspect to give on.
+ * @param {import("./protocol.mjs").ActionCard} card
+ * @param {User} [user]
+ */
+export function canGift(card, user = game.user) {
+  return Boolean(user?.isGM
+    && GIFT_TYPES.includes(card?.action_type)
+    && card.outcome === "fumble"
+    && ["choosing", "costing", "resolved"].includes(card.state)
+    && !card.effects?.some((e) => e.kind === "free_invokes" && e.text === "gift")
+    && card.aspects?.length);
+}
+
+/**
+ * The gift picker's choices: the card's aspects (the newest situation aspect first) and who may
+ * hold the invoke: anyone but the acting side (the opposition's leader first), and the GM.
+ * @param {import("./protocol.mjs").ActionCard} card
+ */
+export function giftContext(card) {
+  const actorSide = new Set([card.actor.leader, ...card.actor.helpers].filter(Boolean).map((c) => c.id));
+  const holders = [];
+  const seen = new Set();
+  const add = (id, name) => {
+    if (!id || actorSide.has(id) || seen.has(id)) return;
+    seen.add(id);
+    holders.push({ id, label: name });
+  };
+  for (const c of [card.opposition.leader, ...card.opposition.helpers, card.target]) if (c) add(c.id, c.name);
+  for (const a of game.actors.contents) add(a.id, a.name);
+  add(GM, game.i18n.localize("FATEBRIDGE.Invoke.Gm"));
+  const rank = { situation: 0, boost: 1, consequence: 2, character: 3 };
+  const aspects = [...card.aspects].map((a, i) => ({ a, i }))
+    .sort((x, y) => (rank[x.a.kind] ?? 9) - (rank[y.a.kind] ?? 9) || y.i - x.i)
+    .map(({ a }) => ({ id: a.id, label: a.attached_to ? `${a.name} (${a.attached_to.name})` : a.name }));
+  return { aspects, holders };
+}
+
+/**
+ * GM: which aspect the fumble's free invoke is on, and who gets it. Resolves to the
+ * `action.gift` fields (without action id), or null.
+ * @param {import("./protocol.mjs").ActionCard} card
+ */
+export async function askGift(card) {
+  const i18n = game.i18n;
+  const ctx = giftContext(card);
+  const content = `<div class="fate-bridge-form-dialog"><p>${esc(i18n.localize("FATEBRIDGE.Gift.Explain"))}</p>`
+    + `<label>${esc(i18n.localize("FATEBRIDGE.Gift.Aspect"))} <select name="aspect">${options(ctx.aspects)}</select></label>`
+    + `<label>${esc(i18n.localize("FATEBRIDGE.Gift.Holder"))} <select name="holder">${options(ctx.holders)}</select></label></div>`;
+  const result = await dialogClass().wait({
+    window: { title: i18n.localize("FATEBRIDGE.Gift.Title") },
+    classes: ["fate-bridge-dialog"],
+    content,
+    buttons: [
+      {
+        action: "gift", label: "FATEBRIDGE.Gift.Confirm", icon: "fa-solid fa-gift", default: true,
+        callback: (_e, button) => {
+          const value = (n) => selected(button.form, n);
+          return { aspect_id: value("aspect"), holder: value("holder") };
+        }
+      },
+      { action: "cancel", label: "FATEBRIDGE.Roll.Cancel", icon: "fa-solid fa-xmark" }
+    ],
+    rejectClose: false
+  });
+  return result && typeof result === "object" && result.aspect_id && result.holder ? result : null;
+}
+
+/** A select's value; with nothing marked selected, its first option (as browsers do). */
+function selected(form, name) {
+  const el = form?.querySelector(`[name="${name}"]`);
+  if (!el) return "";
+  let v = el.value;
+  if (el.tagName === "SELECT" && !v) {
+    const opts = [...el.querySelectorAll("option")];
+    v = (opts.find((o) => o.selected || o.hasAttribute("selected")) ?? opts[0])?.value ?? "";
+  }
+  return String(v ?? "").trim();
+}
+
+/**
+ * Who may give free invokes on an aspect (R10.2): each holder with invokes left whom this user
+ * controls (the GM: every character holder; a player: the actors it owns). The GM's own
+ * invokes ("gm") are not a character's and cannot be handed on.
+ * @param {{free_invokes: Record<string, number>}} aspect
+ * @param {User} [user]
+ * @returns {{id: string, count: number}[]}
+ */
+export function givers(aspect, user = game.user) {
+  return Object.entries(aspect?.free_invokes ?? {})
+    .filter(([holder, n]) => n > 0 && holder !== GM)
+    .filter(([holder]) => user.isGM || Boolean(game.actors.get(holder)?.testUserPermission(user, "OWNER")))
+    .map(([id, count]) => ({ id, count }));
+}
+
+/**
+ * Ask to whom, and how many, free invokes on an aspect go (R10.2). Resolves to the
+ * `aspect.give` fields (without request id), or null.
+ * @param {{id: string, name: string, free_invokes: Record<string, number>}} aspect
+ * @param {string} fromId  the holder giving them
+ * @param {{id: string, name: string}[]} recipients  characters that may receive them
+ */
+export async function askGive(aspect, fromId, recipients) {
+  const i18n = game.i18n;
+  const held = aspect.free_invokes?.[fromId] ?? 0;
+  const fromName = game.actors.get(fromId)?.name ?? fromId;
+  const to = recipients.filter((r) => r.id !== fromId && r.id !== GM).map((r) => ({ id: r.id, label: r.name }));
+  if (!held || !to.length) return null;
+  const counts = Array.from({ length: Math.min(held, 10) }, (_, i) => ({ id: String(i + 1), label: String(i + 1) }));
+  const content = `<div class="fate-bridge-form-dialog"><p>${esc(i18n.format("FATEBRIDGE.Give.Explain", { name: fromName, aspect: aspect.name, n: held }))}</p>`
+    + `<label>${esc(i18n.localize("FATEBRIDGE.Give.To"))} <select name="to">${options(to)}</select></label>`
+    + `<label>${esc(i18n.localize("FATEBRIDGE.Give.Count"))} <select name="count">${options(counts)}</select></label></div>`;
+  const result = await dialogClass().wait({
+    window: { title: i18n.format("FATEBRIDGE.Give.Title", { aspect: aspect.name }) },
+    classes: ["fate-bridge-dialog"],
+    content,
+    buttons: [
+      {
+        action: "give", label: "FATEBRIDGE.Give.Confirm", icon: "fa-solid fa-hand-holding-heart", default: true,
+        callback: (_e, button) => ({ aspect_id: aspect.id, from_id: fromId, to_id: selected(button.form, "to"), count: Number(selected(button.form, "count")) || 1 })
+      },
+      { action: "cancel", label: "FATEBRIDGE.Roll.Cancel", icon: "fa-solid fa-xmark" }
+    ],
+    rejectClose: false
+  });
+  return result && typeof result === "object" && result.to_id ? result : null;
+}

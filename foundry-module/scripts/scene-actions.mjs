@@ -38,6 +38,16 @@ export function removeAspect(aspectId) {
   return sceneIntent("scene.aspect", { op: "remove", aspect_id: aspectId });
 }
 
+/**
+ * R10.2: hand free invokes on an aspect from one character to another. The answer is the
+ * aspect's new holders; the scene panel follows the bridge's `scene.state` emit.
+ * @param {{aspect_id: string, from_id: string, to_id: string, count?: number}} give
+ */
+export async function giveInvokes({ aspect_id, from_id, to_id, count = 1 }) {
+  if (!(await syncInvolved([to_id]))) return null;
+  return send("aspect.give", { aspect_id, from_id, to_id, count: Number(count) || 1 });
+}
+
 /** R12.2: the GM's fate point budget for this scene. */
 export function setGmBudget(points) {
   return send("fate.gm_budget", { fate_points: Number(points) });

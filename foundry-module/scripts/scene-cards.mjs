@@ -62,7 +62,11 @@ export function exchangeRows(contest, rolls, winner = null) {
  */
 export function exchangeResult(contest, exchange) {
   const i18n = game.i18n;
-  if (exchange.twist) return { kind: "twist", text: i18n.localize("FATEBRIDGE.Contest.Twist") };
+  if (exchange.twist) {
+    // The twist's name arrives with the card's update once the GM names it (twist_aspect).
+    if (exchange.twist_aspect) return { kind: "twist", text: i18n.localize("FATEBRIDGE.Contest.TwistNamedLead"), aspect: exchange.twist_aspect };
+    return { kind: "twist", text: i18n.localize("FATEBRIDGE.Contest.Twist") };
+  }
   const winner = contest.sides.find((s) => s.id === exchange.winner);
   if (!winner) return { kind: "none", text: i18n.localize("FATEBRIDGE.Contest.NoWinner") };
   const key = exchange.progress === 1 ? "FATEBRIDGE.Contest.WinsExchangeOne" : "FATEBRIDGE.Contest.WinsExchange";
@@ -160,17 +164,28 @@ export function taskView(task) {
 }
 
 /**
- * A task's cost. The bridge sends "minor: text" / "serious: text" (English); the severity is
- * localized, the text is the GM's own.
- * @param {string} cost
+ * A task's cost (CostView): its severity and kind localized, the GM's words as written.
+ * @param {{severity: "minor"|"serious", kind: string, text: string}} cost
  */
 export function costText(cost) {
-  const match = /^(minor|serious): ?(.*)$/s.exec(String(cost));
-  if (!match) return String(cost);
-  const severity = game.i18n.localize(`FATEBRIDGE.Controls.CostTitle.${match[1]}`);
-  const kindKey = `FATEBRIDGE.Cost.${match[2]}`;
-  const kind = game.i18n.localize(kindKey);
-  return `${severity}: ${kind === kindKey ? match[2] : kind}`;
+  const i18n = game.i18n;
+  const severityKey = `FATEBRIDGE.Controls.CostTitle.${cost?.severity}`;
+  const kindKey = `FATEBRIDGE.Cost.${cost?.kind}`;
+  const severity = i18n.localize(severityKey) === severityKey ? String(cost?.severity ?? "") : i18n.localize(severityKey);
+  const kind = i18n.localize(kindKey) === kindKey ? String(cost?.kind ?? "") : i18n.localize(kindKey);
+  return { severity: cost?.severity ?? "", label: severity, kind, text: String(cost?.text ?? "") };
+}
+
+/** Consequence severities by their shifts (R7). */
+export const SEVERITY_NAMES = Object.freeze({ 2: "mild", 4: "moderate", 6: "severe" });
+
+/**
+ * A consequence's severity in words: mild, moderate, severe, else "n shifts".
+ * @param {number} severity
+ */
+export function severityLabel(severity) {
+  const name = SEVERITY_NAMES[severity];
+  return name ? game.i18n.localize(`FATEBRIDGE.Severity.${name}`) : game.i18n.format("FATEBRIDGE.SceneEnd.Shifts", { n: severity });
 }
 
 /**
@@ -180,12 +195,13 @@ export function costText(cost) {
 export function sceneEndCardContext(card) {
   const i18n = game.i18n;
   const s = card.summary;
-  const note = (n) => ({ who: n.character.name, text: recoveryText(n.text) });
+  const note = (n) => ({ who: n.character.name, text: n.name, detail: severityLabel(n.severity) });
   const sections = [
     { id: "fate", title: i18n.localize("FATEBRIDGE.SceneEnd.FatePoints"), items: s.fate_points.map((g) => ({ who: g.character.name, text: `+${g.gained}`, detail: g.reasons.map(fatePointReason).join(", ") })) },
     { id: "removed", title: i18n.localize("FATEBRIDGE.SceneEnd.Removed"), items: s.removed_consequences.map(note) },
     { id: "recovering", title: i18n.localize("FATEBRIDGE.SceneEnd.Recovering"), items: s.recovering_consequences.map(note) },
     { id: "back", title: i18n.localize("FATEBRIDGE.SceneEnd.BackInAction"), items: s.no_longer_overwhelmed.map((c) => ({ who: c.name, text: "" })) },
+    { id: "closed", title: i18n.localize("FATEBRIDGE.SceneEnd.ClosedUnfinished"), items: (s.closed_unfinished ?? []).map((name) => ({ who: name, text: "", detail: i18n.localize("FATEBRIDGE.SceneEnd.NoResult") })) },
     { id: "boosts", title: i18n.localize("FATEBRIDGE.SceneEnd.ExpiredBoosts"), items: s.expired_boosts.map((name) => ({ who: name, text: "" })) },
     { id: "aspects", title: i18n.localize("FATEBRIDGE.SceneEnd.ClearedAspects"), items: s.cleared_aspects.map((name) => ({ who: name, text: "" })) }
   ].filter((section) => section.items.length);
@@ -196,17 +212,6 @@ export function sceneEndCardContext(card) {
     sections,
     nothing: sections.length ? null : i18n.localize("FATEBRIDGE.SceneEnd.Nothing")
   };
-}
-
-/**
- * A recovering consequence note: the bridge sends "moderate: Twisted Ankle"; the severity is
- * localized.
- * @param {string} text
- */
-export function recoveryText(text) {
-  const match = /^(mild|moderate|severe): (.*)$/s.exec(String(text));
-  if (!match) return String(text);
-  return game.i18n.format("FATEBRIDGE.SceneEnd.SeverityNote", { severity: game.i18n.localize(`FATEBRIDGE.Severity.${match[1]}`), name: match[2] });
 }
 
 /** Template and context of each GM card kind. */

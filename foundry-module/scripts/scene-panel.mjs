@@ -8,6 +8,7 @@
 import { adapterFor } from "./adapters/index.mjs";
 import { dialogClass, renderTemplate } from "./compat.mjs";
 import { ladderEntry } from "./format.mjs";
+import { askGive } from "./pickers.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
 import * as act from "./scene-actions.mjs";
@@ -223,8 +224,8 @@ export const PANEL_ACTIONS = {
   async setBudget(_event, target) {
     const points = Number(value(target.closest("form"), "budget"));
     if (!Number.isInteger(points) || points < 0) return notify("FATEBRIDGE.Scene.BadBudget");
-    const data = await act.setGmBudget(points);
-    if (data) await readScene();
+    // The bridge emits scene.state for the new budget: the panel follows that.
+    await act.setGmBudget(points);
   },
   async addAspect(_event, target) {
     const form = target.closest("form");
@@ -238,6 +239,13 @@ export const PANEL_ACTIONS = {
     if (!aspect) return;
     const answer = await askEditAspect(aspect);
     if (answer) await act.editAspect(aspect.id, answer);
+  },
+  async giveInvokes(_event, target) {
+    const aspect = currentScene()?.aspects.find((a) => a.id === target.dataset.aspect);
+    if (!aspect) return;
+    const recipients = game.actors.contents.map((a) => ({ id: a.id, name: a.name }));
+    const answer = await askGive(aspect, target.dataset.from, recipients);
+    if (answer) await act.giveInvokes(answer);
   },
   async removeAspect(_event, target) {
     await act.removeAspect(target.dataset.aspect);

@@ -6,6 +6,7 @@
  */
 import { adapterFor } from "./adapters/index.mjs";
 import { ladderEntry, signed } from "./format.mjs";
+import { givers } from "./pickers.mjs";
 import { DEFAULT_OPPOSITION, LADDER_MAX, LADDER_MIN } from "./protocol.mjs";
 import { contestFacts, exchangeResult, exchangeRows, progressMarks, taskView } from "./scene-cards.mjs";
 
@@ -184,7 +185,9 @@ export function scenePanelContext(state, { connected = true } = {}, user = game.
     kind: a.kind,
     kindLabel: i18n.localize(`FATEBRIDGE.Invoke.Kind.${a.kind}`),
     where: a.attached_to?.name ?? null,
-    free: freeList(a, nameOf)
+    free: freeList(a, nameOf),
+    // R10.2: the holder's owner (or the GM) may stack these free invokes on someone else.
+    givers: givers(a, user).map((g) => ({ id: g.id, count: g.count, label: i18n.format("FATEBRIDGE.Give.ButtonFor", { name: nameOf(g.id) }) }))
   }));
   const actors = game.actors.contents.map((a) => ({ id: a.id, name: a.name }));
   const skills = allSkills().map((name) => ({ name }));

@@ -14,6 +14,7 @@ import { connectionSettings, getLastSeq, setLastSeq } from "./settings.mjs";
 import { showStatus } from "./status.mjs";
 import { handleActorPatch, handleTokenStatus } from "./world-writes.mjs";
 import { handleSceneState, readScene } from "./scene-state.mjs";
+import { forgetSentActors, syncActors, syncSceneTokens } from "./scene-tokens.mjs";
 
 /** Handlers of the bridge's stored emits, live or replayed by world.sync. */
 export const EMIT_HANDLERS = Object.freeze({
@@ -70,7 +71,9 @@ async function greet(connection) {
   }
   await catchUp(connection, getLastSeq() ?? hello.data.last_seq);
   if (isActiveGM()) {
+    forgetSentActors();
     await syncPlayerActors(connection);
+    await syncSceneTokens();
     await bindWaitingUsers();
   }
   else await publishNonce(hello.data);
@@ -84,12 +87,9 @@ async function greet(connection) {
  */
 export async function syncPlayerActors(connection) {
   const adapter = adapterFor();
-  for (const actor of game.actors.contents) {
-    const data = adapter.toActorData(actor);
-    if (!data.owners.some((id) => !game.users.get(id)?.isGM)) continue;
-    const ack = await connection.call("actor.sync", { actor: data });
-    if (!ack.ok) console.warn("fate-bridge | actor.sync failed", actor.name, ack.error);
-  }
+  const owned = game.actors.contents.filter((actor) => adapter.toActorData(actor).owners.some((id) => !game.users.get(id)?.isGM));
+  if (connection !== runtime.connection) return [];
+  return syncActors(owned);
 }
 
 /** The `hello` payload; fields the client does not know are left out. */

@@ -73,7 +73,7 @@ function finishedCard() {
     ],
     effects: [
       { kind: "aspect", text: "Ogre Off Balance", count: 2, character: zirdRef, aspect_id: "sit2", detail: "", cause: null },
-      { kind: "fate_point", text: "Hungry Bridge Ogre invoked against them", count: 1, character: ogreRef, aspect_id: null, detail: "", cause: null },
+      { kind: "fate_point", text: "Hungry Bridge Ogre", count: 1, character: ogreRef, aspect_id: null, detail: "invoked_against", cause: null },
       { kind: "success", text: "", count: 0, character: null, aspect_id: null, detail: "", cause: null }
     ],
     aspects: [
@@ -165,7 +165,7 @@ describe("manifest and assets", () => {
     for (const k of ["physical", "mental"]) used.add(`FATEBRIDGE.Conflict.Kind.${k}`);
     for (const k of ["scene", "session", "scenario"]) used.add(`FATEBRIDGE.Scene.End.${k}`) && used.add(`FATEBRIDGE.Scene.EndExplain.${k}`);
     for (const k of ["scene", "session", "scenario"]) used.add(`FATEBRIDGE.SceneEnd.Title.${k}`);
-    for (const k of ["Conceded", "ConcededContest", "HintNotTaken", "InvokedAgainst"]) used.add(`FATEBRIDGE.FatePoint.${k}`);
+    for (const k of ["invoked_against", "conceded", "conceded_contest", "hint_unused"]) used.add(`FATEBRIDGE.FatePoint.${k}`);
     const missing = [...used].filter((k) => typeof k.split(".").reduce((o, p) => o?.[p], lang) !== "string");
     // prefixes of keys built at run time are not keys themselves
     const prefixes = ["Status", "Status.Reason", "Card.State", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title", "Conflict.Kind", "Scene.End", "Scene.EndExplain"].map((p) => `FATEBRIDGE.${p}`);

@@ -248,7 +248,12 @@ export function install(options) {
       return this._id;
     }
     get isOwner() {
-      return game.user.isGM || (this.ownership[game.user.id] ?? this.ownership.default ?? 0) >= 3;
+      return this.testUserPermission(game.user, "OWNER");
+    }
+    /** Foundry's document permission test, for the levels the module asks about. */
+    testUserPermission(user, level) {
+      const need = CONST.DOCUMENT_OWNERSHIP_LEVELS[level] ?? level;
+      return Boolean(user?.isGM) || (this.ownership[user?.id] ?? this.ownership.default ?? 0) >= need;
     }
     getFlag(scope, key) {
       return this.flags?.[scope]?.[key];
