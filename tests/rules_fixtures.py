@@ -58,7 +58,7 @@ GHOUL = sheet("g", "Ghoul", skills={"Fight": 3, "Athletics": 2}, aspects=[("hc",
 def world(*sheets: Sheet, ruleset: Ruleset = UNWRITTEN, gm_fate_points: int = 0) -> WorldState:
     state = WorldState(ruleset=ruleset.id, gm_fate_points=gm_fate_points)
     for s in sheets or (BROUSSEAU, MARGOT, GHOUL):
-        state = apply_all(state, sync_character(state, s))
+        state = apply_all(state, sync_character(state, s, ruleset))
     return state
 
 

@@ -994,3 +994,25 @@ def test_r4_4_passive_opposition_does_not_need_the_gm_to_pass_again() -> None:
     pass_(table, "actor", PAUL)
     assert table.action().state == "choosing"  # 5 against 6: the invoke phase is over
     assert table.action().opposition.roll.total == 6
+
+
+def test_r7_1_a_sheet_without_slots_gets_the_rulesets_defaults() -> None:
+    # R7.1 Decision: one slot of each severity by default; Fate Condensed adds stress.
+    from bridge.rules.engine import Sheet, apply_all, sync_character
+
+    bare = Sheet(id="x", name="Bare", owners=("paul",), skills={"Notice": 1})
+    for ruleset, boxes in ((UNWRITTEN, 0), (FATE_CONDENSED, 3)):
+        state = apply_all(
+            WorldState(ruleset=ruleset.id),
+            sync_character(WorldState(ruleset=ruleset.id), bare, ruleset),
+        )
+        character = state.characters["x"]
+        assert [(s.id, s.severity) for s in character.consequences] == [
+            ("mild", 2),
+            ("moderate", 4),
+            ("severe", 6),
+        ]
+        assert character.stress == tuple(False for _ in range(boxes))
+        # A later sync that says nothing of consequences keeps them.
+        again = sync_character(state, bare, ruleset)
+        assert again == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from bridge.rules.consequences import severity_name
 from bridge.rules.draft import Draft
 from bridge.rules.events import (
     ActionPut,
@@ -21,6 +22,7 @@ from bridge.rules.events import (
     RecordDropped,
     ScenePut,
 )
+from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import Aspect, Character, ConsequenceSlot, Stunt, WorldState
 
 
@@ -49,16 +51,26 @@ class Sheet:
     stress: tuple[bool, ...] | None = None
 
 
-def sync_character(state: WorldState, sheet: Sheet) -> list[Event]:
+def sync_character(state: WorldState, sheet: Sheet, ruleset: Ruleset) -> list[Event]:
     """Merge sheet data into the bridge's character; no events when nothing changed.
 
     The sheet owns name, owners, skills, stunts, aspects, refresh, the slots'
     layout and the fate point count (a GM's edit); the bridge owns everything
     the rules produced that a sheet has no place for (pending points, overwhelm).
+    A new character whose sheet says nothing of consequences or stress gets the
+    ruleset's (R7.1 Decision: one slot of each severity; Fate Condensed's stress).
     """
     draft = Draft(state, "actor.sync")
     old = state.characters.get(sheet.id)
-    base = old or Character(id=sheet.id, name=sheet.name)
+    base = old or Character(
+        id=sheet.id,
+        name=sheet.name,
+        consequences=tuple(
+            ConsequenceSlot(id=severity_name(severity), severity=severity)
+            for severity in ruleset.consequence_slots
+        ),
+        stress=tuple(False for _ in range(ruleset.stress_boxes)),
+    )
     updates: dict[str, object] = {"name": sheet.name, "owners": sheet.owners}
     if sheet.skills is not None:
         updates["skills"] = dict(sheet.skills)

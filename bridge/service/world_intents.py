@@ -91,7 +91,7 @@ class WorldIntents(ServiceCore):
         )
 
         def decide(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> list[Event]:
-            return sync_character(state, sheet)
+            return sync_character(state, sheet, ruleset)
 
         return await self._mutate(
             session,
