@@ -550,3 +550,208 @@ describe("connection backoff", () => {
     delays.forEach((d, i) => assert.ok(d >= steps[i] / 2 && d <= steps[i], `delay ${i} = ${d} outside [${steps[i] / 2}, ${steps[i]}]`));
   });
 });
+
+describe("GM cards follow the bridge's structured views", () => {
+  const zirdRef = { id: "actorAthlete0001", name: "Zird the Arcane" };
+  const ogreRef = { id: "actorOgre0000001", name: "Grumpy Ogre" };
+  const emit = (seq, card, cardId, op = "create") => ({ seq, world: "w", writer: "gm", op, card_id: cardId, card });
+  const text = (message) => message.element.textContent.replace(/\s+/g, " ").trim();
+
+  function contestCard(twistAspect) {
+    const rolls = [
+      { side_id: "s1", action_id: "a1", total: { value: 3, label: "Good" }, shifts: 0, forfeited: false },
+      { side_id: "s2", action_id: "a2", total: { value: 3, label: "Good" }, shifts: 0, forfeited: false }
+    ];
+    const exchange = { number: 1, rolls, winner: null, margin: 0, progress: 0, twist: true, twist_aspect: twistAspect, excelled: false };
+    return {
+      kind: "contest",
+      contest: {
+        id: "c1", name: "Chase across the rooftops", mode: "direct", skill: "Athletics", passive: null, target: 3, state: "open",
+        exchange: 2, twist_pending: twistAspect === null, winner: null, current: [], history: [exchange],
+        sides: [
+          { id: "s1", name: "Zird", members: [zirdRef], controllers: [PLAYER.id], progress: 0, conceded: false },
+          { id: "s2", name: "The Ogre", members: [ogreRef], controllers: [], progress: 0, conceded: false }
+        ]
+      },
+      exchange
+    };
+  }
+
+  test("fate point reasons are localized from their kind, the aspect named where there is one", async () => {
+    const { fatePointReason, EARNING_KINDS } = await import(path.join(MODULE_DIR, "scripts/card-view.mjs"));
+    assert.deepEqual(EARNING_KINDS.map((kind) => fatePointReason({ kind, aspect: kind === "invoked_against" ? "Hungry Bridge Ogre" : null })), [
+      "Hungry Bridge Ogre was invoked against them", "conceded", "conceded the contest", "a hint not taken"
+    ]);
+    assert.equal(fatePointReason({ kind: "a_newer_reason", aspect: null }), "a_newer_reason", "an unknown kind shows as sent");
+    const card = finishedCard();
+    card.effects[1] = { ...card.effects[1], detail: "conceded", text: "" };
+    check(validators.server.card, emit(30, card, "card-reason"), "card");
+    const message = await cards.handleCardEmit({ ...emit(30, card, "card-reason"), writer: GM.id });
+    assert.match(text(message), /Grumpy Ogre earns a fate point at the scene's end: conceded/);
+  });
+
+  test("the scene-end card: consequences by name and severity, fate points with reasons, procedures closed unfinished", async () => {
+    const card = {
+      kind: "scene_end", scope: "scene",
+      summary: {
+        ended_scene: 4,
+        removed_consequences: [{ character: zirdRef, name: "Bruised Ego", severity: 2 }],
+        recovering_consequences: [{ character: ogreRef, name: "Twisted Ankle", severity: 4 }, { character: zirdRef, name: "Cracked Staff", severity: 8 }],
+        fate_points: [{ character: zirdRef, gained: 2, reasons: [{ kind: "invoked_against", aspect: "Wizard of the Old School" }, { kind: "hint_unused", aspect: null }] }],
+        expired_boosts: ["Upper Hand"],
+        cleared_aspects: ["Crowded Market"],
+        no_longer_overwhelmed: [ogreRef],
+        closed_unfinished: ["Chase across the rooftops", "Ready the airship"]
+      }
+    };
+    check(validators.server.card, emit(40, card, "w.scene-end-4"), "scene-end card");
+    const message = await cards.handleCardEmit(emit(40, card, "w.scene-end-4"));
+    const t = text(message);
+    assert.match(t, /Scene 4 ends/);
+    assert.match(t, /Fate points gained Zird the Arcane \+2 Wizard of the Old School was invoked against them, a hint not taken/);
+    assert.match(t, /Consequences healed Zird the Arcane Bruised Ego mild/);
+    assert.match(t, /Consequences now recovering Grumpy Ogre Twisted Ankle moderate Zird the Arcane Cracked Staff 8 shifts/);
+    assert.match(t, /Closed with the scene, unfinished Chase across the rooftops no result Ready the airship no result/);
+    assert.equal(message.element.querySelectorAll(".fate-bridge-scene-end__section--closed li").length, 2);
+  });
+
+  test("a named twist updates the exchange's card in place: same message, the twist's name shown", async () => {
+    const cardId = "w.c1.x1";
+    check(validators.server.card, emit(50, contestCard(null), cardId), "contest card");
+    const first = await cards.handleCardEmit(emit(50, contestCard(null), cardId));
+    assert.match(text(first), /a twist happens/);
+    assert.equal(first.element.querySelector("[data-twist-aspect]"), null);
+    const before = foundry.log.created.length;
+    check(validators.server.card, emit(52, contestCard("Loose Tiles"), cardId, "update"), "contest card update");
+    const updated = await cards.handleCardEmit(emit(52, contestCard("Loose Tiles"), cardId, "update"));
+    assert.equal(updated.id, first.id, "the same message");
+    assert.equal(foundry.log.created.length, before, "no new message");
+    assert.equal(updated.element.querySelector("[data-twist-aspect]").textContent, "Loose Tiles");
+    assert.match(text(updated), /The twist: Loose Tiles/);
+    assert.equal(await cards.handleCardEmit(emit(51, contestCard(null), cardId, "update")), null, "an older emit changes nothing");
+    // Only the active GM writes "gm" cards.
+    const saved = foundry.game.user;
+    foundry.game.user = foundry.game.users.get(PLAYER.id);
+    try {
+      assert.equal(await cards.handleCardEmit(emit(53, contestCard("Loose Tiles"), "w.c1.x9")), null);
+    } finally {
+      foundry.game.user = saved;
+    }
+  });
+
+  test("a challenge summary shows each cost's severity and kind in words and the GM's text", async () => {
+    const task = (id, name, costs, outcome) => ({
+      id, name, skill: "Fight", opposition: { value: 4, label: "Great" }, action_id: `act-${id}`, actor: ogreRef,
+      total: { value: 4, label: "Great" }, shifts: 0, outcome, outcome_label: outcome === "tie" ? "Tie" : "Fumble", state: "resolved", succeeded: true, costs
+    });
+    const card = {
+      kind: "challenge",
+      challenge: {
+        id: "ch1", name: "Ready the airship", state: "complete", advantages: [], carry_boosts: false,
+        tasks: [
+          task("t1", "Hold the mooring lines", [{ severity: "serious", kind: "delay", text: "The storm arrives first" }], "fumble"),
+          task("t2", "Load the crates", [{ severity: "minor", kind: "wrinkle", text: "" }], "tie")
+        ]
+      }
+    };
+    check(validators.server.card, emit(60, card, "w.ch1"), "challenge card");
+    const message = await cards.handleCardEmit(emit(60, card, "w.ch1"));
+    const costs = [...message.element.querySelectorAll(".fate-bridge-task__cost")].map((e) => e.textContent.replace(/\s+/g, " ").trim());
+    assert.deepEqual(costs, ["Serious cost Delay the success: The storm arrives first", "Minor cost A new wrinkle"]);
+    assert.ok(message.element.querySelector(".fate-bridge-task__cost--serious"));
+  });
+});
+
+describe("gift and give: who sees the controls", () => {
+  const asUser = async (userId, fn) => {
+    const saved = foundry.game.user;
+    foundry.game.user = foundry.game.users.get(userId);
+    try {
+      return await fn();
+    } finally {
+      foundry.game.user = saved;
+    }
+  };
+  const fumbled = (overrides = {}) => {
+    const card = finishedCard();
+    return {
+      ...card, outcome: "fumble", outcome_label: "Fumble", shifts: -3, succeeded: false, state: "resolved",
+      effects: [{ kind: "aspect", text: "Ogre Off Balance", count: 0, character: null, aspect_id: "sit2", detail: "", cause: null }],
+      prompt: { kind: "none", users: [], gm: false, options: [] },
+      ...overrides
+    };
+  };
+
+  test("a fumbled advantage shows the GM, and only the GM, a gift button; not once a gift was given, not on other outcomes", async () => {
+    const card = fumbled();
+    check(validators.server.card, { seq: 70, world: "w", writer: GM.id, op: "create", card_id: "w.gift", card }, "card");
+    const gm = controls.controlsContext(card);
+    assert.equal(gm.kind, "gift");
+    assert.equal(gm.giftLabel, "Give a free invoke (fumble)");
+    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(card)), null, "a player never sees the gift");
+    // Still choosing: the player answers the choice, the GM sees the gift next to it.
+    const choosing = fumbled({ state: "choosing", prompt: { kind: "choose", users: [PLAYER.id], gm: true, options: ["fail", "unintended_aspect", "succeed_at_cost"] } });
+    const gmChoosing = controls.controlsContext(choosing);
+    assert.equal(gmChoosing.kind, "choose");
+    assert.ok(gmChoosing.giftLabel);
+    const player = await asUser(PLAYER.id, () => controls.controlsContext(choosing));
+    assert.equal(player.kind, "choose");
+    assert.equal(player.giftLabel, undefined);
+    const given = fumbled({ effects: [{ kind: "free_invokes", text: "gift", count: 1, character: null, aspect_id: "sit2", detail: "", cause: null }] });
+    assert.equal(controls.controlsContext(given), null, "one gift per action");
+    assert.equal(controls.controlsContext(fumbled({ outcome: "tie" })), null);
+    assert.equal(controls.controlsContext(fumbled({ action_type: "overcome" })), null);
+    assert.equal(controls.controlsContext(fumbled({ state: "invoking" })), null, "not before the roll is final");
+  });
+
+  test("the gift button sends a valid action.gift for the picked aspect and holder, never the acting side", async () => {
+    const picker = await import(path.join(MODULE_DIR, "scripts/pickers.mjs"));
+    const card = fumbled();
+    const ctx = picker.giftContext(card);
+    assert.equal(ctx.holders[0].id, "actorOgre0000001", "the opposition first");
+    assert.ok(!ctx.holders.some((h) => h.id === "actorAthlete0001"), "never the acting side");
+    assert.equal(ctx.holders.at(-1).id, "gm");
+    assert.equal(ctx.aspects[0].id, "sit2", "the newest situation aspect first");
+    const holder = document.createElement("div");
+    const button = document.createElement("button");
+    button.dataset.fb = "gift";
+    holder.append(button);
+    const pending = controls.intentFor(card, button, holder);
+    const dialog = await waitFor(() => foundry.openDialogs().at(-1), { what: "gift dialog" });
+    assert.equal(dialog.config.rejectClose, false);
+    setField(dialog.element.querySelector('[name="holder"]'), "gm");
+    dialog.element.querySelector('button[data-action="gift"]').click();
+    const [event, payload] = await pending;
+    assert.equal(event, "action.gift");
+    assert.deepEqual(payload, { action_id: card.action_id, aspect_id: "sit2", holder: "gm" });
+    check(validators.client["action.gift"], { request_id: "r-gift-1", ...payload }, "action.gift");
+  });
+
+  test("the scene panel offers 'give free invokes' to the holder's owner and the GM only", async () => {
+    const view = await import(path.join(MODULE_DIR, "scripts/scene-view.mjs"));
+    const state = {
+      ruleset: "unwritten", scene: { number: 1, session: 1, scenario: 1 }, gm_fate_points: 0,
+      aspects: [
+        { id: "sit1", name: "Crowded Market", kind: "situation", attached_to: null, free_invokes: { actorAthlete0001: 2, gm: 1 } },
+        { id: "sit2", name: "Smoke", kind: "situation", attached_to: null, free_invokes: { actorSomeoneElse: 1 } }
+      ],
+      contests: [], challenges: [], conflicts: [], compels: []
+    };
+    const gm = view.scenePanelContext(state);
+    assert.deepEqual(gm.situation.map((a) => a.givers.map((g) => g.id)), [["actorAthlete0001"], ["actorSomeoneElse"]], "the GM: every character holder, never the GM's own");
+    const player = await asUser(PLAYER.id, () => view.scenePanelContext(state));
+    assert.deepEqual(player.situation.map((a) => a.givers.map((g) => [g.id, g.count])), [[["actorAthlete0001", 2]], []], "a player: its own actor's invokes only");
+    assert.equal(player.situation[0].givers[0].label, "Give Zird the Arcane's free invokes");
+
+    const picker = await import(path.join(MODULE_DIR, "scripts/pickers.mjs"));
+    const pending = picker.askGive(state.aspects[0], "actorAthlete0001", [{ id: "actorAthlete0001", name: "Zird the Arcane" }, { id: "actorOgre0000001", name: "Grumpy Ogre" }]);
+    const dialog = await waitFor(() => foundry.openDialogs().at(-1), { what: "give dialog" });
+    assert.deepEqual([...dialog.element.querySelectorAll('[name="to"] option')].map((o) => o.value), ["actorOgre0000001"], "not to the giver itself");
+    assert.deepEqual([...dialog.element.querySelectorAll('[name="count"] option')].map((o) => o.value), ["1", "2"], "at most what it holds");
+    setField(dialog.element.querySelector('[name="count"]'), "2");
+    dialog.element.querySelector('button[data-action="give"]').click();
+    const give = await pending;
+    assert.deepEqual(give, { aspect_id: "sit1", from_id: "actorAthlete0001", to_id: "actorOgre0000001", count: 2 });
+    check(validators.client["aspect.give"], { request_id: "r-give-1", ...give }, "aspect.give");
+  });
+});
