@@ -23,7 +23,8 @@ export function forgetSentActors() {
 /** The base actors of the current scene's tokens (linked or not), once each. */
 export function sceneTokenActors(scene = globalThis.canvas?.scene) {
   const out = new Map();
-  for (const token of scene?.tokens ?? []) {
+  // A scene's tokens are an EmbeddedCollection: its `contents` are the TokenDocuments.
+  for (const token of scene?.tokens?.contents ?? []) {
     const actor = game.actors.get(token.actorId ?? token.actor?.id);
     if (actor) out.set(actor.id, actor);
   }

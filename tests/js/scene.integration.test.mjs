@@ -147,13 +147,96 @@ describe("the scene panel on an Unwritten world", () => {
     const gmActions = new Set(gmPanel.actions.map((a) => a.action));
     for (const a of ["addAspect", "editAspect", "removeAspect", "setBudget", "offerCompel", "startContest", "startChallenge", "endScene"]) assert.ok(gmActions.has(a), a);
 
-    for (const player of [ann, bob]) {
-      const p = await player.waitFor("panel", (x) => x?.aspects.includes("Crowded Market") && x.head.includes("GM fate points 3"), { what: `${player.name} sees the aspect` });
-      assert.deepEqual(p.actions, [], "a player has nothing to press on a quiet scene");
-      assert.deepEqual(p.forms, []);
-    }
+    const aspectId = gmPanel.actions.find((a) => a.action === "editAspect").aspect;
+    assert.deepEqual(gmPanel.actions.filter((a) => a.action === "giveInvokes"), [{ action: "giveInvokes", aspect: aspectId, from: ZIRD._id }], "the GM may hand on any character's free invokes");
+    const annPanel = await ann.waitFor("panel", (x) => x?.aspects.includes("Crowded Market") && x.head.includes("GM fate points 3"), { what: "ann sees the aspect" });
+    assert.deepEqual(annPanel.actions, [{ action: "giveInvokes", aspect: aspectId, from: ZIRD._id }], "Ann may only hand on Zird's free invoke");
+    assert.deepEqual(annPanel.forms, []);
+    const bobPanel = await bob.waitFor("panel", (x) => x?.aspects.includes("Crowded Market") && x.head.includes("GM fate points 3"), { what: "bob sees the aspect" });
+    assert.deepEqual(bobPanel.actions, [], "Bob holds nothing: nothing to press on a quiet scene");
+    assert.deepEqual(bobPanel.forms, []);
     const aspectAdd = (await gm.rpc("sent")).find((s) => s.event === "scene.aspect");
     assert.deepEqual({ ...aspectAdd.payload, request_id: undefined }, { request_id: undefined, op: "add", name: "Crowded Market", free_invokes: { [ZIRD._id]: 1 } });
+    const budget = (await gm.rpc("sent")).filter((s) => s.event === "fate.gm_budget" || s.event === "scene.read");
+    assert.deepEqual(budget.map((s) => s.event).slice(-1), ["fate.gm_budget"], "the budget's scene.state emit refreshes the panel: no re-read");
+  });
+
+  test("stacking advantages (R10.2): Ann hands Zird's free invoke to Vera from the panel; then Bob holds it", async () => {
+    const annPanel = await ann.waitFor("panel", (p) => p.actions.some((a) => a.action === "giveInvokes"), { what: "ann's give button" });
+    const aspectId = annPanel.actions.find((a) => a.action === "giveInvokes").aspect;
+    await ann.rpc("clickPanel", `[data-action="giveInvokes"][data-from="${ZIRD._id}"]`);
+    const dialog = await ann.rpc("answerDialog", { to: VERA._id, count: "1" }, "give");
+    assert.match(dialog.title, /Give free invokes: Crowded Market/);
+    assert.equal(dialog.rejectClose, false);
+    assert.match(dialog.text, /Zird the Arcane holds 1 free invokes on Crowded Market/);
+    const give = (await ann.waitFor("sent", (s) => s.some((x) => x.event === "aspect.give" && x.ack), { what: "aspect.give" })).find((x) => x.event === "aspect.give");
+    assert.equal(give.ack.ok, true, JSON.stringify(give.ack));
+    assert.deepEqual({ ...give.payload, request_id: undefined }, { request_id: undefined, aspect_id: aspectId, from_id: ZIRD._id, to_id: VERA._id, count: 1 });
+    assert.deepEqual(give.ack.data.free_invokes, { [VERA._id]: 1 });
+    for (const c of [gm, ann, bob]) await c.waitFor("panel", (p) => /Crowded Market Vera Quickfoot ×1/.test(p.aspects), { what: `${c.name} sees Vera's invoke` });
+    const after = await ann.rpc("panel");
+    assert.deepEqual(after.actions, [], "Zird holds nothing now");
+    const bobPanel = await bob.rpc("panel");
+    assert.deepEqual(bobPanel.actions, [{ action: "giveInvokes", aspect: aspectId, from: VERA._id }], "Vera's owner may hand it on");
+  });
+
+  test("the active GM sends the actors of the scene's tokens, NPCs too, once; a player can then pick the NPC as opposer", async () => {
+    const refused = await ann.rpc("startAction", ZIRD._id, "Athletics", { opposerId: OGRE._id });
+    assert.equal(refused, null, "the bridge does not know the Ogre yet");
+    const failed = (await ann.rpc("sent")).filter((s) => s.event === "action.start").at(-1);
+    assert.equal(failed.ack.ok, false);
+    const syncs = async (c) => (await c.rpc("sent")).filter((s) => s.event === "actor.sync").map((s) => s.payload.actor.id);
+    const gmBefore = await syncs(gm);
+    for (const c of [gm, assistant, ann, bob]) await c.rpc("viewScene", [ZIRD._id, OGRE._id]);
+    const gmSyncs = await gm.waitFor("sent", (s) => s.filter((x) => x.event === "actor.sync" && x.ack).length > gmBefore.length, { what: "token actors synced" });
+    const fresh = gmSyncs.filter((x) => x.event === "actor.sync").slice(gmBefore.length);
+    assert.deepEqual(fresh.map((x) => x.payload.actor.id), [OGRE._id], "Zird was sent at connect and is unchanged: only the Ogre goes");
+    assert.ok(fresh.every((x) => x.ack.ok));
+    for (const c of [assistant, ann, bob]) assert.deepEqual(await syncs(c), [], `${c.name} sends no actor data`);
+    // Viewing the scene again, or another token of a known actor, sends nothing again.
+    await gm.rpc("viewScene", [ZIRD._id, OGRE._id]);
+    await gm.rpc("createToken", OGRE._id);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal((await syncs(gm)).length, gmBefore.length + 1, "no echo: an unchanged actor is not sent twice");
+
+    const started = await ann.rpc("startAction", ZIRD._id, "Athletics", { opposerId: OGRE._id });
+    assert.ok(started?.action_id, "now the player can name the NPC");
+    // The GM opposes, so the action does not stay in the way.
+    await queue([0, 0, 0, 0], [0, 0, 0, 0]);
+    const oppose = await gm.rpc("call", "action.oppose", { action_id: started.action_id, skill: "Fight" });
+    assert.equal(oppose.ok, true, JSON.stringify(oppose));
+  });
+
+  test("after a fumbled advantage the GM, and only the GM, gives a free invoke from the card (R5.2, R5.3)", async () => {
+    const state = await gm.rpc("call", "scene.read", {});
+    const market = state.data.aspects.find((a) => a.name === "Crowded Market");
+    // Athletics 3 − 2 = Average against Fair: a fumble.
+    await queue([-1, -1, 0, 0]);
+    const started = await ann.rpc("startAction", ZIRD._id, "Athletics", { type: "create_advantage", opposition: 2, aspectName: "Distracted Guard" });
+    const cardId = `${world.id}.${started.action_id}`;
+    await passFromCard(ann, cardId);
+    const annView = await ann.waitFor("messages", (ms) => cardMessage(cardId)(ms)?.controls.some((c) => c.startsWith("choose")), { what: "ann's fumble choice" });
+    assert.ok(!cardMessage(cardId)(annView).controls.includes("gift"), "the player sees no gift");
+    // Foundry relays Ann's message to the GMs.
+    const data = await ann.rpc("messageData", cardId);
+    for (const g of [gm, assistant]) await g.rpc("receiveMessage", data);
+    const gmView = await gm.waitFor("messages", (ms) => cardMessage(cardId)(ms)?.controls.includes("gift"), { what: "gm's gift button" });
+    assert.ok(cardMessage(cardId)(gmView).controls.includes("gift"));
+    await gm.rpc("clickCard", cardId, 'button[data-fb="gift"]');
+    const dialog = await gm.rpc("answerDialog", { aspect: market.id, holder: VERA._id }, "gift");
+    assert.match(dialog.title, /free invoke/);
+    assert.equal(dialog.rejectClose, false);
+    assert.doesNotMatch(dialog.html, new RegExp(`value="${ZIRD._id}"`), "never the acting side");
+    const gift = (await gm.waitFor("sent", (s) => s.some((x) => x.event === "action.gift" && x.ack), { what: "action.gift" })).find((x) => x.event === "action.gift");
+    assert.equal(gift.ack.ok, true, JSON.stringify(gift.ack));
+    assert.deepEqual({ ...gift.payload, request_id: undefined }, { request_id: undefined, action_id: started.action_id, aspect_id: market.id, holder: VERA._id });
+    const annAfter = await ann.waitFor("messages", (ms) => cardMessage(cardId)(ms)?.card.effects.some((e) => /The GM gives Vera Quickfoot a free invoke on Crowded Market/.test(e)), { what: "gift on ann's card" });
+    assert.ok(cardMessage(cardId)(annAfter));
+    await gm.rpc("receiveMessage", await ann.rpc("messageData", cardId));
+    const gmAfter = await gm.waitFor("messages", (ms) => /The GM gives/.test(cardMessage(cardId)(ms)?.card.effects.join(" ") ?? ""), { what: "gift on gm's copy" });
+    assert.ok(!cardMessage(cardId)(gmAfter).controls.includes("gift"), "one gift per action");
+    await gm.waitFor("panel", (p) => /Crowded Market Vera Quickfoot ×2/.test(p.aspects), { what: "Vera holds two now" });
+    await ann.rpc("clickCard", cardId, 'button[data-fb="choose"][data-choice="fail"]');
   });
 
   test("a contest from the tracker: each side rolls and passes from the UI, a tie asks the GM for a twist, progress reaches 3, the exchange cards are written once by the active GM", async () => {

@@ -137,6 +137,18 @@ const commands = {
   start() {
     foundry.start();
   },
+  viewScene(actorIds) {
+    foundry.viewScene(actorIds);
+  },
+  createToken(actorId) {
+    foundry.createToken(actorId);
+  },
+  api(pathName, ...args) {
+    const parts = pathName.split(".");
+    let target = api();
+    for (const k of parts.slice(0, -1)) target = target[k];
+    return target[parts.at(-1)](...args);
+  },
   status() {
     const el = document.getElementById("fate-bridge-status");
     return { ...api().status, badge: el?.textContent ?? null, badgeState: el?.dataset.state ?? null };

@@ -695,6 +695,30 @@ export function install(options) {
       mergeUpdate(user, structuredClone(changes));
       Hooks.callAll("updateUser", user, changes, {}, userId);
     },
+    /**
+     * Show a scene on the canvas with tokens of these actors: sets `canvas.scene` and fires
+     * `canvasReady`, as Foundry does when a scene is viewed.
+     * @param {string[]} actorIds
+     */
+    viewScene(actorIds, sceneId = "sceneMain0000001") {
+      const scene = { id: sceneId, tokens: new Collection() };
+      for (const actorId of actorIds) {
+        const id = randomID();
+        scene.tokens.set(id, { id, actorId, parent: scene, actor: actors.get(actorId) ?? null });
+      }
+      globalThis.canvas = { ready: true, scene };
+      Hooks.callAll("canvasReady", globalThis.canvas);
+      return scene;
+    },
+    /** A token created on the viewed scene (on every client, as Foundry's server relays it). */
+    createToken(actorId, options = {}) {
+      const scene = globalThis.canvas?.scene;
+      const id = randomID();
+      const token = { id, actorId, parent: scene, actor: actors.get(actorId) ?? null };
+      scene?.tokens.set(id, token);
+      Hooks.callAll("createToken", token, options, game.user.id);
+      return token;
+    },
     /** Open dialogs, oldest first. */
     openDialogs() {
       return log.dialogs.filter((d) => !d.closed);
