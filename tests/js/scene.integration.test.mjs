@@ -302,6 +302,11 @@ describe("the scene panel on an Unwritten world", () => {
     await gm.rpc("clickPanel", '[data-action="nameTwist"]');
     await gm.waitFor("panel", (p) => p.aspects.includes("Loose Tiles") && !p.actions.some((a) => a.action === "nameTwist"), { what: "twist placed" });
     await ann.waitFor("panel", (p) => p.aspects.includes("Loose Tiles"), { what: "players see the twist aspect" });
+    // The bridge updates the exchange's card: the same message now names the twist.
+    cards = await gm.waitFor("gmCards", (cs) => cs.length === 1 && /The twist: Loose Tiles/.test(cs[0].text), { what: "twist named on the exchange card" });
+    assert.equal(cards[0].cardId, `${world.id}.${contestId}.x1`);
+    assert.equal(cards[0].author, GM.id);
+    for (const c of [assistant, ann, bob]) assert.deepEqual(await c.rpc("gmCards"), [], `${c.name} writes no twist update`);
 
     // Exchange 2: 3 + 1 = Great against 2 + 0 = Fair: Zird by 2, one progress.
     await exchange([1, 0, 0, 0], [0, 0, 0, 0]);
@@ -394,6 +399,14 @@ describe("the scene panel on an Unwritten world", () => {
   });
 
   test("ending the scene from the panel asks which aspects stay; the scene-end card says what changed", async () => {
+    // One contest conceded (Vera earns a fate point at the scene's end), one left unfinished.
+    const sides = [{ name: "Zird", members: [ZIRD._id] }, { name: "Vera", members: [VERA._id] }];
+    const tug = await gm.rpc("api", "contest.start", { name: "Tug of war", mode: "direct", skill: "Athletics", sides });
+    const tugId = tug.contests.find((c) => c.name === "Tug of war").id;
+    await bob.waitFor("panel", (p) => p.actions.some((a) => a.action === "contestConcede" && a.contest === tugId), { what: "bob may concede" });
+    await bob.rpc("clickPanel", `[data-action="contestConcede"][data-contest="${tugId}"]`);
+    await gm.waitFor("panel", (p) => !p.actions.some((a) => a.action === "contestConcede" && a.contest === tugId), { what: "conceded" });
+    await gm.rpc("api", "contest.start", { name: "Race to the gate", mode: "direct", skill: "Athletics", sides });
     const state = await gm.rpc("call", "scene.read", {});
     const twist = state.data.aspects.find((a) => a.name === "Loose Tiles");
     await gm.rpc("clickPanel", '[data-action="endScene"][data-scope="scene"]');
@@ -412,6 +425,11 @@ describe("the scene panel on an Unwritten world", () => {
     assert.match(card.text, /Scene 1 ends/);
     assert.match(card.text, /Situation aspects cleared Crowded Market Loose Tiles/);
     assert.doesNotMatch(card.text, /momentum/, "the challenge's boost was carried into the next scene (R11.1)");
+    assert.match(card.text, /Fate points gained Vera Quickfoot \+1 conceded the contest/);
+    assert.match(card.text, /Closed with the scene, unfinished Race to the gate no result/);
+    assert.doesNotMatch(card.text, /unfinished[^]*Tug of war/, "the conceded contest had its result");
+    const after = await gm.waitFor("panel", (p) => p.head.includes("Scene 2"), { what: "scene 2" });
+    assert.doesNotMatch(after.contests, /Race to the gate|Tug of war|Chase/, "the scene's end closed its contests");
     for (const c of [assistant, ann, bob]) assert.deepEqual(await c.rpc("gmCards"), []);
     await ann.waitFor("panel", (p) => p.head.includes("Scene 2"), { what: "next scene in ann's panel" });
   });
