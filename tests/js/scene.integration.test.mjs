@@ -502,3 +502,96 @@ describe("a conflict on a Fate Condensed world", () => {
     await assertSentValid(assistant);
   });
 });
+
+describe("the bridge restarts", () => {
+  let dataDir;
+  let port;
+  let world;
+  let first;
+  let gm;
+  let ann;
+  const restarted = [];
+
+  before(async () => {
+    dataDir = await tempDataDir();
+    port = await freePort();
+    world = await addWorld(dataDir, "restart-world", "Restart World");
+    first = await startBridge({ dataDir, port });
+    gm = await launch("restart-gm", world, port, GM, world.key);
+    ann = await launch("restart-ann", world, port, ANN);
+    await bind(ann, ANN, [gm]);
+  });
+
+  after(async () => {
+    await first?.stop();
+    for (const b of restarted) await b.stop();
+  });
+
+  test("clients reconnect with backoff and catch up with world.sync from their last seq, writing nothing twice", async () => {
+    const { io } = await import("socket.io-client");
+    // Before: Ann rolls; her card is hers to write.
+    assert.equal((await gm.rpc("call", "dev.queue_dice", { rolls: [[1, 0, 0, 0]] })).ok, true);
+    const started = await ann.rpc("startAction", ZIRD._id, "Athletics", { opposition: 1 });
+    const annCard = `${world.id}.${started.action_id}`;
+    await passFromCard(ann, annCard);
+    await ann.waitFor("messages", (ms) => /Resolved/.test(cardMessage(annCard)(ms)?.card.state ?? ""), { what: "ann's card resolved" });
+    const counts = async (c) => ({ messages: (await c.rpc("messages")).length, created: await c.rpc("created"), log: await c.rpc("log") });
+    const gmBefore = await counts(gm);
+    const annBefore = await counts(ann);
+    assert.equal((await gm.rpc("sent")).filter((s) => s.event === "world.sync").length, 1, "one world.sync at the first connect");
+
+    await first.stop();
+    first = null;
+    for (const c of [gm, ann]) await c.waitFor("status", (s) => s.state !== "connected", { what: `${c.name} offline` });
+
+    // While they are away, the GM acts from another browser (the same user, another connection)
+    // on a bridge on another port with the same data: a card and a scene change they missed.
+    const otherPort = await freePort();
+    const away = await startBridge({ dataDir, port: otherPort });
+    const raw = io(`${away.url}/fate`, { transports: ["websocket"], reconnection: false, auth: { world: world.id, role: "gm", key: world.key, user: GM.id, protocol: 1 } });
+    await new Promise((resolve, reject) => { raw.once("connect", resolve); raw.once("connect_error", reject); });
+    const call = (event, payload) => raw.timeout(10000).emitWithAck(event, { request_id: `restart-${event}-${Date.now()}`, ...payload });
+    const hello = await call("hello", {});
+    assert.equal(hello.ok, true, JSON.stringify(hello));
+    const sinceBefore = hello.data.last_seq;
+    assert.equal((await call("dev.queue_dice", { rolls: [[0, 0, 0, 1]] })).ok, true);
+    const missed = await call("action.start", { type: "overcome", actor_id: ZIRD._id, skill: "Lore", opposition: { kind: "passive", rating: 2 } });
+    assert.equal(missed.ok, true, JSON.stringify(missed));
+    assert.equal((await call("scene.aspect", { op: "add", name: "Fog Rolls In" })).ok, true);
+    raw.disconnect();
+    await away.stop();
+
+    // The bridge comes back where they expect it; they reconnect on their own.
+    const back = await startBridge({ dataDir, port });
+    restarted.push(back);
+    for (const c of [gm, ann]) await c.waitFor("status", (s) => s.state === "connected", { ms: 60000, what: `${c.name} reconnected` });
+    for (const c of [gm, ann]) {
+      const sockets = await c.rpc("sockets");
+      assert.equal(sockets.created, 1, `${c.name} reuses its socket`);
+      assert.ok(sockets.connects >= 2, `${c.name} connected again (${sockets.connects} attempts)`);
+    }
+    const syncs = (await gm.waitFor("sent", (s) => s.filter((x) => x.event === "world.sync" && x.ack).length === 2, { what: "gm's catch-up" })).filter((x) => x.event === "world.sync");
+    assert.equal(syncs[1].payload.since, sinceBefore, "from the last seq it had");
+    assert.ok(syncs[1].ack.data.emits.length > 0, "what it missed came with the catch-up");
+    const missedCard = `${world.id}.${missed.data.action_id}`;
+    await gm.waitFor("messages", (ms) => cardMessage(missedCard)(ms), { what: "the missed card written by the GM" });
+    const gmAfter = await counts(gm);
+    assert.equal(gmAfter.created, gmBefore.created + 1, "the GM writes the missed card once, and nothing it had again");
+    const annSyncs = (await ann.waitFor("sent", (s) => s.filter((x) => x.event === "world.sync" && x.ack).length === 2, { what: "ann's catch-up" })).filter((x) => x.event === "world.sync");
+    assert.equal(annSyncs[1].payload.since, sinceBefore);
+    const annAfter = await counts(ann);
+    assert.equal(annAfter.created, annBefore.created, "Ann writes no card she had, nor the GM's");
+    assert.equal(annAfter.messages, annBefore.messages);
+    // The scene she missed reaches her view too.
+    await ann.rpc("openScene");
+    await ann.waitFor("panel", (p) => p?.aspects.includes("Fog Rolls In"), { what: "ann sees the missed aspect" });
+    // A full replay changes nothing more.
+    for (const c of [gm, ann]) assert.equal((await c.rpc("catchUp", 0)).ok, true);
+    assert.deepEqual(await counts(gm), gmAfter);
+    assert.equal((await counts(ann)).created, annBefore.created);
+    for (const c of [gm, ann]) {
+      const sent = await c.rpc("sent");
+      for (const { event, payload } of sent) check(validators.client[event], payload, `${c.name} ${event}`);
+    }
+  });
+});
