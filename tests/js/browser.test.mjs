@@ -276,15 +276,19 @@ test("the scene panel, the contest tracker, the challenge board and the GM cards
 
   const contestCards = page.locator("#chat-log .fate-bridge-gm-card--contest");
   assert.equal(await contestCards.count(), 2, "one card per finished exchange");
-  assert.match(await contestCards.nth(0).innerText(), /a twist happens/);
+  assert.match(await contestCards.nth(0).innerText(), /The twist: Loose Tiles/, "the named twist updated its exchange card");
+  assert.equal(await contestCards.nth(0).locator("[data-twist-aspect]").innerText(), "Loose Tiles");
   assert.match(await contestCards.nth(1).innerText(), /Zird wins the exchange by 4 and marks 2 progress/);
   await contestCards.nth(0).screenshot({ path: path.join(ARTIFACTS, "contest-card-twist.png") });
   await contestCards.nth(1).screenshot({ path: path.join(ARTIFACTS, "contest-card-exchange.png") });
   const challengeCard = page.locator("#chat-log .fate-bridge-gm-card--challenge");
   const challengeText = (await challengeCard.textContent()).replace(/\s+/g, " ");
   assert.match(challengeText, /2 of 2 tasks succeeded/i);
-  assert.match(challengeText, /Serious cost: The storm arrives first/);
+  assert.match(challengeText, /Serious cost Delay the success: The storm arrives first/);
   await challengeCard.screenshot({ path: path.join(ARTIFACTS, "challenge-card.png") });
+
+  // A contest left open: the scene's end closes it without a result.
+  await api("contest.start", { name: "Haggle with the harbourmaster", mode: "direct", skill: "Will", sides: [{ name: "Zird", members: [ZIRD] }, { name: "The Ogre", members: [OGRE] }] });
 
   // End the scene from the panel: keep the twist; the card says what changed.
   await panel.locator('[data-action="endScene"][data-scope="scene"]').click();
@@ -299,6 +303,7 @@ test("the scene panel, the contest tracker, the challenge board and the GM cards
   assert.match(endText, /Scene 1 ends/);
   assert.match(endText, /Situation aspects cleared Crowded Market/);
   assert.doesNotMatch(endText, /Loose Tiles/, "the kept aspect stays");
+  assert.match(endText, /Closed with the scene, unfinished Chase across the rooftops no result Haggle with the harbourmaster no result/);
   await endCard.screenshot({ path: path.join(ARTIFACTS, "scene-end-card.png") });
   await panel.locator(".fate-bridge-scene__label", { hasText: "Scene 2" }).waitFor();
 
