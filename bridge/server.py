@@ -83,8 +83,11 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
             ) from None
         self.sessions[sid] = session
         self.buckets[sid] = _Bucket(stamp=time.monotonic())
-        await self.enter_room(sid, session.room)
+        # A player hears the world only once the GM's client has vouched for it (the
+        # "bound" notice reaches its user room); see _dispatch.
         await self.enter_room(sid, user_room(session.world_id, session.user_id))
+        if session.bound:
+            await self.enter_room(sid, session.room)
         await self.service.connected(session)
         log.info(
             "connected %s as %s %s in %s", sid, session.role, session.user_id, session.world_id
@@ -107,10 +110,24 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
                 error("too_large", f"The message is over {protocol.MAX_MESSAGE_BYTES} bytes.")
             )
         try:
-            return await self.service.handle(session, event, payload[0])
+            was_bound = session.bound
+            reply = await self.service.handle(session, event, payload[0])
+            if session.bound and not was_bound:
+                await self.enter_room(sid, session.room)
+            if reply.vouched is not None:
+                await self._bind_local(reply.vouched)
+            return reply
         except Exception:
             log.exception("handler for %s failed", event)
             return Reply(error("internal", "The bridge failed on this message; nothing changed."))
+
+    async def _bind_local(self, vouched: tuple[str, str, str]) -> None:
+        """Bind this process's connections that carry the vouched nonce, and let them
+        hear the world at once (the notice itself goes out as an emission)."""
+        for sid, session in list(self.sessions.items()):
+            if (session.world_id, session.user_id, session.bind_nonce) == vouched:
+                session.bound = True
+                await self.enter_room(sid, session.room)
 
 
 def public_base_url(request: web.Request) -> str:

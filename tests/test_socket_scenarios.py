@@ -32,12 +32,20 @@ async def test_player_binding_is_needed_and_proven_through_the_gm(
     assert wrong["error"]["code"] == "not_found"
     impostor = await paul.send("user.bind", user_id="paul", nonce=hello["bind_nonce"])
     assert impostor["error"]["code"] == "unbound"
+    # Unbound, the player hears nothing of the world and may not read its history.
+    assert (await paul.send("world.sync", since=0))["error"]["code"] == "unbound"
+    await queue(gm, [0, 0, 0, 0])
+    await gm.card("action.start", **start)
+    await asyncio.sleep(0.2)
+    assert paul.received("card") == []
     await gm.ok("user.bind", user_id="paul", nonce=hello["bind_nonce"])
     for _ in range(100):
         if paul.received("notice"):
             break
         await asyncio.sleep(0.02)
     assert paul.received("notice")[0]["code"] == "bound"
+    synced = await paul.ok("world.sync", since=0)
+    assert [e["event"] for e in synced["emits"]] == ["card"]
     await queue(gm, [0, 0, 0, 0])
     card = await paul.card("action.start", **start)
     assert card["actor"]["leader"]["id"] == "brousseau"

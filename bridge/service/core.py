@@ -50,7 +50,7 @@ from bridge.store.chain import event_hash
 Clock = Callable[[], datetime]
 COMMIT_ATTEMPTS = 5
 # Intents an unbound player may send: enough to learn its nonce and catch up.
-UNBOUND_ALLOWED = frozenset({"hello", "world.sync"})
+UNBOUND_ALLOWED = frozenset({"hello"})
 
 
 Decide = Callable[[WorldState, Ruleset, DiceSource], list[Event]]

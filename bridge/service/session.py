@@ -59,6 +59,9 @@ class Emission:
 class Reply:
     ack: dict[str, Any]
     emissions: list[Emission] = field(default_factory=list)
+    # (world, user, nonce) the GM's client just vouched for: the server binds any
+    # connection of its own with that nonce at once (others notice on their next intent).
+    vouched: tuple[str, str, str] | None = None
 
 
 def world_room(world_id: str) -> str:

@@ -114,6 +114,7 @@ class WorldIntents(ServiceCore):
         return Reply(
             ok(protocol.UserBindData(user_id=intent.user_id, bound=True)),
             [Emission("notice", notice.model_dump(mode="json"), room)],
+            vouched=(session.world_id, intent.user_id, intent.nonce),
         )
 
     async def _gm_budget(self, session: Session, intent: protocol.GmBudget) -> Reply:

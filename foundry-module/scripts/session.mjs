@@ -48,10 +48,13 @@ export function startConnection(overrides = {}) {
   connection.onStatus(showStatus);
   connection.onConnect(() => greet(connection));
   for (const event of Object.keys(EMIT_HANDLERS)) connection.on(event, (data) => processEmit(event, data));
-  connection.on("notice", (notice) => {
+  connection.on("notice", async (notice) => {
     showNotice(notice);
-    // Once bound, a player may read the scene for its views.
-    if (notice?.code === "bound") readScene();
+    // Once bound, a player hears the world: catch up on what it missed, then read the scene.
+    if (notice?.code === "bound") {
+      await catchUp(connection, getLastSeq() ?? runtime.hello?.last_seq ?? 0);
+      await readScene();
+    }
   });
   showStatus(connection.status);
   connection.connect();
@@ -69,7 +72,8 @@ async function greet(connection) {
   if (hello.data.protocol !== PROTOCOL_VERSION) {
     ui.notifications.error(game.i18n.format("FATEBRIDGE.Notify.ProtocolMismatch", { bridge: hello.data.protocol, module: PROTOCOL_VERSION }));
   }
-  await catchUp(connection, getLastSeq() ?? hello.data.last_seq);
+  // A player reads the world only once the GM's client has vouched for it (the "bound" notice).
+  if (hello.data.role === "gm" || hello.data.bound) await catchUp(connection, getLastSeq() ?? hello.data.last_seq);
   if (isActiveGM()) {
     forgetSentActors();
     await syncPlayerActors(connection);

@@ -540,6 +540,7 @@ describe("the bridge restarts", () => {
     const annBefore = await counts(ann);
     assert.equal((await gm.rpc("sent")).filter((s) => s.event === "world.sync").length, 1, "one world.sync at the first connect");
 
+    const nonceBefore = (await ann.rpc("hello")).bind_nonce;
     await first.stop();
     first = null;
     for (const c of [gm, ann]) await c.waitFor("status", (s) => s.state !== "connected", { what: `${c.name} offline` });
@@ -570,6 +571,16 @@ describe("the bridge restarts", () => {
       assert.equal(sockets.created, 1, `${c.name} reuses its socket`);
       assert.ok(sockets.connects >= 2, `${c.name} connected again (${sockets.connects} attempts)`);
     }
+    // A reconnected player is a new connection: it hears the world again only once Foundry has
+    // relayed its new nonce to the GM's client and the GM's client has vouched for it.
+    let annHello = await ann.rpc("hello");
+    for (let i = 0; i < 200 && annHello?.bind_nonce === nonceBefore; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      annHello = await ann.rpc("hello");
+    }
+    assert.notEqual(annHello.bind_nonce, nonceBefore, "a fresh nonce for the new connection");
+    assert.equal((await ann.rpc("sent")).filter((x) => x.event === "world.sync").length, 1, "no catch-up before she is vouched for");
+    await bind(ann, ANN, [gm]);
     const syncs = (await gm.waitFor("sent", (s) => s.filter((x) => x.event === "world.sync" && x.ack).length === 2, { what: "gm's catch-up" })).filter((x) => x.event === "world.sync");
     assert.equal(syncs[1].payload.since, sinceBefore, "from the last seq it had");
     assert.ok(syncs[1].ack.data.emits.length > 0, "what it missed came with the catch-up");
