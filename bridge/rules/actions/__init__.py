@@ -1,0 +1,62 @@
+"""Actions from declaration to resolution (R2-R10, R12.6).
+
+Every public function takes the state, a command, the principal asking, the
+dice and the ruleset, and returns the events that follow. The state machine:
+
+    declared -> awaiting_opposition -> invoking -> choosing -> costing -> resolved
+                                                \\-> absorbing (Fate Condensed hits)
+
+Only the states an action needs are visited: a passive, safe overcome goes
+straight from the roll to the invoke phase.
+"""
+
+from __future__ import annotations
+
+from bridge.rules.actions.choices import (
+    ChoiceValue,
+    absorb,
+    apply_cost,
+    choose,
+    gift_free_invoke,
+    give_free_invokes,
+    set_gm_budget,
+)
+from bridge.rules.actions.commands import (
+    AbsorbCommand,
+    CostCommand,
+    Helper,
+    InvokeCommand,
+    Principal,
+    SideName,
+    StartAction,
+)
+from bridge.rules.actions.common import may_control, pending_fate_point, stunt_bonus
+from bridge.rules.actions.declare import concede, declare, oppose, roll_now, start_action
+from bridge.rules.actions.invokes import invoke, pass_invokes
+
+__all__ = [
+    "AbsorbCommand",
+    "ChoiceValue",
+    "CostCommand",
+    "Helper",
+    "InvokeCommand",
+    "Principal",
+    "SideName",
+    "StartAction",
+    "absorb",
+    "apply_cost",
+    "choose",
+    "concede",
+    "declare",
+    "gift_free_invoke",
+    "give_free_invokes",
+    "invoke",
+    "may_control",
+    "oppose",
+    "pass_invokes",
+    "pending_fate_point",
+    "roll_now",
+    "set_gm_budget",
+    "start_action",
+    "stunt_bonus",
+]

@@ -1,0 +1,283 @@
+"""The choices, costs, gifts and absorptions that follow a roll (R5, R6, R5.10, R10.2)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from bridge.rules.actions.commands import (
+    MILD,
+    AbsorbCommand,
+    CostCommand,
+    Principal,
+)
+from bridge.rules.actions.common import (
+    add_effects,
+    add_free_invokes,
+    find_action,
+    find_character,
+    new_boost,
+    place_situation_aspect,
+    require_control,
+    require_gm,
+)
+from bridge.rules.actions.resolution import finish, start_hit, succeed
+from bridge.rules.consequences import place_consequence
+from bridge.rules.draft import Draft
+from bridge.rules.errors import RuleViolation
+from bridge.rules.events import Event
+from bridge.rules.ruleset import Ruleset
+from bridge.rules.state import (
+    GM,
+    Cost,
+    Effect,
+    WorldState,
+)
+
+ChoiceValue = Literal[
+    "fail", "succeed_at_cost", "unintended_aspect", "aspect", "mark", "full_hit", "boost"
+]
+
+
+def choose(
+    state: WorldState,
+    action_id: str,
+    choice: ChoiceValue,
+    principal: Principal,
+    *,
+    aspect_name: str | None = None,
+    consequence_name: str | None = None,
+) -> list[Event]:
+    """The actor's owner answers the pending choice."""
+    draft = Draft(state, "action.choose")
+    action = find_action(draft, action_id, "choosing")
+    leader = draft.character(action.actor.leader or "")
+    pending = action.pending_choice
+    allowed: dict[str | None, tuple[str, ...]] = {
+        "fail_or_cost": ("fail", "succeed_at_cost"),
+        "advantage_fumble": ("fail", "unintended_aspect", "succeed_at_cost"),
+        "leave_mark": ("aspect", "mark"),
+        "attack_style": ("full_hit", "boost"),
+    }
+    if choice not in allowed.get(pending, ()):
+        raise RuleViolation(
+            "invalid",
+            f"Choose one of: {', '.join(allowed.get(pending, ()))}.",
+            "choice",
+        )
+    if choice == "unintended_aspect":
+        # R5.2: the GM names it; nobody gains free invokes from it.
+        require_gm(principal)
+        if not aspect_name:
+            raise RuleViolation("invalid", "Name the unintended aspect.", "aspect_name")
+        effect = place_situation_aspect(
+            draft, aspect_name, attached_to=None, holder=None, free=0, action_id=action.id
+        )
+        finish(draft, add_effects(action, effect, Effect(kind="failure")), succeeded=False)
+        return draft.events()
+    require_control(principal, leader, "choice")
+    if choice == "fail":
+        finish(draft, add_effects(action, Effect(kind="failure")), succeeded=False)
+    elif choice == "succeed_at_cost":
+        draft.put_action(action.model_copy(update={"state": "costing", "pending_choice": None}))
+    elif choice == "aspect":
+        succeed(draft, action.model_copy(update={"pending_choice": None}))
+    elif choice == "mark":
+        # R5.4: one free invoke becomes a mild consequence; the other sits on it.
+        target_id = action.target_id or ""
+        name = consequence_name or action.aspect_name or "Marked"
+        placement = place_consequence(
+            draft, target_id, MILD, name, caused_by=leader.id, free_invokes={leader.id: 1}
+        )
+        finish(
+            draft,
+            add_effects(action, *placement.effects, Effect(kind="success")),
+            succeeded=True,
+        )
+    elif choice == "full_hit":
+        start_hit(draft, action, action.shifts or 0)
+    else:
+        boost = new_boost(draft, leader.id, f"{leader.name}'s style", action.id)
+        start_hit(draft, add_effects(action, boost), max((action.shifts or 0) - 1, 0))
+    return draft.events()
+
+
+def apply_cost(
+    state: WorldState, command: CostCommand, principal: Principal, ruleset: Ruleset
+) -> list[Event]:
+    """R6: the GM picks the cost; mechanical ones are applied, narrative ones recorded.
+    R6.3: on a combined-skills roll a character cost falls on every participant."""
+    draft = Draft(state, "action.cost")
+    require_gm(principal)
+    action = find_action(draft, command.action_id, "costing")
+    severity = action.cost_severity or "serious"
+    options = ruleset.costs[severity]
+    if command.kind not in options:
+        raise RuleViolation(
+            "invalid",
+            f"A {severity} cost is one of: {', '.join(options)}.",
+            "kind",
+        )
+    effects: list[Effect] = []
+    members = action.actor.members
+    if command.kind == "npc_boost":
+        npc = find_character(draft, command.target_id or "", "target_id")
+        if not npc.is_npc:
+            raise RuleViolation("invalid", "Give the boost to an NPC.", "target_id")
+        effects.append(new_boost(draft, npc.id, command.aspect_name or "Opening", action.id))
+    elif command.kind == "aspect_on_actor":
+        if not command.aspect_name:
+            raise RuleViolation("invalid", "Name the aspect.", "aspect_name")
+        for member in members:
+            effects.append(
+                place_situation_aspect(
+                    draft,
+                    command.aspect_name,
+                    attached_to=member,
+                    holder=None,
+                    free=0,
+                    action_id=action.id,
+                )
+            )
+    elif command.kind == "mild_consequence":
+        if not command.aspect_name:
+            raise RuleViolation("invalid", "Name the consequence.", "aspect_name")
+        for member in members:
+            placement = place_consequence(draft, member, MILD, command.aspect_name, caused_by=GM)
+            effects.extend(placement.effects)
+    elif command.kind == "opponent_advantage":
+        if not command.aspect_name:
+            raise RuleViolation("invalid", "Name the advantage.", "aspect_name")
+        holder = command.target_id or action.opposition.leader or GM
+        if holder != GM:
+            find_character(draft, holder, "target_id")
+        effects.append(
+            place_situation_aspect(
+                draft,
+                command.aspect_name,
+                attached_to=None,
+                holder=holder,
+                free=1,
+                action_id=action.id,
+            )
+        )
+    elif not command.text:
+        raise RuleViolation("invalid", "Describe the cost.", "text")
+    cost = Cost(
+        severity=severity,
+        kind=command.kind,
+        text=command.text or command.aspect_name or "",
+        target_id=command.target_id,
+    )
+    effects.append(Effect(kind="cost", text=cost.text, detail=f"{severity}.{cost.kind}"))
+    action = add_effects(action, *effects).model_copy(update={"costs": (*action.costs, cost)})
+    if any(e.kind == "overwhelmed" and e.character_id == action.actor.leader for e in effects):
+        finish(draft, action, succeeded=True)
+    else:
+        succeed(draft, action, at_cost=True)
+    return draft.events()
+
+
+def gift_free_invoke(
+    state: WorldState, action_id: str, aspect_id: str, holder: str, principal: Principal
+) -> list[Event]:
+    """R5.2, R5.3: on a fumbled advantage the GM may give a free invoke to someone else."""
+    draft = Draft(state, "action.gift")
+    require_gm(principal)
+    action = find_action(draft, action_id, "choosing", "costing", "resolved")
+    if action.type not in ("create_advantage", "take_advantage") or action.outcome != "fumble":
+        raise RuleViolation(
+            "invalid", "Only a fumbled advantage lets the GM give a free invoke.", "action_id"
+        )
+    if holder in action.actor.members:
+        raise RuleViolation("invalid", "Give it to someone else.", "holder")
+    if any(e.kind == "free_invokes" and e.text == "gift" for e in action.effects):
+        raise RuleViolation("invalid", "The GM already gave one on this action.", "action_id")
+    if holder != GM:
+        find_character(draft, holder, "holder")
+    if aspect_id not in draft.aspects:
+        raise RuleViolation("not_found", "There is no such aspect.", "aspect_id")
+    effect = add_free_invokes(draft, aspect_id, holder, 1).model_copy(update={"text": "gift"})
+    draft.put_action(add_effects(action, effect))
+    return draft.events()
+
+
+def absorb(state: WorldState, command: AbsorbCommand, principal: Principal) -> list[Event]:
+    """R5.10: mark stress boxes (one shift each) and fill consequences (their value)."""
+    draft = Draft(state, "action.absorb")
+    action = find_action(draft, command.action_id, "absorbing")
+    target = draft.character(action.target_id or "")
+    require_control(principal, target, "action_id")
+    stress = list(target.stress)
+    absorbed = 0
+    for index in sorted(set(command.stress_boxes)):
+        if index < 0 or index >= len(stress) or stress[index]:
+            raise RuleViolation("invalid", f"Stress box {index + 1} is not free.", "stress_boxes")
+        stress[index] = True
+        absorbed += 1
+    slots = {s.id: s for s in target.consequences}
+    for slot_id in command.consequences:
+        slot = slots.get(slot_id)
+        if slot is None or not slot.empty:
+            raise RuleViolation("invalid", "That consequence slot is not free.", "consequences")
+        absorbed += slot.severity
+    if absorbed < action.pending_hit:
+        raise RuleViolation(
+            "invalid",
+            f"The hit is {action.pending_hit} shifts; that absorbs only {absorbed}.",
+            "consequences",
+        )
+    draft.put_character(target.model_copy(update={"stress": tuple(stress)}))
+    effects: list[Effect] = []
+    if command.stress_boxes:
+        effects.append(
+            Effect(kind="stress", character_id=target.id, count=len(set(command.stress_boxes)))
+        )
+    for slot_id, name in command.consequences.items():
+        slot = slots[slot_id]
+        placement = place_consequence(draft, target.id, slot.severity, name, caused_by=None)
+        effects.extend(placement.effects)
+    finish(
+        draft,
+        add_effects(action, *effects).model_copy(update={"pending_hit": 0}),
+        succeeded=True,
+    )
+    return draft.events()
+
+
+def give_free_invokes(
+    state: WorldState,
+    aspect_id: str,
+    from_id: str,
+    to_id: str,
+    count: int,
+    principal: Principal,
+) -> list[Event]:
+    """R10.2: stack advantages by handing free invokes to one character."""
+    draft = Draft(state, "aspect.give")
+    aspect = draft.aspects.get(aspect_id)
+    if aspect is None:
+        raise RuleViolation("not_found", "There is no such aspect.", "aspect_id")
+    giver = find_character(draft, from_id, "from_id")
+    require_control(principal, giver, "from_id")
+    find_character(draft, to_id, "to_id")
+    held = aspect.free_invokes.get(from_id, 0)
+    if count < 1 or held < count:
+        raise RuleViolation(
+            "no_free_invokes",
+            f"{giver.name} holds {held} free invokes on {aspect.name!r}.",
+            "count",
+        )
+    invokes = dict(aspect.free_invokes)
+    invokes[from_id] = held - count
+    invokes[to_id] = invokes.get(to_id, 0) + count
+    draft.put_aspect(
+        aspect.model_copy(update={"free_invokes": {k: v for k, v in invokes.items() if v > 0}})
+    )
+    return draft.events()
+
+
+def set_gm_budget(state: WorldState, fate_points: int) -> list[Event]:
+    """R12.2: the GM's fate points for this scene (pays NPC invokes, R4.2)."""
+    draft = Draft(state, "fate.gm_budget")
+    draft.set_gm_fate_points(max(fate_points, 0))
+    return draft.events()

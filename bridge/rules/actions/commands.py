@@ -1,0 +1,78 @@
+"""What callers ask the action rules to do, and who asks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from bridge.rules.state import (
+    ActionType,
+    Purpose,
+)
+
+SideName = Literal["actor", "opposition"]
+MILD = 2
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who asks: a Foundry user, and whether the bridge knows it as a GM."""
+
+    user_id: str
+    is_gm: bool
+
+
+@dataclass(frozen=True)
+class Helper:
+    character_id: str
+    skill: str | None = None
+
+
+@dataclass(frozen=True)
+class StartAction:
+    type: ActionType
+    actor_id: str
+    skill: str
+    passive_rating: int | None = None
+    opposer_id: str | None = None
+    target_id: str | None = None
+    target_aspect_id: str | None = None
+    aspect_name: str | None = None
+    situation: str | None = None
+    helpers: tuple[Helper, ...] = ()
+    dangerous_actor: bool = False
+    dangerous_opposition: bool = False
+    recovery_of: tuple[str, str] | None = None
+    allow_repeat: bool = False
+    description: str | None = None
+    purpose: Purpose = "action"
+    contest_id: str | None = None
+    side_id: str | None = None
+    challenge_id: str | None = None
+    task_id: str | None = None
+
+
+@dataclass(frozen=True)
+class InvokeCommand:
+    action_id: str
+    invoker: str
+    aspect_id: str
+    payment: Literal["fate_point", "free", "boost"]
+    effect: Literal["bonus", "reroll", "hostile"] = "bonus"
+    side: SideName | None = None
+
+
+@dataclass(frozen=True)
+class CostCommand:
+    action_id: str
+    kind: str
+    text: str = ""
+    target_id: str | None = None
+    aspect_name: str | None = None
+
+
+@dataclass(frozen=True)
+class AbsorbCommand:
+    action_id: str
+    stress_boxes: tuple[int, ...] = ()
+    consequences: dict[str, str] = field(default_factory=dict)

@@ -1,0 +1,164 @@
+"""Lookups, permission checks and small builders every action step shares."""
+
+from __future__ import annotations
+
+from bridge.rules.actions.commands import Principal, SideName
+from bridge.rules.draft import Draft
+from bridge.rules.errors import RuleViolation
+from bridge.rules.state import (
+    Action,
+    Aspect,
+    Character,
+    Earning,
+    Effect,
+    Side,
+)
+
+
+def find_character(draft: Draft, character_id: str, field_name: str) -> Character:
+    character = draft.characters.get(character_id)
+    if character is None:
+        raise RuleViolation(
+            "unknown_actor",
+            f"The bridge does not know actor {character_id!r}; sync it first.",
+            field_name,
+        )
+    return character
+
+
+def may_control(principal: Principal, character: Character) -> bool:
+    return principal.is_gm or principal.user_id in character.owners
+
+
+def require_control(principal: Principal, character: Character, field_name: str) -> None:
+    if not may_control(principal, character):
+        raise RuleViolation("forbidden", f"You may not act for {character.name}.", field_name)
+
+
+def require_gm(principal: Principal) -> None:
+    if not principal.is_gm:
+        raise RuleViolation("forbidden", "Only the GM may do that.")
+
+
+def require_active(character: Character, doing: str, field_name: str) -> None:
+    """R8.2: an overwhelmed character cannot act, oppose or help until the scene ends."""
+    if character.overwhelmed:
+        raise RuleViolation(
+            "overwhelmed",
+            f"{character.name} is overwhelmed and cannot {doing} until the scene ends.",
+            field_name,
+        )
+
+
+def find_action(draft: Draft, action_id: str, *states: str) -> Action:
+    action = draft.actions.get(action_id)
+    if action is None:
+        raise RuleViolation("not_found", f"There is no action {action_id!r}.", "action_id")
+    if states and action.state not in states:
+        raise RuleViolation(
+            "wrong_state",
+            f"That can't be done now: the action is {action.state.replace('_', ' ')}.",
+            "action_id",
+        )
+    return action
+
+
+def stunt_bonus(character: Character, skill: str, action: str) -> int:
+    """R1.2: the bonuses of stunts tied to this skill and action type."""
+    return sum(
+        s.bonus
+        for s in character.stunts
+        if s.skill == skill and (not s.actions or action in s.actions)
+    )
+
+
+def situation_key(character_id: str, situation: str) -> str:
+    return f"{character_id}|{situation}"
+
+
+def side_of(action: Action, name: SideName) -> Side:
+    return action.actor if name == "actor" else action.opposition
+
+
+def with_side(action: Action, name: SideName, side: Side) -> Action:
+    return action.model_copy(update={name: side})
+
+
+def other_side(name: SideName) -> SideName:
+    return "opposition" if name == "actor" else "actor"
+
+
+def add_effects(action: Action, *effects: Effect) -> Action:
+    return action.model_copy(update={"effects": action.effects + tuple(effects)})
+
+
+def new_boost(draft: Draft, holder_id: str, name: str, action_id: str) -> Effect:
+    """R12.6: a temporary aspect with exactly one free invoke."""
+    aspect = draft.put_aspect(
+        Aspect(
+            id=draft.new_aspect_id("boost"),
+            name=name,
+            kind="boost",
+            free_invokes={holder_id: 1},
+            created_by_action=action_id,
+        )
+    )
+    return Effect(kind="boost", character_id=holder_id, aspect_id=aspect.id, text=name)
+
+
+def place_situation_aspect(
+    draft: Draft,
+    name: str,
+    *,
+    attached_to: str | None,
+    holder: str | None,
+    free: int,
+    action_id: str,
+) -> Effect:
+    aspect = draft.put_aspect(
+        Aspect(
+            id=draft.new_aspect_id("sit"),
+            name=name,
+            kind="situation",
+            attached_to=attached_to,
+            free_invokes={holder: free} if holder and free else {},
+            created_by_action=action_id,
+        )
+    )
+    return Effect(kind="aspect", character_id=holder, aspect_id=aspect.id, count=free, text=name)
+
+
+def add_free_invokes(draft: Draft, aspect_id: str, holder: str, count: int) -> Effect:
+    aspect = draft.aspect(aspect_id)
+    invokes = dict(aspect.free_invokes)
+    invokes[holder] = invokes.get(holder, 0) + count
+    draft.put_aspect(aspect.model_copy(update={"free_invokes": invokes}))
+    return Effect(
+        kind="free_invokes",
+        character_id=holder,
+        aspect_id=aspect_id,
+        count=count,
+        text=aspect.name,
+    )
+
+
+def pending_fate_point(draft: Draft, character_id: str, why: Earning) -> Effect | None:
+    """A point usable once the scene is over; the GM's NPCs receive nothing (R4.5)."""
+    character = draft.character(character_id)
+    if character.is_npc:
+        return None
+    draft.put_character(
+        character.model_copy(
+            update={
+                "pending_fate_points": character.pending_fate_points + 1,
+                "pending_reasons": (*character.pending_reasons, why),
+            }
+        )
+    )
+    return Effect(
+        kind="fate_point",
+        character_id=character_id,
+        count=1,
+        text=why.aspect or "",
+        detail=why.kind,
+    )

@@ -1,0 +1,189 @@
+"""The invoke phase (R4): invoking and passing until both sides are done."""
+
+from __future__ import annotations
+
+from bridge.rules.actions.commands import InvokeCommand, Principal, SideName
+from bridge.rules.actions.common import (
+    add_effects,
+    find_action,
+    find_character,
+    other_side,
+    pending_fate_point,
+    require_active,
+    require_control,
+    require_gm,
+    side_of,
+    with_side,
+)
+from bridge.rules.actions.resolution import resolve
+from bridge.rules.dice import DiceSource
+from bridge.rules.draft import Draft
+from bridge.rules.errors import RuleViolation
+from bridge.rules.events import Event
+from bridge.rules.ruleset import Ruleset
+from bridge.rules.state import (
+    GM,
+    Action,
+    Earning,
+    Invoke,
+    WorldState,
+)
+
+
+def _invoking_side(
+    draft: Draft, action: Action, command: InvokeCommand, principal: Principal
+) -> SideName:
+    if command.invoker == GM:
+        require_gm(principal)
+        if command.side is not None:
+            return command.side
+        if action.opposition_kind == "passive":
+            return "opposition"
+        raise RuleViolation("invalid", "Say which side the GM invokes for.", "side")
+    invoker = find_character(draft, command.invoker, "invoker")
+    require_control(principal, invoker, "invoker")
+    require_active(invoker, "invoke", "invoker")
+    if invoker.id in action.actor.members:
+        return "actor"
+    if invoker.id in action.opposition.members:
+        return "opposition"
+    raise RuleViolation(
+        "forbidden", f"{invoker.name} is not taking part in this action.", "invoker"
+    )
+
+
+def invoke(
+    state: WorldState,
+    command: InvokeCommand,
+    principal: Principal,
+    dice: DiceSource,
+    ruleset: Ruleset,
+) -> list[Event]:
+    """R4.1-R4.6: +2, a reroll or (Fate Condensed) a hostile -2, paid exactly once."""
+    draft = Draft(state, "action.invoke")
+    action = find_action(draft, command.action_id, "invoking")
+    side_name = _invoking_side(draft, action, command, principal)
+    side = side_of(action, side_name)
+    aspect = draft.aspects.get(command.aspect_id)
+    if aspect is None:
+        raise RuleViolation("not_found", "There is no such aspect.", "aspect_id")
+
+    opponent = side_of(action, other_side(side_name))
+    if command.effect == "hostile":
+        if not ruleset.hostile_invokes:
+            raise RuleViolation(
+                "not_in_ruleset", f"{ruleset.title} has no hostile invokes.", "effect"
+            )
+        if aspect.attached_to is None or aspect.attached_to not in opponent.members:
+            raise RuleViolation(
+                "invalid", "A hostile invoke uses an aspect on the opponent.", "aspect_id"
+            )
+    if command.effect == "reroll" and side.roll.dice is None:
+        raise RuleViolation("invalid", "Passive opposition has no dice to reroll.", "effect")
+
+    # The payer: a character, or the GM's budget for the GM and for NPCs (R4.2).
+    holder = command.invoker
+    pays_from_gm = holder == GM or draft.character(holder).is_npc
+
+    if command.payment == "fate_point":
+        if aspect.id in side.fate_point_aspects:
+            raise RuleViolation(
+                "already_invoked",
+                f"{aspect.name!r} was already invoked with a fate point on this action.",
+                "aspect_id",
+            )
+        if pays_from_gm:
+            if draft.gm_fate_points < 1:
+                raise RuleViolation(
+                    "no_fate_points", "The GM's fate point budget is empty.", "payment"
+                )
+            draft.set_gm_fate_points(draft.gm_fate_points - 1)
+        else:
+            payer = draft.character(holder)
+            if payer.fate_points < 1:
+                raise RuleViolation(
+                    "no_fate_points", f"{payer.name} has no fate points left.", "payment"
+                )
+            draft.put_character(payer.model_copy(update={"fate_points": payer.fate_points - 1}))
+        side = side.model_copy(update={"fate_point_aspects": (*side.fate_point_aspects, aspect.id)})
+        # R4.5: invoking someone else's aspect pays them at the end of the scene.
+        owner_id = aspect.attached_to
+        if owner_id and owner_id != holder and owner_id not in side.members:
+            point = pending_fate_point(
+                draft, owner_id, Earning(kind="invoked_against", aspect=aspect.name)
+            )
+            if point:
+                action = add_effects(action, point)
+    else:
+        key = GM if pays_from_gm and holder == GM else holder
+        held = aspect.free_invokes.get(key, 0)
+        if command.payment == "boost" and aspect.kind != "boost":
+            raise RuleViolation("invalid", f"{aspect.name!r} is not a boost.", "payment")
+        if held < 1:
+            raise RuleViolation(
+                "no_free_invokes", f"No free invoke on {aspect.name!r} to spend.", "payment"
+            )
+        remaining = {**aspect.free_invokes, key: held - 1}
+        remaining = {k: v for k, v in remaining.items() if v > 0}
+        if aspect.kind == "boost" and not remaining:
+            draft.remove_aspect(aspect.id)  # R12.6: a boost vanishes when used
+        else:
+            draft.put_aspect(aspect.model_copy(update={"free_invokes": remaining}))
+
+    new_dice = None
+    if command.effect == "bonus":
+        side = side.model_copy(
+            update={
+                "roll": side.roll.model_copy(update={"invoke_bonus": side.roll.invoke_bonus + 2})
+            }
+        )
+    elif command.effect == "reroll":
+        new_dice = dice.roll()
+        side = side.model_copy(update={"roll": side.roll.model_copy(update={"dice": new_dice})})
+    else:
+        opponent = opponent.model_copy(
+            update={
+                "roll": opponent.roll.model_copy(
+                    update={"invoke_bonus": opponent.roll.invoke_bonus - 2}
+                )
+            }
+        )
+    record = Invoke(
+        side=side_name,
+        invoker=command.invoker,
+        aspect_id=aspect.id,
+        aspect_name=aspect.name,
+        payment=command.payment,
+        effect=command.effect,
+        dice=new_dice,
+    )
+    # R4.4: any invoke reopens the exchange for both sides. Passive opposition has no
+    # one to answer, so it stays passed (the GM may still invoke while the phase is open).
+    passive = action.opposition_kind == "passive"
+    own_passed = passive and side_name == "opposition"
+    other_passed = passive and side_name == "actor" and opponent.passed
+    action = with_side(action, side_name, side.model_copy(update={"passed": own_passed}))
+    action = with_side(
+        action, other_side(side_name), opponent.model_copy(update={"passed": other_passed})
+    )
+    draft.put_action(action.model_copy(update={"invokes": (*action.invokes, record)}))
+    return draft.events()
+
+
+def pass_invokes(
+    state: WorldState, action_id: str, side_name: SideName, principal: Principal, ruleset: Ruleset
+) -> list[Event]:
+    """R4.4: when both sides have passed, the outcome is final and resolved (R3.2)."""
+    draft = Draft(state, "action.pass")
+    action = find_action(draft, action_id, "invoking")
+    side = side_of(action, side_name)
+    if side.leader is None:
+        require_gm(principal)
+    else:
+        require_control(principal, draft.character(side.leader), "side")
+    action = with_side(action, side_name, side.model_copy(update={"passed": True}))
+    if action.actor.passed and action.opposition.passed:
+        resolve(draft, action, ruleset)
+    else:
+        draft.put_action(action)
+    return draft.events()
