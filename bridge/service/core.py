@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -66,6 +67,8 @@ class ServiceCore:
         self.clock = clock
         self._locks: dict[str, asyncio.Lock] = {}
         self._dice: dict[str, QueuedDice] = {}
+        # Per world: the last snapshot this process committed or loaded, and its state.
+        self._states: dict[str, tuple[Snapshot, WorldState]] = {}
         self._secure = SecureDice()
         # Filled by BridgeService: event name -> handler.
         self._handlers: dict[str, Callable[[Session, Any], Awaitable[Reply]]] = {}
@@ -182,6 +185,19 @@ class ServiceCore:
         if session.role != "gm":
             raise IntentError("forbidden", "Only the GM may do that.")
 
+    async def _current(self, world_id: str) -> tuple[Snapshot, WorldState]:
+        """The world as of its latest version: from this process's cache when no other
+        writer has committed since, else loaded and validated afresh."""
+        cached = self._states.get(world_id)
+        if cached is not None and await self.store.version(world_id) == cached[0].version:
+            return cached
+        snapshot = await self._snapshot(world_id)
+        state = WorldState.model_validate(snapshot.state)
+        # The cache keeps the parsed state; the snapshot's JSON copy is not needed again.
+        entry = (replace(snapshot, state={}), state)
+        self._states[world_id] = entry
+        return entry
+
     async def _mutate(
         self,
         session: Session,
@@ -201,8 +217,7 @@ class ServiceCore:
             if cached is not None:
                 return Reply(cached)
             for _ in range(COMMIT_ATTEMPTS):
-                snapshot = await self._snapshot(session.world_id)
-                before = WorldState.model_validate(snapshot.state)
+                snapshot, before = await self._current(session.world_id)
                 ruleset = get_ruleset(snapshot.world.ruleset)
                 events = decide(before, ruleset, self.dice_for(session.world_id))
                 after = apply_all(before, events)
@@ -232,7 +247,7 @@ class ServiceCore:
                 )
                 ack = ok(answer(after, rows, emits))
                 try:
-                    await self.store.commit(
+                    version = await self.store.commit(
                         CommitBatch(
                             world_id=session.world_id,
                             expected_version=snapshot.version,
@@ -246,7 +261,18 @@ class ServiceCore:
                         )
                     )
                 except VersionConflict:
+                    self._states.pop(session.world_id, None)
                     continue
+                self._states[session.world_id] = (
+                    replace(
+                        snapshot,
+                        version=version,
+                        last_event_seq=rows[-1].seq if rows else snapshot.last_event_seq,
+                        last_event_hash=rows[-1].hash if rows else snapshot.last_event_hash,
+                        last_emit_seq=emits[-1].seq if emits else snapshot.last_emit_seq,
+                    ),
+                    after,
+                )
                 if after_commit is not None:
                     after_commit()
                 room = session.room

@@ -86,6 +86,10 @@ class Store(Protocol):
 
     async def load(self, world_id: str) -> Snapshot | None: ...
 
+    async def version(self, world_id: str) -> int | None:
+        """The world's current version alone (cheap: lets callers reuse a cached state)."""
+        ...
+
     async def commit(self, batch: CommitBatch) -> int:
         """Write the batch atomically if the version still matches; return the new version.
 

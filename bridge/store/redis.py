@@ -140,6 +140,10 @@ class RedisStore:
             last_emit_seq=int(row["last_emit_seq"]),
         )
 
+    async def version(self, world_id: str) -> int | None:
+        raw = await _done(self.redis.hget(self._key("world", world_id), "version"))
+        return int(raw) if raw is not None else None
+
     async def commit(self, batch: CommitBatch) -> int:
         last_event = batch.events[-1] if batch.events else None
         last_emit = batch.emits[-1] if batch.emits else None

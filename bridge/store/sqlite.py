@@ -173,6 +173,13 @@ class SQLiteStore(LocalPresence):
             last_emit_seq=row["last_emit_seq"],
         )
 
+    async def version(self, world_id: str) -> int | None:
+        async with self.db.execute(
+            "SELECT version FROM worlds WHERE id = ?", (world_id,)
+        ) as cursor:
+            row = await cursor.fetchone()
+        return int(row["version"]) if row else None
+
     async def commit(self, batch: CommitBatch) -> int:
         async with self._write:
             return await self._commit(batch)
