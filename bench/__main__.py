@@ -12,9 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shutil
-import socket
 import statistics
-import subprocess
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -25,7 +23,7 @@ from typing import Any
 import socketio
 
 from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
-from tests.bridge_process import BridgeProcess, add_world, free_port
+from tests.bridge_process import BridgeProcess, add_world, redis_server
 
 # Stay under the bridge's per-connection rate limit (20/s sustained).
 PACE = 1 / 18
@@ -52,37 +50,13 @@ def _summary(name: str, samples: list[float], baseline: float) -> str:
 
 
 @contextmanager
-def redis_server() -> Iterator[str | None]:
-    """A throwaway redis-server on loopback, or None when it isn't installed."""
+def optional_redis(folder: Path) -> Iterator[str | None]:
+    """A throwaway redis-server, or None when it isn't installed."""
     if shutil.which("redis-server") is None:
         yield None
         return
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            "redis-server",
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ],
-        stdout=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(200):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with redis_server(folder) as url:
+        yield url
 
 
 async def measure(label: str, bridge: BridgeProcess, key: str, n: int) -> None:
@@ -162,7 +136,7 @@ async def measure(label: str, bridge: BridgeProcess, key: str, n: int) -> None:
 
 
 async def run(n: int) -> None:
-    with tempfile.TemporaryDirectory() as tmp, redis_server() as redis_url:
+    with tempfile.TemporaryDirectory() as tmp, optional_redis(Path(tmp)) as redis_url:
         stores: list[tuple[str, str | None]] = [("SQLite (embedded)", None)]
         if redis_url:
             stores.append(("Redis (scale-out)", redis_url))

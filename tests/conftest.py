@@ -1,9 +1,6 @@
 from __future__ import annotations
 
 import itertools
-import socket
-import subprocess
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +9,8 @@ import pytest
 import socketio
 
 from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
-from tests.bridge_process import BridgeProcess, add_world, flush_redis, free_port
+from tests.bridge_process import BridgeProcess, add_world, flush_redis
+from tests.bridge_process import redis_server as start_redis
 from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat
 
 
@@ -30,43 +28,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real redis-server on a free loopback port, for the whole run."""
-    port = free_port()
-    folder = tmp_path_factory.mktemp("redis")
-    process = subprocess.Popen(
-        [
-            "redis-server",
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(folder),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1) as probe:
-                    probe.sendall(b"PING\r\n")
-                    if probe.recv(16).startswith(b"+PONG"):
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise RuntimeError("redis-server did not start")
-            time.sleep(0.05)
+    with start_redis(tmp_path_factory.mktemp("redis")) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 _prefixes = itertools.count(1)
@@ -116,6 +79,7 @@ async def connect(bridge: BridgeProcess) -> AsyncIterator[Connect]:
         key: str | None = None,
         protocol: int = PROTOCOL_VERSION,
         auth: dict[str, Any] | None = None,
+        url: str | None = None,
     ) -> socketio.AsyncClient:
         client = socketio.AsyncClient(reconnection=False)
         client.received = []  # type: ignore[attr-defined]
@@ -137,7 +101,7 @@ async def connect(bridge: BridgeProcess) -> AsyncIterator[Connect]:
         )
         clients.append(client)
         await client.connect(
-            bridge.url,
+            url or bridge.url,
             namespaces=[NAMESPACE],
             transports=["websocket"],
             auth=handshake,

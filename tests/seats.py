@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from typing import Any
 
@@ -67,6 +68,17 @@ class Seat:
     async def card(self, event: str, **payload: Any) -> dict[str, Any]:
         card: dict[str, Any] = (await self.ok(event, **payload))["card"]
         return card
+
+    async def wait_for(
+        self, event: str, predicate: Any = None, count: int = 1, tries: int = 200
+    ) -> list[Any]:
+        """The emits of ``event`` matching ``predicate``, once at least ``count`` arrived."""
+        for _ in range(tries):
+            found = [d for d in self.received(event) if predicate is None or predicate(d)]
+            if len(found) >= count:
+                return found
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"fewer than {count} matching {event!r} emits arrived")
 
     def received(self, event: str) -> list[Any]:
         return [d for e, d in self.client.received if e == event]  # type: ignore[attr-defined]

@@ -40,31 +40,10 @@ async def test_two_nodes_share_rooms_binding_and_state(
         },
     )
     # The player is on node B: binding crosses nodes through the store.
-    import socketio
-
-    from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
-
-    client = socketio.AsyncClient(reconnection=False)
-    client.received = []  # type: ignore[attr-defined]
-
-    @client.on("*", namespace=NAMESPACE)  # type: ignore[misc]
-    async def _any(event: str, data: object) -> None:
-        client.received.append((event, data))  # type: ignore[attr-defined]
-
-    await client.connect(
-        second_node.url,
-        namespaces=[NAMESPACE],
-        transports=["websocket"],
-        auth={"world": "shared", "role": "player", "user": "paul", "protocol": PROTOCOL_VERSION},
-    )
-    paul = Seat(client)
+    paul = Seat(await connect("shared", role="player", user="paul", url=second_node.url))
     hello = await paul.ok("hello")
     await gm.ok("user.bind", user_id="paul", nonce=hello["bind_nonce"])
-    for _ in range(200):
-        if paul.received("notice"):
-            break
-        await asyncio.sleep(0.02)
-    assert paul.received("notice")[0]["code"] == "bound"
+    assert (await paul.wait_for("notice"))[0]["code"] == "bound"
 
     # An action on node B reaches the GM's client on node A.
     await queue(gm, [0, 0, 0, 0])
@@ -75,11 +54,7 @@ async def test_two_nodes_share_rooms_binding_and_state(
         skill="Athletics",
         opposition={"kind": "passive", "rating": 5},
     )
-    for _ in range(200):
-        if gm.received("card"):
-            break
-        await asyncio.sleep(0.02)
-    assert gm.received("card")[0]["card"]["action_id"] == card["action_id"]
+    assert (await gm.wait_for("card"))[0]["card"]["action_id"] == card["action_id"]
 
     # Two invokes on two nodes race for the last fate point: exactly one wins.
     gm_invoke = gm.send(
@@ -100,7 +75,6 @@ async def test_two_nodes_share_rooms_binding_and_state(
     assert sorted(r["ok"] for r in results) == [False, True]
     state = await gm.ok("world.state")
     assert next(c for c in state["characters"] if c["id"] == "brousseau")["fate_points"] == 0
-    await client.disconnect()
 
 
 def test_flush_is_per_database(redis_url: str) -> None:

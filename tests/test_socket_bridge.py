@@ -15,6 +15,7 @@ from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
 from bridge.store.chain import verify_chain
 from tests.bridge_process import BridgeProcess, add_world
 from tests.conftest import Connect
+from tests.seats import Seat
 
 ATHLETE = {
     "id": "actorBrousseau01",
@@ -130,15 +131,6 @@ async def _sync_and_roll(gm: socketio.AsyncClient, request_id: str = "roll-1") -
     )
 
 
-async def wait_for_emit(client: socketio.AsyncClient, event: str, count: int = 1) -> list[Any]:
-    for _ in range(200):
-        found = [d for e, d in client.received if e == event]  # type: ignore[attr-defined]
-        if len(found) >= count:
-            return found
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"no {event!r} emit arrived")
-
-
 async def test_overcome_worked_example_over_socketio(
     connect: Connect, world: tuple[str, str]
 ) -> None:
@@ -162,7 +154,7 @@ async def test_overcome_worked_example_over_socketio(
     assert final["state"] == "resolved"
     assert final["outcome"] == "succeed" and final["provisional"] is False
     for client in (gm, assistant):
-        emits = await wait_for_emit(client, "card", 2)
+        emits = await Seat(client).wait_for("card", count=2)
         assert len(emits) == 2
         assert {e["writer"] for e in emits} == {"gmUser0000000001"}
         assert [e["op"] for e in emits] == ["create", "update"]
@@ -240,7 +232,7 @@ async def test_repeated_request_id_returns_the_first_answer(
     repeat = await _sync_and_roll(gm, request_id="same-id")
     assert repeat == first
     assert db_counts(bridge)[:2] == before[:2]
-    await wait_for_emit(gm, "card")
+    await Seat(gm).wait_for("card")
     await asyncio.sleep(0.2)
     assert len([e for e, _ in gm.received if e == "card"]) == 1  # type: ignore[attr-defined]
 

@@ -39,11 +39,7 @@ async def test_player_binding_is_needed_and_proven_through_the_gm(
     await asyncio.sleep(0.2)
     assert paul.received("card") == []
     await gm.ok("user.bind", user_id="paul", nonce=hello["bind_nonce"])
-    for _ in range(100):
-        if paul.received("notice"):
-            break
-        await asyncio.sleep(0.02)
-    assert paul.received("notice")[0]["code"] == "bound"
+    assert (await paul.wait_for("notice"))[0]["code"] == "bound"
     synced = await paul.ok("world.sync", since=0)
     assert [e["event"] for e in synced["emits"]] == ["card"]
     await queue(gm, [0, 0, 0, 0])
@@ -162,12 +158,7 @@ async def test_serious_cost_consequence_rolls_up_to_moderate(table: dict[str, Se
     )
     consequence = next(e for e in card["effects"] if e["kind"] == "consequence")
     assert consequence["count"] == 4 and "Cracked Rib" in consequence["text"]
-    patches = [p for p in gm.received("actor.patch") if p["actor_id"] == "brousseau"]
-    for _ in range(100):
-        patches = [p for p in gm.received("actor.patch") if p["actor_id"] == "brousseau"]
-        if patches:
-            break
-        await asyncio.sleep(0.02)
+    patches = await gm.wait_for("actor.patch", lambda p: p["actor_id"] == "brousseau")
     slots = {s["id"]: s for s in patches[-1]["consequences"]}
     assert slots["mild"]["name"] == "Scraped Knee"
     assert slots["moderate"]["name"] == "Cracked Rib"
@@ -201,11 +192,7 @@ async def test_dangerous_fumble_overwhelms_the_actor(table: dict[str, Seat]) -> 
         opposition={"kind": "passive", "rating": 0},
     )
     assert again["error"]["code"] == "overwhelmed"
-    for _ in range(100):
-        statuses = [s for s in gm.received("token.status") if s["actor_id"] == "brousseau"]
-        if statuses:
-            break
-        await asyncio.sleep(0.02)
+    statuses = await gm.wait_for("token.status", lambda s: s["actor_id"] == "brousseau")
     assert statuses[-1]["statuses"]["overwhelmed"] is True
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
@@ -12,15 +11,6 @@ from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, queue
 
 # The same scenarios on the embedded SQLite store and on Redis.
 pytestmark = pytest.mark.both_stores
-
-
-async def wait_for(seat: Seat, event: str, predicate: Any, tries: int = 200) -> Any:
-    for _ in range(tries):
-        found = [d for d in seat.received(event) if predicate(d)]
-        if found:
-            return found
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"no matching {event!r} emit")
 
 
 async def test_a_contest_run_end_to_end_by_a_gm_and_two_players(table: dict[str, Seat]) -> None:
@@ -67,8 +57,7 @@ async def test_a_contest_run_end_to_end_by_a_gm_and_two_players(table: dict[str,
     scene = await gm.ok("contest.twist", contest_id=cid, name="Fog Rolls In")
     assert any(a["name"] == "Fog Rolls In" for a in scene["aspects"])
     # The first exchange's card is updated in place to name the twist.
-    named = await wait_for(
-        anna,
+    named = await anna.wait_for(
         "card",
         lambda d: (
             d["op"] == "update"
@@ -86,23 +75,14 @@ async def test_a_contest_run_end_to_end_by_a_gm_and_two_players(table: dict[str,
     assert [s["progress"] for s in contest["sides"]] == [3, 0]
 
     # Every client saw one exchange card per exchange, written by the active GM.
-    def contest_cards() -> list[Any]:
-        return [
-            d
-            for d in anna.received("card")
-            if d["card"]["kind"] == "contest" and d["op"] == "create"
-        ]
-
-    for _ in range(100):
-        if len(contest_cards()) == 3:
-            break
-        await asyncio.sleep(0.02)
-    cards = contest_cards()
+    cards = await anna.wait_for(
+        "card", lambda d: d["card"]["kind"] == "contest" and d["op"] == "create", count=3
+    )
     assert len(cards) == 3
     assert {c["writer"] for c in cards} == {"gm"}
     assert [c["card"]["exchange"]["number"] for c in cards] == [1, 2, 3]
     assert cards[-1]["card"]["contest"]["winner"] == "s1"
-    states = await wait_for(paul, "scene.state", lambda d: d["state"]["contests"])
+    states = await paul.wait_for("scene.state", lambda d: d["state"]["contests"])
     assert states[-1]["writer"] == "gm"
 
 
@@ -125,7 +105,7 @@ async def test_a_challenge_and_the_scene_end_card(table: dict[str, Seat]) -> Non
     await paul.card("action.pass", action_id=card["action_id"], side="actor")
     card = await anna.card("challenge.roll", challenge_id=ch["id"], task_id="t2", actor_id="margot")
     await anna.card("action.pass", action_id=card["action_id"], side="actor")
-    summaries = await wait_for(gm, "card", lambda d: d["card"]["kind"] == "challenge")
+    summaries = await gm.wait_for("card", lambda d: d["card"]["kind"] == "challenge")
     tasks = summaries[0]["card"]["challenge"]["tasks"]
     assert [(t["name"], t["outcome"]) for t in tasks] == [
         ("Hold the door", "succeed"),
@@ -134,7 +114,7 @@ async def test_a_challenge_and_the_scene_end_card(table: dict[str, Seat]) -> Non
     assert summaries[0]["card"]["challenge"]["state"] == "complete"
     summary = await gm.ok("scene.end", scope="session")
     assert summary["ended_scene"] == 1
-    ends = await wait_for(paul, "card", lambda d: d["card"]["kind"] == "scene_end")
+    ends = await paul.wait_for("card", lambda d: d["card"]["kind"] == "scene_end")
     assert ends[0]["card"]["scope"] == "session" and ends[0]["writer"] == "gm"
     state = await gm.ok("scene.read")
     assert state["scene"] == {"number": 2, "session": 2, "scenario": 1}
@@ -145,7 +125,7 @@ async def test_setting_the_gm_budget_updates_every_scene_panel(table: dict[str, 
     # R12.2: the GM's budget for the scene, shown on the panel.
     gm, paul = table["gm"], table["paul"]
     await gm.ok("fate.gm_budget", fate_points=7)
-    states = await wait_for(paul, "scene.state", lambda d: d["state"]["gm_fate_points"] == 7)
+    states = await paul.wait_for("scene.state", lambda d: d["state"]["gm_fate_points"] == 7)
     assert states[-1]["writer"] == "gm"
     refused = await paul.send("fate.gm_budget", fate_points=9)
     assert refused["error"]["code"] == "forbidden"
