@@ -54,8 +54,8 @@ class SceneIntents(ServiceCore):
         )
 
     async def _scene_read(self, session: Session, intent: protocol.SceneRead) -> Reply:
-        snapshot = await self._snapshot(session.world_id)
-        return Reply(ok(cards.scene_state(WorldState.model_validate(snapshot.state))))
+        _snapshot, state = await self._current(session.world_id)
+        return Reply(ok(cards.scene_state(state)))
 
     async def _scene_aspect(self, session: Session, intent: protocol.SceneAspect) -> Reply:
         return await self._scene_change(

@@ -27,7 +27,7 @@ class WorldIntents(ServiceCore):
     """Intents about the world, its actors and its users."""
 
     async def _hello(self, session: Session, intent: protocol.Hello) -> Reply:
-        snapshot = await self._snapshot(session.world_id)
+        snapshot, _state = await self._current(session.world_id)
         ruleset = get_ruleset(snapshot.world.ruleset)
         return Reply(
             ok(
@@ -54,8 +54,7 @@ class WorldIntents(ServiceCore):
         )
 
     async def _world_state(self, session: Session, intent: protocol.WorldRead) -> Reply:
-        snapshot = await self._snapshot(session.world_id)
-        state = WorldState.model_validate(snapshot.state)
+        _snapshot, state = await self._current(session.world_id)
         return Reply(ok(cards.world_summary(state)))
 
     async def _world_sync(self, session: Session, intent: protocol.WorldSync) -> Reply:
@@ -63,7 +62,8 @@ class WorldIntents(ServiceCore):
         if rows:
             last = rows[-1].seq
         else:
-            last = max(intent.since, (await self._snapshot(session.world_id)).last_emit_seq)
+            snapshot, _state = await self._current(session.world_id)
+            last = max(intent.since, snapshot.last_emit_seq)
         emits = [
             protocol.StoredEmit.model_validate({"event": r.event, "data": r.payload}) for r in rows
         ]
