@@ -22,6 +22,7 @@ from bridge.protocol.base import (
     Rating,
     RequestId,
     Text,
+    shown,
 )
 from bridge.protocol.intents import (
     INTENTS,
@@ -267,4 +268,5 @@ __all__ = [
     "WorldSyncData",
     "ZoneIn",
     "ZoneView",
+    "shown",
 ]

@@ -13,16 +13,34 @@ from bridge.protocol.base import (
     Inbound,
     Name,
     Rating,
+    Readable,
     RequestId,
     Text,
 )
 
+# Shorter readable strings (H18): a cost kind, a compel, what a client says it runs.
+ShortName = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=40),
+    Readable(multiline=False, required=True, max_length=40),
+]
+ShortText = Annotated[
+    str,
+    StringConstraints(max_length=80),
+    Readable(multiline=False, required=False, max_length=80),
+]
+CompelText = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=500),
+    Readable(multiline=True, required=True, max_length=500),
+]
+
 
 class Hello(Inbound):
     request_id: RequestId
-    module_version: Annotated[str, StringConstraints(max_length=40)] | None = None
-    foundry_version: Annotated[str, StringConstraints(max_length=40)] | None = None
-    system: Annotated[str, StringConstraints(max_length=80)] | None = None
+    module_version: ShortText | None = None
+    foundry_version: ShortText | None = None
+    system: ShortText | None = None
 
 
 class WorldSync(Inbound):
@@ -183,7 +201,7 @@ class ActionChoose(ActionRef):
 class ActionCost(ActionRef):
     """R6: the GM's cost; ``kind`` from the ruleset's minor or serious list."""
 
-    kind: Annotated[str, StringConstraints(min_length=1, max_length=40)]
+    kind: ShortName
     text: Text = ""
     target_id: Identifier | None = None
     aspect_name: Name | None = None
@@ -369,7 +387,7 @@ class ConflictEnd(ConflictRef):
 class FateCompel(Inbound):
     request_id: RequestId
     character_id: Identifier
-    text: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    text: CompelText
     aspect_id: Identifier | None = None
 
 

@@ -84,7 +84,8 @@ def error(code: str, message: str, field_name: str | None = None) -> dict[str, A
 def validation_error(exc: ValidationError) -> dict[str, Any]:
     """The first problem, said plainly, with the field's dotted path."""
     first = exc.errors(include_url=False)[0]
-    location = ".".join(str(part) for part in first["loc"]) or None
+    # A refused dict key is part of the path: echo it harmlessly (H18).
+    location = ".".join(protocol.shown(str(part)) for part in first["loc"]) or None
     where = f" at {location}" if location else ""
     return error("invalid", f"Invalid message{where}: {first['msg']}.", location)
 

@@ -755,3 +755,25 @@ describe("gift and give: who sees the controls", () => {
     check(validators.client["aspect.give"], { request_id: "r-give-1", ...give }, "aspect.give");
   });
 });
+
+describe("names a player can read (H18): the schemas the module checks against", () => {
+  const aspect = (name) => ({ request_id: "r-h18", op: "add", name });
+  const actor = (skills) => ({ request_id: "r-h18", actor: { id: "actorH18", name: "Eve", skills } });
+  test("real scripts pass: Arabic, Hebrew, Persian with ZWNJ, emoji ZWJ, combining marks", () => {
+    for (const name of ["ظل الذئب", "שומר הסף", "می\u200cخواهم", "👩\u200d👩\u200d👧", "Cafe\u0301", "\u200fשלום\u200f"]) {
+      check(validators.client["scene.aspect"], aspect(name), `scene.aspect ${JSON.stringify(name)}`);
+    }
+    check(validators.client["actor.sync"], actor({ "می\u200cخواهم": 2 }), "actor.sync Persian skill");
+  });
+  test("overrides, isolates, controls, ANSI escapes and invisible-only names fail the schema", () => {
+    const bad = ["\u202e", "\u202eKcatta", "Good\u202aname", "\u2066x\u2069", "Null\u0000", "\u001b[31mRed", "Next\u0085", "Two\nlines", "\u200b\u200b", " ", "\u3164", "\ufeff"];
+    for (const name of bad) {
+      assert.equal(validators.client["scene.aspect"](aspect(name)), false, `scene.aspect ${JSON.stringify(name)}`);
+    }
+    assert.equal(validators.client["actor.sync"](actor({ "\u202eNotice": 2 })), false, "a skill key with an override");
+  });
+  test("free text keeps its line breaks", () => {
+    check(validators.client["fate.spend"], { request_id: "r-h18", character_id: "a", purpose: "detail", text: "one\ntwo" }, "fate.spend");
+    assert.equal(validators.client["fate.spend"]({ request_id: "r-h18", character_id: "a", purpose: "detail", text: "\u001b[2J" }), false);
+  });
+});
