@@ -48,6 +48,8 @@ def build_schemas() -> dict[str, dict[str, Any]]:
         "auth.json": _schema(protocol.Auth, "auth"),
         "connect_refusal.json": _schema(protocol.ConnectRefusal, "connect_refusal"),
         "ack.json": _schema(protocol.Ack, "ack"),
+        # Not a wire message: the chat-log export `world verify --chat-log` reads.
+        "history_anchors.json": _schema(protocol.HistoryAnchors, "history_anchors"),
     }
     for event, intent in protocol.INTENTS.items():
         files[f"client/{_filename(event)}"] = _schema(intent, event)

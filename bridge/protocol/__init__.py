@@ -6,6 +6,8 @@ what clients send, ``views`` what the bridge answers and emits.
 """
 
 from bridge.protocol.base import (
+    ANCHOR_PAGE,
+    HISTORY_ANCHORS_FORMAT,
     MAX_MESSAGE_BYTES,
     NAMESPACE,
     PROTOCOL_VERSION,
@@ -14,7 +16,9 @@ from bridge.protocol.base import (
     ConnectRefusal,
     DiceRoll,
     DiceRollIn,
+    EventAnchor,
     Face,
+    HistoryAnchors,
     Identifier,
     Inbound,
     Name,
@@ -80,6 +84,7 @@ from bridge.protocol.intents import (
     UserBind,
     WorldRead,
     WorldSync,
+    WorldVerify,
     ZoneIn,
 )
 from bridge.protocol.views import (
@@ -93,6 +98,8 @@ from bridge.protocol.views import (
     ActionOption,
     ActorPatch,
     ActorSyncData,
+    AnchorMismatch,
+    AnchorView,
     AspectGiveData,
     Card,
     CardAspect,
@@ -137,11 +144,14 @@ from bridge.protocol.views import (
     UserBindData,
     WorldStateData,
     WorldSyncData,
+    WorldVerifyData,
     ZoneView,
 )
 
 __all__ = [
+    "ANCHOR_PAGE",
     "EMITS",
+    "HISTORY_ANCHORS_FORMAT",
     "INTENTS",
     "MAX_MESSAGE_BYTES",
     "NAMESPACE",
@@ -170,6 +180,8 @@ __all__ = [
     "ActorPatch",
     "ActorSync",
     "ActorSyncData",
+    "AnchorMismatch",
+    "AnchorView",
     "AspectData",
     "AspectGive",
     "AspectGiveData",
@@ -219,6 +231,7 @@ __all__ = [
     "EarningView",
     "ErrorCode",
     "ErrorInfo",
+    "EventAnchor",
     "ExchangeRollView",
     "ExchangeView",
     "Face",
@@ -233,6 +246,7 @@ __all__ = [
     "Hello",
     "HelloData",
     "HelperIn",
+    "HistoryAnchors",
     "Identifier",
     "Inbound",
     "Name",
@@ -266,6 +280,8 @@ __all__ = [
     "WorldStateData",
     "WorldSync",
     "WorldSyncData",
+    "WorldVerify",
+    "WorldVerifyData",
     "ZoneIn",
     "ZoneView",
     "shown",

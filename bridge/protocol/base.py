@@ -252,3 +252,35 @@ class ConnectRefusal(Outbound):
     reason: Literal["invalid_auth", "unknown_world", "bad_key", "protocol_mismatch", "role"]
     message: str
     bridge_protocol: int = PROTOCOL_VERSION
+
+
+# --- the history's anchors outside the bridge -------------------------------
+
+# SHA-256 hex of one event of the hash chain (bridge/store/chain.py).
+EventHash = Annotated[
+    str, StringConstraints(min_length=64, max_length=64, pattern=r"^[0-9a-f]{64}$")
+]
+# An event's position in a world's log (JSON-safe integer range, so SQLite never overflows).
+EventSeq = Annotated[int, Field(ge=1, le=2**53 - 1)]
+# A chat log's anchors go to the bridge in pages this size (one message stays well under
+# MAX_MESSAGE_BYTES: ~90 bytes an anchor).
+ANCHOR_PAGE = 500
+HISTORY_ANCHORS_FORMAT = "fate-bridge.history-anchors"
+
+
+class EventAnchor(Inbound):
+    """One event's seq and hash as a chat message kept it in its flags."""
+
+    seq: EventSeq
+    hash: EventHash
+
+
+class HistoryAnchors(Inbound):
+    """The file the module exports from Foundry's chat log (``world verify --chat-log``):
+    every bridge card's anchor, one per message, oldest first."""
+
+    format: Literal["fate-bridge.history-anchors"]
+    version: Literal[1]
+    world: Identifier
+    exported_at: Annotated[str, StringConstraints(max_length=40)] | None = None
+    anchors: Annotated[list[EventAnchor], Field(max_length=1_000_000)]

@@ -7,8 +7,10 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from bridge.protocol.base import (
+    ANCHOR_PAGE,
     ActionTypeName,
     DiceRollIn,
+    EventAnchor,
     Identifier,
     Inbound,
     Name,
@@ -425,12 +427,20 @@ class DevQueueDice(Inbound):
     rolls: Annotated[list[DiceRollIn], Field(min_length=1, max_length=100)]
 
 
+class WorldVerify(Inbound):
+    """GM only: check the log (chain, stored head, replay) and these chat-log anchors."""
+
+    request_id: RequestId
+    anchors: Annotated[list[EventAnchor], Field(max_length=ANCHOR_PAGE)] = []
+
+
 INTENTS: dict[str, type[Inbound]] = {
     "hello": Hello,
     "world.sync": WorldSync,
     "actor.sync": ActorSync,
     "world.state": WorldRead,
     "user.bind": UserBind,
+    "world.verify": WorldVerify,
     "action.start": ActionStart,
     "action.roll": ActionRoll,
     "action.oppose": ActionOppose,

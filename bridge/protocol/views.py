@@ -341,6 +341,14 @@ Card = Annotated[
 ]
 
 
+class AnchorView(Outbound):
+    """The last event behind a card: the module keeps it in the message's flags, so the GM
+    can check the bridge's log against Foundry's own chat log (``world.verify``)."""
+
+    seq: int
+    hash: str
+
+
 class CardEmit(Outbound):
     """Create or update one chat card; only ``writer`` writes it into Foundry
     (a user id, or "gm" for the active GM's client)."""
@@ -351,6 +359,7 @@ class CardEmit(Outbound):
     op: Literal["create", "update"]
     card_id: str
     card: Card
+    anchor: AnchorView | None = None
 
 
 class SceneStateEmit(Outbound):
@@ -525,12 +534,38 @@ class DevQueueDiceData(Outbound):
     queued: int
 
 
+class AnchorMismatch(Outbound):
+    """A chat-log anchor the log disagrees with; ``log_hash`` is None when the log has no
+    event at that seq (truncated)."""
+
+    seq: int
+    hash: str
+    log_hash: str | None
+
+
+class WorldVerifyData(Outbound):
+    """``world verify`` and the module's "Verify history": ``ok`` only when every check holds."""
+
+    ok: bool
+    events: int
+    head: str
+    chain_broken_at: int | None
+    stored_head_matches: bool
+    replay_matches: bool
+    anchors_checked: int
+    # The first few disagreeing anchors, oldest first (the log was rewritten at or before).
+    anchors_mismatched: list[AnchorMismatch]
+    anchors_mismatched_count: int
+    problems: list[str]
+
+
 RESULTS: dict[str, type[Outbound]] = {
     "hello": HelloData,
     "world.sync": WorldSyncData,
     "actor.sync": ActorSyncData,
     "world.state": WorldStateData,
     "user.bind": UserBindData,
+    "world.verify": WorldVerifyData,
     **{event: ActionData for event in INTENTS if event.startswith("action.")},
     "aspect.give": AspectGiveData,
     "scene.end": SceneEndData,

@@ -40,6 +40,9 @@ def derive_emits(
     changed (never for the GM's own sheet syncs); the scene state when it changed."""
     emits: list[EmitRow] = []
     seq = last_emit
+    # Every card carries the last event behind it; the module keeps it in the message's
+    # flags, anchoring the log in Foundry's chat log (DESIGN Trust, ``world.verify``).
+    commit_anchor = anchor(rows[-1]) if rows else None
 
     def add(event: str, model: BaseModel) -> None:
         emits.append(EmitRow(seq, event, model.model_dump(mode="json")))
@@ -57,6 +60,7 @@ def derive_emits(
                     "op": op,
                     "card_id": f"{world_id}.{card_id_}",
                     "card": card.model_dump(mode="json"),
+                    "anchor": commit_anchor,
                 }
             ),
         )
@@ -88,6 +92,7 @@ def derive_emits(
                 op="update" if action_id in before.actions else "create",
                 card_id=card_id(world_id, action_id),
                 card=cards.action_card(action, after, ruleset, row.seq, row.hash),
+                anchor=anchor(row),
             ),
         )
     for contest_id, contest in after.contests.items():
@@ -140,6 +145,10 @@ def derive_emits(
             seq += 1
             add("scene.state", protocol.SceneStateEmit(seq=seq, world=world_id, state=scene_after))
     return emits
+
+
+def anchor(row: EventRow) -> protocol.AnchorView:
+    return protocol.AnchorView(seq=row.seq, hash=row.hash)
 
 
 def touches_scene(event: Event, before: WorldState) -> bool:

@@ -117,6 +117,12 @@ class WorldIntents(ServiceCore):
             vouched=(session.world_id, intent.user_id, intent.nonce),
         )
 
+    async def _world_verify(self, session: Session, intent: protocol.WorldVerify) -> Reply:
+        """GM only: the module's "Verify history" with one page of its chat-log anchors."""
+        self._require_gm(session)
+        anchors = [(a.seq, a.hash) for a in intent.anchors]
+        return Reply(ok(await self.verify_history(session.world_id, anchors)))
+
     async def _gm_budget(self, session: Session, intent: protocol.GmBudget) -> Reply:
         self._require_gm(session)
         return await self._mutate(

@@ -3,6 +3,7 @@
  * @module api
  */
 import { startAction } from "./actions.mjs";
+import { chatLogAnchors, exportHistoryAnchors, verifyHistory } from "./history.mjs";
 import { send, worldState } from "./intents.mjs";
 import { MODULE_ID, PROTOCOL_VERSION } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
@@ -136,6 +137,11 @@ export function createApi() {
     }),
     /** The newest card of an action in this client's chat. */
     card: latestCard,
+    /**
+     * The roll history anchored in this chat log (DESIGN Trust). GM: `verify()` asks the bridge and
+     * shows the result; `export()` saves the file `world verify ID --chat-log FILE` reads.
+     */
+    history: Object.freeze({ anchors: chatLogAnchors, verify: verifyHistory, export: exportHistoryAnchors }),
     /** What the bridge holds: characters, aspects with free invokes, GM budget, open actions. */
     state: worldState,
     /** @returns {object|null} the bridge's hello (actions, costs, ruleset, ...) */

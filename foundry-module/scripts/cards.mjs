@@ -76,6 +76,17 @@ export function writesCard(emit) {
   return emit.writer === game.user.id;
 }
 
+/**
+ * A card message's flags: its card id, the emit's seq, the card, and the anchor of the last
+ * event behind it (`{seq, hash}`), so Foundry's chat log can vouch for the bridge's log.
+ * @param {import("./protocol.mjs").CardEmit} emit
+ */
+export function cardFlags(emit) {
+  const flags = { cardId: emit.card_id, seq: emit.seq, card: emit.card };
+  if (emit.anchor) flags.anchor = { seq: emit.anchor.seq, hash: emit.anchor.hash };
+  return { [MODULE_ID]: flags };
+}
+
 /** Per-card chains, so a live emit and a replayed one for the same card never race. */
 const chains = new Map();
 
@@ -104,7 +115,7 @@ async function writeCard(emit) {
   const { card } = emit;
   if ((card.kind ?? "action") !== "action") return writeGmCard(emit);
   const content = await renderTemplate(CARD_TEMPLATE, cardContext(card, emit.seq));
-  const flags = { [MODULE_ID]: { cardId: emit.card_id, seq: emit.seq, card } };
+  const flags = cardFlags(emit);
   const existing = findCardMessage(emit.card_id);
   if (existing) {
     if ((existing.flags?.[MODULE_ID]?.seq ?? -1) >= emit.seq) return null;
@@ -150,7 +161,7 @@ async function writeGmCard(emit) {
   const { card } = emit;
   if (!GM_CARDS[card.kind]) return null;
   const content = await renderGmCard(card);
-  const flags = { [MODULE_ID]: { cardId: emit.card_id, seq: emit.seq, card } };
+  const flags = cardFlags(emit);
   const existing = findCardMessage(emit.card_id);
   if (existing) {
     if ((existing.flags?.[MODULE_ID]?.seq ?? -1) >= emit.seq) return null;

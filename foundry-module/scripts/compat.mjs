@@ -175,3 +175,14 @@ export function addSceneControl(controls, { name, title, icon, onClick }) {
   if (!tokens?.tools) return;
   tokens.tools[name] = { name, title, icon, button: true, visible: true, order: Object.keys(tokens.tools).length, onChange: () => onClick() };
 }
+
+/**
+ * Download `data` as a file: v13+ `foundry.utils.saveDataToFile`, the older global otherwise.
+ * @param {string} data
+ * @param {string} type  a MIME type
+ * @param {string} filename
+ */
+export function saveFile(data, type, filename) {
+  const save = globalThis.foundry?.utils?.saveDataToFile ?? globalThis.saveDataToFile;
+  return save?.(data, type, filename);
+}

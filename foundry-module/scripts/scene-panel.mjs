@@ -8,6 +8,7 @@
 import { adapterFor } from "./adapters/index.mjs";
 import { dialogClass, renderTemplate } from "./compat.mjs";
 import { ladderEntry } from "./format.mjs";
+import { exportHistoryAnchors, verifyHistory } from "./history.mjs";
 import { askGive } from "./pickers.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
@@ -221,6 +222,13 @@ const contestOf = (id) => currentScene()?.contests.find((c) => c.id === id);
 
 /** The panel's buttons: `this` is the panel. */
 export const PANEL_ACTIONS = {
+  async verifyHistory() {
+    await verifyHistory();
+    this.render();
+  },
+  exportAnchors() {
+    exportHistoryAnchors();
+  },
   async setBudget(_event, target) {
     const points = Number(value(target.closest("form"), "budget"));
     if (!Number.isInteger(points) || points < 0) return notify("FATEBRIDGE.Scene.BadBudget");

@@ -234,6 +234,9 @@ const commands = {
   notifications() {
     return foundry.log.notifications;
   },
+  savedFiles() {
+    return foundry.log.savedFiles;
+  },
   call(event, payload) {
     return api().connection.call(event, payload);
   },

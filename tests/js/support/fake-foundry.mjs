@@ -69,7 +69,7 @@ function lookup(obj, path) {
 export function install(options) {
   const { Handlebars, loadText, lang } = options;
   const hooks = new Map();
-  const log = { notifications: [], created: [], updated: [], dialogs: [], hooks: [], userUpdates: [], statusToggles: [], actorUpdates: [], apps: [], combatWrites: [] };
+  const log = { notifications: [], created: [], updated: [], dialogs: [], hooks: [], userUpdates: [], statusToggles: [], actorUpdates: [], apps: [], combatWrites: [], savedFiles: [] };
 
   const Hooks = {
     on(name, fn) {
@@ -623,7 +623,9 @@ export function install(options) {
       api: { DialogV2, ApplicationV2 },
       handlebars: { renderTemplate, loadTemplates }
     },
-    dice: { Roll, terms: { FateDie, OperatorTerm, NumericTerm, DiceTerm } }
+    dice: { Roll, terms: { FateDie, OperatorTerm, NumericTerm, DiceTerm } },
+    // v13+: foundry.utils.saveDataToFile(data, type, filename) downloads a file.
+    utils: { saveDataToFile: (data, type, filename) => { log.savedFiles.push({ data: String(data), type, filename }); } }
   };
 
   // ---- handle for tests --------------------------------------------------
