@@ -5,6 +5,7 @@ from __future__ import annotations
 from bridge import protocol
 from bridge.rules.consequences import SEVERITY_NAMES
 from bridge.rules.dice import dice_total
+from bridge.rules.odds import InvokeOdds, OutcomeOdds, action_invoke_odds
 from bridge.rules.outcome import outcome_for, shifts
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.scene import SceneEndSummary
@@ -199,7 +200,32 @@ def action_card(
         description=action.description,
         event_seq=event_seq,
         event_hash=event_hash,
+        invoke_odds=_invoke_odds(action, ruleset) if action.state == "invoking" else None,
     )
+
+
+def odds_view(odds: OutcomeOdds) -> protocol.OddsView:
+    c = odds.counts
+    return protocol.OddsView(
+        out_of=odds.out_of,
+        fumble=c["fumble"],
+        tie=c["tie"],
+        succeed=c["succeed"],
+        excel=c["excel"],
+    )
+
+
+def _invoke_odds(action: Action, ruleset: Ruleset) -> protocol.InvokeOddsView | None:
+    """What a +2 or a reroll would change for each side (R4.1), for the invoke picker."""
+    sides = action_invoke_odds(action, ruleset)
+    if not sides:
+        return None
+
+    def view(side: InvokeOdds) -> protocol.SideInvokeOdds:
+        reroll = odds_view(side.reroll) if side.reroll else None
+        return protocol.SideInvokeOdds(now=side.now, plus_two=side.plus_two, reroll=reroll)
+
+    return protocol.InvokeOddsView(actor=view(sides["actor"]), opposition=view(sides["opposition"]))
 
 
 def _slots(character: Character, state: WorldState) -> list[protocol.SlotState]:

@@ -427,6 +427,19 @@ class DevQueueDice(Inbound):
     rolls: Annotated[list[DiceRollIn], Field(min_length=1, max_length=100)]
 
 
+class ActionOdds(Inbound):
+    """A read before any action exists: the exact odds of each outcome for this actor, skill,
+    action type and helpers against a known opposition total (a passive rating, or an
+    opposing total already rolled)."""
+
+    request_id: RequestId
+    type: ActionTypeName = "overcome"
+    actor_id: Identifier
+    skill: Name
+    helpers: Annotated[list[HelperIn], Field(max_length=12)] = []
+    opposition: Annotated[int, Field(ge=-20, le=40)]
+
+
 class WorldVerify(Inbound):
     """GM only: check the log (chain, stored head, replay) and these chat-log anchors."""
 
@@ -442,6 +455,7 @@ INTENTS: dict[str, type[Inbound]] = {
     "user.bind": UserBind,
     "world.verify": WorldVerify,
     "action.start": ActionStart,
+    "action.odds": ActionOdds,
     "action.roll": ActionRoll,
     "action.oppose": ActionOppose,
     "action.invoke": ActionInvoke,

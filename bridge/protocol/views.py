@@ -136,6 +136,31 @@ class CardPrompt(Outbound):
     options: list[str]
 
 
+class OddsView(Outbound):
+    """Exact odds of the actor's outcomes: how many of ``out_of`` equally likely rolls give
+    each (R1.1: 81 for one 4dF roll)."""
+
+    out_of: int
+    fumble: int
+    tie: int
+    succeed: int
+    excel: int
+
+
+class SideInvokeOdds(Outbound):
+    """R4.1 for one side: the actor's outcome now, after a +2 invoke for this side, and the
+    odds after this side rerolls (None: this side has no dice to reroll)."""
+
+    now: Literal["fumble", "tie", "succeed", "excel"]
+    plus_two: Literal["fumble", "tie", "succeed", "excel"]
+    reroll: OddsView | None
+
+
+class InvokeOddsView(Outbound):
+    actor: SideInvokeOdds
+    opposition: SideInvokeOdds
+
+
 class ActionCard(Outbound):
     """Everything a chat card shows about one action; rendered by the module."""
 
@@ -179,6 +204,8 @@ class ActionCard(Outbound):
     description: str | None = None
     event_seq: int
     event_hash: str
+    # In the invoke phase: what a +2 or a reroll would change, for each side (invoke picker).
+    invoke_odds: InvokeOddsView | None = None
 
 
 class ContestSideView(Outbound):
@@ -534,6 +561,20 @@ class DevQueueDiceData(Outbound):
     queued: int
 
 
+class OutcomeLabel(Outbound):
+    id: Literal["fumble", "tie", "succeed", "excel"]
+    label: str
+
+
+class ActionOddsData(Outbound):
+    """``action.odds``: the exact odds of each outcome before the roll, for the dialog."""
+
+    modifier: int
+    opposition: int
+    odds: OddsView
+    outcomes: list[OutcomeLabel]
+
+
 class AnchorMismatch(Outbound):
     """A chat-log anchor the log disagrees with; ``log_hash`` is None when the log has no
     event at that seq (truncated)."""
@@ -567,6 +608,7 @@ RESULTS: dict[str, type[Outbound]] = {
     "user.bind": UserBindData,
     "world.verify": WorldVerifyData,
     **{event: ActionData for event in INTENTS if event.startswith("action.")},
+    "action.odds": ActionOddsData,
     "aspect.give": AspectGiveData,
     "scene.end": SceneEndData,
     **{

@@ -50,6 +50,7 @@ class BridgeService(WorldIntents, ActionIntents, SceneIntents):
             "user.bind": self._user_bind,
             "world.verify": self._world_verify,
             "action.start": self._action_start,
+            "action.odds": self._action_odds,
             "action.roll": self._action_roll,
             "action.oppose": self._action_oppose,
             "action.invoke": self._action_invoke,

@@ -31,7 +31,14 @@ from bridge.rules.actions.commands import (
     StartAction,
 )
 from bridge.rules.actions.common import may_control, pending_fate_point, stunt_bonus
-from bridge.rules.actions.declare import concede, declare, oppose, roll_now, start_action
+from bridge.rules.actions.declare import (
+    concede,
+    declare,
+    odds_before_roll,
+    oppose,
+    roll_now,
+    start_action,
+)
 from bridge.rules.actions.invokes import invoke, pass_invokes
 
 __all__ = [
@@ -52,6 +59,7 @@ __all__ = [
     "give_free_invokes",
     "invoke",
     "may_control",
+    "odds_before_roll",
     "oppose",
     "pass_invokes",
     "pending_fate_point",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bridge.rules.actions.commands import Principal, SideName, StartAction
+from bridge.rules.actions.commands import Helper, Principal, SideName, StartAction
 from bridge.rules.actions.common import (
     add_effects,
     find_action,
@@ -22,6 +22,7 @@ from bridge.rules.dice import DiceSource
 from bridge.rules.draft import Draft
 from bridge.rules.errors import RuleViolation
 from bridge.rules.events import Event
+from bridge.rules.odds import OutcomeOdds, roll_odds
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import (
     Action,
@@ -65,23 +66,7 @@ def declare(
     require_control(principal, actor, "actor_id")
     require_active(actor, "act", "actor_id")
 
-    # R10.1: the participant with the highest skill leads; each other with +1 adds +1.
-    participants: list[tuple[Character, str]] = [(actor, command.skill)]
-    for index, helper in enumerate(command.helpers):
-        if helper.character_id == actor.id or any(
-            p.id == helper.character_id for p, _ in participants
-        ):
-            raise RuleViolation(
-                "invalid", "A character can only be on an action once.", f"helpers.{index}"
-            )
-        helping = find_character(draft, helper.character_id, f"helpers.{index}")
-        require_active(helping, "help", f"helpers.{index}")
-        participants.append((helping, helper.skill or command.skill))
-    leader, lead_skill = _leader(participants)
-    helpers = tuple(c.id for c, _ in participants if c.id != leader.id)
-    teamwork = sum(
-        1 for c, skill in participants if c.id != leader.id and c.skills.get(skill, 0) >= 1
-    )
+    leader, helpers, lead = lead_roll(draft, actor, command.skill, command.helpers, command.type)
 
     target_aspect_id = command.target_aspect_id
     if command.type == "take_advantage" and (
@@ -135,7 +120,7 @@ def declare(
     if command.opposer_id is not None:
         opposer = find_character(draft, command.opposer_id, "opposer_id")
         require_active(opposer, "oppose", "opposer_id")
-        if opposer.id in {c.id for c, _ in participants}:
+        if opposer.id in {leader.id, *helpers}:
             raise RuleViolation("invalid", "A character cannot oppose itself.", "opposer_id")
     elif passive is None:
         raise RuleViolation(
@@ -153,12 +138,7 @@ def declare(
         actor=Side(
             leader=leader.id,
             helpers=helpers,
-            roll=Roll(
-                skill=lead_skill,
-                skill_rating=leader.skills.get(lead_skill, 0),
-                stunt_bonus=stunt_bonus(leader, lead_skill, command.type),
-                teamwork_bonus=teamwork,
-            ),
+            roll=lead,
             dangerous=command.dangerous_actor,
         ),
         opposition=Side(
@@ -188,6 +168,57 @@ def declare(
     else:
         advance_to_dice(draft, action, dice)
     return draft.action(action_id)
+
+
+def lead_roll(
+    draft: Draft,
+    actor: Character,
+    skill: str,
+    helpers: Sequence[Helper],
+    action_type: str,
+) -> tuple[Character, tuple[str, ...], Roll]:
+    """R10.1: the participant with the highest skill leads and alone rolls; each other with at
+    least +1 in its skill adds +1. Returns the leader, the helpers' ids and the lead's roll
+    before any dice (skill, stunt bonus for ``action_type``, teamwork bonus).
+
+    Raises ``RuleViolation`` for an unknown, repeated or overwhelmed helper."""
+    participants: list[tuple[Character, str]] = [(actor, skill)]
+    for index, helper in enumerate(helpers):
+        if helper.character_id == actor.id or any(
+            p.id == helper.character_id for p, _ in participants
+        ):
+            raise RuleViolation(
+                "invalid", "A character can only be on an action once.", f"helpers.{index}"
+            )
+        helping = find_character(draft, helper.character_id, f"helpers.{index}")
+        require_active(helping, "help", f"helpers.{index}")
+        participants.append((helping, helper.skill or skill))
+    leader, lead_skill = _leader(participants)
+    teamwork = sum(1 for c, s in participants if c.id != leader.id and c.skills.get(s, 0) >= 1)
+    roll = Roll(
+        skill=lead_skill,
+        skill_rating=leader.skills.get(lead_skill, 0),
+        stunt_bonus=stunt_bonus(leader, lead_skill, action_type),
+        teamwork_bonus=teamwork,
+    )
+    return leader, tuple(c.id for c, _ in participants if c.id != leader.id), roll
+
+
+def odds_before_roll(
+    state: WorldState,
+    actor_id: str,
+    skill: str,
+    action_type: str,
+    helpers: Sequence[Helper],
+    opposition_total: int,
+    ruleset: Ruleset,
+) -> tuple[int, OutcomeOdds]:
+    """The modifier the actor's roll would have (skill, stunts, teamwork: what ``declare``
+    gives it) and the exact odds of each outcome against ``opposition_total``. Changes nothing."""
+    draft = Draft(state, "odds")
+    actor = find_character(draft, actor_id, "actor_id")
+    _, _, lead = lead_roll(draft, actor, skill, helpers, action_type)
+    return lead.total, roll_odds(lead.total, opposition_total, ruleset)
 
 
 def _leader(participants: Sequence[tuple[Character, str]]) -> tuple[Character, str]:
