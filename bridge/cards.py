@@ -5,7 +5,7 @@ from __future__ import annotations
 from bridge import protocol
 from bridge.rules.consequences import SEVERITY_NAMES
 from bridge.rules.dice import dice_total
-from bridge.rules.odds import InvokeOdds, OutcomeOdds, action_invoke_odds
+from bridge.rules.odds import OUTCOMES, InvokeOdds, OutcomeOdds, action_invoke_odds
 from bridge.rules.outcome import outcome_for, shifts
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.scene import SceneEndSummary
@@ -225,7 +225,16 @@ def _invoke_odds(action: Action, ruleset: Ruleset) -> protocol.InvokeOddsView | 
         reroll = odds_view(side.reroll) if side.reroll else None
         return protocol.SideInvokeOdds(now=side.now, plus_two=side.plus_two, reroll=reroll)
 
-    return protocol.InvokeOddsView(actor=view(sides["actor"]), opposition=view(sides["opposition"]))
+    return protocol.InvokeOddsView(
+        actor=view(sides["actor"]),
+        opposition=view(sides["opposition"]),
+        outcomes=outcome_labels(ruleset),
+    )
+
+
+def outcome_labels(ruleset: Ruleset) -> list[protocol.OutcomeLabel]:
+    """The ruleset's outcome names, fumble to excel (R3.1)."""
+    return [protocol.OutcomeLabel(id=o, label=ruleset.outcome_names[o]) for o in OUTCOMES]
 
 
 def _slots(character: Character, state: WorldState) -> list[protocol.SlotState]:

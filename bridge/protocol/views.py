@@ -156,9 +156,16 @@ class SideInvokeOdds(Outbound):
     reroll: OddsView | None
 
 
+class OutcomeLabel(Outbound):
+    id: Literal["fumble", "tie", "succeed", "excel"]
+    label: str
+
+
 class InvokeOddsView(Outbound):
     actor: SideInvokeOdds
     opposition: SideInvokeOdds
+    # The ruleset's outcome names, in order (fumble, tie, succeed, excel).
+    outcomes: list[OutcomeLabel]
 
 
 class ActionCard(Outbound):
@@ -559,11 +566,6 @@ class GmBudgetData(Outbound):
 
 class DevQueueDiceData(Outbound):
     queued: int
-
-
-class OutcomeLabel(Outbound):
-    id: Literal["fumble", "tie", "succeed", "excel"]
-    label: str
 
 
 class ActionOddsData(Outbound):

@@ -8,7 +8,6 @@ from bridge import cards, protocol
 from bridge.rules import actions
 from bridge.rules.dice import DiceSource
 from bridge.rules.events import Event
-from bridge.rules.odds import OUTCOMES
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import WorldState
 from bridge.service.core import ServiceCore
@@ -73,10 +72,7 @@ class ActionIntents(ServiceCore):
                     modifier=modifier,
                     opposition=intent.opposition,
                     odds=cards.odds_view(odds),
-                    outcomes=[
-                        protocol.OutcomeLabel(id=o, label=ruleset.outcome_names[o])
-                        for o in OUTCOMES
-                    ],
+                    outcomes=cards.outcome_labels(ruleset),
                 )
             )
         )

@@ -31,6 +31,7 @@ Hooks.once("init", () => {
     `modules/${MODULE_ID}/templates/invoke-picker.hbs`,
     `modules/${MODULE_ID}/templates/absorb-picker.hbs`,
     `modules/${MODULE_ID}/templates/roll-dialog.hbs`,
+    `modules/${MODULE_ID}/templates/odds.hbs`,
     `modules/${MODULE_ID}/templates/skill-panel.hbs`,
     `modules/${MODULE_ID}/templates/skill-edit.hbs`,
     `modules/${MODULE_ID}/templates/contest-card.hbs`,

@@ -5,6 +5,7 @@
  */
 import { dialogClass, renderTemplate } from "./compat.mjs";
 import { worldState } from "./intents.mjs";
+import { ODDS_TEMPLATE, invokeOddsContext } from "./odds.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
 
@@ -97,6 +98,9 @@ export async function askInvoke(card, side) {
     ui.notifications.warn(game.i18n.localize(ctx.aspects.length ? "FATEBRIDGE.Invoke.NobodyToInvoke" : "FATEBRIDGE.Invoke.NoAspects"));
     return null;
   }
+  // What a +2 or a reroll would change, from the bridge's exact odds on the card.
+  ctx.odds = invokeOddsContext(card, side);
+  if (ctx.odds?.reroll) ctx.odds.rerollHtml = await renderTemplate(ODDS_TEMPLATE, ctx.odds.reroll);
   const content = await renderTemplate(INVOKE_TEMPLATE, ctx);
   const suggest = (form) => {
     const aspect = card.aspects.find((a) => a.id === checkedValue(form, "aspect"));

@@ -8,6 +8,7 @@ import { dialogClass, renderTemplate, sceneActorIds, targetedActorIds } from "./
 import { ladderEntry } from "./format.mjs";
 import { worldState } from "./intents.mjs";
 import { DEFAULT_OPPOSITION, LADDER_MAX, LADDER_MIN, MODULE_ID } from "./protocol.mjs";
+import { showRollOdds } from "./odds.mjs";
 import { runtime } from "./runtime.mjs";
 
 export const DIALOG_TEMPLATE = `modules/${MODULE_ID}/templates/roll-dialog.hbs`;
@@ -124,6 +125,10 @@ export async function askAction({ actor, skill, request = {} }) {
       if (!form) return;
       syncVisibility(form);
       form.querySelector('[name="type"]')?.addEventListener("change", () => syncVisibility(form));
+      // Odds before rolling: asked again whenever the skill, opposition, type or helpers change.
+      const refreshOdds = () => showRollOdds(form.querySelector("[data-odds]"), readForm(form), actor);
+      form.addEventListener("change", refreshOdds);
+      refreshOdds();
     },
     buttons: [
       { action: "roll", label: "FATEBRIDGE.Roll.Confirm", icon: "fa-solid fa-dice", default: true, callback: (_e, button) => readForm(button.form) },

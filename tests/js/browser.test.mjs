@@ -141,6 +141,50 @@ test("a GM creates an advantage against an active opposer from the sheet, invoke
   await page.close();
 });
 
+test("odds before rolling (issue 8.7): the dialog shows the bridge's exact odds, the invoke picker what +2 or a reroll would do", async () => {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 900 }, deviceScaleFactor: 1 });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(pageUrl);
+  await page.waitForSelector("body[data-booted=true]");
+  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const api = (fn, payload) => page.evaluate(([f, a]) => game.modules.get("fate-bridge").api.connection.call(f, a), [fn, payload]);
+
+  await page.click('.fate-bridge-roll[data-skill="Athletics"]');
+  const dialog = page.locator("dialog.fake-dialog-v2");
+  await dialog.waitFor();
+  // R1.1, R3.1: Good (+3) against Great (+4): 15 of the 81 rolls succeed or better, 16 tie.
+  await dialog.locator("select[name=opposition]").selectOption("4");
+  const odds = dialog.locator("[data-odds]");
+  await odds.locator(".fate-bridge-odds__success", { hasText: "18.5%" }).waitFor();
+  assert.match(await odds.locator(".fate-bridge-odds__success").innerText(), /18\.5% to succeed or better \(15\/81\)/);
+  const row = async (id) => (await odds.locator(`[data-outcome="${id}"] .fate-bridge-odds__value`).innerText()).replace(/\s+/g, " ");
+  assert.equal(await row("tie"), "19.8% (16/81)");
+  assert.equal(await row("fumble"), "61.7% (50/81)");
+  assert.equal(await row("excel"), "1.2% (1/81)");
+  await dialog.screenshot({ path: path.join(ARTIFACTS, "roll-dialog-odds.png") });
+  // An opposer who has not rolled yet: the odds wait for its roll.
+  await dialog.locator("select[name=opposition]").selectOption("actor:actorOgre0000001");
+  await odds.locator(".fate-bridge-odds__note").waitFor();
+  await dialog.locator("select[name=opposition]").selectOption("4");
+  await odds.locator(".fate-bridge-odds__success", { hasText: "18.5%" }).waitFor();
+
+  // Dice 0 0 0 0: Good +3 against Great +4, a fumble so far; the picker weighs an invoke.
+  assert.equal((await api("dev.queue_dice", { rolls: [[0, 0, 0, 0]] })).ok, true);
+  await dialog.locator('button[data-action="roll"]').click();
+  const card = page.locator("#chat-log .chat-message").last();
+  await card.locator('[data-fb="invoke"][data-side="actor"]').waitFor();
+  await card.locator('[data-fb="invoke"][data-side="actor"]').click();
+  const picker = page.locator("dialog.fake-dialog-v2");
+  await picker.waitFor();
+  const invokeOdds = picker.locator("[data-invoke-odds]");
+  assert.match((await invokeOdds.innerText()).replace(/\s+/g, " "), /Now: Fumble\. A \+2 invoke makes it: Succeed\. If you reroll: 18\.5% to succeed or better \(15\/81\)/);
+  await picker.screenshot({ path: path.join(ARTIFACTS, "invoke-picker-odds.png") });
+  await picker.locator('button[data-action="cancel"]').click();
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test("without a global io the module connects through its packed socket.io-client fallback", async () => {
   const page = await browser.newPage();
   const errors = [];

@@ -777,3 +777,18 @@ describe("names a player can read (H18): the schemas the module checks against",
     assert.equal(validators.client["fate.spend"]({ request_id: "r-h18", character_id: "a", purpose: "detail", text: "\u001b[2J" }), false);
   });
 });
+
+describe("odds before rolling (issue 8.7): what the module asks and shows", () => {
+  test("the dialog's odds request matches the action.odds schema; an unrolled opposer asks nothing", async () => {
+    const { oddsPayload, oddsRows, percent } = await import(path.join(MODULE_DIR, "scripts/odds.mjs"));
+    const actor = { id: "actorAthlete0001" };
+    const payload = oddsPayload({ type: "overcome", skill: "Athletics", opposition: 4, helpers: [{ character_id: "actorHelper00001" }] }, actor);
+    check(validators.client["action.odds"], { request_id: "r-odds", ...payload }, "action.odds");
+    assert.equal(oddsPayload({ type: "overcome", skill: "Athletics", opposerId: "actorOgre0000001" }, actor), null);
+    // R1.1: 15/81 and 16/81 shown exactly and as a percentage.
+    assert.equal(percent(15, 81), "18.5%");
+    const shown = oddsRows({ out_of: 81, fumble: 50, tie: 16, succeed: 14, excel: 1 }, [{ id: "fumble", label: "Fumble" }, { id: "tie", label: "Tie" }, { id: "succeed", label: "Succeed" }, { id: "excel", label: "Excel" }]);
+    assert.equal(shown.rows.find((r) => r.id === "tie").fraction, "16/81");
+    assert.match(shown.success, /18\.5% to succeed or better \(15\/81\)/);
+  });
+});
