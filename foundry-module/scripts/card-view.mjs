@@ -109,6 +109,12 @@ export function effectText(effect, card) {
       if (effect.text === "gift") key += "Gift";
       else if (effect.count === 1) key += "One";
       break;
+    case "cancelled":
+      if (!effect.text) key += "NoText";
+      break;
+    case "vanished":
+      key += effect.detail;
+      break;
     case "questions":
     case "stress":
       if (effect.count === 1) key += "One";
