@@ -31,6 +31,7 @@ from bridge.protocol.base import (
 from bridge.protocol.intents import (
     INTENTS,
     ActionAbsorb,
+    ActionCancel,
     ActionChoose,
     ActionConcede,
     ActionCost,
@@ -167,6 +168,7 @@ __all__ = [
     "AckError",
     "AckOk",
     "ActionAbsorb",
+    "ActionCancel",
     "ActionCard",
     "ActionChoose",
     "ActionConcede",

@@ -184,6 +184,7 @@ class ActionCard(Outbound):
         "costing",
         "absorbing",
         "resolved",
+        "cancelled",
     ]
     actor: CardSide
     opposition: CardSide
