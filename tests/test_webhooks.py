@@ -6,6 +6,7 @@ waiting."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ WORLD = "table"
 DISCORD_URL = "https://discord.com/api/webhooks/123456789012345678/s3cr3t-t0ken_value"
 JSON_URL = "https://automation.example/hooks/fate?token=abc"
 START = 1_800_000_000.0
+REQUEST_IDS = itertools.count(1)
 POLICY = RetryPolicy(base_seconds=2.0, cap_seconds=60.0, give_up_after=300.0)
 
 
@@ -65,7 +67,7 @@ class Rig:
     gm: Session
 
     async def send(self, event: str, **payload: Any) -> dict[str, Any]:
-        payload.setdefault("request_id", f"{event}-{len(payload)}-{id(payload)}")
+        payload.setdefault("request_id", f"r{next(REQUEST_IDS)}")
         ack = (await self.service.handle(self.gm, event, payload)).ack
         assert ack["ok"], ack
         data: dict[str, Any] = ack["data"]
