@@ -40,7 +40,7 @@ API_PREFIX = "/api/v1"
 # The user the bridge records for HTTP requests: idempotency is per (world, user, request id).
 API_USER = "api"
 API_RATE_PER_SECOND = 10.0
-API_BURST = 30.0
+API_MIN_BURST = 3.0
 DELIVERIES_MAX = 200
 
 # An ack's error code -> the HTTP status; any other code is a rule's refusal (409).
@@ -209,13 +209,13 @@ class HttpApi:
         sio: socketio.AsyncServer,
         on_commit: Callable[[], None] | None = None,
         rate_per_second: float = API_RATE_PER_SECOND,
-        burst: float = API_BURST,
     ) -> None:
         self.service = service
         self.sio = sio
         self.on_commit = on_commit
         self.rate = rate_per_second
-        self.burst = burst
+        # Bursts of three seconds' worth, and never fewer than three requests.
+        self.burst = max(API_MIN_BURST, rate_per_second * 3)
         self._buckets: dict[str, TokenBucket] = {}
 
     def register(self, app: web.Application) -> None:

@@ -172,7 +172,7 @@ def create_app(
     )
     sio.register_namespace(FateNamespace(service, on_commit))
     sio.attach(app)
-    HttpApi(service, sio, on_commit, rate_per_second=api_rate, burst=api_rate * 3).register(app)
+    HttpApi(service, sio, on_commit, rate_per_second=api_rate).register(app)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/module/module.json", module_manifest)
     app.router.add_get(f"/module/{ZIP_NAME}", module_zip)
