@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -246,3 +248,39 @@ async def test_a_signed_webhook_set_up_over_http_mirrors_a_resolved_card(
         assert removed.json() == {"id": hook_id, "removed": True}
         assert (await http.get(f"{base}/webhooks")).json()["webhooks"] == []
     assert len(receiver.got) == 1
+
+
+def test_world_webhooks_from_the_command_line(tmp_path: Path) -> None:
+    add_world(tmp_path, "camp")
+    discord = "https://discord.com/api/webhooks/123456789/t0ken-secret"
+    added = json.loads(
+        cli(tmp_path, "world", "webhooks", "add", "camp", "discord", discord, "--json").stdout
+    )
+    assert added["secret"] is None
+    assert added["webhook"]["url_hint"] == "https://discord.com/api/webhooks/123456789/\u2026"
+    signed = cli(tmp_path, "world", "webhooks", "add", "camp", "json", "https://a.test/h").stdout
+    assert "Signing secret (shown once): whsec_" in signed
+    listing = cli(tmp_path, "world", "webhooks", "list", "camp").stdout
+    assert added["webhook"]["id"] in listing and "t0ken-secret" not in listing
+    assert "whsec_" not in listing and "Recent deliveries: 0, failed: 0" in listing
+    removed = cli(tmp_path, "world", "webhooks", "remove", "camp", added["webhook"]["id"])
+    assert "removed" in removed.stdout
+    listed = json.loads(cli(tmp_path, "world", "webhooks", "list", "camp", "--json").stdout)
+    assert [h["kind"] for h in listed["webhooks"]] == ["json"]
+    bad = [
+        ["add", "camp", "discord", "https://example.com/api/webhooks/1/x"],
+        ["add", "camp", "json", "gopher://a.test/"],
+        ["add", "camp", "json", ""],
+        ["add", "nowhere", "json", "https://a.test/h"],
+        ["remove", "camp", "wh_nothere"],
+        ["list", "nowhere"],
+    ]
+    for args in bad:
+        command = [sys.executable, "-m", "bridge", "--data-dir", str(tmp_path), "world"]
+        refused = subprocess.run(
+            [*command, "webhooks", *args],
+            cwd=PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+        )
+        assert refused.returncode == 1 and refused.stderr.startswith("error: "), args
