@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,8 @@ from bridge.webhooks.signing import (
     REPLAY_WINDOW_SECONDS,
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,
+    new_secret,
+    sign,
     verify,
 )
 from tests.bridge_process import flush_redis
@@ -452,3 +455,19 @@ async def test_on_redis_exactly_one_node_delivers_each_item(
         finally:
             await close_rig(node_a)
             await close_rig(node_b)
+
+
+def test_the_readme_verification_snippet_accepts_the_bridge_signature() -> None:
+    """The receiver code a GM copies from the README checks what the bridge signs."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    section = readme.split("### Verifying a JSON webhook", 1)[1]
+    snippet = section.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, Any] = {}
+    exec(snippet, namespace)  # the README's own code, as a GM would paste it
+    authentic = namespace["authentic"]
+    secret = new_secret()
+    body = b'{"type":"card"}'
+    now = int(time.time())
+    assert authentic(secret, body, str(now), sign(secret, now, body))
+    assert not authentic(secret, body + b"x", str(now), sign(secret, now, body))
+    assert not authentic(secret, body, str(now - 301), sign(secret, now - 301, body))
