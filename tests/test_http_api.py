@@ -8,19 +8,17 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from aiohttp import web
 
 from bridge.protocol import ActionData, CharacterSummary, SceneState, WorldStateData
 from bridge.protocol.http import WebhookCardEvent, WebhookList
 from bridge.webhooks.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
-from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world, cli, free_port
+from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world, cli
+from tests.receiver import Receiver
 from tests.seats import Seat, queue
 
 API = "/api/v1/worlds"
@@ -28,41 +26,6 @@ API = "/api/v1/worlds"
 
 def bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
-
-
-@dataclass
-class Receiver:
-    """A real HTTP endpoint in the test process that records what webhooks send."""
-
-    url: str
-    got: list[tuple[dict[str, str], bytes]] = field(default_factory=list)
-
-    async def wait(self, count: int, tries: int = 300) -> list[tuple[dict[str, str], bytes]]:
-        for _ in range(tries):
-            if len(self.got) >= count:
-                return self.got
-            await asyncio.sleep(0.05)
-        raise AssertionError(f"the endpoint got {len(self.got)} requests, not {count}")
-
-
-@pytest.fixture
-async def receiver() -> AsyncIterator[Receiver]:
-    port = free_port()
-    found = Receiver(f"http://127.0.0.1:{port}/hook")
-
-    async def hook(request: web.Request) -> web.Response:
-        found.got.append((dict(request.headers), await request.read()))
-        return web.Response(status=204)
-
-    app = web.Application()
-    app.router.add_post("/hook", hook)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield found
-    finally:
-        await runner.cleanup()
 
 
 def overcome(request_id: str, rating: int = 2) -> dict[str, Any]:
