@@ -133,7 +133,7 @@ def try_advantage(
 
 
 def check_complete(draft: Draft, challenge_id: str) -> None:
-    """Called by the action rules whenever a challenge action resolves."""
+    """R11.1: complete once every task resolved (observed by :mod:`procedures`)."""
     challenge = draft.challenges.get(challenge_id)
     if challenge is None or challenge.state != "open":
         return

@@ -23,6 +23,7 @@ from bridge.rules.dice import DiceSource, QueuedDice, SecureDice
 from bridge.rules.engine import apply_all, replay
 from bridge.rules.errors import RuleViolation
 from bridge.rules.events import EVENT_ADAPTER, ActionPut, Event
+from bridge.rules.procedures import settle
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import WorldState
 from bridge.service.emits import ExtraCards, card_id, derive_emits
@@ -219,7 +220,8 @@ class ServiceCore:
             for _ in range(COMMIT_ATTEMPTS):
                 snapshot, before = await self._current(session.world_id)
                 ruleset = get_ruleset(snapshot.world.ruleset)
-                events = decide(before, ruleset, self.dice_for(session.world_id))
+                # Procedures react to the actions they contain (R11): one stream of events.
+                events = settle(before, decide(before, ruleset, self.dice_for(session.world_id)))
                 after = apply_all(before, events)
                 now = self.clock().isoformat()
                 rows: list[EventRow] = []
