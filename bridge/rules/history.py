@@ -30,7 +30,7 @@ from bridge.rules.events import (
     RecordDropped,
     ScenePut,
 )
-from bridge.rules.state import Action, WorldState
+from bridge.rules.state import Action, Side, WorldState
 
 # How many of the 81 equally likely 4dF rolls give each sum, from -4 to +4 (R1.1).
 FOUR_DF_WAYS: tuple[int, ...] = (1, 4, 10, 16, 19, 16, 10, 4, 1)
@@ -50,18 +50,32 @@ class Logged:
     event: Event
 
 
-def rolls_of(action: Action) -> list[tuple[str | None, tuple[Face, Face, Face, Face]]]:
-    """Every 4dF roll made on an action, with the character who rolled it.
+@dataclass(frozen=True)
+class RollMade:
+    """One 4dF roll on an action: which side, who rolled it, its faces."""
 
-    A side's first roll is the final dice, or the dice its first reroll replaced;
+    side: Literal["actor", "opposition"]
+    character: str | None
+    dice: tuple[Face, Face, Face, Face]
+    reroll: bool
+
+
+def rolls_of(action: Action) -> list[RollMade]:
+    """Every 4dF roll made on an action, actor's side first.
+
+    A side's first roll is its final dice, or the dice its first reroll replaced;
     each reroll's new dice are a roll of their own (R4.1)."""
-    out: list[tuple[str | None, tuple[Face, Face, Face, Face]]] = []
-    for name, side in (("actor", action.actor), ("opposition", action.opposition)):
+    out: list[RollMade] = []
+    sides: tuple[tuple[Literal["actor", "opposition"], Side], ...] = (
+        ("actor", action.actor),
+        ("opposition", action.opposition),
+    )
+    for name, side in sides:
         rerolls = [i for i in action.invokes if i.side == name and i.effect == "reroll"]
         first = rerolls[0].replaced if rerolls and rerolls[0].replaced else side.roll.dice
         if first is not None:
-            out.append((side.leader, first))
-        out.extend((side.leader, r.dice) for r in rerolls if r.dice is not None)
+            out.append(RollMade(name, side.leader, first, False))
+        out.extend(RollMade(name, side.leader, r.dice, True) for r in rerolls if r.dice)
     return out
 
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from bridge.rules import challenge, contest
 from bridge.rules.draft import Draft
 from bridge.rules.engine import apply_all
-from bridge.rules.events import ActionPut, Event
+from bridge.rules.events import ActionPut, Event, HistoryUndone
 from bridge.rules.state import Action, WorldState
 
 
@@ -34,8 +34,11 @@ def settle(before: WorldState, events: list[Event]) -> list[Event]:
     Guarantees: the returned list starts with ``events`` unchanged; a contest
     records a side's total when its contest roll resolves and forfeits the side's
     roll when its advantage fumbles (R11.2); a challenge completes when its last
-    task resolves (R11.1). Nothing is added when no contained action moved.
+    task resolves (R11.1). Nothing is added when no contained action moved, nor to
+    an undo: it puts procedures back as they were, and nothing reacts to that.
     """
+    if any(isinstance(e, HistoryUndone) for e in events):
+        return events
     moved = [
         (old, new)
         for old, new in _transitions(before, events)

@@ -11,7 +11,7 @@ import asyncio
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -71,6 +71,8 @@ class ServiceCore:
         # Per world: the last snapshot this process committed or loaded, and its state.
         self._states: dict[str, tuple[Snapshot, WorldState]] = {}
         self._secure = SecureDice()
+        # Per world: the time stamp of the last commit this process wrote.
+        self._stamps: dict[str, datetime] = {}
         # Filled by BridgeService: event name -> handler.
         self._handlers: dict[str, Callable[[Session, Any], Awaitable[Reply]]] = {}
 
@@ -172,6 +174,16 @@ class ServiceCore:
     def _lock(self, world_id: str) -> asyncio.Lock:
         return self._locks.setdefault(world_id, asyncio.Lock())
 
+    def _stamp(self, world_id: str) -> str:
+        """A commit's time stamp, later than this process's previous one for the world:
+        one commit's events share it, so it marks where a commit begins (GM undo)."""
+        now = self.clock()
+        previous = self._stamps.get(world_id)
+        if previous is not None and now <= previous:
+            now = previous + timedelta(microseconds=1)
+        self._stamps[world_id] = now
+        return now.isoformat()
+
     def dice_for(self, world_id: str) -> QueuedDice:
         return self._dice.setdefault(world_id, QueuedDice(fallback=self._secure))
 
@@ -223,7 +235,7 @@ class ServiceCore:
                 # Procedures react to the actions they contain (R11): one stream of events.
                 events = settle(before, decide(before, ruleset, self.dice_for(session.world_id)))
                 after = apply_all(before, events)
-                now = self.clock().isoformat()
+                now = self._stamp(session.world_id)
                 rows: list[EventRow] = []
                 prev, seq = snapshot.last_event_hash, snapshot.last_event_seq
                 for domain_event in events:
