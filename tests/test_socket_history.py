@@ -179,3 +179,23 @@ async def test_undo_back_to_an_event_and_never_across_a_scene_end(
     assert "scene ended" in refused["error"]["message"]
     nothing = await gm.send("history.undo")
     assert nothing["error"]["code"] == "nothing_to_undo"
+
+
+async def test_undo_a_chosen_resolution_and_everything_after_it(table: dict[str, Seat]) -> None:
+    # The history window's "undo from here": that roll and every later change go.
+    gm, paul, anna = table["gm"], table["paul"], table["anna"]
+    before = await gm.ok("world.state")
+    first = await overcome(paul, gm, "brousseau", [0, 0, 0, 0])
+    await paul.card("action.pass", action_id=first["action_id"], side="actor")
+    second = await overcome(anna, gm, "margot", [1, 1, 0, 0])
+    await anna.card("action.pass", action_id=second["action_id"], side="actor")
+    oldest = (await gm.ok("history.read"))["entries"][-1]
+    assert oldest["action_id"] == first["action_id"]
+    both = await gm.send("history.undo", back_to=1, resolution=oldest["seq"])
+    assert both["error"]["code"] == "invalid" and both["error"]["field"] == "resolution"
+    missing = await gm.send("history.undo", resolution=oldest["seq"] - 1)
+    assert missing["error"]["code"] == "not_found"
+    undo = await gm.ok("history.undo", resolution=oldest["seq"])
+    assert sorted(undo["action_ids"]) == sorted([first["action_id"], second["action_id"]])
+    assert len(undo["resolutions"]) == 2
+    assert await gm.ok("world.state") == before

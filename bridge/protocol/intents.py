@@ -432,10 +432,12 @@ class HistoryStats(Inbound):
 
 class HistoryUndo(Inbound):
     """GM: take back every change after event ``back_to`` inside the current scene;
-    without it, the last resolution (everything since its action started)."""
+    or the resolution logged as event ``resolution`` and everything after it (from
+    its action's start); with neither, the last resolution."""
 
     request_id: RequestId
     back_to: Annotated[int, Field(ge=0)] | None = None
+    resolution: Annotated[int, Field(ge=1)] | None = None
 
 
 INTENTS: dict[str, type[Inbound]] = {

@@ -206,28 +206,44 @@ def commit_start(log: Sequence[Logged], index: int) -> int:
     return index
 
 
-def last_resolution(log: Sequence[Logged], current: WorldState) -> int:
-    """``back_to`` for "undo the last resolution": the event just before the commit
-    that started the newest resolved action still standing in this scene."""
+def before_resolution(log: Sequence[Logged], current: WorldState, seq: int | None = None) -> int:
+    """``back_to`` that takes back a resolution (the newest one standing in this scene
+    when ``seq`` is None) and everything after it: the event just before the commit
+    that started its action."""
     for index in range(len(log) - 1, -1, -1):
         item = log[index]
         if item.event.reason == SCENE_END_REASON:
             break
+        if seq is not None and item.seq != seq:
+            continue
         if isinstance(item.event, ActionResolved) and item.seq not in current.undone:
             action_id = item.event.action.id
             first = next(
                 i
-                for i in range(index + 1)
-                if isinstance(log[i].event, ActionPut) and log[i].event.action.id == action_id  # type: ignore[union-attr]
+                for i, earlier in enumerate(log[: index + 1])
+                if isinstance(earlier.event, ActionPut) and earlier.event.action.id == action_id
             )
             return log[commit_start(log, first)].seq - 1
+        if seq is not None:
+            break
+    if seq is not None:
+        raise RuleViolation(
+            "not_found",
+            f"Event {seq} is no resolution standing in this scene.",
+            "resolution",
+        )
     raise RuleViolation("nothing_to_undo", "No resolution in this scene is left to undo.")
 
 
 def plan_undo(
-    log: Sequence[Logged], initial: WorldState, current: WorldState, back_to: int | None
+    log: Sequence[Logged],
+    initial: WorldState,
+    current: WorldState,
+    back_to: int | None,
+    resolution: int | None = None,
 ) -> list[Event]:
-    """The events of an undo back to event ``back_to`` (None: the last resolution).
+    """The events of an undo back to event ``back_to``; without it, of the resolution
+    logged as event ``resolution`` and all after it (None: the last resolution).
 
     ``log`` is the whole log in seq order, ``initial`` the state it starts from and
     ``current`` its replayed state.
@@ -235,7 +251,7 @@ def plan_undo(
     target before the current scene's end of scene (R12.1 paid out, cleared and
     recovered what cannot be taken back card by card)."""
     if back_to is None:
-        back_to = last_resolution(log, current)
+        back_to = before_resolution(log, current, resolution)
     last_seq = log[-1].seq if log else 0
     if back_to < 0 or back_to >= last_seq:
         raise RuleViolation(

@@ -131,6 +131,8 @@ class HistoryIntents(ServiceCore):
         """GM: the undo is itself events (restoring upserts and a marker), appended to
         the log; the state is the reducer's, the chain stays whole."""
         self._require_gm(session)
+        if intent.back_to is not None and intent.resolution is not None:
+            raise IntentError("invalid", "Give back_to or resolution, not both.", "resolution")
         for _ in range(UNDO_ATTEMPTS):
             try:
                 return await self._undo_once(session, intent)
@@ -154,7 +156,9 @@ class HistoryIntents(ServiceCore):
             # The log must end where the state does; another writer may have moved on.
             if self._states[world_id][0].last_event_seq != logged_to:
                 raise _StaleLog
-            return history.plan_undo(log, initial, state, intent.back_to)
+            if intent.back_to is not None and intent.resolution is not None:
+                raise IntentError("invalid", "Give back_to or resolution, not both.", "resolution")
+            return history.plan_undo(log, initial, state, intent.back_to, intent.resolution)
 
         def answer(
             _state: WorldState, event_rows: list[EventRow], _emits: list[EmitRow]
