@@ -315,6 +315,9 @@ class SceneState(Outbound):
     challenges: list[ChallengeView]
     conflicts: list[ConflictView]
     compels: list[CompelView]
+    # In an intent's answer: the id of the contest, challenge, conflict, compel or aspect
+    # it created (macros need no search by name); None otherwise.
+    created_id: str | None = None
 
 
 class ContestCard(Outbound):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -22,7 +22,16 @@ from bridge.rules import actions
 from bridge.rules.dice import DiceSource, QueuedDice, SecureDice
 from bridge.rules.engine import apply_all, replay
 from bridge.rules.errors import RuleViolation
-from bridge.rules.events import EVENT_ADAPTER, ActionPut, Event
+from bridge.rules.events import (
+    EVENT_ADAPTER,
+    ActionPut,
+    AspectPut,
+    ChallengePut,
+    CompelPut,
+    ConflictPut,
+    ContestPut,
+    Event,
+)
 from bridge.rules.procedures import settle
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import WorldState
@@ -57,6 +66,27 @@ UNBOUND_ALLOWED = frozenset({"hello"})
 
 Decide = Callable[[WorldState, Ruleset, DiceSource], list[Event]]
 Answer = Callable[[WorldState, list[EventRow], list[EmitRow]], BaseModel]
+
+
+def created_record(before: WorldState, events: list[Event]) -> str | None:
+    """The id of the first contest, challenge, conflict, compel or aspect the events create."""
+    known: Mapping[str, object]
+    for event in events:
+        if isinstance(event, ContestPut):
+            record_id, known = event.contest.id, before.contests
+        elif isinstance(event, ChallengePut):
+            record_id, known = event.challenge.id, before.challenges
+        elif isinstance(event, ConflictPut):
+            record_id, known = event.conflict.id, before.conflicts
+        elif isinstance(event, CompelPut):
+            record_id, known = event.compel.id, before.compels
+        elif isinstance(event, AspectPut):
+            record_id, known = event.aspect.id, before.aspects
+        else:
+            continue
+        if record_id not in known:
+            return record_id
+    return None
 
 
 class ServiceCore:
@@ -333,13 +363,23 @@ class ServiceCore:
         request_id: str,
         decide: Callable[[WorldState, Ruleset, DiceSource, actions.Principal], list[Event]],
     ) -> Reply:
-        """Intents on the scene and its procedures answer with the scene as it now is."""
+        """Intents on the scene and its procedures answer with the scene as it now is,
+        and the id of the record they created, if any."""
         principal = session.principal
+        created: list[str | None] = [None]
+
+        def run(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> list[Event]:
+            events = decide(state, ruleset, dice, principal)
+            created[0] = created_record(state, events)
+            return events
+
         return await self._mutate(
             session,
             request_id,
-            lambda state, ruleset, dice: decide(state, ruleset, dice, principal),
-            lambda state, _rows, _e: cards.scene_state(state),
+            run,
+            lambda state, _rows, _e: cards.scene_state(state).model_copy(
+                update={"created_id": created[0]}
+            ),
         )
 
     async def replayed_state(self, world_id: str) -> WorldState:

@@ -46,6 +46,7 @@ function costLabel(kind) {
  * @param {User} [user]
  */
 export function controlsContext(card, user = game.user) {
+  if (card.undone) return null;
   const ctx = promptContext(card, user);
   // R5.2, R5.3: after a fumbled advantage the GM may give someone else a free invoke, whoever
   // the card is waiting for.
