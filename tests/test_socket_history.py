@@ -199,3 +199,57 @@ async def test_undo_a_chosen_resolution_and_everything_after_it(table: dict[str,
     assert sorted(undo["action_ids"]) == sorted([first["action_id"], second["action_id"]])
     assert len(undo["resolutions"]) == 2
     assert await gm.ok("world.state") == before
+
+
+async def test_undoing_the_roll_that_closed_an_exchange_reopens_it_and_marks_its_card(
+    table: dict[str, Seat],
+) -> None:
+    # R11.2: the contest observed the resolution; the undo puts the contest back as it was.
+    gm, paul, anna = table["gm"], table["paul"], table["anna"]
+    scene = await gm.ok(
+        "contest.start",
+        name="Race",
+        mode="direct",
+        skill="Athletics",
+        sides=[
+            {"name": "Brousseau", "members": ["brousseau"]},
+            {"name": "Margot", "members": ["margot"]},
+        ],
+    )
+    cid = scene["created_id"]
+    assert [c["id"] for c in scene["contests"]] == [cid]
+    await queue(gm, [1, 1, 0, 0])
+    card = await paul.card("contest.roll", contest_id=cid, side_id="s1")
+    await paul.card("action.pass", action_id=card["action_id"], side="actor")
+    await queue(gm, [0, 0, 0, 0])
+    card = await anna.card("contest.roll", contest_id=cid, side_id="s2")
+    await anna.card("action.pass", action_id=card["action_id"], side="actor")
+    contest = (await gm.ok("scene.read"))["contests"][0]
+    assert len(contest["history"]) == 1 and contest["sides"][0]["progress"] == 2
+
+    await gm.ok("history.undo")
+    contest = (await gm.ok("scene.read"))["contests"][0]
+    assert contest["history"] == [] and contest["sides"][0]["progress"] == 0
+    taken = await paul.wait_for(
+        "card",
+        lambda d: d["card_id"] == f"table.{cid}.x1" and d["card"].get("undone") is True,
+    )
+    assert taken[-1]["op"] == "update"
+    # Margot's side may roll again this exchange; Brousseau's roll stands.
+    await queue(gm, [1, 0, 0, 0])
+    again = await anna.card("contest.roll", contest_id=cid, side_id="s2")
+    assert again["state"] == "invoking"
+
+
+async def test_scene_intents_answer_with_the_id_they_created(table: dict[str, Seat]) -> None:
+    # Macros need not find a new aspect or contest by its name.
+    gm = table["gm"]
+    added = await gm.ok("scene.aspect", op="add", name="Thick Fog")
+    fog = next(a for a in added["aspects"] if a["name"] == "Thick Fog")
+    assert added["created_id"] == fog["id"]
+    edited = await gm.ok("scene.aspect", op="edit", aspect_id=fog["id"], name="Thicker Fog")
+    assert edited["created_id"] is None
+    challenge = await gm.ok(
+        "challenge.start", name="Escape", tasks=[{"name": "Run", "skill": "Athletics", "rating": 2}]
+    )
+    assert challenge["created_id"] == challenge["challenges"][0]["id"]

@@ -326,6 +326,8 @@ class ContestCard(Outbound):
     kind: Literal["contest"] = "contest"
     contest: ContestView
     exchange: ExchangeView | None
+    # The GM undid this exchange (history.undo): the card stays, marked.
+    undone: bool = False
 
 
 class ChallengeCard(Outbound):
@@ -333,6 +335,8 @@ class ChallengeCard(Outbound):
 
     kind: Literal["challenge"] = "challenge"
     challenge: ChallengeView
+    # The GM undid the challenge's completion (history.undo): the card stays, marked.
+    undone: bool = False
 
 
 class SceneEndCard(Outbound):

@@ -118,6 +118,30 @@ def derive_emits(
                     card=taken_card.model_copy(update={"undone": True}),
                 ),
             )
+        # Exchange and challenge cards the undo took back say so too.
+        for contest_id, taken_contest in before.contests.items():
+            kept = after.contests.get(contest_id)
+            kept_exchanges = len(kept.history) if kept else 0
+            taken_view = cards.contest_view(taken_contest, before, ruleset)
+            for taken_exchange in taken_view.history[kept_exchanges:]:
+                gm_card(
+                    f"{contest_id}.x{taken_exchange.number}",
+                    protocol.ContestCard(contest=taken_view, exchange=taken_exchange, undone=True),
+                    op="update",
+                )
+        for challenge_id, taken_challenge in before.challenges.items():
+            kept_challenge = after.challenges.get(challenge_id)
+            if taken_challenge.state == "complete" and (
+                kept_challenge is None or kept_challenge.state != "complete"
+            ):
+                gm_card(
+                    challenge_id,
+                    protocol.ChallengeCard(
+                        challenge=cards.challenge_view(taken_challenge, before, ruleset),
+                        undone=True,
+                    ),
+                    op="update",
+                )
     for contest_id, contest in after.contests.items():
         old_contest = before.contests.get(contest_id)
         grew = len(contest.history) > (len(old_contest.history) if old_contest else 0)

@@ -80,14 +80,17 @@ export function historyWindowClass() {
       this.cursors = [];
     }
 
-    /** Read one page (older than `before`) and the statistics, then show them. */
+    /**
+     * Read one page (older than `before`) and show it; the statistics only on the newest page
+     * (they cover the whole record, so paging does not ask for them again).
+     */
     async load(before = null) {
       this.before = before;
       const f = this.view.filters;
       try {
         const [page, stats] = await Promise.all([
           readHistory({ before, limit: PAGE_SIZE, scene: f.scene, character: f.character, kind: f.kind }),
-          historyStats({ scene: f.scene })
+          before === null ? historyStats({ scene: f.scene }) : this.view.stats
         ]);
         Object.assign(this.view, { page, stats, error: null });
       } catch (err) {

@@ -166,9 +166,10 @@ describe("manifest and assets", () => {
     for (const k of ["scene", "session", "scenario"]) used.add(`FATEBRIDGE.Scene.End.${k}`) && used.add(`FATEBRIDGE.Scene.EndExplain.${k}`);
     for (const k of ["scene", "session", "scenario"]) used.add(`FATEBRIDGE.SceneEnd.Title.${k}`);
     for (const k of ["invoked_against", "conceded", "conceded_contest", "hint_unused"]) used.add(`FATEBRIDGE.FatePoint.${k}`);
+    for (const k of ["overcome", "create_advantage", "take_advantage", "discover", "attack", "contest", "challenge"]) used.add(`FATEBRIDGE.History.Kind.${k}`);
     const missing = [...used].filter((k) => typeof k.split(".").reduce((o, p) => o?.[p], lang) !== "string");
     // prefixes of keys built at run time are not keys themselves
-    const prefixes = ["Status", "Status.Reason", "Card.State", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title", "Conflict.Kind", "Scene.End", "Scene.EndExplain"].map((p) => `FATEBRIDGE.${p}`);
+    const prefixes = ["Status", "Status.Reason", "Card.State", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title", "Conflict.Kind", "Scene.End", "Scene.EndExplain", "History.Kind"].map((p) => `FATEBRIDGE.${p}`);
     const realMissing = missing.filter((k) => !prefixes.includes(k));
     assert.deepEqual(realMissing, []);
     assert.ok(used.size > 40);
@@ -613,6 +614,17 @@ describe("GM cards follow the bridge's structured views", () => {
     assert.match(t, /Consequences now recovering Grumpy Ogre Twisted Ankle moderate Zird the Arcane Cracked Staff 8 shifts/);
     assert.match(t, /Closed with the scene, unfinished Chase across the rooftops no result Ready the airship no result/);
     assert.equal(message.element.querySelectorAll(".fate-bridge-scene-end__section--closed li").length, 2);
+  });
+
+  test("an exchange the GM undid: its card updates in place, marked undone", async () => {
+    const cardId = "w.c1.x9";
+    await cards.handleCardEmit(emit(60, contestCard("Loose Tiles"), cardId));
+    const undone = { ...contestCard("Loose Tiles"), undone: true };
+    check(validators.server.card, emit(61, undone, cardId, "update"), "undone contest card");
+    const message = await cards.handleCardEmit(emit(61, undone, cardId, "update"));
+    assert.equal(foundry.game.messages.filter((m) => m.flags["fate-bridge"]?.cardId === cardId).length, 1);
+    assert.ok(message.element.querySelector(".fate-bridge-card--undone"));
+    assert.match(text(message), /undone The GM took this back/);
   });
 
   test("a named twist updates the exchange's card in place: same message, the twist's name shown", async () => {
