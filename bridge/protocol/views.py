@@ -152,6 +152,7 @@ class ActionCard(Outbound):
         "costing",
         "absorbing",
         "resolved",
+        "cancelled",
     ]
     actor: CardSide
     opposition: CardSide

@@ -34,7 +34,8 @@ def settle(before: WorldState, events: list[Event]) -> list[Event]:
     Guarantees: the returned list starts with ``events`` unchanged; a contest
     records a side's total when its contest roll resolves and forfeits the side's
     roll when its advantage fumbles (R11.2); a challenge completes when its last
-    task resolves (R11.1). Nothing is added when no contained action moved, nor to
+    task resolves (R11.1); a cancelled contest roll or task roll frees its slot, so it
+    may be rolled again. Nothing is added when no contained action moved, nor to
     an undo: it puts procedures back as they were, and nothing reacts to that.
     """
     if any(isinstance(e, HistoryUndone) for e in events):
@@ -57,4 +58,9 @@ def settle(before: WorldState, events: list[Event]) -> list[Event]:
             contest.record_roll(draft, draft.action(new.id))
         if new.challenge_id is not None and resolved_now:
             challenge.check_complete(draft, new.challenge_id)
+        cancelled_now = new.state == "cancelled" and (old is None or old.state != "cancelled")
+        if new.purpose == "contest_roll" and cancelled_now:
+            contest.release_roll(draft, draft.action(new.id))
+        if new.purpose == "challenge_task" and cancelled_now:
+            challenge.release_task(draft, draft.action(new.id))
     return [*events, *draft.events()]
