@@ -8,6 +8,7 @@ from typing import Any
 from bridge import protocol
 from bridge.service.action_intents import ActionIntents
 from bridge.service.core import Clock, ServiceCore
+from bridge.service.history_intents import HistoryIntents
 from bridge.service.scene_intents import SceneIntents
 from bridge.service.session import (
     ConnectRefused,
@@ -20,8 +21,10 @@ from bridge.service.session import (
     utc_now,
     world_room,
 )
+from bridge.service.webhook_settings import WebhookSettings
 from bridge.service.world_intents import WorldIntents
 from bridge.store.base import Store
+from bridge.store.webhooks import WebhookStore
 
 __all__ = [
     "BridgeService",
@@ -37,11 +40,20 @@ __all__ = [
 ]
 
 
-class BridgeService(WorldIntents, ActionIntents, SceneIntents):
-    """Every intent of the wire protocol, each with its handler."""
+class BridgeService(WorldIntents, ActionIntents, SceneIntents, HistoryIntents, WebhookSettings):
+    """Every intent of the wire protocol, each with its handler; and the GM's webhook
+    settings when given a webhook store."""
 
-    def __init__(self, store: Store, *, dev_dice: bool = False, clock: Clock = utc_now) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        dev_dice: bool = False,
+        clock: Clock = utc_now,
+        webhooks: WebhookStore | None = None,
+    ) -> None:
         super().__init__(store, dev_dice=dev_dice, clock=clock)
+        self.webhooks = webhooks
         self._handlers: dict[str, Callable[[Session, Any], Awaitable[Reply]]] = {
             "hello": self._hello,
             "world.sync": self._world_sync,
@@ -84,6 +96,9 @@ class BridgeService(WorldIntents, ActionIntents, SceneIntents):
             "fate.spend": self._fate_spend,
             "fate.sacrifice": self._fate_sacrifice,
             "fate.gm_budget": self._gm_budget,
+            "history.read": self._history_read,
+            "history.stats": self._history_stats,
+            "history.undo": self._history_undo,
             "dev.queue_dice": self._dev_queue_dice,
         }
         missing = set(protocol.INTENTS) ^ set(self._handlers)

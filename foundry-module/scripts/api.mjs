@@ -3,11 +3,13 @@
  * @module api
  */
 import { startAction } from "./actions.mjs";
-import { chatLogAnchors, exportHistoryAnchors, verifyHistory } from "./history.mjs";
 import { send, worldState } from "./intents.mjs";
 import { MODULE_ID, PROTOCOL_VERSION } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
 import * as scene from "./scene-actions.mjs";
+import { chatLogAnchors, exportHistoryAnchors, verifyHistory } from "./anchors.mjs";
+import { historyStats, readHistory, undo } from "./history.mjs";
+import { openHistory } from "./history-window.mjs";
 import { askSceneEnd, openScenePanel } from "./scene-panel.mjs";
 import { currentScene, readScene } from "./scene-state.mjs";
 
@@ -99,6 +101,25 @@ export function createApi() {
     concede(actionId, characterId) {
       return send("action.concede", { action_id: actionRef(actionId), character_id: characterId });
     },
+    /**
+     * The roll history, paged from the bridge. Each call resolves to the bridge's answer and
+     * rejects with a BridgeError ({code, message, field}) when the bridge refuses.
+     */
+    history: Object.freeze({
+      /** One page, newest first: `read({before, limit, scene, character, kind})`. */
+      read: readHistory,
+      /** 4dF sums per character and for the world, against the expected share: `stats({scene})`. */
+      stats: historyStats,
+      /** Open the roll history window. */
+      open: openHistory
+    }),
+    /**
+     * GM: undo the last resolution (no argument), a chosen one and all after it
+     * (`{resolution: seq}`), or every change after an event (`{backTo: seq}`), inside the scene.
+     * Resolves to {back_to, seq, hash, resolutions, action_ids, card_ids}; rejects with a
+     * BridgeError (e.g. code "scene_ended", "nothing_to_undo", "forbidden").
+     */
+    undo,
     /** Open the scene panel (aspects, compels, contests, challenges, conflicts, scene end). */
     openScene: openScenePanel,
     /** The scene as this client last heard it (SceneState), or null. */
@@ -142,10 +163,10 @@ export function createApi() {
     /** The newest card of an action in this client's chat. */
     card: latestCard,
     /**
-     * The roll history anchored in this chat log (DESIGN Trust). GM: `verify()` asks the bridge and
+     * The log's anchors in this chat log (DESIGN Trust). GM: `verify()` asks the bridge and
      * shows the result; `export()` saves the file `world verify ID --chat-log FILE` reads.
      */
-    history: Object.freeze({ anchors: chatLogAnchors, verify: verifyHistory, export: exportHistoryAnchors }),
+    anchors: Object.freeze({ list: chatLogAnchors, verify: verifyHistory, export: exportHistoryAnchors }),
     /** What the bridge holds: characters, aspects with free invokes, GM budget, open actions. */
     state: worldState,
     /** @returns {object|null} the bridge's hello (actions, costs, ruleset, ...) */

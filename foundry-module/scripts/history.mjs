@@ -1,87 +1,191 @@
 /**
- * The roll history anchored outside the bridge (DESIGN Trust): every bridge card keeps the
- * `{seq, hash}` of the last event behind it in its message's flags (`flags["fate-bridge"].anchor`).
- * The GM checks the bridge's log against them ("Verify history", intent `world.verify`) or
- * exports them for `python -m bridge world verify ID --chat-log FILE`.
+ * The roll history and the GM's undo: the bridge's intents as promises (for the window and for
+ * macros), and the window's view model, computed here so the template stays logic-free.
  * @module history
  */
-import { saveFile } from "./compat.mjs";
-import { send } from "./intents.mjs";
-import { MODULE_ID } from "./protocol.mjs";
+import { diceView, effectText, invokeText } from "./card-view.mjs";
+import { signed } from "./format.mjs";
 import { runtime } from "./runtime.mjs";
 
-/** The bridge takes anchors in pages this size (`ANCHOR_PAGE` in the protocol). */
-export const ANCHOR_PAGE = 500;
-/** The export file's format name and version (schemas/history_anchors.json). */
-export const ANCHORS_FORMAT = "fate-bridge.history-anchors";
-
-const HASH = /^[0-9a-f]{64}$/;
-
-/**
- * Every anchor Foundry's chat log holds, one per distinct event, oldest first.
- * @returns {{seq: number, hash: string}[]}
- */
-export function chatLogAnchors() {
-  const bySeq = new Map();
-  for (const message of game.messages.contents) {
-    const anchor = message.flags?.[MODULE_ID]?.anchor;
-    if (!Number.isSafeInteger(anchor?.seq) || anchor.seq < 1 || !HASH.test(anchor?.hash ?? "")) continue;
-    bySeq.set(`${anchor.seq}:${anchor.hash}`, { seq: anchor.seq, hash: anchor.hash });
+/** A refused intent as an Error: `code`, `field` and the bridge's `message`. */
+export class BridgeError extends Error {
+  /** @param {{code: string, message: string, field?: string|null}} error */
+  constructor(error) {
+    super(error?.message ?? "The bridge refused.");
+    this.name = "BridgeError";
+    this.code = error?.code ?? "unknown";
+    this.field = error?.field ?? null;
   }
-  return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
 }
 
-/** The export document `world verify --chat-log` reads. */
-export function historyAnchorsExport() {
+/**
+ * Send one intent; resolves to the ack's data, rejects with a {@link BridgeError} when the bridge
+ * refuses it or the connection is down. Nothing is shown to the user: the caller decides.
+ * @param {string} event
+ * @param {object} payload
+ */
+export async function request(event, payload = {}) {
+  const connection = runtime.connection;
+  if (!connection?.connected) {
+    throw new BridgeError({ code: "offline", message: connection?.status?.message ?? game.i18n.localize("FATEBRIDGE.Status.offline") });
+  }
+  const ack = await connection.call(event, payload);
+  if (!ack.ok) throw new BridgeError(ack.error);
+  return ack.data;
+}
+
+/** Only the filters that are set, as the bridge's `history.read` fields. */
+function filters({ before, limit, scene, character, kind } = {}) {
+  const payload = {};
+  if (before) payload.before = Number(before);
+  if (limit) payload.limit = Number(limit);
+  if (scene) payload.scene = Number(scene);
+  if (character) payload.character = String(character);
+  if (kind) payload.kind = String(kind);
+  return payload;
+}
+
+/**
+ * One page of the roll history, newest first (`history.read`).
+ * @param {{before?: number, limit?: number, scene?: number, character?: string, kind?: string}} [options]
+ * @returns {Promise<{entries: object[], next_before: number|null, last_seq: number}>}
+ */
+export function readHistory(options) {
+  return request("history.read", filters(options));
+}
+
+/**
+ * The 4dF sums rolled per character and for the world, against the expected share.
+ * @param {{scene?: number}} [options]
+ */
+export function historyStats({ scene } = {}) {
+  return request("history.stats", scene ? { scene: Number(scene) } : {});
+}
+
+/**
+ * GM: undo. No argument: the last resolution. `{resolution: seq}`: that resolution and all after
+ * it. `{backTo: seq}`: every change after event `seq`. Never across the end of a scene.
+ * @param {{resolution?: number, backTo?: number}} [target]
+ * @returns {Promise<{back_to: number, seq: number, hash: string, resolutions: number[], action_ids: string[], card_ids: string[]}>}
+ */
+export function undo({ resolution, backTo } = {}) {
+  const payload = {};
+  if (resolution !== undefined && resolution !== null) payload.resolution = Number(resolution);
+  if (backTo !== undefined && backTo !== null) payload.back_to = Number(backTo);
+  return request("history.undo", payload);
+}
+
+/** The kinds the history filters by. */
+export const HISTORY_KINDS = Object.freeze(["overcome", "create_advantage", "take_advantage", "discover", "attack", "contest", "challenge"]);
+
+const CHART_HEIGHT = 60;
+
+/**
+ * Bars for the 4dF chart: the share of each sum −4..+4 rolled, beside the expected share.
+ * @param {{rolls: number, counts: number[], expected: number[], mean: number|null}} distribution
+ */
+export function chartView(distribution) {
+  const rolls = distribution?.rolls ?? 0;
+  const counts = distribution?.counts ?? Array(9).fill(0);
+  const expected = distribution?.expected ?? Array(9).fill(0);
+  const shares = counts.map((c) => (rolls ? c / rolls : 0));
+  const top = Math.max(...shares, ...expected, 0.01);
+  const height = (share) => Math.round((share / top) * CHART_HEIGHT);
   return {
-    format: ANCHORS_FORMAT,
-    version: 1,
-    world: game.settings.get(MODULE_ID, "worldId"),
-    exported_at: new Date().toISOString(),
-    anchors: chatLogAnchors()
+    rolls,
+    summary: game.i18n.format("FATEBRIDGE.History.ChartSummary", {
+      rolls,
+      mean: distribution?.mean === null || distribution?.mean === undefined ? "\u2014" : distribution.mean.toFixed(2)
+    }),
+    bars: counts.map((count, i) => ({
+      sum: signed(i - 4),
+      count,
+      rolled: height(shares[i]),
+      expected: height(expected[i]),
+      title: game.i18n.format("FATEBRIDGE.History.BarTitle", {
+        sum: signed(i - 4),
+        count,
+        share: (shares[i] * 100).toFixed(0),
+        expected: (expected[i] * 100).toFixed(0)
+      })
+    }))
   };
 }
 
-/** Save the export as a JSON file (GM only: the chat log the GM sees is the whole log). */
-export function exportHistoryAnchors() {
-  if (!game.user.isGM) return null;
-  const doc = historyAnchorsExport();
-  saveFile(JSON.stringify(doc, null, 2), "application/json", `fate-bridge-${doc.world}-anchors.json`);
-  return doc;
+/** "12:04:31", from the bridge's ISO time stamp, in the viewer's time zone. */
+function clock(at) {
+  const date = new Date(at);
+  return Number.isNaN(date.getTime()) ? String(at) : date.toLocaleTimeString();
 }
 
 /**
- * GM only: ask the bridge to verify its log, with the chat log's anchors page by page, and tell
- * the GM the result. Resolves to the combined report, or null when refused or offline.
+ * One entry as the window shows it.
+ * @param {object} entry  HistoryEntry
+ * @param {boolean} isGM
  */
-export async function verifyHistory() {
-  if (!game.user.isGM) return null;
-  const anchors = chatLogAnchors();
-  const pages = [];
-  for (let i = 0; i < anchors.length; i += ANCHOR_PAGE) pages.push(anchors.slice(i, i + ANCHOR_PAGE));
-  if (!pages.length) pages.push([]);
-  const reports = [];
-  for (const page of pages) {
-    const report = await send("world.verify", { anchors: page });
-    if (!report) return null;
-    reports.push(report);
-  }
-  const mismatched = reports.flatMap((r) => r.anchors_mismatched);
-  const combined = {
-    ...reports[0],
-    ok: reports.every((r) => r.ok),
-    anchors_checked: reports.reduce((n, r) => n + r.anchors_checked, 0),
-    anchors_mismatched: mismatched,
-    anchors_mismatched_count: reports.reduce((n, r) => n + r.anchors_mismatched_count, 0),
-    problems: [...new Set(reports.flatMap((r) => r.problems))]
+export function entryView(entry, isGM) {
+  const i18n = game.i18n;
+  const who = entry.actor.leader?.name ?? i18n.localize("FATEBRIDGE.Card.Nobody");
+  const opposition = entry.opposition.leader?.name ?? i18n.localize("FATEBRIDGE.Card.PassiveOpposition");
+  const total = (side) => (side.total ? `${side.total.label} ${signed(side.total.value)}` : "\u2014");
+  return {
+    seq: entry.seq,
+    hashShort: entry.hash.slice(0, 10),
+    hashTitle: i18n.format("FATEBRIDGE.Card.HashTitle", { hash: entry.hash }),
+    eventLabel: i18n.format("FATEBRIDGE.Card.Event", { seq: entry.seq }),
+    time: clock(entry.at),
+    scene: i18n.format("FATEBRIDGE.History.SceneN", { n: entry.scene }),
+    title: i18n.format("FATEBRIDGE.History.EntryTitle", { who, action: entry.action_label, skill: entry.actor.skill ?? "" }),
+    versus: i18n.format("FATEBRIDGE.History.Versus", { actor: total(entry.actor), who: opposition, opposition: total(entry.opposition) }),
+    rolls: entry.rolls.map((r) => ({
+      who: r.character?.name ?? "",
+      reroll: r.reroll,
+      dice: diceView(r.dice)
+    })),
+    invokes: entry.invokes.map((i) => invokeText(i)),
+    costs: entry.costs.map((c) => i18n.format("FATEBRIDGE.History.Cost", {
+      severity: i18n.localize(`FATEBRIDGE.Controls.CostTitle.${c.severity}`),
+      text: c.text || c.kind
+    })),
+    effects: entry.effects.filter((e) => e.kind !== "success" && e.kind !== "failure" && e.kind !== "cost").map((e) => effectText(e, { aspects: [] }).text),
+    outcome: entry.outcome ?? "pending",
+    outcomeLabel: entry.outcome_label ?? "",
+    shifts: entry.shifts === null ? "" : signed(entry.shifts),
+    undone: entry.undone,
+    canUndo: isGM && !entry.undone
   };
-  runtime.lastVerify = combined;
-  if (combined.ok) {
-    ui.notifications.info(game.i18n.format("FATEBRIDGE.History.Verified", { events: combined.events, anchors: combined.anchors_checked }));
-  } else if (combined.anchors_mismatched_count) {
-    ui.notifications.error(game.i18n.format("FATEBRIDGE.History.Rewritten", { count: combined.anchors_mismatched_count, seq: mismatched[0]?.seq ?? "?" }), { permanent: true });
-  } else {
-    ui.notifications.error(game.i18n.format("FATEBRIDGE.History.Broken", { problem: combined.problems.join("; ") }), { permanent: true });
-  }
-  return combined;
+}
+
+/**
+ * Everything the history window's template shows.
+ * @param {{page: object|null, stats: object|null, filters: object, statsFor: string, error: string|null, newer: boolean, loading: boolean}} view
+ * @param {{isGM: boolean, characters: {id: string, name: string}[]}} who
+ */
+export function historyContext(view, { isGM, characters }) {
+  const i18n = game.i18n;
+  const f = view.filters ?? {};
+  const statsFor = view.statsFor || "";
+  const distribution = statsFor ? view.stats?.characters?.[statsFor] : view.stats?.world;
+  const names = view.stats?.names ?? {};
+  return {
+    isGM,
+    loading: view.loading,
+    error: view.error,
+    filters: {
+      scene: f.scene ?? "",
+      character: f.character ?? "",
+      kind: f.kind ?? ""
+    },
+    characters: characters.map((c) => ({ ...c, selected: c.id === f.character })),
+    kinds: HISTORY_KINDS.map((k) => ({ id: k, label: i18n.localize(`FATEBRIDGE.History.Kind.${k}`), selected: k === f.kind })),
+    entries: (view.page?.entries ?? []).map((e) => entryView(e, isGM)),
+    empty: Boolean(view.page) && !view.page.entries.length,
+    older: Boolean(view.page?.next_before),
+    newer: view.newer,
+    statsOptions: [
+      { id: "", label: i18n.localize("FATEBRIDGE.History.World"), selected: !statsFor },
+      ...Object.keys(view.stats?.characters ?? {}).map((id) => ({ id, label: names[id] ?? id, selected: id === statsFor }))
+    ],
+    chart: chartView(distribution)
+  };
 }

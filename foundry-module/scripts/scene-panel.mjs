@@ -8,7 +8,7 @@
 import { adapterFor } from "./adapters/index.mjs";
 import { dialogClass, renderTemplate } from "./compat.mjs";
 import { ladderEntry } from "./format.mjs";
-import { exportHistoryAnchors, verifyHistory } from "./history.mjs";
+import { exportHistoryAnchors, verifyHistory } from "./anchors.mjs";
 import { askGive } from "./pickers.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";

@@ -179,13 +179,13 @@ export function conflictView(conflict, user = game.user) {
  * The GM's last "Verify history" result, for the panel's head (null before the first).
  * @param {object|null|undefined} report  the combined `world.verify` report
  */
-export function historyLine(report, i18n = game.i18n) {
+export function anchorCheckLine(report, i18n = game.i18n) {
   if (!report) return null;
-  if (report.ok) return { ok: true, text: i18n.format("FATEBRIDGE.History.Verified", { events: report.events, anchors: report.anchors_checked }) };
+  if (report.ok) return { ok: true, text: i18n.format("FATEBRIDGE.Anchors.Verified", { events: report.events, anchors: report.anchors_checked }) };
   const first = report.anchors_mismatched?.[0]?.seq;
   const text = report.anchors_mismatched_count
-    ? i18n.format("FATEBRIDGE.History.Rewritten", { count: report.anchors_mismatched_count, seq: first ?? "?" })
-    : i18n.format("FATEBRIDGE.History.Broken", { problem: (report.problems ?? []).join("; ") });
+    ? i18n.format("FATEBRIDGE.Anchors.Rewritten", { count: report.anchors_mismatched_count, seq: first ?? "?" })
+    : i18n.format("FATEBRIDGE.Anchors.Broken", { problem: (report.problems ?? []).join("; ") });
   return { ok: false, text };
 }
 
@@ -211,7 +211,7 @@ export function scenePanelContext(state, { connected = true } = {}, user = game.
   return {
     isGM,
     connected,
-    history: historyLine(runtime.lastVerify, i18n),
+    anchorCheck: anchorCheckLine(runtime.lastVerify, i18n),
     sceneLabel: i18n.format("FATEBRIDGE.Scene.Label", { scene: state.scene.number, session: state.scene.session, scenario: state.scene.scenario }),
     gmBudget: state.gm_fate_points,
     situation: aspects.filter((a) => a.kind === "situation"),
