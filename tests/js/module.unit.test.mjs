@@ -855,6 +855,9 @@ describe("odds before rolling (issue 8.7): what the module asks and shows", () =
     const shown = oddsRows({ out_of: 81, fumble: 50, tie: 16, succeed: 14, excel: 1 }, [{ id: "fumble", label: "Fumble" }, { id: "tie", label: "Tie" }, { id: "succeed", label: "Succeed" }, { id: "excel", label: "Excel" }]);
     assert.equal(shown.rows.find((r) => r.id === "tie").fraction, "16/81");
     assert.match(shown.success, /18\.5% to succeed or better \(15\/81\)/);
+  });
+});
+
 describe("roll history and undo", () => {
   let history;
   before(async () => {
