@@ -79,8 +79,8 @@ export function boxValues(track) {
 
 /**
  * FCO's track categories are "Combat" and "Other" by default (its Portuguese defaults say
- * "Combate"; German "Sonstige", Portuguese "Outro"); a Dresden Files world adds one per mantle. Only Combat tracks are
- * stress; every other category is kind "other" and never touched by the bridge.
+ * "Combate"; German "Sonstige", Portuguese "Outro"); a Dresden Files world adds one per mantle.
+ * Only Combat tracks are stress; every other category is kind "other", never touched by the bridge.
  */
 const COMBAT_CATEGORIES = Object.freeze(["combat", "combate"]);
 // FCO ties Physical Stress to Physique and Mental Stress to Will (linked_skills), and names them
@@ -206,7 +206,8 @@ export function patchUpdate(actor, patch) {
     if (!slot) continue;
     const filled = Boolean(slot.name);
     update[`system.tracks.${key}.aspect.name`] = slot.name ?? "";
-    update[`system.tracks.${key}.box_values`] = boxMarks(track).map(() => filled);
+    // A consequence without boxes (FCO's defaults) gets none written.
+    if (boxCount(track) > 0) update[`system.tracks.${key}.box_values`] = boxMarks(track).map(() => filled);
   }
   // Only the tracks the bridge marks, and only when their marks changed: a patch never ticks
   // another track's boxes, nor any track of kind "other".
