@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bridge.rules import actions, conflict
 from bridge.rules.actions import AbsorbCommand, StartAction, StressMark
@@ -249,3 +251,69 @@ def test_r5_10_a_log_of_the_old_flat_stress_list_still_replays() -> None:
 
 def _cmd(action_id: str, track_id: str, *indexes: int) -> AbsorbCommand:
     return AbsorbCommand(action_id, (StressMark(track_id, indexes),))
+
+
+# --- properties -----------------------------------------------------------------------
+
+PROPERTY_TRACKS = (
+    physical(1, 2),
+    mental(1, 1, 1),
+    track("stress", "any", 1),
+    INDEBTED,
+)
+track_ids = st.sampled_from(["physical", "mental", "stress", "indebted", "nope"])
+absorb_attempts = st.lists(
+    st.tuples(
+        st.lists(st.tuples(track_ids, st.lists(st.integers(-1, 5), max_size=4)), max_size=3),
+        st.lists(st.sampled_from(["mild", "moderate", "severe", "nope"]), max_size=2),
+    ),
+    max_size=4,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(kind=st.sampled_from(["physical", "mental"]), hit=st.integers(1, 5), tries=absorb_attempts)
+def test_r5_10_no_absorb_ever_marks_another_kinds_track(
+    kind: str, hit: int, tries: list[tuple[list[tuple[str, list[int]]], list[str]]]
+) -> None:
+    # R5.10, R11.3 under arbitrary absorbs: tracks of the other kind and "other" tracks never
+    # change; an accepted absorb covers the whole hit; the log replays to the state.
+    table = condensed(*PROPERTY_TRACKS)
+    initial = table.state
+    start_conflict(table, kind)
+    command = StartAction(
+        type="attack", actor_id="b", skill="Athletics", target_id="g", passive_rating=3 - hit
+    )
+    table.run(lambda s: actions.start_action(s, command, PAUL, dice(ZERO), table.ruleset))
+    action_id = table.action().id
+    table.run(lambda s: actions.pass_invokes(s, action_id, "actor", PAUL, table.ruleset))
+    if table.action().pending_choice == "attack_style":
+        table.run(lambda s: actions.choose(s, action_id, "full_hit", PAUL))
+    start = table.character("g")
+    for marks, slots in tries:
+        if table.action().state != "absorbing":
+            break
+        attempt = AbsorbCommand(
+            action_id,
+            tuple(StressMark(t, tuple(b)) for t, b in marks),
+            consequences={s: "Hurt" for s in slots},
+        )
+        try:
+            table.run(lambda s, c=attempt: actions.absorb(s, c, GM_USER))  # type: ignore[misc]
+        except RuleViolation:
+            continue
+        after = table.character("g")
+        gained = sum(
+            box.value
+            for old, new in zip(start.stress, after.stress, strict=True)
+            for was, box in zip(old.boxes, new.boxes, strict=True)
+            if box.marked and not was.marked
+        )
+        filled = sum(s.severity for s in after.consequences if not s.empty)
+        assert gained + filled >= hit
+    after = table.character("g")
+    for old, new in zip(start.stress, after.stress, strict=True):
+        if not old.absorbs(kind):  # type: ignore[arg-type]
+            assert new == old, f"{new.name} changed on a {kind} hit"
+    assert boxes(after)["indebted"] == [False] * 5
+    assert replay(table.log, initial) == table.state
