@@ -28,6 +28,7 @@ from bridge.protocol.base import (
 from bridge.protocol.intents import (
     INTENTS,
     ActionAbsorb,
+    ActionCancel,
     ActionChoose,
     ActionConcede,
     ActionCost,
@@ -157,6 +158,7 @@ __all__ = [
     "AckError",
     "AckOk",
     "ActionAbsorb",
+    "ActionCancel",
     "ActionCard",
     "ActionChoose",
     "ActionConcede",

@@ -158,6 +158,7 @@ class ActionCard(Outbound):
         "costing",
         "absorbing",
         "resolved",
+        "cancelled",
     ]
     actor: CardSide
     opposition: CardSide

@@ -12,6 +12,7 @@ straight from the roll to the invoke phase.
 
 from __future__ import annotations
 
+from bridge.rules.actions.cancel import cancel
 from bridge.rules.actions.choices import (
     ChoiceValue,
     absorb,
@@ -47,6 +48,7 @@ __all__ = [
     "StressMark",
     "absorb",
     "apply_cost",
+    "cancel",
     "choose",
     "concede",
     "declare",
