@@ -17,6 +17,7 @@ from bridge.rules.events import EVENT_ADAPTER, CharacterPut, Event
 from bridge.rules.ruleset import FATE_CONDENSED
 from bridge.rules.state import Character, StressTrack
 from tests.rules_fixtures import (
+    ANNA,
     BROUSSEAU,
     GM_USER,
     PAUL,
@@ -317,3 +318,13 @@ def test_r5_10_no_absorb_ever_marks_another_kinds_track(
             assert new == old, f"{new.name} changed on a {kind} hit"
     assert boxes(after)["indebted"] == [False] * 5
     assert replay(table.log, initial) == table.state
+
+
+def test_r5_10_the_targets_owner_or_the_gm_absorbs_nobody_else() -> None:
+    # R5.10 with DESIGN Trust: only who controls the target picks its boxes.
+    ghoul = sheet("g", "Ghoul", owners=["anna"], skills={"Athletics": 0}, stress=(physical(1, 1),))
+    table = Table(world(BROUSSEAU, ghoul, ruleset=FATE_CONDENSED))
+    action_id = attack(table, 1)
+    refused("forbidden", lambda: actions.absorb(table.state, _cmd(action_id, "physical", 0), PAUL))
+    table.run(lambda s: actions.absorb(s, _cmd(action_id, "physical", 0), ANNA))
+    assert boxes(table.character("g")) == {"physical": [True, False]}

@@ -177,3 +177,36 @@ describe("the absorb picker names the track and each box's value (R5.10)", () =>
     }
   });
 });
+
+describe("an attack carries its kind (R11.3)", () => {
+  test("the action dialog shows Harm for an attack only; the answer becomes a valid action.start with attack_kind", async () => {
+    const { setField } = await import("./support/node-foundry.mjs");
+    const { askAction } = await import(path.join(MODULE_DIR, "scripts/roll-dialog.mjs"));
+    const { startPayload } = await import(path.join(MODULE_DIR, "scripts/actions.mjs"));
+    runtime.hello = { actions: [{ id: "overcome", label: "Overcome" }, { id: "attack", label: "Attack" }] };
+    try {
+      const actor = actorOf("fate-condensed");
+      const answer = askAction({ actor, skill: "Provoke" });
+      const dialog = await waitFor(() => foundry.openDialogs().at(-1), { what: "action dialog" });
+      const el = dialog.element;
+      const kind = el.querySelector("select[name=attackKind]");
+      assert.deepEqual([...kind.querySelectorAll("option")].map((o) => [o.value, o.textContent]), [["", "The conflict's kind (else physical)"], ["physical", "Physical"], ["mental", "Mental"]]);
+      assert.equal(kind.hidden, true, "an overcome has no kind of harm");
+      setField(el.querySelector("select[name=type]"), "attack");
+      el.querySelector("select[name=type]").dispatchEvent(new globalThis.DomEvent("change"));
+      assert.equal(kind.hidden, false);
+      setField(kind, "mental");
+      setField(el.querySelector("select[name=target]"), fixtures["fate-core"]._id);
+      el.querySelector('button[data-action="roll"]').click();
+      const request = await answer;
+      assert.equal(request.attackKind, "mental");
+      const payload = startPayload(actor, request.skill, request);
+      assert.equal(payload.attack_kind, "mental");
+      check(validators.client["action.start"], { request_id: "r-kind-1", ...payload }, "action.start");
+      // Left at its default, the bridge decides: no attack_kind is sent.
+      assert.equal("attack_kind" in startPayload(actor, "Provoke", { type: "attack", opposition: 1, targetId: fixtures["fate-core"]._id }), false);
+    } finally {
+      runtime.hello = null;
+    }
+  });
+});
