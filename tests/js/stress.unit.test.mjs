@@ -127,6 +127,14 @@ describe("bridge -> fate-core-official: a patch ticks only the right track's box
     const core = actorOf("fate-core");
     assert.deepEqual(boxKeys(fco.patchUpdate(core, patchFor(core, {}, 106)), core), []);
   });
+
+  test("a patch stored before named tracks (a flat list of booleans, replayed by world.sync) ticks nothing on FCO and reads as one physical track on flags", async () => {
+    const core = actorOf("fate-core");
+    const old = { ...patchFor(core, {}, 107), stress: [true, false] };
+    assert.deepEqual(boxKeys(fco.patchUpdate(core, old), core), []);
+    const generic = await import(path.join(MODULE_DIR, "scripts/adapters/generic.mjs"));
+    assert.deepEqual(generic.patchUpdate(core, old)["flags.fate-bridge.stress"], [{ id: "physical", name: "Physical Stress", kind: "physical", boxes: [{ value: 1, marked: true }, { value: 1, marked: false }] }]);
+  });
 });
 
 describe("the absorb picker names the track and each box's value (R5.10)", () => {

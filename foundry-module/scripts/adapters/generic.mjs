@@ -113,7 +113,8 @@ export function patchUpdate(_actor, patch) {
     [`flags.${MODULE_ID}.pendingFatePoints`]: patch.pending_fate_points,
     [`flags.${MODULE_ID}.overwhelmed`]: patch.overwhelmed,
     [`flags.${MODULE_ID}.consequences`]: patch.consequences.map(({ id, severity, name }) => compact({ id, severity, name })),
-    [`flags.${MODULE_ID}.stress`]: patch.stress.map(({ id, name, kind, boxes }) => ({ id, name, kind, boxes: boxes.map(({ value, marked }) => ({ value, marked })) }))
+    // A patch stored before named tracks (a flat list of booleans) reads as the tracks it meant.
+    [`flags.${MODULE_ID}.stress`]: stressTracks(patch.stress) ?? []
   };
 }
 
