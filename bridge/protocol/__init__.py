@@ -7,6 +7,7 @@ what clients send, ``views`` what the bridge answers and emits.
 
 from bridge.protocol.base import (
     MAX_MESSAGE_BYTES,
+    MAX_SAFE_INTEGER,
     NAMESPACE,
     PROTOCOL_VERSION,
     ActionTypeName,
@@ -21,6 +22,7 @@ from bridge.protocol.base import (
     Outbound,
     Rating,
     RequestId,
+    Seq,
     Text,
 )
 from bridge.protocol.intents import (
@@ -143,6 +145,7 @@ __all__ = [
     "EMITS",
     "INTENTS",
     "MAX_MESSAGE_BYTES",
+    "MAX_SAFE_INTEGER",
     "NAMESPACE",
     "PROTOCOL_VERSION",
     "RESULTS",
@@ -250,6 +253,7 @@ __all__ = [
     "SceneRead",
     "SceneState",
     "SceneStateEmit",
+    "Seq",
     "SideIn",
     "SlotState",
     "StoredEmit",

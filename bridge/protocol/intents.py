@@ -14,6 +14,7 @@ from bridge.protocol.base import (
     Name,
     Rating,
     RequestId,
+    Seq,
     Text,
 )
 
@@ -29,7 +30,7 @@ class WorldSync(Inbound):
     """Ask for every emit after ``since`` (a ``seq``), to catch up after (re)connecting."""
 
     request_id: RequestId
-    since: Annotated[int, Field(ge=0)] = 0
+    since: Seq = 0
 
 
 class StuntData(Inbound):

@@ -103,7 +103,7 @@ class ServiceCore:
             theirs = auth.get("protocol")
             raise refuse(
                 "protocol_mismatch",
-                f"This module speaks protocol {theirs!r} but the bridge speaks "
+                f"This module speaks protocol {theirs!r:.20} but the bridge speaks "
                 f"{protocol.PROTOCOL_VERSION}; update the module from the bridge's manifest URL.",
             )
         try:

@@ -1,0 +1,212 @@
+"""Hostile frames over the real socket: reserved event names, odd names, unbounded numbers,
+frames the Socket.IO decoder cannot parse (DESIGN "Trust": no message crashes a handler)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
+from tests.bridge_process import BridgeProcess
+from tests.raw_socket import RawSocket
+
+OpenRaw = Callable[..., Awaitable[RawSocket]]
+
+
+@pytest.fixture
+async def raw(bridge: BridgeProcess) -> AsyncIterator[OpenRaw]:
+    """Raw websockets joined to ``/fate`` with the given handshake; closed at the end."""
+    opened: list[RawSocket] = []
+
+    async def _open(auth: dict[str, Any]) -> RawSocket:
+        sock = await RawSocket.open(bridge.url)
+        opened.append(sock)
+        joined = await sock.join(auth)
+        assert joined.startswith("0" + NAMESPACE), joined
+        return sock
+
+    yield _open
+    for sock in opened:
+        await sock.close()
+
+
+def gm(world: tuple[str, str], user: str = "gm") -> dict[str, Any]:
+    return {"world": world[0], "role": "gm", "user": user, "key": world[1], "protocol": 1}
+
+
+def player(world: tuple[str, str], user: str) -> dict[str, Any]:
+    return {"world": world[0], "role": "player", "user": user, "protocol": PROTOCOL_VERSION}
+
+
+async def test_a_client_sent_connect_event_never_reaches_the_connect_handler(
+    raw: OpenRaw, world: tuple[str, str]
+) -> None:
+    # DESIGN Trust: who a socket is comes from its handshake alone. `connect` and `disconnect`
+    # sent as events are not intents: refused like any unknown event, identity unchanged.
+    paul = await raw(player(world, "paul"))
+    first = await paul.call(1, "hello", {"request_id": "h1"})
+    assert first["ok"] and first["data"]["user"] == "paul", first
+    as_gm = gm(world, "mallory")
+    for n, name in enumerate(["connect", "disconnect"], start=2):
+        ack = await paul.call(n, name, {})
+        assert ack["ok"] is False and ack["error"]["code"] == "unknown_event", ack
+    # The exact frame from the report: an event named connect carrying a GM handshake.
+    await paul.send(f'2{NAMESPACE},4["connect",{{}},{json.dumps(as_gm)}]')
+    assert (await paul.wait_ack(4))[0]["error"]["code"] == "unknown_event"
+    again = await paul.call(5, "hello", {"request_id": "h2"})
+    assert again["data"]["user"] == "paul" and again["data"]["role"] == "player", again
+    # The same nonce: no new one was minted (nor presence counted) for the fake connects.
+    assert again["data"]["bind_nonce"] == first["data"]["bind_nonce"]
+    forbidden = await paul.call(6, "actor.sync", {"request_id": "s", "actor": {}})
+    assert forbidden["error"]["code"] in {"unbound", "invalid"}, forbidden
+
+
+async def test_reserved_event_names_go_through_the_rate_limiter(
+    raw: OpenRaw, world: tuple[str, str]
+) -> None:
+    paul = await raw(player(world, "paul"))
+    frames = [
+        f'2{NAMESPACE},{n}["connect",{{}},{json.dumps(player(world, f"u{n}"))}]'
+        for n in range(1, 121)
+    ]
+    for frame in frames:
+        await paul.send(frame)
+    acks = [(await paul.wait_ack(n))[0] for n in range(1, 121)]
+    codes = [a["error"]["code"] for a in acks]
+    assert set(codes) == {"unknown_event", "rate_limited"}, set(codes)
+    assert codes.count("rate_limited") >= 60
+
+
+WEIRD_NAMES: list[tuple[Any, str]] = [
+    (["hello"], "unknown_event"),
+    ({"event": "hello"}, "unknown_event"),
+    (7, "unknown_event"),
+    (None, "unknown_event"),
+    (True, "unknown_event"),
+    ("", "unknown_event"),
+    ("connect_error", "unknown_event"),
+    ("__init__", "unknown_event"),
+    ("on_hello", "unknown_event"),
+]
+
+
+@pytest.mark.parametrize(("name", "code"), WEIRD_NAMES)
+async def test_event_names_that_are_not_intents_get_an_error_ack(
+    raw: OpenRaw, world: tuple[str, str], name: Any, code: str
+) -> None:
+    sock = await raw(gm(world))
+    ack = await sock.call(1, name, {"request_id": "x"})
+    assert ack["ok"] is False and ack["error"]["code"] == code, ack
+    assert (await sock.call(2, "hello", {"request_id": "still"}))["ok"] is True
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "[]",
+        '"hello"',
+        "{}",
+        "true",
+        "",
+        '["hello"]',
+        '["hello",{"request_id":"a"},{"x":1}]',
+        '["hello",NaN]',
+        '["world.sync",{"request_id":"a","since":Infinity}]',
+    ],
+)
+async def test_event_frames_of_the_wrong_shape_get_an_error_ack(
+    raw: OpenRaw, world: tuple[str, str], body: str
+) -> None:
+    sock = await raw(gm(world))
+    await sock.send(f"2{NAMESPACE},1{body}")
+    ack = (await sock.wait_ack(1))[0]
+    assert ack["ok"] is False and ack["error"]["code"] in {"invalid", "unknown_event"}, ack
+    assert (await sock.call(2, "hello", {"request_id": "still"}))["ok"] is True
+
+
+@pytest.mark.parametrize(
+    ("event", "payload", "field"),
+    [
+        ("world.sync", {"request_id": "s", "since": 2**63}, "since"),
+        ("world.sync", {"request_id": "s", "since": 10**90}, "since"),
+        ("world.sync", {"request_id": "s", "since": -(2**63) - 1}, "since"),
+        ("world.sync", {"request_id": "s", "since": 2**53}, "since"),
+    ],
+)
+async def test_every_integer_is_bounded(
+    raw: OpenRaw, world: tuple[str, str], event: str, payload: Any, field: str
+) -> None:
+    sock = await raw(gm(world))
+    ack = await sock.call(1, event, payload)
+    assert ack["ok"] is False and ack["error"]["code"] == "invalid", ack
+    assert ack["error"]["field"] == field
+    largest = await sock.call(2, "world.sync", {"request_id": "t", "since": 2**53 - 1})
+    assert largest["ok"] is True, largest
+
+
+DEEP = "[" * 1200 + "]" * 1200
+MALFORMED = [
+    # (frame, the ack id the bridge can still read from it, or None)
+    (f'2{NAMESPACE},7["hello",{{"request_id":"d","x":{DEEP}}}]', 7),
+    (f'2{NAMESPACE},{"1" * 101}["hello",{{"request_id":"i"}}]', None),
+    (f'2{NAMESPACE},9["hello",{{"request_id":', 9),
+    (f'2{NAMESPACE},11["hello",{{"request_id":"n","x":{"9" * 5000}}}]', 11),
+    (f'51-{NAMESPACE},13["hello",{{"_placeholder":true,"num":0}}]', 13),
+    (f"4{NAMESPACE},{{}}", None),
+    (f"9{NAMESPACE},14[]", None),
+    ("x", None),
+]
+
+
+@pytest.mark.parametrize(("frame", "ack_id"), MALFORMED)
+async def test_frames_the_decoder_cannot_parse_get_a_notice_and_one_log_line(
+    bridge: BridgeProcess, raw: OpenRaw, world: tuple[str, str], frame: str, ack_id: int | None
+) -> None:
+    sock = await raw(gm(world))
+    await sock.send(frame)
+    notice = await sock.wait_event("notice")
+    assert notice["level"] == "error" and notice["code"] == "malformed_frame", notice
+    assert notice["message"]
+    if ack_id is not None:
+        ack = (await sock.wait_ack(ack_id))[0]
+        assert ack["ok"] is False and ack["error"]["code"] == "invalid", ack
+    assert (await sock.call(2, "hello", {"request_id": "after"}))["ok"] is True
+    log = bridge.log_text()
+    assert "Traceback" not in log, log
+    assert len([line for line in log.splitlines() if "malformed frame" in line]) == 1, log
+
+
+async def test_malformed_frames_are_counted_per_connection(
+    bridge: BridgeProcess, raw: OpenRaw, world: tuple[str, str]
+) -> None:
+    sock = await raw(gm(world))
+    other = await raw(gm(world, "gm2"))
+    for n in range(3):
+        await sock.send(f'2{NAMESPACE},{n + 1}["hello",{{')
+        await sock.wait_ack(n + 1)
+    await other.send(f'2{NAMESPACE},1["hello",{{')
+    await other.wait_ack(1)
+    log = [line for line in bridge.log_text().splitlines() if "malformed frame" in line]
+    assert [line.split("malformed frame ")[1].split()[0] for line in log] == [
+        "#1",
+        "#2",
+        "#3",
+        "#1",
+    ], log
+
+
+async def test_a_second_namespace_connect_on_one_socket_changes_nothing(
+    raw: OpenRaw, world: tuple[str, str]
+) -> None:
+    paul = await raw(player(world, "paul"))
+    first = await paul.call(1, "hello", {"request_id": "h1"})
+    await paul.send(f"0{NAMESPACE},{json.dumps(gm(world, 'mallory'))}")
+    await asyncio.sleep(0)  # nothing to wait for: the answer below must not have changed
+    again = await paul.call(2, "hello", {"request_id": "h2"})
+    assert again["ok"], again
+    assert (again["data"]["user"], again["data"]["role"]) == ("paul", "player")
+    assert again["data"]["bind_nonce"] == first["data"]["bind_nonce"]
