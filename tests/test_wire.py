@@ -6,13 +6,16 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, get_args
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
+from bridge.protocol import INTENTS, NAMESPACE, PROTOCOL_VERSION, ErrorCode
 from tests.bridge_process import BridgeProcess
 from tests.raw_socket import RawSocket
+from tests.seats import Seat
 
 OpenRaw = Callable[..., Awaitable[RawSocket]]
 
@@ -210,3 +213,114 @@ async def test_a_second_namespace_connect_on_one_socket_changes_nothing(
     assert again["ok"], again
     assert (again["data"]["user"], again["data"]["role"]) == ("paul", "player")
     assert again["data"]["bind_nonce"] == first["data"]["bind_nonce"]
+
+
+# --- fuzzing every intent over the socket ------------------------------------------------
+
+KNOWN_CODES = set(get_args(ErrorCode)) - {"internal"}
+IDS = ["brousseau", "margot", "ghoul", "paul", "gm", "a1", "a2", "c1", "x1", "brousseau.hc", "mild"]
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=20)
+    | st.sampled_from(IDS)
+)
+JSON = st.recursive(
+    SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=10,
+)
+
+
+SKILLS = ["Athletics", "Notice", "Lore", "Fight", "Will"]
+
+
+def from_schema(schema: dict[str, Any], defs: dict[str, Any], depth: int = 0) -> Any:
+    """Values shaped by one JSON Schema node: mostly valid, at times any JSON (bounded)."""
+    if "$ref" in schema:
+        schema = defs[schema["$ref"].rsplit("/", 1)[1]]
+    for union in ("anyOf", "oneOf"):
+        if union in schema:
+            return st.one_of([from_schema(s, defs, depth) for s in schema[union]])
+    if "const" in schema:
+        return st.just(schema["const"])
+    if "enum" in schema:
+        return st.sampled_from(schema["enum"])
+    kind = schema.get("type")
+    if kind == "integer":
+        low, high = schema.get("minimum", -50), schema.get("maximum", 50)
+        return st.integers(max(low, -50) - 1, min(high, 50) + 1)
+    if kind == "boolean":
+        return st.booleans()
+    if kind == "string":
+        names = st.sampled_from(IDS + SKILLS)
+        return st.one_of(names, names, names, st.text(max_size=12))
+    if kind == "null":
+        return st.none()
+    if depth > 3:
+        return SCALARS
+    if kind == "array":
+        items = from_schema(schema.get("items", {}), defs, depth + 1)
+        return st.lists(items, max_size=min(schema.get("maxItems", 4), 4))
+    if kind == "object" and "properties" in schema:
+        props = {k: from_schema(v, defs, depth + 1) for k, v in schema["properties"].items()}
+        required = {k: props.pop(k) for k in schema.get("required", []) if k in props}
+        return st.fixed_dictionaries(required, optional=props)
+    if kind == "object":
+        values = from_schema(schema.get("additionalProperties") or {}, defs, depth + 1)
+        return st.dictionaries(st.sampled_from(IDS + SKILLS), values, max_size=3)
+    return JSON
+
+
+def intent_payloads(event: str) -> Any:
+    schema = INTENTS[event].model_json_schema()
+    shaped = from_schema(schema, schema.get("$defs", {}))
+    return st.one_of(shaped, shaped, shaped, JSON)
+
+
+PAYLOADS = {event: intent_payloads(event) for event in INTENTS}
+
+
+@st.composite
+def frames(draw: st.DrawFn) -> tuple[str, Any, Any]:
+    """A seat, an event name (mostly real) and a payload (mostly shaped like its model)."""
+    seat = draw(st.sampled_from(["gm", "gm", "paul", "anna"]))
+    odd_name = draw(st.integers(0, 9)) == 0
+    event: Any = (
+        draw(st.sampled_from(["connect", "disconnect"]) | JSON)
+        if odd_name
+        else draw(st.sampled_from(sorted(INTENTS)))
+    )
+    if not isinstance(event, str) or event not in PAYLOADS:
+        return seat, event, draw(JSON)
+    payload = draw(PAYLOADS[event])
+    if isinstance(payload, dict) and draw(st.integers(0, 9)) > 0:
+        payload["request_id"] = f"f{draw(st.integers(0, 10**9))}"
+    return seat, event, payload
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(frame=frames())
+async def test_no_input_reaches_a_handler_crash(
+    table: dict[str, Seat], frame: tuple[str, Any, Any]
+) -> None:
+    # DESIGN Trust: whatever a client sends, it gets an ok ack or an error ack with a known
+    # code, never `internal`, and the bridge keeps serving.
+    seat, event, payload = frame
+    client = table[seat].client
+    for _ in range(50):
+        ack = await client.call(event, payload, namespace=NAMESPACE, timeout=10)
+        if ack.get("error", {}).get("code") != "rate_limited":
+            break
+        await asyncio.sleep(0.1)  # let the bucket refill: the fuzzer wants the handlers
+    assert isinstance(ack, dict) and isinstance(ack.get("ok"), bool), ack
+    if not ack["ok"]:
+        assert ack["error"]["code"] in KNOWN_CODES, (event, payload, ack)
