@@ -21,7 +21,7 @@ from bridge.server import create_app
 from bridge.service import BridgeService
 from bridge.store.base import Store, WorldExists
 from bridge.store.chain import GENESIS_HASH, verify_chain
-from bridge.store.redis import RedisStore
+from bridge.store.redis import DEFAULT_PRESENCE_TTL, RedisStore
 from bridge.store.sqlite import SQLiteStore
 
 DEFAULT_HOST = "127.0.0.1"
@@ -88,6 +88,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="accept dev.queue_dice from a GM so tests can fix the next rolls; never in play",
     )
     serve.add_argument(
+        "--presence-ttl",
+        type=float,
+        default=float(os.environ.get("FATE_BRIDGE_PRESENCE_TTL", DEFAULT_PRESENCE_TTL)),
+        metavar="SECONDS",
+        help="with --redis: a bridge process that dies stops counting its users as present "
+        "after this long (env FATE_BRIDGE_PRESENCE_TTL; default %(default)s)",
+    )
+    serve.add_argument(
         "--no-default-world",
         action="store_true",
         help=f"don't register the '{DEFAULT_WORLD}' world on first start",
@@ -129,7 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _store(args: argparse.Namespace) -> Store:
     """Redis when ``--redis`` is given (several bridges share it), else embedded SQLite."""
     if args.redis:
-        return RedisStore(args.redis)
+        return RedisStore(
+            args.redis, presence_ttl=getattr(args, "presence_ttl", DEFAULT_PRESENCE_TTL)
+        )
     return SQLiteStore(Path(args.data_dir) / DB_NAME)
 
 

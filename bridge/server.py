@@ -152,7 +152,7 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
         hear the world at once (the notice itself goes out as an emission)."""
         for sid, session in list(self.sessions.items()):
             if (session.world_id, session.user_id, session.bind_nonce) == vouched:
-                session.bound = True
+                await self.service.bind(session)
                 await self.enter_room(sid, session.room)
 
 
