@@ -16,8 +16,9 @@ from pathlib import Path
 from aiohttp import web
 
 from bridge import __version__, protocol
+from bridge.connections import DEFAULT_PER_ADDRESS, AddressGate, listen
 from bridge.rules.ruleset import RULESETS
-from bridge.server import create_app
+from bridge.server import HANDSHAKE_TIMEOUT_SECONDS, create_app
 from bridge.service import BridgeService
 from bridge.store.base import Store, WorldExists
 from bridge.store.chain import GENESIS_HASH, verify_chain
@@ -94,6 +95,24 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="with --redis: a bridge process that dies stops counting its users as present "
         "after this long (env FATE_BRIDGE_PRESENCE_TTL; default %(default)s)",
+    )
+    serve.add_argument(
+        "--max-connections-per-address",
+        type=int,
+        default=int(os.environ.get("FATE_BRIDGE_MAX_PER_ADDRESS", DEFAULT_PER_ADDRESS)),
+        metavar="N",
+        help="refuse connections past N open ones from one address; 0 for no cap "
+        "(behind a reverse proxy every connection comes from the proxy: raise it there; "
+        "env FATE_BRIDGE_MAX_PER_ADDRESS; default %(default)s)",
+    )
+    serve.add_argument(
+        "--handshake-timeout",
+        type=float,
+        default=float(os.environ.get("FATE_BRIDGE_HANDSHAKE_TIMEOUT", HANDSHAKE_TIMEOUT_SECONDS)),
+        metavar="SECONDS",
+        help="close a connection that has not sent a whole HTTP request, or has not joined "
+        "the bridge's namespace, within this long (env FATE_BRIDGE_HANDSHAKE_TIMEOUT; "
+        "default %(default)s)",
     )
     serve.add_argument(
         "--no-default-world",
@@ -246,12 +265,17 @@ async def _serve(args: argparse.Namespace) -> int:
         cors_origins=args.cors_origin or "*",
         public_url=args.public_url,
         redis_url=args.redis,
+        handshake_timeout=args.handshake_timeout,
     )
-    runner = web.AppRunner(app, access_log=None)
+    # aiohttp's keepalive timer starts when a connection opens and closes it if no complete
+    # request has arrived by then: the timeout for slow or partial HTTP headers.
+    runner = web.AppRunner(app, access_log=None, keepalive_timeout=args.handshake_timeout)
     await runner.setup()
-    site = web.TCPSite(runner, args.host, args.port)
+    assert runner.server is not None
+    gate = AddressGate(args.max_connections_per_address)
+    listener: asyncio.Server | None = None
     try:
-        await site.start()
+        listener = await listen(runner.server, args.host, args.port, gate)
         shown = worlds[0].id if worlds else DEFAULT_WORLD
         print(_banner(base_url, shown, first_key, args.dev_dice), flush=True)
         if len(worlds) > 1:
@@ -259,6 +283,8 @@ async def _serve(args: argparse.Namespace) -> int:
         print(f"Listening on {base_url} (protocol {protocol.PROTOCOL_VERSION}).", flush=True)
         await asyncio.Event().wait()
     finally:
+        if listener is not None:
+            listener.close()
         await runner.cleanup()
         await store.close()
     return 0

@@ -191,9 +191,16 @@ class FateServer(socketio.AsyncServer):  # type: ignore[misc]
 
     async def _close_unjoined(self, eio_sid: str) -> None:
         self._join_timers.pop(eio_sid, None)
-        if self.manager.sid_from_eio_sid(eio_sid, protocol.NAMESPACE) is None:
-            log.info("closing %s: no namespace joined within %ss", eio_sid, self.join_timeout)
-            await self.eio.disconnect(eio_sid)
+        if self.manager.sid_from_eio_sid(eio_sid, protocol.NAMESPACE) is not None:
+            return
+        request = self.environ.get(eio_sid, {}).get("aiohttp.request")
+        log.info("closing %s: no namespace joined within %ss", eio_sid, self.join_timeout)
+        await self.eio.disconnect(eio_sid)
+        # Engine.IO's close packet asks the client to hang up; one that ignores it loses
+        # its TCP connection a moment later.
+        transport = getattr(request, "transport", None)
+        if transport is not None:
+            asyncio.get_running_loop().call_later(1.0, transport.close)
 
     async def _handle_eio_disconnect(self, eio_sid: str, reason: Any = None) -> None:
         timer = self._join_timers.pop(eio_sid, None)
