@@ -28,6 +28,7 @@ from bridge.protocol.base import (
 from bridge.protocol.intents import (
     INTENTS,
     ActionAbsorb,
+    ActionCancel,
     ActionChoose,
     ActionConcede,
     ActionCost,
@@ -153,6 +154,7 @@ __all__ = [
     "AckError",
     "AckOk",
     "ActionAbsorb",
+    "ActionCancel",
     "ActionCard",
     "ActionChoose",
     "ActionConcede",
