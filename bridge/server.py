@@ -33,6 +33,9 @@ RATE_PER_SECOND = 20.0
 RATE_BURST = 40.0
 # A connection must finish its HTTP request, and then join /fate, within this many seconds.
 HANDSHAKE_TIMEOUT_SECONDS = 10.0
+# Namespace joins per websocket (a reconnecting client opens a new websocket).
+JOIN_RATE_PER_SECOND = 1.0
+JOIN_BURST = 5.0
 
 SERVICE_KEY = web.AppKey("service", BridgeService)
 CONFIG_KEY = web.AppKey("config", dict[str, Any])
@@ -162,6 +165,7 @@ class FateServer(socketio.AsyncServer):  # type: ignore[misc]
         self.join_timeout = join_timeout
         self._malformed: dict[str, int] = {}
         self._join_timers: dict[str, asyncio.TimerHandle] = {}
+        self._joins: dict[str, TokenBucket] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
 
     def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
@@ -194,6 +198,7 @@ class FateServer(socketio.AsyncServer):  # type: ignore[misc]
         timer = self._join_timers.pop(eio_sid, None)
         if timer is not None:
             timer.cancel()
+        self._joins.pop(eio_sid, None)
         count = self._malformed.pop(eio_sid, 0)
         if count:
             log.warning("connection %s closed after %d malformed frames", eio_sid, count)
@@ -238,6 +243,20 @@ class FateServer(socketio.AsyncServer):  # type: ignore[misc]
         # A second CONNECT for a namespace this socket already joined is ignored: the
         # identity of a connection comes from its first handshake only.
         if namespace and self.manager.sid_from_eio_sid(eio_sid, namespace) is not None:
+            return
+        # Leaving and joining again is a fresh handshake (a store write each time): rate
+        # limited per websocket, since each join would otherwise get a fresh bucket.
+        joins = self._joins.setdefault(
+            eio_sid, TokenBucket(JOIN_RATE_PER_SECOND, JOIN_BURST, stamp=time.monotonic())
+        )
+        if not joins.take(time.monotonic()):
+            refusal = {"message": "rate_limited", "data": {"reason": "rate_limited"}}
+            await self._send_packet(
+                eio_sid,
+                self.packet_class(
+                    socketio.packet.CONNECT_ERROR, data=refusal, namespace=namespace or "/"
+                ),
+            )
             return
         timer = self._join_timers.pop(eio_sid, None)
         if timer is not None:

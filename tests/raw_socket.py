@@ -73,10 +73,12 @@ class RawSocket:
         await self.send(f"0{NAMESPACE},{json.dumps(auth)}")
         return await self.wait_frame(lambda f: f.startswith(("0" + NAMESPACE, "4" + NAMESPACE)))
 
-    async def wait_frame(self, predicate: Any, deadline: float = 10) -> str:
+    async def wait_frame(self, predicate: Any, deadline: float = 10, since: int = 0) -> str:
+        """The first frame from index ``since`` on that matches (bounded wait)."""
+
         async def find() -> str:
             while True:
-                for frame in self.frames:
+                for frame in self.frames[since:]:
                     if predicate(frame):
                         return frame
                 if self.closed.is_set():

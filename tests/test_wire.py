@@ -324,3 +324,22 @@ async def test_no_input_reaches_a_handler_crash(
     assert isinstance(ack, dict) and isinstance(ack.get("ok"), bool), ack
     if not ack["ok"]:
         assert ack["error"]["code"] in KNOWN_CODES, (event, payload, ack)
+
+
+def is_join_answer(frame: str) -> bool:
+    return frame.startswith(("0" + NAMESPACE, "4" + NAMESPACE))
+
+
+async def test_leaving_and_joining_again_on_one_websocket_is_rate_limited(
+    raw: OpenRaw, world: tuple[str, str]
+) -> None:
+    # Each join is a fresh handshake with a fresh rate bucket: joins themselves are limited.
+    sock = await raw(player(world, "bob"))
+    answers = []
+    for n in range(12):
+        await sock.send(f"1{NAMESPACE},")
+        before = len(sock.frames)
+        await sock.send(f"0{NAMESPACE},{json.dumps(player(world, f'bob{n}'))}")
+        answers.append(await sock.wait_frame(is_join_answer, since=before))
+    refused = [a for a in answers if a.startswith("4" + NAMESPACE)]
+    assert refused and all("rate_limited" in a for a in refused), answers
