@@ -29,6 +29,9 @@ MAX_SAFE_INTEGER = 2**53 - 1
 # A position in a world's emit or event log.
 Seq = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
 ActionTypeName = Literal["overcome", "create_advantage", "take_advantage", "discover", "attack"]
+# R11.3, R5.10: what kind of harm an attack or conflict deals, and what a stress track takes.
+HarmKindName = Literal["physical", "mental"]
+StressKindName = Literal["physical", "mental", "any", "other"]
 
 
 class Inbound(BaseModel):
