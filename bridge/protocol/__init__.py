@@ -7,6 +7,7 @@ what clients send, ``views`` what the bridge answers and emits.
 
 from bridge.protocol.base import (
     MAX_MESSAGE_BYTES,
+    MAX_SAFE_INTEGER,
     NAMESPACE,
     PROTOCOL_VERSION,
     ActionTypeName,
@@ -22,6 +23,7 @@ from bridge.protocol.base import (
     Outbound,
     Rating,
     RequestId,
+    Seq,
     StressKindName,
     Text,
 )
@@ -162,6 +164,7 @@ __all__ = [
     "EMITS",
     "INTENTS",
     "MAX_MESSAGE_BYTES",
+    "MAX_SAFE_INTEGER",
     "NAMESPACE",
     "PROTOCOL_VERSION",
     "RESULTS",
@@ -281,6 +284,7 @@ __all__ = [
     "SceneRead",
     "SceneState",
     "SceneStateEmit",
+    "Seq",
     "SideIn",
     "SlotState",
     "StoredEmit",

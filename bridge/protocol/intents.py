@@ -15,6 +15,7 @@ from bridge.protocol.base import (
     Name,
     Rating,
     RequestId,
+    Seq,
     StressKindName,
     Text,
 )
@@ -31,7 +32,7 @@ class WorldSync(Inbound):
     """Ask for every emit after ``since`` (a ``seq``), to catch up after (re)connecting."""
 
     request_id: RequestId
-    since: Annotated[int, Field(ge=0)] = 0
+    since: Seq = 0
 
 
 class StuntData(Inbound):

@@ -39,6 +39,10 @@ ErrorCode = Literal[
     "no_gm",
     "dev_dice_disabled",
     "conflict",
+    "forfeited",
+    "has_fate_points",
+    "needs_overcome",
+    "no_slot",
     "internal",
 ]
 

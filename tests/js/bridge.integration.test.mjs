@@ -292,3 +292,20 @@ describe("refusals", () => {
     assert.equal((await wrong.rpc("sockets")).connects, 1);
   });
 });
+
+describe("frames the bridge cannot read", () => {
+  test("a message nested too deeply gets an error ack at once and the user sees the bridge's notice", async () => {
+    // DESIGN Trust: a frame the bridge's decoder cannot parse is answered, never left to time out.
+    const odd = await launch("deep-macro", ASSISTANT, world.key);
+    let deep = {};
+    for (let i = 0; i < 1500; i += 1) deep = { x: deep };
+    const ack = await odd.rpc("call", "hello", { module_version: "0.1.0", deep });
+    assert.equal(ack.ok, false);
+    assert.equal(ack.error.code, "invalid", JSON.stringify(ack));
+    assert.match(ack.error.message, /could not read a message/);
+    const notes = await odd.waitFor("notifications", (n) => n.some((x) => x.type === "error"), { what: "malformed notice" });
+    assert.ok(notes.some((n) => n.type === "error" && /^Fate Bridge: The bridge could not read a message/.test(n.message)), JSON.stringify(notes));
+    const again = await odd.rpc("call", "hello", { module_version: "0.1.0" });
+    assert.equal(again.ok, true, "the connection keeps serving");
+  });
+});
