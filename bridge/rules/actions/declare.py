@@ -29,6 +29,7 @@ from bridge.rules.state import (
     Character,
     Earning,
     Effect,
+    HarmKind,
     Roll,
     Side,
     WorldState,
@@ -65,6 +66,7 @@ def declare(
     actor = find_character(draft, command.actor_id, "actor_id")
     require_control(principal, actor, "actor_id")
     require_active(actor, "act", "actor_id")
+    attack_kind = _attack_kind(draft, command, actor)
 
     leader, helpers, lead = lead_roll(draft, actor, command.skill, command.helpers, command.type)
 
@@ -164,6 +166,7 @@ def declare(
         situation=situation,
         recovery_slot_id=recovery_slot_id,
         description=command.description,
+        attack_kind=attack_kind,
         purpose=command.purpose,
         contest_id=command.contest_id,
         side_id=command.side_id,
@@ -226,6 +229,28 @@ def odds_before_roll(
     actor = find_character(draft, actor_id, "actor_id")
     _, _, lead = lead_roll(draft, actor, skill, helpers, action_type)
     return lead.total, roll_odds(lead.total, opposition_total, ruleset)
+
+
+def _attack_kind(draft: Draft, command: StartAction, actor: Character) -> HarmKind | None:
+    """R11.3 Decision: an attack in a conflict is of the conflict's kind (the GM set it);
+    outside one, the kind asked for, physical when none is. Only attacks have a kind."""
+    if command.type != "attack":
+        if command.attack_kind is not None:
+            raise RuleViolation("invalid", "Only an attack has a kind of harm.", "attack_kind")
+        return None
+    conflict = next(
+        (c for c in draft.conflicts.values() if c.state == "open" and actor.id in c.order),
+        None,
+    )
+    if conflict is None:
+        return command.attack_kind or "physical"
+    if command.attack_kind not in (None, conflict.kind):
+        raise RuleViolation(
+            "invalid",
+            f"{conflict.name} is a {conflict.kind} conflict: its attacks are {conflict.kind}.",
+            "attack_kind",
+        )
+    return conflict.kind
 
 
 def _leader(participants: Sequence[tuple[Character, str]]) -> tuple[Character, str]:
