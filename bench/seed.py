@@ -111,7 +111,7 @@ async def _append_actions(store: Store, world_id: str, resolved: int) -> None:
         CommitBatch(
             world_id=world_id,
             expected_version=snapshot.version,
-            state=state.model_dump(mode="json"),
+            snapshot=state.model_dump(mode="json"),
             events=rows,
             created_at=now,
         )

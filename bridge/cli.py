@@ -173,7 +173,9 @@ async def _world_command(args: argparse.Namespace) -> int:
 
 
 async def _verify(service: BridgeService, store: Store, world_id: str) -> int:
-    """Exit 0 when the log's chain is intact and replays to the stored state."""
+    """Exit 0 when the log's chain is intact, the saved snapshot is what replaying the
+    log up to it gives, and the latest state (snapshot + the events after it) is what
+    replaying the whole log gives."""
     snapshot = await store.load(world_id)
     if snapshot is None:
         print(f"error: no world {world_id!r}", file=sys.stderr)
@@ -185,12 +187,24 @@ async def _verify(service: BridgeService, store: Store, world_id: str) -> int:
     if broken is not None:
         print(f"BROKEN: the hash chain fails at event {broken}", file=sys.stderr)
         return 2
+    at_snapshot = await service.replayed_state(world_id, upto=snapshot.state_seq)
+    if at_snapshot.model_dump(mode="json") != snapshot.state:
+        print(
+            f"BROKEN: replaying the log to event {snapshot.state_seq} does not give the "
+            "saved snapshot",
+            file=sys.stderr,
+        )
+        return 2
     replayed = await service.replayed_state(world_id)
-    if replayed.model_dump(mode="json") != snapshot.state:
+    latest = await service.latest_state(world_id)
+    if replayed != latest:
         print("BROKEN: replaying the log does not give the stored state", file=sys.stderr)
         return 2
     last = rows[-1].hash if rows else GENESIS_HASH
-    print(f"OK: {len(rows)} events, chain intact, replay matches. Head {last}")
+    print(
+        f"OK: {len(rows)} events, chain intact, replay matches "
+        f"(snapshot at event {snapshot.state_seq}). Head {last}"
+    )
     return 0
 
 

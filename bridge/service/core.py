@@ -50,12 +50,36 @@ from bridge.store.chain import event_hash
 
 Clock = Callable[[], datetime]
 COMMIT_ATTEMPTS = 5
+# A commit carries a snapshot of the whole state once this many events have joined
+# the saved state's tail (and at every scene end): loads replay at most about this
+# many events, and the cost of writing the world is paid once per so many events
+# instead of on every commit.
+SNAPSHOT_EVERY = 256
 # Intents an unbound player may send: enough to learn its nonce and catch up.
 UNBOUND_ALLOWED = frozenset({"hello"})
 
 
 Decide = Callable[[WorldState, Ruleset, DiceSource], list[Event]]
 Answer = Callable[[WorldState, list[EventRow], list[EmitRow]], BaseModel]
+
+
+def snapshot_due(state_seq: int, last_event_seq: int, events: list[Event]) -> bool:
+    """Whether a commit ending at ``last_event_seq`` should save the whole state: its
+    tail has grown to SNAPSHOT_EVERY events, or the scene ends (a natural resting point:
+    the scene's records close there)."""
+    if not events:
+        return False
+    return last_event_seq - state_seq >= SNAPSHOT_EVERY or any(
+        getattr(e, "reason", None) == "scene.end" for e in events
+    )
+
+
+def rebuild(snapshot: Snapshot) -> WorldState:
+    """The latest state: the saved state with the events after it replayed."""
+    return replay(
+        (EVENT_ADAPTER.validate_python(row.payload) for row in snapshot.tail),
+        WorldState.model_validate(snapshot.state),
+    )
 
 
 class ServiceCore:
@@ -192,9 +216,9 @@ class ServiceCore:
         if cached is not None and await self.store.version(world_id) == cached[0].version:
             return cached
         snapshot = await self._snapshot(world_id)
-        state = WorldState.model_validate(snapshot.state)
+        state = rebuild(snapshot)
         # The cache keeps the parsed state; the snapshot's JSON copy is not needed again.
-        entry = (replace(snapshot, state={}), state)
+        entry = (replace(snapshot, state={}, tail=()), state)
         self._states[world_id] = entry
         return entry
 
@@ -246,12 +270,14 @@ class ServiceCore:
                     present.__getitem__,
                 )
                 ack = ok(answer(after, rows, emits))
+                head_seq = rows[-1].seq if rows else snapshot.last_event_seq
+                save = snapshot_due(snapshot.state_seq, head_seq, events)
                 try:
                     version = await self.store.commit(
                         CommitBatch(
                             world_id=session.world_id,
                             expected_version=snapshot.version,
-                            state=after.model_dump(mode="json"),
+                            snapshot=after.model_dump(mode="json") if save else None,
                             events=rows,
                             emits=emits,
                             user_id=session.user_id,
@@ -267,7 +293,8 @@ class ServiceCore:
                     replace(
                         snapshot,
                         version=version,
-                        last_event_seq=rows[-1].seq if rows else snapshot.last_event_seq,
+                        state_seq=head_seq if save else snapshot.state_seq,
+                        last_event_seq=head_seq,
                         last_event_hash=rows[-1].hash if rows else snapshot.last_event_hash,
                         last_emit_seq=emits[-1].seq if emits else snapshot.last_emit_seq,
                     ),
@@ -328,9 +355,18 @@ class ServiceCore:
             lambda state, _rows, _e: cards.scene_state(state),
         )
 
-    async def replayed_state(self, world_id: str) -> WorldState:
-        """The state rebuilt from the event log alone (for verification)."""
+    async def replayed_state(self, world_id: str, upto: int | None = None) -> WorldState:
+        """The state rebuilt from the event log alone, from the world's first event to
+        event ``upto`` (the whole log by default): what verification compares with."""
         snapshot = await self._snapshot(world_id)
         rows = await self.store.events(world_id)
-        events = [EVENT_ADAPTER.validate_python(row.payload) for row in rows]
+        events = [
+            EVENT_ADAPTER.validate_python(row.payload)
+            for row in rows
+            if upto is None or row.seq <= upto
+        ]
         return replay(events, WorldState(ruleset=snapshot.world.ruleset))
+
+    async def latest_state(self, world_id: str) -> WorldState:
+        """The world as of its last event, read afresh from the store (no cache)."""
+        return rebuild(await self._snapshot(world_id))
