@@ -283,18 +283,20 @@ def ladder(root: Path, profile: Profile, redis_url: str | None) -> dict[str, lis
 
 
 def growth(root: Path, profile: Profile) -> list[dict[str, Any]]:
-    """CPU per action in one world that already holds n resolved actions in its scene."""
+    """CPU per action in one world that already holds n resolved actions in its scene.
+
+    Closed loop (3 connections, each action after the last is answered, at most 8 per
+    second each): a slow world is measured as slow, not as a growing queue."""
     out = []
     for resolved in profile.growth:
         folder = fresh_folder(root, f"g{resolved}")
         keys = asyncio.run(seed(folder, None, ["w"], resolved))
-        conns = [{"auth": gm_auth("w", keys["w"], f"gm{j}"), "sender": True} for j in range(4)]
+        conns = [{"auth": gm_auth("w", keys["w"], f"gm{j}"), "sender": True} for j in range(3)]
         with bridge(folder) as server:
-            result = run_load(
-                [server],
-                open_plans(server.url, conns, "action", profile.growth_rate, workers=1),
-                profile.rung_seconds,
-            )
+            plans = [
+                {"url": server.url, "mode": "closed_action", "connections": conns, "pace": 0.125}
+            ]
+            result = run_load([server], plans, profile.rung_seconds)
         size = (folder / DB_NAME).stat().st_size
         result.update(resolved=resolved, db_bytes=size)
         print(f"  growth {resolved:>5}: {result['cpu_per_request_us']:9.0f} us/action", flush=True)

@@ -37,7 +37,8 @@ def _who(state: WorldState, character_id: str | None) -> protocol.CardCharacter 
         return protocol.CardCharacter(id=GM, name=GM_NAME)
     character = state.characters.get(character_id)
     name = character.name if character else character_id
-    return protocol.CardCharacter(id=character_id, name=name)
+    # Built from validated state: construct, don't validate again (cards list many).
+    return protocol.CardCharacter.model_construct(id=character_id, name=name)
 
 
 def _controllers(state: WorldState, side: Side) -> list[str]:
@@ -70,7 +71,8 @@ def _side(state: WorldState, side: Side, ruleset: Ruleset) -> protocol.CardSide:
 
 
 def _aspect(state: WorldState, aspect: Aspect) -> protocol.CardAspect:
-    return protocol.CardAspect(
+    # Every field comes from a validated Aspect: construct, don't validate again.
+    return protocol.CardAspect.model_construct(
         id=aspect.id,
         name=aspect.name,
         kind=aspect.kind,

@@ -17,7 +17,7 @@ from aiohttp import web
 
 from bridge import __version__, protocol
 from bridge.rules.ruleset import RULESETS
-from bridge.server import create_app
+from bridge.server import create_app, tune_gc
 from bridge.service import BridgeService
 from bridge.store.base import Store, WorldExists
 from bridge.store.chain import GENESIS_HASH, verify_chain
@@ -256,6 +256,7 @@ async def _serve(args: argparse.Namespace) -> int:
     site = web.TCPSite(runner, args.host, args.port)
     try:
         await site.start()
+        tune_gc()
         shown = worlds[0].id if worlds else DEFAULT_WORLD
         print(_banner(base_url, shown, first_key, args.dev_dice), flush=True)
         if len(worlds) > 1:

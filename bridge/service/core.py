@@ -60,7 +60,8 @@ UNBOUND_ALLOWED = frozenset({"hello"})
 
 
 Decide = Callable[[WorldState, Ruleset, DiceSource], list[Event]]
-Answer = Callable[[WorldState, list[EventRow], list[EmitRow]], BaseModel]
+# The answer: a validated model, or the JSON form of one (see session.ok).
+Answer = Callable[[WorldState, list[EventRow], list[EmitRow]], BaseModel | dict[str, Any]]
 
 
 def snapshot_due(state_seq: int, last_event_seq: int, events: list[Event]) -> bool:
@@ -320,7 +321,9 @@ class ServiceCore:
         def run(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> list[Event]:
             return decide(state, ruleset, dice, principal)
 
-        def answer(state: WorldState, rows: list[EventRow], emits: list[EmitRow]) -> BaseModel:
+        def answer(state: WorldState, rows: list[EventRow], emits: list[EmitRow]) -> dict[str, Any]:
+            """protocol.ActionData as JSON: the card is the one just emitted (already
+            dumped from its validated model), so it is reused, not rebuilt."""
             ident = action_id or f"a{state.action_count}"
             card = next(
                 (
@@ -334,9 +337,7 @@ class ServiceCore:
                 card = cards.action_card(
                     state.actions[ident], state, get_ruleset(state.ruleset), 0, ""
                 ).model_dump(mode="json")
-            return protocol.ActionData.model_validate(
-                {"action_id": ident, "card_id": card_id(world_id, ident), "card": card}
-            )
+            return {"action_id": ident, "card_id": card_id(world_id, ident), "card": card}
 
         return await self._mutate(session, request_id, run, answer)
 
