@@ -151,6 +151,10 @@ def run_load(
         "intent_latency": latency_summary(intents),
         "gc_max_pause_ms": max((d for _t, _g, d in pauses), default=0.0) * 1000,
         "gc_gen2_collections": sum(1 for _t, g, _d in pauses if g == 2),
+        "gc_max_pause_ms_by_generation": {
+            str(gen): max((d for _t, g, d in pauses if g == gen), default=0.0) * 1000
+            for gen in (0, 1, 2)
+        },
     }
 
 

@@ -13,6 +13,7 @@ from bridge.rules.events import Event
 from bridge.rules.ruleset import get_ruleset
 from bridge.rules.state import WorldState
 from bridge.service import BridgeService, Session
+from bridge.service.core import rebuild
 from bridge.store.base import CommitBatch, EventRow, Store
 from bridge.store.chain import event_hash
 
@@ -99,7 +100,7 @@ async def seed_worlds(store: Store, world_ids: list[str], resolved: int = 0) -> 
 async def _append_actions(store: Store, world_id: str, resolved: int) -> None:
     snapshot = await store.load(world_id)
     assert snapshot is not None
-    state = WorldState.model_validate(snapshot.state)
+    state = rebuild(snapshot)
     dice = SecureDice()
     events: list[Event] = []
     for _ in range(resolved):

@@ -37,8 +37,7 @@ def _who(state: WorldState, character_id: str | None) -> protocol.CardCharacter 
         return protocol.CardCharacter(id=GM, name=GM_NAME)
     character = state.characters.get(character_id)
     name = character.name if character else character_id
-    # Built from validated state: construct, don't validate again (cards list many).
-    return protocol.CardCharacter.model_construct(id=character_id, name=name)
+    return protocol.CardCharacter(id=character_id, name=name)
 
 
 def _controllers(state: WorldState, side: Side) -> list[str]:
@@ -70,15 +69,30 @@ def _side(state: WorldState, side: Side, ruleset: Ruleset) -> protocol.CardSide:
     )
 
 
+# Views of aspects already built, by the identity of the (immutable) Aspect: states
+# share every record an event did not replace, so a card listing a scene's aspects
+# builds only the new ones. Bounded: cleared when full.
+_ASPECT_VIEWS: dict[int, tuple[Aspect, protocol.CardCharacter | None, protocol.CardAspect]] = {}
+_ASPECT_VIEWS_MAX = 50_000
+
+
 def _aspect(state: WorldState, aspect: Aspect) -> protocol.CardAspect:
-    # Every field comes from a validated Aspect: construct, don't validate again.
-    return protocol.CardAspect.model_construct(
+    attached = _who(state, aspect.attached_to)
+    known = _ASPECT_VIEWS.get(id(aspect))
+    if known is not None and known[0] is aspect and known[1] == attached:
+        return known[2]
+    view = protocol.CardAspect(
         id=aspect.id,
         name=aspect.name,
         kind=aspect.kind,
-        attached_to=_who(state, aspect.attached_to),
+        attached_to=attached,
         free_invokes=dict(aspect.free_invokes),
     )
+    if len(_ASPECT_VIEWS) >= _ASPECT_VIEWS_MAX:
+        _ASPECT_VIEWS.clear()
+    # The entry holds the aspect itself, so its id cannot be reused while cached.
+    _ASPECT_VIEWS[id(aspect)] = (aspect, attached, view)
+    return view
 
 
 def invokable_aspects(state: WorldState, action: Action) -> list[protocol.CardAspect]:
