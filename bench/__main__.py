@@ -149,10 +149,11 @@ def run_load(
         "cpu_per_request_us": cpu / done * 1e6 if done else float("nan"),
         "latency": latency_summary(latencies),
         "intent_latency": latency_summary(intents),
-        "gc_max_pause_ms": max((d for _t, _g, d in pauses), default=0.0) * 1000,
-        "gc_gen2_collections": sum(1 for _t, g, _d in pauses if g == 2),
+        "gc_max_pause_ms": max((d for _t, _g, d, _c in pauses), default=0.0) * 1000,
+        "gc_max_pause_cpu_ms": max((c for _t, _g, _d, c in pauses), default=0.0) * 1000,
+        "gc_gen2_collections": sum(1 for _t, g, _d, _c in pauses if g == 2),
         "gc_max_pause_ms_by_generation": {
-            str(gen): max((d for _t, g, d in pauses if g == gen), default=0.0) * 1000
+            str(gen): max((d for _t, g, d, _c in pauses if g == gen), default=0.0) * 1000
             for gen in (0, 1, 2)
         },
     }

@@ -134,15 +134,16 @@ class Server:
             time.sleep(0.05)
         raise RuntimeError(f"server {self.args} did not become healthy")
 
-    def gc_pauses(self, since: float, until: float) -> list[tuple[float, int, float]]:
-        """(wall time, generation, pause seconds) of the server's collections in a window."""
+    def gc_pauses(self, since: float, until: float) -> list[tuple[float, int, float, float]]:
+        """(wall time, generation, pause seconds, CPU seconds) of the server's collections
+        in a window."""
         if self.stats_file is None or not self.stats_file.exists():
             return []
         try:
             pauses: list[list[Any]] = json.loads(self.stats_file.read_text())
         except ValueError:
             return []
-        return [(t, g, d) for t, g, d in pauses if since <= t <= until]
+        return [(t, g, d, c) for t, g, d, c in pauses if since <= t <= until]
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -1,7 +1,9 @@
 """The real bridge CLI, with every garbage-collection pause recorded for the bench.
 
 ``BENCH_GC_STATS`` names a JSON file rewritten twice a second with the most recent
-pauses as ``[wall time, generation, seconds]``; the bridge itself is unchanged.
+pauses as ``[wall time, generation, seconds, CPU seconds]``: the pause as the clients
+saw it, and the CPU the collection itself used (on a shared machine the first includes
+time the process waited for a core); the bridge itself is unchanged.
 """
 
 from __future__ import annotations
@@ -18,15 +20,23 @@ from typing import Any
 
 from bridge.cli import main
 
-_pauses: deque[tuple[float, int, float]] = deque(maxlen=20000)
-_started = [0.0]
+_pauses: deque[tuple[float, int, float, float]] = deque(maxlen=20000)
+_started = [0.0, 0.0]
 
 
 def _on_gc(phase: str, info: dict[str, Any]) -> None:
     if phase == "start":
         _started[0] = time.perf_counter()
+        _started[1] = time.thread_time()
     else:
-        _pauses.append((time.time(), int(info["generation"]), time.perf_counter() - _started[0]))
+        _pauses.append(
+            (
+                time.time(),
+                int(info["generation"]),
+                time.perf_counter() - _started[0],
+                time.thread_time() - _started[1],
+            )
+        )
 
 
 def _writer(path: Path) -> None:

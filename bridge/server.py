@@ -138,15 +138,38 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
 GC_THRESHOLDS = (5_000, 4, 10)
 
 
+# Every this many full collections, one traverses the frozen objects too (see tune_gc).
+GC_THAW_EVERY = 20
+_full_collections = [0]
+
+
+def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
+    """After a full collection, freeze what survived it: those objects are long-lived
+    (cached world states, connections), and the next full collection need not walk
+    them again, so its pause is bounded by what was allocated since. Every
+    GC_THAW_EVERY-th one thaws them first, so cyclic garbage among once-frozen objects
+    (a closed connection's) is still reclaimed, at the cost of one long pause then."""
+    if phase != "stop" or info.get("generation") != 2:
+        return
+    _full_collections[0] += 1
+    if _full_collections[0] % GC_THAW_EVERY == 0:
+        gc.unfreeze()
+    else:
+        gc.freeze()
+
+
 def tune_gc() -> None:
     """Set the collector up for a long-running server, once start-up is done.
 
     ``gc.freeze`` moves everything alive now (imported modules, pydantic schemas, the
     app) into a permanent generation that no collection traverses again, so a full
-    collection's pause grows only with the worlds and connections the bridge holds."""
+    collection's pause grows only with what the bridge allocated since; survivors of
+    later full collections are frozen likewise (:func:`_freeze_survivors`)."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
+    if _freeze_survivors not in gc.callbacks:
+        gc.callbacks.append(_freeze_survivors)
 
 
 def public_base_url(request: web.Request) -> str:
