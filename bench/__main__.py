@@ -545,4 +545,5 @@ def _none() -> Iterator[None]:
     yield None
 
 
-main()
+if __name__ == "__main__":
+    main()
