@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, StringConstraints, field_validator
 
 from bridge.protocol.base import (
     ActionTypeName,
     DiceRollIn,
+    HarmKindName,
     Identifier,
     Inbound,
     Name,
     Rating,
     RequestId,
+    StressKindName,
     Text,
 )
 
@@ -54,6 +56,25 @@ class ConsequenceSlotData(Inbound):
     name: Name | None = None
 
 
+class StressBoxData(Inbound):
+    """One stress box: the shifts it absorbs and whether it is marked."""
+
+    value: Annotated[int, Field(ge=1, le=12)] = 1
+    marked: bool = False
+
+
+class StressTrackData(Inbound):
+    """A named stress track (R5.10): its kind and its boxes, in the sheet's order.
+
+    Kind "any" takes every kind of harm (one track for all); kind "other" is not stress
+    and the bridge never marks it."""
+
+    id: Identifier
+    name: Name
+    kind: StressKindName
+    boxes: Annotated[list[StressBoxData], Field(max_length=20)] = []
+
+
 class ActorData(Inbound):
     """An actor as the adapters map it to the bridge's character model.
 
@@ -69,7 +90,17 @@ class ActorData(Inbound):
     fate_points: Annotated[int, Field(ge=0, le=99)] | None = None
     refresh: Annotated[int, Field(ge=0, le=20)] | None = None
     consequences: Annotated[list[ConsequenceSlotData], Field(max_length=12)] | None = None
-    stress: Annotated[list[bool], Field(max_length=20)] | None = None
+    stress: Annotated[list[StressTrackData], Field(max_length=12)] | None = None
+
+    @field_validator("stress")
+    @classmethod
+    def _one_track_per_id(
+        cls, tracks: list[StressTrackData] | None
+    ) -> list[StressTrackData] | None:
+        ids = [t.id for t in tracks or ()]
+        if len(set(ids)) != len(ids):
+            raise ValueError("each stress track needs its own id")
+        return tracks
 
 
 class ActorSync(Inbound):
@@ -143,6 +174,8 @@ class ActionStart(Inbound):
     recovery: RecoveryIn | None = None
     allow_repeat: bool = False
     description: Text | None = None
+    # R11.3: an attack's kind of harm; in a conflict it must be the conflict's (the default).
+    attack_kind: HarmKindName | None = None
 
 
 class ActionRef(Inbound):
@@ -193,10 +226,17 @@ class ActionConcede(ActionRef):
     character_id: Identifier
 
 
-class ActionAbsorb(ActionRef):
-    """R5.10: stress box indexes (0-based) and consequence slot id -> consequence name."""
+class StressMarkIn(Inbound):
+    """Boxes (0-based indexes) to mark on one of the target's stress tracks."""
 
-    stress_boxes: Annotated[list[Annotated[int, Field(ge=0, le=19)]], Field(max_length=20)] = []
+    track: Identifier
+    boxes: Annotated[list[Annotated[int, Field(ge=0, le=19)]], Field(min_length=1, max_length=20)]
+
+
+class ActionAbsorb(ActionRef):
+    """R5.10: boxes on stress tracks of the hit's kind, and consequence slot id -> name."""
+
+    stress: Annotated[list[StressMarkIn], Field(max_length=12)] = []
     consequences: Annotated[dict[Identifier, Name], Field(max_length=12)] = {}
 
 
@@ -340,7 +380,7 @@ class ConflictStart(Inbound):
 
     request_id: RequestId
     name: Name
-    kind: Literal["physical", "mental"]
+    kind: HarmKindName
     sides: Annotated[list[SideIn], Field(min_length=2, max_length=8)]
     zones: Annotated[list[ZoneIn], Field(max_length=30)] = []
     positions: Annotated[dict[Identifier, Name], Field(max_length=60)] = {}
@@ -413,6 +453,39 @@ class DevQueueDice(Inbound):
     rolls: Annotated[list[DiceRollIn], Field(min_length=1, max_length=100)]
 
 
+HistoryKindName = Literal[ActionTypeName, "contest", "challenge"]
+
+
+class HistoryRead(Inbound):
+    """One page of the roll history, newest first: resolutions logged before event
+    ``before`` (all when absent), filtered by scene, character and kind."""
+
+    request_id: RequestId
+    before: Annotated[int, Field(ge=1)] | None = None
+    limit: Annotated[int, Field(ge=1, le=50)] = 20
+    scene: Annotated[int, Field(ge=1)] | None = None
+    character: Identifier | None = None
+    kind: HistoryKindName | None = None
+
+
+class HistoryStats(Inbound):
+    """R1.1: the 4dF sums rolled, per character and for the world, against the
+    expected distribution; optionally for one scene."""
+
+    request_id: RequestId
+    scene: Annotated[int, Field(ge=1)] | None = None
+
+
+class HistoryUndo(Inbound):
+    """GM: take back every change after event ``back_to`` inside the current scene;
+    or the resolution logged as event ``resolution`` and everything after it (from
+    its action's start); with neither, the last resolution."""
+
+    request_id: RequestId
+    back_to: Annotated[int, Field(ge=0)] | None = None
+    resolution: Annotated[int, Field(ge=1)] | None = None
+
+
 INTENTS: dict[str, type[Inbound]] = {
     "hello": Hello,
     "world.sync": WorldSync,
@@ -453,5 +526,8 @@ INTENTS: dict[str, type[Inbound]] = {
     "fate.spend": FateSpend,
     "fate.sacrifice": FateSacrifice,
     "fate.gm_budget": GmBudget,
+    "history.read": HistoryRead,
+    "history.stats": HistoryStats,
+    "history.undo": HistoryUndo,
     "dev.queue_dice": DevQueueDice,
 }

@@ -19,11 +19,20 @@ from bridge.rules.events import (
     ContestPut,
     CountersPut,
     Event,
+    HistoryUndone,
     RecordDropped,
     ScenePut,
 )
 from bridge.rules.ruleset import Ruleset
-from bridge.rules.state import Aspect, Character, ConsequenceSlot, Stunt, WorldState
+from bridge.rules.state import (
+    Aspect,
+    Character,
+    ConsequenceSlot,
+    StressBox,
+    StressTrack,
+    Stunt,
+    WorldState,
+)
 
 
 @dataclass(frozen=True)
@@ -48,14 +57,28 @@ class Sheet:
     fate_points: int | None = None
     refresh: int | None = None
     consequences: tuple[SheetSlot, ...] | None = None
-    stress: tuple[bool, ...] | None = None
+    stress: tuple[StressTrack, ...] | None = None
+
+
+def default_stress(ruleset: Ruleset) -> tuple[StressTrack, ...]:
+    """The ruleset's stress tracks, every box free (R5.10 Decision)."""
+    return tuple(
+        StressTrack(
+            id=track.id,
+            name=track.name,
+            kind=track.kind,
+            boxes=tuple(StressBox(value=value) for value in track.values),
+        )
+        for track in ruleset.stress_tracks
+    )
 
 
 def sync_character(state: WorldState, sheet: Sheet, ruleset: Ruleset) -> list[Event]:
     """Merge sheet data into the bridge's character; no events when nothing changed.
 
     The sheet owns name, owners, skills, stunts, aspects, refresh, the slots'
-    layout and the fate point count (a GM's edit); the bridge owns everything
+    layout, the stress tracks with their boxes, values and marks, and the fate
+    point count (a GM's edit); the bridge owns everything
     the rules produced that a sheet has no place for (pending points, overwhelm).
     A new character whose sheet says nothing of consequences or stress gets the
     ruleset's (R7.1 Decision: one slot of each severity; Fate Condensed's stress).
@@ -69,7 +92,7 @@ def sync_character(state: WorldState, sheet: Sheet, ruleset: Ruleset) -> list[Ev
             ConsequenceSlot(id=severity_name(severity), severity=severity)
             for severity in ruleset.consequence_slots
         ),
-        stress=tuple(False for _ in range(ruleset.stress_boxes)),
+        stress=default_stress(ruleset),
     )
     updates: dict[str, object] = {"name": sheet.name, "owners": sheet.owners}
     if sheet.skills is not None:
@@ -187,6 +210,9 @@ def apply(state: WorldState, event: Event) -> WorldState:
         records = getattr(state, event.collection)
         kept = {k: v for k, v in records.items() if k != event.record_id}
         return state.model_copy(update={event.collection: kept})
+    if isinstance(event, HistoryUndone):
+        # The restoring upserts did the work; this only records what was taken back.
+        return state.model_copy(update={"undone": (*state.undone, *event.resolutions)})
     if isinstance(event, CarriedBoostsPut):
         return state.model_copy(update={"carried_boosts": event.aspect_ids})
     raise TypeError(f"unhandled event {event!r}")

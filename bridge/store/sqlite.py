@@ -277,6 +277,16 @@ class SQLiteStore(LocalPresence):
 
         return await self._run(log)
 
+    async def events_between(self, world_id: str, first: int, last: int) -> list[EventRow]:
+        def page(db: sqlite3.Connection) -> list[EventRow]:
+            rows = db.execute(
+                "SELECT * FROM events WHERE world_id = ? AND seq BETWEEN ? AND ? ORDER BY seq",
+                (world_id, first, last),
+            ).fetchall()
+            return [_event(row) for row in rows]
+
+        return await self._run(page)
+
 
 def _migrate(db: sqlite3.Connection) -> None:
     current = int(db.execute("PRAGMA user_version").fetchone()[0])
