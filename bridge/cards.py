@@ -72,14 +72,30 @@ def _side(state: WorldState, side: Side, ruleset: Ruleset) -> protocol.CardSide:
     )
 
 
+# Views of aspects already built, by the identity of the (immutable) Aspect: states
+# share every record an event did not replace, so a card listing a scene's aspects
+# builds only the new ones. Bounded: cleared when full.
+_ASPECT_VIEWS: dict[int, tuple[Aspect, protocol.CardCharacter | None, protocol.CardAspect]] = {}
+_ASPECT_VIEWS_MAX = 50_000
+
+
 def _aspect(state: WorldState, aspect: Aspect) -> protocol.CardAspect:
-    return protocol.CardAspect(
+    attached = _who(state, aspect.attached_to)
+    known = _ASPECT_VIEWS.get(id(aspect))
+    if known is not None and known[0] is aspect and known[1] == attached:
+        return known[2]
+    view = protocol.CardAspect(
         id=aspect.id,
         name=aspect.name,
         kind=aspect.kind,
-        attached_to=_who(state, aspect.attached_to),
+        attached_to=attached,
         free_invokes=dict(aspect.free_invokes),
     )
+    if len(_ASPECT_VIEWS) >= _ASPECT_VIEWS_MAX:
+        _ASPECT_VIEWS.clear()
+    # The entry holds the aspect itself, so its id cannot be reused while cached.
+    _ASPECT_VIEWS[id(aspect)] = (aspect, attached, view)
+    return view
 
 
 def invokable_aspects(state: WorldState, action: Action) -> list[protocol.CardAspect]:

@@ -22,7 +22,7 @@ from bridge import __version__, protocol
 from bridge.connections import DEFAULT_PER_ADDRESS, AddressGate, listen
 from bridge.protocol.http import WebhookCreate, WebhookList
 from bridge.rules.ruleset import RULESETS
-from bridge.server import HANDSHAKE_TIMEOUT_SECONDS, create_app
+from bridge.server import HANDSHAKE_TIMEOUT_SECONDS, create_app, tune_gc
 from bridge.service import BridgeService, IntentError
 from bridge.service.session import validation_error
 from bridge.store.base import Store, WorldExists
@@ -422,6 +422,7 @@ async def _serve(args: argparse.Namespace) -> int:
     try:
         listener = await listen(runner.server, args.host, args.port, gate)
         outbox.start()
+        tune_gc()
         shown = worlds[0].id if worlds else DEFAULT_WORLD
         print(_banner(base_url, shown, first_key, args.dev_dice), flush=True)
         if len(worlds) > 1:

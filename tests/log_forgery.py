@@ -2,8 +2,8 @@
 
 ``python -m tests.log_forgery DATA_DIR WORLD`` (used by the module's Node test) or
 ``rewrite_and_rehash(db_path, world)``: the first roll's dice become four pluses, every event's
-hash is recomputed from there, the world row gets the new head and the state the forged log
-replays to, so a plain ``world verify`` passes and only chat-log anchors can tell.
+hash is recomputed from there, the world row gets the new head and, as its snapshot, the state
+the forged log replays to, so a plain ``world verify`` passes and only chat-log anchors can tell.
 """
 
 from __future__ import annotations
@@ -50,8 +50,9 @@ def rewrite_and_rehash(db_path: Path, world: str) -> None:
             [EVENT_ADAPTER.validate_python(p) for p in payloads], WorldState(ruleset=ruleset)
         )
         db.execute(
-            "UPDATE worlds SET state = ?, last_event_hash = ? WHERE id = ?",
-            (json.dumps(state.model_dump(mode="json")), prev, world),
+            # The forger saves the forged state as the snapshot at the log's last event.
+            "UPDATE worlds SET state = ?, state_seq = ?, last_event_hash = ? WHERE id = ?",
+            (json.dumps(state.model_dump(mode="json")), rows[-1][0], prev, world),
         )
 
 

@@ -75,8 +75,10 @@ def user_room(world_id: str, user_id: str) -> str:
     return f"user:{world_id}:{user_id}"
 
 
-def ok(data: BaseModel) -> dict[str, Any]:
-    return protocol.AckOk(data=data.model_dump(mode="json")).model_dump(mode="json")
+def ok(data: BaseModel | dict[str, Any]) -> dict[str, Any]:
+    """The success ack (``protocol.AckOk``'s shape). ``data`` is a validated model, or
+    the JSON form of one already dumped (so it is not validated and dumped again)."""
+    return {"ok": True, "data": data if isinstance(data, dict) else data.model_dump(mode="json")}
 
 
 def error(code: str, message: str, field_name: str | None = None) -> dict[str, Any]:
