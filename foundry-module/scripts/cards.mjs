@@ -14,22 +14,33 @@ export const CARD_TEMPLATE = `modules/${MODULE_ID}/templates/action-card.hbs`;
 export { cardContext };
 
 /**
- * The data of a pre-evaluated Roll carrying exactly one side's dice from the bridge: 4dF with the
- * given faces, plus everything else the side adds (skill, stunts, teamwork, invokes), totalling
- * the side's total. Null for a side without dice (passive opposition, not rolled yet).
+ * Marker in a bridge roll's options. fate-core-official takes `options.fco_formula`, when set,
+ * as the roll's dice formula and records a roll into its Fate Utilities roll list (and decorates
+ * it on render) only when that formula is one of its world's Fate formulae or the roll's formula
+ * starts with "4df"/"4dF" (FateUtilities.js, its `createChatMessage` and `renderChatMessageHTML`
+ * hooks). A bridge roll is the bridge's, not one FCO may re-total or pay for.
+ */
+export const BRIDGE_ROLL_FORMULA = "fate-bridge";
+
+/**
+ * The data of a pre-evaluated Roll carrying exactly one side's dice from the bridge: everything
+ * the side adds (skill, stunts, teamwork, invokes) first, then 4dF with the given faces, totalling
+ * the side's total. The modifier leads so the formula never starts with "4dF" (see
+ * BRIDGE_ROLL_FORMULA); Dice So Nice animates the FateDie term wherever it stands.
+ * Null for a side without dice (passive opposition, not rolled yet).
  * @param {import("./protocol.mjs").CardSide} side
  */
 export function rollData(side) {
   if (!side?.dice || !side.total) return null;
   const modifier = side.total.value - side.dice_total;
-  const operator = modifier < 0 ? "-" : "+";
-  const magnitude = Math.abs(modifier);
   return {
     class: "Roll",
-    options: {},
+    options: { fco_formula: BRIDGE_ROLL_FORMULA },
     dice: [],
-    formula: `4dF ${operator} ${magnitude}`,
+    formula: `${modifier} + 4dF`,
     terms: [
+      { class: "NumericTerm", options: {}, evaluated: true, number: modifier },
+      { class: "OperatorTerm", options: {}, evaluated: true, operator: "+" },
       {
         class: "FateDie",
         options: {},
@@ -38,9 +49,7 @@ export function rollData(side) {
         faces: 3,
         modifiers: [],
         results: side.dice.map((result) => ({ result, active: true }))
-      },
-      { class: "OperatorTerm", options: {}, evaluated: true, operator },
-      { class: "NumericTerm", options: {}, evaluated: true, number: magnitude }
+      }
     ],
     total: side.total.value,
     evaluated: true

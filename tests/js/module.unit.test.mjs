@@ -325,7 +325,7 @@ describe("chat cards", () => {
     assert.equal(message.rolls.length, 1, "passive opposition has no roll");
     const [roll] = message.rolls;
     assert.equal(roll.total, 5);
-    assert.equal(roll.formula, "4dF + 3");
+    assert.equal(roll.formula, "3 + 4dF");
     assert.deepEqual(roll.dice[0].results.map((r) => r.result), [1, 1, 0, 0]);
     const html = message.element;
     const text = (sel) => html.querySelector(sel).textContent.replace(/\s+/g, " ").trim();
@@ -371,7 +371,7 @@ describe("chat cards", () => {
   test("a finished card lists invokes with who paid what, effects in words, and both sides' rolls", async () => {
     const message = await cards.handleCardEmit({ seq: 13, world: "w", writer: GM.id, op: "create", card_id: "card-4", card: finishedCard() });
     assert.equal(message.rolls.length, 2, "active opposition rolled too");
-    assert.equal(message.rolls[0].formula, "4dF + 7"); // Athletics 3 + stunt 2 + invokes 2 ... as the card totals
+    assert.equal(message.rolls[0].formula, "7 + 4dF"); // Athletics 3 + stunt 2 + invokes 2 ... as the card totals
     assert.equal(message.rolls[1].total, 2);
     const lines = (sel) => [...message.element.querySelectorAll(sel)].map((e) => e.textContent.replace(/\s+/g, " ").trim());
     assert.deepEqual(lines(".fate-bridge-card__invoke"), [

@@ -56,7 +56,7 @@ function messageSummary(m) {
   });
   return {
     id: m.id,
-    author: m.author,
+    author: m.author?.id ?? null,
     speaker: m.speaker,
     flags: m.flags,
     roll: m.rolls[0]?.toJSON() ?? null,
@@ -131,7 +131,7 @@ const commands = {
   },
   gmCards() {
     return foundry.game.messages.contents.filter((m) => ["contest", "challenge", "scene_end"].includes(m.flags["fate-bridge"]?.card?.kind)).map((m) => ({
-      cardId: m.flags["fate-bridge"].cardId, kind: m.flags["fate-bridge"].card.kind, author: m.author, text: clean(m.element?.textContent), html: m.content
+      cardId: m.flags["fate-bridge"].cardId, kind: m.flags["fate-bridge"].card.kind, author: m.author?.id ?? null, text: clean(m.element?.textContent), html: m.content
     }));
   },
   start() {
@@ -190,7 +190,7 @@ const commands = {
   },
   messageData(cardId) {
     const m = foundry.game.messages.find((x) => x.flags["fate-bridge"]?.cardId === cardId);
-    return m ? { _id: m.id, author: m.author, speaker: m.speaker, content: m.content, flags: m.flags, rolls: m.rolls.map((r) => JSON.stringify(r.toJSON())) } : null;
+    return m ? { _id: m.id, author: m.author?.id ?? null, speaker: m.speaker, content: m.content, flags: m.flags, rolls: m.rolls.map((r) => JSON.stringify(r.toJSON())) } : null;
   },
   receiveMessage(data) {
     return foundry.receiveMessage(data).then(() => null);

@@ -69,7 +69,12 @@ function lookup(obj, path) {
 export function install(options) {
   const { Handlebars, loadText, lang } = options;
   const hooks = new Map();
-  const log = { notifications: [], created: [], updated: [], dialogs: [], hooks: [], userUpdates: [], statusToggles: [], actorUpdates: [], apps: [], combatWrites: [] };
+  /** A write Foundry's server would refuse: recorded, then thrown as the server's error. */
+  function refuse(what) {
+    log.refused.push(what);
+    throw new Error(`fake Foundry: ${what}`);
+  }
+  const log = { notifications: [], created: [], updated: [], dialogs: [], hooks: [], hookErrors: [], userUpdates: [], statusToggles: [], actorUpdates: [], apps: [], combatWrites: [], refused: [] };
 
   const Hooks = {
     on(name, fn) {
@@ -85,11 +90,22 @@ export function install(options) {
     off(name, fn) {
       hooks.set(name, (hooks.get(name) ?? []).filter((h) => h.fn !== fn));
     },
+    /**
+     * Like Foundry's: every handler runs; one that throws is reported (Hooks.onError) and the
+     * others still run. Errors are kept in `log.hookErrors` so tests can assert there were none.
+     */
     callAll(name, ...args) {
       log.hooks.push(name);
       const list = hooks.get(name) ?? [];
       hooks.set(name, list.filter((h) => !h.once));
-      for (const h of list) h.fn(...args);
+      for (const h of list) {
+        try {
+          const result = h.fn(...args);
+          if (result && typeof result.catch === "function") result.catch((error) => log.hookErrors.push({ hook: name, error }));
+        } catch (error) {
+          log.hookErrors.push({ hook: name, error });
+        }
+      }
       return true;
     },
     call(name, ...args) {
@@ -127,7 +143,7 @@ export function install(options) {
     }
     /** Foundry lets a user update only itself (or a GM anyone). */
     async update(changes, opts = {}) {
-      if (game.user.id !== this.id && !game.user.isGM) throw new Error(`fake Foundry: ${game.user.name} may not update user ${this.name}`);
+      if (game.user.id !== this.id && !game.user.isGM) refuse(`${game.user.name} may not update user ${this.name}`);
       const diff = structuredClone(changes);
       mergeUpdate(this, diff);
       log.userUpdates.push({ id: this.id, changes: diff });
@@ -227,7 +243,7 @@ export function install(options) {
       return this.terms.filter((t) => t instanceof DiceTerm);
     }
     toJSON() {
-      return { class: "Roll", formula: this.formula, terms: this.terms.map((t) => t.toJSON()), total: this._total, evaluated: this._evaluated };
+      return { class: "Roll", options: structuredClone(this.options), formula: this.formula, terms: this.terms.map((t) => t.toJSON()), total: this._total, evaluated: this._evaluated };
     }
   }
 
@@ -259,7 +275,7 @@ export function install(options) {
       return this.flags?.[scope]?.[key];
     }
     async update(changes, opts = {}) {
-      if (!this.isOwner) throw new Error(`fake Foundry: ${game.user.name} may not update ${this.name}`);
+      if (!this.isOwner) refuse(`${game.user.name} may not update ${this.name}`);
       const diff = structuredClone(changes);
       mergeUpdate(this, diff);
       this.updates.push({ changes: diff, options: opts });
@@ -269,7 +285,7 @@ export function install(options) {
     }
     /** v13/v14: toggles the status on the actor (its tokens show it). */
     async toggleStatusEffect(statusId, { active, overlay = false } = {}) {
-      if (!this.isOwner) throw new Error(`fake Foundry: ${game.user.name} may not change statuses of ${this.name}`);
+      if (!this.isOwner) refuse(`${game.user.name} may not change statuses of ${this.name}`);
       const known = Array.isArray(CONFIG.statusEffects) ? CONFIG.statusEffects.some((e) => e.id === statusId) : statusId in CONFIG.statusEffects;
       if (!known) throw new Error(`fake Foundry: unknown status effect ${statusId}`);
       const on = active ?? !this.statuses.has(statusId);
@@ -289,12 +305,15 @@ export function install(options) {
 
   const messages = new Collection();
   class ChatMessage {
-    static getSpeaker({ actor, alias } = {}) {
-      return { scene: null, actor: actor?.id ?? null, token: null, alias: alias ?? actor?.name ?? game.user.name };
+    static getSpeaker({ actor, token, alias } = {}) {
+      const a = actor ?? token?.actor ?? null;
+      return { scene: token?.parent?.id ?? null, actor: a?.id ?? null, token: token?.id ?? a?.token?.id ?? null, alias: alias ?? token?.name ?? a?.name ?? game.user.name };
     }
     static async create(data) {
       if (data.rolls?.some((r) => !(r instanceof Roll) && typeof r !== "string")) throw new Error("fake Foundry: rolls must be Roll instances");
-      const message = new ChatMessage({ ...data, _id: randomID(), author: game.user.id, timestamp: Date.now() });
+      // Foundry's server stores rolls as JSON and every client rebuilds them with Roll.fromData.
+      const rolls = (data.rolls ?? []).map((r) => (typeof r === "string" ? r : JSON.stringify(r.toJSON())));
+      const message = new ChatMessage({ ...data, rolls, _id: randomID(), author: game.user.id, timestamp: Date.now() });
       messages.set(message.id, message);
       log.created.push(message.id);
       Hooks.callAll("createChatMessage", message, {}, game.user.id);
@@ -303,9 +322,13 @@ export function install(options) {
     }
     constructor(data) {
       this._id = data._id;
-      this.author = data.author;
+      // The author field holds a user id; `message.author` is the User (Foundry v12+).
+      this._source = { author: typeof data.author === "object" ? data.author?.id : data.author };
       this.speaker = data.speaker;
       this.content = data.content ?? "";
+      this.flavor = data.flavor ?? "";
+      this.whisper = [...(data.whisper ?? [])];
+      this.blind = Boolean(data.blind);
       this.flags = structuredClone(data.flags ?? {});
       this.sound = data.sound ?? null;
       this.rolls = (data.rolls ?? []).map((r) => (typeof r === "string" ? Roll.fromData(JSON.parse(r)) : r));
@@ -314,16 +337,35 @@ export function install(options) {
     get id() {
       return this._id;
     }
+    get author() {
+      return users.get(this._source.author) ?? null;
+    }
+    get isAuthor() {
+      return this._source.author === game.user.id;
+    }
     get isRoll() {
       return this.rolls.length > 0;
+    }
+    get isContentVisible() {
+      return !this.blind && (this.whisper.length === 0 || this.whisper.includes(game.user.id) || this.isAuthor || game.user.isGM);
     }
     getFlag(scope, key) {
       return this.flags?.[scope]?.[key];
     }
+    /** Foundry: a message's author is its owner; a GM may modify any message. */
+    testUserPermission(user, level) {
+      const need = CONST.DOCUMENT_OWNERSHIP_LEVELS[level] ?? level;
+      const has = user?.isGM || user?.id === this._source.author ? CONST.DOCUMENT_OWNERSHIP_LEVELS.OWNER : CONST.DOCUMENT_OWNERSHIP_LEVELS.NONE;
+      return has >= need;
+    }
+    canUserModify(user, action) {
+      return action === "create" || this.testUserPermission(user, "OWNER");
+    }
     async update(changes) {
+      if (!this.canUserModify(game.user, "update")) refuse(`${game.user.name} may not update message ${this.id} of ${this.author?.name ?? this._source.author}`);
       const { rolls, ...rest } = changes;
       mergeUpdate(this, structuredClone(rest));
-      if (rolls) this.rolls = rolls;
+      if (rolls) this.rolls = rolls.map((r) => Roll.fromData(typeof r === "string" ? JSON.parse(r) : r.toJSON()));
       log.updated.push(this.id);
       Hooks.callAll("updateChatMessage", this, changes, {}, game.user.id);
       await this.render();
@@ -518,7 +560,7 @@ export function install(options) {
   }
   class Combat {
     static async create(data = {}) {
-      if (!game.user.isGM) throw new Error(`fake Foundry: ${game.user.name} may not create a Combat`);
+      if (!game.user.isGM) refuse(`${game.user.name} may not create a Combat`);
       const combat = new Combat(data);
       combats.set(combat.id, combat);
       log.combatWrites.push({ op: "create", id: combat.id, user: game.user.id });
@@ -547,7 +589,7 @@ export function install(options) {
       return this.turns[this.turn] ?? null;
     }
     #gm(op) {
-      if (!game.user.isGM) throw new Error(`fake Foundry: ${game.user.name} may not ${op} a Combat`);
+      if (!game.user.isGM) refuse(`${game.user.name} may not ${op} a Combat`);
       log.combatWrites.push({ op, id: this.id, user: game.user.id });
     }
     async createEmbeddedDocuments(type, list) {
@@ -584,6 +626,27 @@ export function install(options) {
     }
   }
 
+  // ---- the viewed scene: flags only (tokens come with viewScene) -----------
+  class Scene {
+    constructor(data) {
+      this._id = data._id ?? "sceneViewed00001";
+      this.flags = structuredClone(data.flags ?? {});
+      this.documentName = "Scene";
+    }
+    get id() {
+      return this._id;
+    }
+    getFlag(scope, key) {
+      return this.flags?.[scope]?.[key];
+    }
+    /** Scenes belong to the GM: only a GM may update one. */
+    async setFlag(scope, key, value) {
+      if (!game.user.isGM) refuse(`${game.user.name} may not update scene ${this.id}`);
+      mergeUpdate(this.flags, { [scope]: { [key]: value } });
+      return this;
+    }
+  }
+
   // ---- globals -----------------------------------------------------------
   const moduleData = { id: "fate-bridge", version: "0.1.0", active: true, ...(options.module ?? {}) };
   const game = {
@@ -597,7 +660,7 @@ export function install(options) {
     actors,
     messages,
     combats,
-    scenes: { viewed: options.scene ?? null },
+    scenes: { viewed: new Scene(options.scene ?? {}) },
     i18n,
     settings,
     modules: new Map([["fate-bridge", moduleData]])
@@ -682,6 +745,7 @@ export function install(options) {
       let message = messages.get(data._id);
       if (message) {
         mergeUpdate(message, structuredClone({ content: data.content, flags: data.flags }));
+        if (data.rolls) message.rolls = data.rolls.map((r) => Roll.fromData(typeof r === "string" ? JSON.parse(r) : r));
       } else {
         message = new ChatMessage(structuredClone(data));
         messages.set(message.id, message);
