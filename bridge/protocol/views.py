@@ -474,6 +474,12 @@ class WorldStateData(Outbound):
     open_actions: list[str]
 
 
+class CardWrittenData(Outbound):
+    action_id: str
+    author: str
+    changed: bool
+
+
 class UserBindData(Outbound):
     user_id: str
     bound: bool
@@ -531,6 +537,7 @@ RESULTS: dict[str, type[Outbound]] = {
     "actor.sync": ActorSyncData,
     "world.state": WorldStateData,
     "user.bind": UserBindData,
+    "card.written": CardWrittenData,
     **{event: ActionData for event in INTENTS if event.startswith("action.")},
     "aspect.give": AspectGiveData,
     "scene.end": SceneEndData,

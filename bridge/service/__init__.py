@@ -48,6 +48,7 @@ class BridgeService(WorldIntents, ActionIntents, SceneIntents):
             "actor.sync": self._actor_sync,
             "world.state": self._world_state,
             "user.bind": self._user_bind,
+            "card.written": self._card_written,
             "action.start": self._action_start,
             "action.roll": self._action_roll,
             "action.oppose": self._action_oppose,

@@ -5,8 +5,9 @@
  * @module cards
  */
 import { cardContext } from "./card-view.mjs";
-import { diceSound, isActiveGM, renderTemplate, showDice } from "./compat.mjs";
+import { diceSound, isActiveGM, mayUpdate, renderTemplate, showDice } from "./compat.mjs";
 import { MODULE_ID } from "./protocol.mjs";
+import { runtime } from "./runtime.mjs";
 import { GM_CARDS } from "./scene-cards.mjs";
 
 export const CARD_TEMPLATE = `modules/${MODULE_ID}/templates/action-card.hbs`;
@@ -117,6 +118,12 @@ async function writeCard(emit) {
   const existing = findCardMessage(emit.card_id);
   if (existing) {
     if ((existing.flags?.[MODULE_ID]?.seq ?? -1) >= emit.seq) return null;
+    if (!mayUpdate(existing)) {
+      // The bridge sends a card to its message's author (or the GM) once it knows the author;
+      // until then a refused update would only throw. Say who holds it.
+      console.warn(`fate-bridge | card ${emit.card_id} belongs to ${existing.author?.name ?? "another user"}; this client may not update it`);
+      return null;
+    }
     const before = existing.flags?.[MODULE_ID]?.card;
     const update = { content, flags };
     if (rollsKey(before) !== rollsKey(card)) {
@@ -137,7 +144,25 @@ async function writeCard(emit) {
   const rolls = cardRolls(card);
   const data = { speaker, content, rolls, flags };
   if (rolls.length) data.sound = diceSound();
-  return ChatMessage.create(data);
+  const message = await ChatMessage.create(data);
+  await reportAuthor(card.action_id, message);
+  return message;
+}
+
+/**
+ * Tell the bridge who authored an action card's message: Foundry lets only that user or a GM
+ * update it, so the bridge sends the card's later updates to that user while connected and to
+ * the active GM otherwise (`card.written`).
+ * @param {string} actionId
+ * @param {ChatMessage|null} message
+ */
+export async function reportAuthor(actionId, message) {
+  const connection = runtime.connection;
+  const author = message?.author?.id;
+  if (!connection?.connected || !author) return null;
+  const ack = await connection.call("card.written", { action_id: actionId, author });
+  if (!ack.ok) console.warn("fate-bridge | card.written refused", ack.error);
+  return ack;
 }
 
 /**

@@ -80,6 +80,17 @@ export function sheetActor(app) {
   return app?.actor ?? app?.document ?? app?.object ?? null;
 }
 
+/**
+ * Whether this user may update a document as Foundry's server would allow it (a ChatMessage:
+ * its author or a GM; an Actor: an owner or a GM).
+ * @param {ClientDocument} doc
+ * @param {User} [user]
+ */
+export function mayUpdate(doc, user = game.user) {
+  if (typeof doc?.canUserModify === "function") return doc.canUserModify(user, "update");
+  return Boolean(user?.isGM) || doc?.author?.id === user?.id;
+}
+
 /** The numeric OWNER permission level. */
 export function ownerLevel() {
   return CONST?.DOCUMENT_OWNERSHIP_LEVELS?.OWNER ?? 3;

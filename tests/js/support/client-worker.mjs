@@ -9,6 +9,8 @@ import { io as realIo } from "socket.io-client";
 import { MODULE_DIR, bootNodeFoundry, setField, waitFor } from "./node-foundry.mjs";
 
 const sent = []; // {event, payload, ack}
+// Test knob: the tab stops handling the bridge's cards (a closing tab, a frozen page).
+const knobs = { dropCards: false, droppedCards: 0 };
 const sockets = { created: 0, connects: 0, auths: [] };
 const RESERVED = new Set(["connect", "connect_error", "disconnect"]);
 
@@ -30,6 +32,14 @@ function io(url, opts) {
     }
     return emit(event, ...args);
   };
+  const on = socket.on.bind(socket);
+  socket.on = (event, handler) => on(event, event !== "card" ? handler : (...args) => {
+    if (knobs.dropCards) {
+      knobs.droppedCards += 1;
+      return undefined;
+    }
+    return handler(...args);
+  });
   const connect = socket.connect.bind(socket);
   socket.connect = () => {
     sockets.connects += 1;
@@ -246,6 +256,20 @@ const commands = {
   },
   disconnect() {
     api().connection.disconnect();
+  },
+  async reconnect() {
+    const { startConnection } = await import(path.join(MODULE_DIR, "scripts/session.mjs"));
+    startConnection();
+  },
+  dropCards(on) {
+    knobs.dropCards = Boolean(on);
+    return knobs.droppedCards;
+  },
+  refused() {
+    return foundry.log.refused;
+  },
+  hookErrors() {
+    return foundry.log.hookErrors.map((e) => `${e.hook}: ${e.error?.message ?? e.error}`);
   }
 };
 
