@@ -691,7 +691,9 @@ export function install(options) {
 
   // ---- handle for tests --------------------------------------------------
   let sheetCount = 0;
-  return {
+  const handle = {
+    /** Functions a stand-in system registers to attach its own sheet listeners: (root, actor). */
+    sheetRenderers: [],
     log,
     game,
     Hooks,
@@ -717,12 +719,16 @@ export function install(options) {
       const isFco = game.system.id === "fate-core-official";
       let body = `<section class="window-content"><h2 class="sheet-name">${actor.name}</h2>`;
       if (isFco) {
+        // fate-core-official's skill list: hidden skills are not rendered; the die icon is
+        // there for owners only (templates/fate-core-officialSheet.html).
         el.classList.add("fcoSheet");
         body += `<ul class="mfate-skills-list">`;
         for (const [key, skill] of Object.entries(actor.system.skills ?? {})) {
+          if (skill.hidden) continue;
+          const die = actor.isOwner ? `<i data-skillname="${skill.name ?? key}" class="fas fa-dice fu_button"></i>` : "";
           body += `<li class="mfate-skills-list__item"><div class="mfate-skills-list__number">${skill.rank}</div>`
             + `<div class="mfate-skills-list__skill-name mf_draggable" name="skill" data-skillname="${skill.name ?? key}">${skill.name ?? key}`
-            + `<i data-skillname="${skill.name ?? key}" class="fas fa-dice fu_button"></i></div></li>`;
+            + `${die}</div></li>`;
         }
         body += `</ul>`;
       } else {
@@ -730,6 +736,8 @@ export function install(options) {
       }
       el.innerHTML = body + "</section>";
       (document.getElementById("sheets") ?? document.body).append(el);
+      // The sheet's own listeners (its _onRender) are attached before the render hooks fire.
+      for (const fn of handle.sheetRenderers) fn(el, actor);
       const app = { id: el.id, actor, document: actor, element: el, rendered: true };
       app.constructor = { name: isFco ? "fcoCharacter" : "ActorSheetV2" };
       if (isFco) Hooks.callAll("renderfcoCharacter", app, el, {}, {});
@@ -788,4 +796,5 @@ export function install(options) {
       return log.dialogs.filter((d) => !d.closed);
     }
   };
+  return handle;
 }

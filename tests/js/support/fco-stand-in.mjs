@@ -11,7 +11,12 @@
  *   custom content has not, so it throws there — and adds its invoke buttons to `.flavor-text`
  *   for the speaker's user or a GM.
  *
- * A Fate roll, for both: a formula starting with "4df" or "4dF", or a dice formula (the roll's
+ * - The character sheet (scripts/fcoCharacter.js, `_onRender`): for an owner, every
+ *   `div[name="skill"]` gets a click listener that rolls the skill natively (`_onSkill_name`,
+ *   a single click after a double-click guard, then `rollSkill`); the stand-in records the roll in
+ *   `log.fcoNativeRolls` instead of rolling.
+ *
+ * A Fate roll, for both chat hooks: a formula starting with "4df" or "4dF", or a dice formula (the roll's
  * `options.fco_formula` when set, else the formula's head before the first "+" or "-") that is
  * one of the world setting `fu-roll-formulae` (comma separated, default "4dF"), compared
  * trimmed and lower-cased.
@@ -38,7 +43,18 @@ export function isFcoFateRoll(roll, game) {
  * @param {{Hooks: object, game: object}} foundry
  * @param {{formulae?: string}} [options]  the world's `fu-roll-formulae`
  */
-export function installFcoStandIn({ Hooks, game }, { formulae = "4dF" } = {}) {
+export function installFcoStandIn({ Hooks, game, log, sheetRenderers }, { formulae = "4dF" } = {}) {
+  log.fcoNativeRolls = [];
+  sheetRenderers.push((root, actor) => {
+    if (!actor.isOwner) return;
+    for (const el of root.querySelectorAll('div[name="skill"]')) {
+      el.addEventListener("click", (event) => {
+        if (event.detail > 1) return;
+        log.fcoNativeRolls.push({ actor: actor.id, skill: event.target.dataset.skillname ?? el.dataset.skillname });
+      });
+    }
+  });
+
   game.settings.register(SYSTEM, "fu-roll-formulae", { scope: "world", config: true, type: String, default: formulae });
 
   Hooks.on("createChatMessage", async (message) => {
