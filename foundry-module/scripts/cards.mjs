@@ -4,6 +4,7 @@
  * found by its `cardId` flag, so a replayed emit never duplicates a message.
  * @module cards
  */
+import { characterActor } from "./characters.mjs";
 import { cardContext } from "./card-view.mjs";
 import { diceSound, isActiveGM, mayUpdate, renderTemplate, showDice } from "./compat.mjs";
 import { MODULE_ID } from "./protocol.mjs";
@@ -139,7 +140,7 @@ async function writeCard(emit) {
     return existing;
   }
   const leader = card.actor.leader;
-  const actor = leader ? game.actors.get(leader.id) : null;
+  const actor = leader ? characterActor(leader.id) : null;
   const speaker = actor ? ChatMessage.getSpeaker({ actor }) : ChatMessage.getSpeaker({ alias: leader?.name ?? "" });
   const rolls = cardRolls(card);
   const data = { speaker, content, rolls, flags };

@@ -3,6 +3,7 @@
  * so the rest of the module calls one name for one thing.
  * @module compat
  */
+import { tokenCharacterId } from "./characters.mjs";
 
 /** @returns {number} the running core generation, e.g. 13 or 14 */
 export function generation() {
@@ -154,20 +155,21 @@ export function showDice(roll) {
 }
 
 /**
- * Ids of the tokens this user targets (v13/v14: `game.user.targets` is a Set of Tokens).
- * @returns {string[]} actor ids
+ * Character ids of the tokens this user targets (v13/v14: `game.user.targets` is a Set of
+ * Tokens); an unlinked token is its own character.
+ * @returns {string[]}
  */
 export function targetedActorIds() {
-  return [...(game.user?.targets ?? [])].map((t) => t?.actor?.id).filter(Boolean);
+  return [...(game.user?.targets ?? [])].map((t) => tokenCharacterId(t)).filter(Boolean);
 }
 
 /**
- * Actor ids of the tokens on the viewed scene.
+ * Character ids of the tokens on the viewed scene, once each.
  * @returns {string[]}
  */
 export function sceneActorIds() {
   const tokens = globalThis.canvas?.tokens?.placeables ?? game.scenes?.viewed?.tokens?.contents ?? [];
-  return [...new Set([...tokens].map((t) => t?.actor?.id ?? t?.actorId).filter(Boolean))];
+  return [...new Set([...tokens].map((t) => tokenCharacterId(t)).filter(Boolean))];
 }
 
 /**

@@ -95,7 +95,7 @@ async function greet(connection) {
  */
 export async function syncPlayerActors(connection) {
   const adapter = adapterFor();
-  const owned = game.actors.contents.filter((actor) => adapter.toActorData(actor).owners.some((id) => !game.users.get(id)?.isGM));
+  const owned = game.actors.contents.filter((actor) => adapter.isCharacter(actor) && adapter.toActorData(actor).owners.some((id) => !game.users.get(id)?.isGM));
   if (connection !== runtime.connection) return [];
   return syncActors(owned);
 }

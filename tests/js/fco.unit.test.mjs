@@ -6,7 +6,7 @@ import path from "node:path";
 import { before, describe, test } from "node:test";
 import { MODULE_DIR, bootNodeFoundry } from "./support/node-foundry.mjs";
 import { installFcoStandIn } from "./support/fco-stand-in.mjs";
-import { zird } from "./fixtures/actors.mjs";
+import { chest, goblin, zird } from "./fixtures/actors.mjs";
 
 const GM = { id: "gmUser000000001", name: "Gamemaster", isGM: true };
 const PLAYER = { id: "playerUser00001", name: "Player", isGM: false };
@@ -33,6 +33,10 @@ function rolledCard(overrides = {}) {
 
 let foundry;
 let cards;
+let adapters;
+let writes;
+let tokens;
+let compat;
 
 before(async () => {
   foundry = await bootNodeFoundry({
@@ -40,12 +44,16 @@ before(async () => {
     userId: GM.id,
     activeGM: GM.id,
     systemId: "fate-core-official",
-    actors: [zird(PLAYER.id)],
+    actors: [zird(PLAYER.id), goblin(), chest()],
     settings: { "fate-bridge.bridgeUrl": "http://127.0.0.1:9" }
   }, { io: () => { throw new Error("no connection in unit tests"); } });
   installFcoStandIn(foundry);
   foundry.Hooks.callAll("init");
   cards = await import(path.join(MODULE_DIR, "scripts/cards.mjs"));
+  adapters = await import(path.join(MODULE_DIR, "scripts/adapters/index.mjs"));
+  writes = await import(path.join(MODULE_DIR, "scripts/world-writes.mjs"));
+  tokens = await import(path.join(MODULE_DIR, "scripts/scene-tokens.mjs"));
+  compat = await import(path.join(MODULE_DIR, "scripts/compat.mjs"));
 });
 
 const sceneRolls = () => foundry.game.scenes.viewed.getFlag("fate-core-official", "rolls") ?? [];
@@ -106,5 +114,66 @@ describe("FCO's chat hooks leave the bridge's cards alone (issue 8.2)", () => {
       assert.equal(isFcoFateRoll(Roll.fromData(data), foundry.game), false, `modifier ${total}`);
     }
     await foundry.game.settings.set("fate-core-official", "fu-roll-formulae", "4dF");
+  });
+});
+
+describe("every token is its own character (issue 8.5)", () => {
+  const GOBLIN = "actorGoblin00001";
+  const slots = (mild, moderate) => [
+    { id: adapters.adapterFor().toActorData(foundry.game.actors.get(GOBLIN)).consequences[0].id, severity: 2, name: mild, status: mild ? "fresh" : null },
+    { id: adapters.adapterFor().toActorData(foundry.game.actors.get(GOBLIN)).consequences[1].id, severity: 4, name: moderate, status: moderate ? "fresh" : null }
+  ];
+  const patch = (seq, actorId, mild, moderate) => ({ seq, world: "w", writer: "gm", actor_id: actorId, fate_points: 0, pending_fate_points: 0, consequences: slots(mild, moderate), stress: [], overwhelmed: false });
+
+  test("three unlinked goblins are three characters keyed by token UUID; a linked token is its actor; Things are not characters", async () => {
+    const scene = foundry.viewScene([
+      { id: "tokGoblinA000001", actorId: GOBLIN, actorLink: false, name: "Goblin A" },
+      { id: "tokGoblinB000001", actorId: GOBLIN, actorLink: false, name: "Goblin B" },
+      { id: "tokGoblinC000001", actorId: GOBLIN, actorLink: false, name: "Goblin C" },
+      "actorZird0000001",
+      "actorThingChest1"
+    ], "sceneGoblins0001");
+    const actors = tokens.sceneTokenActors(scene);
+    const data = actors.map((a) => adapters.adapterFor().toActorData(a));
+    assert.deepEqual(data.map((d) => d.id), [
+      "Scene.sceneGoblins0001.Token.tokGoblinA000001",
+      "Scene.sceneGoblins0001.Token.tokGoblinB000001",
+      "Scene.sceneGoblins0001.Token.tokGoblinC000001",
+      "actorZird0000001"
+    ], "the chest (a Thing) is not synced");
+    assert.deepEqual(data.map((d) => d.name), ["Goblin A", "Goblin B", "Goblin C", "Zird the Arcane"]);
+    assert.ok(actors.slice(0, 3).every((a) => a.id === GOBLIN && a.isToken), "Foundry gives every synthetic actor its base actor's id");
+    assert.deepEqual(compat.sceneActorIds(), [...data.map((d) => d.id), "actorThingChest1"]);
+    const { candidates } = await import(path.join(MODULE_DIR, "scripts/roll-dialog.mjs"));
+    assert.deepEqual(candidates(foundry.game.actors.get("actorZird0000001")).map((o) => [o.id, o.name]), [
+      ["Scene.sceneGoblins0001.Token.tokGoblinA000001", "Goblin A"],
+      ["Scene.sceneGoblins0001.Token.tokGoblinB000001", "Goblin B"],
+      ["Scene.sceneGoblins0001.Token.tokGoblinC000001", "Goblin C"]
+    ], "each goblin is offered as an opposer; the chest is not");
+    foundry.target([scene.tokens.get("tokGoblinB000001")]);
+    assert.deepEqual(compat.targetedActorIds(), ["Scene.sceneGoblins0001.Token.tokGoblinB000001"]);
+    foundry.target([]);
+  });
+
+  test("patches and statuses land on each token's own actor, never on the base actor or the other goblins", async () => {
+    const scene = foundry.game.scenes.get("sceneGoblins0001");
+    const [a, b, c] = ["tokGoblinA000001", "tokGoblinB000001", "tokGoblinC000001"].map((id) => scene.tokens.get(id));
+    await writes.handleActorPatch(patch(60, a.uuid, "Bloody Nose", null));
+    await writes.handleActorPatch(patch(61, b.uuid, null, "Broken Arm"));
+    await writes.handleTokenStatus({ seq: 62, world: "w", writer: "gm", actor_id: a.uuid, statuses: { mild: true } });
+    await writes.handleTokenStatus({ seq: 63, world: "w", writer: "gm", actor_id: b.uuid, statuses: { moderate: true } });
+    await writes.handleTokenStatus({ seq: 64, world: "w", writer: "gm", actor_id: c.uuid, statuses: { boost: true } });
+    const named = (actor) => adapters.adapterFor().toActorData(actor).consequences.map((s) => s.name ?? null);
+    assert.deepEqual(named(a.actor), ["Bloody Nose", null]);
+    assert.deepEqual(named(b.actor), [null, "Broken Arm"]);
+    assert.deepEqual(named(c.actor), [null, null]);
+    assert.deepEqual(named(foundry.game.actors.get(GOBLIN)), [null, null], "the base actor is untouched");
+    assert.deepEqual([...a.actor.statuses], ["fate-bridge-mild"]);
+    assert.deepEqual([...b.actor.statuses], ["fate-bridge-moderate"]);
+    assert.deepEqual([...c.actor.statuses], ["fate-bridge-boost"]);
+    assert.deepEqual([...foundry.game.actors.get(GOBLIN).statuses], []);
+    assert.deepEqual(foundry.log.statusToggles.slice(-3).map((t) => t.token), [a.id, b.id, c.id]);
+    // A patch replayed to the same token changes nothing; the next goblin's own seq still applies.
+    assert.equal(await writes.handleActorPatch(patch(60, a.uuid, "Bloody Nose", null)), null);
   });
 });

@@ -298,7 +298,7 @@ describe("adapters", () => {
     check(validators.server["token.status"], emit, "token.status");
     assert.deepEqual(await writes.handleTokenStatus(emit), ["fate-bridge-overwhelmed", "fate-bridge-boost"]);
     assert.deepEqual(await writes.handleTokenStatus(emit), []);
-    assert.deepEqual(foundry.log.statusToggles.at(-2), { actor: actor.id, status: "fate-bridge-overwhelmed", active: true, overlay: true });
+    assert.deepEqual(foundry.log.statusToggles.at(-2), { actor: actor.id, token: null, status: "fate-bridge-overwhelmed", active: true, overlay: true });
     const gmUser = foundry.game.user;
     foundry.game.user = foundry.game.users.get(PLAYER.id);
     try {

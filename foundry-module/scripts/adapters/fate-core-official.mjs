@@ -10,6 +10,7 @@
  *  - `details.fatePoints {current, refresh, boosts}`.
  * @module adapters/fate-core-official
  */
+import { characterId, characterName } from "../characters.mjs";
 import { MODULE_ID } from "../protocol.mjs";
 import { clampInt, compact, ownerIds, toAspectText, toIdentifier, toRating, toSkillName } from "./common.mjs";
 
@@ -22,6 +23,18 @@ const STUNT_ACTIONS = Object.freeze({
   attack: ["attack"],
   defend: ["defend", "oppose"]
 });
+
+/** fate-core-official's character actor type; its other type, "Thing", is an item holder. */
+export const CHARACTER_TYPE = "fate-core-official";
+
+/**
+ * Whether an actor is a character the bridge should know: FCO's "Thing" actors (containers and
+ * objects, system.json `documentTypes.Actor`) have no skills or aspects and are never synced.
+ * @param {Actor} actor
+ */
+export function isCharacter(actor) {
+  return actor?.type !== "Thing";
+}
 
 /**
  * The actor's skills, name -> rating.
@@ -105,8 +118,8 @@ export function toActorData(actor) {
   const fp = actor.system?.details?.fatePoints ?? {};
   const stress = stressTracks(actor).flatMap(({ track }) => boxValues(track)).slice(0, 20);
   return compact({
-    id: actor.id,
-    name: actor.name,
+    id: characterId(actor),
+    name: characterName(actor),
     owners: ownerIds(actor),
     skills: skills(actor),
     stunts: stunts(actor),

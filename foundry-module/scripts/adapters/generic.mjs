@@ -7,6 +7,7 @@
  *  - written back by the bridge: `pendingFatePoints`, `overwhelmed`.
  * @module adapters/generic
  */
+import { characterId } from "../characters.mjs";
 import { MODULE_ID } from "../protocol.mjs";
 import { deletionKey } from "../compat.mjs";
 import { clampInt, compact, ownerIds, toAspectText, toIdentifier, toRating, toSkillName } from "./common.mjs";
@@ -37,6 +38,11 @@ export function skills(actor) {
   return out;
 }
 
+/** Any system's actor may be a character (its skills live in module flags). */
+export function isCharacter(actor) {
+  return Boolean(actor);
+}
+
 /**
  * @param {Actor} actor
  * @returns {import("../protocol.mjs").ActorData}
@@ -54,7 +60,7 @@ export function toActorData(actor) {
     .filter((a) => a.name && a.key);
   const slots = Array.isArray(f.consequences) ? f.consequences : DEFAULT_SLOTS;
   return compact({
-    id: actor.id,
+    id: characterId(actor),
     name: actor.name,
     owners: ownerIds(actor),
     skills: skills(actor),

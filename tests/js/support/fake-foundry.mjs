@@ -259,9 +259,21 @@ export function install(options) {
       this.documentName = "Actor";
       this.updates = [];
       this.statuses = new Set(data.statuses ?? []);
+      // A synthetic actor's parent is its unlinked TokenDocument; a world actor has none.
+      this.parent = data.parent ?? null;
     }
     get id() {
       return this._id;
+    }
+    /** Foundry: a synthetic (unlinked token) actor; its id is the base actor's id. */
+    get isToken() {
+      return this.parent?.documentName === "Token";
+    }
+    get token() {
+      return this.isToken ? this.parent : null;
+    }
+    get uuid() {
+      return this.isToken ? `${this.parent.uuid}.Actor.${this.id}` : `Actor.${this.id}`;
     }
     get isOwner() {
       return this.testUserPermission(game.user, "OWNER");
@@ -279,7 +291,8 @@ export function install(options) {
       const diff = structuredClone(changes);
       mergeUpdate(this, diff);
       this.updates.push({ changes: diff, options: opts });
-      log.actorUpdates.push({ id: this.id, changes: diff, options: structuredClone(opts) });
+      // A synthetic actor's changes land in its token's ActorDelta, not on the base actor.
+      log.actorUpdates.push({ id: this.id, token: this.token?.id ?? null, changes: diff, options: structuredClone(opts) });
       Hooks.callAll("updateActor", this, diff, opts, game.user.id);
       return this;
     }
@@ -291,7 +304,7 @@ export function install(options) {
       const on = active ?? !this.statuses.has(statusId);
       if (on) this.statuses.add(statusId);
       else this.statuses.delete(statusId);
-      log.statusToggles.push({ actor: this.id, status: statusId, active: on, overlay });
+      log.statusToggles.push({ actor: this.id, token: this.token?.id ?? null, status: statusId, active: on, overlay });
       return on;
     }
     async setFlag(scope, key, value) {
@@ -631,7 +644,11 @@ export function install(options) {
     constructor(data) {
       this._id = data._id ?? "sceneViewed00001";
       this.flags = structuredClone(data.flags ?? {});
+      this.tokens = new Collection();
       this.documentName = "Scene";
+    }
+    get uuid() {
+      return `Scene.${this.id}`;
     }
     get id() {
       return this._id;
@@ -647,6 +664,57 @@ export function install(options) {
     }
   }
 
+  /**
+   * A token on a scene. Linked (the default): its actor is the world actor. Unlinked: its
+   * actor is a synthetic actor of its own, built from the base actor and the token's delta, with
+   * the base actor's id (as in Foundry); its writes stay on this token.
+   */
+  class TokenDocument {
+    constructor(data, scene) {
+      this._id = data._id ?? data.id ?? randomID();
+      this.name = data.name ?? actors.get(data.actorId)?.name ?? "";
+      this.actorId = data.actorId;
+      this.actorLink = data.actorLink ?? true;
+      this.delta = structuredClone(data.delta ?? {});
+      this.parent = scene;
+      this.documentName = "Token";
+      this._synthetic = null;
+    }
+    get id() {
+      return this._id;
+    }
+    get uuid() {
+      return `${this.parent.uuid}.Token.${this.id}`;
+    }
+    get isLinked() {
+      return this.actorLink;
+    }
+    get baseActor() {
+      return actors.get(this.actorId) ?? null;
+    }
+    get actor() {
+      const base = this.baseActor;
+      if (!base || this.actorLink) return base;
+      if (!this._synthetic) {
+        const system = mergeUpdate(structuredClone(base.system), structuredClone(this.delta.system ?? {}));
+        this._synthetic = new Actor({ _id: base.id, name: this.delta.name ?? base.name, type: base.type, system, flags: structuredClone(base.flags), ownership: structuredClone(base.ownership), parent: this });
+      }
+      return this._synthetic;
+    }
+  }
+  const scenes = new Collection();
+  /** Foundry's synchronous UUID lookup, for the documents the fake has. */
+  globalThis.fromUuidSync = (uuid) => {
+    const parts = String(uuid).split(".");
+    if (parts[0] === "Actor") return actors.get(parts[1]) ?? null;
+    if (parts[0] !== "Scene") return null;
+    const scene = scenes.get(parts[1]);
+    if (parts.length === 2) return scene ?? null;
+    const token = parts[2] === "Token" ? scene?.tokens.get(parts[3]) : null;
+    if (parts.length === 4) return token ?? null;
+    return parts[4] === "Actor" ? token?.actor ?? null : null;
+  };
+
   // ---- globals -----------------------------------------------------------
   const moduleData = { id: "fate-bridge", version: "0.1.0", active: true, ...(options.module ?? {}) };
   const game = {
@@ -660,11 +728,14 @@ export function install(options) {
     actors,
     messages,
     combats,
-    scenes: { viewed: new Scene(options.scene ?? {}) },
+    scenes,
     i18n,
     settings,
     modules: new Map([["fate-bridge", moduleData]])
   };
+  const startScene = new Scene(options.scene ?? {});
+  scenes.set(startScene.id, startScene);
+  scenes.viewed = startScene;
   const notify = (type) => (message) => {
     log.notifications.push({ type, message: String(message) });
   };
@@ -712,7 +783,7 @@ export function install(options) {
      * @returns {HTMLElement}
      */
     renderActorSheet(actorId) {
-      const actor = actors.get(actorId);
+      const actor = typeof actorId === "object" ? actorId : actors.get(actorId) ?? globalThis.fromUuidSync(actorId)?.actor;
       const el = document.createElement("div");
       el.id = `ActorSheet-${++sheetCount}-${actor.id}`;
       el.className = "application sheet actor";
@@ -768,28 +839,35 @@ export function install(options) {
       Hooks.callAll("updateUser", user, changes, {}, userId);
     },
     /**
-     * Show a scene on the canvas with tokens of these actors: sets `canvas.scene` and fires
-     * `canvasReady`, as Foundry does when a scene is viewed.
-     * @param {string[]} actorIds
+     * Show a scene on the canvas with tokens: sets `canvas.scene` (the viewed scene) and fires
+     * `canvasReady`, as Foundry does when a scene is viewed. A token is an actor id (a linked
+     * token) or `{id, actorId, actorLink: false, name, delta}` (give the id when several clients
+     * must agree on an unlinked token's UUID).
+     * @param {(string|object)[]} tokens
      */
-    viewScene(actorIds, sceneId = "sceneMain0000001") {
-      const scene = { id: sceneId, tokens: new Collection() };
-      for (const actorId of actorIds) {
-        const id = randomID();
-        scene.tokens.set(id, { id, actorId, parent: scene, actor: actors.get(actorId) ?? null });
+    viewScene(tokens, sceneId = "sceneMain0000001") {
+      const scene = scenes.get(sceneId) ?? new Scene({ _id: sceneId });
+      scenes.set(scene.id, scene);
+      for (const spec of tokens) {
+        const token = new TokenDocument(typeof spec === "string" ? { actorId: spec } : spec, scene);
+        scene.tokens.set(token.id, token);
       }
+      scenes.viewed = scene;
       globalThis.canvas = { ready: true, scene };
       Hooks.callAll("canvasReady", globalThis.canvas);
       return scene;
     },
     /** A token created on the viewed scene (on every client, as Foundry's server relays it). */
-    createToken(actorId, options = {}) {
+    createToken(spec, options = {}) {
       const scene = globalThis.canvas?.scene;
-      const id = randomID();
-      const token = { id, actorId, parent: scene, actor: actors.get(actorId) ?? null };
-      scene?.tokens.set(id, token);
+      const token = new TokenDocument(typeof spec === "string" ? { actorId: spec } : spec, scene);
+      scene?.tokens.set(token.id, token);
       Hooks.callAll("createToken", token, options, game.user.id);
       return token;
+    },
+    /** Target tokens (game.user.targets holds Token placeables; `document` is the TokenDocument). */
+    target(tokenDocs) {
+      game.user.targets = new Set(tokenDocs.map((doc) => ({ id: doc.id, document: doc, actor: doc.actor })));
     },
     /** Open dialogs, oldest first. */
     openDialogs() {
