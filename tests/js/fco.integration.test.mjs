@@ -7,13 +7,14 @@ import { after, before, describe, test } from "node:test";
 import { addWorld, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
 import { FoundryClient } from "./support/clients.mjs";
 import { check, loadValidators } from "./support/schemas.mjs";
-import { ogre, zird } from "./fixtures/actors.mjs";
+import { goblin, ogre, zird } from "./fixtures/actors.mjs";
 
 const GM = { id: "activeGmUser0001", name: "Active GM", isGM: true };
 const PLAYER = { id: "playerUserAnn001", name: "Ann", isGM: false };
 const USERS = [GM, PLAYER];
 const ZIRD = zird(PLAYER.id);
 const OGRE = ogre();
+const GOBLIN = goblin();
 
 let port;
 let world;
@@ -29,7 +30,7 @@ function clientOptions(user, key) {
     userId: user.id,
     activeGM: GM.id,
     systemId: "fate-core-official",
-    actors: [ZIRD, OGRE],
+    actors: [ZIRD, OGRE, GOBLIN],
     settings: {
       "fate-bridge.bridgeUrl": `http://127.0.0.1:${port}`,
       "fate-bridge.worldId": world.id,
@@ -133,5 +134,53 @@ describe("cards never freeze (issue 8.4)", () => {
     const done = await cardIn(player, started.card_id, (m) => /Resolved/.test(m.card.state), "resolved by the player");
     assert.equal(done.author, PLAYER.id);
     assert.deepEqual(await player.rpc("refused"), []);
+  });
+});
+
+describe("every token is its own character (issue 8.5)", () => {
+  const SCENE = "sceneGoblinsInt1";
+  const TOKENS = ["tokGoblinA000001", "tokGoblinB000001", "tokGoblinC000001"].map((id, i) => ({ id, actorId: GOBLIN._id, actorLink: false, name: `Goblin ${"ABC"[i]}` }));
+  const uuid = (t) => `Scene.${SCENE}.Token.${t.id}`;
+
+  test("three unlinked goblins of one actor get distinct consequences and statuses", async () => {
+    await gm.rpc("viewScene", [...TOKENS, ZIRD._id], SCENE);
+    // The GM's client sends each goblin as its own character.
+    const synced = await gm.waitFor("sent", (s) => TOKENS.every((t) => s.some((x) => x.event === "actor.sync" && x.payload.actor.id === uuid(t) && x.ack?.ok)), { what: "three goblins synced" });
+    const goblins = synced.filter((x) => x.event === "actor.sync" && x.payload.actor.id.startsWith(`Scene.${SCENE}`));
+    assert.deepEqual(goblins.map((x) => x.payload.actor.name), ["Goblin A", "Goblin B", "Goblin C"]);
+    for (const x of goblins) check(validators.client["actor.sync"], x.payload, "token actor.sync");
+    const state = await gm.rpc("call", "world.state", {});
+    assert.equal(state.data.characters.filter((c) => c.id.startsWith(`Scene.${SCENE}`)).length, 3);
+
+    // Goblin A takes a mild consequence, goblin B a moderate one (R12.5 sacrifices, the GM's NPCs);
+    // goblin C excels at an overcome and gains a boost (R5.1).
+    assert.equal((await gm.rpc("call", "fate.sacrifice", { character_id: uuid(TOKENS[0]), severity: 2, name: "Bloody Nose" })).ok, true);
+    assert.equal((await gm.rpc("call", "fate.sacrifice", { character_id: uuid(TOKENS[1]), severity: 4, name: "Broken Arm" })).ok, true);
+    await queue([[1, 1, 1, 1]]);
+    const roll = await gm.rpc("startAction", uuid(TOKENS[2]), "Fight", { opposition: 0 });
+    assert.ok(roll?.card_id, "the GM acts for a token character");
+    assert.equal(roll.card.actor.leader.id, uuid(TOKENS[2]));
+    assert.equal(roll.card.actor.leader.name, "Goblin C");
+    assert.equal((await gm.rpc("call", "action.pass", { action_id: roll.action_id, side: "actor" })).ok, true);
+
+    const a = await gm.waitFor("tokenActor", (x) => x?.statuses.includes("fate-bridge-mild"), { what: "goblin A mild", args: [uuid(TOKENS[0])] });
+    const b = await gm.waitFor("tokenActor", (x) => x?.statuses.includes("fate-bridge-moderate"), { what: "goblin B moderate", args: [uuid(TOKENS[1])] });
+    const c = await gm.waitFor("tokenActor", (x) => x?.statuses.includes("fate-bridge-boost"), { what: "goblin C boost", args: [uuid(TOKENS[2])] });
+    const consequence = (x, key) => x.system.tracks[key].aspect.name;
+    assert.deepEqual([consequence(a, "TWlsZA=="), consequence(a, "TW9kZXJhdGU=")], ["Bloody Nose", ""]);
+    assert.deepEqual([consequence(b, "TWlsZA=="), consequence(b, "TW9kZXJhdGU=")], ["", "Broken Arm"]);
+    assert.deepEqual([consequence(c, "TWlsZA=="), consequence(c, "TW9kZXJhdGU=")], ["", ""]);
+    assert.deepEqual(a.statuses, ["fate-bridge-mild"]);
+    assert.deepEqual(b.statuses, ["fate-bridge-moderate"]);
+    assert.deepEqual(c.statuses, ["fate-bridge-boost"]);
+    const base = await gm.rpc("actor", GOBLIN._id);
+    assert.deepEqual(base.statuses, [], "the base actor carries none of it");
+    assert.equal(base.system.tracks["TWlsZA=="].aspect.name, "");
+    assert.equal(base.system.tracks["TW9kZXJhdGU="].aspect.name, "");
+    // The card's speaker is the goblin's token.
+    const card = await cardIn(gm, roll.card_id, (m) => /Resolved/.test(m.card.state), "goblin C's card");
+    assert.equal(card.speaker.token, TOKENS[2].id);
+    assert.equal(card.card.actor.name, "Goblin C");
+    assert.deepEqual(await gm.rpc("refused"), []);
   });
 });

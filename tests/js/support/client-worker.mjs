@@ -147,8 +147,13 @@ const commands = {
   start() {
     foundry.start();
   },
-  viewScene(actorIds) {
-    foundry.viewScene(actorIds);
+  viewScene(tokens, sceneId) {
+    foundry.viewScene(tokens, sceneId);
+  },
+  /** A token's own actor (an unlinked token's synthetic actor), by token UUID. */
+  tokenActor(uuid) {
+    const a = globalThis.fromUuidSync(uuid)?.actor;
+    return a ? { id: a.id, isToken: a.isToken, system: a.system, flags: a.flags, statuses: [...a.statuses] } : null;
   },
   createToken(actorId) {
     foundry.createToken(actorId);
