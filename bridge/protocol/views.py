@@ -379,6 +379,9 @@ class ActorPatch(Outbound):
     consequences: list[SlotState]
     stress: list[bool]
     overwhelmed: bool
+    # Boosts the character holds (a boost is an aspect with one free invoke, R12.6); a sheet's
+    # boost counter (fate-core-official's fatePoints.boosts) shows this number.
+    boosts: int = 0
 
 
 class TokenStatus(Outbound):

@@ -110,12 +110,15 @@ export const PLAYERS_RENDER_HOOK = "renderPlayers";
 export const PLAYERS_ELEMENT_ID = "players";
 
 /**
- * An update fragment that deletes `key` from the object it is merged into. v13 and v14 both
- * accept the `-=key` form; keep it here if a later core changes the deletion syntax.
+ * An update fragment that deletes `key` from the object it is merged into. v14 has a deletion
+ * operator, the global `_del` (a ForcedDeletion; fate-core-official 4.7.14 writes
+ * `{[key]: _del}`), and deprecates the v13 form `{"-=key": null}`, which v13 still needs.
  * @param {string} key
- * @returns {Record<string, null>}
+ * @returns {Record<string, unknown>}
  */
 export function deletionKey(key) {
+  const del = generation() >= 14 ? globalThis._del : undefined;
+  if (del !== undefined) return { [key]: del };
   return { [`-=${key}`]: null };
 }
 

@@ -119,6 +119,7 @@ export const STATUS_IDS = Object.freeze({
  * @property {{id: string, severity: number, name: string|null, status: string}[]} consequences
  * @property {boolean[]} stress
  * @property {boolean} overwhelmed
+ * @property {number} [boosts]  boosts the character holds
  */
 
 /**

@@ -6,7 +6,7 @@ import path from "node:path";
 import { before, describe, test } from "node:test";
 import { MODULE_DIR, bootNodeFoundry } from "./support/node-foundry.mjs";
 import { installFcoStandIn } from "./support/fco-stand-in.mjs";
-import { chest, goblin, zird } from "./fixtures/actors.mjs";
+import { chest, consequenceAspect, fcoTrack, goblin, zird } from "./fixtures/actors.mjs";
 
 const GM = { id: "gmUser000000001", name: "Gamemaster", isGM: true };
 const PLAYER = { id: "playerUser00001", name: "Player", isGM: false };
@@ -31,6 +31,23 @@ function rolledCard(overrides = {}) {
   };
 }
 
+/** A character using what FCO's sheet allows: a hidden skill, an "as_name" track, a ticked unnamed consequence. */
+function sheetReader() {
+  const actor = zird(PLAYER.id);
+  actor._id = "actorSheetRead01";
+  actor.name = "Vera Sheetwise";
+  actor.system.skills.Secrets = { name: "Secrets", rank: 5, pc: true, hidden: true };
+  actor.system.details.fatePoints.boosts = 2;
+  actor.system.tracks = {
+    "TWlsZA==": fcoTrack("Mild", { boxes: 1, harm: 2, aspect: consequenceAspect(), values: [true] }),
+    "TW9kZXJhdGU=": fcoTrack("Moderate", { boxes: 1, harm: 4, aspect: consequenceAspect("Cracked Ribs") }),
+    Exhausted: fcoTrack("Exhausted", { boxes: 1, harm: 4, aspect: { name: "", when_marked: false, as_name: true }, values: [true] }),
+    Wounded: fcoTrack("Wounded", { boxes: 1, harm: 6, aspect: { name: "", when_marked: false, as_name: true } }),
+    Legacy: fcoTrack("Legacy", { boxes: 1, harm: 2, aspect: "Defined when marked" })
+  };
+  return actor;
+}
+
 let foundry;
 let cards;
 let adapters;
@@ -44,7 +61,7 @@ before(async () => {
     userId: GM.id,
     activeGM: GM.id,
     systemId: "fate-core-official",
-    actors: [zird(PLAYER.id), goblin(), chest()],
+    actors: [zird(PLAYER.id), goblin(), chest(), sheetReader()],
     settings: { "fate-bridge.bridgeUrl": "http://127.0.0.1:9" }
   }, { io: () => { throw new Error("no connection in unit tests"); } });
   installFcoStandIn(foundry);
@@ -175,5 +192,53 @@ describe("every token is its own character (issue 8.5)", () => {
     assert.deepEqual(foundry.log.statusToggles.slice(-3).map((t) => t.token), [a.id, b.id, c.id]);
     // A patch replayed to the same token changes nothing; the next goblin's own seq still applies.
     assert.equal(await writes.handleActorPatch(patch(60, a.uuid, "Bloody Nose", null)), null);
+  });
+});
+
+describe("the adapter reads all of FCO's sheet (issue 8.6)", () => {
+  const READER = "actorSheetRead01";
+  const data = () => adapters.adapterFor().toActorData(foundry.game.actors.get(READER));
+
+  test("a ticked consequence with no name fills its slot; an as_name track is named by the track, filled while ticked; string aspect modes count", () => {
+    const slots = data().consequences.map((c) => [c.severity, c.name ?? null]);
+    assert.deepEqual(slots, [
+      [2, "Mild (not named on the sheet)"],
+      [4, "Cracked Ribs"],
+      [4, "Exhausted"],
+      [6, null],
+      [2, null]
+    ]);
+  });
+
+  test("hidden skills are neither synced nor offered; the boost counter is not read", () => {
+    assert.deepEqual(Object.keys(data().skills).sort(), ["Athletics", "Lore", "Will"]);
+    const el = foundry.renderActorSheet(READER);
+    assert.deepEqual([...el.querySelectorAll('[name="skill"]')].map((s) => s.dataset.skillname), ["Athletics", "Lore", "Will"]);
+    assert.equal("boosts" in data(), false);
+  });
+
+  test("an actor.patch writes names where FCO keeps them, only boxes on as_name tracks, and the boost counter", async () => {
+    const actor = foundry.game.actors.get(READER);
+    const ids = data().consequences.map((c) => c.id);
+    const slot = (i, name) => ({ id: ids[i], severity: data().consequences[i].severity, name, status: name ? "fresh" : null });
+    const patch = {
+      seq: 80, world: "w", writer: "gm", actor_id: READER, fate_points: 2, pending_fate_points: 0, stress: [], overwhelmed: false, boosts: 1,
+      consequences: [slot(0, "Mild (not named on the sheet)"), slot(1, null), slot(2, "Exhausted"), slot(3, "Deep Gash"), slot(4, "Old Scar")]
+    };
+    const update = adapters.adapterFor().patchUpdate(actor, patch);
+    assert.equal(update["system.tracks.TWlsZA==.aspect.name"], "", "the placeholder is never written back");
+    assert.deepEqual(update["system.tracks.TWlsZA==.box_values"], [true]);
+    assert.equal(update["system.tracks.TW9kZXJhdGU=.aspect.name"], "");
+    assert.deepEqual(update["system.tracks.TW9kZXJhdGU=.box_values"], [false]);
+    assert.equal("system.tracks.Exhausted.aspect.name" in update, false, "an as_name track keeps its own name");
+    assert.deepEqual(update["system.tracks.Wounded.box_values"], [true]);
+    assert.equal("system.tracks.Wounded.aspect.name" in update, false);
+    assert.deepEqual(update["system.tracks.Legacy.aspect"], { name: "Old Scar", when_marked: true, as_name: false }, "a string aspect mode becomes FCO's object form");
+    assert.equal(update["system.details.fatePoints.boosts"], 1);
+    await writes.handleActorPatch(patch);
+    assert.equal(actor.system.details.fatePoints.boosts, 1);
+    assert.equal(actor.system.tracks.Wounded.name, "Wounded");
+    // Read back: the sheet now says what the bridge said.
+    assert.deepEqual(data().consequences.map((c) => c.name ?? null), ["Mild (not named on the sheet)", null, "Exhausted", "Wounded", "Old Scar"]);
   });
 });

@@ -83,13 +83,15 @@ export function toActorData(actor) {
  * @param {import("../protocol.mjs").ActorPatch} patch
  */
 export function patchUpdate(_actor, patch) {
-  return {
+  const update = {
     [`flags.${MODULE_ID}.fatePoints`]: patch.fate_points,
     [`flags.${MODULE_ID}.pendingFatePoints`]: patch.pending_fate_points,
     [`flags.${MODULE_ID}.overwhelmed`]: patch.overwhelmed,
     [`flags.${MODULE_ID}.consequences`]: patch.consequences.map(({ id, severity, name }) => compact({ id, severity, name })),
     [`flags.${MODULE_ID}.stress`]: [...patch.stress]
   };
+  if (Number.isInteger(patch.boosts)) update[`flags.${MODULE_ID}.boosts`] = patch.boosts;
+  return update;
 }
 
 /** @param {object} changed */

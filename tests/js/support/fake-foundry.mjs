@@ -31,10 +31,28 @@ export function randomID() {
   return id + String(++idCounter).padStart(4, "0");
 }
 
-/** Foundry's update merge: nested objects merge, `-=key` deletes. */
+/**
+ * v14's deletion operator (`_del`, a ForcedDeletion). structuredClone turns class instances into
+ * plain objects, so a clone of it is recognised by this marker.
+ */
+class ForcedDeletion {
+  constructor() {
+    this.fakeForcedDeletion = true;
+  }
+}
+const isForcedDeletion = (v) => v instanceof ForcedDeletion || (v && typeof v === "object" && v.fakeForcedDeletion === true);
+/** Uses of the `-=key` form under v14, where it is deprecated. */
+const deprecatedDeletions = [];
+let currentGeneration = 13;
+
+/** Foundry's update merge: nested objects merge, `-=key` (v13) and `_del` (v14) delete. */
 function mergeUpdate(target, changes) {
   for (const [key, value] of Object.entries(changes)) {
-    if (key.startsWith("-=")) {
+    if (isForcedDeletion(value)) {
+      if (currentGeneration < 14) throw new Error("fake Foundry: _del is a v14 operator");
+      delete target[key];
+    } else if (key.startsWith("-=")) {
+      if (currentGeneration >= 14) deprecatedDeletions.push(key);
       delete target[key.slice(2)];
     } else if (key.includes(".")) {
       const [head, ...rest] = key.split(".");
@@ -743,6 +761,11 @@ export function install(options) {
   globalThis.Hooks = Hooks;
   globalThis.ui = { notifications: { info: notify("info"), warn: notify("warn"), error: notify("error") } };
   const generation = options.generation ?? 13;
+  currentGeneration = generation;
+  deprecatedDeletions.length = 0;
+  log.deprecatedDeletions = deprecatedDeletions;
+  if (generation >= 14) globalThis._del = Object.freeze(new ForcedDeletion());
+  else delete globalThis._del;
   game.version = `${generation}.351`;
   game.release = { generation, version: game.version };
   // v13: an array of {id, name, img}; v14: an object keyed by id.
