@@ -26,6 +26,7 @@ from bridge.protocol.base import (
 from bridge.protocol.intents import (
     INTENTS,
     ActionAbsorb,
+    ActionCancel,
     ActionChoose,
     ActionConcede,
     ActionCost,
@@ -152,6 +153,7 @@ __all__ = [
     "AckError",
     "AckOk",
     "ActionAbsorb",
+    "ActionCancel",
     "ActionCard",
     "ActionChoose",
     "ActionConcede",

@@ -17,6 +17,7 @@ ErrorCode = Literal[
     "too_large",
     "rate_limited",
     "forbidden",
+    "unauthorized",
     "not_found",
     "unknown_actor",
     "unbound",
@@ -152,6 +153,7 @@ class ActionCard(Outbound):
         "costing",
         "absorbing",
         "resolved",
+        "cancelled",
     ]
     actor: CardSide
     opposition: CardSide

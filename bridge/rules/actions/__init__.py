@@ -12,6 +12,7 @@ straight from the roll to the invoke phase.
 
 from __future__ import annotations
 
+from bridge.rules.actions.cancel import cancel
 from bridge.rules.actions.choices import (
     ChoiceValue,
     absorb,
@@ -45,6 +46,7 @@ __all__ = [
     "StartAction",
     "absorb",
     "apply_cost",
+    "cancel",
     "choose",
     "concede",
     "declare",
