@@ -106,6 +106,8 @@ class Invoke(Frozen):
     payment: Literal["fate_point", "free", "boost"]
     effect: Literal["bonus", "reroll", "hostile"]
     dice: tuple[Face, Face, Face, Face] | None = None
+    # A reroll's replaced dice: with them the history counts every 4dF roll made.
+    replaced: tuple[Face, Face, Face, Face] | None = None
 
 
 class Roll(Frozen):
@@ -387,3 +389,5 @@ class WorldState(Frozen):
     compels: dict[str, Compel] = Field(default_factory=dict)
     # Boosts carried out of a challenge into the next scene (R11.1, R12.1).
     carried_boosts: tuple[str, ...] = ()
+    # Event seqs of resolutions the GM undid (the history marks them); only grows.
+    undone: tuple[int, ...] = ()

@@ -68,6 +68,7 @@ function messageSummary(m) {
     id: m.id,
     author: m.author?.id ?? null,
     speaker: m.speaker,
+    content: m.content,
     flags: m.flags,
     roll: m.rolls[0]?.toJSON() ?? null,
     rollTotal: m.rolls[0]?.total,
@@ -275,6 +276,14 @@ const commands = {
   },
   hookErrors() {
     return foundry.log.hookErrors.map((e) => `${e.hook}: ${e.error?.message ?? e.error}`);
+  },
+  /** Run a macro's code as Foundry does: an async function body with the page's globals. */
+  async runMacro(code) {
+    const AsyncFunction = (async () => {}).constructor;
+    return new AsyncFunction(code)();
+  },
+  scene() {
+    return api().scene;
   }
 };
 
