@@ -27,6 +27,9 @@ Name = Annotated[str, StringConstraints(min_length=1, max_length=120)]
 Text = Annotated[str, StringConstraints(max_length=2000)]
 Rating = Annotated[int, Field(ge=-10, le=20)]
 ActionTypeName = Literal["overcome", "create_advantage", "take_advantage", "discover", "attack"]
+# R11.3, R5.10: what kind of harm an attack or conflict deals, and what a stress track takes.
+HarmKindName = Literal["physical", "mental"]
+StressKindName = Literal["physical", "mental", "any", "other"]
 
 
 class Inbound(BaseModel):

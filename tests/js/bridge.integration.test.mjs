@@ -136,7 +136,11 @@ describe("player binding (DESIGN Trust)", () => {
     assert.deepEqual(actor.aspects.map((a) => a.name), ["Wizard of the Old School", "Rivals in the Collegia"]);
     assert.deepEqual(actor.stunts, [{ name: "Scholar", skill: "Lore", bonus: 2, actions: ["create_advantage", "take_advantage"] }]);
     assert.deepEqual(actor.consequences.map((c) => [c.severity, c.name ?? null]), [[2, null], [4, "Twisted Ankle"], [6, null]]);
-    assert.deepEqual(actor.stress, [false, false, true, false]);
+    // R5.10: named tracks of a kind, each box's value (escalating 1, 2) and mark.
+    assert.deepEqual(actor.stress.map((t) => [t.name, t.kind, t.boxes.map((b) => [b.value, b.marked])]), [
+      ["Physical", "physical", [[1, false], [2, false]]],
+      ["Mental", "mental", [[1, true], [2, false]]]
+    ]);
     assert.equal((await gm.rpc("sent")).some((s) => s.event === "actor.sync" && s.payload.actor.id === OGRE._id), false, "NPCs wait until used");
   });
 });

@@ -30,6 +30,7 @@ from bridge.rules.actions.commands import (
     Principal,
     SideName,
     StartAction,
+    StressMark,
 )
 from bridge.rules.actions.common import may_control, pending_fate_point, stunt_bonus
 from bridge.rules.actions.declare import concede, declare, oppose, roll_now, start_action
@@ -44,6 +45,7 @@ __all__ = [
     "Principal",
     "SideName",
     "StartAction",
+    "StressMark",
     "absorb",
     "apply_cost",
     "cancel",
