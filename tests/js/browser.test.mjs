@@ -471,6 +471,10 @@ test("the roll history window pages the bridge's record with its dice chart, and
   const rejected = await page.evaluate(() => game.modules.get("fate-bridge").api.undo({ backTo: 1 }).then(() => null, (e) => ({ name: e.name, code: e.code })));
   assert.equal(rejected.name, "BridgeError");
   assert.equal(rejected.code, "mid_commit", "event 1 is inside the first actor sync");
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test("the absorb picker names each stress track of the hit's kind and each box's value (R5.10, R11.3)", async () => {
   const page = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
   const errors = [];
