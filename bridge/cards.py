@@ -320,6 +320,14 @@ def actor_patch(
         consequences=_slots(character, state),
         stress=stress_views(character),
         overwhelmed=character.overwhelmed,
+        boosts=held_boosts(character, state),
+    )
+
+
+def held_boosts(character: Character, state: WorldState) -> int:
+    """How many boosts (R12.6) the character holds a free invoke on."""
+    return sum(
+        1 for a in state.aspects.values() if a.kind == "boost" and a.free_invokes.get(character.id)
     )
 
 
@@ -327,9 +335,7 @@ def token_status(
     character: Character, state: WorldState, world_id: str, seq: int
 ) -> protocol.TokenStatus:
     filled = {s.severity for s in character.consequences if not s.empty}
-    has_boost = any(
-        a.kind == "boost" and character.id in a.free_invokes for a in state.aspects.values()
-    )
+    has_boost = held_boosts(character, state) > 0
     statuses: dict[str, bool] = {
         "overwhelmed": character.overwhelmed,
         **{name: severity in filled for severity, name in SEVERITY_NAMES.items()},

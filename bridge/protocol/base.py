@@ -25,8 +25,10 @@ DiceRoll = tuple[Face, Face, Face, Face]
 # Inbound JSON arrays: strict mode refuses lists for tuples, so bound a list instead.
 DiceRollIn = Annotated[list[Face], Field(min_length=4, max_length=4)]
 
+# 128: an unlinked token's character id is its UUID ("Scene.<id>.Token.<id>", 45 characters),
+# and a character's aspect ids extend the character id with the sheet's key.
 Identifier = Annotated[
-    str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:\-]+$")
+    str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:\-]+$")
 ]
 RequestId = Annotated[
     str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:\-]+$")

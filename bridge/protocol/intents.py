@@ -135,6 +135,16 @@ class WorldRead(Inbound):
     request_id: RequestId
 
 
+class CardWritten(Inbound):
+    """The client that created an action's chat message names the message's Foundry author,
+    so later updates go to a user Foundry lets update it (the author, else the active GM).
+    A player may only name itself, for an action it started."""
+
+    request_id: RequestId
+    action_id: Identifier
+    author: Identifier
+
+
 class UserBind(Inbound):
     """GM only: the player's client wrote ``nonce`` into its own User flag (DESIGN Trust)."""
 
@@ -534,6 +544,7 @@ INTENTS: dict[str, type[Inbound]] = {
     "world.state": WorldRead,
     "user.bind": UserBind,
     "world.verify": WorldVerify,
+    "card.written": CardWritten,
     "action.start": ActionStart,
     "action.odds": ActionOdds,
     "action.roll": ActionRoll,

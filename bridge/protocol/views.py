@@ -459,6 +459,9 @@ class ActorPatch(Outbound):
     consequences: list[SlotState]
     stress: list[StressTrackView]
     overwhelmed: bool
+    # Boosts the character holds (a boost is an aspect with one free invoke, R12.6); a sheet's
+    # boost counter (fate-core-official's fatePoints.boosts) shows this number.
+    boosts: int = 0
 
 
 class TokenStatus(Outbound):
@@ -634,6 +637,12 @@ class WorldStateData(Outbound):
     open_actions: list[str]
 
 
+class CardWrittenData(Outbound):
+    action_id: str
+    author: str
+    changed: bool
+
+
 class UserBindData(Outbound):
     user_id: str
     bound: bool
@@ -726,6 +735,7 @@ RESULTS: dict[str, type[Outbound]] = {
     "world.state": WorldStateData,
     "user.bind": UserBindData,
     "world.verify": WorldVerifyData,
+    "card.written": CardWrittenData,
     **{event: ActionData for event in INTENTS if event.startswith("action.")},
     "action.odds": ActionOddsData,
     "aspect.give": AspectGiveData,

@@ -307,6 +307,9 @@ class Action(Frozen):
     side_id: str | None = None
     challenge_id: str | None = None
     task_id: str | None = None
+    # The Foundry user whose client created this action's chat message, as that client
+    # reported it: only the author or a GM may update the message (DESIGN Foundry side).
+    card_author: str | None = None
 
     @property
     def closed(self) -> bool:

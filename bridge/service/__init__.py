@@ -61,6 +61,7 @@ class BridgeService(WorldIntents, ActionIntents, SceneIntents, HistoryIntents, W
             "world.state": self._world_state,
             "user.bind": self._user_bind,
             "world.verify": self._world_verify,
+            "card.written": self._card_written,
             "action.start": self._action_start,
             "action.odds": self._action_odds,
             "action.roll": self._action_roll,

@@ -35,7 +35,7 @@ from bridge.rules.events import (
 from bridge.rules.procedures import settle
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import WorldState
-from bridge.service.emits import ExtraCards, card_id, derive_emits
+from bridge.service.emits import ExtraCards, card_id, card_writer_candidate, derive_emits
 from bridge.service.session import (
     ConnectRefused,
     Emission,
@@ -313,7 +313,9 @@ class ServiceCore:
                     digest = event_hash(prev, seq, domain_event.type, payload, now)
                     rows.append(EventRow(seq, domain_event.type, payload, now, prev, digest))
                     prev = digest
-                writers = {e.action.requested_by for e in events if isinstance(e, ActionPut)}
+                writers = {
+                    card_writer_candidate(e.action) for e in events if isinstance(e, ActionPut)
+                }
                 present = {
                     user: await self.store.is_present(session.world_id, user) for user in writers
                 }

@@ -2,6 +2,7 @@
  * The macro API on `game.modules.get("fate-bridge").api` (see MACROS.md).
  * @module api
  */
+import { characterActor } from "./characters.mjs";
 import { startAction } from "./actions.mjs";
 import { send, worldState } from "./intents.mjs";
 import { MODULE_ID, PROTOCOL_VERSION } from "./protocol.mjs";
@@ -19,7 +20,7 @@ import { currentScene, readScene } from "./scene-state.mjs";
  */
 function resolveActor(actorOrId) {
   if (actorOrId && typeof actorOrId === "object") return actorOrId;
-  return game.actors.get(actorOrId) ?? game.actors.getName?.(actorOrId) ?? null;
+  return characterActor(actorOrId) ?? game.actors.getName?.(actorOrId) ?? null;
 }
 
 /** @param {string} actionId  an action id, or a card id ("world.action") */

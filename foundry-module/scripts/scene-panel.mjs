@@ -5,6 +5,7 @@
  * read-only scene plus what it may answer or roll.
  * @module scene-panel
  */
+import { characterActor } from "./characters.mjs";
 import { adapterFor } from "./adapters/index.mjs";
 import { dialogClass, renderTemplate } from "./compat.mjs";
 import { ladderEntry } from "./format.mjs";
@@ -121,7 +122,7 @@ function syncContestForm(root) {
 function actorSkillOptions(actorIds) {
   const out = [];
   for (const id of actorIds) {
-    const actor = game.actors.get(id);
+    const actor = characterActor(id);
     if (!actor || !(game.user.isGM || actor.isOwner)) continue;
     const skills = Object.entries(adapterFor().skills(actor)).sort(([a, ra], [b, rb]) => rb - ra || a.localeCompare(b));
     for (const [skill, rating] of skills) out.push({ value: `${id}|${skill}`, label: `${actor.name} \u2014 ${skill} ${ladderEntry(rating)}` });

@@ -21,6 +21,7 @@ let server;
 let browser;
 let pageUrl;
 let scenePageUrl;
+let fcoPageUrl;
 let historyPageUrl;
 let stressPageUrl;
 
@@ -46,6 +47,7 @@ before(async () => {
   const port = await freePort();
   const world = await addWorld(dataDir, "browser-world", "Browser World");
   const sceneWorld = await addWorld(dataDir, "browser-scene", "Browser Scene");
+  const fcoWorld = await addWorld(dataDir, "browser-fco", "Browser FCO");
   const historyWorld = await addWorld(dataDir, "browser-history", "Browser History");
   const stressWorld = await addWorld(dataDir, "browser-stress", "Browser Stress", "fate-condensed");
   bridge = await startBridge({ dataDir, port });
@@ -55,6 +57,8 @@ before(async () => {
   pageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${q}`;
   const sq = new URLSearchParams({ bridge: bridge.url, world: sceneWorld.id, key: sceneWorld.key });
   scenePageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${sq}`;
+  const fq = new URLSearchParams({ bridge: bridge.url, world: fcoWorld.id, key: fcoWorld.key });
+  fcoPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${fq}`;
   const hq = new URLSearchParams({ bridge: bridge.url, world: historyWorld.id, key: historyWorld.key });
   historyPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${hq}`;
   const tq = new URLSearchParams({ bridge: bridge.url, world: stressWorld.id, key: stressWorld.key, actors: "fco" });
@@ -368,6 +372,67 @@ test("the scene panel, the contest tracker, the challenge board and the GM cards
   assert.equal(await panel.locator('[data-action="endScene"], [data-action="editAspect"], [data-action="startContest"], form[data-form="aspect"]').count(), 0);
   await panel.screenshot({ path: path.join(ARTIFACTS, "scene-panel-player.png") });
   await page.screenshot({ path: path.join(ARTIFACTS, "scene-overview.png") });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("one click, one roll: a click on an FCO skill rolls through the bridge, never natively; offline the sheet says so; the setting restores FCO's rolls", async () => {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(fcoPageUrl);
+  await page.waitForSelector("body[data-booted=true]");
+  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const nativeRolls = () => page.evaluate(() => window.fakeFoundry.log.fcoNativeRolls.length);
+  const dialog = page.locator("dialog.fake-dialog-v2");
+  const sheet = page.locator(".fcoSheet").first();
+
+  // One control per skill: FCO's own die icon is the bridge's; no second die is added.
+  assert.equal(await sheet.locator('[name="skill"]').count(), 3);
+  assert.equal(await sheet.locator(".fa-dice").count(), 3);
+  assert.equal(await sheet.locator(".fate-bridge-roll").count(), 3);
+  assert.equal(await sheet.locator(".fate-bridge-sheet-status").isVisible(), false, "connected: nothing to say");
+
+  // A click on the skill's name (FCO's click-to-roll area) opens the bridge's dialog.
+  await sheet.locator('[name="skill"][data-skillname="Lore"]').click({ position: { x: 8, y: 6 } });
+  await dialog.waitFor();
+  assert.equal(await dialog.locator("select[name=skill]").inputValue(), "Lore");
+  await dialog.locator('[data-action="close"]').click();
+  await dialog.waitFor({ state: "detached" });
+  // A double click is one roll, not two.
+  await sheet.locator('[name="skill"][data-skillname="Will"]').dblclick({ position: { x: 8, y: 6 } });
+  await dialog.waitFor();
+  assert.equal(await page.locator("dialog.fake-dialog-v2").count(), 1);
+  await dialog.locator('[data-action="close"]').click();
+  await dialog.waitFor({ state: "detached" });
+
+  // The die icon rolls through the bridge: the card arrives, and FCO neither rolled nor recorded it.
+  const call = (fn, payload) => page.evaluate(([f, p]) => game.modules.get("fate-bridge").api.connection.call(f, p), [fn, payload]);
+  assert.equal((await call("dev.queue_dice", { rolls: [[1, 1, 0, -1]] })).ok, true);
+  await sheet.locator('.fate-bridge-roll[data-skill="Athletics"]').click();
+  await dialog.waitFor();
+  await dialog.locator('button[data-action="roll"]').click();
+  await page.locator("#chat-log .fate-bridge-card").waitFor();
+  assert.equal(await nativeRolls(), 0, "FCO's native roll was suppressed for every click");
+  assert.deepEqual(await page.evaluate(() => game.scenes.viewed.getFlag("fate-core-official", "rolls") ?? []), [], "FCO did not record the bridge's roll");
+  assert.deepEqual(await page.evaluate(() => window.fakeFoundry.log.hookErrors.map((e) => String(e.error))), []);
+
+  // Offline: the click rolls nothing, natively or otherwise, and the sheet says why.
+  await page.evaluate(() => game.modules.get("fate-bridge").api.connection.disconnect());
+  await sheet.locator(".fate-bridge-sheet-status").waitFor();
+  assert.match(await sheet.locator(".fate-bridge-sheet-status").innerText(), /Fate Bridge is offline: a skill click rolls nothing/);
+  await sheet.locator('[name="skill"][data-skillname="Lore"]').click({ position: { x: 8, y: 6 } });
+  assert.equal(await page.locator("dialog.fake-dialog-v2").count(), 0);
+  assert.equal(await nativeRolls(), 0, "offline is not a silent native roll");
+  const notes = await page.evaluate(() => window.fakeFoundry.log.notifications.map((n) => n.message));
+  assert.ok(notes.some((n) => /Lore was not rolled: Fate Bridge is offline/.test(n)), JSON.stringify(notes));
+  await sheet.screenshot({ path: path.join(ARTIFACTS, "fco-sheet-offline.png") });
+
+  // The client setting restores FCO's own rolling.
+  await page.evaluate(() => game.settings.set("fate-bridge", "nativeFcoRolls", true));
+  await sheet.locator('[name="skill"][data-skillname="Lore"]').click({ position: { x: 8, y: 6 } });
+  assert.equal(await nativeRolls(), 1);
+  assert.equal(await page.locator("dialog.fake-dialog-v2").count(), 0);
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -315,7 +315,7 @@ describe("adapters", () => {
     check(validators.server["token.status"], emit, "token.status");
     assert.deepEqual(await writes.handleTokenStatus(emit), ["fate-bridge-overwhelmed", "fate-bridge-boost"]);
     assert.deepEqual(await writes.handleTokenStatus(emit), []);
-    assert.deepEqual(foundry.log.statusToggles.at(-2), { actor: actor.id, status: "fate-bridge-overwhelmed", active: true, overlay: true });
+    assert.deepEqual(foundry.log.statusToggles.at(-2), { actor: actor.id, token: null, status: "fate-bridge-overwhelmed", active: true, overlay: true });
     const gmUser = foundry.game.user;
     foundry.game.user = foundry.game.users.get(PLAYER.id);
     try {
@@ -342,7 +342,7 @@ describe("chat cards", () => {
     assert.equal(message.rolls.length, 1, "passive opposition has no roll");
     const [roll] = message.rolls;
     assert.equal(roll.total, 5);
-    assert.equal(roll.formula, "4dF + 3");
+    assert.equal(roll.formula, "3 + 4dF");
     assert.deepEqual(roll.dice[0].results.map((r) => r.result), [1, 1, 0, 0]);
     const html = message.element;
     const text = (sel) => html.querySelector(sel).textContent.replace(/\s+/g, " ").trim();
@@ -388,7 +388,7 @@ describe("chat cards", () => {
   test("a finished card lists invokes with who paid what, effects in words, and both sides' rolls", async () => {
     const message = await cards.handleCardEmit({ seq: 13, world: "w", writer: GM.id, op: "create", card_id: "card-4", card: finishedCard() });
     assert.equal(message.rolls.length, 2, "active opposition rolled too");
-    assert.equal(message.rolls[0].formula, "4dF + 7"); // Athletics 3 + stunt 2 + invokes 2 ... as the card totals
+    assert.equal(message.rolls[0].formula, "7 + 4dF"); // Athletics 3 + stunt 2 + invokes 2 ... as the card totals
     assert.equal(message.rolls[1].total, 2);
     const lines = (sel) => [...message.element.querySelectorAll(sel)].map((e) => e.textContent.replace(/\s+/g, " ").trim());
     assert.deepEqual(lines(".fate-bridge-card__invoke"), [
