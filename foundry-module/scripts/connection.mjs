@@ -42,7 +42,7 @@ export function requestId() {
 export class ConnectionManager {
   /** @param {ConnectionOptions} options */
   constructor(options) {
-    this.options = { baseDelay: 1000, maxDelay: 30000, timeout: 10000, ...options };
+    this.options = { baseDelay: 1000, maxDelay: 30000, timeout: 10000, rateRetries: 6, rateDelay: 250, ...options };
     /** @type {ConnectionStatus} */
     this.status = { state: "offline", reason: null, message: null };
     this.socket = null;
@@ -115,7 +115,9 @@ export class ConnectionManager {
 
   /**
    * Send an intent and wait for its ack. A fresh `request_id` is added.
-   * Never rejects: transport failures resolve to an error ack.
+   * Never rejects: transport failures resolve to an error ack. A `rate_limited` answer (the
+   * bridge refused it unread, e.g. a burst of actor syncs) is sent again, same request id,
+   * after a growing pause: a busy moment slows the table down instead of losing a click.
    * @param {string} event
    * @param {object} [payload]
    * @returns {Promise<import("./protocol.mjs").Ack>}
@@ -125,6 +127,16 @@ export class ConnectionManager {
       return { ok: false, error: { code: "offline", message: this.status.message ?? "offline" } };
     }
     const body = { request_id: requestId(), ...payload };
+    let ack = await this.#send(event, body);
+    for (let retry = 0; retry < this.options.rateRetries && ack.error?.code === "rate_limited"; retry++) {
+      await new Promise((resolve) => setTimeout(resolve, this.options.rateDelay * 2 ** retry));
+      if (!this.connected || !this.socket) break;
+      ack = await this.#send(event, body);
+    }
+    return ack;
+  }
+
+  async #send(event, body) {
     try {
       const ack = await this.socket.timeout(this.options.timeout).emitWithAck(event, body);
       if (ack && typeof ack === "object" && typeof ack.ok === "boolean") return ack;

@@ -566,6 +566,28 @@ describe("connection backoff", () => {
     const steps = [100, 200, 400, 800, 1000, 1000, 1000, 1000];
     delays.forEach((d, i) => assert.ok(d >= steps[i] / 2 && d <= steps[i], `delay ${i} = ${d} outside [${steps[i] / 2}, ${steps[i]}]`));
   });
+
+  test("a rate_limited answer is sent again with the same request id; other refusals are not", async () => {
+    const { ConnectionManager } = await import(path.join(MODULE_DIR, "scripts/connection.mjs"));
+    const c = new ConnectionManager({ url: "http://x", world: "w", role: "gm", user: "u", rateDelay: 1, rateRetries: 3 });
+    const sent = [];
+    const answers = [];
+    c.status = { state: "connected", reason: null, message: null };
+    c.socket = { timeout: () => ({ emitWithAck: async (event, body) => { sent.push([event, body.request_id]); return answers.shift(); } }) };
+    const limited = { ok: false, error: { code: "rate_limited", message: "Too many messages; slow down.", field: null } };
+    answers.push(limited, limited, { ok: true, data: { n: 1 } });
+    assert.deepEqual(await c.call("world.state", {}), { ok: true, data: { n: 1 } });
+    assert.equal(sent.length, 3);
+    assert.equal(new Set(sent.map(([, id]) => id)).size, 1, "one request id: the bridge answers it once");
+    sent.length = 0;
+    answers.push(limited, limited, limited, limited);
+    assert.equal((await c.call("world.state", {})).error.code, "rate_limited", "bounded: it gives up and says so");
+    assert.equal(sent.length, 4);
+    sent.length = 0;
+    answers.push({ ok: false, error: { code: "forbidden", message: "no", field: null } });
+    assert.equal((await c.call("world.state", {})).error.code, "forbidden");
+    assert.equal(sent.length, 1);
+  });
 });
 
 describe("GM cards follow the bridge's structured views", () => {
