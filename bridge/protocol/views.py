@@ -30,6 +30,8 @@ ErrorCode = Literal[
     "exhausted",
     "already_overcome",
     "no_gm",
+    "awaiting_gm",
+    "advantage_pending",
     "dev_dice_disabled",
     "conflict",
     "internal",

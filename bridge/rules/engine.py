@@ -21,6 +21,7 @@ from bridge.rules.events import (
     Event,
     RecordDropped,
     ScenePut,
+    SettingsPut,
 )
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import Aspect, Character, ConsequenceSlot, Stunt, WorldState
@@ -189,6 +190,8 @@ def apply(state: WorldState, event: Event) -> WorldState:
         return state.model_copy(update={event.collection: kept})
     if isinstance(event, CarriedBoostsPut):
         return state.model_copy(update={"carried_boosts": event.aspect_ids})
+    if isinstance(event, SettingsPut):
+        return state.model_copy(update={"settings": event.settings})
     raise TypeError(f"unhandled event {event!r}")
 
 

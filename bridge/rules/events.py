@@ -22,6 +22,7 @@ from bridge.rules.state import (
     Contest,
     Frozen,
     Scene,
+    WorldSettings,
 )
 
 
@@ -85,6 +86,12 @@ class CarriedBoostsPut(Frozen):
     aspect_ids: tuple[str, ...]
 
 
+class SettingsPut(Frozen):
+    type: Literal["settings.put"] = "settings.put"
+    reason: str
+    settings: WorldSettings
+
+
 Collection = Literal["actions", "contests", "challenges", "conflicts", "compels"]
 
 
@@ -117,6 +124,7 @@ Event = Annotated[
     | ConflictPut
     | CompelPut
     | CarriedBoostsPut
+    | SettingsPut
     | RecordDropped,
     Field(discriminator="type"),
 ]
