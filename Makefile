@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8765
 DATA ?= data
 
-.PHONY: run test test-python test-js lint schemas schemas-check module bench clean
+.PHONY: run test test-python test-js fuzz lint schemas schemas-check module bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ test: lint schemas-check test-python test-js
 
 test-python: $(VENV)/.installed node_modules/.installed
 	$(PY) -m pytest -q
+
+# Long randomized property runs (not derandomized); add what they find as @example.
+fuzz: $(VENV)/.installed
+	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -q tests/test_rules_properties.py
 
 test-js: $(VENV)/.installed node_modules/.installed
 	npm test

@@ -237,7 +237,7 @@ def world_summary(state: WorldState) -> protocol.WorldStateData:
             for a in sorted(state.aspects.values(), key=lambda a: (a.kind, a.name, a.id))
         ],
         gm_fate_points=state.gm_fate_points,
-        open_actions=[a.id for a in state.actions.values() if a.state != "resolved"],
+        open_actions=[a.id for a in state.actions.values() if not a.closed],
     )
 
 

@@ -1,17 +1,35 @@
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import socketio
+from hypothesis import HealthCheck, settings
 
 from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
 from tests.bridge_process import BridgeProcess, add_world, flush_redis
 from tests.bridge_process import redis_server as start_redis
 from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat
+
+# Property tests run derandomized by default, so every clean clone (and CI) passes or fails
+# the same way; `make fuzz` selects the "fuzz" profile for long random runs. Whatever a fuzz
+# run finds becomes an @example on its test.
+settings.register_profile(
+    "ci", max_examples=200, derandomize=True, database=None, print_blob=True, deadline=None
+)
+settings.register_profile(
+    "fuzz",
+    max_examples=5_000,
+    derandomize=False,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -13,9 +13,12 @@ from bridge.rules.actions import (
     Principal,
     StartAction,
 )
+from bridge.rules.consequences import place_consequence
 from bridge.rules.dice import Roll
+from bridge.rules.draft import Draft
 from bridge.rules.engine import SheetSlot, replay
 from bridge.rules.errors import RuleViolation
+from bridge.rules.events import Event
 from bridge.rules.ruleset import FATE_CONDENSED, UNWRITTEN
 from bridge.rules.state import GM, Aspect, Earning, Stunt, WorldState
 from tests.rules_fixtures import (
@@ -1024,3 +1027,142 @@ def test_r7_1_a_sheet_without_slots_gets_the_rulesets_defaults() -> None:
         # A later sync that says nothing of consequences keeps them.
         again = sync_character(state, bare, ruleset)
         assert again == []
+
+
+# --- No action blocks the table: declaring validates, resolution survives, the GM cancels ---
+
+
+def run_refused(table: Table, command: object) -> RuleViolation:
+    """The command is refused and the table keeps its state."""
+    before = table.state
+    with pytest.raises(RuleViolation) as caught:
+        table.run(command)  # type: ignore[arg-type]
+    assert table.state == before
+    return caught.value
+
+
+def test_r5_9_an_attack_needs_a_target() -> None:
+    # R5.9, R5.10: a hit lands on someone; without one the action could never resolve.
+    table = Table(fc_world())
+    command = StartAction("attack", "b", "Athletics", passive_rating=1)
+    error = run_refused(
+        table, lambda s: actions.start_action(s, command, PAUL, dice(ZERO), table.ruleset)
+    )
+    assert (error.code, error.field) == ("invalid", "target_id")
+    assert table.state.actions == {}
+    itself = StartAction("attack", "b", "Athletics", passive_rating=1, target_id="b")
+    error = run_refused(
+        table, lambda s: actions.start_action(s, itself, PAUL, dice(ZERO), table.ruleset)
+    )
+    assert error.field == "target_id"
+
+
+def test_declaring_refuses_an_aspect_that_does_not_exist() -> None:
+    table = Table(world())
+    command = StartAction(
+        "overcome", "b", "Athletics", passive_rating=1, target_aspect_id="sit-nowhere"
+    )
+    error = run_refused(
+        table, lambda s: actions.start_action(s, command, PAUL, dice(ZERO), table.ruleset)
+    )
+    assert (error.code, error.field) == ("not_found", "target_aspect_id")
+
+
+def test_r5_3_take_advantage_of_an_aspect_that_vanished_resolves_without_invokes() -> None:
+    # R5.3: the aspect left (the GM removed it) while the action was open: a clear outcome.
+    table = Table(with_aspect(world(), BRIDGE_ASPECT))
+    start(table, PAUL, (1, 1, 0, 0), type="take_advantage", target_aspect_id="sit-bridge")
+    table.state = table.state.model_copy(update={"aspects": {}})
+    both_pass(table)
+    action = table.action()
+    assert action.state == "resolved"
+    assert [e.kind for e in action.effects] == ["vanished", "success"]
+    assert action.effects[0].detail == "aspect"
+
+
+def test_r7_4_recovery_of_a_consequence_already_gone_resolves_with_a_clear_effect() -> None:
+    # R7.4: the consequence left its slot before the recovery roll resolved.
+    table = Table(world())
+
+    def hurt(state: WorldState) -> list[Event]:
+        draft = Draft(state, "test")
+        place_consequence(draft, "b", 2, "Sprained Ankle", caused_by=GM)
+        return draft.events()
+
+    table.run(hurt)
+    start(table, PAUL, (1, 1, 1, 0), recovery_of=("b", "mild"))
+    slots = tuple(
+        s.model_copy(update={"aspect_id": None}) if s.id == "mild" else s
+        for s in table.character("b").consequences
+    )
+    characters = {
+        **table.state.characters,
+        "b": table.character("b").model_copy(update={"consequences": slots}),
+    }
+    table.state = table.state.model_copy(update={"characters": characters})
+    both_pass(table)
+    assert [e.kind for e in table.action().effects] == ["vanished", "success"]
+    assert table.action().effects[0].detail == "consequence"
+    assert all(s.status == "fresh" for s in table.character("b").consequences)
+
+
+def test_the_gm_cancels_an_open_action_and_invoke_payments_return() -> None:
+    table = Table(with_aspect(world(gm_fate_points=2), BRIDGE_ASPECT))
+    free = BRIDGE_ASPECT.model_copy(update={"id": "sit-fog", "free_invokes": {"b": 1}})
+    boost = Aspect(id="boost-e", name="Edge", kind="boost", free_invokes={"b": 1})
+    table.state = with_aspect(with_aspect(table.state, free), boost)
+    initial = table.state
+    start(table, PAUL, ZERO, opposer_id="g")
+    table.run(lambda s: actions.oppose(s, "a1", "Athletics", GM_USER, dice(ZERO, ZERO)))
+    before = table.state
+    invoke(table, PAUL, "b", "b.hc")  # a fate point
+    invoke(table, PAUL, "b", "sit-fog", "free")
+    invoke(table, PAUL, "b", "boost-e", "boost")
+    invoke(table, GM_USER, "g", "b.hc")  # against Brousseau: R4.5 pays him at scene end
+    assert table.character("b").pending_fate_points == 1
+    assert "boost-e" not in table.state.aspects
+    error = run_refused(table, lambda s: actions.cancel(s, "a1", PAUL, "mine"))
+    assert error.code == "forbidden"
+    table.run(lambda s: actions.cancel(s, "a1", GM_USER, "Misclick"))
+    action = table.action()
+    assert action.state == "cancelled" and action.closed
+    assert [e.kind for e in action.effects].count("refund") == 4
+    assert action.effects[-1].kind == "cancelled" and action.effects[-1].text == "Misclick"
+    after = table.state
+    assert after.characters["b"].fate_points == before.characters["b"].fate_points
+    assert after.characters["b"].pending_fate_points == 0
+    assert after.gm_fate_points == before.gm_fate_points
+    assert after.aspects["sit-fog"].free_invokes == {"b": 1}
+    assert after.aspects["boost-e"].free_invokes == {"b": 1}
+    # Closed: nothing moves it any more, and the log replays to the same state.
+    error = run_refused(table, lambda s: actions.pass_invokes(s, "a1", "actor", PAUL, UNWRITTEN))
+    assert error.code == "wrong_state"
+    error = run_refused(table, lambda s: actions.cancel(s, "a1", GM_USER, ""))
+    assert error.code == "wrong_state"
+    assert replay(table.log, initial) == table.state
+
+
+def test_r11_1_a_cancelled_challenge_task_may_be_rolled_again() -> None:
+    # R11.1: cancelling a task's roll frees the task; the challenge is not complete.
+    from bridge.rules import challenge
+
+    table = Table(world())
+    table.run(
+        lambda s: challenge.start_challenge(
+            s, "Storm", [challenge.TaskSpec("Climb", "Athletics", 2)], GM_USER
+        )
+    )
+    challenge_id = next(iter(table.state.challenges))
+    task_id = table.state.challenges[challenge_id].tasks[0].id
+    table.run(
+        lambda s: challenge.roll_task(s, challenge_id, task_id, "b", PAUL, dice(ZERO), UNWRITTEN)
+    )
+    action_id = table.state.challenges[challenge_id].tasks[0].action_id
+    assert action_id is not None
+    table.run(lambda s: actions.cancel(s, action_id, GM_USER, ""))
+    current = table.state.challenges[challenge_id]
+    assert current.tasks[0].action_id is None and current.state == "open"
+    table.run(
+        lambda s: challenge.roll_task(s, challenge_id, task_id, "b", PAUL, dice(ZERO), UNWRITTEN)
+    )
+    assert table.state.challenges[challenge_id].tasks[0].action_id not in (None, action_id)

@@ -26,6 +26,7 @@ from bridge.protocol.base import (
 from bridge.protocol.intents import (
     INTENTS,
     ActionAbsorb,
+    ActionCancel,
     ActionChoose,
     ActionConcede,
     ActionCost,
@@ -150,6 +151,7 @@ __all__ = [
     "AckError",
     "AckOk",
     "ActionAbsorb",
+    "ActionCancel",
     "ActionCard",
     "ActionChoose",
     "ActionConcede",

@@ -207,6 +207,12 @@ class ActionGift(ActionRef):
     holder: Identifier
 
 
+class ActionCancel(ActionRef):
+    """The GM calls an open action off; invoke payments go back (see rules.actions.cancel)."""
+
+    reason: Text = ""
+
+
 class AspectGive(Inbound):
     """R10.2: hand free invokes to another character."""
 
@@ -423,6 +429,7 @@ INTENTS: dict[str, type[Inbound]] = {
     "action.concede": ActionConcede,
     "action.absorb": ActionAbsorb,
     "action.gift": ActionGift,
+    "action.cancel": ActionCancel,
     "aspect.give": AspectGive,
     "scene.end": SceneEnd,
     "scene.aspect": SceneAspect,

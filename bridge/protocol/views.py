@@ -154,6 +154,7 @@ class ActionCard(Outbound):
         "costing",
         "absorbing",
         "resolved",
+        "cancelled",
     ]
     actor: CardSide
     opposition: CardSide

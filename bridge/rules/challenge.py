@@ -11,7 +11,7 @@ from bridge.rules.draft import Draft
 from bridge.rules.errors import RuleViolation
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
-from bridge.rules.state import Challenge, ChallengeTask, WorldState
+from bridge.rules.state import Action, Challenge, ChallengeTask, WorldState
 
 
 @dataclass(frozen=True)
@@ -131,6 +131,19 @@ def try_advantage(
         )
     )
     return draft.events()
+
+
+def release_task(draft: Draft, action: Action) -> None:
+    """A cancelled task roll frees its task, so someone may roll it again."""
+    challenge = draft.challenges.get(action.challenge_id or "")
+    if challenge is None or challenge.state != "open":
+        return
+    tasks = tuple(
+        t.model_copy(update={"action_id": None}) if t.action_id == action.id else t
+        for t in challenge.tasks
+    )
+    if tasks != challenge.tasks:
+        draft.put_challenge(challenge.model_copy(update={"tasks": tasks}))
 
 
 def check_complete(draft: Draft, challenge_id: str) -> None:

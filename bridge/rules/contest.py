@@ -257,6 +257,16 @@ def forfeit(draft: Draft, action: Action) -> None:
         _maybe_close_exchange(draft, contest)
 
 
+def release_roll(draft: Draft, action: Action) -> None:
+    """A cancelled contest roll frees its side's slot, so the side may roll again."""
+    contest = draft.contests.get(action.contest_id or "")
+    if contest is None or contest.state != "open":
+        return
+    slot = next((r for r in contest.current if r.side_id == action.side_id), None)
+    if slot is not None and slot.action_id == action.id:
+        draft.put_contest(_with_slot(contest, slot.model_copy(update={"action_id": None})))
+
+
 def record_roll(draft: Draft, action: Action) -> None:
     """Called by the action rules when a contest roll's invoke phase is over."""
     contest = draft.contests.get(action.contest_id or "")

@@ -142,7 +142,7 @@ def _archive(draft: Draft) -> list[str]:
         if compel.state != "offered":
             draft.drop_compel(compel.id)
     for action in list(draft.actions.values()):
-        if action.state == "resolved" or action.purpose != "action":
+        if action.closed or action.purpose != "action":
             draft.drop_action(action.id)
     return unfinished
 

@@ -160,6 +160,9 @@ class Effect(Frozen):
         "success",
         "failure",
         "conceded",
+        "cancelled",  # the GM called the action off (text: why)
+        "refund",  # a cancelled action's invoke payment returned (detail: the payment)
+        "vanished",  # what the action was about is gone (detail: "aspect" / "consequence")
     ]
     character_id: str | None = None
     aspect_id: str | None = None
@@ -189,7 +192,11 @@ ActionState = Literal[
     "costing",  # the GM picks the cost (R6)
     "absorbing",  # Fate Condensed: the target absorbs a hit (R5.10)
     "resolved",
+    "cancelled",  # the GM called it off; closed like a resolved action, with no outcome
 ]
+
+CLOSED_STATES: frozenset[str] = frozenset({"resolved", "cancelled"})
+"""States in which an action takes no more intents."""
 
 Choice = Literal[
     "fail_or_cost",  # R5.1, R5.3, R5.5
@@ -270,6 +277,11 @@ class Action(Frozen):
     side_id: str | None = None
     challenge_id: str | None = None
     task_id: str | None = None
+
+    @property
+    def closed(self) -> bool:
+        """Resolved or cancelled: no intent moves it any more."""
+        return self.state in CLOSED_STATES
 
 
 class ContestSide(Frozen):

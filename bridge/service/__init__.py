@@ -58,6 +58,7 @@ class BridgeService(WorldIntents, ActionIntents, SceneIntents):
             "action.concede": self._action_concede,
             "action.absorb": self._action_absorb,
             "action.gift": self._action_gift,
+            "action.cancel": self._action_cancel,
             "aspect.give": self._aspect_give,
             "scene.end": self._scene_end,
             "scene.aspect": self._scene_aspect,

@@ -164,6 +164,14 @@ class ActionIntents(ServiceCore):
             intent.action_id,
         )
 
+    async def _action_cancel(self, session: Session, intent: protocol.ActionCancel) -> Reply:
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, _r, _d, who: actions.cancel(state, intent.action_id, who, intent.reason),
+            intent.action_id,
+        )
+
     async def _aspect_give(self, session: Session, intent: protocol.AspectGive) -> Reply:
         principal = session.principal
 

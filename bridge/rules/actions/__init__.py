@@ -15,6 +15,7 @@ straight from the roll to the invoke phase.
 
 from __future__ import annotations
 
+from bridge.rules.actions.cancel import cancel
 from bridge.rules.actions.choices import (
     ChoiceValue,
     absorb,
@@ -59,6 +60,7 @@ __all__ = [
     "absorb",
     "answer_help",
     "apply_cost",
+    "cancel",
     "choose",
     "concede",
     "confirm",

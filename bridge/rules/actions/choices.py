@@ -81,6 +81,8 @@ def choose(
         draft.put_action(action.model_copy(update={"state": "costing", "pending_choice": None}))
     elif choice == "aspect":
         succeed(draft, action.model_copy(update={"pending_choice": None}))
+    elif choice == "mark" and action.target_id not in draft.characters:
+        raise RuleViolation("invalid", "There is nobody to leave a mark on.", "choice")
     elif choice == "mark":
         # R5.4: one free invoke becomes a mild consequence; the other sits on it.
         target_id = action.target_id or ""

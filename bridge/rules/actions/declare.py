@@ -99,10 +99,17 @@ def declare(
         raise RuleViolation(
             "invalid", "Take advantage needs an existing aspect.", "target_aspect_id"
         )
+    elif target_aspect_id is not None and target_aspect_id not in draft.aspects:
+        raise RuleViolation("not_found", "There is no such aspect.", "target_aspect_id")
     if command.type == "create_advantage" and not command.aspect_name:
         raise RuleViolation("invalid", "Name the aspect you want to create.", "aspect_name")
     if command.target_id is not None:
         find_character(draft, command.target_id, "target_id")
+        if command.type == "attack" and command.target_id in {c.id for c, _ in participants}:
+            raise RuleViolation("invalid", "A character cannot attack itself.", "target_id")
+    if command.type == "attack" and command.target_id is None and command.opposer_id is None:
+        # R5.9, R5.10: a hit lands on someone; without a target it could never resolve.
+        raise RuleViolation("invalid", "An attack needs a target.", "target_id")
 
     situation = command.situation
     if situation and not command.allow_repeat:

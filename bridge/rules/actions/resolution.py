@@ -109,7 +109,11 @@ def _resolve_attack(draft: Draft, action: Action) -> None:
 
 def start_hit(draft: Draft, action: Action, hit: int) -> None:
     """R5.10: the target absorbs the whole hit, or is taken out."""
-    target = draft.character(action.target_id or "")
+    target = draft.characters.get(action.target_id or "")
+    if target is None:
+        # Declaring refuses an attack without a target; an older log may still hold one.
+        finish(draft, add_effects(action, _vanished(action, "target")), succeeded=False)
+        return
     effect = Effect(kind="hit", character_id=target.id, count=hit)
     action = add_effects(action, effect)
     if absorb_capacity(target) < hit:
@@ -135,7 +139,7 @@ def succeed(draft: Draft, action: Action, *, at_cost: bool = False) -> None:
             if key not in scene.overcome:
                 draft.put_scene(scene.model_copy(update={"overcome": (*scene.overcome, key)}))
         if action.recovery_slot_id:
-            effects.append(_mark_addressed(draft, action.recovery_slot_id))
+            effects.append(_mark_addressed(draft, action, action.recovery_slot_id))
     elif action.type == "create_advantage":
         free = 2 if excel else 1
         effects.append(
@@ -151,7 +155,11 @@ def succeed(draft: Draft, action: Action, *, at_cost: bool = False) -> None:
         _clear_exhaustion(draft, leader.id, action.situation)
     elif action.type == "take_advantage":
         free = 2 if excel else 1
-        effects.append(add_free_invokes(draft, action.target_aspect_id or "", leader.id, free))
+        if action.target_aspect_id in draft.aspects:
+            effects.append(add_free_invokes(draft, action.target_aspect_id, leader.id, free))
+        else:
+            # The aspect went away while the action was open (a scene end, the GM).
+            effects.append(_vanished(action, "aspect"))
     elif action.type == "discover":
         questions = 1 if at_cost or (action.shifts or 0) < 1 else action.shifts or 0
         effects.append(Effect(kind="questions", character_id=leader.id, count=questions))
@@ -200,10 +208,18 @@ def _clear_exhaustion(draft: Draft, character_id: str, situation: str | None) ->
         )
 
 
-def _mark_addressed(draft: Draft, recovery_slot_id: str) -> Effect:
-    """R7.4: success marks the consequence addressed."""
+def _vanished(action: Action, what: str) -> Effect:
+    """What the action was about no longer exists: said on the card, never a crash."""
+    return Effect(kind="vanished", text=action.aspect_name or "", detail=what)
+
+
+def _mark_addressed(draft: Draft, action: Action, recovery_slot_id: str) -> Effect:
+    """R7.4: success marks the consequence addressed (if it is still there to treat)."""
     patient_id, slot_id = recovery_slot_id.split("|", 1)
-    patient = draft.character(patient_id)
+    patient = draft.characters.get(patient_id)
+    current = next((s for s in patient.consequences if s.id == slot_id), None) if patient else None
+    if patient is None or current is None or current.empty or current.status != "fresh":
+        return _vanished(action, "consequence")
     slots = tuple(
         s.model_copy(update={"status": "addressed"}) if s.id == slot_id else s
         for s in patient.consequences
