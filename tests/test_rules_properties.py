@@ -304,7 +304,10 @@ CHOICE_FOR = {
 def gm_step(state: WorldState, action_id: str, dice: QueuedDice) -> list:  # type: ignore[type-arg]
     """The GM's next press on an open action, whatever it waits for."""
     action = state.actions[action_id]
-    if action.state == "declared":
+    if action.state == "confirming" and action.proposal is not None:
+        return actions.confirm(state, action_id, GM_USER, dice)  # R2.1, R9.1
+    if action.state in ("declared", "confirming"):
+        # R10.1 Decision: rolling drops the helpers who have not answered.
         return actions.roll_now(state, action_id, GM_USER, dice)
     if action.state == "awaiting_opposition":
         return actions.oppose(state, action_id, "Athletics", GM_USER, dice)

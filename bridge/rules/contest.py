@@ -239,7 +239,7 @@ def _open_advantage(draft: Draft, contest: Contest, side_id: str) -> Action | No
             if a.purpose == "contest_advantage"
             and a.contest_id == contest.id
             and a.side_id == side_id
-            and a.state != "resolved"
+            and not a.closed
         ),
         None,
     )

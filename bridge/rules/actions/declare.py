@@ -105,7 +105,7 @@ def declare(
         raise RuleViolation("invalid", "Name the aspect you want to create.", "aspect_name")
     if command.target_id is not None:
         find_character(draft, command.target_id, "target_id")
-        if command.type == "attack" and command.target_id in {c.id for c, _ in participants}:
+        if command.type == "attack" and command.target_id in named:
             raise RuleViolation("invalid", "A character cannot attack itself.", "target_id")
     if command.type == "attack" and command.target_id is None and command.opposer_id is None:
         # R5.9, R5.10: a hit lands on someone; without a target it could never resolve.
