@@ -299,8 +299,7 @@ def take_hint(state: WorldState, action_id: str, principal: Principal) -> list[E
         open_hints.remove(leader.id)  # one entry per excelled discover
         draft.put_scene(scene.model_copy(update={"hints_open": tuple(open_hints)}))
     effects = tuple(
-        e.model_copy(update={"detail": "asked"}) if e.kind == "hint" else e
-        for e in action.effects
+        e.model_copy(update={"detail": "asked"}) if e.kind == "hint" else e for e in action.effects
     )
     draft.put_action(action.model_copy(update={"hint": "asked", "effects": effects}))
     return draft.events()

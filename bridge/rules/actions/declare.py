@@ -228,9 +228,7 @@ def _proposal(
     )
 
 
-def compose_actor_side(
-    draft: Draft, participants: Sequence[Participant], action_type: str
-) -> Side:
+def compose_actor_side(draft: Draft, participants: Sequence[Participant], action_type: str) -> Side:
     """R10.1: of the participants who joined, the highest skill leads and alone rolls;
     every other with at least +1 in its similar skill adds +1 (teamwork)."""
     joined = [
