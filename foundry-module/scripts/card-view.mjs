@@ -3,7 +3,7 @@
  * The same for every viewer: per-user buttons are added at render time (card-controls.mjs).
  * @module card-view
  */
-import { signed } from "./format.mjs";
+import { ladderEntry, signed } from "./format.mjs";
 
 const GLYPHS = { 1: "+", 0: "", [-1]: "\u2212" };
 const FACE_CLASS = { 1: "plus", 0: "blank", [-1]: "minus" };
@@ -149,7 +149,7 @@ export function proposalText(card) {
   if (!proposal) return null;
   const i18n = game.i18n;
   const parts = [];
-  if (proposal.passive_rating) parts.push(i18n.format("FATEBRIDGE.Card.ProposalRating", { rating: `${proposal.passive_rating.label} ${signed(proposal.passive_rating.value)}` }));
+  if (proposal.passive_rating) parts.push(i18n.format("FATEBRIDGE.Card.ProposalRating", { rating: ladderEntry(proposal.passive_rating.value) }));
   if (proposal.dangerous_actor) parts.push(i18n.localize("FATEBRIDGE.Card.ProposalDangerActor"));
   if (proposal.dangerous_opposition) parts.push(i18n.localize("FATEBRIDGE.Card.ProposalDangerOpposition"));
   return i18n.format("FATEBRIDGE.Card.Proposal", { what: parts.join(", ") });

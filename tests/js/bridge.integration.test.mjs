@@ -289,7 +289,7 @@ describe("the GM owns the numbers: confirming on the card (R2.1, R9.1, R10.1)", 
     assert.equal(data.card.proposal.passive_rating.value, -4);
     const cardId = data.card_id;
     let message = await cardIn(player, cardId, (m) => m.card.state, "confirming card");
-    assert.match(message.card.state, /Waiting for the GM/);
+    assert.match(message.card.state, /Awaiting confirmation/);
     assert.deepEqual(message.controls, [], "the player presses nothing: the GM confirms and answers for the NPC");
     let gmView = await relayMessage(player, gm, cardId);
     assert.deepEqual(gmView.controls, ["confirm", `help:${OGRE._id}`, `help:${OGRE._id}`]);

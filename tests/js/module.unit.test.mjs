@@ -861,9 +861,9 @@ describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5
   test("the card says what waits: the proposal and the invited helper", async () => {
     const message = await cards.handleCardEmit(cardEmit(confirming()));
     const text = (sel) => [...message.element.querySelectorAll(sel)].map((e) => e.textContent.replace(/\s+/g, " ").trim());
-    assert.deepEqual(text(".fate-bridge-card__proposal"), ["Proposed by the player: opposition -10 \u221210, dangerous for the actor. The GM confirms or changes it."]);
+    assert.deepEqual(text(".fate-bridge-card__proposal"), ["Proposed by the player: opposition \u221210, dangerous for the actor. The GM confirms or changes it."]);
     assert.deepEqual(text(".fate-bridge-card__participant"), ["Margot (Athletics) is asked to help — waiting for an answer"]);
-    assert.deepEqual(text(".fate-bridge-card__state"), ["Waiting for the GM and the helpers"]);
+    assert.deepEqual(text(".fate-bridge-card__state"), ["Awaiting confirmation"]);
   });
 
   test("R5.5: the actor takes the hint, the GM answers it; each sends a valid intent", async () => {
