@@ -11,18 +11,25 @@ import re
 import socket
 import sys
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
 from aiohttp import web
+from pydantic import ValidationError
 
 from bridge import __version__, protocol
+from bridge.protocol.http import WebhookCreate, WebhookList
 from bridge.rules.ruleset import RULESETS
 from bridge.server import create_app
-from bridge.service import BridgeService
+from bridge.service import BridgeService, IntentError
+from bridge.service.session import validation_error
 from bridge.store.base import Store, WorldExists
 from bridge.store.chain import GENESIS_HASH, verify_chain
 from bridge.store.redis import RedisStore
 from bridge.store.sqlite import SQLiteStore
+from bridge.store.webhooks import webhook_store_for
+from bridge.webhooks.outbox import WebhookOutbox
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -88,6 +95,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="accept dev.queue_dice from a GM so tests can fix the next rolls; never in play",
     )
     serve.add_argument(
+        "--api-rate",
+        type=float,
+        default=10.0,
+        metavar="PER_SECOND",
+        help="HTTP API requests per second per world, with bursts of three times that "
+        "(default %(default)s)",
+    )
+    serve.add_argument(
         "--no-default-world",
         action="store_true",
         help=f"don't register the '{DEFAULT_WORLD}' world on first start",
@@ -112,6 +127,29 @@ def build_parser() -> argparse.ArgumentParser:
     rotate = world.add_parser("rotate-key", help="replace a world's GM key and print the new one")
     rotate.add_argument("id", type=_world_id)
     rotate.add_argument("--json", action="store_true", help="print JSON")
+
+    webhooks = world.add_parser(
+        "webhooks",
+        help="a world's outbound webhooks: list them with their recent deliveries and "
+        "failures, add or remove one",
+    ).add_subparsers(dest="webhooks_command", required=True, metavar="WEBHOOKS_COMMAND")
+    hooks_list = webhooks.add_parser("list", help="webhooks, recent deliveries and failures")
+    hooks_list.add_argument("id", type=_world_id)
+    hooks_list.add_argument("--limit", type=int, default=20, help="deliveries shown")
+    hooks_list.add_argument("--json", action="store_true", help="print JSON")
+    hooks_add = webhooks.add_parser(
+        "add",
+        help="add a webhook: 'discord' mirrors resolved cards into a channel; 'json' posts "
+        "signed JSON (its signing secret is printed once)",
+    )
+    hooks_add.add_argument("id", type=_world_id)
+    hooks_add.add_argument("kind", choices=["discord", "json"])
+    hooks_add.add_argument("url", help="the Discord webhook URL, or your endpoint's URL")
+    hooks_add.add_argument("--name", help="a name to tell webhooks apart")
+    hooks_add.add_argument("--json", action="store_true", help="print JSON")
+    hooks_remove = webhooks.add_parser("remove", help="remove a webhook")
+    hooks_remove.add_argument("id", type=_world_id)
+    hooks_remove.add_argument("webhook_id")
 
     schemas = commands.add_parser("schemas", help="write the JSON Schemas")
     schemas.add_argument("--out", default="schemas", help="output folder (default %(default)s)")
@@ -138,6 +176,8 @@ async def _world_command(args: argparse.Namespace) -> int:
     await store.open()
     try:
         service = BridgeService(store)
+        if args.world_command == "webhooks":
+            return await _webhooks_command(store, args)
         if args.world_command == "add":
             try:
                 record, key = await service.add_world(args.id, args.name or args.id, args.ruleset)
@@ -170,6 +210,66 @@ async def _world_command(args: argparse.Namespace) -> int:
         return 0
     finally:
         await store.close()
+
+
+async def _webhooks_command(store: Store, args: argparse.Namespace) -> int:
+    """``world webhooks list|add|remove``: the service's webhook settings, on the store
+    a running bridge uses (it picks changes up on its next outbox pass)."""
+    hooks = webhook_store_for(store)
+    await hooks.open()
+    try:
+        service = BridgeService(store, webhooks=hooks)
+        try:
+            if args.webhooks_command == "add":
+                created = await service.add_webhook(
+                    args.id, WebhookCreate(kind=args.kind, url=args.url, name=args.name)
+                )
+                if args.json:
+                    print(created.model_dump_json())
+                    return 0
+                hook = created.webhook
+                print(f"Webhook {hook.id} ({hook.kind}) added: {hook.url_hint}")
+                if created.secret:
+                    print(f"Signing secret (shown once): {created.secret}")
+                return 0
+            if args.webhooks_command == "remove":
+                await service.remove_webhook(args.id, args.webhook_id)
+                print(f"Webhook {args.webhook_id} removed.")
+                return 0
+            listed = await service.list_webhooks(args.id, max(1, args.limit))
+        except IntentError as exc:
+            print(f"error: {exc.message}", file=sys.stderr)
+            return 1
+        except ValidationError as exc:
+            print(f"error: {validation_error(exc)['error']['message']}", file=sys.stderr)
+            return 1
+        if args.json:
+            print(listed.model_dump_json())
+            return 0
+        print(_webhook_listing(listed))
+        return 0
+    finally:
+        await hooks.close()
+
+
+def _webhook_listing(listed: WebhookList) -> str:
+    """What ``world webhooks list`` prints: each webhook, then deliveries, failures first."""
+    if not listed.webhooks:
+        lines = ["No webhooks."]
+    else:
+        lines = ["Webhooks:"]
+        lines += [f"  {h.id}\t{h.kind}\t{h.name}\t{h.url_hint}" for h in listed.webhooks]
+    failed = [d for d in listed.deliveries if d.status == "failed"]
+    lines.append(f"Recent deliveries: {len(listed.deliveries)}, failed: {len(failed)}")
+    for d in sorted(listed.deliveries, key=lambda d: d.status != "failed"):
+        when = datetime.fromtimestamp(d.finished_at or d.created_at, UTC).isoformat(
+            timespec="seconds"
+        )
+        error = f"\t{d.last_error}" if d.last_error else ""
+        lines.append(
+            f"  {d.status.upper()}\t{when}\t{d.webhook_id}\t{d.key}\tattempts {d.attempts}{error}"
+        )
+    return "\n".join(lines)
 
 
 async def _verify(service: BridgeService, store: Store, world_id: str) -> int:
@@ -222,7 +322,12 @@ def _banner(base_url: str, world_id: str, key: str | None, dev_dice: bool) -> st
 async def _serve(args: argparse.Namespace) -> int:
     store = _store(args)
     await store.open()
-    service = BridgeService(store, dev_dice=args.dev_dice)
+    hooks = webhook_store_for(store)
+    await hooks.open()
+    service = BridgeService(store, dev_dice=args.dev_dice, webhooks=hooks)
+    # The one HTTP client every webhook goes out through.
+    client = httpx.AsyncClient(headers={"User-Agent": f"fate-bridge/{__version__}"})
+    outbox = WebhookOutbox(store, hooks, client)
     first_key: str | None = None
     worlds = await store.list_worlds()
     if not worlds and not args.no_default_world:
@@ -236,12 +341,15 @@ async def _serve(args: argparse.Namespace) -> int:
         cors_origins=args.cors_origin or "*",
         public_url=args.public_url,
         redis_url=args.redis,
+        on_commit=outbox.nudge,
+        api_rate=args.api_rate,
     )
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, args.host, args.port)
     try:
         await site.start()
+        outbox.start()
         shown = worlds[0].id if worlds else DEFAULT_WORLD
         print(_banner(base_url, shown, first_key, args.dev_dice), flush=True)
         if len(worlds) > 1:
@@ -249,7 +357,10 @@ async def _serve(args: argparse.Namespace) -> int:
         print(f"Listening on {base_url} (protocol {protocol.PROTOCOL_VERSION}).", flush=True)
         await asyncio.Event().wait()
     finally:
+        await outbox.stop()
         await runner.cleanup()
+        await client.aclose()
+        await hooks.close()
         await store.close()
     return 0
 

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 
 from bridge import protocol
+from bridge.protocol.http import WebhookCardEvent
 
 
 def _schema(model: type[BaseModel] | Any, title: str) -> dict[str, Any]:
@@ -36,6 +37,7 @@ def build_schemas() -> dict[str, dict[str, Any]]:
         files[f"results/{_filename(event)}"] = _schema(result, f"{event} result")
     for event, emit in protocol.EMITS.items():
         files[f"server/{_filename(event)}"] = _schema(emit, event)
+    files["webhooks/card.json"] = _schema(WebhookCardEvent, "json webhook body")
     files["openapi.json"] = openapi()
     files["index.json"] = {
         "protocol": protocol.PROTOCOL_VERSION,
@@ -43,63 +45,17 @@ def build_schemas() -> dict[str, dict[str, Any]]:
         "client": {e: f"client/{_filename(e)}" for e in protocol.INTENTS},
         "results": {e: f"results/{_filename(e)}" for e in protocol.RESULTS},
         "server": {e: f"server/{_filename(e)}" for e in protocol.EMITS},
+        "webhooks": {"card": "webhooks/card.json"},
+        "http": "openapi.json",
     }
     return files
 
 
 def openapi() -> dict[str, Any]:
-    """The bridge's small HTTP API; the game itself speaks Socket.IO (see index.json)."""
-    health = TypeAdapter(protocol.Health).json_schema(ref_template="#/components/schemas/{model}")
-    return {
-        "openapi": "3.1.0",
-        "info": {
-            "title": "Fate Bridge HTTP API",
-            "version": str(protocol.PROTOCOL_VERSION),
-            "description": "Health and module installation. Play happens over Socket.IO "
-            f"namespace {protocol.NAMESPACE}; its messages are the JSON Schemas beside this file.",
-        },
-        "paths": {
-            "/healthz": {
-                "get": {
-                    "summary": "Is the bridge serving",
-                    "responses": {
-                        "200": {
-                            "description": "Serving",
-                            "content": {
-                                "application/json": {
-                                    "schema": {"$ref": "#/components/schemas/Health"}
-                                }
-                            },
-                        }
-                    },
-                }
-            },
-            "/module/module.json": {
-                "get": {
-                    "summary": "The Foundry module manifest, pointing at this bridge",
-                    "responses": {
-                        "200": {
-                            "description": "Manifest",
-                            "content": {"application/json": {"schema": {"type": "object"}}},
-                        }
-                    },
-                }
-            },
-            "/module/fate-bridge.zip": {
-                "get": {
-                    "summary": "The installable module",
-                    "responses": {
-                        "200": {
-                            "description": "Zip",
-                            "content": {"application/zip": {"schema": {"type": "string"}}},
-                        },
-                        "503": {"description": "The socket.io-client build is missing"},
-                    },
-                }
-            },
-        },
-        "components": {"schemas": {"Health": health}},
-    }
+    """The HTTP API's OpenAPI 3.1 document (also served at ``/api/v1/openapi.json``)."""
+    from bridge.http_api import openapi_document
+
+    return openapi_document()
 
 
 def render(schema: dict[str, Any]) -> str:

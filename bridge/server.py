@@ -10,14 +10,16 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import socketio
 from aiohttp import web
 
 from bridge import __version__, protocol
+from bridge.http_api import API_RATE_PER_SECOND, HttpApi
 from bridge.module_package import ZIP_NAME, build_zip, manifest
+from bridge.ratelimit import TokenBucket
 from bridge.service import BridgeService, ConnectRefused, Reply, Session, error
 from bridge.service.session import user_room
 
@@ -32,30 +34,15 @@ SERVICE_KEY = web.AppKey("service", BridgeService)
 CONFIG_KEY = web.AppKey("config", dict[str, Any])
 
 
-@dataclass
-class _Bucket:
-    """A token bucket per connection: floods get errors, not service time."""
-
-    tokens: float = RATE_BURST
-    stamp: float = 0.0
-
-    def take(self, now: float) -> bool:
-        self.tokens = min(RATE_BURST, self.tokens + (now - self.stamp) * RATE_PER_SECOND)
-        self.stamp = now
-        if self.tokens < 1:
-            return False
-        self.tokens -= 1
-        return True
-
-
 class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
     """``/fate``: one class-level instance, so per-socket state lives in dicts keyed by sid."""
 
-    def __init__(self, service: BridgeService) -> None:
+    def __init__(self, service: BridgeService, on_commit: Callable[[], None] | None = None) -> None:
         super().__init__(protocol.NAMESPACE)
         self.service = service
+        self.on_commit = on_commit
         self.sessions: dict[str, Session] = {}
-        self.buckets: dict[str, _Bucket] = {}
+        self.buckets: dict[str, TokenBucket] = {}
 
     async def trigger_event(self, event: str, *args: Any) -> Any:
         if event == "connect":
@@ -72,6 +59,8 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
         reply = await self._dispatch(sid, event, payload)
         for emission in reply.emissions:
             await self.emit(emission.event, emission.payload, room=emission.room)
+        if reply.emissions and self.on_commit is not None:
+            self.on_commit()
         return reply.ack
 
     async def _connect(self, sid: str, auth: object) -> None:
@@ -82,7 +71,7 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
                 "refused", refused.refusal.model_dump(mode="json")
             ) from None
         self.sessions[sid] = session
-        self.buckets[sid] = _Bucket(stamp=time.monotonic())
+        self.buckets[sid] = TokenBucket(RATE_PER_SECOND, RATE_BURST, stamp=time.monotonic())
         # A player hears the world only once the GM's client has vouched for it (the
         # "bound" notice reaches its user room); see _dispatch.
         await self.enter_room(sid, user_room(session.world_id, session.user_id))
@@ -162,11 +151,14 @@ def create_app(
     cors_origins: str | list[str] = "*",
     public_url: str | None = None,
     redis_url: str | None = None,
+    on_commit: Callable[[], None] | None = None,
+    api_rate: float = API_RATE_PER_SECOND,
 ) -> web.Application:
     """Build the app; the caller opens and closes the service's store around it.
 
     With ``redis_url`` several bridge processes share rooms: an emit on one reaches
-    the clients of all (python-socketio's AsyncRedisManager).
+    the clients of all (python-socketio's AsyncRedisManager). ``on_commit`` is called
+    after any intent that committed something (it wakes the webhook outbox).
     """
     app = web.Application(client_max_size=TRANSPORT_LIMIT_BYTES)
     app[SERVICE_KEY] = service
@@ -178,8 +170,9 @@ def create_app(
         transports=["websocket"],
         client_manager=socketio.AsyncRedisManager(redis_url) if redis_url else None,
     )
-    sio.register_namespace(FateNamespace(service))
+    sio.register_namespace(FateNamespace(service, on_commit))
     sio.attach(app)
+    HttpApi(service, sio, on_commit, rate_per_second=api_rate).register(app)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/module/module.json", module_manifest)
     app.router.add_get(f"/module/{ZIP_NAME}", module_zip)

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, settings
 from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
 from tests.bridge_process import BridgeProcess, add_world, flush_redis
 from tests.bridge_process import redis_server as start_redis
+from tests.receiver import receiver  # noqa: F401 - a fixture for every module
 from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat
 
 # Property tests run derandomized by default, so every clean clone (and CI) passes or fails

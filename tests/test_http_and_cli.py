@@ -64,7 +64,7 @@ def test_cli_help_documents_every_command() -> None:
         text=True,
         check=True,
     ).stdout
-    for command in ("add", "list", "verify", "rotate-key"):
+    for command in ("add", "list", "verify", "rotate-key", "webhooks"):
         assert command in world
 
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.bridge_process import BridgeProcess, add_world, flush_redis
+from tests.bridge_process import BridgeProcess, add_world, cli, flush_redis
 from tests.conftest import Connect
+from tests.receiver import Receiver
 from tests.seats import BROUSSEAU, Seat, queue
 
 pytestmark = pytest.mark.redis_only
@@ -83,3 +85,40 @@ async def test_two_nodes_share_rooms_binding_and_state(
 
 def test_flush_is_per_database(redis_url: str) -> None:
     flush_redis(redis_url)  # the helper the fixtures rely on works on a live server
+
+
+async def test_two_nodes_send_each_webhook_item_once(
+    bridge: BridgeProcess, second_node: BridgeProcess, connect: Connect, receiver: Receiver
+) -> None:
+    """Both nodes run the outbox on one Redis; the lease lets exactly one send each item."""
+    key = add_world(bridge, "shared")
+    added = cli(second_node, "world", "webhooks", "add", "shared", "json", receiver.url, "--json")
+    assert json.loads(added.stdout)["secret"].startswith("whsec_")
+    gm_a = Seat(await connect("shared", key=key, user="gm"))
+    gm_b = Seat(await connect("shared", key=key, user="gm2", url=second_node.url))
+    await gm_a.ok("actor.sync", actor=BROUSSEAU)
+    resolved = []
+    for number, gm in enumerate((gm_a, gm_b, gm_a, gm_b)):
+        await queue(gm, [1, 1, 0, 0])
+        card = await gm.card(
+            "action.start",
+            type="overcome",
+            actor_id="brousseau",
+            skill="Athletics",
+            opposition={"kind": "passive", "rating": 2},
+            request_id=f"start-{number}",
+        )
+        final = await gm.card("action.pass", action_id=card["action_id"], side="actor")
+        resolved.append(final["action_id"])
+    await receiver.wait(4)
+    listing = cli(bridge, "world", "webhooks", "list", "shared", "--json")
+    for _ in range(100):  # until both outboxes have settled every item
+        statuses = [d["status"] for d in json.loads(listing.stdout)["deliveries"]]
+        if statuses == ["delivered"] * 4:
+            break
+        await asyncio.sleep(0.05)
+        listing = cli(bridge, "world", "webhooks", "list", "shared", "--json")
+    assert statuses == ["delivered"] * 4
+    delivered = [json.loads(body)["card"]["action_id"] for _headers, body in receiver.got]
+    assert sorted(delivered) == sorted(resolved)
+    assert len({headers["X-Fate-Bridge-Delivery"] for headers, _ in receiver.got}) == 4

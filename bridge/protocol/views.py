@@ -17,6 +17,7 @@ ErrorCode = Literal[
     "too_large",
     "rate_limited",
     "forbidden",
+    "unauthorized",
     "not_found",
     "unknown_actor",
     "unbound",

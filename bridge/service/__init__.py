@@ -20,8 +20,10 @@ from bridge.service.session import (
     utc_now,
     world_room,
 )
+from bridge.service.webhook_settings import WebhookSettings
 from bridge.service.world_intents import WorldIntents
 from bridge.store.base import Store
+from bridge.store.webhooks import WebhookStore
 
 __all__ = [
     "BridgeService",
@@ -37,11 +39,20 @@ __all__ = [
 ]
 
 
-class BridgeService(WorldIntents, ActionIntents, SceneIntents):
-    """Every intent of the wire protocol, each with its handler."""
+class BridgeService(WorldIntents, ActionIntents, SceneIntents, WebhookSettings):
+    """Every intent of the wire protocol, each with its handler; and the GM's webhook
+    settings when given a webhook store."""
 
-    def __init__(self, store: Store, *, dev_dice: bool = False, clock: Clock = utc_now) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        dev_dice: bool = False,
+        clock: Clock = utc_now,
+        webhooks: WebhookStore | None = None,
+    ) -> None:
         super().__init__(store, dev_dice=dev_dice, clock=clock)
+        self.webhooks = webhooks
         self._handlers: dict[str, Callable[[Session, Any], Awaitable[Reply]]] = {
             "hello": self._hello,
             "world.sync": self._world_sync,

@@ -87,6 +87,10 @@ export function createApi() {
     gift(actionId, { aspect_id, holder }) {
       return send("action.gift", { action_id: actionRef(actionId), aspect_id, holder });
     },
+    /** GM: call an open action off; what its invokes cost goes back to whoever paid. */
+    cancel(actionId, reason = "") {
+      return send("action.cancel", { action_id: actionRef(actionId), reason });
+    },
     /** Roll a declared (dangerous) action, or concede it for a character. */
     rollDeclared(actionId) {
       return send("action.roll", { action_id: actionRef(actionId) });

@@ -8,7 +8,7 @@ import { adapterFor } from "./adapters/index.mjs";
 import { renderTemplate } from "./compat.mjs";
 import { ladderEntry } from "./format.mjs";
 import { send } from "./intents.mjs";
-import { askAbsorb, askGift, askInvoke, canGift } from "./pickers.mjs";
+import { askAbsorb, askCancel, askGift, askInvoke, canCancel, canGift } from "./pickers.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
 
@@ -46,12 +46,16 @@ function costLabel(kind) {
  * @param {User} [user]
  */
 export function controlsContext(card, user = game.user) {
-  const ctx = promptContext(card, user);
+  const extra = {};
   // R5.2, R5.3: after a fumbled advantage the GM may give someone else a free invoke, whoever
   // the card is waiting for.
-  if (!canGift(card, user)) return ctx;
-  const gift = { giftLabel: game.i18n.localize("FATEBRIDGE.Gift.Button") };
-  return ctx ? { ...ctx, ...gift } : { kind: "gift", uid: globalThis.crypto.randomUUID().slice(0, 8), ...gift };
+  if (canGift(card, user)) extra.giftLabel = game.i18n.localize("FATEBRIDGE.Gift.Button");
+  // Whatever an open action waits for, the GM can call it off so it never blocks the table.
+  if (canCancel(card, user)) extra.cancelLabel = game.i18n.localize("FATEBRIDGE.Cancel.Button");
+  const ctx = promptContext(card, user);
+  if (!Object.keys(extra).length) return ctx;
+  const kind = ctx?.kind ?? (extra.giftLabel ? "gift" : "cancel");
+  return { uid: globalThis.crypto.randomUUID().slice(0, 8), ...ctx, kind, ...extra };
 }
 
 /**
@@ -233,6 +237,10 @@ export async function intentFor(card, button, holder) {
     case "gift": {
       const picked = await askGift(card);
       return picked ? ["action.gift", { action_id, ...picked }] : null;
+    }
+    case "cancel": {
+      const picked = await askCancel(card);
+      return picked ? ["action.cancel", { action_id, ...picked }] : null;
     }
     default: return null;
   }

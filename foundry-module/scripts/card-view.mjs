@@ -114,6 +114,12 @@ export function effectText(effect, card) {
       if (effect.detail === "asked") key += "Asked";
       else if (effect.detail === "given") key += "Given";
       break;
+    case "cancelled":
+      if (!effect.text) key += "NoText";
+      break;
+    case "vanished":
+      key += effect.detail;
+      break;
     case "questions":
     case "stress":
       if (effect.count === 1) key += "One";
@@ -187,8 +193,11 @@ export function cardContext(card, seq) {
     participants: participantLines(card),
     actor: sideView(card.actor, "actor", card),
     opposition: sideView(card.opposition, "opposition", card),
-    outcome: card.outcome ?? "pending",
-    outcomeLabel: card.outcome_label ?? i18n.localize("FATEBRIDGE.Card.Pending"),
+    // A cancelled action has no outcome, whatever its dice showed so far.
+    outcome: card.state === "cancelled" ? "cancelled" : card.outcome ?? "pending",
+    outcomeLabel: card.state === "cancelled"
+      ? i18n.localize("FATEBRIDGE.Card.NoOutcome")
+      : card.outcome_label ?? i18n.localize("FATEBRIDGE.Card.Pending"),
     shifts: card.shifts === null ? null : i18n.format(Math.abs(card.shifts) === 1 ? "FATEBRIDGE.Card.Shift" : "FATEBRIDGE.Card.Shifts", { n: signed(card.shifts) }),
     provisional: card.provisional,
     final,

@@ -315,3 +315,40 @@ export async function askGive(aspect, fromId, recipients) {
   });
   return result && typeof result === "object" && result.to_id ? result : null;
 }
+
+/** Card states in which an action takes no more presses. */
+export const CLOSED_STATES = Object.freeze(["resolved", "cancelled"]);
+
+/**
+ * Whether this user may call the card's action off: the GM, while it is open.
+ * @param {import("./protocol.mjs").ActionCard} card
+ * @param {User} [user]
+ */
+export function canCancel(card, user = game.user) {
+  return Boolean(user?.isGM && card?.kind === "action" && !CLOSED_STATES.includes(card.state));
+}
+
+/**
+ * GM: confirm calling the action off, with an optional reason shown on the card. Resolves to
+ * the `action.cancel` fields (without action id), or null when the GM keeps the action.
+ * @param {import("./protocol.mjs").ActionCard} card
+ */
+export async function askCancel(card) {
+  const i18n = game.i18n;
+  const content = `<div class="fate-bridge-form-dialog"><p>${esc(i18n.format("FATEBRIDGE.Cancel.Explain", { action: card.action_label }))}</p>`
+    + `<label>${esc(i18n.localize("FATEBRIDGE.Cancel.Reason"))} <input type="text" name="reason" maxlength="2000"></label></div>`;
+  const result = await dialogClass().wait({
+    window: { title: i18n.localize("FATEBRIDGE.Cancel.Title") },
+    classes: ["fate-bridge-dialog"],
+    content,
+    buttons: [
+      {
+        action: "cancelAction", label: "FATEBRIDGE.Cancel.Confirm", icon: "fa-solid fa-ban", default: true,
+        callback: (_e, button) => ({ reason: String(button.form?.querySelector('[name="reason"]')?.value ?? "").trim() })
+      },
+      { action: "keep", label: "FATEBRIDGE.Cancel.Keep", icon: "fa-solid fa-xmark" }
+    ],
+    rejectClose: false
+  });
+  return result && typeof result === "object" ? result : null;
+}

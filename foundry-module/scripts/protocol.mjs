@@ -86,7 +86,7 @@ export const STATUS_IDS = Object.freeze({
  * @property {string} action_id
  * @property {string} action_type
  * @property {string} action_label
- * @property {"declared"|"awaiting_opposition"|"invoking"|"choosing"|"costing"|"absorbing"|"resolved"} state
+ * @property {"declared"|"awaiting_opposition"|"invoking"|"choosing"|"costing"|"absorbing"|"resolved"|"cancelled"} state
  * @property {CardSide} actor
  * @property {CardSide} opposition
  * @property {"passive"|"active"} opposition_kind

@@ -182,7 +182,7 @@ describe("actions through the card, permissions, patches and statuses", () => {
     // Permissions: the player sees Invoke/Pass for its own side only; the GM may invoke for both.
     assert.deepEqual(message.controls, ["invoke:actor", "pass:actor"]);
     const gmView = await relayMessage(player, gm, cardId);
-    assert.deepEqual(gmView.controls, ["invoke:actor", "pass:actor", "invoke:opposition"]);
+    assert.deepEqual(gmView.controls, ["invoke:actor", "pass:actor", "invoke:opposition", "cancel"], "the GM may also cancel an open action");
     assert.equal(gmView.costPicker, false);
 
     await player.rpc("clickCard", cardId, 'button[data-fb="invoke"][data-side="actor"]');

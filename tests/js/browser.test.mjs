@@ -400,3 +400,48 @@ test("the GM confirms a player's proposed rating and danger on the card: the for
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test("the GM cancels an open action from its card: a confirm with a reason, and the card says what came back", async () => {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(pageUrl);
+  await page.waitForSelector("body[data-booted=true]");
+  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const call = (fn, payload) => page.evaluate(([f, p]) => game.modules.get("fate-bridge").api.connection.call(f, p), [fn, payload]);
+  assert.equal((await call("dev.queue_dice", { rolls: [[-1, -1, 0, 0]] })).ok, true);
+  const started = await call("action.start", {
+    request_id: "browser-cancel-1", type: "overcome", actor_id: "actorZird0000001", skill: "Athletics",
+    opposition: { kind: "passive", rating: 4 }, description: "Leap the gap"
+  });
+  assert.equal(started.ok, true, JSON.stringify(started));
+  const card = page.locator(`#chat-log .chat-message:has([data-action-id="${started.data.action_id}"])`);
+  await card.locator('[data-fb="invoke"][data-side="actor"]').click();
+  const picker = page.locator("dialog.fake-dialog-v2");
+  await picker.waitFor();
+  await picker.locator("select[name=invoker]").selectOption("actorZird0000001");
+  await picker.locator(".fate-bridge-picker__aspect", { hasText: "Wizard of the Old School" }).locator("input").check();
+  await picker.locator('button[data-action="invoke"]').click();
+  await card.locator(".fate-bridge-card__invoke").waitFor();
+  await card.locator('[data-fb="cancel"]').waitFor();
+  await card.screenshot({ path: path.join(ARTIFACTS, "chat-card-open-gm.png") });
+
+  await card.locator('[data-fb="cancel"]').click();
+  const dialog = page.locator("dialog.fake-dialog-v2");
+  await dialog.waitFor();
+  assert.match(await dialog.innerText(), /Fate points, free invokes and boosts spent on its invokes go back/);
+  await dialog.locator('[name="reason"]').fill("Wrong skill: Zird flies");
+  await page.screenshot({ path: path.join(ARTIFACTS, "cancel-dialog.png"), clip: { x: 0, y: 0, width: 760, height: 320 } });
+  await dialog.locator('button[data-action="cancelAction"]').click();
+  await page.locator("#chat-log .fate-bridge-card--state-cancelled").waitFor();
+  const text = (await card.textContent()).replace(/\s+/g, " ");
+  assert.match(text, /Cancelled by the GM/);
+  assert.match(text, /Cancelled — no outcome/);
+  assert.doesNotMatch(text, /Not rolled yet|Fumble/);
+  assert.match(text, /Zird the Arcane gets back what the invoke on Wizard of the Old School cost/);
+  assert.match(text, /The GM cancelled this action: Wrong skill: Zird flies/);
+  assert.equal(await card.locator("[data-fb]").count(), 0, "a cancelled card offers nothing to press");
+  await card.screenshot({ path: path.join(ARTIFACTS, "chat-card-cancelled.png") });
+  assert.deepEqual(errors, []);
+  await page.close();
+});

@@ -702,7 +702,60 @@ describe("gift and give: who sees the controls", () => {
     assert.equal(controls.controlsContext(given), null, "one gift per action");
     assert.equal(controls.controlsContext(fumbled({ outcome: "tie" })), null);
     assert.equal(controls.controlsContext(fumbled({ action_type: "overcome" })), null);
-    assert.equal(controls.controlsContext(fumbled({ state: "invoking" })), null, "not before the roll is final");
+    assert.equal(controls.controlsContext(fumbled({ state: "invoking" })).giftLabel, undefined, "not before the roll is final");
+  });
+
+  test("the GM, and only the GM, can cancel an open action; a closed one offers nothing", async () => {
+    const open = fumbled({ action_type: "overcome", state: "invoking", prompt: { kind: "invoke", users: [PLAYER.id], gm: true, options: [] } });
+    const gm = controls.controlsContext(open);
+    assert.equal(gm.kind, "invoke", "the prompt's own controls stay");
+    assert.equal(gm.cancelLabel, "Cancel action");
+    const player = await asUser(PLAYER.id, () => controls.controlsContext(open));
+    assert.equal(player.kind, "invoke");
+    assert.equal(player.cancelLabel, undefined, "a player never sees cancel");
+    const waiting = controls.controlsContext(fumbled({ action_type: "overcome", state: "costing", prompt: { kind: "none", users: [], gm: false, options: [] } }));
+    assert.equal(waiting.kind, "cancel", "cancel alone when nothing else is asked of the GM");
+    for (const state of ["resolved", "cancelled"]) {
+      assert.equal(controls.controlsContext(fumbled({ action_type: "overcome", state })), null, state);
+    }
+  });
+
+  test("the cancel button confirms, then sends a valid action.cancel with the GM's reason; keeping it sends nothing", async () => {
+    const card = fumbled({ action_type: "overcome", state: "choosing" });
+    const holder = document.createElement("div");
+    const button = document.createElement("button");
+    button.dataset.fb = "cancel";
+    holder.append(button);
+    const kept = controls.intentFor(card, button, holder);
+    const first = await waitFor(() => foundry.openDialogs().at(-1), { what: "cancel dialog" });
+    assert.equal(first.config.rejectClose, false);
+    first.element.querySelector('button[data-action="keep"]').click();
+    assert.equal(await kept, null);
+    const pending = controls.intentFor(card, button, holder);
+    const dialog = await waitFor(() => foundry.openDialogs().find((d) => d !== first), { what: "second cancel dialog" });
+    setField(dialog.element.querySelector('[name="reason"]'), "Wrong skill");
+    dialog.element.querySelector('button[data-action="cancelAction"]').click();
+    const [event, payload] = await pending;
+    assert.equal(event, "action.cancel");
+    assert.deepEqual(payload, { action_id: card.action_id, reason: "Wrong skill" });
+    check(validators.client["action.cancel"], { request_id: "r-cancel-1", ...payload }, "action.cancel");
+  });
+
+  test("a cancelled card says so, with the refunds and the reason in words", async () => {
+    const card = fumbled({
+      action_type: "overcome", state: "cancelled", outcome: null, outcome_label: null, succeeded: null,
+      effects: [
+        { kind: "refund", text: "Skeptic", count: 1, character: { id: "actorAthlete0001", name: "Zird the Arcane" }, aspect_id: "b.hc", detail: "fate_point", cause: null },
+        { kind: "cancelled", text: "Wrong skill", count: 0, character: null, aspect_id: null, detail: "", cause: null }
+      ]
+    });
+    const cancelled = { seq: 71, world: "w", writer: "gm", op: "create", card_id: "w.cancelled", card };
+    check(validators.server.card, cancelled, "cancelled card");
+    const message = await cards.handleCardEmit(cancelled);
+    const text = message.element.textContent.replace(/\s+/g, " ");
+    assert.match(text, /Cancelled by the GM/);
+    assert.match(text, /Zird the Arcane gets back what the invoke on Skeptic cost/);
+    assert.match(text, /The GM cancelled this action: Wrong skill/);
   });
 
   test("the gift button sends a valid action.gift for the picked aspect and holder, never the acting side", async () => {

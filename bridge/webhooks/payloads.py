@@ -1,0 +1,191 @@
+"""What a webhook receives for a card: pure functions from the stored card emit to the
+exact body sent (Discord embed, or the generic JSON event)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from bridge import protocol
+from bridge.protocol.http import WebhookCardEvent
+from bridge.store.base import EmitRow
+
+# Discord's limits (embed title 256, description 4096, field value 1024, 25 fields).
+TITLE_LIMIT = 256
+DESCRIPTION_LIMIT = 4096
+FIELD_NAME_LIMIT = 256
+FIELD_VALUE_LIMIT = 1024
+FIELDS_LIMIT = 25
+BOT_NAME = "Fate Bridge"
+OUTCOME_COLOURS = {"excel": 0xF1C40F, "succeed": 0x2ECC71, "tie": 0x95A5A6, "fumble": 0xE74C3C}
+NEUTRAL_COLOUR = 0x7289DA
+DASH = "\u2014"
+FACES = {1: "+", 0: "0", -1: "\u2212"}
+
+
+def mirrored_card(emit: EmitRow) -> tuple[str, protocol.CardEmit] | None:
+    """The card a webhook mirrors from this emit, with the key that makes it once per
+    webhook: an action card once it is resolved, every other card when it is created."""
+    if emit.event != "card":
+        return None
+    card_emit = protocol.CardEmit.model_validate(emit.payload)
+    card = card_emit.card
+    if isinstance(card, protocol.ActionCard):
+        return (card_emit.card_id, card_emit) if card.state == "resolved" else None
+    return (card_emit.card_id, card_emit) if card_emit.op == "create" else None
+
+
+def json_body(card_emit: protocol.CardEmit) -> str:
+    """The generic webhook's body: a :class:`WebhookCardEvent`, compact JSON."""
+    event = WebhookCardEvent(
+        world=card_emit.world, seq=card_emit.seq, card_id=card_emit.card_id, card=card_emit.card
+    )
+    return event.model_dump_json()
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _rated(value: protocol.Rated | None) -> str:
+    if value is None:
+        return "\u2014"
+    number = f"{value.value:+d}"
+    return number if value.label == number else f"{value.label} ({number})"
+
+
+def _dice(dice: tuple[int, int, int, int] | None) -> str:
+    return " ".join(f"[{FACES[d]}]" for d in dice) if dice else "not rolled"
+
+
+def _side_text(side: protocol.CardSide) -> str:
+    if side.passive:
+        return f"Passive {_rated(side.total)}"
+    lines = []
+    if side.skill:
+        lines.append(f"{side.skill} {_rated(side.skill_rating)}")
+    lines.append(f"Dice {_dice(side.dice)}" + (f" ({side.dice_total:+d})" if side.dice else ""))
+    bonuses = [
+        f"{label} {value:+d}"
+        for label, value in (
+            ("stunt", side.stunt_bonus),
+            ("teamwork", side.teamwork_bonus),
+            ("invokes", side.invoke_bonus),
+        )
+        if value
+    ]
+    if bonuses:
+        lines.append(", ".join(bonuses))
+    lines.append(f"Total **{_rated(side.total)}**")
+    return "\n".join(lines)
+
+
+def _field(name: str, value: str, inline: bool = True) -> dict[str, Any]:
+    return {
+        "name": _cut(name, FIELD_NAME_LIMIT),
+        "value": _cut(value or "\u2014", FIELD_VALUE_LIMIT),
+        "inline": inline,
+    }
+
+
+def _action_embed(card: protocol.ActionCard) -> dict[str, Any]:
+    actor = card.actor.leader.name if card.actor.leader else "Someone"
+    title = f"{actor}: {card.action_label}"
+    if card.outcome_label:
+        title += f" \u2014 {card.outcome_label}"
+    opposition = card.opposition.leader.name if card.opposition.leader else "Opposition"
+    fields = [
+        _field(actor, _side_text(card.actor)),
+        _field(opposition, _side_text(card.opposition)),
+    ]
+    if card.shifts is not None:
+        fields.append(_field("Shifts", f"{card.shifts:+d}"))
+    if card.invokes:
+        payments = {"fate_point": "fate point", "free": "free invoke", "boost": "boost"}
+        lines = [
+            f"{i.invoker_name}: *{i.aspect_name}* ({payments[i.payment]}, {i.effect})"
+            for i in card.invokes
+        ]
+        fields.append(_field("Invokes", "\n".join(lines), inline=False))
+    if card.effects:
+        fields.append(_field("Effects", "\n".join(e.text for e in card.effects), inline=False))
+    description = " \u00b7 ".join(
+        text for text in (card.situation, card.aspect_name, card.description) if text
+    )
+    return {
+        "title": _cut(title, TITLE_LIMIT),
+        "description": _cut(description, DESCRIPTION_LIMIT),
+        "color": OUTCOME_COLOURS.get(card.outcome or "", NEUTRAL_COLOUR),
+        "fields": fields[:FIELDS_LIMIT],
+        "footer": {"text": f"event {card.event_seq} \u00b7 {card.event_hash[:12]}"},
+    }
+
+
+def _contest_embed(card: protocol.ContestCard) -> dict[str, Any]:
+    contest = card.contest
+    fields = [
+        _field(side.name, f"{side.progress} of {contest.target} victories")
+        for side in contest.sides
+    ]
+    title = f"Contest: {contest.name}"
+    description = ""
+    if card.exchange is not None:
+        title += f" \u2014 exchange {card.exchange.number}"
+        winner = next((s.name for s in contest.sides if s.id == card.exchange.winner), None)
+        description = f"{winner} wins the exchange" if winner else "A tie: a twist"
+    if contest.winner:
+        name = next((s.name for s in contest.sides if s.id == contest.winner), contest.winner)
+        description = f"**{name} wins the contest**"
+    return {
+        "title": _cut(title, TITLE_LIMIT),
+        "description": _cut(description, DESCRIPTION_LIMIT),
+        "color": NEUTRAL_COLOUR,
+        "fields": fields[:FIELDS_LIMIT],
+    }
+
+
+def _challenge_embed(card: protocol.ChallengeCard) -> dict[str, Any]:
+    challenge = card.challenge
+    fields = [
+        _field(
+            task.name,
+            f"{task.actor.name if task.actor else DASH}: {task.skill} "
+            f"{_rated(task.total)} vs {_rated(task.opposition)} {DASH} {task.outcome_label or ''}",
+            inline=False,
+        )
+        for task in challenge.tasks
+    ]
+    return {
+        "title": _cut(f"Challenge: {challenge.name}", TITLE_LIMIT),
+        "description": "Every task is in.",
+        "color": NEUTRAL_COLOUR,
+        "fields": fields[:FIELDS_LIMIT],
+    }
+
+
+def _scene_end_embed(card: protocol.SceneEndCard) -> dict[str, Any]:
+    summary = card.summary
+    gains = [f"{g.character.name} +{g.gained}" for g in summary.fate_points]
+    fields = [_field("Fate points", ", ".join(gains))] if gains else []
+    return {
+        "title": f"The {card.scope} ends (scene {summary.ended_scene})",
+        "description": "",
+        "color": NEUTRAL_COLOUR,
+        "fields": fields,
+    }
+
+
+def discord_body(card_emit: protocol.CardEmit) -> str:
+    """A Discord execute-webhook body with one embed; ``allowed_mentions`` never lets a
+    name written at the table ping anyone."""
+    card = card_emit.card
+    if isinstance(card, protocol.ActionCard):
+        embed = _action_embed(card)
+    elif isinstance(card, protocol.ContestCard):
+        embed = _contest_embed(card)
+    elif isinstance(card, protocol.ChallengeCard):
+        embed = _challenge_embed(card)
+    else:
+        embed = _scene_end_embed(card)
+    body = {"username": BOT_NAME, "embeds": [embed], "allowed_mentions": {"parse": []}}
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False)

@@ -1,0 +1,249 @@
+"""The HTTP API (``/api/v1``) on a real bridge process, beside real Socket.IO clients, and
+the webhooks it configures delivered by the real outbox to a real local endpoint."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from bridge.protocol import ActionData, CharacterSummary, SceneState, WorldStateData
+from bridge.protocol.http import WebhookCardEvent, WebhookList
+from bridge.webhooks.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
+from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world, cli
+from tests.receiver import Receiver
+from tests.seats import Seat, queue
+
+API = "/api/v1/worlds"
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def overcome(request_id: str, rating: int = 2) -> dict[str, Any]:
+    return {
+        "request_id": request_id,
+        "type": "overcome",
+        "actor_id": "brousseau",
+        "skill": "Athletics",
+        "opposition": {"kind": "passive", "rating": rating},
+    }
+
+
+def test_the_served_openapi_document_is_the_committed_one(bridge: BridgeProcess) -> None:
+    served = httpx.get(f"{bridge.url}/api/v1/openapi.json")
+    assert served.status_code == 200
+    committed = json.loads((PROJECT_ROOT / "schemas" / "openapi.json").read_text("utf-8"))
+    assert served.json() == committed
+    assert served.json()["openapi"] == "3.1.0"
+
+
+async def test_an_action_started_over_http_is_the_socket_intent(
+    bridge: BridgeProcess, world: tuple[str, str], table: dict[str, Seat]
+) -> None:
+    # R1.2 R3.1: the same rules path; DESIGN: a repeated request id changes nothing.
+    gm, paul = table["gm"], table["paul"]
+    await queue(gm, [1, 0, 0, 0])
+    url = f"{bridge.url}{API}/{world[0]}/actions"
+    async with httpx.AsyncClient(headers=bearer(world[1])) as http:
+        first = await http.post(url, json=overcome("http-1"))
+        assert first.status_code == 200, first.text
+        data = ActionData.model_validate(first.json())
+        assert data.card.actor.total is not None and data.card.actor.total.value == 4
+        assert data.card.state == "invoking"
+        again = await http.post(url, json=overcome("http-1"))
+        assert again.status_code == 200 and again.json() == first.json()
+        state = WorldStateData.model_validate(
+            (await http.get(f"{bridge.url}{API}/{world[0]}/state")).json()
+        )
+        assert state.open_actions == [data.action_id]
+    # Foundry hears it like any intent: the active GM's client writes the card.
+    for seat in (gm, paul):
+        (emit,) = await seat.wait_for("card", lambda e: e["card_id"] == data.card_id)
+        assert emit["writer"] == "gm" and emit["card"] == first.json()["card"]
+    # And the action goes on from Foundry.
+    resolved = await gm.card("action.pass", action_id=data.action_id, side="actor")
+    assert resolved["state"] == "resolved" and resolved["outcome"] == "succeed"
+
+
+async def test_http_refuses_exactly_what_the_socket_refuses(
+    bridge: BridgeProcess, world: tuple[str, str], table: dict[str, Seat]
+) -> None:
+    gm = table["gm"]
+    bad_bodies = [
+        {"request_id": "b1", "type": "overcome"},  # missing fields
+        {**overcome("b2"), "dice": [1, 1, 1, 1]},  # unknown field: no client dice (R1.1)
+        {**overcome("b3"), "type": "fireball"},
+        {**overcome("b4"), "actor_id": "nobody"},
+        {**overcome("b5"), "opposition": {"kind": "passive", "rating": "4"}},  # strict types
+        {**overcome("b6"), "request_id": "has spaces"},
+        [overcome("b7")],
+    ]
+    url = f"{bridge.url}{API}/{world[0]}/actions"
+    async with httpx.AsyncClient(headers=bearer(world[1])) as http:
+        for body in bad_bodies:
+            answer = await http.post(url, json=body)
+            assert answer.status_code == 422, (body, answer.text)
+            socket_ack = await gm.client.call("action.start", body, namespace="/fate")
+            assert answer.json() == socket_ack, body
+        state = (await http.get(f"{bridge.url}{API}/{world[0]}/state")).json()
+        assert state["open_actions"] == []
+
+
+async def test_reads_of_state_characters_and_scene(
+    bridge: BridgeProcess, world: tuple[str, str], table: dict[str, Seat]
+) -> None:
+    base = f"{bridge.url}{API}/{world[0]}"
+    async with httpx.AsyncClient(headers=bearer(world[1])) as http:
+        state = WorldStateData.model_validate((await http.get(f"{base}/state")).json())
+        assert state.gm_fate_points == 2
+        listed = (await http.get(f"{base}/characters")).json()["characters"]
+        assert [c["id"] for c in listed] == [c.id for c in state.characters]
+        one = CharacterSummary.model_validate((await http.get(f"{base}/characters/margot")).json())
+        assert one.name == "Margot" and one.owners == ["anna"]
+        missing = await http.get(f"{base}/characters/nobody")
+        assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+        scene = SceneState.model_validate((await http.get(f"{base}/scene")).json())
+        assert scene.scene.number == 1
+        ended = await http.post(f"{base}/scene/end", json={"request_id": "end-1"})
+        assert ended.status_code == 200 and ended.json()["ended_scene"] == 1
+        repeated = await http.post(f"{base}/scene/end", json={"request_id": "end-1"})
+        assert repeated.json() == ended.json()
+        scene = SceneState.model_validate((await http.get(f"{base}/scene")).json())
+        assert scene.scene.number == 2  # ended once, not twice
+
+
+def test_the_gm_key_is_the_only_way_in(bridge: BridgeProcess, world: tuple[str, str]) -> None:
+    other_key = add_world(bridge, "other")
+    base = f"{bridge.url}{API}"
+    attempts = [
+        (f"{base}/{world[0]}/state", {}),
+        (f"{base}/{world[0]}/state", {"Authorization": world[1]}),  # no scheme
+        (f"{base}/{world[0]}/state", {"Authorization": f"Basic {world[1]}"}),
+        (f"{base}/{world[0]}/state", bearer("not-the-key")),
+        (f"{base}/{world[0]}/state", bearer(other_key)),  # another world's key
+        (f"{base}/nowhere/state", bearer(world[1])),
+        (f"{base}/{world[0]}/webhooks", {"Authorization": "Bearer"}),
+    ]
+    for url, headers in attempts:
+        answer = httpx.get(url, headers=headers)
+        assert answer.status_code == 401, (url, headers)
+        assert answer.headers["WWW-Authenticate"].startswith("Bearer")
+        assert answer.json()["error"]["code"] == "unauthorized"
+
+
+def test_malformed_requests_get_json_errors(bridge: BridgeProcess, world: tuple[str, str]) -> None:
+    base = f"{bridge.url}{API}/{world[0]}"
+    headers = bearer(world[1])
+    not_json = httpx.post(f"{base}/actions", content=b"{nope", headers=headers)
+    assert not_json.status_code == 400 and not_json.json()["error"]["code"] == "invalid"
+    huge = httpx.post(f"{base}/actions", content=b"[" + b"1," * 40_000 + b"1]", headers=headers)
+    assert huge.status_code == 413 and huge.json()["error"]["code"] == "too_large"
+    for limit in ("0", "-1", "x", "201"):
+        bad = httpx.get(f"{base}/webhooks", params={"limit": limit}, headers=headers)
+        assert bad.status_code == 422 and bad.json()["error"]["field"] == "limit"
+    nowhere = httpx.get(f"{bridge.url}/api/v1/nothing-here", headers=headers)
+    assert nowhere.status_code == 404 and nowhere.json()["ok"] is False
+    wrong_method = httpx.put(f"{base}/state", headers=headers)
+    assert wrong_method.status_code == 405 and "GET" in wrong_method.headers["Allow"]
+    bad_hook = httpx.post(
+        f"{base}/webhooks", json={"kind": "discord", "url": "https://x.test/a"}, headers=headers
+    )
+    assert bad_hook.status_code == 422 and bad_hook.json()["error"]["field"] == "url"
+    unknown_hook = httpx.delete(f"{base}/webhooks/wh_nothere", headers=headers)
+    assert unknown_hook.status_code == 404
+
+
+def test_a_flood_gets_429_with_retry_after(tmp_path: Path) -> None:
+    process = BridgeProcess(tmp_path).start("--api-rate", "0.001")
+    try:
+        key = add_world(process, "t")
+        answers = [httpx.get(f"{process.url}{API}/t/state", headers=bearer(key)) for _ in range(4)]
+        # The burst (three) passes; the fourth waits for a token that takes 1000 s to grow.
+        assert [a.status_code for a in answers] == [200, 200, 200, 429]
+        assert answers[3].headers["Retry-After"] == "1"
+        assert answers[3].json()["error"]["code"] == "rate_limited"
+    finally:
+        process.stop()
+
+
+@pytest.mark.both_stores
+async def test_a_signed_webhook_set_up_over_http_mirrors_a_resolved_card(
+    bridge: BridgeProcess, world: tuple[str, str], table: dict[str, Seat], receiver: Receiver
+) -> None:
+    gm = table["gm"]
+    base = f"{bridge.url}{API}/{world[0]}"
+    async with httpx.AsyncClient(headers=bearer(world[1])) as http:
+        created = await http.post(
+            f"{base}/webhooks", json={"kind": "json", "url": receiver.url, "name": "overlay"}
+        )
+        assert created.status_code == 200, created.text
+        secret = created.json()["secret"]
+        hook_id = created.json()["webhook"]["id"]
+        await queue(gm, [1, 1, 0, 0])
+        card = await gm.card("action.start", **overcome("w1"))
+        final = await gm.card("action.pass", action_id=card["action_id"], side="actor")
+        ((headers, raw),) = await receiver.wait(1)
+        stamp, signature = headers[TIMESTAMP_HEADER], headers[SIGNATURE_HEADER]
+        assert verify(secret, raw, stamp, signature, time.time())
+        event = WebhookCardEvent.model_validate_json(raw)
+        assert event.card.model_dump(mode="json") == final
+        listed = WebhookList.model_validate((await http.get(f"{base}/webhooks")).json())
+        assert [h.name for h in listed.webhooks] == ["overlay"]
+        assert secret not in json.dumps(listed.model_dump(mode="json"))
+        for _ in range(100):
+            if listed.deliveries and listed.deliveries[0].status == "delivered":
+                break
+            await asyncio.sleep(0.05)
+            listed = WebhookList.model_validate((await http.get(f"{base}/webhooks")).json())
+        assert [d.status for d in listed.deliveries] == ["delivered"]
+        shown = cli(bridge, "world", "webhooks", "list", world[0]).stdout
+        assert "DELIVERED" in shown and hook_id in shown and secret not in shown
+        removed = await http.delete(f"{base}/webhooks/{hook_id}")
+        assert removed.json() == {"id": hook_id, "removed": True}
+        assert (await http.get(f"{base}/webhooks")).json()["webhooks"] == []
+    assert len(receiver.got) == 1
+
+
+def test_world_webhooks_from_the_command_line(tmp_path: Path) -> None:
+    add_world(tmp_path, "camp")
+    discord = "https://discord.com/api/webhooks/123456789/t0ken-secret"
+    added = json.loads(
+        cli(tmp_path, "world", "webhooks", "add", "camp", "discord", discord, "--json").stdout
+    )
+    assert added["secret"] is None
+    assert added["webhook"]["url_hint"] == "https://discord.com/api/webhooks/123456789/\u2026"
+    signed = cli(tmp_path, "world", "webhooks", "add", "camp", "json", "https://a.test/h").stdout
+    assert "Signing secret (shown once): whsec_" in signed
+    listing = cli(tmp_path, "world", "webhooks", "list", "camp").stdout
+    assert added["webhook"]["id"] in listing and "t0ken-secret" not in listing
+    assert "whsec_" not in listing and "Recent deliveries: 0, failed: 0" in listing
+    removed = cli(tmp_path, "world", "webhooks", "remove", "camp", added["webhook"]["id"])
+    assert "removed" in removed.stdout
+    listed = json.loads(cli(tmp_path, "world", "webhooks", "list", "camp", "--json").stdout)
+    assert [h["kind"] for h in listed["webhooks"]] == ["json"]
+    bad = [
+        ["add", "camp", "discord", "https://example.com/api/webhooks/1/x"],
+        ["add", "camp", "json", "gopher://a.test/"],
+        ["add", "camp", "json", ""],
+        ["add", "nowhere", "json", "https://a.test/h"],
+        ["remove", "camp", "wh_nothere"],
+        ["list", "nowhere"],
+    ]
+    for args in bad:
+        command = [sys.executable, "-m", "bridge", "--data-dir", str(tmp_path), "world"]
+        refused = subprocess.run(
+            [*command, "webhooks", *args],
+            cwd=PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+        )
+        assert refused.returncode == 1 and refused.stderr.startswith("error: "), args
