@@ -292,14 +292,14 @@ describe("the GM owns the numbers: confirming on the card (R2.1, R9.1, R10.1)", 
     assert.match(message.card.state, /Awaiting confirmation/);
     assert.deepEqual(message.controls, [], "the player presses nothing: the GM confirms and answers for the NPC");
     let gmView = await relayMessage(player, gm, cardId);
-    assert.deepEqual(gmView.controls, ["confirm", `help:${OGRE._id}`, `help:${OGRE._id}`]);
+    assert.deepEqual(gmView.controls, ["confirm", `help:${OGRE._id}`, `help:${OGRE._id}`, "cancel"]);
 
     // R10.1: the GM accepts for the Ogre (an NPC has no other owner).
     await gm.rpc("clickCard", cardId, 'button[data-fb="help"][data-accept="true"]');
     message = await cardIn(player, cardId, (m) => m.flags["fate-bridge"].card.actor.helpers.length, "the Ogre joined");
     assert.deepEqual(message.flags["fate-bridge"].card.actor.helpers.map((h) => h.name), ["Grumpy Ogre"]);
     gmView = await relayMessage(player, gm, cardId);
-    assert.deepEqual(gmView.controls, ["confirm"]);
+    assert.deepEqual(gmView.controls, ["confirm", "cancel"]);
 
     // R2.1, R9.1: the GM changes the rating to Fair (+2) and keeps the danger; one click.
     await gm.rpc("setCardField", cardId, "rating", "2");
