@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from bridge import protocol
+from bridge.rules import history
 from bridge.rules.consequences import SEVERITY_NAMES
 from bridge.rules.dice import dice_total
+from bridge.rules.events import ActionResolved
 from bridge.rules.outcome import outcome_for, shifts
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.scene import SceneEndSummary
@@ -527,4 +529,71 @@ def scene_state(state: WorldState) -> protocol.SceneState:
             for c in state.compels.values()
             if c.state == "offered"
         ],
+    )
+
+
+# --- the roll history -----------------------------------------------------------------
+
+
+def history_entry(
+    event: ActionResolved,
+    seq: int,
+    digest: str,
+    at: str,
+    card_id: str,
+    state: WorldState,
+    ruleset: Ruleset,
+    undone: bool,
+) -> protocol.HistoryEntry:
+    """One resolution as its card showed it; names as the world now knows them."""
+    action = event.action
+    card = action_card(action, state, ruleset, seq, digest)
+    rolls = [
+        protocol.HistoryRoll(
+            character=_who(state, roll.character),
+            side=roll.side,
+            dice=roll.dice,
+            reroll=roll.reroll,
+        )
+        for roll in history.rolls_of(action)
+    ]
+    return protocol.HistoryEntry(
+        seq=seq,
+        hash=digest,
+        at=at,
+        scene=event.scene,
+        action_id=action.id,
+        card_id=card_id,
+        kind=history.kind_of(action),
+        action_type=action.type,
+        action_label=card.action_label,
+        requested_by=action.requested_by,
+        actor=card.actor,
+        opposition=card.opposition,
+        opposition_kind=action.opposition_kind,
+        target=card.target,
+        rolls=rolls,
+        invokes=card.invokes,
+        shifts=card.shifts,
+        outcome=card.outcome,
+        outcome_label=card.outcome_label,
+        succeeded=action.succeeded,
+        costs=[
+            protocol.HistoryCost(severity=c.severity, kind=c.kind, text=c.text)
+            for c in action.costs
+        ],
+        effects=card.effects,
+        undone=undone,
+    )
+
+
+def dice_distribution(counts: list[int]) -> protocol.DiceDistribution:
+    """R1.1: the 4dF sums rolled against the expected share of each (x/81)."""
+    rolls = sum(counts)
+    mean = sum((n - 4) * c for n, c in enumerate(counts)) / rolls if rolls else None
+    return protocol.DiceDistribution(
+        rolls=rolls,
+        counts=counts,
+        expected=[ways / 81 for ways in history.FOUR_DF_WAYS],
+        mean=mean,
     )

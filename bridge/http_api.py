@@ -16,7 +16,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
 
 import socketio
 from aiohttp import web
@@ -151,6 +151,20 @@ async def _scene_end(call: ApiCall) -> dict[str, Any]:
     return await call.intent("scene.end", call.body)
 
 
+HISTORY_QUERY = ("before", "limit", "scene", "character", "kind")
+
+
+async def _history(call: ApiCall) -> dict[str, Any]:
+    """The roll history as the GM sees it (socket intent history.read), paged by ``before``."""
+    payload: dict[str, Any] = {"request_id": f"http-{secrets.token_hex(8)}"}
+    for name in HISTORY_QUERY:
+        raw = call.request.query.get(name)
+        if raw is not None:
+            # Numbers arrive as text; the intent's own validation judges the value.
+            payload[name] = int(raw) if raw.isdigit() and len(raw) < 19 else raw
+    return await call.intent("history.read", payload)
+
+
 async def _webhooks(call: ApiCall) -> BaseModel:
     raw = call.request.query.get("limit", "50")
     if not raw.isdigit() or not 1 <= int(raw) <= DELIVERIES_MAX:
@@ -183,6 +197,15 @@ ROUTES: tuple[Route, ...] = (
           protocol.CharacterSummary, _character, path_params=("character_id",)),
     Route("get", f"{WORLD}/scene", "readScene", "The scene: aspects, contests, challenges, "
           "conflicts, compels (socket intent scene.read)", protocol.SceneState, _scene),
+    Route("get", f"{WORLD}/history", "readHistory", "One page of the roll history, newest "
+          "first (socket intent history.read); next_before pages on", protocol.HistoryPage,
+          _history, query={
+              "before": {"type": "integer", "minimum": 1},
+              "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+              "scene": {"type": "integer", "minimum": 1},
+              "character": {"type": "string", "maxLength": 64},
+              "kind": {"type": "string", "enum": list(get_args(protocol.HistoryKindName))},
+          }),
     Route("post", f"{WORLD}/actions", "startAction", "Start an action as the GM (socket intent "
           "action.start); a repeated request_id answers as the first time and changes nothing",
           protocol.ActionData, _action_start, request=protocol.ActionStart, refusals=(409,)),

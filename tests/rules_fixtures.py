@@ -9,6 +9,7 @@ from bridge.rules.actions import Principal
 from bridge.rules.dice import DiceSource, QueuedDice, Roll
 from bridge.rules.engine import Sheet, SheetSlot, apply_all, sync_character
 from bridge.rules.events import Event
+from bridge.rules.procedures import settle
 from bridge.rules.ruleset import FATE_CONDENSED, UNWRITTEN, Ruleset
 from bridge.rules.state import Action, Aspect, Stunt, WorldState
 
@@ -83,7 +84,8 @@ class Table:
         self.log: list[Event] = []
 
     def run(self, command: Callable[[WorldState], list[Event]]) -> list[Event]:
-        events = command(self.state)
+        # As the service does: the procedures observe what the command changed (R11).
+        events = settle(self.state, command(self.state))
         self.state = apply_all(self.state, events)
         self.log.extend(events)
         return events

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bridge.protocol import ActionData, CharacterSummary, SceneState, WorldStateData
+from bridge.protocol import ActionData, CharacterSummary, HistoryPage, SceneState, WorldStateData
 from bridge.protocol.http import WebhookCardEvent, WebhookList
 from bridge.webhooks.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
 from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world, cli
@@ -247,3 +247,27 @@ def test_world_webhooks_from_the_command_line(tmp_path: Path) -> None:
             text=True,
         )
         assert refused.returncode == 1 and refused.stderr.startswith("error: "), args
+
+
+async def test_the_roll_history_over_http_pages_like_the_socket_intent(
+    bridge: BridgeProcess, world: tuple[str, str], table: dict[str, Seat]
+) -> None:
+    gm = table["gm"]
+    for n, rating in enumerate((1, 2, 3)):
+        await queue(gm, [0, 0, 0, 0])
+        card = await gm.card("action.start", **overcome(f"hist-{n}", rating))
+        await gm.card("action.pass", action_id=card["action_id"], side="actor")
+    base = f"{bridge.url}{API}/{world[0]}/history"
+    async with httpx.AsyncClient(headers=bearer(world[1])) as http:
+        first = HistoryPage.model_validate((await http.get(base, params={"limit": 2})).json())
+        assert len(first.entries) == 2 and first.next_before is not None
+        older = await http.get(base, params={"limit": 2, "before": first.next_before})
+        rest = HistoryPage.model_validate(older.json())
+        socket = await gm.ok("history.read", limit=50)
+        seen = [e.seq for e in first.entries + rest.entries]
+        assert seen == [e["seq"] for e in socket["entries"]]
+        assert [e.action_type for e in first.entries] == ["overcome", "overcome"]
+        for bad in ({"limit": "0"}, {"limit": "x"}, {"kind": "juggle"}, {"before": "-1"}):
+            refused = await http.get(base, params=bad)
+            assert refused.status_code == 422, (bad, refused.text)
+            assert refused.json()["error"]["code"] == "invalid"

@@ -569,3 +569,24 @@ def test_r12_1_scene_end_archives_what_is_finished_and_closes_procedures() -> No
     from bridge.rules.engine import replay
 
     assert replay(table.log, world()) == table.state
+
+
+def test_r11_actions_import_nothing_of_the_procedures_that_contain_them() -> None:
+    # R11.1, R11.2: contests and challenges observe resolutions (bridge.rules.procedures);
+    # the action rules never reach up to them.
+    import ast
+    from pathlib import Path
+
+    import bridge.rules.actions as action_package
+
+    folder = Path(action_package.__file__).parent
+    imported: set[str] = set()
+    for source in folder.glob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                imported.add(node.module)
+                imported |= {f"{node.module}.{alias.name}" for alias in node.names}
+            elif isinstance(node, ast.Import):
+                imported |= {alias.name for alias in node.names}
+    containers = {"contest", "challenge", "conflict", "procedures"}
+    assert not {m for m in imported if m.rsplit(".", 1)[-1] in containers}, imported

@@ -107,6 +107,21 @@ async def test_emits_page_in_seq_order(store: Store) -> None:
     assert await store.emits_since("w", 7, 10) == []
 
 
+async def test_events_page_by_seq_range(store: Store) -> None:
+    # The roll history reads the log backwards in bounded pages, on both stores.
+    await store.add_world(WORLD, {})
+    rows, prev = [], GENESIS_HASH
+    for seq in range(1, 8):
+        rows.append(event(seq, prev))
+        prev = rows[-1].hash
+    await store.commit(CommitBatch(world_id="w", expected_version=0, state={}, events=rows))
+    assert await store.events_between("w", 3, 5) == rows[2:5]
+    assert await store.events_between("w", -4, 2) == rows[:2]
+    assert await store.events_between("w", 6, 99) == rows[5:]
+    assert await store.events_between("w", 5, 4) == []
+    assert await store.events_between("other", 1, 7) == []
+
+
 async def test_racing_commits_exactly_one_wins(store: Store) -> None:
     await store.add_world(WORLD, {"s": 0})
     batches = [

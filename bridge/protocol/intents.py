@@ -446,6 +446,39 @@ class DevQueueDice(Inbound):
     rolls: Annotated[list[DiceRollIn], Field(min_length=1, max_length=100)]
 
 
+HistoryKindName = Literal[ActionTypeName, "contest", "challenge"]
+
+
+class HistoryRead(Inbound):
+    """One page of the roll history, newest first: resolutions logged before event
+    ``before`` (all when absent), filtered by scene, character and kind."""
+
+    request_id: RequestId
+    before: Annotated[int, Field(ge=1)] | None = None
+    limit: Annotated[int, Field(ge=1, le=50)] = 20
+    scene: Annotated[int, Field(ge=1)] | None = None
+    character: Identifier | None = None
+    kind: HistoryKindName | None = None
+
+
+class HistoryStats(Inbound):
+    """R1.1: the 4dF sums rolled, per character and for the world, against the
+    expected distribution; optionally for one scene."""
+
+    request_id: RequestId
+    scene: Annotated[int, Field(ge=1)] | None = None
+
+
+class HistoryUndo(Inbound):
+    """GM: take back every change after event ``back_to`` inside the current scene;
+    or the resolution logged as event ``resolution`` and everything after it (from
+    its action's start); with neither, the last resolution."""
+
+    request_id: RequestId
+    back_to: Annotated[int, Field(ge=0)] | None = None
+    resolution: Annotated[int, Field(ge=1)] | None = None
+
+
 INTENTS: dict[str, type[Inbound]] = {
     "hello": Hello,
     "world.sync": WorldSync,
@@ -491,5 +524,8 @@ INTENTS: dict[str, type[Inbound]] = {
     "fate.spend": FateSpend,
     "fate.sacrifice": FateSacrifice,
     "fate.gm_budget": GmBudget,
+    "history.read": HistoryRead,
+    "history.stats": HistoryStats,
+    "history.undo": HistoryUndo,
     "dev.queue_dice": DevQueueDice,
 }

@@ -211,6 +211,8 @@ class ActionCard(Outbound):
     participants: list[CardParticipant] = []
     hint: CardHint | None = None
     description: str | None = None
+    # The GM took this action back (history.undo): the card shows it, without controls.
+    undone: bool = False
     event_seq: int
     event_hash: str
 
@@ -354,6 +356,9 @@ class SceneState(Outbound):
     challenges: list[ChallengeView]
     conflicts: list[ConflictView]
     compels: list[CompelView]
+    # In an intent's answer: the id of the contest, challenge, conflict, compel or aspect
+    # it created (macros need no search by name); None otherwise.
+    created_id: str | None = None
 
 
 class ContestCard(Outbound):
@@ -362,6 +367,8 @@ class ContestCard(Outbound):
     kind: Literal["contest"] = "contest"
     contest: ContestView
     exchange: ExchangeView | None
+    # The GM undid this exchange (history.undo): the card stays, marked.
+    undone: bool = False
 
 
 class ChallengeCard(Outbound):
@@ -369,6 +376,8 @@ class ChallengeCard(Outbound):
 
     kind: Literal["challenge"] = "challenge"
     challenge: ChallengeView
+    # The GM undid the challenge's completion (history.undo): the card stays, marked.
+    undone: bool = False
 
 
 class SceneEndCard(Outbound):
@@ -487,6 +496,86 @@ class ActorSyncData(Outbound):
     changed: bool
 
 
+class HistoryRoll(Outbound):
+    """One 4dF roll on an entry: who rolled, the faces, and whether it was a reroll."""
+
+    character: CardCharacter | None
+    side: Literal["actor", "opposition"]
+    dice: DiceRoll
+    reroll: bool
+
+
+class HistoryCost(Outbound):
+    """R6: a cost the GM picked for success at a cost."""
+
+    severity: Literal["minor", "serious"]
+    kind: str
+    text: str
+
+
+class HistoryEntry(Outbound):
+    """One resolved roll as the table saw it, anchored in the log by seq and hash."""
+
+    seq: int
+    hash: str
+    at: str
+    scene: int
+    action_id: str
+    card_id: str
+    kind: str
+    action_type: ActionTypeName
+    action_label: str
+    requested_by: str
+    actor: CardSide
+    opposition: CardSide
+    opposition_kind: Literal["passive", "active"]
+    target: CardCharacter | None
+    rolls: list[HistoryRoll]
+    invokes: list[CardInvoke]
+    shifts: int | None
+    outcome: Literal["fumble", "tie", "succeed", "excel"] | None
+    outcome_label: str | None
+    succeeded: bool | None
+    costs: list[HistoryCost]
+    effects: list[CardEffect]
+    undone: bool
+
+
+class HistoryPage(Outbound):
+    """Newest first. ``next_before`` asks for the next older page (None: no older
+    events); a page may hold fewer than ``limit`` entries when filters are narrow."""
+
+    entries: list[HistoryEntry]
+    next_before: int | None
+    last_seq: int
+
+
+class DiceDistribution(Outbound):
+    """How often each 4dF sum came up (index 0 is -4), against the expected share."""
+
+    rolls: int
+    counts: list[int]
+    expected: list[float]
+    mean: float | None
+
+
+class HistoryStatsData(Outbound):
+    world: DiceDistribution
+    characters: dict[str, DiceDistribution]
+    names: dict[str, str]
+
+
+class UndoData(Outbound):
+    """What an undo took back: every change after ``back_to``."""
+
+    back_to: int
+    seq: int
+    hash: str
+    resolutions: list[int]
+    action_ids: list[str]
+    card_ids: list[str]
+
+
 class ActionData(Outbound):
     """The answer to every ``action.*`` intent: the card as it now stands."""
 
@@ -598,5 +687,8 @@ RESULTS: dict[str, type[Outbound]] = {
     "fate.spend": WorldStateData,
     "fate.sacrifice": WorldStateData,
     "fate.gm_budget": GmBudgetData,
+    "history.read": HistoryPage,
+    "history.stats": HistoryStatsData,
+    "history.undo": UndoData,
     "dev.queue_dice": DevQueueDiceData,
 }

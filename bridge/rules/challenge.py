@@ -134,7 +134,7 @@ def try_advantage(
 
 
 def release_task(draft: Draft, action: Action) -> None:
-    """A cancelled task roll frees its task, so someone may roll it again."""
+    """A cancelled task roll frees its task (observed by :mod:`procedures`)."""
     challenge = draft.challenges.get(action.challenge_id or "")
     if challenge is None or challenge.state != "open":
         return
@@ -147,7 +147,7 @@ def release_task(draft: Draft, action: Action) -> None:
 
 
 def check_complete(draft: Draft, challenge_id: str) -> None:
-    """Called by the action rules whenever a challenge action resolves."""
+    """R11.1: complete once every task resolved (observed by :mod:`procedures`)."""
     challenge = draft.challenges.get(challenge_id)
     if challenge is None or challenge.state != "open":
         return

@@ -246,7 +246,7 @@ def _open_advantage(draft: Draft, contest: Contest, side_id: str) -> Action | No
 
 
 def forfeit(draft: Draft, action: Action) -> None:
-    """Called by the action rules when a contest advantage fumbles."""
+    """R11.2: a fumbled advantage forfeits the side's roll (observed by :mod:`procedures`)."""
     contest = draft.contests.get(action.contest_id or "")
     if contest is None or contest.state != "open":
         return
@@ -258,7 +258,7 @@ def forfeit(draft: Draft, action: Action) -> None:
 
 
 def release_roll(draft: Draft, action: Action) -> None:
-    """A cancelled contest roll frees its side's slot, so the side may roll again."""
+    """A cancelled contest roll frees its side's slot (observed by :mod:`procedures`)."""
     contest = draft.contests.get(action.contest_id or "")
     if contest is None or contest.state != "open":
         return
@@ -268,7 +268,7 @@ def release_roll(draft: Draft, action: Action) -> None:
 
 
 def record_roll(draft: Draft, action: Action) -> None:
-    """Called by the action rules when a contest roll's invoke phase is over."""
+    """R11.2: a resolved contest roll is the side's total (observed by :mod:`procedures`)."""
     contest = draft.contests.get(action.contest_id or "")
     if contest is None or contest.state != "open":
         return

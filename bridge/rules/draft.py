@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bridge.rules.events import (
     ActionPut,
+    ActionResolved,
     AspectPut,
     AspectRemoved,
     CarriedBoostsPut,
@@ -180,7 +181,14 @@ class Draft:
                         RecordDropped(reason=reason, collection=_COLLECTIONS[kind], record_id=key)
                     )
             elif kind == "action":
-                out.append(ActionPut(reason=reason, action=self.actions[key]))
+                action = self.actions[key]
+                was = self.base.actions.get(key)
+                if action.state == "resolved" and (was is None or was.state != "resolved"):
+                    out.append(
+                        ActionResolved(reason=reason, action=action, scene=self.scene.number)
+                    )
+                else:
+                    out.append(ActionPut(reason=reason, action=action))
             elif kind == "scene":
                 out.append(ScenePut(reason=reason, scene=self.scene))
             elif kind == "contest":

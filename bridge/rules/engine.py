@@ -19,6 +19,7 @@ from bridge.rules.events import (
     ContestPut,
     CountersPut,
     Event,
+    HistoryUndone,
     RecordDropped,
     ScenePut,
     SettingsPut,
@@ -188,6 +189,9 @@ def apply(state: WorldState, event: Event) -> WorldState:
         records = getattr(state, event.collection)
         kept = {k: v for k, v in records.items() if k != event.record_id}
         return state.model_copy(update={event.collection: kept})
+    if isinstance(event, HistoryUndone):
+        # The restoring upserts did the work; this only records what was taken back.
+        return state.model_copy(update={"undone": (*state.undone, *event.resolutions)})
     if isinstance(event, CarriedBoostsPut):
         return state.model_copy(update={"carried_boosts": event.aspect_ids})
     if isinstance(event, SettingsPut):

@@ -50,6 +50,28 @@ class ActionPut(Frozen):
     action: Action
 
 
+class ActionResolved(ActionPut):
+    """An action reaching ``resolved`` (R3.2, R5): an upsert like :class:`ActionPut`,
+    tagged so the roll history finds resolutions in the log by type alone."""
+
+    type: Literal["action.resolved"] = "action.resolved"  # type: ignore[assignment]
+    # The scene it was resolved in (R12): the history filters by it.
+    scene: int
+
+
+class HistoryUndone(Frozen):
+    """The GM took back every change after event ``back_to`` (inside one scene).
+
+    The restoring upserts come just before it in the same commit; this marker says
+    which resolutions they took back, so the history and the cards can show it."""
+
+    type: Literal["history.undone"] = "history.undone"
+    reason: str
+    back_to: int
+    resolutions: tuple[int, ...]
+    action_ids: tuple[str, ...]
+
+
 class ScenePut(Frozen):
     type: Literal["scene.put"] = "scene.put"
     reason: str
@@ -117,6 +139,8 @@ Event = Annotated[
     | AspectPut
     | AspectRemoved
     | ActionPut
+    | ActionResolved
+    | HistoryUndone
     | ScenePut
     | CountersPut
     | ContestPut

@@ -106,6 +106,8 @@ class Invoke(Frozen):
     payment: Literal["fate_point", "free", "boost"]
     effect: Literal["bonus", "reroll", "hostile"]
     dice: tuple[Face, Face, Face, Face] | None = None
+    # A reroll's replaced dice: with them the history counts every 4dF roll made.
+    replaced: tuple[Face, Face, Face, Face] | None = None
 
 
 class Roll(Frozen):
@@ -430,3 +432,5 @@ class WorldState(Frozen):
     # Boosts carried out of a challenge into the next scene (R11.1, R12.1).
     carried_boosts: tuple[str, ...] = ()
     settings: WorldSettings = WorldSettings()
+    # Event seqs of resolutions the GM undid (the history marks them); only grows.
+    undone: tuple[int, ...] = ()

@@ -8,6 +8,7 @@ from typing import Any
 from bridge import protocol
 from bridge.service.action_intents import ActionIntents
 from bridge.service.core import Clock, ServiceCore
+from bridge.service.history_intents import HistoryIntents
 from bridge.service.scene_intents import SceneIntents
 from bridge.service.session import (
     ConnectRefused,
@@ -39,7 +40,7 @@ __all__ = [
 ]
 
 
-class BridgeService(WorldIntents, ActionIntents, SceneIntents, WebhookSettings):
+class BridgeService(WorldIntents, ActionIntents, SceneIntents, HistoryIntents, WebhookSettings):
     """Every intent of the wire protocol, each with its handler; and the GM's webhook
     settings when given a webhook store."""
 
@@ -98,6 +99,9 @@ class BridgeService(WorldIntents, ActionIntents, SceneIntents, WebhookSettings):
             "fate.spend": self._fate_spend,
             "fate.sacrifice": self._fate_sacrifice,
             "fate.gm_budget": self._gm_budget,
+            "history.read": self._history_read,
+            "history.stats": self._history_stats,
+            "history.undo": self._history_undo,
             "dev.queue_dice": self._dev_queue_dice,
         }
         missing = set(protocol.INTENTS) ^ set(self._handlers)

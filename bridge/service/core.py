@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -22,7 +22,17 @@ from bridge.rules import actions
 from bridge.rules.dice import DiceSource, QueuedDice, SecureDice
 from bridge.rules.engine import apply_all, replay
 from bridge.rules.errors import RuleViolation
-from bridge.rules.events import EVENT_ADAPTER, ActionPut, Event
+from bridge.rules.events import (
+    EVENT_ADAPTER,
+    ActionPut,
+    AspectPut,
+    ChallengePut,
+    CompelPut,
+    ConflictPut,
+    ContestPut,
+    Event,
+)
+from bridge.rules.procedures import settle
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import WorldState
 from bridge.service.emits import ExtraCards, card_id, derive_emits
@@ -58,6 +68,27 @@ Decide = Callable[[WorldState, Ruleset, DiceSource], list[Event]]
 Answer = Callable[[WorldState, list[EventRow], list[EmitRow]], BaseModel]
 
 
+def created_record(before: WorldState, events: list[Event]) -> str | None:
+    """The id of the first contest, challenge, conflict, compel or aspect the events create."""
+    known: Mapping[str, object]
+    for event in events:
+        if isinstance(event, ContestPut):
+            record_id, known = event.contest.id, before.contests
+        elif isinstance(event, ChallengePut):
+            record_id, known = event.challenge.id, before.challenges
+        elif isinstance(event, ConflictPut):
+            record_id, known = event.conflict.id, before.conflicts
+        elif isinstance(event, CompelPut):
+            record_id, known = event.compel.id, before.compels
+        elif isinstance(event, AspectPut):
+            record_id, known = event.aspect.id, before.aspects
+        else:
+            continue
+        if record_id not in known:
+            return record_id
+    return None
+
+
 class ServiceCore:
     """The machinery every intent shares: sessions, the per-world lock, the commit."""
 
@@ -70,6 +101,8 @@ class ServiceCore:
         # Per world: the last snapshot this process committed or loaded, and its state.
         self._states: dict[str, tuple[Snapshot, WorldState]] = {}
         self._secure = SecureDice()
+        # Per world: the time stamp of the last commit this process wrote.
+        self._stamps: dict[str, datetime] = {}
         # Filled by BridgeService: event name -> handler.
         self._handlers: dict[str, Callable[[Session, Any], Awaitable[Reply]]] = {}
 
@@ -171,6 +204,16 @@ class ServiceCore:
     def _lock(self, world_id: str) -> asyncio.Lock:
         return self._locks.setdefault(world_id, asyncio.Lock())
 
+    def _stamp(self, world_id: str) -> str:
+        """A commit's time stamp, later than this process's previous one for the world:
+        one commit's events share it, so it marks where a commit begins (GM undo)."""
+        now = self.clock()
+        previous = self._stamps.get(world_id)
+        if previous is not None and now <= previous:
+            now = previous + timedelta(microseconds=1)
+        self._stamps[world_id] = now
+        return now.isoformat()
+
     def dice_for(self, world_id: str) -> QueuedDice:
         return self._dice.setdefault(world_id, QueuedDice(fallback=self._secure))
 
@@ -219,9 +262,10 @@ class ServiceCore:
             for _ in range(COMMIT_ATTEMPTS):
                 snapshot, before = await self._current(session.world_id)
                 ruleset = get_ruleset(snapshot.world.ruleset)
-                events = decide(before, ruleset, self.dice_for(session.world_id))
+                # Procedures react to the actions they contain (R11): one stream of events.
+                events = settle(before, decide(before, ruleset, self.dice_for(session.world_id)))
                 after = apply_all(before, events)
-                now = self.clock().isoformat()
+                now = self._stamp(session.world_id)
                 rows: list[EventRow] = []
                 prev, seq = snapshot.last_event_hash, snapshot.last_event_seq
                 for domain_event in events:
@@ -319,13 +363,23 @@ class ServiceCore:
         request_id: str,
         decide: Callable[[WorldState, Ruleset, DiceSource, actions.Principal], list[Event]],
     ) -> Reply:
-        """Intents on the scene and its procedures answer with the scene as it now is."""
+        """Intents on the scene and its procedures answer with the scene as it now is,
+        and the id of the record they created, if any."""
         principal = session.principal
+        created: list[str | None] = [None]
+
+        def run(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> list[Event]:
+            events = decide(state, ruleset, dice, principal)
+            created[0] = created_record(state, events)
+            return events
+
         return await self._mutate(
             session,
             request_id,
-            lambda state, ruleset, dice: decide(state, ruleset, dice, principal),
-            lambda state, _rows, _e: cards.scene_state(state),
+            run,
+            lambda state, _rows, _e: cards.scene_state(state).model_copy(
+                update={"created_id": created[0]}
+            ),
         )
 
     async def replayed_state(self, world_id: str) -> WorldState:

@@ -7,7 +7,14 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel
 
 from bridge import cards, protocol
-from bridge.rules.events import ActionPut, AspectPut, CharacterPut, CountersPut, Event
+from bridge.rules.events import (
+    ActionPut,
+    AspectPut,
+    CharacterPut,
+    CountersPut,
+    Event,
+    HistoryUndone,
+)
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import WorldState
 from bridge.store.base import (
@@ -90,6 +97,51 @@ def derive_emits(
                 card=cards.action_card(action, after, ruleset, row.seq, row.hash),
             ),
         )
+    for undo in (e for e in events if isinstance(e, HistoryUndone)):
+        # Actions the undo took away entirely: their cards say so (the ones it only
+        # moved back were updated above, as they now are).
+        for action_id in undo.action_ids:
+            taken = before.actions.get(action_id)
+            if taken is None or action_id in after.actions:
+                continue
+            seq += 1
+            taken_card = cards.action_card(taken, before, ruleset, rows[-1].seq, rows[-1].hash)
+            add(
+                "card",
+                protocol.CardEmit(
+                    seq=seq,
+                    world=world_id,
+                    # The GM asked for the undo and may update anyone's message.
+                    writer=GM_WRITER,
+                    op="update",
+                    card_id=card_id(world_id, action_id),
+                    card=taken_card.model_copy(update={"undone": True}),
+                ),
+            )
+        # Exchange and challenge cards the undo took back say so too.
+        for contest_id, taken_contest in before.contests.items():
+            kept = after.contests.get(contest_id)
+            kept_exchanges = len(kept.history) if kept else 0
+            taken_view = cards.contest_view(taken_contest, before, ruleset)
+            for taken_exchange in taken_view.history[kept_exchanges:]:
+                gm_card(
+                    f"{contest_id}.x{taken_exchange.number}",
+                    protocol.ContestCard(contest=taken_view, exchange=taken_exchange, undone=True),
+                    op="update",
+                )
+        for challenge_id, taken_challenge in before.challenges.items():
+            kept_challenge = after.challenges.get(challenge_id)
+            if taken_challenge.state == "complete" and (
+                kept_challenge is None or kept_challenge.state != "complete"
+            ):
+                gm_card(
+                    challenge_id,
+                    protocol.ChallengeCard(
+                        challenge=cards.challenge_view(taken_challenge, before, ruleset),
+                        undone=True,
+                    ),
+                    op="update",
+                )
     for contest_id, contest in after.contests.items():
         old_contest = before.contests.get(contest_id)
         grew = len(contest.history) > (len(old_contest.history) if old_contest else 0)

@@ -105,6 +105,11 @@ class Store(Protocol):
 
     async def events(self, world_id: str) -> list[EventRow]: ...
 
+    async def events_between(self, world_id: str, first: int, last: int) -> list[EventRow]:
+        """The events with ``first <= seq <= last``, in seq order (a bounded page of the
+        log: the roll history reads it backwards without loading it whole)."""
+        ...
+
     # Connections and player binding, shared by every bridge process on this store.
 
     async def add_presence(self, world_id: str, user_id: str, delta: int) -> None:

@@ -195,6 +195,14 @@ class RedisStore:
         raw = await _done(self.redis.lrange(self._key("events", world_id), 0, -1))
         return [EventRow(**json.loads(item)) for item in raw]
 
+    async def events_between(self, world_id: str, first: int, last: int) -> list[EventRow]:
+        # Event seq n sits at list index n - 1.
+        if last < first or last < 1:
+            return []
+        start = max(first, 1) - 1
+        raw = await _done(self.redis.lrange(self._key("events", world_id), start, last - 1))
+        return [EventRow(**json.loads(item)) for item in raw]
+
     async def add_presence(self, world_id: str, user_id: str, delta: int) -> None:
         await _done(self.redis.hincrby(self._key("presence", world_id), user_id, delta))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -273,7 +274,17 @@ class SQLiteStore(LocalPresence):
         async with self.db.execute(
             "SELECT * FROM events WHERE world_id = ? ORDER BY seq", (world_id,)
         ) as cursor:
-            rows = await cursor.fetchall()
+            return self._event_rows(await cursor.fetchall())
+
+    async def events_between(self, world_id: str, first: int, last: int) -> list[EventRow]:
+        async with self.db.execute(
+            "SELECT * FROM events WHERE world_id = ? AND seq BETWEEN ? AND ? ORDER BY seq",
+            (world_id, first, last),
+        ) as cursor:
+            return self._event_rows(await cursor.fetchall())
+
+    @staticmethod
+    def _event_rows(rows: Iterable[aiosqlite.Row]) -> list[EventRow]:
         return [
             EventRow(
                 seq=row["seq"],

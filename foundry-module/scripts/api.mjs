@@ -7,6 +7,8 @@ import { send, worldState } from "./intents.mjs";
 import { MODULE_ID, PROTOCOL_VERSION } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
 import * as scene from "./scene-actions.mjs";
+import { historyStats, readHistory, undo } from "./history.mjs";
+import { openHistory } from "./history-window.mjs";
 import { askSceneEnd, openScenePanel } from "./scene-panel.mjs";
 import { currentScene, readScene } from "./scene-state.mjs";
 
@@ -116,6 +118,25 @@ export function createApi() {
     giveHint(actionId, text) {
       return send("action.hint_give", { action_id: actionRef(actionId), text: String(text ?? "") });
     },
+    /**
+     * The roll history, paged from the bridge. Each call resolves to the bridge's answer and
+     * rejects with a BridgeError ({code, message, field}) when the bridge refuses.
+     */
+    history: Object.freeze({
+      /** One page, newest first: `read({before, limit, scene, character, kind})`. */
+      read: readHistory,
+      /** 4dF sums per character and for the world, against the expected share: `stats({scene})`. */
+      stats: historyStats,
+      /** Open the roll history window. */
+      open: openHistory
+    }),
+    /**
+     * GM: undo the last resolution (no argument), a chosen one and all after it
+     * (`{resolution: seq}`), or every change after an event (`{backTo: seq}`), inside the scene.
+     * Resolves to {back_to, seq, hash, resolutions, action_ids, card_ids}; rejects with a
+     * BridgeError (e.g. code "scene_ended", "nothing_to_undo", "forbidden").
+     */
+    undo,
     /** Open the scene panel (aspects, compels, contests, challenges, conflicts, scene end). */
     openScene: openScenePanel,
     /** The scene as this client last heard it (SceneState), or null. */

@@ -46,6 +46,8 @@ function costLabel(kind) {
  * @param {User} [user]
  */
 export function controlsContext(card, user = game.user) {
+  // The GM took the action back (history.undo): nothing on its card can be pressed.
+  if (card.undone) return null;
   const extra = {};
   // R5.2, R5.3: after a fumbled advantage the GM may give someone else a free invoke, whoever
   // the card is waiting for.

@@ -207,6 +207,9 @@ export function cardContext(card, seq) {
     effects: card.effects.filter((e) => e.kind !== "success" && e.kind !== "failure").map((e) => effectText(e, card)),
     verdict: card.succeeded === null ? null : i18n.localize(card.succeeded ? "FATEBRIDGE.Card.Succeeded" : "FATEBRIDGE.Card.Failed"),
     succeeded: card.succeeded,
+    // The GM took the action back (history.undo): the card stays, marked, without controls.
+    undone: Boolean(card.undone),
+    undoneText: card.undone ? i18n.localize("FATEBRIDGE.Card.Undone") : null,
     eventLabel: i18n.format("FATEBRIDGE.Card.Event", { seq: card.event_seq }),
     hashShort: String(card.event_hash).slice(0, 10),
     hashTitle: i18n.format("FATEBRIDGE.Card.HashTitle", { hash: card.event_hash })

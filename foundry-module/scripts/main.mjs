@@ -17,6 +17,7 @@ import { registerStatuses } from "./world-writes.mjs";
 import { writeConflicts } from "./conflict-combat.mjs";
 import { addSceneControl } from "./compat.mjs";
 import { openScenePanel } from "./scene-panel.mjs";
+import { openHistory } from "./history-window.mjs";
 import { addSceneWriter } from "./scene-state.mjs";
 import { onCreateToken, syncSceneTokens } from "./scene-tokens.mjs";
 
@@ -36,7 +37,8 @@ Hooks.once("init", () => {
     `modules/${MODULE_ID}/templates/contest-card.hbs`,
     `modules/${MODULE_ID}/templates/challenge-card.hbs`,
     `modules/${MODULE_ID}/templates/scene-end-card.hbs`,
-    `modules/${MODULE_ID}/templates/scene-panel.hbs`
+    `modules/${MODULE_ID}/templates/scene-panel.hbs`,
+    `modules/${MODULE_ID}/templates/history-window.hbs`
   ]);
   addSceneWriter(writeConflicts);
   const module = game.modules.get(MODULE_ID);
@@ -57,9 +59,17 @@ Hooks.on("updateActor", onUpdateActor);
 Hooks.on("updateUser", onUpdateUser);
 Hooks.on("canvasReady", () => syncSceneTokens());
 Hooks.on("createToken", (token, options) => onCreateToken(token, options));
-Hooks.on("getSceneControlButtons", (controls) => addSceneControl(controls, {
-  name: "fate-bridge-scene",
-  title: "FATEBRIDGE.Scene.Button",
-  icon: "fa-solid fa-theater-masks",
-  onClick: () => openScenePanel()
-}));
+Hooks.on("getSceneControlButtons", (controls) => {
+  addSceneControl(controls, {
+    name: "fate-bridge-scene",
+    title: "FATEBRIDGE.Scene.Button",
+    icon: "fa-solid fa-theater-masks",
+    onClick: () => openScenePanel()
+  });
+  addSceneControl(controls, {
+    name: "fate-bridge-history",
+    title: "FATEBRIDGE.History.Open",
+    icon: "fa-solid fa-clock-rotate-left",
+    onClick: () => openHistory()
+  });
+});

@@ -111,7 +111,8 @@ export function contestCardContext(card) {
       conceded: s.conceded
     })),
     ending,
-    tone: ending ? "win" : exchange?.twist ? "twist" : "exchange"
+    tone: ending ? "win" : exchange?.twist ? "twist" : "exchange",
+    undone: Boolean(card.undone)
   };
 }
 
@@ -131,7 +132,8 @@ export function challengeCardContext(card) {
     tasks,
     advantages: challenge.advantages.length ? i18n.format("FATEBRIDGE.Challenge.Advantages", { n: challenge.advantages.length }) : null,
     carry: challenge.carry_boosts ? i18n.localize("FATEBRIDGE.Challenge.Carried") : null,
-    interpret: i18n.localize("FATEBRIDGE.Challenge.Interpret")
+    interpret: i18n.localize("FATEBRIDGE.Challenge.Interpret"),
+    undone: Boolean(card.undone)
   };
 }
 

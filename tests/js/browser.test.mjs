@@ -23,6 +23,7 @@ let pageUrl;
 let scenePageUrl;
 let confirmPageUrl;
 let confirmWorld;
+let historyPageUrl;
 
 function serveRepo() {
   return http.createServer(async (req, res) => {
@@ -47,6 +48,7 @@ before(async () => {
   const world = await addWorld(dataDir, "browser-world", "Browser World");
   const sceneWorld = await addWorld(dataDir, "browser-scene", "Browser Scene");
   confirmWorld = await addWorld(dataDir, "browser-confirm", "Browser Confirm");
+  const historyWorld = await addWorld(dataDir, "browser-history", "Browser History");
   bridge = await startBridge({ dataDir, port });
   server = serveRepo();
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
@@ -56,6 +58,8 @@ before(async () => {
   scenePageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${sq}`;
   const cq = new URLSearchParams({ bridge: bridge.url, world: confirmWorld.id, key: confirmWorld.key });
   confirmPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${cq}`;
+  const hq = new URLSearchParams({ bridge: bridge.url, world: historyWorld.id, key: historyWorld.key });
+  historyPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${hq}`;
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
     args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-quic", "--no-first-run", "--disable-sync"]
@@ -397,6 +401,88 @@ test("the GM confirms a player's proposed rating and danger on the card: the for
   } finally {
     ann.disconnect();
   }
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("the roll history window pages the bridge's record with its dice chart, and the GM's undo marks the card", async () => {
+  // R1.1 dice against the expected 4dF shares; R4 invokes and who paid; undo returns the fate point.
+  const page = await browser.newPage({ viewport: { width: 1260, height: 900 }, deviceScaleFactor: 1 });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(historyPageUrl);
+  await page.waitForSelector("body[data-booted=true]");
+  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const call = (fn, payload) => page.evaluate(([f, p]) => game.modules.get("fate-bridge").api.connection.call(f, p), [fn, payload]);
+  const api = (path, ...args) => page.evaluate(([p, a]) => {
+    const parts = p.split(".");
+    let target = game.modules.get("fate-bridge").api;
+    for (const k of parts.slice(0, -1)) target = target[k];
+    return target[parts.at(-1)](...a);
+  }, [path, args]);
+  const queue = async (...rolls) => assert.equal((await call("dev.queue_dice", { rolls })).ok, true);
+  const ZIRD = "actorZird0000001";
+  const OGRE = "actorOgre0000001";
+  const fatePoints = async () => (await api("state")).characters.find((c) => c.id === ZIRD).fate_points;
+
+  // Three resolved rolls: Zird (Lore +4, a reroll paid with a fate point), the ogre, Zird again.
+  await queue([-1, -1, 0, 0], [1, 1, 0, 1]);
+  let roll = await api("start", ZIRD, "Lore", { type: "overcome", opposition: 3, description: "Read the runes" });
+  const wizard = (await api("state")).aspects.find((a) => a.name === "Wizard of the Old School").id;
+  assert.ok(await api("invoke", roll.action_id, { invoker: ZIRD, aspect_id: wizard, payment: "fate_point", effect: "reroll" }));
+  await api("pass", roll.action_id, "actor");
+  await queue([0, 1, -1, 0]);
+  roll = await api("start", OGRE, "Fight", { type: "overcome", opposition: 2 });
+  await api("pass", roll.action_id, "actor");
+  const spent = await fatePoints();
+  await queue([1, 0, 1, 0]);
+  roll = await api("start", ZIRD, "Athletics", { type: "overcome", opposition: 1, description: "Vault the fence" });
+  assert.ok(await api("invoke", roll.action_id, { invoker: ZIRD, aspect_id: wizard, payment: "fate_point", effect: "bonus" }));
+  await api("pass", roll.action_id, "actor");
+  const lastAction = roll.action_id;
+  assert.equal(await fatePoints(), spent - 1);
+
+  await api("history.open");
+  const win = page.locator("#fate-bridge-history");
+  await win.locator(".fate-bridge-entry").nth(2).waitFor();
+  assert.equal(await win.locator(".fate-bridge-entry").count(), 3);
+  const first = (await win.locator(".fate-bridge-entry").nth(2).innerText()).replace(/\s+/g, " ");
+  assert.match(first, /Zird the Arcane: Overcome \(Lore\)/);
+  assert.match(first, /invoked Wizard of the Old School to reroll \(fate point\)/);
+  assert.equal(await win.locator(".fate-bridge-entry").nth(2).locator(".fate-bridge-entry__roll").count(), 2, "the first roll and its reroll");
+  assert.match(first, /Event #\d+/);
+  // The chart: 4 rolls this world; the expected bar for 0 is the tallest.
+  assert.match(await win.locator(".fate-bridge-chart__legend").innerText(), /4 rolls/);
+  const expected = await win.locator(".fate-bridge-chart__bar--expected").evaluateAll((els) => els.map((e) => parseInt(e.style.height, 10)));
+  assert.equal(Math.max(...expected), expected[4]);
+  await win.screenshot({ path: path.join(ARTIFACTS, "history-window.png") });
+
+  // Filter by the ogre: one entry; by kind "discover": none.
+  await win.locator('select[name="character"]').selectOption(OGRE);
+  await win.locator('[data-action="applyFilters"]').click();
+  await win.locator(".fate-bridge-entry", { hasText: "Grumpy Ogre" }).waitFor();
+  await page.waitForFunction(() => document.querySelectorAll("#fate-bridge-history .fate-bridge-entry").length === 1);
+  await win.locator('select[name="character"]').selectOption("");
+  await win.locator('select[name="kind"]').selectOption("discover");
+  await win.locator('[data-action="applyFilters"]').click();
+  await win.locator(".fate-bridge-history__empty").waitFor();
+  await win.locator('select[name="kind"]').selectOption("");
+  await win.locator('[data-action="applyFilters"]').click();
+  await win.locator(".fate-bridge-entry").nth(2).waitFor();
+
+  // Undo the last resolution from the window: the fate point comes back, the card says undone.
+  await win.locator('[data-action="undoLast"]').click();
+  const undone = page.locator(`#chat-log .chat-message:has([data-action-id="${lastAction}"]) .fate-bridge-card--undone`);
+  await undone.waitFor();
+  assert.equal(await fatePoints(), spent);
+  assert.match(await undone.innerText(), /undone/i);
+  assert.equal(await undone.locator("[data-fb]").count(), 0, "an undone card has no controls");
+  await win.locator(".fate-bridge-entry--undone").waitFor();
+  await page.locator(`#chat-log .chat-message:has([data-action-id="${lastAction}"])`).screenshot({ path: path.join(ARTIFACTS, "undone-card.png") });
+  await win.screenshot({ path: path.join(ARTIFACTS, "history-window-undone.png") });
+  const rejected = await page.evaluate(() => game.modules.get("fate-bridge").api.undo({ backTo: 1 }).then(() => null, (e) => ({ name: e.name, code: e.code })));
+  assert.equal(rejected.name, "BridgeError");
+  assert.equal(rejected.code, "mid_commit", "event 1 is inside the first actor sync");
   assert.deepEqual(errors, []);
   await page.close();
 });

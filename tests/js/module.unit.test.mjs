@@ -167,9 +167,10 @@ describe("manifest and assets", () => {
     for (const k of ["scene", "session", "scenario"]) used.add(`FATEBRIDGE.Scene.End.${k}`) && used.add(`FATEBRIDGE.Scene.EndExplain.${k}`);
     for (const k of ["scene", "session", "scenario"]) used.add(`FATEBRIDGE.SceneEnd.Title.${k}`);
     for (const k of ["invoked_against", "conceded", "conceded_contest", "hint_unused"]) used.add(`FATEBRIDGE.FatePoint.${k}`);
+    for (const k of ["overcome", "create_advantage", "take_advantage", "discover", "attack", "contest", "challenge"]) used.add(`FATEBRIDGE.History.Kind.${k}`);
     const missing = [...used].filter((k) => typeof k.split(".").reduce((o, p) => o?.[p], lang) !== "string");
     // prefixes of keys built at run time are not keys themselves
-    const prefixes = ["Status", "Status.Reason", "Card.State", "Card.Participant", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title", "Conflict.Kind", "Scene.End", "Scene.EndExplain"].map((p) => `FATEBRIDGE.${p}`);
+    const prefixes = ["Status", "Status.Reason", "Card.State", "Card.Participant", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title", "Conflict.Kind", "Scene.End", "Scene.EndExplain", "History.Kind"].map((p) => `FATEBRIDGE.${p}`);
     const realMissing = missing.filter((k) => !prefixes.includes(k));
     assert.deepEqual(realMissing, []);
     assert.ok(used.size > 40);
@@ -616,6 +617,17 @@ describe("GM cards follow the bridge's structured views", () => {
     assert.equal(message.element.querySelectorAll(".fate-bridge-scene-end__section--closed li").length, 2);
   });
 
+  test("an exchange the GM undid: its card updates in place, marked undone", async () => {
+    const cardId = "w.c1.x9";
+    await cards.handleCardEmit(emit(60, contestCard("Loose Tiles"), cardId));
+    const undone = { ...contestCard("Loose Tiles"), undone: true };
+    check(validators.server.card, emit(61, undone, cardId, "update"), "undone contest card");
+    const message = await cards.handleCardEmit(emit(61, undone, cardId, "update"));
+    assert.equal(foundry.game.messages.filter((m) => m.flags["fate-bridge"]?.cardId === cardId).length, 1);
+    assert.ok(message.element.querySelector(".fate-bridge-card--undone"));
+    assert.match(text(message), /undone The GM took this back/);
+  });
+
   test("a named twist updates the exchange's card in place: same message, the twist's name shown", async () => {
     const cardId = "w.c1.x1";
     check(validators.server.card, emit(50, contestCard(null), cardId), "contest card");
@@ -959,5 +971,89 @@ describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5
     assert.equal(view.scenePanelContext(state).trustRatings, true);
     assert.equal(view.scenePanelContext({ ...state, settings: { trust_player_ratings: false } }).trustRatings, false);
     check(validators.client["world.settings"], { request_id: "r-set-1", trust_player_ratings: false }, "world.settings");
+  });
+});
+
+describe("roll history and undo", () => {
+  let history;
+  before(async () => {
+    history = await import(path.join(MODULE_DIR, "scripts/history.mjs"));
+  });
+
+  /** A history entry as the bridge sends it (validated against results/history_read.json). */
+  function entry(overrides = {}) {
+    const card = finishedCard();
+    return {
+      seq: 21, hash: card.event_hash, at: "2026-01-02T20:15:00+00:00", scene: 2, action_id: card.action_id,
+      card_id: "w.act-1", kind: "create_advantage", action_type: card.action_type, action_label: card.action_label,
+      requested_by: PLAYER.id, actor: card.actor, opposition: card.opposition, opposition_kind: "active", target: card.target,
+      rolls: [
+        { character: card.actor.leader, side: "actor", dice: [1, 1, 0, 0], reroll: false },
+        { character: card.actor.leader, side: "actor", dice: [-1, 0, 0, 1], reroll: true },
+        { character: card.opposition.leader, side: "opposition", dice: [-1, -1, -1, 0], reroll: false }
+      ],
+      invokes: card.invokes, shifts: 5, outcome: "excel", outcome_label: "Excel", succeeded: true,
+      costs: [{ severity: "minor", kind: "wrinkle", text: "The bridge creaks" }],
+      effects: card.effects, undone: false, ...overrides
+    };
+  }
+
+  test("an undone card shows it, and nobody gets controls on it (the GM took it back)", async () => {
+    const card = workedCard({ state: "invoking", provisional: true, succeeded: null, undone: true, prompt: { kind: "invoke", users: [PLAYER.id], gm: true, options: [] } });
+    check(validators.server.card, { seq: 40, world: "w", writer: "gm", op: "update", card_id: "card-undone", card }, "undone card emit");
+    assert.equal(controls.controlsContext(card), null);
+    const message = await cards.handleCardEmit({ seq: 40, world: "w", writer: GM.id, op: "create", card_id: "card-undone", card });
+    assert.ok(message.element.querySelector(".fate-bridge-card--undone"));
+    assert.match(message.element.querySelector(".fate-bridge-card__undone").textContent, /took this back/);
+    assert.equal(message.element.querySelector(".fate-bridge-tag--undone").textContent, "undone");
+  });
+
+  test("history entries read as the table saw them: dice, rerolls, who paid, costs, event and hash", () => {
+    const page = { entries: [entry(), entry({ seq: 15, undone: true })], next_before: 15, last_seq: 30 };
+    check(validators.results["history.read"], page, "history.read answer");
+    const gm = history.historyContext({ page, stats: null, filters: {}, statsFor: "", error: null, newer: false, loading: false }, { isGM: true, characters: [] });
+    const [view, undone] = gm.entries;
+    assert.equal(view.title, "Zird the Arcane: Create an Advantage (Athletics)");
+    assert.equal(view.versus, "Epic +7 vs Grumpy Ogre Fair +2");
+    assert.deepEqual(view.rolls.map((r) => [r.who, r.reroll, r.dice.map((d) => d.face)]), [
+      ["Zird the Arcane", false, [1, 1, 0, 0]], ["Zird the Arcane", true, [-1, 0, 0, 1]], ["Grumpy Ogre", false, [-1, -1, -1, 0]]
+    ]);
+    assert.equal(view.invokes[0], "Zird the Arcane invoked Wizard of the Old School for +2 (fate point)");
+    assert.deepEqual(view.costs, ["Minor cost: The bridge creaks"]);
+    assert.equal(view.eventLabel, "Event #21");
+    assert.equal(view.hashShort, entry().hash.slice(0, 10));
+    assert.equal(view.scene, "scene 2");
+    assert.equal(view.canUndo, true);
+    assert.equal(undone.canUndo, false, "what is undone is not undone twice");
+    assert.equal(gm.older, true);
+    const player = history.historyContext({ page, stats: null, filters: {}, statsFor: "", error: null, newer: false, loading: false }, { isGM: false, characters: [] });
+    assert.equal(player.entries.some((e) => e.canUndo), false, "only the GM undoes");
+  });
+
+  test("the 4dF chart: each sum's share of the rolls beside its expected share (R1.1)", () => {
+    const expected = [1, 4, 10, 16, 19, 16, 10, 4, 1].map((w) => w / 81);
+    const chart = history.chartView({ rolls: 4, counts: [0, 0, 1, 0, 2, 0, 0, 1, 0], expected, mean: 0.25 });
+    assert.equal(chart.bars.length, 9);
+    assert.deepEqual(chart.bars.map((b) => b.sum), ["\u22124", "\u22123", "\u22122", "\u22121", "0", "+1", "+2", "+3", "+4"]);
+    assert.equal(chart.bars[4].rolled, 60, "the tallest share fills the chart");
+    assert.equal(chart.bars[2].rolled, 30);
+    assert.ok(chart.bars[4].expected > chart.bars[3].expected && chart.bars[3].expected > chart.bars[0].expected);
+    assert.match(chart.summary, /4 rolls, mean 0\.25/);
+    assert.match(chart.bars[4].title, /2 rolls, 50% \(expected 23%\)/);
+    const empty = history.chartView({ rolls: 0, counts: Array(9).fill(0), expected, mean: null });
+    assert.equal(empty.bars.every((b) => b.rolled === 0), true);
+    assert.match(empty.summary, /0 rolls, mean \u2014/);
+  });
+
+  test("a refused history call rejects with the bridge's error; offline rejects too", async () => {
+    await assert.rejects(history.readHistory({ limit: 5 }), (err) => err.name === "BridgeError" && err.code === "offline");
+    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
+    const saved = runtime.connection;
+    runtime.connection = { connected: true, call: async () => ({ ok: false, error: { code: "scene_ended", message: "The scene ended at event 9.", field: "back_to" } }) };
+    try {
+      await assert.rejects(history.undo({ backTo: 3 }), (err) => err.code === "scene_ended" && err.field === "back_to" && /event 9/.test(err.message));
+    } finally {
+      runtime.connection = saved;
+    }
   });
 });

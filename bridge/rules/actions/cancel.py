@@ -36,14 +36,8 @@ def cancel(
             update={"state": "cancelled", "pending_choice": None, "pending_hit": 0}
         )
     )
-    if action.purpose == "contest_roll":
-        from bridge.rules import contest
-
-        contest.release_roll(draft, action)
-    if action.purpose == "challenge_task":
-        from bridge.rules import challenge
-
-        challenge.release_task(draft, action)
+    # A contest or challenge frees the slot itself: it observes the cancellation
+    # (bridge.rules.procedures).
     return draft.events()
 
 

@@ -131,6 +131,7 @@ def invoke(
             draft.put_aspect(aspect.model_copy(update={"free_invokes": remaining}))
 
     new_dice = None
+    replaced = side.roll.dice if command.effect == "reroll" else None
     if command.effect == "bonus":
         side = side.model_copy(
             update={
@@ -156,6 +157,7 @@ def invoke(
         payment=command.payment,
         effect=command.effect,
         dice=new_dice,
+        replaced=replaced,
     )
     # R4.4: any invoke reopens the exchange for both sides. Passive opposition has no
     # one to answer, so it stays passed (the GM may still invoke while the phase is open).

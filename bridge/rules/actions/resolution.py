@@ -43,16 +43,10 @@ def resolve(draft: Draft, action: Action, ruleset: Ruleset) -> None:
     action = add_effects(action, *effects)
 
     if action.purpose == "contest_roll":
-        # R11.2: a contest roll is only a total; the exchange decides what it means.
-        from bridge.rules import contest
-
+        # R11.2: a contest roll is only a total; the exchange decides what it means
+        # (the contest observes the resolution: bridge.rules.procedures).
         finish(draft, action, succeeded=None)
-        contest.record_roll(draft, draft.action(action.id))
         return
-    if action.purpose == "contest_advantage" and outcome == "fumble":
-        from bridge.rules import contest
-
-        contest.forfeit(draft, action)
 
     if action.type == "create_advantage":
         _resolve_create_advantage(draft, action)
@@ -180,10 +174,6 @@ def finish(draft: Draft, action: Action, *, succeeded: bool | None) -> None:
             update={"state": "resolved", "succeeded": succeeded, "pending_choice": None}
         )
     )
-    if action.challenge_id is not None:
-        from bridge.rules import challenge
-
-        challenge.check_complete(draft, action.challenge_id)
 
 
 def _exhaust(draft: Draft, character_id: str, situation: str | None) -> None:

@@ -13,7 +13,7 @@ import { REPO, waitFor } from "./node-foundry.mjs";
 const run = promisify(execFile);
 
 /** Where `python -m bridge` runs (a checkout of the bridge); the repo unless FATE_BRIDGE_ROOT says. */
-const BRIDGE_ROOT = process.env.FATE_BRIDGE_ROOT ?? REPO;
+export const BRIDGE_ROOT = process.env.FATE_BRIDGE_ROOT ?? REPO;
 
 export const PYTHON = process.env.FATE_BRIDGE_PYTHON
   ?? (existsSync(path.join(REPO, ".venv/bin/python")) ? path.join(REPO, ".venv/bin/python") : "python3");

@@ -58,6 +58,7 @@ function messageSummary(m) {
     id: m.id,
     author: m.author,
     speaker: m.speaker,
+    content: m.content,
     flags: m.flags,
     roll: m.rolls[0]?.toJSON() ?? null,
     rollTotal: m.rolls[0]?.total,
@@ -246,6 +247,14 @@ const commands = {
   },
   disconnect() {
     api().connection.disconnect();
+  },
+  /** Run a macro's code as Foundry does: an async function body with the page's globals. */
+  async runMacro(code) {
+    const AsyncFunction = (async () => {}).constructor;
+    return new AsyncFunction(code)();
+  },
+  scene() {
+    return api().scene;
   }
 };
 

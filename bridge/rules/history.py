@@ -1,0 +1,294 @@
+"""The table's record: which rolls a history shows, their dice, and the GM's undo.
+
+Pure: the service hands in logged events (seq, time, event) and the current
+state; nothing here reads a store or a clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from bridge.rules.dice import Face
+from bridge.rules.engine import replay
+from bridge.rules.errors import RuleViolation
+from bridge.rules.events import (
+    ActionPut,
+    ActionResolved,
+    AspectPut,
+    AspectRemoved,
+    CarriedBoostsPut,
+    ChallengePut,
+    CharacterPut,
+    CompelPut,
+    ConflictPut,
+    ContestPut,
+    CountersPut,
+    Event,
+    HistoryUndone,
+    RecordDropped,
+    ScenePut,
+)
+from bridge.rules.state import Action, Side, WorldState
+
+# How many of the 81 equally likely 4dF rolls give each sum, from -4 to +4 (R1.1).
+FOUR_DF_WAYS: tuple[int, ...] = (1, 4, 10, 16, 19, 16, 10, 4, 1)
+SCENE_END_REASON = "scene.end"
+UNDO_REASON = "history.undo"
+HistoryKind = Literal[
+    "overcome", "create_advantage", "take_advantage", "discover", "attack", "contest", "challenge"
+]
+
+
+@dataclass(frozen=True)
+class Logged:
+    """One event as the log holds it: its number, when it was written, what it says."""
+
+    seq: int
+    created_at: str
+    event: Event
+
+
+@dataclass(frozen=True)
+class RollMade:
+    """One 4dF roll on an action: which side, who rolled it, its faces."""
+
+    side: Literal["actor", "opposition"]
+    character: str | None
+    dice: tuple[Face, Face, Face, Face]
+    reroll: bool
+
+
+def rolls_of(action: Action) -> list[RollMade]:
+    """Every 4dF roll made on an action, actor's side first.
+
+    A side's first roll is its final dice, or the dice its first reroll replaced;
+    each reroll's new dice are a roll of their own (R4.1)."""
+    out: list[RollMade] = []
+    sides: tuple[tuple[Literal["actor", "opposition"], Side], ...] = (
+        ("actor", action.actor),
+        ("opposition", action.opposition),
+    )
+    for name, side in sides:
+        rerolls = [i for i in action.invokes if i.side == name and i.effect == "reroll"]
+        first = rerolls[0].replaced if rerolls and rerolls[0].replaced else side.roll.dice
+        if first is not None:
+            out.append(RollMade(name, side.leader, first, False))
+        out.extend(RollMade(name, side.leader, r.dice, True) for r in rerolls if r.dice)
+    return out
+
+
+def participants(action: Action) -> set[str]:
+    """Everyone whose roll, help or opposition the entry is about."""
+    people = {*action.actor.members, *action.opposition.members}
+    if action.target_id:
+        people.add(action.target_id)
+    return people
+
+
+def kind_of(action: Action) -> HistoryKind:
+    if action.contest_id is not None:
+        return "contest"
+    if action.challenge_id is not None:
+        return "challenge"
+    return action.type
+
+
+def matches(
+    event: ActionResolved,
+    *,
+    scene: int | None = None,
+    character: str | None = None,
+    kind: HistoryKind | None = None,
+) -> bool:
+    """Whether a resolution passes the history's filters (each None: any)."""
+    action = event.action
+    return (
+        (scene is None or event.scene == scene)
+        and (character is None or character in participants(action))
+        and (kind is None or kind_of(action) == kind)
+    )
+
+
+def dice_counts(rolls: Sequence[tuple[Face, Face, Face, Face]]) -> list[int]:
+    """How many of the rolls summed to each of -4..+4 (index 0 is -4)."""
+    counts = [0] * 9
+    for dice in rolls:
+        counts[sum(dice) + 4] += 1
+    return counts
+
+
+# --- undo ---------------------------------------------------------------------------
+
+
+def restore(current: WorldState, target: WorldState, reason: str = UNDO_REASON) -> list[Event]:
+    """Upserts and removals that turn ``current`` into ``target``, for the reducer.
+
+    Guarantees, applied to ``current``: every aspect, action, contest, challenge,
+    conflict, compel, the scene, the GM's budget and the carried boosts equal
+    ``target``'s; characters in ``target`` equal it. Kept as they are now: the id
+    counters and the undone list (they only grow, so no id is ever given twice and
+    a taken-back card keeps its own), and characters that came from a sheet after
+    the target (with their own character aspects): a sheet's actor does not vanish
+    from the bridge because a roll was taken back.
+    """
+    out: list[Event] = []
+    for cid, character in target.characters.items():
+        if current.characters.get(cid) != character:
+            out.append(CharacterPut(reason=reason, character=character))
+
+    def kept(aspect_id: str) -> bool:
+        aspect = current.aspects[aspect_id]
+        return (
+            aspect.kind == "character"
+            and aspect.attached_to is not None
+            and aspect.attached_to not in target.characters
+        )
+
+    for aid, aspect in target.aspects.items():
+        if current.aspects.get(aid) != aspect:
+            out.append(AspectPut(reason=reason, aspect=aspect))
+    for aid in current.aspects:
+        if aid not in target.aspects and not kept(aid):
+            out.append(AspectRemoved(reason=reason, aspect_id=aid))
+
+    def records(
+        collection: Literal["actions", "contests", "challenges", "conflicts", "compels"],
+    ) -> None:
+        now, then = getattr(current, collection), getattr(target, collection)
+        for rid, record in then.items():
+            if now.get(rid) != record:
+                out.append(_put(collection, record, reason))
+        for rid in now:
+            if rid not in then:
+                out.append(RecordDropped(reason=reason, collection=collection, record_id=rid))
+
+    for collection in ("actions", "contests", "challenges", "conflicts", "compels"):
+        records(collection)
+    if current.scene != target.scene:
+        out.append(ScenePut(reason=reason, scene=target.scene))
+    if current.gm_fate_points != target.gm_fate_points:
+        out.append(
+            CountersPut(
+                reason=reason,
+                gm_fate_points=target.gm_fate_points,
+                action_count=current.action_count,
+                aspect_count=current.aspect_count,
+            )
+        )
+    if current.carried_boosts != target.carried_boosts:
+        out.append(CarriedBoostsPut(reason=reason, aspect_ids=target.carried_boosts))
+    return out
+
+
+def _put(collection: str, record: object, reason: str) -> Event:
+    # Plain upserts, never ActionResolved: an undo resolves nothing.
+    if collection == "actions":
+        return ActionPut(reason=reason, action=record)
+    if collection == "contests":
+        return ContestPut(reason=reason, contest=record)
+    if collection == "challenges":
+        return ChallengePut(reason=reason, challenge=record)
+    if collection == "conflicts":
+        return ConflictPut(reason=reason, conflict=record)
+    return CompelPut(reason=reason, compel=record)
+
+
+def commit_start(log: Sequence[Logged], index: int) -> int:
+    """The index of the first event written in the same commit as ``log[index]``.
+
+    One commit's events share their time stamp (the service keeps each commit's
+    stamp later than the one before)."""
+    at = log[index].created_at
+    while index > 0 and log[index - 1].created_at == at:
+        index -= 1
+    return index
+
+
+def before_resolution(log: Sequence[Logged], current: WorldState, seq: int | None = None) -> int:
+    """``back_to`` that takes back a resolution (the newest one standing in this scene
+    when ``seq`` is None) and everything after it: the event just before the commit
+    that started its action."""
+    for index in range(len(log) - 1, -1, -1):
+        item = log[index]
+        if item.event.reason == SCENE_END_REASON:
+            break
+        if seq is not None and item.seq != seq:
+            continue
+        if isinstance(item.event, ActionResolved) and item.seq not in current.undone:
+            action_id = item.event.action.id
+            first = next(
+                i
+                for i, earlier in enumerate(log[: index + 1])
+                if isinstance(earlier.event, ActionPut) and earlier.event.action.id == action_id
+            )
+            return log[commit_start(log, first)].seq - 1
+        if seq is not None:
+            break
+    if seq is not None:
+        raise RuleViolation(
+            "not_found",
+            f"Event {seq} is no resolution standing in this scene.",
+            "resolution",
+        )
+    raise RuleViolation("nothing_to_undo", "No resolution in this scene is left to undo.")
+
+
+def plan_undo(
+    log: Sequence[Logged],
+    initial: WorldState,
+    current: WorldState,
+    back_to: int | None,
+    resolution: int | None = None,
+) -> list[Event]:
+    """The events of an undo back to event ``back_to``; without it, of the resolution
+    logged as event ``resolution`` and all after it (None: the last resolution).
+
+    ``log`` is the whole log in seq order, ``initial`` the state it starts from and
+    ``current`` its replayed state.
+    Refused: a target that is not the end of a commit, nothing to undo, and any
+    target before the current scene's end of scene (R12.1 paid out, cleared and
+    recovered what cannot be taken back card by card)."""
+    if back_to is None:
+        back_to = before_resolution(log, current, resolution)
+    last_seq = log[-1].seq if log else 0
+    if back_to < 0 or back_to >= last_seq:
+        raise RuleViolation(
+            "nothing_to_undo", f"Nothing happened after event {back_to} to undo.", "back_to"
+        )
+    position = {item.seq: i for i, item in enumerate(log)}
+    after = log[position[back_to + 1] :]
+    scene_end = next((item for item in after if item.event.reason == SCENE_END_REASON), None)
+    if scene_end is not None:
+        raise RuleViolation(
+            "scene_ended",
+            f"The scene ended at event {scene_end.seq}; an undo stays inside the current scene "
+            "(its fate points were paid, boosts expired and consequences recovered).",
+            "back_to",
+        )
+    if back_to > 0 and log[position[back_to]].created_at == after[0].created_at:
+        end = max(i.seq for i in after if i.created_at == after[0].created_at)
+        raise RuleViolation(
+            "mid_commit",
+            f"Event {back_to} is in the middle of one change; undo back to event {end} "
+            f"or to event {log[commit_start(log, position[back_to])].seq - 1}.",
+            "back_to",
+        )
+    kept = log[: position[back_to] + 1] if back_to > 0 else []
+    target = replay((item.event for item in kept), initial)
+    resolutions = tuple(
+        item.seq
+        for item in after
+        if isinstance(item.event, ActionResolved) and item.seq not in current.undone
+    )
+    action_ids = tuple(
+        dict.fromkeys(item.event.action.id for item in after if isinstance(item.event, ActionPut))
+    )
+    events = restore(current, target)
+    events.append(
+        HistoryUndone(
+            reason=UNDO_REASON, back_to=back_to, resolutions=resolutions, action_ids=action_ids
+        )
+    )
+    return events

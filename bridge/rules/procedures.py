@@ -1,0 +1,66 @@
+"""Procedures observe the actions they contain (R11.1, R11.2).
+
+An action knows nothing of the contest or challenge it belongs to: it only
+says, in its events, that it was rolled and resolved. :func:`settle` is the
+pure post-step that reads those events and lets each procedure react with
+events of its own. Every decision goes through it (the service, the tests'
+table), so one stream of events is the whole story and replay needs nothing
+else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bridge.rules import challenge, contest
+from bridge.rules.draft import Draft
+from bridge.rules.engine import apply_all
+from bridge.rules.events import ActionPut, Event, HistoryUndone
+from bridge.rules.state import Action, WorldState
+
+
+def _transitions(before: WorldState, events: Sequence[Event]) -> list[tuple[Action | None, Action]]:
+    """Each action the events changed: as it was before them and as it is after them."""
+    latest: dict[str, Action] = {}
+    for event in events:
+        if isinstance(event, ActionPut):
+            latest[event.action.id] = event.action
+    return [(before.actions.get(action_id), action) for action_id, action in latest.items()]
+
+
+def settle(before: WorldState, events: list[Event]) -> list[Event]:
+    """``events`` followed by what contests and challenges make of them.
+
+    Guarantees: the returned list starts with ``events`` unchanged; a contest
+    records a side's total when its contest roll resolves and forfeits the side's
+    roll when its advantage fumbles (R11.2); a challenge completes when its last
+    task resolves (R11.1); a cancelled contest roll or task roll frees its slot, so it
+    may be rolled again. Nothing is added when no contained action moved, nor to
+    an undo: it puts procedures back as they were, and nothing reacts to that.
+    """
+    if any(isinstance(e, HistoryUndone) for e in events):
+        return events
+    moved = [
+        (old, new)
+        for old, new in _transitions(before, events)
+        if new.contest_id is not None or new.challenge_id is not None
+    ]
+    if not moved:
+        return events
+    after = apply_all(before, events)
+    draft = Draft(after, events[-1].reason)
+    for old, new in moved:
+        resolved_now = new.state == "resolved" and (old is None or old.state != "resolved")
+        outcome_now = new.outcome is not None and (old is None or old.outcome is None)
+        if new.purpose == "contest_advantage" and outcome_now and new.outcome == "fumble":
+            contest.forfeit(draft, new)
+        if new.purpose == "contest_roll" and resolved_now:
+            contest.record_roll(draft, draft.action(new.id))
+        if new.challenge_id is not None and resolved_now:
+            challenge.check_complete(draft, new.challenge_id)
+        cancelled_now = new.state == "cancelled" and (old is None or old.state != "cancelled")
+        if new.purpose == "contest_roll" and cancelled_now:
+            contest.release_roll(draft, draft.action(new.id))
+        if new.purpose == "challenge_task" and cancelled_now:
+            challenge.release_task(draft, draft.action(new.id))
+    return [*events, *draft.events()]
