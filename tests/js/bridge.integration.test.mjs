@@ -123,7 +123,9 @@ describe("player binding (DESIGN Trust)", () => {
     for (const c of [gm, assistant]) await c.rpc("receiveUserUpdate", PLAYER.id, { flags: { "fate-bridge": { bindNonce: hello.bind_nonce } } });
     const notes = await player.waitFor("notifications", (n) => n.some((x) => x.type === "info"), { what: "bound notice" });
     assert.ok(notes.some((n) => n.type === "info" && /confirmed who you are/.test(n.message)), JSON.stringify(notes));
-    const binds = (await gm.rpc("sent")).filter((s) => s.event === "user.bind");
+    // The bound notice can reach the player before the GM's client has its ack: wait for the ack.
+    const sent = await gm.waitFor("sent", (s) => s.some((x) => x.event === "user.bind" && x.ack), { what: "user.bind ack" });
+    const binds = sent.filter((s) => s.event === "user.bind");
     assert.equal(binds.length, 1);
     assert.deepEqual({ ...binds[0].payload, request_id: undefined }, { request_id: undefined, user_id: PLAYER.id, nonce: hello.bind_nonce });
     assert.equal(binds[0].ack.ok, true);
