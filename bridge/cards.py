@@ -191,6 +191,7 @@ def action_card(
         pending_choice=action.pending_choice,
         cost_severity=action.cost_severity if action.state == "costing" else None,
         pending_hit=action.pending_hit,
+        attack_kind=action.attack_kind,
         effects=[
             protocol.CardEffect(
                 kind=e.kind,
@@ -251,6 +252,19 @@ def _slots(character: Character, state: WorldState) -> list[protocol.SlotState]:
     ]
 
 
+def stress_views(character: Character) -> list[protocol.StressTrackView]:
+    """The character's stress tracks, boxes and values as the module shows them (R5.10)."""
+    return [
+        protocol.StressTrackView(
+            id=t.id,
+            name=t.name,
+            kind=t.kind,
+            boxes=[protocol.StressBoxView(value=b.value, marked=b.marked) for b in t.boxes],
+        )
+        for t in character.stress
+    ]
+
+
 def world_summary(state: WorldState) -> protocol.WorldStateData:
     """Everything pickers need: characters, every aspect with its free invokes."""
     return protocol.WorldStateData(
@@ -265,7 +279,7 @@ def world_summary(state: WorldState) -> protocol.WorldStateData:
                 pending_fate_points=c.pending_fate_points,
                 overwhelmed=c.overwhelmed,
                 consequences=_slots(c, state),
-                stress=list(c.stress),
+                stress=stress_views(c),
             )
             for c in sorted(state.characters.values(), key=lambda c: c.name)
         ],
@@ -288,7 +302,7 @@ def actor_patch(
         fate_points=character.fate_points,
         pending_fate_points=character.pending_fate_points,
         consequences=_slots(character, state),
-        stress=list(character.stress),
+        stress=stress_views(character),
         overwhelmed=character.overwhelmed,
     )
 

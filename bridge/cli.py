@@ -19,14 +19,15 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from bridge import __version__, protocol
+from bridge.connections import DEFAULT_PER_ADDRESS, AddressGate, listen
 from bridge.protocol.http import WebhookCreate, WebhookList
 from bridge.rules.ruleset import RULESETS
-from bridge.server import create_app
+from bridge.server import HANDSHAKE_TIMEOUT_SECONDS, create_app
 from bridge.service import BridgeService, IntentError
 from bridge.service.session import validation_error
 from bridge.store.base import Store, WorldExists
 from bridge.store.chain import GENESIS_HASH, verify_chain
-from bridge.store.redis import RedisStore
+from bridge.store.redis import DEFAULT_PRESENCE_TTL, RedisStore
 from bridge.store.sqlite import SQLiteStore
 from bridge.store.webhooks import webhook_store_for
 from bridge.webhooks.outbox import WebhookOutbox
@@ -93,6 +94,32 @@ def build_parser() -> argparse.ArgumentParser:
         "--dev-dice",
         action="store_true",
         help="accept dev.queue_dice from a GM so tests can fix the next rolls; never in play",
+    )
+    serve.add_argument(
+        "--presence-ttl",
+        type=float,
+        default=float(os.environ.get("FATE_BRIDGE_PRESENCE_TTL", DEFAULT_PRESENCE_TTL)),
+        metavar="SECONDS",
+        help="with --redis: a bridge process that dies stops counting its users as present "
+        "after this long (env FATE_BRIDGE_PRESENCE_TTL; default %(default)s)",
+    )
+    serve.add_argument(
+        "--max-connections-per-address",
+        type=int,
+        default=int(os.environ.get("FATE_BRIDGE_MAX_PER_ADDRESS", DEFAULT_PER_ADDRESS)),
+        metavar="N",
+        help="refuse connections past N open ones from one address; 0 for no cap "
+        "(behind a reverse proxy every connection comes from the proxy: raise it there; "
+        "env FATE_BRIDGE_MAX_PER_ADDRESS; default %(default)s)",
+    )
+    serve.add_argument(
+        "--handshake-timeout",
+        type=float,
+        default=float(os.environ.get("FATE_BRIDGE_HANDSHAKE_TIMEOUT", HANDSHAKE_TIMEOUT_SECONDS)),
+        metavar="SECONDS",
+        help="close a connection that has not sent a whole HTTP request, or has not joined "
+        "the bridge's namespace, within this long (env FATE_BRIDGE_HANDSHAKE_TIMEOUT; "
+        "default %(default)s)",
     )
     serve.add_argument(
         "--api-rate",
@@ -167,7 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _store(args: argparse.Namespace) -> Store:
     """Redis when ``--redis`` is given (several bridges share it), else embedded SQLite."""
     if args.redis:
-        return RedisStore(args.redis)
+        return RedisStore(
+            args.redis, presence_ttl=getattr(args, "presence_ttl", DEFAULT_PRESENCE_TTL)
+        )
     return SQLiteStore(Path(args.data_dir) / DB_NAME)
 
 
@@ -341,14 +370,19 @@ async def _serve(args: argparse.Namespace) -> int:
         cors_origins=args.cors_origin or "*",
         public_url=args.public_url,
         redis_url=args.redis,
+        handshake_timeout=args.handshake_timeout,
         on_commit=outbox.nudge,
         api_rate=args.api_rate,
     )
-    runner = web.AppRunner(app, access_log=None)
+    # aiohttp's keepalive timer starts when a connection opens and closes it if no complete
+    # request has arrived by then: the timeout for slow or partial HTTP headers.
+    runner = web.AppRunner(app, access_log=None, keepalive_timeout=args.handshake_timeout)
     await runner.setup()
-    site = web.TCPSite(runner, args.host, args.port)
+    assert runner.server is not None
+    gate = AddressGate(args.max_connections_per_address)
+    listener: asyncio.Server | None = None
     try:
-        await site.start()
+        listener = await listen(runner.server, args.host, args.port, gate)
         outbox.start()
         shown = worlds[0].id if worlds else DEFAULT_WORLD
         print(_banner(base_url, shown, first_key, args.dev_dice), flush=True)
@@ -358,6 +392,8 @@ async def _serve(args: argparse.Namespace) -> int:
         await asyncio.Event().wait()
     finally:
         await outbox.stop()
+        if listener is not None:
+            listener.close()
         await runner.cleanup()
         await client.aclose()
         await hooks.close()

@@ -7,10 +7,11 @@ the service returns.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import socketio
@@ -22,6 +23,7 @@ from bridge.module_package import ZIP_NAME, build_zip, manifest
 from bridge.ratelimit import TokenBucket
 from bridge.service import BridgeService, ConnectRefused, Reply, Session, error
 from bridge.service.session import user_room
+from bridge.wire import GuardedPacket, MalformedFrame
 
 log = logging.getLogger("bridge.server")
 
@@ -29,13 +31,23 @@ log = logging.getLogger("bridge.server")
 TRANSPORT_LIMIT_BYTES = 1024 * 1024
 RATE_PER_SECOND = 20.0
 RATE_BURST = 40.0
+# A connection must finish its HTTP request, and then join /fate, within this many seconds.
+HANDSHAKE_TIMEOUT_SECONDS = 10.0
+# Namespace joins per websocket (a reconnecting client opens a new websocket).
+JOIN_RATE_PER_SECOND = 1.0
+JOIN_BURST = 5.0
 
 SERVICE_KEY = web.AppKey("service", BridgeService)
 CONFIG_KEY = web.AppKey("config", dict[str, Any])
 
 
 class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
-    """``/fate``: one class-level instance, so per-socket state lives in dicts keyed by sid."""
+    """``/fate``: one class-level instance, so per-socket state lives in dicts keyed by sid.
+
+    ``trigger_event`` sees only the server's own connect and disconnect; what a client
+    sends arrives at :meth:`client_event` (see :class:`FateServer`), so an event a client
+    *names* ``connect`` can never reach the connect handler.
+    """
 
     def __init__(self, service: BridgeService, on_commit: Callable[[], None] | None = None) -> None:
         super().__init__(protocol.NAMESPACE)
@@ -55,13 +67,22 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
                 await self.service.disconnect(gone)
             self.buckets.pop(sid, None)
             return None
-        sid, *payload = args
-        reply = await self._dispatch(sid, event, payload)
+        return error("unknown_event", "Client events go through client_event.")
+
+    async def client_event(self, sid: str, frame: object) -> dict[str, Any]:
+        """Answer one event frame (``[name, payload]``) from a client: always an ack,
+        never an exception, whatever the frame holds."""
+        reply = await self._dispatch(sid, frame)
         for emission in reply.emissions:
             await self.emit(emission.event, emission.payload, room=emission.room)
         if reply.emissions and self.on_commit is not None:
             self.on_commit()
         return reply.ack
+
+    def take_token(self, sid: str) -> bool:
+        """Spend one of the connection's rate tokens; False when it has none (or is gone)."""
+        bucket = self.buckets.get(sid)
+        return bucket is not None and bucket.take(time.monotonic())
 
     async def _connect(self, sid: str, auth: object) -> None:
         try:
@@ -82,12 +103,19 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
             "connected %s as %s %s in %s", sid, session.role, session.user_id, session.world_id
         )
 
-    async def _dispatch(self, sid: str, event: str, payload: list[Any]) -> Reply:
+    async def _dispatch(self, sid: str, frame: object) -> Reply:
         session = self.sessions.get(sid)
         if session is None:
             return Reply(error("forbidden", "Not connected."))
-        if not self.buckets[sid].take(time.monotonic()):
+        # Every frame spends a token first, whatever it is: refusals are not free.
+        if not self.take_token(sid):
             return Reply(error("rate_limited", "Too many messages; slow down."))
+        if not isinstance(frame, list) or not frame:
+            return Reply(error("invalid", "Send an event name and one JSON object."))
+        event, *payload = frame
+        if not isinstance(event, str) or event not in protocol.INTENTS:
+            shown = event[:64] if isinstance(event, str) else type(event).__name__
+            return Reply(error("unknown_event", f"The bridge has no event {shown!r}."))
         if len(payload) != 1:
             return Reply(error("invalid", "Send exactly one JSON object per event."))
         try:
@@ -115,8 +143,139 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
         hear the world at once (the notice itself goes out as an emission)."""
         for sid, session in list(self.sessions.items()):
             if (session.world_id, session.user_id, session.bind_nonce) == vouched:
-                session.bound = True
+                await self.service.bind(session)
                 await self.enter_room(sid, session.room)
+
+
+class FateServer(socketio.AsyncServer):  # type: ignore[misc]
+    """python-socketio's server with the wire hardened where it dispatches.
+
+    - Client events go to :meth:`FateNamespace.client_event`, never through the generic
+      ``trigger_event`` that also runs the connect and disconnect handlers.
+    - A frame the decoder cannot read (:class:`MalformedFrame`) is counted per connection,
+      logged in one line, answered with an error ack when it carried an ack id, and the
+      client gets a ``notice`` so its user sees an error instead of waiting for a timeout.
+    - A websocket that has not joined ``/fate`` within ``join_timeout`` seconds is closed.
+    """
+
+    def __init__(self, namespace: FateNamespace, *, join_timeout: float, **kwargs: Any) -> None:
+        super().__init__(serializer=GuardedPacket, **kwargs)
+        self.fate = namespace
+        self.register_namespace(namespace)
+        self.join_timeout = join_timeout
+        self._malformed: dict[str, int] = {}
+        self._join_timers: dict[str, asyncio.TimerHandle] = {}
+        self._joins: dict[str, TokenBucket] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)  # keep a reference until it ends
+        task.add_done_callback(self._tasks.discard)
+
+    async def _handle_eio_connect(self, eio_sid: str, environ: Any) -> Any:
+        result = await super()._handle_eio_connect(eio_sid, environ)
+        loop = asyncio.get_running_loop()
+        self._join_timers[eio_sid] = loop.call_later(
+            self.join_timeout, lambda: self._spawn(self._close_unjoined(eio_sid))
+        )
+        return result
+
+    async def _close_unjoined(self, eio_sid: str) -> None:
+        self._join_timers.pop(eio_sid, None)
+        if self.manager.sid_from_eio_sid(eio_sid, protocol.NAMESPACE) is not None:
+            return
+        request = self.environ.get(eio_sid, {}).get("aiohttp.request")
+        log.info("closing %s: no namespace joined within %ss", eio_sid, self.join_timeout)
+        await self.eio.disconnect(eio_sid)
+        # Engine.IO's close packet asks the client to hang up; one that ignores it loses
+        # its TCP connection a moment later.
+        transport = getattr(request, "transport", None)
+        if transport is not None:
+            asyncio.get_running_loop().call_later(1.0, transport.close)
+
+    async def _handle_eio_disconnect(self, eio_sid: str, reason: Any = None) -> None:
+        timer = self._join_timers.pop(eio_sid, None)
+        if timer is not None:
+            timer.cancel()
+        self._joins.pop(eio_sid, None)
+        count = self._malformed.pop(eio_sid, 0)
+        if count:
+            log.warning("connection %s closed after %d malformed frames", eio_sid, count)
+        await super()._handle_eio_disconnect(eio_sid, reason)
+
+    async def _handle_eio_message(self, eio_sid: str, data: Any) -> None:
+        try:
+            await super()._handle_eio_message(eio_sid, data)
+        except MalformedFrame as bad:
+            await self._answer_malformed(eio_sid, bad)
+
+    async def _answer_malformed(self, eio_sid: str, bad: MalformedFrame) -> None:
+        count = self._malformed.get(eio_sid, 0) + 1
+        self._malformed[eio_sid] = count
+        sid = self.manager.sid_from_eio_sid(eio_sid, protocol.NAMESPACE)
+        # A flood of broken frames costs rate tokens like any other frame; past the limit
+        # it is only counted (no log line, no notice).
+        if sid is not None and not self.fate.take_token(sid):
+            if bad.ack_id is not None and bad.namespace == protocol.NAMESPACE:
+                await self._ack(
+                    eio_sid, bad.ack_id, error("rate_limited", "Too many messages; slow down.")
+                )
+            return
+        log.warning("malformed frame #%d on connection %s: %s", count, eio_sid, bad.reason)
+        if sid is None:
+            return
+        message = f"The bridge could not read a message from this client ({bad.reason})."
+        if bad.ack_id is not None and bad.namespace == protocol.NAMESPACE:
+            await self._ack(eio_sid, bad.ack_id, error("invalid", message))
+        notice = protocol.Notice(level="error", code="malformed_frame", message=message)
+        await self.emit(
+            "notice", notice.model_dump(mode="json"), to=sid, namespace=protocol.NAMESPACE
+        )
+
+    async def _ack(self, eio_sid: str, ack_id: int, ack: dict[str, Any]) -> None:
+        answer = self.packet_class(
+            socketio.packet.ACK, namespace=protocol.NAMESPACE, id=ack_id, data=[ack]
+        )
+        await self._send_packet(eio_sid, answer)
+
+    async def _handle_connect(self, eio_sid: str, namespace: Any, data: Any) -> None:
+        # A second CONNECT for a namespace this socket already joined is ignored: the
+        # identity of a connection comes from its first handshake only.
+        if namespace and self.manager.sid_from_eio_sid(eio_sid, namespace) is not None:
+            return
+        # Leaving and joining again is a fresh handshake (a store write each time): rate
+        # limited per websocket, since each join would otherwise get a fresh bucket.
+        joins = self._joins.setdefault(
+            eio_sid, TokenBucket(JOIN_RATE_PER_SECOND, JOIN_BURST, stamp=time.monotonic())
+        )
+        if not joins.take(time.monotonic()):
+            refusal = {"message": "rate_limited", "data": {"reason": "rate_limited"}}
+            await self._send_packet(
+                eio_sid,
+                self.packet_class(
+                    socketio.packet.CONNECT_ERROR, data=refusal, namespace=namespace or "/"
+                ),
+            )
+            return
+        timer = self._join_timers.pop(eio_sid, None)
+        if timer is not None:
+            timer.cancel()
+        await super()._handle_connect(eio_sid, namespace, data)
+
+    async def _handle_event(self, eio_sid: str, namespace: Any, ack_id: Any, data: Any) -> None:
+        namespace = namespace or "/"
+        sid = self.manager.sid_from_eio_sid(eio_sid, namespace)
+        if namespace != protocol.NAMESPACE or sid is None:
+            return  # not joined: python-socketio drops these too
+        if not self.manager.is_connected(sid, namespace):
+            return
+        self._spawn(self._answer_event(eio_sid, sid, ack_id, data))
+
+    async def _answer_event(self, eio_sid: str, sid: str, ack_id: int | None, data: Any) -> None:
+        ack = await self.fate.client_event(sid, data)
+        if ack_id is not None:
+            await self._ack(eio_sid, ack_id, ack)
 
 
 def public_base_url(request: web.Request) -> str:
@@ -151,6 +310,7 @@ def create_app(
     cors_origins: str | list[str] = "*",
     public_url: str | None = None,
     redis_url: str | None = None,
+    handshake_timeout: float = HANDSHAKE_TIMEOUT_SECONDS,
     on_commit: Callable[[], None] | None = None,
     api_rate: float = API_RATE_PER_SECOND,
 ) -> web.Application:
@@ -163,14 +323,15 @@ def create_app(
     app = web.Application(client_max_size=TRANSPORT_LIMIT_BYTES)
     app[SERVICE_KEY] = service
     app[CONFIG_KEY] = {"public_url": public_url}
-    sio = socketio.AsyncServer(
+    sio = FateServer(
+        FateNamespace(service, on_commit),
+        join_timeout=handshake_timeout,
         async_mode="aiohttp",
         cors_allowed_origins=cors_origins,
         max_http_buffer_size=TRANSPORT_LIMIT_BYTES,
         transports=["websocket"],
         client_manager=socketio.AsyncRedisManager(redis_url) if redis_url else None,
     )
-    sio.register_namespace(FateNamespace(service, on_commit))
     sio.attach(app)
     HttpApi(service, sio, on_commit, rate_per_second=api_rate).register(app)
     app.router.add_get("/healthz", healthz)

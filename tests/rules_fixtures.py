@@ -11,7 +11,7 @@ from bridge.rules.engine import Sheet, SheetSlot, apply_all, sync_character
 from bridge.rules.events import Event
 from bridge.rules.procedures import settle
 from bridge.rules.ruleset import FATE_CONDENSED, UNWRITTEN, Ruleset
-from bridge.rules.state import Action, Aspect, Stunt, WorldState
+from bridge.rules.state import Action, Aspect, StressBox, StressTrack, Stunt, WorldState
 
 GM_USER = Principal("gmUser", is_gm=True)
 PAUL = Principal("paul", is_gm=False)
@@ -30,8 +30,9 @@ def sheet(
     aspects: Sequence[tuple[str, str]] = (),
     stunts: Sequence[Stunt] = (),
     slots: Sequence[SheetSlot] = STANDARD_SLOTS,
-    stress: int = 0,
+    stress: int | Sequence[StressTrack] = 0,
 ) -> Sheet:
+    """A sheet; ``stress`` is a number of 1-shift physical boxes, or the tracks themselves."""
     return Sheet(
         id=character_id,
         name=name,
@@ -42,8 +43,28 @@ def sheet(
         fate_points=fate_points,
         refresh=3,
         consequences=tuple(slots),
-        stress=tuple(False for _ in range(stress)),
+        stress=(physical(*(1,) * stress),) if isinstance(stress, int) else tuple(stress),
     )
+
+
+def track(
+    track_id: str, kind: str, *values: int, marked: Sequence[int] = (), name: str = ""
+) -> StressTrack:
+    """A stress track of ``kind`` whose boxes absorb ``values``; ``marked`` box indexes."""
+    return StressTrack(
+        id=track_id,
+        name=name or f"{track_id.title()} Stress",
+        kind=kind,  # type: ignore[arg-type]
+        boxes=tuple(StressBox(value=v, marked=i in marked) for i, v in enumerate(values)),
+    )
+
+
+def physical(*values: int) -> StressTrack:
+    return track("physical", "physical", *values)
+
+
+def mental(*values: int) -> StressTrack:
+    return track("mental", "mental", *values)
 
 
 BROUSSEAU = sheet(

@@ -12,6 +12,7 @@ from bridge.rules.actions import (
     InvokeCommand,
     Principal,
     StartAction,
+    StressMark,
 )
 from bridge.rules.consequences import place_consequence
 from bridge.rules.dice import Roll
@@ -588,6 +589,10 @@ def test_r5_9_defend_excel_gives_the_defender_a_boost() -> None:
     assert any(e.kind == "boost" and e.character_id == "g" for e in table.action().effects)
 
 
+def marks(*boxes: int, track: str = "physical") -> tuple[StressMark, ...]:
+    return (StressMark(track, boxes),)
+
+
 def test_r5_10_a_hit_is_absorbed_by_stress_and_consequences() -> None:
     # R5.10: boxes one shift each, consequences their value; must absorb it all.
     table = Table(fc_world())
@@ -597,17 +602,17 @@ def test_r5_10_a_hit_is_absorbed_by_stress_and_consequences() -> None:
     refused(
         "invalid",
         table,
-        lambda: actions.absorb(table.state, AbsorbCommand(action_id, stress_boxes=(0, 1)), GM_USER),
+        lambda: actions.absorb(table.state, AbsorbCommand(action_id, marks(0, 1)), GM_USER),
     )
     table.run(
         lambda s: actions.absorb(
             s,
-            AbsorbCommand(action_id, stress_boxes=(0, 1), consequences={"mild": "Bitten"}),
+            AbsorbCommand(action_id, marks(0, 1), consequences={"mild": "Bitten"}),
             GM_USER,
         )
     )
     ghoul = table.character("g")
-    assert ghoul.stress == (True, True, False)
+    assert [b.marked for b in ghoul.stress[0].boxes] == [True, True, False]
     assert slot(table, "g", "mild").aspect_id is not None
     assert table.action().state == "resolved"
 
@@ -1008,11 +1013,13 @@ def test_r4_4_passive_opposition_does_not_need_the_gm_to_pass_again() -> None:
 
 
 def test_r7_1_a_sheet_without_slots_gets_the_rulesets_defaults() -> None:
-    # R7.1 Decision: one slot of each severity by default; Fate Condensed adds stress.
+    # R7.1 Decision: one slot of each severity by default; Fate Condensed adds stress
+    # (R5.10 Decision: a physical and a mental track of three 1-shift boxes).
     from bridge.rules.engine import Sheet, apply_all, sync_character
 
     bare = Sheet(id="x", name="Bare", owners=("paul",), skills={"Notice": 1})
-    for ruleset, boxes in ((UNWRITTEN, 0), (FATE_CONDENSED, 3)):
+    condensed = [("physical", "physical", [1, 1, 1]), ("mental", "mental", [1, 1, 1])]
+    for ruleset, tracks in ((UNWRITTEN, []), (FATE_CONDENSED, condensed)):
         state = apply_all(
             WorldState(ruleset=ruleset.id),
             sync_character(WorldState(ruleset=ruleset.id), bare, ruleset),
@@ -1023,7 +1030,8 @@ def test_r7_1_a_sheet_without_slots_gets_the_rulesets_defaults() -> None:
             ("moderate", 4),
             ("severe", 6),
         ]
-        assert character.stress == tuple(False for _ in range(boxes))
+        assert [(t.id, t.kind, [b.value for b in t.boxes]) for t in character.stress] == tracks
+        assert not any(b.marked for t in character.stress for b in t.boxes)
         # A later sync that says nothing of consequences keeps them.
         again = sync_character(state, bare, ruleset)
         assert again == []

@@ -24,7 +24,14 @@ RequestId = Annotated[
 Name = Annotated[str, StringConstraints(min_length=1, max_length=120)]
 Text = Annotated[str, StringConstraints(max_length=2000)]
 Rating = Annotated[int, Field(ge=-10, le=20)]
+# The largest integer JavaScript holds exactly (and far below SQLite's 64-bit limit).
+MAX_SAFE_INTEGER = 2**53 - 1
+# A position in a world's emit or event log.
+Seq = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
 ActionTypeName = Literal["overcome", "create_advantage", "take_advantage", "discover", "attack"]
+# R11.3, R5.10: what kind of harm an attack or conflict deals, and what a stress track takes.
+HarmKindName = Literal["physical", "mental"]
+StressKindName = Literal["physical", "mental", "any", "other"]
 
 
 class Inbound(BaseModel):
@@ -48,7 +55,7 @@ class Auth(Inbound):
     world: Identifier
     role: Literal["gm", "player"]
     user: Identifier
-    protocol: int
+    protocol: Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
     key: Annotated[str, StringConstraints(max_length=200)] | None = None
 
 

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, StringConstraints, field_validator
 
 from bridge.protocol.base import (
     ActionTypeName,
     DiceRollIn,
+    HarmKindName,
     Identifier,
     Inbound,
     Name,
     Rating,
     RequestId,
+    Seq,
+    StressKindName,
     Text,
 )
 
@@ -29,7 +32,7 @@ class WorldSync(Inbound):
     """Ask for every emit after ``since`` (a ``seq``), to catch up after (re)connecting."""
 
     request_id: RequestId
-    since: Annotated[int, Field(ge=0)] = 0
+    since: Seq = 0
 
 
 class StuntData(Inbound):
@@ -54,6 +57,25 @@ class ConsequenceSlotData(Inbound):
     name: Name | None = None
 
 
+class StressBoxData(Inbound):
+    """One stress box: the shifts it absorbs and whether it is marked."""
+
+    value: Annotated[int, Field(ge=1, le=12)] = 1
+    marked: bool = False
+
+
+class StressTrackData(Inbound):
+    """A named stress track (R5.10): its kind and its boxes, in the sheet's order.
+
+    Kind "any" takes every kind of harm (one track for all); kind "other" is not stress
+    and the bridge never marks it."""
+
+    id: Identifier
+    name: Name
+    kind: StressKindName
+    boxes: Annotated[list[StressBoxData], Field(max_length=20)] = []
+
+
 class ActorData(Inbound):
     """An actor as the adapters map it to the bridge's character model.
 
@@ -69,7 +91,17 @@ class ActorData(Inbound):
     fate_points: Annotated[int, Field(ge=0, le=99)] | None = None
     refresh: Annotated[int, Field(ge=0, le=20)] | None = None
     consequences: Annotated[list[ConsequenceSlotData], Field(max_length=12)] | None = None
-    stress: Annotated[list[bool], Field(max_length=20)] | None = None
+    stress: Annotated[list[StressTrackData], Field(max_length=12)] | None = None
+
+    @field_validator("stress")
+    @classmethod
+    def _one_track_per_id(
+        cls, tracks: list[StressTrackData] | None
+    ) -> list[StressTrackData] | None:
+        ids = [t.id for t in tracks or ()]
+        if len(set(ids)) != len(ids):
+            raise ValueError("each stress track needs its own id")
+        return tracks
 
 
 class ActorSync(Inbound):
@@ -143,6 +175,8 @@ class ActionStart(Inbound):
     recovery: RecoveryIn | None = None
     allow_repeat: bool = False
     description: Text | None = None
+    # R11.3: an attack's kind of harm; in a conflict it must be the conflict's (the default).
+    attack_kind: HarmKindName | None = None
 
 
 class ActionRef(Inbound):
@@ -193,10 +227,17 @@ class ActionConcede(ActionRef):
     character_id: Identifier
 
 
-class ActionAbsorb(ActionRef):
-    """R5.10: stress box indexes (0-based) and consequence slot id -> consequence name."""
+class StressMarkIn(Inbound):
+    """Boxes (0-based indexes) to mark on one of the target's stress tracks."""
 
-    stress_boxes: Annotated[list[Annotated[int, Field(ge=0, le=19)]], Field(max_length=20)] = []
+    track: Identifier
+    boxes: Annotated[list[Annotated[int, Field(ge=0, le=19)]], Field(min_length=1, max_length=20)]
+
+
+class ActionAbsorb(ActionRef):
+    """R5.10: boxes on stress tracks of the hit's kind, and consequence slot id -> name."""
+
+    stress: Annotated[list[StressMarkIn], Field(max_length=12)] = []
     consequences: Annotated[dict[Identifier, Name], Field(max_length=12)] = {}
 
 
@@ -373,7 +414,7 @@ class ConflictStart(Inbound):
 
     request_id: RequestId
     name: Name
-    kind: Literal["physical", "mental"]
+    kind: HarmKindName
     sides: Annotated[list[SideIn], Field(min_length=2, max_length=8)]
     zones: Annotated[list[ZoneIn], Field(max_length=30)] = []
     positions: Annotated[dict[Identifier, Name], Field(max_length=60)] = {}

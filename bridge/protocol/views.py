@@ -6,7 +6,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from bridge.protocol.base import ActionTypeName, DiceRoll, Outbound
+from bridge.protocol.base import (
+    ActionTypeName,
+    DiceRoll,
+    HarmKindName,
+    Outbound,
+    StressKindName,
+)
 from bridge.protocol.intents import INTENTS
 
 # --- acks ------------------------------------------------------------------
@@ -35,6 +41,10 @@ ErrorCode = Literal[
     "advantage_pending",
     "dev_dice_disabled",
     "conflict",
+    "forfeited",
+    "has_fate_points",
+    "needs_overcome",
+    "no_slot",
     "internal",
 ]
 
@@ -201,6 +211,8 @@ class ActionCard(Outbound):
     pending_choice: str | None
     cost_severity: Literal["minor", "serious"] | None
     pending_hit: int
+    # R11.3: an attack's kind of harm; only stress tracks of that kind absorb it (R5.10).
+    attack_kind: HarmKindName | None = None
     effects: list[CardEffect]
     aspects: list[CardAspect]
     gm_fate_points: int
@@ -311,7 +323,7 @@ class TurnView(Outbound):
 class ConflictView(Outbound):
     id: str
     name: str
-    kind: Literal["physical", "mental"]
+    kind: HarmKindName
     order_skill: str
     sides: list[ContestSideView]
     order: list[TurnView]
@@ -417,6 +429,20 @@ class SlotState(Outbound):
     status: Literal["fresh", "addressed", "recovering"]
 
 
+class StressBoxView(Outbound):
+    value: int
+    marked: bool
+
+
+class StressTrackView(Outbound):
+    """A stress track as the bridge holds it (R5.10); kind "other" is never marked."""
+
+    id: str
+    name: str
+    kind: StressKindName
+    boxes: list[StressBoxView]
+
+
 class ActorPatch(Outbound):
     """What the rules changed on an actor, for the active GM's client to write back."""
 
@@ -427,7 +453,7 @@ class ActorPatch(Outbound):
     fate_points: int
     pending_fate_points: int
     consequences: list[SlotState]
-    stress: list[bool]
+    stress: list[StressTrackView]
     overwhelmed: bool
 
 
@@ -593,7 +619,7 @@ class CharacterSummary(Outbound):
     pending_fate_points: int
     overwhelmed: bool
     consequences: list[SlotState]
-    stress: list[bool]
+    stress: list[StressTrackView]
 
 
 class WorldStateData(Outbound):

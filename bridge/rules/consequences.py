@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bridge.rules.draft import Draft
-from bridge.rules.state import Aspect, Character, ConsequenceSlot, Effect
+from bridge.rules.state import Aspect, Character, ConsequenceSlot, Effect, HarmKind
 
 SEVERITY_NAMES = {2: "mild", 4: "moderate", 6: "severe"}
 
@@ -77,7 +77,8 @@ def place_consequence(
     return Placement(filled, aspect, (effect,))
 
 
-def absorb_capacity(character: Character) -> int:
-    """How many shifts of a hit the character could still absorb (R5.10)."""
-    boxes = sum(1 for marked in character.stress if not marked)
+def absorb_capacity(character: Character, harm: HarmKind) -> int:
+    """How many shifts of a hit of ``harm`` the character could still absorb (R5.10):
+    the free boxes' values on the tracks of that kind, plus its empty consequences."""
+    boxes = sum(t.free_shifts for t in character.stress if t.absorbs(harm))
     return boxes + sum(s.severity for s in character.consequences if s.empty)

@@ -25,7 +25,15 @@ from bridge.rules.events import (
     SettingsPut,
 )
 from bridge.rules.ruleset import Ruleset
-from bridge.rules.state import Aspect, Character, ConsequenceSlot, Stunt, WorldState
+from bridge.rules.state import (
+    Aspect,
+    Character,
+    ConsequenceSlot,
+    StressBox,
+    StressTrack,
+    Stunt,
+    WorldState,
+)
 
 
 @dataclass(frozen=True)
@@ -50,14 +58,28 @@ class Sheet:
     fate_points: int | None = None
     refresh: int | None = None
     consequences: tuple[SheetSlot, ...] | None = None
-    stress: tuple[bool, ...] | None = None
+    stress: tuple[StressTrack, ...] | None = None
+
+
+def default_stress(ruleset: Ruleset) -> tuple[StressTrack, ...]:
+    """The ruleset's stress tracks, every box free (R5.10 Decision)."""
+    return tuple(
+        StressTrack(
+            id=track.id,
+            name=track.name,
+            kind=track.kind,
+            boxes=tuple(StressBox(value=value) for value in track.values),
+        )
+        for track in ruleset.stress_tracks
+    )
 
 
 def sync_character(state: WorldState, sheet: Sheet, ruleset: Ruleset) -> list[Event]:
     """Merge sheet data into the bridge's character; no events when nothing changed.
 
     The sheet owns name, owners, skills, stunts, aspects, refresh, the slots'
-    layout and the fate point count (a GM's edit); the bridge owns everything
+    layout, the stress tracks with their boxes, values and marks, and the fate
+    point count (a GM's edit); the bridge owns everything
     the rules produced that a sheet has no place for (pending points, overwhelm).
     A new character whose sheet says nothing of consequences or stress gets the
     ruleset's (R7.1 Decision: one slot of each severity; Fate Condensed's stress).
@@ -71,7 +93,7 @@ def sync_character(state: WorldState, sheet: Sheet, ruleset: Ruleset) -> list[Ev
             ConsequenceSlot(id=severity_name(severity), severity=severity)
             for severity in ruleset.consequence_slots
         ),
-        stress=tuple(False for _ in range(ruleset.stress_boxes)),
+        stress=default_stress(ruleset),
     )
     updates: dict[str, object] = {"name": sheet.name, "owners": sheet.owners}
     if sheet.skills is not None:

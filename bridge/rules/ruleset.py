@@ -37,6 +37,16 @@ COSTS: dict[str, tuple[str, ...]] = {
 
 
 @dataclass(frozen=True)
+class StressTrackDefault:
+    """A stress track every new character of a ruleset gets (R5.10 Decision)."""
+
+    id: str
+    name: str
+    kind: Literal["physical", "mental"]
+    values: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Ruleset:
     """Everything that differs between the Fate-family games the bridge runs."""
 
@@ -49,7 +59,7 @@ class Ruleset:
     excel_threshold: int = 3
     contest_target: int = 3
     consequence_slots: tuple[int, ...] = (2, 4, 6)
-    stress_boxes: int = 0
+    stress_tracks: tuple[StressTrackDefault, ...] = ()
     hostile_invokes: bool = False
     conflicts: bool = False
     # R11.3: what sets turn order, by kind of conflict.
@@ -106,7 +116,11 @@ FATE_CONDENSED = Ruleset(
         "discover": "Discover",
     },
     actions=("overcome", "create_advantage", "discover", "attack"),
-    stress_boxes=3,
+    # Fate Condensed: 3 physical and 3 mental boxes of one shift each.
+    stress_tracks=(
+        StressTrackDefault("physical", "Physical Stress", "physical", (1, 1, 1)),
+        StressTrackDefault("mental", "Mental Stress", "mental", (1, 1, 1)),
+    ),
     hostile_invokes=True,
     conflicts=True,
 )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bridge.rules.dice import Face
 from bridge.rules.ruleset import Outcome
@@ -27,6 +27,10 @@ ActionType = Literal["overcome", "create_advantage", "take_advantage", "discover
 OppositionAction = Literal["oppose", "defend"]
 ConsequenceStatus = Literal["fresh", "addressed", "recovering"]
 AspectKind = Literal["character", "situation", "consequence", "boost"]
+HarmKind = Literal["physical", "mental"]
+# R5.10 Decision: "any" is a single track for every kind of harm (Fate Accelerated's and
+# Dresden Files Accelerated's "Stress"); "other" tracks (DFA's Indebted) are not stress at all.
+StressKind = Literal["physical", "mental", "any", "other"]
 
 
 class Stunt(Frozen):
@@ -53,6 +57,30 @@ class ConsequenceSlot(Frozen):
         return self.aspect_id is None
 
 
+class StressBox(Frozen):
+    """One stress box: it absorbs ``value`` shifts when marked (R5.10)."""
+
+    value: int = 1
+    marked: bool = False
+
+
+class StressTrack(Frozen):
+    """A named stress track of one kind with its boxes (R5.10 Decision)."""
+
+    id: str
+    name: str
+    kind: StressKind
+    boxes: tuple[StressBox, ...] = ()
+
+    def absorbs(self, harm: HarmKind) -> bool:
+        """Whether this track may take a hit of ``harm`` (never a track of kind "other")."""
+        return self.kind == harm or self.kind == "any"
+
+    @property
+    def free_shifts(self) -> int:
+        return sum(box.value for box in self.boxes if not box.marked)
+
+
 class Earning(Frozen):
     """Why a fate point is waiting for the end of the scene (R4.5, R5.5, R9.3)."""
 
@@ -74,9 +102,20 @@ class Character(Frozen):
     pending_fate_points: int = 0
     pending_reasons: tuple[Earning, ...] = ()
     consequences: tuple[ConsequenceSlot, ...] = ()
-    stress: tuple[bool, ...] = ()
+    stress: tuple[StressTrack, ...] = ()
     overwhelmed: bool = False
     overwhelmed_by: str | None = None
+
+    @field_validator("stress", mode="before")
+    @classmethod
+    def _stress_from_box_list(cls, value: object) -> object:
+        """Logs written before named tracks held one list of 1-shift boxes: Fate
+        Condensed's physical track, the only one the bridge had then."""
+        if isinstance(value, (list, tuple)) and value and all(isinstance(v, bool) for v in value):
+            boxes = tuple(StressBox(marked=v) for v in value)
+            track = StressTrack(id="physical", name="Physical Stress", kind="physical", boxes=boxes)
+            return (track,)
+        return value
 
     @property
     def is_npc(self) -> bool:
@@ -271,6 +310,8 @@ class Action(Frozen):
     # R5.5: an excelled discover's hint: offered, asked for by the actor, given by the GM.
     hint: HintStatus | None = None
     hint_text: str | None = None
+    # R11.3 Decision: an attack's kind picks the stress tracks that may absorb it (R5.10).
+    attack_kind: HarmKind | None = None
     effects: tuple[Effect, ...] = ()
     succeeded: bool | None = None
     # Zoomed-in procedures (R11) this action belongs to.
@@ -368,7 +409,7 @@ class Conflict(Frozen):
 
     id: str
     name: str
-    kind: Literal["physical", "mental"]
+    kind: HarmKind
     order_skill: str
     zones: tuple[Zone, ...] = ()
     positions: dict[str, str] = Field(default_factory=dict)

@@ -47,6 +47,7 @@ class ActionIntents(ServiceCore):
             recovery_of=(recovery.character_id, recovery.slot_id) if recovery else None,
             allow_repeat=intent.allow_repeat and session.role == "gm",
             description=intent.description,
+            attack_kind=intent.attack_kind,
         )
         return await self._run_action(
             session,
@@ -144,7 +145,7 @@ class ActionIntents(ServiceCore):
     async def _action_absorb(self, session: Session, intent: protocol.ActionAbsorb) -> Reply:
         command = actions.AbsorbCommand(
             action_id=intent.action_id,
-            stress_boxes=tuple(intent.stress_boxes),
+            stress=tuple(actions.StressMark(m.track, tuple(m.boxes)) for m in intent.stress),
             consequences=dict(intent.consequences),
         )
         return await self._run_action(

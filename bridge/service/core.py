@@ -136,7 +136,7 @@ class ServiceCore:
             theirs = auth.get("protocol")
             raise refuse(
                 "protocol_mismatch",
-                f"This module speaks protocol {theirs!r} but the bridge speaks "
+                f"This module speaks protocol {theirs!r:.20} but the bridge speaks "
                 f"{protocol.PROTOCOL_VERSION}; update the module from the bridge's manifest URL.",
             )
         try:
@@ -160,11 +160,25 @@ class ServiceCore:
         return session
 
     async def connected(self, session: Session) -> None:
-        """Count the connection, so cards go to a writer who is there."""
-        await self.store.add_presence(session.world_id, session.user_id, 1)
+        """Count the connection as present once it is vouched for (a GM at once)."""
+        if session.bound:
+            await self._count_present(session)
+
+    async def bind(self, session: Session) -> None:
+        """The GM's client vouched for this player's connection: it may act, and its
+        user now counts as present."""
+        session.bound = True
+        await self._count_present(session)
+
+    async def _count_present(self, session: Session) -> None:
+        if not session.present:
+            session.present = True
+            await self.store.add_presence(session.world_id, session.user_id, 1)
 
     async def disconnect(self, session: Session) -> None:
-        await self.store.add_presence(session.world_id, session.user_id, -1)
+        if session.present:
+            session.present = False
+            await self.store.add_presence(session.world_id, session.user_id, -1)
         if session.bind_nonce is not None:
             await self.store.drop_nonce(session.world_id, session.bind_nonce)
 
@@ -185,7 +199,7 @@ class ServiceCore:
             # The GM's client may have vouched through another bridge process.
             and await self.store.nonce_bound(session.world_id, session.user_id, session.bind_nonce)
         ):
-            session.bound = True
+            await self.bind(session)
         if session.role == "player" and not session.bound and event not in UNBOUND_ALLOWED:
             return Reply(
                 error(

@@ -38,6 +38,9 @@ class Session:
     role: Role
     bound: bool
     bind_nonce: str | None = None
+    # Counted in the store's presence: only bound players and GMs are (so cards are
+    # never given to a writer who merely claimed a name).
+    present: bool = False
 
     @property
     def room(self) -> str:

@@ -8,7 +8,7 @@ from bridge.rules.dice import DiceSource
 from bridge.rules.engine import Sheet, SheetSlot, sync_character
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset, get_ruleset
-from bridge.rules.state import Stunt, WorldState
+from bridge.rules.state import StressBox, StressTrack, Stunt, WorldState
 from bridge.service.core import ServiceCore
 from bridge.service.session import (
     Emission,
@@ -21,6 +21,16 @@ from bridge.service.session import (
 
 # world.sync answers at most this many emits; the client asks again from the last seq.
 SYNC_PAGE = 500
+
+
+def stress_track(data: protocol.StressTrackData) -> StressTrack:
+    """A synced stress track in the rules' model, boxes and values as the sheet has them."""
+    return StressTrack(
+        id=data.id,
+        name=data.name,
+        kind=data.kind,
+        boxes=tuple(StressBox(value=b.value, marked=b.marked) for b in data.boxes),
+    )
 
 
 class WorldIntents(ServiceCore):
@@ -87,7 +97,7 @@ class WorldIntents(ServiceCore):
             consequences=None
             if data.consequences is None
             else tuple(SheetSlot(c.id, c.severity, c.name) for c in data.consequences),
-            stress=None if data.stress is None else tuple(data.stress),
+            stress=None if data.stress is None else tuple(stress_track(t) for t in data.stress),
         )
 
         def decide(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> list[Event]:

@@ -7,8 +7,12 @@ one commit succeed and the other get :class:`VersionConflict`.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import inspect
 import json
+import logging
+import secrets
 from collections.abc import Awaitable
 from dataclasses import asdict
 from typing import Any, TypeVar
@@ -27,6 +31,33 @@ from bridge.store.base import (
 from bridge.store.chain import GENESIS_HASH
 
 T = TypeVar("T")
+log = logging.getLogger("bridge.store.redis")
+
+# Presence: one sorted set per (world, user); each member is a bridge process, scored by
+# the Redis server's clock (ms) at which that process's claim expires. A process refreshes
+# its claims with a heartbeat, so a process that dies (even by SIGKILL) stops counting
+# once its claims expire. KEYS: the set; ARGV: node id, ttl ms, "1" to claim / "0" to drop.
+_PRESENCE_TOUCH = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if ARGV[3] == '1' then
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+else
+  redis.call('ZREM', KEYS[1], ARGV[1])
+end
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+if last[2] then
+  redis.call('PEXPIREAT', KEYS[1], last[2])
+end
+return redis.call('ZCARD', KEYS[1])
+"""
+_PRESENCE_COUNT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
+"""
+DEFAULT_PRESENCE_TTL = 15.0
 
 # KEYS: world hash, events list, emits list, requests hash
 # ARGV: expected version, new state, last event seq, last event hash, last emit seq,
@@ -67,10 +98,18 @@ async def _done(result: Awaitable[T] | T) -> T:
 class RedisStore:
     """Every key under ``prefix``; lists hold the log and the outbox in seq order."""
 
-    def __init__(self, url: str, prefix: str = "fate-bridge") -> None:
+    def __init__(
+        self, url: str, prefix: str = "fate-bridge", presence_ttl: float = DEFAULT_PRESENCE_TTL
+    ) -> None:
         self.url = url
         self.prefix = prefix
         self._redis: Redis | None = None
+        # Presence: this process's connection counts; Redis holds one expiring claim per
+        # (world, user) this process has a connection for.
+        self.node_id = secrets.token_hex(8)
+        self.presence_ttl = presence_ttl
+        self._connections: dict[tuple[str, str], int] = {}
+        self._heartbeat: asyncio.Task[None] | None = None
 
     @property
     def redis(self) -> Redis:
@@ -84,9 +123,20 @@ class RedisStore:
     async def open(self) -> None:
         self._redis = Redis.from_url(self.url, decode_responses=True)
         await _done(self._redis.ping())
+        self._heartbeat = asyncio.create_task(self._refresh_presence())
 
     async def close(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._heartbeat
+            self._heartbeat = None
         if self._redis is not None:
+            # A clean stop drops this process's claims at once (a crash waits for expiry).
+            for world_id, user_id in list(self._connections):
+                with contextlib.suppress(Exception):
+                    await self._claim(world_id, user_id, keep=False)
+            self._connections.clear()
             await self._redis.aclose()
             self._redis = None
 
@@ -204,11 +254,35 @@ class RedisStore:
         return [EventRow(**json.loads(item)) for item in raw]
 
     async def add_presence(self, world_id: str, user_id: str, delta: int) -> None:
-        await _done(self.redis.hincrby(self._key("presence", world_id), user_id, delta))
+        key = (world_id, user_id)
+        count = self._connections.get(key, 0) + delta
+        if count > 0:
+            self._connections[key] = count
+        else:
+            self._connections.pop(key, None)
+        await self._claim(world_id, user_id, keep=count > 0)
 
     async def is_present(self, world_id: str, user_id: str) -> bool:
-        raw = await _done(self.redis.hget(self._key("presence", world_id), user_id))
-        return int(raw or 0) > 0
+        key = self._key("present", world_id, user_id)
+        live = await _done(self.redis.eval(_PRESENCE_COUNT, 1, key))
+        return int(live) > 0
+
+    async def _claim(self, world_id: str, user_id: str, *, keep: bool) -> None:
+        key = self._key("present", world_id, user_id)
+        ttl_ms = int(self.presence_ttl * 1000)
+        flag = "1" if keep else "0"
+        await _done(self.redis.eval(_PRESENCE_TOUCH, 1, key, self.node_id, ttl_ms, flag))
+
+    async def _refresh_presence(self) -> None:
+        """The heartbeat: renew every claim of this process three times per ttl."""
+        while True:
+            await asyncio.sleep(self.presence_ttl / 3)
+            for world_id, user_id in list(self._connections):
+                try:
+                    await self._claim(world_id, user_id, keep=True)
+                except Exception as exc:  # Redis away: retry on the next beat
+                    log.warning("presence heartbeat failed: %s", exc)
+                    break
 
     async def put_nonce(self, world_id: str, user_id: str, nonce: str) -> None:
         await _done(self.redis.hset(self._key("nonces", world_id), nonce, f"{user_id}\x1f0"))

@@ -34,6 +34,8 @@ export function syncActor(actor) {
  * @property {{character_id: string, slot_id: string}} [recovery]
  * @property {boolean} [allowRepeat]
  * @property {string} [description]
+ * @property {"physical"|"mental"} [attackKind]  an attack's kind of harm (R11.3; in a conflict, the
+ *   conflict's kind is used and a different one refused)
  */
 
 /**
@@ -57,6 +59,7 @@ export function startPayload(actor, skill, request) {
   }
   if (request.allowRepeat && game.user.isGM) payload.allow_repeat = true;
   if (request.description) payload.description = request.description;
+  if (request.attackKind) payload.attack_kind = request.attackKind;
   return payload;
 }
 

@@ -121,8 +121,18 @@ export function effectText(effect, card) {
       key += effect.detail;
       break;
     case "questions":
-    case "stress":
       if (effect.count === 1) key += "One";
+      break;
+    case "stress":
+      // text: the track's name; detail: the shifts its marked boxes absorbed (R5.10).
+      data.shifts = effect.detail;
+      if (effect.count === 1) key += "One";
+      break;
+    case "hit":
+      if (card.attack_kind) {
+        key += "Kind";
+        data.kind = word(`FATEBRIDGE.Harm.${card.attack_kind}`, card.attack_kind);
+      }
       break;
     default:
       break;

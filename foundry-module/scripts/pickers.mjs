@@ -143,8 +143,39 @@ export async function askInvoke(card, side) {
 }
 
 /**
- * Ask how the target absorbs a hit: stress boxes to mark and consequences to take.
+ * Whether a stress track may take a hit of this kind (R5.10: the hit's kind, or a track for every
+ * kind; never one of kind "other"). The bridge checks it again.
+ * @param {{kind: string}} track
+ * @param {string|null|undefined} harm  the card's `attack_kind`
+ */
+export function absorbsHit(track, harm) {
+  return track.kind === "any" || track.kind === (harm || "physical");
+}
+
+/**
+ * The absorb picker's view: the hit, each stress track of the hit's kind by name with each box's
+ * value, and the consequence slots.
  * @param {import("./protocol.mjs").ActionCard} card
+ * @param {{name: string, stress: object[], consequences: object[]}} target  from world.state
+ */
+export function absorbView(card, target) {
+  const i18n = game.i18n;
+  const harm = card.attack_kind || "physical";
+  return {
+    hit: i18n.format("FATEBRIDGE.Absorb.Hit", { name: target.name, n: card.pending_hit, kind: i18n.localize(`FATEBRIDGE.Harm.${harm}`) }),
+    tracks: target.stress.filter((t) => absorbsHit(t, harm)).map((t) => ({
+      id: t.id,
+      name: t.name,
+      boxes: t.boxes.map((b, index) => ({ index, marked: b.marked, value: b.value, title: i18n.format("FATEBRIDGE.Absorb.Box", { track: t.name, n: index + 1, value: b.value }) }))
+    })),
+    slots: target.consequences.map((s) => ({ id: s.id, severity: s.severity, name: s.name, label: i18n.format("FATEBRIDGE.Absorb.Slot", { n: s.severity }) }))
+  };
+}
+
+/**
+ * Ask how the target absorbs a hit: boxes on stress tracks of the hit's kind and consequences.
+ * @param {import("./protocol.mjs").ActionCard} card
+ * @returns {Promise<{stress: {track: string, boxes: number[]}[], consequences: Record<string, string>}|null>}
  */
 export async function askAbsorb(card) {
   const state = await worldState();
@@ -152,9 +183,7 @@ export async function askAbsorb(card) {
   if (!target) return null;
   const content = await renderTemplate(ABSORB_TEMPLATE, {
     uid: globalThis.crypto.randomUUID().slice(0, 8),
-    hit: game.i18n.format("FATEBRIDGE.Absorb.Hit", { name: target.name, n: card.pending_hit }),
-    stress: target.stress.map((marked, index) => ({ index, marked, label: index + 1 })),
-    slots: target.consequences.map((s) => ({ id: s.id, severity: s.severity, name: s.name, label: game.i18n.format("FATEBRIDGE.Absorb.Slot", { n: s.severity }) }))
+    ...absorbView(card, target)
   });
   const result = await dialogClass().wait({
     window: { title: game.i18n.localize("FATEBRIDGE.Absorb.Title") },
@@ -165,13 +194,20 @@ export async function askAbsorb(card) {
         action: "absorb", label: "FATEBRIDGE.Absorb.Confirm", default: true,
         callback: (_e, button) => {
           const form = button.form;
-          const stress_boxes = [...form.querySelectorAll('[name="stress"]')].filter((b) => b.checked && !b.disabled).map((b) => Number(b.value));
+          const byTrack = new Map();
+          for (const box of form.querySelectorAll("input[data-track]")) {
+            if (!box.checked || box.disabled) continue;
+            const boxes = byTrack.get(box.dataset.track) ?? [];
+            boxes.push(Number(box.value));
+            byTrack.set(box.dataset.track, boxes);
+          }
+          const stress = [...byTrack].map(([track, boxes]) => ({ track, boxes }));
           const consequences = {};
           for (const input of form.querySelectorAll("[data-slot]")) {
             const name = String(input.value ?? "").trim();
             if (name) consequences[input.dataset.slot] = name;
           }
-          return { stress_boxes, consequences };
+          return { stress, consequences };
         }
       },
       { action: "cancel", label: "FATEBRIDGE.Roll.Cancel", icon: "fa-solid fa-xmark" }

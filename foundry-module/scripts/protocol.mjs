@@ -53,7 +53,15 @@ export const STATUS_IDS = Object.freeze({
  * @property {number} [fate_points]
  * @property {number} [refresh]
  * @property {{id: string, severity: number, name?: string}[]} [consequences]
- * @property {boolean[]} [stress]
+ * @property {StressTrack[]} [stress]
+ */
+
+/**
+ * @typedef {object} StressTrack  A named stress track (R5.10; schemas/client/actor_sync.json).
+ * @property {string} id
+ * @property {string} name
+ * @property {"physical"|"mental"|"any"|"other"} kind  "any" takes every hit; "other" is not stress
+ * @property {{value: number, marked: boolean}[]} boxes  each box absorbs its value
  */
 
 /**
@@ -98,6 +106,8 @@ export const STATUS_IDS = Object.freeze({
  * @property {string|null} outcome
  * @property {string|null} outcome_label
  * @property {boolean} provisional
+ * @property {number} pending_hit
+ * @property {"physical"|"mental"|null} [attack_kind]  an attack's kind of harm (R11.3)
  */
 
 /**
@@ -117,7 +127,7 @@ export const STATUS_IDS = Object.freeze({
  * @property {number} fate_points
  * @property {number} pending_fate_points
  * @property {{id: string, severity: number, name: string|null, status: string}[]} consequences
- * @property {boolean[]} stress
+ * @property {StressTrack[]} stress
  * @property {boolean} overwhelmed
  */
 

@@ -18,7 +18,7 @@ export const FIELDS_FOR = Object.freeze({
   create_advantage: ["aspect", "target", "situation"],
   take_advantage: ["targetAspect"],
   discover: ["situation"],
-  attack: ["target"]
+  attack: ["target", "attackKind"]
 });
 
 /**
@@ -93,6 +93,7 @@ export function dialogContext({ actor, skill, request = {}, state = null }) {
         skills: Object.entries(theirs).sort(([, a], [, b]) => b - a).map(([name, rating]) => ({ name, label: `${name} ${ladderEntry(rating)}`, selected: name === skill }))
       };
     }).filter((h) => h.skills.length),
+    attackKinds: ["physical", "mental"].map((kind) => ({ kind, label: game.i18n.localize(`FATEBRIDGE.Conflict.Kind.${kind}`), selected: kind === request.attackKind })),
     aspectName: request.aspectName ?? "",
     situation: request.situation ?? "",
     description: request.description ?? ""
@@ -148,6 +149,7 @@ export function readForm(form) {
   if (opposition.startsWith("actor:")) answer.opposerId = opposition.slice(6);
   else answer.opposition = Number.isInteger(Number(opposition)) && opposition !== "" ? Number(opposition) : DEFAULT_OPPOSITION;
   if (shown.has("target") && value("target")) answer.targetId = value("target");
+  if (shown.has("attackKind") && value("attackKind")) answer.attackKind = value("attackKind");
   if (shown.has("targetAspect") && value("targetAspect")) answer.targetAspectId = value("targetAspect");
   if (shown.has("aspect") && value("aspectName")) answer.aspectName = value("aspectName");
   if (shown.has("situation") && value("situation")) answer.situation = value("situation");

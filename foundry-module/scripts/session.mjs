@@ -136,8 +136,12 @@ export async function processEmit(event, emit) {
   if (Number.isInteger(emit?.seq) && emit.seq > (getLastSeq() ?? -1)) await setLastSeq(emit.seq);
 }
 
-/** @param {{level: string, code: string, message: string}} notice */
-function showNotice(notice) {
+/**
+ * Every bridge notice reaches the user (e.g. `malformed_frame`: the bridge could not read a
+ * message this client sent, so the user sees why instead of waiting for a timeout).
+ * @param {{level: string, code: string, message: string}} notice
+ */
+export function showNotice(notice) {
   const method = NOTICE_LEVELS[notice?.level] ?? "info";
-  ui.notifications[method](String(notice?.message ?? ""));
+  ui.notifications[method](game.i18n.format("FATEBRIDGE.Notify.BridgeNotice", { message: String(notice?.message ?? "") }));
 }

@@ -141,7 +141,11 @@ describe("player binding (DESIGN Trust)", () => {
     assert.deepEqual(actor.aspects.map((a) => a.name), ["Wizard of the Old School", "Rivals in the Collegia"]);
     assert.deepEqual(actor.stunts, [{ name: "Scholar", skill: "Lore", bonus: 2, actions: ["create_advantage", "take_advantage"] }]);
     assert.deepEqual(actor.consequences.map((c) => [c.severity, c.name ?? null]), [[2, null], [4, "Twisted Ankle"], [6, null]]);
-    assert.deepEqual(actor.stress, [false, false, true, false]);
+    // R5.10: named tracks of a kind, each box's value (escalating 1, 2) and mark.
+    assert.deepEqual(actor.stress.map((t) => [t.name, t.kind, t.boxes.map((b) => [b.value, b.marked])]), [
+      ["Physical", "physical", [[1, false], [2, false]]],
+      ["Mental", "mental", [[1, true], [2, false]]]
+    ]);
     assert.equal((await gm.rpc("sent")).some((s) => s.event === "actor.sync" && s.payload.actor.id === OGRE._id), false, "NPCs wait until used");
   });
 });
@@ -332,5 +336,22 @@ describe("refusals", () => {
     check(validators.auth, (await wrong.rpc("sockets")).auths[0], "handshake auth");
     await new Promise((r) => setTimeout(r, 2500)); // longer than the first backoff step
     assert.equal((await wrong.rpc("sockets")).connects, 1);
+  });
+});
+
+describe("frames the bridge cannot read", () => {
+  test("a message nested too deeply gets an error ack at once and the user sees the bridge's notice", async () => {
+    // DESIGN Trust: a frame the bridge's decoder cannot parse is answered, never left to time out.
+    const odd = await launch("deep-macro", ASSISTANT, world.key);
+    let deep = {};
+    for (let i = 0; i < 1500; i += 1) deep = { x: deep };
+    const ack = await odd.rpc("call", "hello", { module_version: "0.1.0", deep });
+    assert.equal(ack.ok, false);
+    assert.equal(ack.error.code, "invalid", JSON.stringify(ack));
+    assert.match(ack.error.message, /could not read a message/);
+    const notes = await odd.waitFor("notifications", (n) => n.some((x) => x.type === "error"), { what: "malformed notice" });
+    assert.ok(notes.some((n) => n.type === "error" && /^Fate Bridge: The bridge could not read a message/.test(n.message)), JSON.stringify(notes));
+    const again = await odd.rpc("call", "hello", { module_version: "0.1.0" });
+    assert.equal(again.ok, true, "the connection keeps serving");
   });
 });

@@ -24,6 +24,7 @@ let scenePageUrl;
 let confirmPageUrl;
 let confirmWorld;
 let historyPageUrl;
+let stressPageUrl;
 
 function serveRepo() {
   return http.createServer(async (req, res) => {
@@ -49,6 +50,7 @@ before(async () => {
   const sceneWorld = await addWorld(dataDir, "browser-scene", "Browser Scene");
   confirmWorld = await addWorld(dataDir, "browser-confirm", "Browser Confirm");
   const historyWorld = await addWorld(dataDir, "browser-history", "Browser History");
+  const stressWorld = await addWorld(dataDir, "browser-stress", "Browser Stress", "fate-condensed");
   bridge = await startBridge({ dataDir, port });
   server = serveRepo();
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
@@ -60,6 +62,8 @@ before(async () => {
   confirmPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${cq}`;
   const hq = new URLSearchParams({ bridge: bridge.url, world: historyWorld.id, key: historyWorld.key });
   historyPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${hq}`;
+  const tq = new URLSearchParams({ bridge: bridge.url, world: stressWorld.id, key: stressWorld.key, actors: "fco" });
+  stressPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${tq}`;
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
     args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-quic", "--no-first-run", "--disable-sync"]
@@ -483,6 +487,45 @@ test("the roll history window pages the bridge's record with its dice chart, and
   const rejected = await page.evaluate(() => game.modules.get("fate-bridge").api.undo({ backTo: 1 }).then(() => null, (e) => ({ name: e.name, code: e.code })));
   assert.equal(rejected.name, "BridgeError");
   assert.equal(rejected.code, "mid_commit", "event 1 is inside the first actor sync");
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("the absorb picker names each stress track of the hit's kind and each box's value (R5.10, R11.3)", async () => {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(stressPageUrl);
+  await page.waitForSelector("body[data-booted=true]");
+  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const api = (fn, arg) => page.evaluate(([f, a]) => game.modules.get("fate-bridge").api.connection.call(f, a), [fn, arg]);
+  const [brawler, scrapper] = ["fcoCoreBrawler01", "fcoCondensed0001"];
+  // A physical conflict; the Condensed Scrapper (Fight +3) hits the Core Brawler for 2 (0000 vs Average +1).
+  const started = await page.evaluate(([a, b]) => game.modules.get("fate-bridge").api.conflict.start({ name: "Dockside brawl", kind: "physical", sides: [{ name: "Core", members: [a] }, { name: "Condensed", members: [b] }] }), [brawler, scrapper]);
+  assert.ok(started, "the conflict started");
+  assert.equal((await api("dev.queue_dice", { rolls: [[0, 0, 0, 0]] })).ok, true);
+  const data = await page.evaluate(([a, b]) => game.modules.get("fate-bridge").api.start(a, "Fight", { type: "attack", opposition: 1, targetId: b }), [scrapper, brawler]);
+  assert.equal(data.card.attack_kind, "physical");
+  const card = page.locator("#chat-log .fate-bridge-card");
+  await card.locator('[data-fb="pass"][data-side="actor"]').click();
+  await card.locator('[data-fb="absorb"]').click();
+
+  const picker = page.locator("dialog.fake-dialog-v2");
+  await picker.waitFor();
+  const text = (await picker.textContent()).replace(/\s+/g, " ");
+  assert.match(text, /Core Brawler must absorb a physical hit of 2 shifts/);
+  assert.match(text, /Physical Stress 1 2 3 4/, "Fate Core's escalating boxes keep their values");
+  assert.doesNotMatch(text, /Mental Stress/, "a physical hit offers no mental box");
+  await picker.locator('input[data-track][value="1"]').check();
+  await page.screenshot({ path: path.join(ARTIFACTS, "absorb-picker.png"), clip: { x: 100, y: 60, width: 480, height: 360 } });
+  await picker.locator('button[data-action="absorb"]').click();
+  await page.locator("#chat-log .fate-bridge-card--state-resolved").waitFor();
+  assert.match((await card.textContent()).replace(/\s+/g, " "), /Core Brawler marks a box of Physical Stress, absorbing 2 shifts/);
+  await page.waitForFunction((id) => game.actors.get(id).system.tracks.UGh5c2ljYWwgU3RyZXNz.box_values[1] === true, brawler);
+  const tracks = await page.evaluate((id) => game.actors.get(id).system.tracks, brawler);
+  assert.deepEqual(tracks.UGh5c2ljYWwgU3RyZXNz.box_values, [false, true, false, false], "the 2-box of Physical Stress is ticked on the sheet");
+  assert.deepEqual(tracks.TWVudGFsIFN0cmVzcw.box_values, [false, false, false], "Mental Stress untouched");
+  await page.locator("#chat-log .chat-message").screenshot({ path: path.join(ARTIFACTS, "absorb-card.png") });
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -163,14 +163,14 @@ describe("manifest and assets", () => {
     for (let v = -2; v <= 8; v++) used.add(`FATEBRIDGE.Ladder.${v}`);
     for (const k of ["mild", "moderate", "severe"]) used.add(`FATEBRIDGE.Severity.${k}`);
     for (const k of ["direct", "environment"]) used.add(`FATEBRIDGE.Contest.Mode.${k}`);
-    for (const k of ["physical", "mental"]) used.add(`FATEBRIDGE.Conflict.Kind.${k}`);
+    for (const k of ["physical", "mental"]) used.add(`FATEBRIDGE.Conflict.Kind.${k}`) && used.add(`FATEBRIDGE.Harm.${k}`);
     for (const k of ["scene", "session", "scenario"]) used.add(`FATEBRIDGE.Scene.End.${k}`) && used.add(`FATEBRIDGE.Scene.EndExplain.${k}`);
     for (const k of ["scene", "session", "scenario"]) used.add(`FATEBRIDGE.SceneEnd.Title.${k}`);
     for (const k of ["invoked_against", "conceded", "conceded_contest", "hint_unused"]) used.add(`FATEBRIDGE.FatePoint.${k}`);
     for (const k of ["overcome", "create_advantage", "take_advantage", "discover", "attack", "contest", "challenge"]) used.add(`FATEBRIDGE.History.Kind.${k}`);
     const missing = [...used].filter((k) => typeof k.split(".").reduce((o, p) => o?.[p], lang) !== "string");
     // prefixes of keys built at run time are not keys themselves
-    const prefixes = ["Status", "Status.Reason", "Card.State", "Card.Participant", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title", "Conflict.Kind", "Scene.End", "Scene.EndExplain", "History.Kind"].map((p) => `FATEBRIDGE.${p}`);
+    const prefixes = ["Status", "Status.Reason", "Card.State", "Card.Participant", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title", "Conflict.Kind", "Scene.End", "Scene.EndExplain", "History.Kind", "Harm"].map((p) => `FATEBRIDGE.${p}`);
     const realMissing = missing.filter((k) => !prefixes.includes(k));
     assert.deepEqual(realMissing, []);
     assert.ok(used.size > 40);
@@ -206,7 +206,12 @@ describe("adapters", () => {
     assert.equal(data.refresh, 3);
     assert.deepEqual(data.consequences.map(({ severity, name }) => ({ severity, name })), [{ severity: 2, name: undefined }, { severity: 4, name: "Twisted Ankle" }, { severity: 6, name: undefined }]);
     for (const c of data.consequences) assert.match(c.id, /^[A-Za-z0-9_.:-]{1,64}$/);
-    assert.deepEqual(data.stress, [false, false, true, false], "Physical then Mental boxes; Wealth (no boxes) and consequences are not stress");
+    // R5.10: named tracks of a kind, each box's value (escalating: 1, 2); Wealth (no boxes) and
+    // consequences are not stress.
+    assert.deepEqual(data.stress.map((t) => [t.name, t.kind, t.boxes.map((b) => b.value), t.boxes.map((b) => b.marked)]), [
+      ["Physical", "physical", [1, 2], [false, false]],
+      ["Mental", "mental", [1, 2], [true, false]]
+    ]);
     // An unranked skill is left out; a null refresh is left to the bridge.
     const npc = adapters.adapterFor("fate-core-official").toActorData(new Actor({ ...ogre(), system: { ...ogre().system, skills: { Fight: { name: "Fight", rank: "lots" } } } }));
     assert.deepEqual(npc.skills, {});
@@ -218,6 +223,8 @@ describe("adapters", () => {
     foundry.game.actors.set(actor.id, actor);
     const fco = adapters.adapterFor("fate-core-official");
     const ids = fco.toActorData(actor).consequences.map((c) => c.id);
+    const [physicalTrack, mentalTrack] = fco.toActorData(actor).stress;
+    const marks = (track, ...marked) => ({ ...track, boxes: track.boxes.map((b, i) => ({ ...b, marked: marked[i] })) });
     const patch = {
       seq: 41, world: "w", writer: "gm", actor_id: actor.id, fate_points: 1, pending_fate_points: 1, overwhelmed: false,
       consequences: [
@@ -225,7 +232,7 @@ describe("adapters", () => {
         { id: ids[1], severity: 4, name: null, status: "fresh" },
         { id: ids[2], severity: 6, name: null, status: "fresh" }
       ],
-      stress: [true, false, true, true]
+      stress: [marks(physicalTrack, true, false), marks(mentalTrack, true, true)]
     };
     check(validators.server["actor.patch"], patch, "actor.patch");
     const synced = [];
@@ -248,7 +255,7 @@ describe("adapters", () => {
       const back = fco.toActorData(actor);
       assert.equal(back.fate_points, 1);
       assert.deepEqual(back.consequences.map((c) => c.name ?? null), ["Singed Eyebrows", null, null]);
-      assert.deepEqual(back.stress, [true, false, true, true]);
+      assert.deepEqual(back.stress, patch.stress);
       // A user's edit is synced.
       await actor.update({ "system.details.fatePoints.current": 4 });
       assert.deepEqual(synced, ["actor.sync"]);
@@ -268,12 +275,21 @@ describe("adapters", () => {
     assert.deepEqual(data.skills, { Fight: 2, Notice: 1 });
     assert.deepEqual(data.aspects, [{ key: "hc", name: "Sellsword with a Heart" }]);
     assert.deepEqual(data.consequences, [{ id: "mild", severity: 2 }, { id: "moderate", severity: 4 }, { id: "severe", severity: 6 }]);
-    assert.deepEqual([data.fate_points, data.refresh, data.stress], [2, 3, [false, true]]);
-    const update = generic.patchUpdate(actor, { fate_points: 1, pending_fate_points: 0, overwhelmed: true, consequences: [{ id: "mild", severity: 2, name: "Bruised", status: "fresh" }], stress: [true, true] });
+    // An older flat list of boxes is one physical track of 1-shift boxes (R5.10).
+    const legacy = { id: "physical", name: "Physical Stress", kind: "physical", boxes: [{ value: 1, marked: false }, { value: 1, marked: true }] };
+    assert.deepEqual([data.fate_points, data.refresh, data.stress], [2, 3, [legacy]]);
+    const stress = [{ ...legacy, boxes: [{ value: 1, marked: true }, { value: 1, marked: true }] }, { id: "debt", name: "Indebted", kind: "other", boxes: [{ value: 1, marked: false }] }];
+    const patch = { seq: 1, world: "w", writer: "gm", actor_id: actor.id, fate_points: 1, pending_fate_points: 0, overwhelmed: true, consequences: [{ id: "mild", severity: 2, name: "Bruised", status: "fresh" }], stress };
+    check(validators.server["actor.patch"], patch, "actor.patch");
+    const update = generic.patchUpdate(actor, patch);
     assert.deepEqual(update, {
       "flags.fate-bridge.fatePoints": 1, "flags.fate-bridge.pendingFatePoints": 0, "flags.fate-bridge.overwhelmed": true,
-      "flags.fate-bridge.consequences": [{ id: "mild", severity: 2, name: "Bruised" }], "flags.fate-bridge.stress": [true, true]
+      "flags.fate-bridge.consequences": [{ id: "mild", severity: 2, name: "Bruised" }], "flags.fate-bridge.stress": stress
     });
+    // The tracks read back as written; a bad kind is "other" (never marked), junk is dropped.
+    const again = generic.toActorData(new Actor({ _id: "genericActor0002", name: "Bo", flags: { "fate-bridge": { stress: [...stress, { id: "x", name: "Odd", kind: "fire", boxes: [{ value: 99 }] }, null, "junk"] } } }));
+    check(validators.client["actor.sync"], { request_id: "r-3", actor: again }, "actor.sync");
+    assert.deepEqual(again.stress, [...stress, { id: "x", name: "Odd", kind: "other", boxes: [{ value: 12, marked: false }] }]);
   });
 
   test("status effects are registered in CONFIG.statusEffects: v13 array, v14 keyed by id; twice changes nothing", async () => {

@@ -35,6 +35,7 @@ from bridge.rules.actions.commands import (
     Principal,
     SideName,
     StartAction,
+    StressMark,
 )
 from bridge.rules.actions.common import may_control, pending_fate_point, stunt_bonus
 from bridge.rules.actions.declare import (
@@ -57,6 +58,7 @@ __all__ = [
     "Principal",
     "SideName",
     "StartAction",
+    "StressMark",
     "absorb",
     "answer_help",
     "apply_cost",

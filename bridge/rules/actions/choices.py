@@ -30,6 +30,7 @@ from bridge.rules.state import (
     GM,
     Cost,
     Effect,
+    StressTrack,
     WorldState,
 )
 
@@ -204,18 +205,53 @@ def gift_free_invoke(
 
 
 def absorb(state: WorldState, command: AbsorbCommand, principal: Principal) -> list[Event]:
-    """R5.10: mark stress boxes (one shift each) and fill consequences (their value)."""
+    """R5.10: mark boxes on stress tracks of the hit's kind (each absorbs its value) and
+    fill consequences (their value); together they must absorb the whole hit.
+
+    Tracks of another kind, and tracks of kind "other", are refused: nothing is marked."""
     draft = Draft(state, "action.absorb")
     action = find_action(draft, command.action_id, "absorbing")
     target = draft.character(action.target_id or "")
     require_control(principal, target, "action_id")
-    stress = list(target.stress)
+    harm = action.attack_kind or "physical"
+    tracks = {t.id: t for t in target.stress}
+    marked: dict[str, StressTrack] = {}
+    effects: list[Effect] = []
     absorbed = 0
-    for index in sorted(set(command.stress_boxes)):
-        if index < 0 or index >= len(stress) or stress[index]:
-            raise RuleViolation("invalid", f"Stress box {index + 1} is not free.", "stress_boxes")
-        stress[index] = True
-        absorbed += 1
+    for mark in command.stress:
+        track = marked.get(mark.track_id) or tracks.get(mark.track_id)
+        if track is None:
+            raise RuleViolation(
+                "invalid", f"{target.name} has no stress track {mark.track_id!r}.", "stress"
+            )
+        if not track.absorbs(harm):
+            raise RuleViolation(
+                "invalid",
+                f"{track.name} can't absorb a {harm} hit; use a {harm} stress track "
+                "or consequences.",
+                "stress",
+            )
+        boxes = list(track.boxes)
+        shifts = 0
+        for index in sorted(set(mark.boxes)):
+            if index < 0 or index >= len(boxes) or boxes[index].marked:
+                raise RuleViolation(
+                    "invalid", f"{track.name} box {index + 1} is not free.", "stress"
+                )
+            boxes[index] = boxes[index].model_copy(update={"marked": True})
+            shifts += boxes[index].value
+        marked[track.id] = track.model_copy(update={"boxes": tuple(boxes)})
+        absorbed += shifts
+        if shifts:
+            effects.append(
+                Effect(
+                    kind="stress",
+                    character_id=target.id,
+                    count=len(set(mark.boxes)),
+                    text=track.name,
+                    detail=str(shifts),
+                )
+            )
     slots = {s.id: s for s in target.consequences}
     for slot_id in command.consequences:
         slot = slots.get(slot_id)
@@ -228,12 +264,8 @@ def absorb(state: WorldState, command: AbsorbCommand, principal: Principal) -> l
             f"The hit is {action.pending_hit} shifts; that absorbs only {absorbed}.",
             "consequences",
         )
-    draft.put_character(target.model_copy(update={"stress": tuple(stress)}))
-    effects: list[Effect] = []
-    if command.stress_boxes:
-        effects.append(
-            Effect(kind="stress", character_id=target.id, count=len(set(command.stress_boxes)))
-        )
+    stress = tuple(marked.get(t.id, t) for t in target.stress)
+    draft.put_character(target.model_copy(update={"stress": stress}))
     for slot_id, name in command.consequences.items():
         slot = slots[slot_id]
         placement = place_consequence(draft, target.id, slot.severity, name, caused_by=None)

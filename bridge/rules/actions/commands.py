@@ -7,6 +7,7 @@ from typing import Literal
 
 from bridge.rules.state import (
     ActionType,
+    HarmKind,
     Purpose,
 )
 
@@ -48,6 +49,8 @@ class StartAction:
     recovery_of: tuple[str, str] | None = None
     allow_repeat: bool = False
     description: str | None = None
+    # R11.3: an attack's kind; inside a conflict it is the conflict's.
+    attack_kind: HarmKind | None = None
     purpose: Purpose = "action"
     contest_id: str | None = None
     side_id: str | None = None
@@ -75,7 +78,15 @@ class CostCommand:
 
 
 @dataclass(frozen=True)
+class StressMark:
+    """Boxes (0-based) to mark on one stress track."""
+
+    track_id: str
+    boxes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class AbsorbCommand:
     action_id: str
-    stress_boxes: tuple[int, ...] = ()
+    stress: tuple[StressMark, ...] = ()
     consequences: dict[str, str] = field(default_factory=dict)

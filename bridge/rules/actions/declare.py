@@ -30,6 +30,7 @@ from bridge.rules.state import (
     Character,
     Earning,
     Effect,
+    HarmKind,
     Participant,
     ParticipantStatus,
     Proposal,
@@ -69,6 +70,7 @@ def declare(
     actor = find_character(draft, command.actor_id, "actor_id")
     require_control(principal, actor, "actor_id")
     require_active(actor, "act", "actor_id")
+    attack_kind = _attack_kind(draft, command, actor)
 
     # R10.1: every participant named; a helper another user owns waits for its owner
     # (or the GM) to accept (Decision); one the acting user owns joins at once.
@@ -184,6 +186,7 @@ def declare(
         situation=situation,
         recovery_slot_id=recovery_slot_id,
         description=command.description,
+        attack_kind=attack_kind,
         purpose=command.purpose,
         contest_id=command.contest_id,
         side_id=command.side_id,
@@ -256,6 +259,28 @@ def proceed(draft: Draft, action: Action, dice: DiceSource) -> None:
         draft.put_action(action)
     else:
         advance_to_dice(draft, action, dice)
+
+
+def _attack_kind(draft: Draft, command: StartAction, actor: Character) -> HarmKind | None:
+    """R11.3 Decision: an attack in a conflict is of the conflict's kind (the GM set it);
+    outside one, the kind asked for, physical when none is. Only attacks have a kind."""
+    if command.type != "attack":
+        if command.attack_kind is not None:
+            raise RuleViolation("invalid", "Only an attack has a kind of harm.", "attack_kind")
+        return None
+    conflict = next(
+        (c for c in draft.conflicts.values() if c.state == "open" and actor.id in c.order),
+        None,
+    )
+    if conflict is None:
+        return command.attack_kind or "physical"
+    if command.attack_kind not in (None, conflict.kind):
+        raise RuleViolation(
+            "invalid",
+            f"{conflict.name} is a {conflict.kind} conflict: its attacks are {conflict.kind}.",
+            "attack_kind",
+        )
+    return conflict.kind
 
 
 def _leader(participants: Sequence[tuple[Character, str]]) -> tuple[Character, str]:

@@ -4,9 +4,11 @@
  *  - skill `{name, rank}`;
  *  - aspect `{name: "High Concept", value: "the aspect's text"}`;
  *  - stunt `{name, linked_skill ("None" when unlinked), bonus, overcome, caa, attack, defend}`;
- *  - track `{name, enabled, harm_can_absorb, boxes, box_values: [bool], aspect}` where `aspect` is
- *    "No" (or another string) for stress-like tracks and `{name, when_marked, as_name}` for
- *    consequences;
+ *  - track `{name, category, enabled, label, harm_can_absorb, boxes, box_values: [bool],
+ *    linked_skills, aspect}` where `aspect` is "No" (or another string) for stress-like tracks and
+ *    `{name, when_marked, as_name}` for consequences; a stress track's kind comes from its
+ *    category, linked skills and name (`trackKind`), each box's value from `label` and
+ *    `harm_can_absorb` (`boxValues`);
  *  - `details.fatePoints {current, refresh, boosts}`.
  * @module adapters/fate-core-official
  */
@@ -46,10 +48,62 @@ export function isConsequenceTrack(track) {
     && Number(track.harm_can_absorb) > 0;
 }
 
-/** Stress-like tracks: enabled, boxes, no aspect. */
+/**
+ * Stress-like tracks: enabled, with boxes (FCO's sheet draws one per `box_values` entry, which it
+ * grows past `boxes` for linked skills), and no aspect.
+ */
 function isStressTrack(track) {
-  return track?.enabled !== false && !isConsequenceTrack(track) && Number(track?.boxes) > 0
+  return track?.enabled !== false && !isConsequenceTrack(track) && boxCount(track) > 0
     && !(track?.aspect && typeof track.aspect === "object");
+}
+
+/** How many boxes FCO shows for a track: its `box_values` (or, before FCO filled them, `boxes`). */
+function boxCount(track) {
+  if (Array.isArray(track?.box_values)) return track.box_values.length;
+  return Math.max(0, Math.trunc(Number(track?.boxes) || 0));
+}
+
+/**
+ * What each box of a track absorbs, as FCO's sheet labels it: `label: "escalating"` numbers the
+ * boxes 1, 2, 3...; otherwise each box is worth `harm_can_absorb` (Condensed and DFA: 1), or a
+ * one-digit label, or 1.
+ * @param {object} track
+ * @returns {number[]}
+ */
+export function boxValues(track) {
+  const n = Math.min(boxCount(track), 20);
+  const harm = Math.trunc(Number(track?.harm_can_absorb) || 0);
+  const digit = /^[1-9]$/.test(String(track?.label ?? "")) ? Number(track.label) : 1;
+  return Array.from({ length: n }, (_, i) => Math.min(12, track?.label === "escalating" ? i + 1 : harm > 0 ? harm : digit));
+}
+
+/**
+ * FCO's track categories are "Combat" and "Other" by default (its Portuguese defaults say
+ * "Combate"; German "Sonstige", Portuguese "Outro"); a Dresden Files world adds one per mantle.
+ * Only Combat tracks are stress; every other category is kind "other", never touched by the bridge.
+ */
+const COMBAT_CATEGORIES = Object.freeze(["combat", "combate"]);
+// FCO ties Physical Stress to Physique and Mental Stress to Will (linked_skills), and names them
+// so; these are the names its own language files give those skills and tracks.
+const PHYSICAL = Object.freeze({ skills: ["physique", "físico", "vigor"], words: /\b(physical|physisch\w*|físic\w*)/iu });
+const MENTAL = Object.freeze({ skills: ["will", "voluntad", "vontade"], words: /\b(mental\w*|psychisch\w*)/iu });
+
+/**
+ * A stress track's kind, from FCO's own data: the category first (only Combat tracks are stress),
+ * then the skills that add its boxes, then its name; a Combat track that names neither (Fate
+ * Accelerated's and DFA's single "Stress") takes every kind of hit.
+ * @param {object} track
+ * @returns {"physical"|"mental"|"any"|"other"}
+ */
+export function trackKind(track) {
+  if (!COMBAT_CATEGORIES.includes(String(track?.category ?? "Combat").trim().toLowerCase())) return "other";
+  const linked = (Array.isArray(track?.linked_skills) ? track.linked_skills : []).map((l) => String(l?.linked_skill ?? "").trim().toLowerCase());
+  if (linked.some((s) => PHYSICAL.skills.includes(s))) return "physical";
+  if (linked.some((s) => MENTAL.skills.includes(s))) return "mental";
+  const name = String(track?.name ?? "");
+  if (PHYSICAL.words.test(name)) return "physical";
+  if (MENTAL.words.test(name)) return "mental";
+  return "any";
 }
 
 /**
@@ -64,14 +118,15 @@ export function consequenceTracks(actor) {
 }
 
 /**
- * Stress tracks in the sheet's order; their boxes, concatenated, are the bridge's stress list.
+ * Stress tracks in the sheet's order, each with its wire id, kind and box values.
  * @param {Actor} actor
- * @returns {{key: string, track: object}[]}
+ * @returns {{key: string, id: string, track: object, kind: string, values: number[]}[]}
  */
 export function stressTracks(actor) {
   return Object.entries(actor.system?.tracks ?? {})
     .filter(([, t]) => isStressTrack(t))
-    .map(([key, track]) => ({ key, track }));
+    .map(([key, track]) => ({ key, id: toIdentifier(key), track, kind: trackKind(track), values: boxValues(track) }))
+    .slice(0, 12);
 }
 
 function stunts(actor) {
@@ -103,7 +158,12 @@ function aspects(actor) {
  */
 export function toActorData(actor) {
   const fp = actor.system?.details?.fatePoints ?? {};
-  const stress = stressTracks(actor).flatMap(({ track }) => boxValues(track)).slice(0, 20);
+  const stress = stressTracks(actor).map(({ id, track, kind, values }) => ({
+    id,
+    name: toSkillName(track.name) ?? id,
+    kind,
+    boxes: values.map((value, i) => ({ value, marked: Boolean(track.box_values?.[i]) }))
+  }));
   return compact({
     id: actor.id,
     name: actor.name,
@@ -122,9 +182,8 @@ export function toActorData(actor) {
   });
 }
 
-function boxValues(track) {
-  const n = Math.max(0, Math.trunc(Number(track.boxes) || 0));
-  return Array.from({ length: n }, (_, i) => Boolean(track.box_values?.[i]));
+function boxMarks(track) {
+  return Array.from({ length: boxCount(track) }, (_, i) => Boolean(track.box_values?.[i]));
 }
 
 /**
@@ -147,14 +206,18 @@ export function patchUpdate(actor, patch) {
     if (!slot) continue;
     const filled = Boolean(slot.name);
     update[`system.tracks.${key}.aspect.name`] = slot.name ?? "";
-    update[`system.tracks.${key}.box_values`] = boxValues(track).map(() => filled);
+    // A consequence without boxes (FCO's defaults) gets none written.
+    if (boxCount(track) > 0) update[`system.tracks.${key}.box_values`] = boxMarks(track).map(() => filled);
   }
-  let offset = 0;
-  for (const { key, track } of stressTracks(actor)) {
-    const n = boxValues(track).length;
-    if (offset >= patch.stress.length) break;
-    update[`system.tracks.${key}.box_values`] = Array.from({ length: n }, (_, i) => Boolean(patch.stress[offset + i]));
-    offset += n;
+  // Only the tracks the bridge marks, and only when their marks changed: a patch never ticks
+  // another track's boxes, nor any track of kind "other".
+  const patched = new Map((patch.stress ?? []).map((t) => [t.id, t]));
+  for (const { key, id, track, kind } of stressTracks(actor)) {
+    const from = patched.get(id);
+    if (!from || kind === "other" || from.kind === "other") continue;
+    const marks = boxMarks(track);
+    const next = marks.map((was, i) => (i < from.boxes.length ? Boolean(from.boxes[i].marked) : was));
+    if (next.some((m, i) => m !== marks[i])) update[`system.tracks.${key}.box_values`] = next;
   }
   return update;
 }

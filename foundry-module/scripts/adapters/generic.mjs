@@ -3,7 +3,10 @@
  * `flags["fate-bridge"]`:
  *  - `skills {name: rating}` (edited from the sheet panel),
  *  - `stunts [{name, skill, bonus, actions}]`, `aspects [{key, name}]`,
- *  - `fatePoints`, `refresh`, `consequences [{id, severity, name}]`, `stress [bool]`,
+ *  - `fatePoints`, `refresh`, `consequences [{id, severity, name}]`,
+ *  - `stress [{id, name, kind, boxes: [{value, marked}]}]`: named stress tracks of kind physical,
+ *    mental, any (every hit) or other (never marked by the bridge); an older flat list of
+ *    booleans is read as one physical track of 1-shift boxes,
  *  - written back by the bridge: `pendingFatePoints`, `overwhelmed`.
  * @module adapters/generic
  */
@@ -67,8 +70,36 @@ export function toActorData(actor) {
       severity: clampInt(s?.severity, 1, 12),
       name: toAspectText(s?.name)
     })).filter((s) => s.id && s.severity),
-    stress: Array.isArray(f.stress) ? f.stress.slice(0, 20).map(Boolean) : null
+    stress: stressTracks(f.stress)
   });
+}
+
+const KINDS = Object.freeze(["physical", "mental", "any", "other"]);
+
+/**
+ * The flag's stress tracks in the bridge's model, or null when the actor has none (the bridge
+ * then gives it the ruleset's).
+ * @param {unknown} flag
+ */
+export function stressTracks(flag) {
+  if (!Array.isArray(flag)) return null;
+  if (flag.length > 0 && flag.every((b) => typeof b === "boolean")) {
+    return [{ id: "physical", name: "Physical Stress", kind: "physical", boxes: flag.slice(0, 20).map((marked) => ({ value: 1, marked })) }];
+  }
+  const seen = new Set();
+  const tracks = [];
+  for (const t of flag) {
+    const id = toIdentifier(t?.id ?? t?.name ?? "");
+    if (!t || typeof t !== "object" || seen.has(id)) continue;
+    seen.add(id);
+    tracks.push({
+      id,
+      name: toSkillName(t.name) ?? id,
+      kind: KINDS.includes(t.kind) ? t.kind : "other",
+      boxes: (Array.isArray(t.boxes) ? t.boxes : []).slice(0, 20).map((b) => ({ value: clampInt(b?.value ?? 1, 1, 12), marked: Boolean(b?.marked) }))
+    });
+  }
+  return tracks.slice(0, 12);
 }
 
 /**
@@ -82,7 +113,8 @@ export function patchUpdate(_actor, patch) {
     [`flags.${MODULE_ID}.pendingFatePoints`]: patch.pending_fate_points,
     [`flags.${MODULE_ID}.overwhelmed`]: patch.overwhelmed,
     [`flags.${MODULE_ID}.consequences`]: patch.consequences.map(({ id, severity, name }) => compact({ id, severity, name })),
-    [`flags.${MODULE_ID}.stress`]: [...patch.stress]
+    // A patch stored before named tracks (a flat list of booleans) reads as the tracks it meant.
+    [`flags.${MODULE_ID}.stress`]: stressTracks(patch.stress) ?? []
   };
 }
 

@@ -1,5 +1,6 @@
 // Installs the fake Foundry in this page, then loads the module's real scripts and starts it.
-// Query: ?bridge=URL&world=ID&key=KEY&user=ID&system=ID
+// Query: ?bridge=URL&world=ID&key=KEY&user=ID&system=ID&actors=fco (FCO 4.7 default characters:
+// the Core and Condensed fixtures instead of Zird and the ogre)
 import { install } from "/tests/js/support/fake-foundry.mjs";
 import { ogre, zird } from "/tests/js/fixtures/actors.mjs";
 
@@ -13,6 +14,10 @@ const loadText = async (p) => {
   return res.text();
 };
 const lang = await (await fetch("/foundry-module/lang/en.json")).json();
+const fixture = async (name) => (await fetch(`/tests/js/fixtures/fco-${name}.json`)).json();
+const actors = q.get("actors") === "fco"
+  ? [await fixture("fate-core"), await fixture("fate-condensed")]
+  : [zird("pagePlayerAnn001"), ogre()];
 
 const foundry = install({
   Handlebars: window.Handlebars,
@@ -22,7 +27,7 @@ const foundry = install({
   userId: GM.id,
   activeGM: GM.id,
   systemId: q.get("system") ?? "fate-core-official",
-  actors: [zird("pagePlayerAnn001"), ogre()],
+  actors,
   settings: {
     "fate-bridge.bridgeUrl": q.get("bridge") ?? "http://127.0.0.1:8765",
     "fate-bridge.worldId": q.get("world") ?? "default",
@@ -31,6 +36,6 @@ const foundry = install({
 });
 await import("/foundry-module/scripts/main.mjs");
 foundry.start();
-foundry.renderActorSheet("actorZird0000001");
+foundry.renderActorSheet(actors[0]._id);
 window.fakeFoundry = foundry;
 document.body.dataset.booted = "true";

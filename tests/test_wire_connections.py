@@ -1,0 +1,110 @@
+"""Connections before any Socket.IO: slow or partial HTTP requests, sockets that never join,
+and too many connections from one address, all with raw sockets against a real bridge."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.bridge_process import BridgeProcess
+from tests.raw_socket import RawSocket
+
+
+@pytest.fixture
+def guarded(tmp_path: Path) -> Iterator[BridgeProcess]:
+    """A bridge that times handshakes out after 1 s and allows 4 connections per address."""
+    process = BridgeProcess(tmp_path).start(
+        "--handshake-timeout", "1", "--max-connections-per-address", "4"
+    )
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+async def closed_by_peer(reader: asyncio.StreamReader, deadline: float) -> bytes:
+    """Everything the bridge sent until it closed the connection (bounded wait)."""
+
+    async def drain() -> bytes:
+        received = b""
+        while chunk := await reader.read(4096):
+            received += chunk
+        return received
+
+    try:
+        return await asyncio.wait_for(drain(), deadline)
+    except ConnectionResetError:
+        return b""
+
+
+async def test_partial_http_headers_are_timed_out(guarded: BridgeProcess) -> None:
+    # Slow loris: headers that never finish, one byte at a time. Each connection is closed.
+    conns = [await asyncio.open_connection("127.0.0.1", guarded.port) for _ in range(3)]
+    for _reader, writer in conns:
+        writer.write(b"GET /healthz HTTP/1.1\r\nHost: bridge\r\nX-Slow: ")
+        await writer.drain()
+
+    async def trickle() -> None:
+        for _ in range(100):
+            for _reader, writer in conns:
+                if not writer.is_closing():
+                    writer.write(b"a")
+            await asyncio.sleep(0.1)
+
+    trickling = asyncio.create_task(trickle())
+    try:
+        for reader, _writer in conns:
+            assert b"200 OK" not in await closed_by_peer(reader, deadline=15)
+    finally:
+        trickling.cancel()
+        for _reader, writer in conns:
+            writer.close()
+    assert httpx.get(f"{guarded.url}/healthz", timeout=5).status_code == 200
+
+
+async def test_a_connection_that_sends_nothing_is_closed(guarded: BridgeProcess) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", guarded.port)
+    try:
+        assert await closed_by_peer(reader, deadline=15) == b""
+    finally:
+        writer.close()
+
+
+async def test_a_websocket_that_never_joins_the_namespace_is_closed(
+    guarded: BridgeProcess,
+) -> None:
+    sock = await RawSocket.open(guarded.url)  # answers pings, but never sends CONNECT
+    try:
+        await asyncio.wait_for(sock.closed.wait(), 15)
+    finally:
+        await sock.close()
+
+
+async def test_connections_per_address_are_capped_with_a_clear_refusal(
+    guarded: BridgeProcess,
+) -> None:
+    socks = [await RawSocket.open(guarded.url) for _ in range(4)]
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", guarded.port)
+        answer = await closed_by_peer(reader, deadline=10)
+        writer.close()
+        assert answer.startswith(b"HTTP/1.1 429"), answer
+        assert b"Too many connections from your address" in answer
+    finally:
+        for sock in socks:
+            await sock.close()
+    # Once they are closed, the address may connect again (poll: closing is asynchronous).
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            if httpx.get(f"{guarded.url}/healthz", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        assert time.monotonic() < deadline, "the address stayed refused after closing"
+        await asyncio.sleep(0.1)
