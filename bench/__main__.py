@@ -1,172 +1,549 @@
-"""Latency of resolved actions through the real bridge, as ratios to a baseline.
+"""``make bench``: the ladder from the bare transport to a full action, and the scale runs.
 
-Machines here are noisy, so absolute times mean little: each figure is set
-against a baseline measured in the same run on the same connection — a
-``hello`` round trip (transport, validation, ack, one store read) — and the
-ratios are what to compare between versions. Each store is measured when it is
-available (Redis needs ``redis-server`` on the PATH).
+Every figure is server CPU per request (from /proc/PID/stat, the server pinned to one core)
+and latency from each request's scheduled time, under open-loop load from separate
+processes with many connections (so the per-connection rate limit is never what is
+measured). The machine is shared and noisy: compare the ratios to rung 1 and the medians.
+
+Rungs (each a fresh server):
+  0  aiohttp websocket echo, the same frames as rung 1
+  1  python-socketio ack echo (the bridge's transport with nothing behind it)
+  2  passive overcome (action.start + action.pass) on SQLite, one client per world
+  3  the same on Redis
+  4  SQLite, 10 clients in each world's room
+Then: the growth curve (0 / 500 / 2,000 resolved actions in one scene), the 100-world run
+(1,000 clients, 200 actions/s), memory per idle client, the rules engine alone, and the
+aggregate rate of 1 and 2 bridge processes on one Redis. JSON goes to bench/results.json.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import socketio
+from bench.proc import (
+    CORES,
+    LOAD_CORES,
+    PROJECT_ROOT,
+    Server,
+    bridge_server,
+    cpu_seconds,
+    pin,
+    redis_server,
+    rss_bytes,
+)
+from bench.seed import seed_worlds, time_engine
+from bridge.protocol import PROTOCOL_VERSION
+from bridge.store.base import Store
+from bridge.store.redis import RedisStore
+from bridge.store.sqlite import SQLiteStore
 
-from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
-from tests.bridge_process import BridgeProcess, add_world, redis_server
-
-# Stay under the bridge's per-connection rate limit (20/s sustained).
-PACE = 1 / 18
+DB_NAME = "bridge.sqlite3"
 
 
-async def _timed(n: int, step: Callable[[int], Awaitable[Any]]) -> list[float]:
-    """Time each step alone; the pause between steps keeps under the rate limit."""
-    samples: list[float] = []
-    for i in range(n):
-        start = time.perf_counter()
-        await step(i)
-        samples.append(time.perf_counter() - start)
-        await asyncio.sleep(PACE)
-    return samples
+@dataclass(frozen=True)
+class Profile:
+    """How long and how hard each part runs."""
+
+    reps: int
+    rung_seconds: float
+    echo_rate: float
+    action_rate: float
+    growth: tuple[int, ...]
+    growth_rate: float
+    scale_seconds: float
+    idle_clients: int
+    engine_resolutions: int
+    aggregate_seconds: float
 
 
-def _summary(name: str, samples: list[float], baseline: float) -> str:
-    median = statistics.median(samples)
-    p95 = statistics.quantiles(samples, n=20)[-1]
-    return (
-        f"  {name:<34} median {median * 1000:7.2f} ms  p95 {p95 * 1000:7.2f} ms  "
-        f"x{median / baseline:5.2f} baseline"
-    )
+FULL = Profile(3, 8.0, 2000, 100, (0, 500, 2000), 10, 30.0, 500, 5000, 10.0)
+QUICK = Profile(1, 3.0, 2000, 100, (0, 500, 2000), 10, 10.0, 200, 2000, 5.0)
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def latency_summary(values: list[float]) -> dict[str, float]:
+    return {
+        "p50_ms": percentile(values, 0.50) * 1000,
+        "p99_ms": percentile(values, 0.99) * 1000,
+        "max_ms": (max(values) if values else float("nan")) * 1000,
+    }
+
+
+def gm_auth(world: str, key: str, user: str) -> dict[str, Any]:
+    return {"world": world, "role": "gm", "user": user, "key": key, "protocol": PROTOCOL_VERSION}
+
+
+def run_load(
+    servers: list[Server],
+    plans: list[dict[str, Any]],
+    duration: float,
+) -> dict[str, Any]:
+    """Start one generator per plan, start them together, and collect what they saw and
+    the servers' CPU over the run (drain included)."""
+    workers = []
+    for index, plan in enumerate(plans):
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "bench.load"],
+            cwd=PROJECT_ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        pin(worker.pid, LOAD_CORES)
+        assert worker.stdin is not None and worker.stdout is not None
+        worker.stdin.write(json.dumps({**plan, "worker": index, "duration": duration}) + "\n")
+        worker.stdin.flush()
+        workers.append(worker)
+    for worker in workers:
+        assert worker.stdout is not None
+        line = worker.stdout.readline()
+        if line.strip() != "ready":
+            raise RuntimeError(f"load generator failed to connect: {line!r}")
+    start = time.time() + 0.5
+    for worker in workers:
+        assert worker.stdin is not None
+        worker.stdin.write(f"{start}\n")
+        worker.stdin.flush()
+    time.sleep(max(0.0, start - time.time()))
+    cpu_before = [cpu_seconds(s.pid) for s in servers]
+    results = []
+    for worker in workers:
+        assert worker.stdout is not None
+        results.append(json.loads(worker.stdout.readline()))
+        worker.wait(timeout=60)
+    end = time.time()
+    cpu_after = [cpu_seconds(s.pid) for s in servers]
+    latencies = [x for r in results for x in r["latencies"]]
+    intents = [x for r in results for x in r["intent_latencies"]]
+    pauses = [p for s in servers for p in s.gc_pauses(start, end)]
+    done = sum(r["done"] for r in results)
+    cpu = sum(cpu_after) - sum(cpu_before)
+    return {
+        "sent": sum(r["sent"] for r in results),
+        "done": done,
+        "errors": sum(r["errors"] for r in results),
+        "error_samples": [e for r in results for e in r["error_samples"]][:5],
+        "emits_received": sum(r["emits"] for r in results),
+        "seconds": end - start,
+        "server_cpu_s": cpu,
+        "server_busy": cpu / (end - start) / len(servers),
+        "cpu_per_request_us": cpu / done * 1e6 if done else float("nan"),
+        "latency": latency_summary(latencies),
+        "intent_latency": latency_summary(intents),
+        "gc_max_pause_ms": max((d for _t, _g, d, _c in pauses), default=0.0) * 1000,
+        "gc_max_pause_cpu_ms": max((c for _t, _g, _d, c in pauses), default=0.0) * 1000,
+        "gc_gen2_collections": sum(1 for _t, g, _d, _c in pauses if g == 2),
+        "gc_max_pause_ms_by_generation": {
+            str(gen): max((d for _t, g, d, _c in pauses if g == gen), default=0.0) * 1000
+            for gen in (0, 1, 2)
+        },
+    }
+
+
+def split(items: list[Any], parts: int) -> list[list[Any]]:
+    """Deal items out round-robin, senders and listeners separately so each part sends."""
+    senders = [c for c in items if c.get("sender")]
+    others = [c for c in items if not c.get("sender")]
+    return [senders[i::parts] + others[i::parts] for i in range(parts)]
+
+
+def open_plans(
+    url: str, conns: list[dict[str, Any]], mode: str, rate: float, workers: int = 2
+) -> list[dict[str, Any]]:
+    """Open-loop plans: the rate shared by the workers, their sends interleaved."""
+    return [
+        {
+            "url": url,
+            "mode": mode,
+            "connections": part,
+            "rate": rate / workers,
+            "offset": index / rate,
+            "grace": 20.0,
+        }
+        for index, part in enumerate(split(conns, workers))
+    ]
 
 
 @contextmanager
-def optional_redis(folder: Path) -> Iterator[str | None]:
-    """A throwaway redis-server, or None when it isn't installed."""
-    if shutil.which("redis-server") is None:
-        yield None
-        return
-    with redis_server(folder) as url:
-        yield url
+def bridge(folder: Path, redis_url: str | None = None, **kwargs: Any) -> Iterator[Server]:
+    server = bridge_server(folder, redis_url, **kwargs).start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
-async def measure(label: str, bridge: BridgeProcess, key: str, n: int) -> None:
-    client = socketio.AsyncClient(reconnection=False)
-    await client.connect(
-        bridge.url,
-        namespaces=[NAMESPACE],
-        transports=["websocket"],
-        auth={
-            "world": "bench",
-            "role": "gm",
-            "user": "bench",
-            "key": key,
-            "protocol": PROTOCOL_VERSION,
-        },
-    )
+def open_store(folder: Path, redis_url: str | None) -> Store:
+    return RedisStore(redis_url) if redis_url else SQLiteStore(folder / DB_NAME)
 
-    async def call(event: str, payload: dict[str, Any]) -> dict[str, Any]:
-        ack: dict[str, Any] = await client.call(event, payload, namespace=NAMESPACE, timeout=10)
-        if not ack["ok"]:
-            raise RuntimeError(ack)
-        return ack
 
-    actor = {
-        "id": "hero",
-        "name": "Hero",
-        "owners": ["player"],
-        "skills": {"Athletics": 3},
-        "fate_points": 99,
-        "aspects": [{"key": "hc", "name": "Bold"}],
-    }
-    await call("actor.sync", {"request_id": "sync", "actor": actor})
+async def seed(
+    folder: Path, redis_url: str | None, worlds: list[str], resolved: int = 0
+) -> dict[str, str]:
+    store = open_store(folder, redis_url)
+    await store.open()
+    try:
+        return await seed_worlds(store, worlds, resolved)
+    finally:
+        await store.close()
 
-    async def hello(i: int) -> None:
-        await call("hello", {"request_id": f"h{i}"})
 
-    async def start(i: int) -> None:
-        await call(
-            "action.start",
-            {
-                "request_id": f"s{i}",
-                "type": "overcome",
-                "actor_id": "hero",
-                "skill": "Athletics",
-                "opposition": {"kind": "passive", "rating": 2},
-            },
+def fresh_folder(root: Path, name: str) -> Path:
+    folder = root / name
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    return folder
+
+
+def flush(redis_url: str) -> None:
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    try:
+        client.flushdb()
+    finally:
+        client.close()
+
+
+def action_rung(
+    root: Path, name: str, profile: Profile, redis_url: str | None, room_size: int
+) -> dict[str, Any]:
+    """Passive overcomes at a fixed rate, 5 per second per sending connection (the rate
+    limit is 20 messages per second), one world per sender."""
+    folder = fresh_folder(root, name)
+    if redis_url:
+        flush(redis_url)
+    senders = int(profile.action_rate // 5)
+    worlds = [f"w{i}" for i in range(senders)]
+    keys = asyncio.run(seed(folder, redis_url, worlds))
+    conns = [
+        {"auth": gm_auth(w, keys[w], f"gm{j}"), "sender": j == 0}
+        for w in worlds
+        for j in range(room_size)
+    ]
+    with bridge(folder, redis_url) as server:
+        result = run_load(
+            [server],
+            open_plans(server.url, conns, "action", profile.action_rate),
+            profile.rung_seconds,
         )
+    result["per_message_us"] = result["cpu_per_request_us"] / 2
+    return result
 
-    async def invoke(i: int) -> None:
-        await call(
-            "action.invoke",
-            {
-                "request_id": f"i{i}",
-                "action_id": f"a{i + 1}",
-                "invoker": "hero",
-                "aspect_id": "hero.hc",
-                "payment": "fate_point",
-            },
+
+def echo_rung(kind: str, profile: Profile) -> dict[str, Any]:
+    server = Server(["-m", "bench.echo", kind, "{port}"], "/healthz").start()
+    try:
+        conns = [{"auth": {}, "sender": True} for _ in range(20)]
+        mode = "ws_echo" if kind == "ws" else "sio_echo"
+        result = run_load(
+            [server], open_plans(server.url, conns, mode, profile.echo_rate), profile.rung_seconds
         )
-
-    async def resolve(i: int) -> None:
-        await call(
-            "action.pass", {"request_id": f"p{i}", "action_id": f"a{i + 1}", "side": "actor"}
-        )
-
-    baseline_samples = await _timed(n, hello)
-    start_samples = await _timed(n, start)
-    invoke_samples = await _timed(n, invoke)
-    resolve_samples = await _timed(n, resolve)
-    baseline = statistics.median(baseline_samples)
-    print(f"{label} ({n} requests each, one GM connection)")
-    print(_summary("hello (baseline)", baseline_samples, baseline))
-    print(_summary("action.start (roll)", start_samples, baseline))
-    print(_summary("action.invoke (fate point, +2)", invoke_samples, baseline))
-    print(_summary("action.pass (resolve)", resolve_samples, baseline))
-    await client.disconnect()
+    finally:
+        server.stop()
+    result["per_message_us"] = result["cpu_per_request_us"]
+    return result
 
 
-async def run(n: int) -> None:
-    with tempfile.TemporaryDirectory() as tmp, optional_redis(Path(tmp)) as redis_url:
-        stores: list[tuple[str, str | None]] = [("SQLite (embedded)", None)]
+RUNGS = (
+    "0 aiohttp websocket echo",
+    "1 python-socketio ack echo",
+    "2 passive overcome, SQLite",
+    "3 passive overcome, Redis",
+    "4 SQLite, 10 clients in the room",
+)
+
+
+def ladder(root: Path, profile: Profile, redis_url: str | None) -> dict[str, list[dict[str, Any]]]:
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in RUNGS}
+    for rep in range(profile.reps):
+        print(f"  ladder, repetition {rep + 1}/{profile.reps}", flush=True)
+        runs[RUNGS[0]].append(echo_rung("ws", profile))
+        runs[RUNGS[1]].append(echo_rung("sio", profile))
+        runs[RUNGS[2]].append(action_rung(root, "r2", profile, None, 1))
         if redis_url:
-            stores.append(("Redis (scale-out)", redis_url))
-        else:
-            print("redis-server not found: measuring SQLite only")
-        for index, (label, url) in enumerate(stores):
-            data = Path(tmp) / str(index)
-            data.mkdir()
-            bridge = BridgeProcess(data, dev_dice=False, redis_url=url)
-            key = add_world(bridge, "bench")
-            bridge.start()
-            try:
-                await measure(label, bridge, key, n)
-            finally:
-                bridge.stop()
+            runs[RUNGS[3]].append(action_rung(root, "r3", profile, redis_url, 1))
+        runs[RUNGS[4]].append(action_rung(root, "r4", profile, None, 10))
+    return runs
+
+
+def growth(root: Path, profile: Profile) -> list[dict[str, Any]]:
+    """CPU per action in one world that already holds n resolved actions in its scene.
+
+    Closed loop (3 connections, each action after the last is answered, at most 8 per
+    second each): a slow world is measured as slow, not as a growing queue."""
+    out = []
+    for resolved in profile.growth:
+        folder = fresh_folder(root, f"g{resolved}")
+        keys = asyncio.run(seed(folder, None, ["w"], resolved))
+        conns = [{"auth": gm_auth("w", keys["w"], f"gm{j}"), "sender": True} for j in range(3)]
+        with bridge(folder) as server:
+            plans = [
+                {"url": server.url, "mode": "closed_action", "connections": conns, "pace": 0.125}
+            ]
+            result = run_load([server], plans, profile.rung_seconds)
+        size = (folder / DB_NAME).stat().st_size
+        result.update(resolved=resolved, db_bytes=size)
+        print(f"  growth {resolved:>5}: {result['cpu_per_request_us']:9.0f} us/action", flush=True)
+        out.append(result)
+    return out
+
+
+def scale(root: Path, profile: Profile) -> dict[str, Any]:
+    """1,000 clients in 100 worlds (10 each), 200 actions/s open-loop on one process."""
+    folder = fresh_folder(root, "scale")
+    worlds = [f"w{i}" for i in range(100)]
+    keys = asyncio.run(seed(folder, None, worlds))
+    conns = [
+        {"auth": gm_auth(w, keys[w], f"gm{j}"), "sender": j == 0} for w in worlds for j in range(10)
+    ]
+    with bridge(folder) as server:
+        result = run_load(
+            [server], open_plans(server.url, conns, "action", 200.0), profile.scale_seconds
+        )
+    return result
+
+
+def idle_memory(root: Path, profile: Profile) -> dict[str, Any]:
+    folder = fresh_folder(root, "idle")
+    worlds = [f"w{i}" for i in range(10)]
+    keys = asyncio.run(seed(folder, None, worlds))
+    with bridge(folder) as server:
+        time.sleep(1.0)
+        before = rss_bytes(server.pid)
+        conns = [
+            {"auth": gm_auth(worlds[i % 10], keys[worlds[i % 10]], f"gm{i}")}
+            for i in range(profile.idle_clients)
+        ]
+        plans = [
+            {"url": server.url, "mode": "idle", "connections": part} for part in split(conns, 2)
+        ]
+        # Sample while the clients are connected and idle.
+        import threading
+
+        sample: list[int] = []
+
+        def measure() -> None:
+            time.sleep(2.5)
+            sample.append(rss_bytes(server.pid))
+
+        thread = threading.Thread(target=measure)
+        holder: dict[str, Any] = {}
+
+        def go() -> None:
+            holder.update(run_load([server], plans, 4.0))
+
+        loader = threading.Thread(target=go)
+        loader.start()
+        # Wait until the generators are connected and idle (run_load starts them at once).
+        time.sleep(0.5)
+        thread.start()
+        loader.join()
+        thread.join()
+        after = sample[0] if sample else rss_bytes(server.pid)
+    return {
+        "clients": profile.idle_clients,
+        "rss_before_bytes": before,
+        "rss_after_bytes": after,
+        "bytes_per_client": (after - before) / profile.idle_clients,
+    }
+
+
+def aggregate(root: Path, profile: Profile, redis_url: str) -> list[dict[str, Any]]:
+    """Saturation throughput of 1 and 2 bridge processes sharing one Redis (closed loop:
+    each of 100 connections in 100 worlds runs actions back to back, 8 per second at most)."""
+    out = []
+    for nodes in (1, 2):
+        flush(redis_url)
+        folder = fresh_folder(root, f"agg{nodes}")
+        worlds = [f"w{i}" for i in range(100)]
+        keys = asyncio.run(seed(folder, redis_url, worlds))
+        servers = [
+            bridge_server(fresh_folder(folder, f"n{n}"), redis_url, cores={CORES[n % len(CORES)]})
+            for n in range(nodes)
+        ]
+        for server in servers:
+            server.start()
+        try:
+            conns = [{"auth": gm_auth(w, keys[w], "gm"), "sender": True} for w in worlds]
+            plans = [
+                {
+                    "url": servers[i % nodes].url,
+                    "mode": "closed_action",
+                    "connections": part,
+                    "pace": 0.125,
+                }
+                for i, part in enumerate(split(conns, 2))
+            ]
+            result = run_load(servers, plans, profile.aggregate_seconds)
+        finally:
+            for server in servers:
+                server.stop()
+        result.update(nodes=nodes, actions_per_second=result["done"] / profile.aggregate_seconds)
+        print(
+            f"  {nodes} process(es) on Redis: {result['actions_per_second']:.0f} actions/s "
+            f"({result['errors']} errors)",
+            flush=True,
+        )
+        out.append(result)
+    return out
+
+
+def median_of(runs: list[dict[str, Any]], key: str) -> float:
+    values = [r[key] for r in runs]
+    return statistics.median(values) if values else float("nan")
+
+
+def spread(runs: list[dict[str, Any]], key: str) -> str:
+    values = [r[key] for r in runs]
+    return f"[{min(values):.0f}-{max(values):.0f}]" if len(values) > 1 else ""
+
+
+def print_table(results: dict[str, Any]) -> None:
+    """The ladder as ratios to rung 1, then the other parts; parts not run are skipped."""
+    if "ladder" in results:
+        print_ladder(results["ladder"])
+    if "growth" in results:
+        print_growth(results["growth"])
+    if "scale" in results:
+        print_scale(results["scale"])
+    if "idle_memory" in results:
+        m = results["idle_memory"]
+        print(
+            f"memory per idle client: {m['bytes_per_client'] / 1024:.1f} KiB "
+            f"({m['clients']} clients)"
+        )
+    if "engine" in results:
+        print(f"rules engine alone: {results['engine']['per_second']:,.0f} passive overcomes/s")
+    for row in results.get("aggregate", []):
+        print(
+            f"{row['nodes']} bridge process(es) on one Redis: {row['actions_per_second']:.0f} "
+            f"actions/s saturated, p99 {row['latency']['p99_ms']:.1f} ms, {row['errors']} errors"
+        )
+
+
+def print_ladder(runs: dict[str, list[dict[str, Any]]]) -> None:
+    base = median_of(runs[RUNGS[1]], "per_message_us")
+    print()
+    print(
+        f"{'rung':<36}{'server CPU/request':>24}{'saturation':>12}{'ratio/msg':>10}"
+        f"{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}{'errors':>7}"
+    )
+    for name in RUNGS:
+        if not runs[name]:
+            continue
+        cpu = median_of(runs[name], "cpu_per_request_us")
+        unit = "/msg" if name[0] in "01" else "/action"
+        p50 = statistics.median(r["latency"]["p50_ms"] for r in runs[name])
+        p99 = statistics.median(r["latency"]["p99_ms"] for r in runs[name])
+        mx = max(r["latency"]["max_ms"] for r in runs[name])
+        errors = sum(r["errors"] for r in runs[name])
+        cell = f"{cpu:.0f} us{unit} {spread(runs[name], 'cpu_per_request_us')}"
+        print(
+            f"{name:<36}{cell:>24}{1e6 / cpu:>10.0f}/s"
+            f"{median_of(runs[name], 'per_message_us') / base:>10.2f}"
+            f"{p50:>9.1f}{p99:>9.1f}{mx:>9.1f}{errors:>7}"
+        )
+    sqlite = median_of(runs[RUNGS[2]], "cpu_per_request_us")
+    if runs[RUNGS[3]]:
+        redis_ratio = median_of(runs[RUNGS[3]], "cpu_per_request_us") / sqlite
+        print(f"Redis / SQLite per action: {redis_ratio:.2f}")
+
+
+def print_growth(rows: list[dict[str, Any]]) -> None:
+    print("growth (one world, one scene):")
+    first = rows[0]["cpu_per_request_us"]
+    for row in rows:
+        print(
+            f"  {row['resolved']:>5} resolved: {row['cpu_per_request_us']:9.0f} us/action "
+            f"(x{row['cpu_per_request_us'] / first:.2f} of empty), "
+            f"p99 {row['latency']['p99_ms']:.1f} ms, db {row['db_bytes'] / 1e6:.1f} MB"
+        )
+
+
+def print_scale(s: dict[str, Any]) -> None:
+    print(
+        f"100 worlds, 1,000 clients, 200 actions/s: p50 {s['latency']['p50_ms']:.1f} ms, "
+        f"p99 {s['latency']['p99_ms']:.1f} ms, max {s['latency']['max_ms']:.1f} ms, "
+        f"{s['errors']} errors of {s['sent']}, server busy {s['server_busy'] * 100:.0f}%, "
+        f"{s['cpu_per_request_us']:.0f} us/action, max GC pause {s['gc_max_pause_ms']:.1f} ms "
+        f"({s['gc_gen2_collections']} gen-2)"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench")
+    parser.add_argument("--quick", action="store_true", help="about a minute: one repetition")
+    parser.add_argument("--out", default=str(PROJECT_ROOT / "bench" / "results.json"))
     parser.add_argument(
-        "-n",
-        type=int,
-        default=80,
-        help="requests per measurement (at most 99: each invoke "
-        "spends one of the hero's fate points)",
+        "--only", nargs="*", help="parts to run (ladder growth scale idle engine aggregate)"
     )
-    n = parser.parse_args().n
-    if not 2 <= n <= 99:
-        parser.error("-n must be between 2 and 99")
-    asyncio.run(run(n))
+    args = parser.parse_args()
+    profile = QUICK if args.quick else FULL
+    parts = set(args.only or ["ladder", "growth", "scale", "idle", "engine", "aggregate"])
+    results: dict[str, Any] = {
+        "profile": profile.__dict__,
+        "cores": CORES,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    has_redis = shutil.which("redis-server") is not None
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        redis_server(Path(tmp)) if has_redis else _none() as redis_url,
+    ):
+        root = Path(tmp)
+        if "engine" in parts:
+            print("rules engine alone", flush=True)
+            e = time_engine(profile.engine_resolutions)
+            results["engine"] = {
+                "resolutions": e.resolutions,
+                "seconds": e.seconds,
+                "per_second": e.per_second,
+            }
+        if "ladder" in parts:
+            print("ladder", flush=True)
+            results["ladder"] = ladder(root, profile, redis_url)
+        if "growth" in parts:
+            print("growth curve", flush=True)
+            results["growth"] = growth(root, profile)
+        if "scale" in parts:
+            print("100-world run", flush=True)
+            results["scale"] = scale(root, profile)
+        if "idle" in parts:
+            print("memory per idle client", flush=True)
+            results["idle_memory"] = idle_memory(root, profile)
+        if "aggregate" in parts and redis_url:
+            print("1 and 2 processes on one Redis", flush=True)
+            results["aggregate"] = aggregate(root, profile, redis_url)
+    Path(args.out).write_text(json.dumps(results, indent=1))
+    print_table(results)
+    print(f"\nwrote {args.out}")
 
 
-main()
+@contextmanager
+def _none() -> Iterator[None]:
+    yield None
+
+
+if __name__ == "__main__":
+    main()

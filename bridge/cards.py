@@ -7,6 +7,7 @@ from bridge.rules import history
 from bridge.rules.consequences import SEVERITY_NAMES
 from bridge.rules.dice import dice_total
 from bridge.rules.events import ActionResolved
+from bridge.rules.odds import OUTCOMES, InvokeOdds, OutcomeOdds, action_invoke_odds
 from bridge.rules.outcome import outcome_for, shifts
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.scene import SceneEndSummary
@@ -71,14 +72,30 @@ def _side(state: WorldState, side: Side, ruleset: Ruleset) -> protocol.CardSide:
     )
 
 
+# Views of aspects already built, by the identity of the (immutable) Aspect: states
+# share every record an event did not replace, so a card listing a scene's aspects
+# builds only the new ones. Bounded: cleared when full.
+_ASPECT_VIEWS: dict[int, tuple[Aspect, protocol.CardCharacter | None, protocol.CardAspect]] = {}
+_ASPECT_VIEWS_MAX = 50_000
+
+
 def _aspect(state: WorldState, aspect: Aspect) -> protocol.CardAspect:
-    return protocol.CardAspect(
+    attached = _who(state, aspect.attached_to)
+    known = _ASPECT_VIEWS.get(id(aspect))
+    if known is not None and known[0] is aspect and known[1] == attached:
+        return known[2]
+    view = protocol.CardAspect(
         id=aspect.id,
         name=aspect.name,
         kind=aspect.kind,
-        attached_to=_who(state, aspect.attached_to),
+        attached_to=attached,
         free_invokes=dict(aspect.free_invokes),
     )
+    if len(_ASPECT_VIEWS) >= _ASPECT_VIEWS_MAX:
+        _ASPECT_VIEWS.clear()
+    # The entry holds the aspect itself, so its id cannot be reused while cached.
+    _ASPECT_VIEWS[id(aspect)] = (aspect, attached, view)
+    return view
 
 
 def invokable_aspects(state: WorldState, action: Action) -> list[protocol.CardAspect]:
@@ -237,7 +254,41 @@ def action_card(
         description=action.description,
         event_seq=event_seq,
         event_hash=event_hash,
+        invoke_odds=_invoke_odds(action, ruleset) if action.state == "invoking" else None,
     )
+
+
+def odds_view(odds: OutcomeOdds) -> protocol.OddsView:
+    c = odds.counts
+    return protocol.OddsView(
+        out_of=odds.out_of,
+        fumble=c["fumble"],
+        tie=c["tie"],
+        succeed=c["succeed"],
+        excel=c["excel"],
+    )
+
+
+def _invoke_odds(action: Action, ruleset: Ruleset) -> protocol.InvokeOddsView | None:
+    """What a +2 or a reroll would change for each side (R4.1), for the invoke picker."""
+    sides = action_invoke_odds(action, ruleset)
+    if not sides:
+        return None
+
+    def view(side: InvokeOdds) -> protocol.SideInvokeOdds:
+        reroll = odds_view(side.reroll) if side.reroll else None
+        return protocol.SideInvokeOdds(now=side.now, plus_two=side.plus_two, reroll=reroll)
+
+    return protocol.InvokeOddsView(
+        actor=view(sides["actor"]),
+        opposition=view(sides["opposition"]),
+        outcomes=outcome_labels(ruleset),
+    )
+
+
+def outcome_labels(ruleset: Ruleset) -> list[protocol.OutcomeLabel]:
+    """The ruleset's outcome names, fumble to excel (R3.1)."""
+    return [protocol.OutcomeLabel(id=o, label=ruleset.outcome_names[o]) for o in OUTCOMES]
 
 
 def _slots(character: Character, state: WorldState) -> list[protocol.SlotState]:
@@ -304,6 +355,14 @@ def actor_patch(
         consequences=_slots(character, state),
         stress=stress_views(character),
         overwhelmed=character.overwhelmed,
+        boosts=held_boosts(character, state),
+    )
+
+
+def held_boosts(character: Character, state: WorldState) -> int:
+    """How many boosts (R12.6) the character holds a free invoke on."""
+    return sum(
+        1 for a in state.aspects.values() if a.kind == "boost" and a.free_invokes.get(character.id)
     )
 
 
@@ -311,9 +370,7 @@ def token_status(
     character: Character, state: WorldState, world_id: str, seq: int
 ) -> protocol.TokenStatus:
     filled = {s.severity for s in character.consequences if not s.empty}
-    has_boost = any(
-        a.kind == "boost" and character.id in a.free_invokes for a in state.aspects.values()
-    )
+    has_boost = held_boosts(character, state) > 0
     statuses: dict[str, bool] = {
         "overwhelmed": character.overwhelmed,
         **{name: severity in filled for severity, name in SEVERITY_NAMES.items()},

@@ -22,11 +22,10 @@ from bridge import __version__, protocol
 from bridge.connections import DEFAULT_PER_ADDRESS, AddressGate, listen
 from bridge.protocol.http import WebhookCreate, WebhookList
 from bridge.rules.ruleset import RULESETS
-from bridge.server import HANDSHAKE_TIMEOUT_SECONDS, create_app
+from bridge.server import HANDSHAKE_TIMEOUT_SECONDS, create_app, tune_gc
 from bridge.service import BridgeService, IntentError
 from bridge.service.session import validation_error
 from bridge.store.base import Store, WorldExists
-from bridge.store.chain import GENESIS_HASH, verify_chain
 from bridge.store.redis import DEFAULT_PRESENCE_TTL, RedisStore
 from bridge.store.sqlite import SQLiteStore
 from bridge.store.webhooks import webhook_store_for
@@ -147,10 +146,17 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--json", action="store_true", help="print JSON")
     verify = world.add_parser(
         "verify",
-        help="check a world's event log: the hash chain, and that replaying it "
-        "gives the stored state",
+        help="check a world's event log: the hash chain, its head against the world's stored "
+        "head, that replaying it gives the stored state, and (--chat-log) Foundry's anchors",
     )
     verify.add_argument("id", type=_world_id)
+    verify.add_argument(
+        "--chat-log",
+        type=Path,
+        metavar="FILE",
+        help="also check the log against the anchors Foundry's chat log kept: the JSON file "
+        "the module's 'Export history anchors' writes",
+    )
     rotate = world.add_parser("rotate-key", help="replace a world's GM key and print the new one")
     rotate.add_argument("id", type=_world_id)
     rotate.add_argument("--json", action="store_true", help="print JSON")
@@ -230,7 +236,7 @@ async def _world_command(args: argparse.Namespace) -> int:
                     print(f"{w.id}\t{w.ruleset}\t{w.name}")
             return 0
         if args.world_command == "verify":
-            return await _verify(service, store, args.id)
+            return await _verify(service, store, args.id, args.chat_log)
         new_key = await service.rotate_key(args.id)
         if new_key is None:
             print(f"error: no world {args.id!r}", file=sys.stderr)
@@ -301,25 +307,57 @@ def _webhook_listing(listed: WebhookList) -> str:
     return "\n".join(lines)
 
 
-async def _verify(service: BridgeService, store: Store, world_id: str) -> int:
-    """Exit 0 when the log's chain is intact and replays to the stored state."""
-    snapshot = await store.load(world_id)
-    if snapshot is None:
+def _read_chat_log(path: Path, world_id: str) -> list[tuple[int, str]]:
+    """The anchors of a chat-log export (the module's "Export history anchors" file, format
+    ``fate-bridge.history-anchors`` v1, schema ``schemas/history_anchors.json``).
+
+    Raises ``ValueError`` with a message for people when the file is not that, or is another
+    world's."""
+    try:
+        raw = json.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"cannot read {path}: {exc}") from exc
+    try:
+        export = protocol.HistoryAnchors.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"]) or "the top level"
+        raise ValueError(
+            f"{path} is not a {protocol.HISTORY_ANCHORS_FORMAT} export: {where}: {first['msg']}"
+        ) from exc
+    if export.world != world_id:
+        raise ValueError(f"{path} is the chat log of world {export.world!r}, not {world_id!r}")
+    return [(a.seq, a.hash) for a in export.anchors]
+
+
+async def _verify(
+    service: BridgeService, store: Store, world_id: str, chat_log: Path | None
+) -> int:
+    """Exit 0 when every check of ``verify_history`` holds, 2 when one fails, 1 when the
+    world or the chat-log file cannot be used."""
+    if await store.get_world(world_id) is None:
         print(f"error: no world {world_id!r}", file=sys.stderr)
         return 1
-    rows = await store.events(world_id)
-    broken = verify_chain(
-        (r.seq, r.type, r.payload, r.created_at, r.prev_hash, r.hash) for r in rows
+    anchors: list[tuple[int, str]] = []
+    if chat_log is not None:
+        try:
+            anchors = _read_chat_log(chat_log, world_id)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+    report = await service.verify_history(world_id, anchors)
+    for problem in report.problems:
+        print(f"BROKEN: {problem}", file=sys.stderr)
+    for bad in report.anchors_mismatched:
+        logged = bad.log_hash or "no such event"
+        print(f"  anchor {bad.seq}: chat log {bad.hash}, bridge log {logged}", file=sys.stderr)
+    if not report.ok:
+        return 2
+    anchored = f", {report.anchors_checked} chat-log anchors agree" if chat_log else ""
+    print(
+        f"OK: {report.events} events, chain intact, stored head matches, replay matches"
+        f"{anchored}. Head {report.head}"
     )
-    if broken is not None:
-        print(f"BROKEN: the hash chain fails at event {broken}", file=sys.stderr)
-        return 2
-    replayed = await service.replayed_state(world_id)
-    if replayed.model_dump(mode="json") != snapshot.state:
-        print("BROKEN: replaying the log does not give the stored state", file=sys.stderr)
-        return 2
-    last = rows[-1].hash if rows else GENESIS_HASH
-    print(f"OK: {len(rows)} events, chain intact, replay matches. Head {last}")
     return 0
 
 
@@ -384,6 +422,7 @@ async def _serve(args: argparse.Namespace) -> int:
     try:
         listener = await listen(runner.server, args.host, args.port, gate)
         outbox.start()
+        tune_gc()
         shown = worlds[0].id if worlds else DEFAULT_WORLD
         print(_banner(base_url, shown, first_key, args.dev_dice), flush=True)
         if len(worlds) > 1:

@@ -7,14 +7,33 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
 
 from bridge import protocol
 from bridge.protocol.http import WebhookCardEvent
 
 
+class _BridgeJsonSchema(GenerateJsonSchema):
+    """Pydantic's generator, but a dict's key pattern stays a constraint on the keys.
+
+    Pydantic turns a key ``pattern`` into ``patternProperties``, which leaves keys that do not
+    match unchecked instead of refused; ``propertyNames`` refuses them (readable names, H18).
+    """
+
+    def dict_schema(self, schema: core_schema.DictSchema) -> JsonSchemaValue:
+        json_schema = super().dict_schema(schema)
+        patterns = json_schema.pop("patternProperties", None)
+        if patterns:
+            ((pattern, values),) = patterns.items()
+            json_schema["additionalProperties"] = values
+            json_schema.setdefault("propertyNames", {})["pattern"] = pattern
+        return json_schema
+
+
 def _schema(model: type[BaseModel] | Any, title: str) -> dict[str, Any]:
     adapter: TypeAdapter[Any] = TypeAdapter(model)
-    schema = adapter.json_schema()
+    schema = adapter.json_schema(schema_generator=_BridgeJsonSchema)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = title
     return schema
@@ -30,6 +49,8 @@ def build_schemas() -> dict[str, dict[str, Any]]:
         "auth.json": _schema(protocol.Auth, "auth"),
         "connect_refusal.json": _schema(protocol.ConnectRefusal, "connect_refusal"),
         "ack.json": _schema(protocol.Ack, "ack"),
+        # Not a wire message: the chat-log export `world verify --chat-log` reads.
+        "history_anchors.json": _schema(protocol.HistoryAnchors, "history_anchors"),
     }
     for event, intent in protocol.INTENTS.items():
         files[f"client/{_filename(event)}"] = _schema(intent, event)

@@ -72,7 +72,7 @@ async def test_commit_is_atomic_and_checks_the_version(store: Store) -> None:
         CommitBatch(
             world_id="w",
             expected_version=0,
-            state={"s": 1},
+            snapshot={"s": 1},
             events=[first],
             emits=[EmitRow(1, "card", {"a": 1}), EmitRow(2, "card", {"a": 2})],
             user_id="u",
@@ -82,7 +82,9 @@ async def test_commit_is_atomic_and_checks_the_version(store: Store) -> None:
         )
     )
     assert version == 1
-    stale = CommitBatch(world_id="w", expected_version=0, state={"s": 99}, events=[event(2, "x")])
+    stale = CommitBatch(
+        world_id="w", expected_version=0, snapshot={"s": 99}, events=[event(2, "x")]
+    )
     with pytest.raises(VersionConflict):
         await store.commit(stale)
     snapshot = await store.load("w")
@@ -101,7 +103,7 @@ async def test_commit_is_atomic_and_checks_the_version(store: Store) -> None:
 async def test_emits_page_in_seq_order(store: Store) -> None:
     await store.add_world(WORLD, {})
     emits = [EmitRow(n, "card", {"n": n}) for n in range(1, 8)]
-    await store.commit(CommitBatch(world_id="w", expected_version=0, state={}, emits=emits))
+    await store.commit(CommitBatch(world_id="w", expected_version=0, snapshot={}, emits=emits))
     assert [e.seq for e in await store.emits_since("w", 0, 3)] == [1, 2, 3]
     assert [e.seq for e in await store.emits_since("w", 3, 100)] == [4, 5, 6, 7]
     assert await store.emits_since("w", 7, 10) == []
@@ -114,7 +116,7 @@ async def test_events_page_by_seq_range(store: Store) -> None:
     for seq in range(1, 8):
         rows.append(event(seq, prev))
         prev = rows[-1].hash
-    await store.commit(CommitBatch(world_id="w", expected_version=0, state={}, events=rows))
+    await store.commit(CommitBatch(world_id="w", expected_version=0, snapshot={}, events=rows))
     assert await store.events_between("w", 3, 5) == rows[2:5]
     assert await store.events_between("w", -4, 2) == rows[:2]
     assert await store.events_between("w", 6, 99) == rows[5:]
@@ -126,7 +128,7 @@ async def test_racing_commits_exactly_one_wins(store: Store) -> None:
     await store.add_world(WORLD, {"s": 0})
     batches = [
         CommitBatch(
-            world_id="w", expected_version=0, state={"s": n}, events=[event(1, GENESIS_HASH)]
+            world_id="w", expected_version=0, snapshot={"s": n}, events=[event(1, GENESIS_HASH)]
         )
         for n in (1, 2)
     ]
@@ -152,3 +154,38 @@ async def test_presence_and_binding_nonces(store: Store) -> None:
     assert await store.nonce_bound("w", "paul", "n1")
     await store.drop_nonce("w", "n1")
     assert not await store.nonce_bound("w", "paul", "n1")
+
+
+async def test_commits_append_and_the_snapshot_moves_only_when_given(store: Store) -> None:
+    # DESIGN "State and scale": the latest state is the snapshot plus the events after it.
+    await store.add_world(WORLD, {"s": 0})
+    rows = [event(1, GENESIS_HASH)]
+    for seq in range(2, 6):
+        rows.append(event(seq, rows[-1].hash))
+    await store.commit(CommitBatch(world_id="w", expected_version=0, events=rows[:1]))
+    await store.commit(CommitBatch(world_id="w", expected_version=1, events=rows[1:3]))
+    loaded = await store.load("w")
+    assert loaded is not None
+    assert (loaded.state, loaded.state_seq, loaded.tail) == ({"s": 0}, 0, tuple(rows[:3]))
+    assert (loaded.version, loaded.last_event_seq, loaded.last_event_hash) == (2, 3, rows[2].hash)
+    await store.commit(
+        CommitBatch(world_id="w", expected_version=2, snapshot={"s": 4}, events=rows[3:4])
+    )
+    loaded = await store.load("w")
+    assert loaded is not None
+    assert (loaded.state, loaded.state_seq, loaded.tail) == ({"s": 4}, 4, ())
+    await store.commit(CommitBatch(world_id="w", expected_version=3, events=rows[4:]))
+    loaded = await store.load("w")
+    assert loaded is not None
+    assert (loaded.state, loaded.state_seq, loaded.tail) == ({"s": 4}, 4, (rows[4],))
+    # The log itself is whole, and pages from any event on.
+    assert await store.events("w") == rows
+    assert await store.events("w", after=3) == rows[3:]
+    # A stale writer changes nothing: not the snapshot, not the tail.
+    with pytest.raises(VersionConflict):
+        await store.commit(
+            CommitBatch(world_id="w", expected_version=3, snapshot={"s": 99}, events=[])
+        )
+    again = await store.load("w")
+    assert again is not None
+    assert (again.version, again.state, again.tail) == (4, {"s": 4}, (rows[4],))

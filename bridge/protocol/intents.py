@@ -7,25 +7,45 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints, field_validator
 
 from bridge.protocol.base import (
+    ANCHOR_PAGE,
     ActionTypeName,
     DiceRollIn,
+    EventAnchor,
     HarmKindName,
     Identifier,
     Inbound,
     Name,
     Rating,
+    Readable,
     RequestId,
     Seq,
     StressKindName,
     Text,
 )
 
+# Shorter readable strings (H18): a cost kind, a compel, what a client says it runs.
+ShortName = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=40),
+    Readable(multiline=False, required=True, max_length=40),
+]
+ShortText = Annotated[
+    str,
+    StringConstraints(max_length=80),
+    Readable(multiline=False, required=False, max_length=80),
+]
+CompelText = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=500),
+    Readable(multiline=True, required=True, max_length=500),
+]
+
 
 class Hello(Inbound):
     request_id: RequestId
-    module_version: Annotated[str, StringConstraints(max_length=40)] | None = None
-    foundry_version: Annotated[str, StringConstraints(max_length=40)] | None = None
-    system: Annotated[str, StringConstraints(max_length=80)] | None = None
+    module_version: ShortText | None = None
+    foundry_version: ShortText | None = None
+    system: ShortText | None = None
 
 
 class WorldSync(Inbound):
@@ -113,6 +133,16 @@ class WorldRead(Inbound):
     """Read what the bridge holds: characters, aspects and free invokes (for pickers)."""
 
     request_id: RequestId
+
+
+class CardWritten(Inbound):
+    """The client that created an action's chat message names the message's Foundry author,
+    so later updates go to a user Foundry lets update it (the author, else the active GM).
+    A player may only name itself, for an action it started."""
+
+    request_id: RequestId
+    action_id: Identifier
+    author: Identifier
 
 
 class UserBind(Inbound):
@@ -217,7 +247,7 @@ class ActionChoose(ActionRef):
 class ActionCost(ActionRef):
     """R6: the GM's cost; ``kind`` from the ruleset's minor or serious list."""
 
-    kind: Annotated[str, StringConstraints(min_length=1, max_length=40)]
+    kind: ShortName
     text: Text = ""
     target_id: Identifier | None = None
     aspect_name: Name | None = None
@@ -449,7 +479,7 @@ class ConflictEnd(ConflictRef):
 class FateCompel(Inbound):
     request_id: RequestId
     character_id: Identifier
-    text: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    text: CompelText
     aspect_id: Identifier | None = None
 
 
@@ -485,6 +515,26 @@ class DevQueueDice(Inbound):
 
     request_id: RequestId
     rolls: Annotated[list[DiceRollIn], Field(min_length=1, max_length=100)]
+
+
+class ActionOdds(Inbound):
+    """A read before any action exists: the exact odds of each outcome for this actor, skill,
+    action type and helpers against a known opposition total (a passive rating, or an
+    opposing total already rolled)."""
+
+    request_id: RequestId
+    type: ActionTypeName = "overcome"
+    actor_id: Identifier
+    skill: Name
+    helpers: Annotated[list[HelperIn], Field(max_length=12)] = []
+    opposition: Annotated[int, Field(ge=-20, le=40)]
+
+
+class WorldVerify(Inbound):
+    """GM only: check the log (chain, stored head, replay) and these chat-log anchors."""
+
+    request_id: RequestId
+    anchors: Annotated[list[EventAnchor], Field(max_length=ANCHOR_PAGE)] = []
 
 
 HistoryKindName = Literal[ActionTypeName, "contest", "challenge"]
@@ -526,7 +576,10 @@ INTENTS: dict[str, type[Inbound]] = {
     "actor.sync": ActorSync,
     "world.state": WorldRead,
     "user.bind": UserBind,
+    "world.verify": WorldVerify,
+    "card.written": CardWritten,
     "action.start": ActionStart,
+    "action.odds": ActionOdds,
     "action.roll": ActionRoll,
     "action.oppose": ActionOppose,
     "action.invoke": ActionInvoke,

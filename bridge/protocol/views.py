@@ -175,6 +175,38 @@ class CardHint(Outbound):
     text: str | None
 
 
+class OddsView(Outbound):
+    """Exact odds of the actor's outcomes: how many of ``out_of`` equally likely rolls give
+    each (R1.1: 81 for one 4dF roll)."""
+
+    out_of: int
+    fumble: int
+    tie: int
+    succeed: int
+    excel: int
+
+
+class SideInvokeOdds(Outbound):
+    """R4.1 for one side: the actor's outcome now, after a +2 invoke for this side, and the
+    odds after this side rerolls (None: this side has no dice to reroll)."""
+
+    now: Literal["fumble", "tie", "succeed", "excel"]
+    plus_two: Literal["fumble", "tie", "succeed", "excel"]
+    reroll: OddsView | None
+
+
+class OutcomeLabel(Outbound):
+    id: Literal["fumble", "tie", "succeed", "excel"]
+    label: str
+
+
+class InvokeOddsView(Outbound):
+    actor: SideInvokeOdds
+    opposition: SideInvokeOdds
+    # The ruleset's outcome names, in order (fumble, tie, succeed, excel).
+    outcomes: list[OutcomeLabel]
+
+
 class ActionCard(Outbound):
     """Everything a chat card shows about one action; rendered by the module."""
 
@@ -227,6 +259,8 @@ class ActionCard(Outbound):
     undone: bool = False
     event_seq: int
     event_hash: str
+    # In the invoke phase: what a +2 or a reroll would change, for each side (invoke picker).
+    invoke_odds: InvokeOddsView | None = None
 
 
 class ContestSideView(Outbound):
@@ -403,6 +437,14 @@ Card = Annotated[
 ]
 
 
+class AnchorView(Outbound):
+    """The last event behind a card: the module keeps it in the message's flags, so the GM
+    can check the bridge's log against Foundry's own chat log (``world.verify``)."""
+
+    seq: int
+    hash: str
+
+
 class CardEmit(Outbound):
     """Create or update one chat card; only ``writer`` writes it into Foundry
     (a user id, or "gm" for the active GM's client)."""
@@ -413,6 +455,7 @@ class CardEmit(Outbound):
     op: Literal["create", "update"]
     card_id: str
     card: Card
+    anchor: AnchorView | None = None
 
 
 class SceneStateEmit(Outbound):
@@ -455,6 +498,9 @@ class ActorPatch(Outbound):
     consequences: list[SlotState]
     stress: list[StressTrackView]
     overwhelmed: bool
+    # Boosts the character holds (a boost is an aspect with one free invoke, R12.6); a sheet's
+    # boost counter (fate-core-official's fatePoints.boosts) shows this number.
+    boosts: int = 0
 
 
 class TokenStatus(Outbound):
@@ -630,6 +676,12 @@ class WorldStateData(Outbound):
     open_actions: list[str]
 
 
+class CardWrittenData(Outbound):
+    action_id: str
+    author: str
+    changed: bool
+
+
 class UserBindData(Outbound):
     user_id: str
     bound: bool
@@ -681,13 +733,50 @@ class DevQueueDiceData(Outbound):
     queued: int
 
 
+class ActionOddsData(Outbound):
+    """``action.odds``: the exact odds of each outcome before the roll, for the dialog."""
+
+    modifier: int
+    opposition: int
+    odds: OddsView
+    outcomes: list[OutcomeLabel]
+
+
+class AnchorMismatch(Outbound):
+    """A chat-log anchor the log disagrees with; ``log_hash`` is None when the log has no
+    event at that seq (truncated)."""
+
+    seq: int
+    hash: str
+    log_hash: str | None
+
+
+class WorldVerifyData(Outbound):
+    """``world verify`` and the module's "Verify history": ``ok`` only when every check holds."""
+
+    ok: bool
+    events: int
+    head: str
+    chain_broken_at: int | None
+    stored_head_matches: bool
+    replay_matches: bool
+    anchors_checked: int
+    # The first few disagreeing anchors, oldest first (the log was rewritten at or before).
+    anchors_mismatched: list[AnchorMismatch]
+    anchors_mismatched_count: int
+    problems: list[str]
+
+
 RESULTS: dict[str, type[Outbound]] = {
     "hello": HelloData,
     "world.sync": WorldSyncData,
     "actor.sync": ActorSyncData,
     "world.state": WorldStateData,
     "user.bind": UserBindData,
+    "world.verify": WorldVerifyData,
+    "card.written": CardWrittenData,
     **{event: ActionData for event in INTENTS if event.startswith("action.")},
+    "action.odds": ActionOddsData,
     "aspect.give": AspectGiveData,
     "scene.end": SceneEndData,
     **{

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from bridge import protocol
+from bridge import cards, protocol
 from bridge.rules import actions
 from bridge.rules.dice import DiceSource
 from bridge.rules.events import Event
-from bridge.rules.ruleset import Ruleset
+from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import WorldState
 from bridge.service.core import ServiceCore
 from bridge.service.session import (
     Reply,
     Session,
+    ok,
 )
 from bridge.store.base import (
     EmitRow,
@@ -56,6 +57,25 @@ class ActionIntents(ServiceCore):
                 state, command, who, dice, ruleset
             ),
             None,
+        )
+
+    async def _action_odds(self, session: Session, intent: protocol.ActionOdds) -> Reply:
+        """A read for the roll dialog: the exact odds before any action exists (no commit)."""
+        snapshot, state = await self._current(session.world_id)
+        ruleset = get_ruleset(snapshot.world.ruleset)
+        helpers = tuple(actions.Helper(h.character_id, h.skill) for h in intent.helpers)
+        modifier, odds = actions.odds_before_roll(
+            state, intent.actor_id, intent.skill, intent.type, helpers, intent.opposition, ruleset
+        )
+        return Reply(
+            ok(
+                protocol.ActionOddsData(
+                    modifier=modifier,
+                    opposition=intent.opposition,
+                    odds=cards.odds_view(odds),
+                    outcomes=cards.outcome_labels(ruleset),
+                )
+            )
         )
 
     async def _action_roll(self, session: Session, intent: protocol.ActionRoll) -> Reply:

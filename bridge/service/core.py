@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -35,7 +35,7 @@ from bridge.rules.events import (
 from bridge.rules.procedures import settle
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import WorldState
-from bridge.service.emits import ExtraCards, card_id, derive_emits
+from bridge.service.emits import ExtraCards, card_id, card_writer_candidate, derive_emits
 from bridge.service.session import (
     ConnectRefused,
     Emission,
@@ -56,16 +56,41 @@ from bridge.store.base import (
     VersionConflict,
     WorldRecord,
 )
-from bridge.store.chain import event_hash
+from bridge.store.chain import GENESIS_HASH, disagreeing_anchors, event_hash, verify_chain
 
 Clock = Callable[[], datetime]
 COMMIT_ATTEMPTS = 5
+# A commit carries a snapshot of the whole state once this many events have joined
+# the saved state's tail (and at every scene end): loads replay at most about this
+# many events, and the cost of writing the world is paid once per so many events
+# instead of on every commit.
+SNAPSHOT_EVERY = 256
 # Intents an unbound player may send: enough to learn its nonce and catch up.
 UNBOUND_ALLOWED = frozenset({"hello"})
 
 
 Decide = Callable[[WorldState, Ruleset, DiceSource], list[Event]]
-Answer = Callable[[WorldState, list[EventRow], list[EmitRow]], BaseModel]
+# The answer: a validated model, or the JSON form of one (see session.ok).
+Answer = Callable[[WorldState, list[EventRow], list[EmitRow]], BaseModel | dict[str, Any]]
+
+
+def snapshot_due(state_seq: int, last_event_seq: int, events: list[Event]) -> bool:
+    """Whether a commit ending at ``last_event_seq`` should save the whole state: its
+    tail has grown to SNAPSHOT_EVERY events, or the scene ends (a natural resting point:
+    the scene's records close there)."""
+    if not events:
+        return False
+    return last_event_seq - state_seq >= SNAPSHOT_EVERY or any(
+        getattr(e, "reason", None) == "scene.end" for e in events
+    )
+
+
+def rebuild(snapshot: Snapshot) -> WorldState:
+    """The latest state: the saved state with the events after it replayed."""
+    return replay(
+        (EVENT_ADAPTER.validate_python(row.payload) for row in snapshot.tail),
+        WorldState.model_validate(snapshot.state),
+    )
 
 
 def created_record(before: WorldState, events: list[Event]) -> str | None:
@@ -249,9 +274,9 @@ class ServiceCore:
         if cached is not None and await self.store.version(world_id) == cached[0].version:
             return cached
         snapshot = await self._snapshot(world_id)
-        state = WorldState.model_validate(snapshot.state)
+        state = rebuild(snapshot)
         # The cache keeps the parsed state; the snapshot's JSON copy is not needed again.
-        entry = (replace(snapshot, state={}), state)
+        entry = (replace(snapshot, state={}, tail=()), state)
         self._states[world_id] = entry
         return entry
 
@@ -288,7 +313,9 @@ class ServiceCore:
                     digest = event_hash(prev, seq, domain_event.type, payload, now)
                     rows.append(EventRow(seq, domain_event.type, payload, now, prev, digest))
                     prev = digest
-                writers = {e.action.requested_by for e in events if isinstance(e, ActionPut)}
+                writers = {
+                    card_writer_candidate(e.action) for e in events if isinstance(e, ActionPut)
+                }
                 present = {
                     user: await self.store.is_present(session.world_id, user) for user in writers
                 }
@@ -304,12 +331,14 @@ class ServiceCore:
                     present.__getitem__,
                 )
                 ack = ok(answer(after, rows, emits))
+                head_seq = rows[-1].seq if rows else snapshot.last_event_seq
+                save = snapshot_due(snapshot.state_seq, head_seq, events)
                 try:
                     version = await self.store.commit(
                         CommitBatch(
                             world_id=session.world_id,
                             expected_version=snapshot.version,
-                            state=after.model_dump(mode="json"),
+                            snapshot=after.model_dump(mode="json") if save else None,
                             events=rows,
                             emits=emits,
                             user_id=session.user_id,
@@ -325,7 +354,8 @@ class ServiceCore:
                     replace(
                         snapshot,
                         version=version,
-                        last_event_seq=rows[-1].seq if rows else snapshot.last_event_seq,
+                        state_seq=head_seq if save else snapshot.state_seq,
+                        last_event_seq=head_seq,
                         last_event_hash=rows[-1].hash if rows else snapshot.last_event_hash,
                         last_emit_seq=emits[-1].seq if emits else snapshot.last_emit_seq,
                     ),
@@ -351,7 +381,9 @@ class ServiceCore:
         def run(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> list[Event]:
             return decide(state, ruleset, dice, principal)
 
-        def answer(state: WorldState, rows: list[EventRow], emits: list[EmitRow]) -> BaseModel:
+        def answer(state: WorldState, rows: list[EventRow], emits: list[EmitRow]) -> dict[str, Any]:
+            """protocol.ActionData as JSON: the card is the one just emitted (already
+            dumped from its validated model), so it is reused, not rebuilt."""
             ident = action_id or f"a{state.action_count}"
             card = next(
                 (
@@ -365,9 +397,7 @@ class ServiceCore:
                 card = cards.action_card(
                     state.actions[ident], state, get_ruleset(state.ruleset), 0, ""
                 ).model_dump(mode="json")
-            return protocol.ActionData.model_validate(
-                {"action_id": ident, "card_id": card_id(world_id, ident), "card": card}
-            )
+            return {"action_id": ident, "card_id": card_id(world_id, ident), "card": card}
 
         return await self._mutate(session, request_id, run, answer)
 
@@ -396,9 +426,83 @@ class ServiceCore:
             ),
         )
 
-    async def replayed_state(self, world_id: str) -> WorldState:
-        """The state rebuilt from the event log alone (for verification)."""
+    async def replayed_state(self, world_id: str, upto: int | None = None) -> WorldState:
+        """The state rebuilt from the event log alone, from the world's first event to
+        event ``upto`` (the whole log by default): what verification compares with."""
         snapshot = await self._snapshot(world_id)
         rows = await self.store.events(world_id)
-        events = [EVENT_ADAPTER.validate_python(row.payload) for row in rows]
+        events = [
+            EVENT_ADAPTER.validate_python(row.payload)
+            for row in rows
+            if upto is None or row.seq <= upto
+        ]
         return replay(events, WorldState(ruleset=snapshot.world.ruleset))
+
+    async def verify_history(
+        self, world_id: str, anchors: Sequence[tuple[int, str]] = ()
+    ) -> protocol.WorldVerifyData:
+        """Check a world's history every way the bridge can: the hash chain is intact, its
+        head is the head the world row stored, replaying it gives the stored state, and it
+        agrees with every ``(seq, hash)`` anchor kept outside the bridge (Foundry's chat log).
+
+        A log rewritten and re-hashed passes the first three; only the anchors catch it."""
+        snapshot = await self._snapshot(world_id)
+        rows = await self.store.events(world_id)
+        problems: list[str] = []
+        broken = verify_chain(
+            (r.seq, r.type, r.payload, r.created_at, r.prev_hash, r.hash) for r in rows
+        )
+        if broken is not None:
+            problems.append(f"the hash chain fails at event {broken}")
+        head_seq, head = (rows[-1].seq, rows[-1].hash) if rows else (0, GENESIS_HASH)
+        stored_head_matches = (head_seq, head) == (
+            snapshot.last_event_seq,
+            snapshot.last_event_hash,
+        )
+        if not stored_head_matches:
+            problems.append(
+                f"the log ends at event {head_seq} ({head[:12]}…) but the world row stores "
+                f"event {snapshot.last_event_seq} ({snapshot.last_event_hash[:12]}…)"
+            )
+        try:
+            # The saved snapshot is what the log gives up to it, and the latest state
+            # (snapshot + the events after it) is what the whole log gives.
+            events = [EVENT_ADAPTER.validate_python(row.payload) for row in rows]
+            initial = WorldState(ruleset=snapshot.world.ruleset)
+            upto = [e for e, row in zip(events, rows, strict=True) if row.seq <= snapshot.state_seq]
+            snapshot_matches = replay(upto, initial).model_dump(mode="json") == snapshot.state
+            replay_matches = snapshot_matches and replay(events, initial) == rebuild(snapshot)
+        except Exception:  # a tampered log can break replay any way: report, never crash
+            snapshot_matches = replay_matches = False
+        if not snapshot_matches:
+            problems.append(
+                f"replaying the log to event {snapshot.state_seq} does not give the saved snapshot"
+            )
+        elif not replay_matches:
+            problems.append("replaying the log does not give the stored state")
+        mismatched = disagreeing_anchors({r.seq: r.hash for r in rows}, anchors)
+        if mismatched:
+            first = mismatched[0][0]
+            problems.append(
+                f"{len(mismatched)} chat-log anchor(s) disagree with the log, the first at "
+                f"event {first}: the log was rewritten at or before it"
+            )
+        return protocol.WorldVerifyData(
+            ok=not problems,
+            events=len(rows),
+            head=head,
+            chain_broken_at=broken,
+            stored_head_matches=stored_head_matches,
+            replay_matches=replay_matches,
+            anchors_checked=len(set(anchors)),
+            anchors_mismatched=[
+                protocol.AnchorMismatch(seq=seq, hash=digest, log_hash=log_hash)
+                for seq, digest, log_hash in mismatched[:20]
+            ],
+            anchors_mismatched_count=len(mismatched),
+            problems=problems,
+        )
+
+    async def latest_state(self, world_id: str) -> WorldState:
+        """The world as of its last event, read afresh from the store (no cache)."""
+        return rebuild(await self._snapshot(world_id))

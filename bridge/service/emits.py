@@ -16,7 +16,7 @@ from bridge.rules.events import (
     HistoryUndone,
 )
 from bridge.rules.ruleset import Ruleset
-from bridge.rules.state import WorldState
+from bridge.rules.state import Action, WorldState
 from bridge.store.base import (
     EmitRow,
     EventRow,
@@ -29,6 +29,25 @@ def card_id(world_id: str, action_id: str) -> str:
 
 ExtraCards = Callable[[WorldState], list[tuple[str, BaseModel]]]
 GM_WRITER = "gm"
+# The reason of the ActionPut that records a card's Foundry author: bookkeeping, no new card.
+CARD_WRITTEN = "card.written"
+
+
+def card_writer_candidate(action: Action) -> str:
+    """The user who should write an action's card when connected: the message's author
+    once a client has reported it, else the acting user (who creates it)."""
+    return action.card_author or action.requested_by
+
+
+def card_writer(action: Action, present: Callable[[str], bool]) -> str:
+    """The writer of an action's card: a present user Foundry lets update the message.
+
+    Foundry lets only a ChatMessage's author or a GM update it, so once the author is known
+    the card goes to that author while connected, and otherwise to the active GM (who may
+    update any message). Before any message exists it goes to the acting user, or the GM
+    when that user has gone, so nobody waits on an absent player to see the card move on."""
+    user = card_writer_candidate(action)
+    return user if present(user) else GM_WRITER
 
 
 def derive_emits(
@@ -47,6 +66,9 @@ def derive_emits(
     changed (never for the GM's own sheet syncs); the scene state when it changed."""
     emits: list[EmitRow] = []
     seq = last_emit
+    # Every card carries the last event behind it; the module keeps it in the message's
+    # flags, anchoring the log in Foundry's chat log (DESIGN Trust, ``world.verify``).
+    commit_anchor = anchor(rows[-1]) if rows else None
 
     def add(event: str, model: BaseModel) -> None:
         emits.append(EmitRow(seq, event, model.model_dump(mode="json")))
@@ -64,6 +86,7 @@ def derive_emits(
                     "op": op,
                     "card_id": f"{world_id}.{card_id_}",
                     "card": card.model_dump(mode="json"),
+                    "anchor": commit_anchor,
                 }
             ),
         )
@@ -72,7 +95,8 @@ def derive_emits(
     touched: set[str] = set()
     for domain_event, row in zip(events, rows, strict=True):
         if isinstance(domain_event, ActionPut):
-            last_row_of_action[domain_event.action.id] = row
+            if domain_event.reason != CARD_WRITTEN:
+                last_row_of_action[domain_event.action.id] = row
         elif isinstance(domain_event, CharacterPut) and domain_event.reason != "actor.sync":
             touched.add(domain_event.character.id)
         elif isinstance(domain_event, AspectPut) and domain_event.aspect.kind == "boost":
@@ -89,12 +113,11 @@ def derive_emits(
             protocol.CardEmit(
                 seq=seq,
                 world=world_id,
-                # The acting user writes its own card; if it has gone, the active GM does,
-                # so nobody waits on an absent player to see the card move on.
-                writer=action.requested_by if present(action.requested_by) else GM_WRITER,
+                writer=card_writer(action, present),
                 op="update" if action_id in before.actions else "create",
                 card_id=card_id(world_id, action_id),
                 card=cards.action_card(action, after, ruleset, row.seq, row.hash),
+                anchor=anchor(row),
             ),
         )
     for undo in (e for e in events if isinstance(e, HistoryUndone)):
@@ -192,6 +215,10 @@ def derive_emits(
             seq += 1
             add("scene.state", protocol.SceneStateEmit(seq=seq, world=world_id, state=scene_after))
     return emits
+
+
+def anchor(row: EventRow) -> protocol.AnchorView:
+    return protocol.AnchorView(seq=row.seq, hash=row.hash)
 
 
 def touches_scene(event: Event, before: WorldState) -> bool:

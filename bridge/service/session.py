@@ -75,8 +75,10 @@ def user_room(world_id: str, user_id: str) -> str:
     return f"user:{world_id}:{user_id}"
 
 
-def ok(data: BaseModel) -> dict[str, Any]:
-    return protocol.AckOk(data=data.model_dump(mode="json")).model_dump(mode="json")
+def ok(data: BaseModel | dict[str, Any]) -> dict[str, Any]:
+    """The success ack (``protocol.AckOk``'s shape). ``data`` is a validated model, or
+    the JSON form of one already dumped (so it is not validated and dumped again)."""
+    return {"ok": True, "data": data if isinstance(data, dict) else data.model_dump(mode="json")}
 
 
 def error(code: str, message: str, field_name: str | None = None) -> dict[str, Any]:
@@ -87,7 +89,8 @@ def error(code: str, message: str, field_name: str | None = None) -> dict[str, A
 def validation_error(exc: ValidationError) -> dict[str, Any]:
     """The first problem, said plainly, with the field's dotted path."""
     first = exc.errors(include_url=False)[0]
-    location = ".".join(str(part) for part in first["loc"]) or None
+    # A refused dict key is part of the path: echo it harmlessly (H18).
+    location = ".".join(protocol.shown(str(part)) for part in first["loc"]) or None
     where = f" at {location}" if location else ""
     return error("invalid", f"Invalid message{where}: {first['msg']}.", location)
 

@@ -6,10 +6,11 @@ from bridge import __version__, cards, protocol
 from bridge.rules import actions
 from bridge.rules.dice import DiceSource
 from bridge.rules.engine import Sheet, SheetSlot, sync_character
-from bridge.rules.events import Event
+from bridge.rules.events import ActionPut, Event
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import StressBox, StressTrack, Stunt, WorldState
 from bridge.service.core import ServiceCore
+from bridge.service.emits import CARD_WRITTEN
 from bridge.service.session import (
     Emission,
     IntentError,
@@ -125,6 +126,47 @@ class WorldIntents(ServiceCore):
             ok(protocol.UserBindData(user_id=intent.user_id, bound=True)),
             [Emission("notice", notice.model_dump(mode="json"), room)],
             vouched=(session.world_id, intent.user_id, intent.nonce),
+        )
+
+    async def _world_verify(self, session: Session, intent: protocol.WorldVerify) -> Reply:
+        """GM only: the module's "Verify history" with one page of its chat-log anchors."""
+        self._require_gm(session)
+        anchors = [(a.seq, a.hash) for a in intent.anchors]
+        return Reply(ok(await self.verify_history(session.world_id, anchors)))
+
+    async def _card_written(self, session: Session, intent: protocol.CardWritten) -> Reply:
+        """Record who authored an action's chat message; the card's later writers follow it
+        (:func:`bridge.service.emits.card_writer`). Naming the same author again changes
+        nothing and emits nothing."""
+        if session.role != "gm" and intent.author != session.user_id:
+            raise IntentError(
+                "forbidden", "A player may only name itself as a card's author.", "author"
+            )
+
+        def decide(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> list[Event]:
+            action = state.actions.get(intent.action_id)
+            if action is None:
+                raise IntentError("not_found", f"No open action {intent.action_id!r}.", "action_id")
+            if session.role != "gm" and action.requested_by != session.user_id:
+                raise IntentError(
+                    "forbidden", "A player may only report the card of its own action.", "action_id"
+                )
+            if action.card_author == intent.author:
+                return []
+            return [
+                ActionPut(
+                    reason=CARD_WRITTEN,
+                    action=action.model_copy(update={"card_author": intent.author}),
+                )
+            ]
+
+        return await self._mutate(
+            session,
+            intent.request_id,
+            decide,
+            lambda _s, rows, _e: protocol.CardWrittenData(
+                action_id=intent.action_id, author=intent.author, changed=bool(rows)
+            ),
         )
 
     async def _gm_budget(self, session: Session, intent: protocol.GmBudget) -> Reply:

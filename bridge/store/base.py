@@ -24,18 +24,6 @@ class WorldRecord:
 
 
 @dataclass(frozen=True)
-class Snapshot:
-    """A world's state as of ``version``, with the log positions it ends at."""
-
-    world: WorldRecord
-    version: int
-    state: dict[str, Any]
-    last_event_seq: int
-    last_event_hash: str
-    last_emit_seq: int
-
-
-@dataclass(frozen=True)
 class EventRow:
     seq: int
     type: str
@@ -53,12 +41,41 @@ class EmitRow:
 
 
 @dataclass(frozen=True)
+class Snapshot:
+    """A world as the store holds it: a saved state, the events after it, the log's head.
+
+    ``state`` is the world's state as of event ``state_seq`` (0: before any event);
+    ``tail`` holds every event after it, in seq order, up to ``last_event_seq``. The
+    latest state is ``state`` with ``tail`` replayed by the reducer
+    (:func:`bridge.rules.engine.replay`); the store never interprets events, it keeps
+    them. ``version`` counts commits and is what check-and-set compares.
+    """
+
+    world: WorldRecord
+    version: int
+    state: dict[str, Any]
+    state_seq: int
+    tail: tuple[EventRow, ...]
+    last_event_seq: int
+    last_event_hash: str
+    last_emit_seq: int
+
+
+@dataclass(frozen=True)
 class CommitBatch:
-    """Everything one intent changes, written in one transaction (or not at all)."""
+    """Everything one intent changes, written in one transaction (or not at all).
+
+    What changed, not the world: the events are appended to the log (each chained to
+    the one before), the emits to the outbox, the answer under its request id. A
+    ``snapshot`` (the state as of the batch's last event) is given only every so many
+    events or at a scene's end; it replaces the saved state, so later loads replay
+    fewer events. Without one the saved state stays and the events join its tail, so
+    a commit costs the same however large the world has grown.
+    """
 
     world_id: str
     expected_version: int
-    state: dict[str, Any]
+    snapshot: dict[str, Any] | None = None
     events: list[EventRow] = field(default_factory=list)
     emits: list[EmitRow] = field(default_factory=list)
     user_id: str | None = None
@@ -84,7 +101,9 @@ class Store(Protocol):
 
     async def set_key_hash(self, world_id: str, key_hash: str) -> bool: ...
 
-    async def load(self, world_id: str) -> Snapshot | None: ...
+    async def load(self, world_id: str) -> Snapshot | None:
+        """The saved state, the events after it and the log's head, read consistently."""
+        ...
 
     async def version(self, world_id: str) -> int | None:
         """The world's current version alone (cheap: lets callers reuse a cached state)."""
@@ -93,6 +112,8 @@ class Store(Protocol):
     async def commit(self, batch: CommitBatch) -> int:
         """Write the batch atomically if the version still matches; return the new version.
 
+        Atomic and durable together: the events, the emits, the answer, the new head
+        and (when given) the snapshot are all on disk when this returns, or none is.
         Raises :class:`VersionConflict` when another writer got there first.
         """
         ...
@@ -103,7 +124,9 @@ class Store(Protocol):
 
     async def emits_since(self, world_id: str, since: int, limit: int) -> list[EmitRow]: ...
 
-    async def events(self, world_id: str) -> list[EventRow]: ...
+    async def events(self, world_id: str, after: int = 0) -> list[EventRow]:
+        """The log from event ``after + 1`` on, in seq order (the whole log by default)."""
+        ...
 
     async def events_between(self, world_id: str, first: int, last: int) -> list[EventRow]:
         """The events with ``first <= seq <= last``, in seq order (a bounded page of the

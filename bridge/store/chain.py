@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 GENESIS_HASH = "0" * 64
@@ -38,3 +38,17 @@ def verify_chain(rows: Iterable[tuple[int, str, Any, str, str, str]]) -> int | N
         expected_prev = digest
         expected_seq += 1
     return None
+
+
+def disagreeing_anchors(
+    hashes: Mapping[int, str], anchors: Iterable[tuple[int, str]]
+) -> list[tuple[int, str, str | None]]:
+    """The ``(seq, hash)`` anchors (kept outside the bridge) the log's ``hashes`` by seq
+    disagree with, oldest first, as ``(seq, anchored hash, log hash or None)``.
+
+    Rewriting any past event and re-hashing the chain changes the hash of every event from
+    there on, so every anchor at or after the rewrite disagrees; a truncated log lacks them.
+    """
+    return sorted(
+        (seq, digest, hashes.get(seq)) for seq, digest in set(anchors) if hashes.get(seq) != digest
+    )

@@ -2,7 +2,10 @@
 
 Each commit is one Lua script, so the version check and every write happen
 atomically on the Redis server: two processes racing on one world see exactly
-one commit succeed and the other get :class:`VersionConflict`.
+one commit succeed and the other get :class:`VersionConflict`. A commit appends
+(events, emits, the answer) and writes the saved state only when the batch
+carries a snapshot; a load reads the head, the saved state and its tail in one
+script, so it never sees a half-written commit.
 """
 
 from __future__ import annotations
@@ -10,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import json
 import logging
 import secrets
 from collections.abc import Awaitable
@@ -19,6 +21,7 @@ from typing import Any, TypeVar
 
 from redis.asyncio import Redis
 
+from bridge import codec
 from bridge.store.base import (
     CommitBatch,
     EmitRow,
@@ -60,16 +63,21 @@ return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
 DEFAULT_PRESENCE_TTL = 15.0
 
 # KEYS: world hash, events list, emits list, requests hash
-# ARGV: expected version, new state, last event seq, last event hash, last emit seq,
-#       request field, response, then the count of events and the events, then the emits.
+# ARGV: expected version, snapshot ('' for none), last event seq, last event hash,
+#       last emit seq, request field, response, then the count of events and the
+#       events, then the emits.
 _COMMIT = """
 local version = tonumber(redis.call('HGET', KEYS[1], 'version'))
 if version == nil or version ~= tonumber(ARGV[1]) then
   return 0
 end
-redis.call('HSET', KEYS[1], 'version', version + 1, 'state', ARGV[2])
+redis.call('HSET', KEYS[1], 'version', version + 1)
 if ARGV[3] ~= '' then
   redis.call('HSET', KEYS[1], 'last_event_seq', ARGV[3], 'last_event_hash', ARGV[4])
+end
+if ARGV[2] ~= '' then
+  local head = redis.call('HGET', KEYS[1], 'last_event_seq')
+  redis.call('HSET', KEYS[1], 'state', ARGV[2], 'state_seq', head)
 end
 if ARGV[5] ~= '' then
   redis.call('HSET', KEYS[1], 'last_emit_seq', ARGV[5])
@@ -86,6 +94,37 @@ for i = 9 + events, #ARGV do
 end
 return version + 1
 """
+
+# KEYS: world hash, events list. Returns the world hash's fields (flat) and then the
+# events after the saved state. Worlds saved before snapshots had no state_seq: their
+# state was as of the last event.
+_LOAD = """
+local row = redis.call('HGETALL', KEYS[1])
+if #row == 0 then
+  return {}
+end
+local state_seq = redis.call('HGET', KEYS[1], 'state_seq')
+           or redis.call('HGET', KEYS[1], 'last_event_seq')
+local tail = redis.call('LRANGE', KEYS[2], tonumber(state_seq), -1)
+return {row, tail}
+"""
+
+
+def _event_json(e: EventRow) -> str:
+    return codec.dumps(
+        {
+            "seq": e.seq,
+            "type": e.type,
+            "payload": e.payload,
+            "created_at": e.created_at,
+            "prev_hash": e.prev_hash,
+            "hash": e.hash,
+        }
+    )
+
+
+def _event(raw: str) -> EventRow:
+    return EventRow(**codec.loads(raw))
 
 
 async def _done(result: Awaitable[T] | T) -> T:
@@ -110,6 +149,8 @@ class RedisStore:
         self.presence_ttl = presence_ttl
         self._connections: dict[tuple[str, str], int] = {}
         self._heartbeat: asyncio.Task[None] | None = None
+        self._commit_script: Any = None
+        self._load_script: Any = None
 
     @property
     def redis(self) -> Redis:
@@ -124,6 +165,9 @@ class RedisStore:
         self._redis = Redis.from_url(self.url, decode_responses=True)
         await _done(self._redis.ping())
         self._heartbeat = asyncio.create_task(self._refresh_presence())
+        # Registered scripts run by hash (EVALSHA), not resent with every call.
+        self._commit_script = self._redis.register_script(_COMMIT)
+        self._load_script = self._redis.register_script(_LOAD)
 
     async def close(self) -> None:
         if self._heartbeat is not None:
@@ -142,7 +186,7 @@ class RedisStore:
 
     async def add_world(self, world: WorldRecord, initial_state: dict[str, Any]) -> None:
         added = await _done(
-            self.redis.hsetnx(self._key("worlds"), world.id, json.dumps(asdict(world)))
+            self.redis.hsetnx(self._key("worlds"), world.id, codec.dumps(asdict(world)))
         )
         if not added:
             raise WorldExists(world.id)
@@ -151,7 +195,8 @@ class RedisStore:
                 self._key("world", world.id),
                 mapping={
                     "version": 0,
-                    "state": json.dumps(initial_state),
+                    "state": codec.dumps(initial_state),
+                    "state_seq": 0,
                     "last_event_seq": 0,
                     "last_event_hash": GENESIS_HASH,
                     "last_emit_seq": 0,
@@ -161,11 +206,11 @@ class RedisStore:
 
     async def get_world(self, world_id: str) -> WorldRecord | None:
         raw = await _done(self.redis.hget(self._key("worlds"), world_id))
-        return WorldRecord(**json.loads(raw)) if raw else None
+        return WorldRecord(**codec.loads(raw)) if raw else None
 
     async def list_worlds(self) -> list[WorldRecord]:
         raw = await _done(self.redis.hgetall(self._key("worlds")))
-        worlds = [WorldRecord(**json.loads(v)) for v in raw.values()]
+        worlds = [WorldRecord(**codec.loads(v)) for v in raw.values()]
         return sorted(worlds, key=lambda w: (w.created_at, w.id))
 
     async def set_key_hash(self, world_id: str, key_hash: str) -> bool:
@@ -173,18 +218,26 @@ class RedisStore:
         if world is None:
             return False
         record = {**asdict(world), "key_hash": key_hash}
-        await _done(self.redis.hset(self._key("worlds"), world_id, json.dumps(record)))
+        await _done(self.redis.hset(self._key("worlds"), world_id, codec.dumps(record)))
         return True
 
     async def load(self, world_id: str) -> Snapshot | None:
         world = await self.get_world(world_id)
         if world is None:
             return None
-        row = await _done(self.redis.hgetall(self._key("world", world_id)))
+        found = await self._load_script(
+            keys=[self._key("world", world_id), self._key("events", world_id)]
+        )
+        if not found:
+            return None
+        flat, tail = found
+        row: dict[str, str] = dict(zip(flat[::2], flat[1::2], strict=True))
         return Snapshot(
             world=world,
             version=int(row["version"]),
-            state=json.loads(row["state"]),
+            state=codec.loads(row["state"]),
+            state_seq=int(row.get("state_seq", row["last_event_seq"])),
+            tail=tuple(_event(item) for item in tail),
             last_event_seq=int(row["last_event_seq"]),
             last_event_hash=row["last_event_hash"],
             last_emit_seq=int(row["last_emit_seq"]),
@@ -204,15 +257,18 @@ class RedisStore:
         )
         args: list[Any] = [
             batch.expected_version,
-            json.dumps(batch.state),
+            codec.dumps(batch.snapshot) if batch.snapshot is not None else "",
             last_event.seq if last_event else "",
             last_event.hash if last_event else "",
             last_emit.seq if last_emit else "",
             request_field,
-            json.dumps(batch.response) if request_field else "",
+            codec.dumps(batch.response) if request_field else "",
             len(batch.events),
-            *(json.dumps(asdict(e)) for e in batch.events),
-            *(json.dumps(asdict(m)) for m in batch.emits),
+            *(_event_json(e) for e in batch.events),
+            *(
+                codec.dumps({"seq": m.seq, "event": m.event, "payload": m.payload})
+                for m in batch.emits
+            ),
         ]
         keys = [
             self._key("world", batch.world_id),
@@ -220,7 +276,7 @@ class RedisStore:
             self._key("emits", batch.world_id),
             self._key("requests", batch.world_id),
         ]
-        result = await _done(self.redis.eval(_COMMIT, len(keys), *keys, *args))
+        result = await self._commit_script(keys=keys, args=args)
         if int(result) == 0:
             raise VersionConflict(batch.world_id)
         return int(result)
@@ -233,17 +289,18 @@ class RedisStore:
         )
         if raw is None:
             return None
-        response: dict[str, Any] = json.loads(raw)
+        response: dict[str, Any] = codec.loads(raw)
         return response
 
     async def emits_since(self, world_id: str, since: int, limit: int) -> list[EmitRow]:
         # Emit seq n sits at list index n - 1.
         raw = await _done(self.redis.lrange(self._key("emits", world_id), since, since + limit - 1))
-        return [EmitRow(**json.loads(item)) for item in raw]
+        return [EmitRow(**codec.loads(item)) for item in raw]
 
-    async def events(self, world_id: str) -> list[EventRow]:
-        raw = await _done(self.redis.lrange(self._key("events", world_id), 0, -1))
-        return [EventRow(**json.loads(item)) for item in raw]
+    async def events(self, world_id: str, after: int = 0) -> list[EventRow]:
+        # Event seq n sits at list index n - 1.
+        raw = await _done(self.redis.lrange(self._key("events", world_id), after, -1))
+        return [_event(item) for item in raw]
 
     async def events_between(self, world_id: str, first: int, last: int) -> list[EventRow]:
         # Event seq n sits at list index n - 1.
@@ -251,7 +308,7 @@ class RedisStore:
             return []
         start = max(first, 1) - 1
         raw = await _done(self.redis.lrange(self._key("events", world_id), start, last - 1))
-        return [EventRow(**json.loads(item)) for item in raw]
+        return [_event(item) for item in raw]
 
     async def add_presence(self, world_id: str, user_id: str, delta: int) -> None:
         key = (world_id, user_id)

@@ -1,15 +1,20 @@
-"""The embedded default store: SQLite in WAL mode, via aiosqlite."""
+"""The embedded default store: SQLite in WAL mode, on one worker thread.
+
+Every store call is one function run on a dedicated thread that owns the only
+connection (plain :mod:`sqlite3`): a commit is one hop off the event loop and one
+transaction, however many statements it holds, and calls never interleave.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Iterable
+import sqlite3
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-import aiosqlite
-
+from bridge import codec
 from bridge.store.base import (
     CommitBatch,
     EmitRow,
@@ -21,6 +26,8 @@ from bridge.store.base import (
 )
 from bridge.store.chain import GENESIS_HASH
 from bridge.store.memory_presence import LocalPresence
+
+T = TypeVar("T")
 
 # Each entry moves the schema one version up; never edit a shipped entry.
 MIGRATIONS: tuple[str, ...] = (
@@ -63,10 +70,16 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (world_id, user_id, request_id)
     );
     """,
+    # The saved state is a snapshot as of event state_seq; the events after it are its
+    # tail. Until now every commit rewrote the state, so it is as of the last event.
+    """
+    ALTER TABLE worlds ADD COLUMN state_seq INTEGER NOT NULL DEFAULT 0;
+    UPDATE worlds SET state_seq = last_event_seq;
+    """,
 )
 
 
-def _world(row: aiosqlite.Row) -> WorldRecord:
+def _world(row: sqlite3.Row) -> WorldRecord:
     return WorldRecord(
         id=row["id"],
         name=row["name"],
@@ -74,6 +87,21 @@ def _world(row: aiosqlite.Row) -> WorldRecord:
         key_hash=row["key_hash"],
         created_at=row["created_at"],
     )
+
+
+def _event(row: sqlite3.Row) -> EventRow:
+    return EventRow(
+        seq=row["seq"],
+        type=row["type"],
+        payload=codec.loads(row["payload"]),
+        created_at=row["created_at"],
+        prev_hash=row["prev_hash"],
+        hash=row["hash"],
+    )
+
+
+def _text(value: Any) -> str:
+    return codec.dumps(value)
 
 
 class SQLiteStore(LocalPresence):
@@ -86,131 +114,221 @@ class SQLiteStore(LocalPresence):
     def __init__(self, path: Path) -> None:
         super().__init__()
         self.path = path
-        self._db: aiosqlite.Connection | None = None
-        # One connection: transactions for different worlds must not interleave on it.
-        self._write = asyncio.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._thread: ThreadPoolExecutor | None = None
 
     @property
-    def db(self) -> aiosqlite.Connection:
+    def db(self) -> sqlite3.Connection:
         if self._db is None:
             raise RuntimeError("store is not open")
         return self._db
 
+    async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work`` on the store's thread with its connection: one hop per call."""
+        if self._thread is None:
+            raise RuntimeError("store is not open")
+        db = self.db
+        return await asyncio.get_running_loop().run_in_executor(self._thread, work, db)
+
     async def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = await aiosqlite.connect(self.path, isolation_level=None)
-        self._db.row_factory = aiosqlite.Row
-        await self._db.execute("PRAGMA journal_mode=WAL")
-        await self._db.execute("PRAGMA synchronous=NORMAL")
-        await self._db.execute("PRAGMA foreign_keys=ON")
-        await self._db.execute("PRAGMA busy_timeout=5000")
-        await self._migrate()
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-store")
 
-    async def _migrate(self) -> None:
-        async with self.db.execute("PRAGMA user_version") as cursor:
-            row = await cursor.fetchone()
-        current = int(row[0]) if row else 0
-        if current > len(MIGRATIONS):
-            raise RuntimeError(
-                f"database schema {current} is newer than this bridge ({len(MIGRATIONS)})"
-            )
-        for number, script in enumerate(MIGRATIONS[current:], start=current + 1):
-            await self.db.executescript(f"BEGIN; {script}; PRAGMA user_version={number}; COMMIT;")
+        def connect() -> sqlite3.Connection:
+            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            db.row_factory = sqlite3.Row
+            db.execute("PRAGMA journal_mode=WAL")
+            # NORMAL in WAL mode survives a killed process (the OS has the pages); only
+            # a power cut may lose the last commits.
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA foreign_keys=ON")
+            db.execute("PRAGMA busy_timeout=5000")
+            _migrate(db)
+            return db
+
+        self._db = await asyncio.get_running_loop().run_in_executor(self._thread, connect)
 
     async def close(self) -> None:
         if self._db is not None:
-            await self._db.close()
-            self._db = None
+            db, self._db = self._db, None
+            await asyncio.get_running_loop().run_in_executor(self._thread, db.close)
+        if self._thread is not None:
+            self._thread.shutdown(wait=True)
+            self._thread = None
 
     async def add_world(self, world: WorldRecord, initial_state: dict[str, Any]) -> None:
-        async with self._write:
-            await self._add_world(world, initial_state)
+        def add(db: sqlite3.Connection) -> None:
+            try:
+                db.execute(
+                    "INSERT INTO worlds (id, name, ruleset, key_hash, created_at, state, "
+                    "last_event_hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        world.id,
+                        world.name,
+                        world.ruleset,
+                        world.key_hash,
+                        world.created_at,
+                        _text(initial_state),
+                        GENESIS_HASH,
+                    ),
+                )
+            except sqlite3.IntegrityError as exc:
+                raise WorldExists(world.id) from exc
 
-    async def _add_world(self, world: WorldRecord, initial_state: dict[str, Any]) -> None:
-        try:
-            await self.db.execute(
-                "INSERT INTO worlds (id, name, ruleset, key_hash, created_at, state, "
-                "last_event_hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    world.id,
-                    world.name,
-                    world.ruleset,
-                    world.key_hash,
-                    world.created_at,
-                    json.dumps(initial_state),
-                    GENESIS_HASH,
-                ),
-            )
-        except aiosqlite.IntegrityError as exc:
-            raise WorldExists(world.id) from exc
+        await self._run(add)
 
     async def get_world(self, world_id: str) -> WorldRecord | None:
-        async with self.db.execute("SELECT * FROM worlds WHERE id = ?", (world_id,)) as cursor:
-            row = await cursor.fetchone()
-        return _world(row) if row else None
+        def get(db: sqlite3.Connection) -> WorldRecord | None:
+            row = db.execute(
+                "SELECT id, name, ruleset, key_hash, created_at FROM worlds WHERE id = ?",
+                (world_id,),
+            ).fetchone()
+            return _world(row) if row else None
+
+        return await self._run(get)
 
     async def list_worlds(self) -> list[WorldRecord]:
-        async with self.db.execute("SELECT * FROM worlds ORDER BY created_at, id") as cursor:
-            return [_world(row) for row in await cursor.fetchall()]
+        def listing(db: sqlite3.Connection) -> list[WorldRecord]:
+            rows = db.execute(
+                "SELECT id, name, ruleset, key_hash, created_at FROM worlds ORDER BY created_at, id"
+            ).fetchall()
+            return [_world(row) for row in rows]
+
+        return await self._run(listing)
 
     async def set_key_hash(self, world_id: str, key_hash: str) -> bool:
-        async with self._write:
-            cursor = await self.db.execute(
-                "UPDATE worlds SET key_hash = ? WHERE id = ?", (key_hash, world_id)
-            )
-        return cursor.rowcount == 1
+        def update(db: sqlite3.Connection) -> bool:
+            cursor = db.execute("UPDATE worlds SET key_hash = ? WHERE id = ?", (key_hash, world_id))
+            return cursor.rowcount == 1
+
+        return await self._run(update)
 
     async def load(self, world_id: str) -> Snapshot | None:
-        async with self.db.execute("SELECT * FROM worlds WHERE id = ?", (world_id,)) as cursor:
-            row = await cursor.fetchone()
-        if row is None:
-            return None
-        return Snapshot(
-            world=_world(row),
-            version=row["version"],
-            state=json.loads(row["state"]),
-            last_event_seq=row["last_event_seq"],
-            last_event_hash=row["last_event_hash"],
-            last_emit_seq=row["last_emit_seq"],
-        )
+        def load(db: sqlite3.Connection) -> Snapshot | None:
+            # One read transaction: the head and the tail belong together.
+            db.execute("BEGIN")
+            try:
+                row = db.execute("SELECT * FROM worlds WHERE id = ?", (world_id,)).fetchone()
+                if row is None:
+                    return None
+                tail = db.execute(
+                    "SELECT * FROM events WHERE world_id = ? AND seq > ? ORDER BY seq",
+                    (world_id, row["state_seq"]),
+                ).fetchall()
+            finally:
+                db.execute("COMMIT")
+            return Snapshot(
+                world=_world(row),
+                version=row["version"],
+                state=codec.loads(row["state"]),
+                state_seq=row["state_seq"],
+                tail=tuple(_event(e) for e in tail),
+                last_event_seq=row["last_event_seq"],
+                last_event_hash=row["last_event_hash"],
+                last_emit_seq=row["last_emit_seq"],
+            )
+
+        return await self._run(load)
 
     async def version(self, world_id: str) -> int | None:
-        async with self.db.execute(
-            "SELECT version FROM worlds WHERE id = ?", (world_id,)
-        ) as cursor:
-            row = await cursor.fetchone()
-        return int(row["version"]) if row else None
+        def version(db: sqlite3.Connection) -> int | None:
+            row = db.execute("SELECT version FROM worlds WHERE id = ?", (world_id,)).fetchone()
+            return int(row[0]) if row else None
+
+        return await self._run(version)
 
     async def commit(self, batch: CommitBatch) -> int:
-        async with self._write:
-            return await self._commit(batch)
+        return await self._run(lambda db: _commit(db, batch))
 
-    async def _commit(self, batch: CommitBatch) -> int:
-        db = self.db
-        new_version = batch.expected_version + 1
-        await db.execute("BEGIN IMMEDIATE")
-        try:
-            last_event = batch.events[-1] if batch.events else None
-            last_emit = batch.emits[-1] if batch.emits else None
-            cursor = await db.execute(
-                "UPDATE worlds SET version = ?, state = ?, "
-                "last_event_seq = COALESCE(?, last_event_seq), "
-                "last_event_hash = COALESCE(?, last_event_hash), "
-                "last_emit_seq = COALESCE(?, last_emit_seq) "
-                "WHERE id = ? AND version = ?",
-                (
-                    new_version,
-                    json.dumps(batch.state),
-                    last_event.seq if last_event else None,
-                    last_event.hash if last_event else None,
-                    last_emit.seq if last_emit else None,
-                    batch.world_id,
-                    batch.expected_version,
-                ),
+    async def get_response(
+        self, world_id: str, user_id: str, request_id: str
+    ) -> dict[str, Any] | None:
+        def get(db: sqlite3.Connection) -> dict[str, Any] | None:
+            row = db.execute(
+                "SELECT response FROM requests "
+                "WHERE world_id = ? AND user_id = ? AND request_id = ?",
+                (world_id, user_id, request_id),
+            ).fetchone()
+            if row is None:
+                return None
+            response: dict[str, Any] = codec.loads(row[0])
+            return response
+
+        return await self._run(get)
+
+    async def emits_since(self, world_id: str, since: int, limit: int) -> list[EmitRow]:
+        def page(db: sqlite3.Connection) -> list[EmitRow]:
+            rows = db.execute(
+                "SELECT seq, event, payload FROM emits WHERE world_id = ? AND seq > ? "
+                "ORDER BY seq LIMIT ?",
+                (world_id, since, limit),
+            ).fetchall()
+            return [EmitRow(row[0], row[1], codec.loads(row[2])) for row in rows]
+
+        return await self._run(page)
+
+    async def events(self, world_id: str, after: int = 0) -> list[EventRow]:
+        def log(db: sqlite3.Connection) -> list[EventRow]:
+            rows = db.execute(
+                "SELECT * FROM events WHERE world_id = ? AND seq > ? ORDER BY seq",
+                (world_id, after),
+            ).fetchall()
+            return [_event(row) for row in rows]
+
+        return await self._run(log)
+
+    async def events_between(self, world_id: str, first: int, last: int) -> list[EventRow]:
+        def page(db: sqlite3.Connection) -> list[EventRow]:
+            rows = db.execute(
+                "SELECT * FROM events WHERE world_id = ? AND seq BETWEEN ? AND ? ORDER BY seq",
+                (world_id, first, last),
+            ).fetchall()
+            return [_event(row) for row in rows]
+
+        return await self._run(page)
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    current = int(db.execute("PRAGMA user_version").fetchone()[0])
+    if current > len(MIGRATIONS):
+        raise RuntimeError(
+            f"database schema {current} is newer than this bridge ({len(MIGRATIONS)})"
+        )
+    for number, script in enumerate(MIGRATIONS[current:], start=current + 1):
+        db.executescript(f"BEGIN; {script}; PRAGMA user_version={number}; COMMIT;")
+
+
+def _commit(db: sqlite3.Connection, batch: CommitBatch) -> int:
+    """The whole batch in one transaction: version check-and-set, then the appends."""
+    new_version = batch.expected_version + 1
+    last_event = batch.events[-1] if batch.events else None
+    last_emit = batch.emits[-1] if batch.emits else None
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        cursor = db.execute(
+            "UPDATE worlds SET version = ?, "
+            "last_event_seq = COALESCE(?, last_event_seq), "
+            "last_event_hash = COALESCE(?, last_event_hash), "
+            "last_emit_seq = COALESCE(?, last_emit_seq) "
+            "WHERE id = ? AND version = ?",
+            (
+                new_version,
+                last_event.seq if last_event else None,
+                last_event.hash if last_event else None,
+                last_emit.seq if last_emit else None,
+                batch.world_id,
+                batch.expected_version,
+            ),
+        )
+        if cursor.rowcount != 1:
+            raise VersionConflict(batch.world_id)
+        if batch.snapshot is not None:
+            db.execute(
+                "UPDATE worlds SET state = ?, state_seq = last_event_seq WHERE id = ?",
+                (_text(batch.snapshot), batch.world_id),
             )
-            if cursor.rowcount != 1:
-                raise VersionConflict(batch.world_id)
-            await db.executemany(
+        if batch.events:
+            db.executemany(
                 "INSERT INTO events (world_id, seq, type, payload, created_at, prev_hash, hash) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
@@ -218,7 +336,7 @@ class SQLiteStore(LocalPresence):
                         batch.world_id,
                         e.seq,
                         e.type,
-                        json.dumps(e.payload),
+                        _text(e.payload),
                         e.created_at,
                         e.prev_hash,
                         e.hash,
@@ -226,73 +344,25 @@ class SQLiteStore(LocalPresence):
                     for e in batch.events
                 ],
             )
-            await db.executemany(
+        if batch.emits:
+            db.executemany(
                 "INSERT INTO emits (world_id, seq, event, payload) VALUES (?, ?, ?, ?)",
-                [(batch.world_id, m.seq, m.event, json.dumps(m.payload)) for m in batch.emits],
+                [(batch.world_id, m.seq, m.event, _text(m.payload)) for m in batch.emits],
             )
-            if batch.request_id is not None and batch.user_id is not None:
-                await db.execute(
-                    "INSERT INTO requests (world_id, user_id, request_id, response, created_at) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (
-                        batch.world_id,
-                        batch.user_id,
-                        batch.request_id,
-                        json.dumps(batch.response),
-                        batch.created_at,
-                    ),
-                )
-            await db.execute("COMMIT")
-        except BaseException:
-            await db.execute("ROLLBACK")
-            raise
-        return new_version
-
-    async def get_response(
-        self, world_id: str, user_id: str, request_id: str
-    ) -> dict[str, Any] | None:
-        async with self.db.execute(
-            "SELECT response FROM requests WHERE world_id = ? AND user_id = ? AND request_id = ?",
-            (world_id, user_id, request_id),
-        ) as cursor:
-            row = await cursor.fetchone()
-        if row is None:
-            return None
-        response: dict[str, Any] = json.loads(row["response"])
-        return response
-
-    async def emits_since(self, world_id: str, since: int, limit: int) -> list[EmitRow]:
-        async with self.db.execute(
-            "SELECT seq, event, payload FROM emits WHERE world_id = ? AND seq > ? "
-            "ORDER BY seq LIMIT ?",
-            (world_id, since, limit),
-        ) as cursor:
-            rows = await cursor.fetchall()
-        return [EmitRow(row["seq"], row["event"], json.loads(row["payload"])) for row in rows]
-
-    async def events(self, world_id: str) -> list[EventRow]:
-        async with self.db.execute(
-            "SELECT * FROM events WHERE world_id = ? ORDER BY seq", (world_id,)
-        ) as cursor:
-            return self._event_rows(await cursor.fetchall())
-
-    async def events_between(self, world_id: str, first: int, last: int) -> list[EventRow]:
-        async with self.db.execute(
-            "SELECT * FROM events WHERE world_id = ? AND seq BETWEEN ? AND ? ORDER BY seq",
-            (world_id, first, last),
-        ) as cursor:
-            return self._event_rows(await cursor.fetchall())
-
-    @staticmethod
-    def _event_rows(rows: Iterable[aiosqlite.Row]) -> list[EventRow]:
-        return [
-            EventRow(
-                seq=row["seq"],
-                type=row["type"],
-                payload=json.loads(row["payload"]),
-                created_at=row["created_at"],
-                prev_hash=row["prev_hash"],
-                hash=row["hash"],
+        if batch.request_id is not None and batch.user_id is not None:
+            db.execute(
+                "INSERT INTO requests (world_id, user_id, request_id, response, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (
+                    batch.world_id,
+                    batch.user_id,
+                    batch.request_id,
+                    _text(batch.response),
+                    batch.created_at,
+                ),
             )
-            for row in rows
-        ]
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return new_version

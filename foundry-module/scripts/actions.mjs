@@ -2,6 +2,7 @@
  * Intents a user starts: syncing actors to the bridge and starting actions.
  * @module actions
  */
+import { characterActor, characterId } from "./characters.mjs";
 import { adapterFor } from "./adapters/index.mjs";
 import { isActiveGM } from "./compat.mjs";
 import { ensureConnected, send } from "./intents.mjs";
@@ -45,7 +46,7 @@ export function syncActor(actor) {
  * @param {ActionRequest} request
  */
 export function startPayload(actor, skill, request) {
-  const payload = { type: request.type ?? "overcome", actor_id: actor.id, skill };
+  const payload = { type: request.type ?? "overcome", actor_id: characterId(actor), skill };
   if (request.recovery) payload.recovery = request.recovery;
   else if (request.opposerId) payload.opposition = { kind: "active", opposer_id: request.opposerId };
   else payload.opposition = { kind: "passive", rating: request.opposition ?? 0 };
@@ -71,7 +72,7 @@ export function startPayload(actor, skill, request) {
 export async function syncInvolved(ids) {
   if (!game.user.isGM) return true;
   for (const id of new Set(ids.filter(Boolean))) {
-    const actor = game.actors.get(id);
+    const actor = characterActor(id);
     if (!actor) continue;
     const ack = await syncActor(actor);
     if (!ack.ok) {
@@ -103,7 +104,7 @@ export async function startAction(actor, skill, request = {}) {
     if (!answer) return null;
     ({ skill, ...request } = { ...answer });
   }
-  const ids = [actor.id, request.opposerId, request.targetId, ...(request.helpers ?? []).map((h) => h.character_id)];
+  const ids = [characterId(actor), request.opposerId, request.targetId, ...(request.helpers ?? []).map((h) => h.character_id)];
   if (!(await syncInvolved(ids))) return null;
   return send("action.start", startPayload(actor, skill, request));
 }
@@ -123,7 +124,7 @@ export function rollOvercome(actor, skill, options = {}) {
 export function onUpdateActor(actor, changed, options) {
   if (options?.[BRIDGE_WRITE]) return;
   if (!runtime.connection?.connected || !isActiveGM()) return;
-  if (!adapterFor().isRelevantChange(changed)) return;
+  if (!adapterFor().isCharacter(actor) || !adapterFor().isRelevantChange(changed)) return;
   syncActor(actor).then((ack) => {
     if (!ack.ok) console.warn("fate-bridge | actor.sync failed", ack.error);
   });

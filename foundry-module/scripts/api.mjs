@@ -2,11 +2,13 @@
  * The macro API on `game.modules.get("fate-bridge").api` (see MACROS.md).
  * @module api
  */
+import { characterActor } from "./characters.mjs";
 import { startAction } from "./actions.mjs";
 import { send, worldState } from "./intents.mjs";
 import { MODULE_ID, PROTOCOL_VERSION } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
 import * as scene from "./scene-actions.mjs";
+import { chatLogAnchors, exportHistoryAnchors, verifyHistory } from "./anchors.mjs";
 import { historyStats, readHistory, undo } from "./history.mjs";
 import { openHistory } from "./history-window.mjs";
 import { askSceneEnd, openScenePanel } from "./scene-panel.mjs";
@@ -18,7 +20,7 @@ import { currentScene, readScene } from "./scene-state.mjs";
  */
 function resolveActor(actorOrId) {
   if (actorOrId && typeof actorOrId === "object") return actorOrId;
-  return game.actors.get(actorOrId) ?? game.actors.getName?.(actorOrId) ?? null;
+  return characterActor(actorOrId) ?? game.actors.getName?.(actorOrId) ?? null;
 }
 
 /** @param {string} actionId  an action id, or a card id ("world.action") */
@@ -179,6 +181,11 @@ export function createApi() {
     }),
     /** The newest card of an action in this client's chat. */
     card: latestCard,
+    /**
+     * The log's anchors in this chat log (DESIGN Trust). GM: `verify()` asks the bridge and
+     * shows the result; `export()` saves the file `world verify ID --chat-log FILE` reads.
+     */
+    anchors: Object.freeze({ list: chatLogAnchors, verify: verifyHistory, export: exportHistoryAnchors }),
     /** What the bridge holds: characters, aspects with free invokes, GM budget, open actions. */
     state: worldState,
     /** @returns {object|null} the bridge's hello (actions, costs, ruleset, ...) */

@@ -4,6 +4,7 @@
  * on the card's action; a refusal shows the bridge's message as a warning.
  * @module card-controls
  */
+import { characterActor } from "./characters.mjs";
 import { adapterFor } from "./adapters/index.mjs";
 import { renderTemplate } from "./compat.mjs";
 import { ladderEntry } from "./format.mjs";
@@ -87,7 +88,7 @@ function promptContext(card, user) {
         .map(([, s]) => ({ id: s.leader.id, label: i18n.format("FATEBRIDGE.Controls.Concede", { name: s.leader.name }) }));
       break;
     case "oppose": {
-      const opposer = card.opposition.leader ? game.actors.get(card.opposition.leader.id) : null;
+      const opposer = card.opposition.leader ? characterActor(card.opposition.leader.id) : null;
       const skills = opposer ? adapterFor().skills(opposer) : {};
       ctx.opposeLabel = i18n.format("FATEBRIDGE.Controls.OpposeAs", { name: card.opposition.leader?.name ?? "" });
       ctx.skills = Object.entries(skills).sort(([, a], [, b]) => b - a).map(([name, rating]) => ({ name, label: `${name} ${ladderEntry(rating)}` }));

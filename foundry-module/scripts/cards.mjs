@@ -4,9 +4,11 @@
  * found by its `cardId` flag, so a replayed emit never duplicates a message.
  * @module cards
  */
+import { characterActor } from "./characters.mjs";
 import { cardContext } from "./card-view.mjs";
-import { diceSound, isActiveGM, renderTemplate, showDice } from "./compat.mjs";
+import { diceSound, isActiveGM, mayUpdate, renderTemplate, showDice } from "./compat.mjs";
 import { MODULE_ID } from "./protocol.mjs";
+import { runtime } from "./runtime.mjs";
 import { GM_CARDS } from "./scene-cards.mjs";
 
 export const CARD_TEMPLATE = `modules/${MODULE_ID}/templates/action-card.hbs`;
@@ -14,22 +16,33 @@ export const CARD_TEMPLATE = `modules/${MODULE_ID}/templates/action-card.hbs`;
 export { cardContext };
 
 /**
- * The data of a pre-evaluated Roll carrying exactly one side's dice from the bridge: 4dF with the
- * given faces, plus everything else the side adds (skill, stunts, teamwork, invokes), totalling
- * the side's total. Null for a side without dice (passive opposition, not rolled yet).
+ * Marker in a bridge roll's options. fate-core-official takes `options.fco_formula`, when set,
+ * as the roll's dice formula and records a roll into its Fate Utilities roll list (and decorates
+ * it on render) only when that formula is one of its world's Fate formulae or the roll's formula
+ * starts with "4df"/"4dF" (FateUtilities.js, its `createChatMessage` and `renderChatMessageHTML`
+ * hooks). A bridge roll is the bridge's, not one FCO may re-total or pay for.
+ */
+export const BRIDGE_ROLL_FORMULA = "fate-bridge";
+
+/**
+ * The data of a pre-evaluated Roll carrying exactly one side's dice from the bridge: everything
+ * the side adds (skill, stunts, teamwork, invokes) first, then 4dF with the given faces, totalling
+ * the side's total. The modifier leads so the formula never starts with "4dF" (see
+ * BRIDGE_ROLL_FORMULA); Dice So Nice animates the FateDie term wherever it stands.
+ * Null for a side without dice (passive opposition, not rolled yet).
  * @param {import("./protocol.mjs").CardSide} side
  */
 export function rollData(side) {
   if (!side?.dice || !side.total) return null;
   const modifier = side.total.value - side.dice_total;
-  const operator = modifier < 0 ? "-" : "+";
-  const magnitude = Math.abs(modifier);
   return {
     class: "Roll",
-    options: {},
+    options: { fco_formula: BRIDGE_ROLL_FORMULA },
     dice: [],
-    formula: `4dF ${operator} ${magnitude}`,
+    formula: `${modifier} + 4dF`,
     terms: [
+      { class: "NumericTerm", options: {}, evaluated: true, number: modifier },
+      { class: "OperatorTerm", options: {}, evaluated: true, operator: "+" },
       {
         class: "FateDie",
         options: {},
@@ -38,9 +51,7 @@ export function rollData(side) {
         faces: 3,
         modifiers: [],
         results: side.dice.map((result) => ({ result, active: true }))
-      },
-      { class: "OperatorTerm", options: {}, evaluated: true, operator },
-      { class: "NumericTerm", options: {}, evaluated: true, number: magnitude }
+      }
     ],
     total: side.total.value,
     evaluated: true
@@ -76,6 +87,17 @@ export function writesCard(emit) {
   return emit.writer === game.user.id;
 }
 
+/**
+ * A card message's flags: its card id, the emit's seq, the card, and the anchor of the last
+ * event behind it (`{seq, hash}`), so Foundry's chat log can vouch for the bridge's log.
+ * @param {import("./protocol.mjs").CardEmit} emit
+ */
+export function cardFlags(emit) {
+  const flags = { cardId: emit.card_id, seq: emit.seq, card: emit.card };
+  if (emit.anchor) flags.anchor = { seq: emit.anchor.seq, hash: emit.anchor.hash };
+  return { [MODULE_ID]: flags };
+}
+
 /** Per-card chains, so a live emit and a replayed one for the same card never race. */
 const chains = new Map();
 
@@ -104,10 +126,16 @@ async function writeCard(emit) {
   const { card } = emit;
   if ((card.kind ?? "action") !== "action") return writeGmCard(emit);
   const content = await renderTemplate(CARD_TEMPLATE, cardContext(card, emit.seq));
-  const flags = { [MODULE_ID]: { cardId: emit.card_id, seq: emit.seq, card } };
+  const flags = cardFlags(emit);
   const existing = findCardMessage(emit.card_id);
   if (existing) {
     if ((existing.flags?.[MODULE_ID]?.seq ?? -1) >= emit.seq) return null;
+    if (!mayUpdate(existing)) {
+      // The bridge sends a card to its message's author (or the GM) once it knows the author;
+      // until then a refused update would only throw. Say who holds it.
+      console.warn(`fate-bridge | card ${emit.card_id} belongs to ${existing.author?.name ?? "another user"}; this client may not update it`);
+      return null;
+    }
     const before = existing.flags?.[MODULE_ID]?.card;
     const update = { content, flags };
     if (rollsKey(before) !== rollsKey(card)) {
@@ -123,12 +151,30 @@ async function writeCard(emit) {
     return existing;
   }
   const leader = card.actor.leader;
-  const actor = leader ? game.actors.get(leader.id) : null;
+  const actor = leader ? characterActor(leader.id) : null;
   const speaker = actor ? ChatMessage.getSpeaker({ actor }) : ChatMessage.getSpeaker({ alias: leader?.name ?? "" });
   const rolls = cardRolls(card);
   const data = { speaker, content, rolls, flags };
   if (rolls.length) data.sound = diceSound();
-  return ChatMessage.create(data);
+  const message = await ChatMessage.create(data);
+  await reportAuthor(card.action_id, message);
+  return message;
+}
+
+/**
+ * Tell the bridge who authored an action card's message: Foundry lets only that user or a GM
+ * update it, so the bridge sends the card's later updates to that user while connected and to
+ * the active GM otherwise (`card.written`).
+ * @param {string} actionId
+ * @param {ChatMessage|null} message
+ */
+export async function reportAuthor(actionId, message) {
+  const connection = runtime.connection;
+  const author = message?.author?.id;
+  if (!connection?.connected || !author) return null;
+  const ack = await connection.call("card.written", { action_id: actionId, author });
+  if (!ack.ok) console.warn("fate-bridge | card.written refused", ack.error);
+  return ack;
 }
 
 /**
@@ -150,7 +196,7 @@ async function writeGmCard(emit) {
   const { card } = emit;
   if (!GM_CARDS[card.kind]) return null;
   const content = await renderGmCard(card);
-  const flags = { [MODULE_ID]: { cardId: emit.card_id, seq: emit.seq, card } };
+  const flags = cardFlags(emit);
   const existing = findCardMessage(emit.card_id);
   if (existing) {
     if ((existing.flags?.[MODULE_ID]?.seq ?? -1) >= emit.seq) return null;

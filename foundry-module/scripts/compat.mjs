@@ -3,6 +3,7 @@
  * so the rest of the module calls one name for one thing.
  * @module compat
  */
+import { tokenCharacterId } from "./characters.mjs";
 
 /** @returns {number} the running core generation, e.g. 13 or 14 */
 export function generation() {
@@ -80,6 +81,17 @@ export function sheetActor(app) {
   return app?.actor ?? app?.document ?? app?.object ?? null;
 }
 
+/**
+ * Whether this user may update a document as Foundry's server would allow it (a ChatMessage:
+ * its author or a GM; an Actor: an owner or a GM).
+ * @param {ClientDocument} doc
+ * @param {User} [user]
+ */
+export function mayUpdate(doc, user = game.user) {
+  if (typeof doc?.canUserModify === "function") return doc.canUserModify(user, "update");
+  return Boolean(user?.isGM) || doc?.author?.id === user?.id;
+}
+
 /** The numeric OWNER permission level. */
 export function ownerLevel() {
   return CONST?.DOCUMENT_OWNERSHIP_LEVELS?.OWNER ?? 3;
@@ -98,12 +110,15 @@ export const PLAYERS_RENDER_HOOK = "renderPlayers";
 export const PLAYERS_ELEMENT_ID = "players";
 
 /**
- * An update fragment that deletes `key` from the object it is merged into. v13 and v14 both
- * accept the `-=key` form; keep it here if a later core changes the deletion syntax.
+ * An update fragment that deletes `key` from the object it is merged into. v14 has a deletion
+ * operator, the global `_del` (a ForcedDeletion; fate-core-official 4.7.14 writes
+ * `{[key]: _del}`), and deprecates the v13 form `{"-=key": null}`, which v13 still needs.
  * @param {string} key
- * @returns {Record<string, null>}
+ * @returns {Record<string, unknown>}
  */
 export function deletionKey(key) {
+  const del = generation() >= 14 ? globalThis._del : undefined;
+  if (del !== undefined) return { [key]: del };
   return { [`-=${key}`]: null };
 }
 
@@ -143,20 +158,21 @@ export function showDice(roll) {
 }
 
 /**
- * Ids of the tokens this user targets (v13/v14: `game.user.targets` is a Set of Tokens).
- * @returns {string[]} actor ids
+ * Character ids of the tokens this user targets (v13/v14: `game.user.targets` is a Set of
+ * Tokens); an unlinked token is its own character.
+ * @returns {string[]}
  */
 export function targetedActorIds() {
-  return [...(game.user?.targets ?? [])].map((t) => t?.actor?.id).filter(Boolean);
+  return [...(game.user?.targets ?? [])].map((t) => tokenCharacterId(t)).filter(Boolean);
 }
 
 /**
- * Actor ids of the tokens on the viewed scene.
+ * Character ids of the tokens on the viewed scene, once each.
  * @returns {string[]}
  */
 export function sceneActorIds() {
   const tokens = globalThis.canvas?.tokens?.placeables ?? game.scenes?.viewed?.tokens?.contents ?? [];
-  return [...new Set([...tokens].map((t) => t?.actor?.id ?? t?.actorId).filter(Boolean))];
+  return [...new Set([...tokens].map((t) => tokenCharacterId(t)).filter(Boolean))];
 }
 
 /**
@@ -174,4 +190,15 @@ export function addSceneControl(controls, { name, title, icon, onClick }) {
   const tokens = controls?.tokens ?? controls?.token;
   if (!tokens?.tools) return;
   tokens.tools[name] = { name, title, icon, button: true, visible: true, order: Object.keys(tokens.tools).length, onChange: () => onClick() };
+}
+
+/**
+ * Download `data` as a file: v13+ `foundry.utils.saveDataToFile`, the older global otherwise.
+ * @param {string} data
+ * @param {string} type  a MIME type
+ * @param {string} filename
+ */
+export function saveFile(data, type, filename) {
+  const save = globalThis.foundry?.utils?.saveDataToFile ?? globalThis.saveDataToFile;
+  return save?.(data, type, filename);
 }

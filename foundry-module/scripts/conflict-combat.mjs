@@ -5,6 +5,7 @@
  * bridge's order, the current turn and round from the conflict. An ended conflict's Combat goes.
  * @module conflict-combat
  */
+import { characterActor, isTokenCharacterId, tokenCharacterId } from "./characters.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 
 /** The Combat of a conflict, if this world has one. */
@@ -12,10 +13,16 @@ export function combatFor(conflictId) {
   return game.combats?.find?.((c) => c.flags?.[MODULE_ID]?.conflictId === conflictId) ?? null;
 }
 
-/** The token of an actor on the viewed scene, if any. */
-function tokenFor(actorId) {
+/** The token of a character on the viewed scene, if any (an unlinked token is its own). */
+function tokenFor(characterId) {
   const tokens = game.scenes?.viewed?.tokens?.contents ?? [];
-  return tokens.find((t) => (t.actorId ?? t.actor?.id) === actorId) ?? null;
+  return tokens.find((t) => tokenCharacterId(t) === characterId) ?? null;
+}
+
+/** The character a combatant stands for: its unlinked token's, else its actor's. */
+function combatantCharacterId(combatant) {
+  const token = combatant.sceneId && combatant.tokenId ? game.scenes?.get?.(combatant.sceneId)?.tokens?.get?.(combatant.tokenId) : null;
+  return token ? tokenCharacterId(token) : combatant.actorId;
 }
 
 /**
@@ -45,19 +52,22 @@ export async function writeConflict(conflict) {
     combat = await Combat.create({ scene: sceneId, active: true, flags: { [MODULE_ID]: { conflictId: conflict.id, name: conflict.name } } });
   }
   const wanted = initiatives(conflict);
-  const existing = new Map(combat.combatants.contents.map((c) => [c.actorId, c]));
+  const existing = new Map(combat.combatants.contents.map((c) => [combatantCharacterId(c), c]));
   const create = [];
   const update = [];
-  for (const [actorId, initiative] of wanted) {
-    const have = existing.get(actorId);
+  for (const [characterId, initiative] of wanted) {
+    const have = existing.get(characterId);
     if (!have) {
-      const token = tokenFor(actorId);
+      const token = tokenFor(characterId);
+      // A combatant names the world actor; an unlinked token's combatant names its token too.
+      const actorId = token?.actorId ?? (isTokenCharacterId(characterId) ? characterActor(characterId)?.id : characterId);
+      if (!actorId) continue;
       const data = { actorId, initiative, flags: { [MODULE_ID]: { conflictId: conflict.id } } };
       if (token) Object.assign(data, { tokenId: token.id, sceneId: game.scenes.viewed.id });
       create.push(data);
     } else if (have.initiative !== initiative) update.push({ _id: have.id, initiative });
   }
-  const gone = [...existing.entries()].filter(([actorId]) => !wanted.has(actorId)).map(([, c]) => c.id);
+  const gone = [...existing.entries()].filter(([characterId]) => !wanted.has(characterId)).map(([, c]) => c.id);
   if (create.length) await combat.createEmbeddedDocuments("Combatant", create);
   if (update.length) await combat.updateEmbeddedDocuments("Combatant", update);
   if (gone.length) await combat.deleteEmbeddedDocuments("Combatant", gone);

@@ -19,7 +19,7 @@ import { addSceneControl } from "./compat.mjs";
 import { openScenePanel } from "./scene-panel.mjs";
 import { openHistory } from "./history-window.mjs";
 import { addSceneWriter } from "./scene-state.mjs";
-import { onCreateToken, syncSceneTokens } from "./scene-tokens.mjs";
+import { onCreateToken, onUpdateToken, syncSceneTokens } from "./scene-tokens.mjs";
 
 Hooks.once("init", () => {
   registerSettings(() => {
@@ -32,6 +32,7 @@ Hooks.once("init", () => {
     `modules/${MODULE_ID}/templates/invoke-picker.hbs`,
     `modules/${MODULE_ID}/templates/absorb-picker.hbs`,
     `modules/${MODULE_ID}/templates/roll-dialog.hbs`,
+    `modules/${MODULE_ID}/templates/odds.hbs`,
     `modules/${MODULE_ID}/templates/skill-panel.hbs`,
     `modules/${MODULE_ID}/templates/skill-edit.hbs`,
     `modules/${MODULE_ID}/templates/contest-card.hbs`,
@@ -59,6 +60,7 @@ Hooks.on("updateActor", onUpdateActor);
 Hooks.on("updateUser", onUpdateUser);
 Hooks.on("canvasReady", () => syncSceneTokens());
 Hooks.on("createToken", (token, options) => onCreateToken(token, options));
+Hooks.on("updateToken", (token, changed, options) => onUpdateToken(token, changed, options));
 Hooks.on("getSceneControlButtons", (controls) => {
   addSceneControl(controls, {
     name: "fate-bridge-scene",

@@ -3,8 +3,10 @@
  * a hit.
  * @module pickers
  */
+import { characterActor } from "./characters.mjs";
 import { dialogClass, renderTemplate } from "./compat.mjs";
 import { worldState } from "./intents.mjs";
+import { ODDS_TEMPLATE, invokeOddsContext } from "./odds.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
 
@@ -29,7 +31,7 @@ export function invokers(card, side) {
   const members = [s.leader, ...s.helpers].filter(Boolean);
   const out = [];
   for (const m of members) {
-    const actor = game.actors.get(m.id);
+    const actor = characterActor(m.id);
     if (!game.user.isGM && !actor?.isOwner) continue;
     // Every player character on the action has its fate points on the card; NPCs have none
     // (the GM pays their invokes from the scene budget).
@@ -97,6 +99,9 @@ export async function askInvoke(card, side) {
     ui.notifications.warn(game.i18n.localize(ctx.aspects.length ? "FATEBRIDGE.Invoke.NobodyToInvoke" : "FATEBRIDGE.Invoke.NoAspects"));
     return null;
   }
+  // What a +2 or a reroll would change, from the bridge's exact odds on the card.
+  ctx.odds = invokeOddsContext(card, side);
+  if (ctx.odds?.reroll) ctx.odds.rerollHtml = await renderTemplate(ODDS_TEMPLATE, ctx.odds.reroll);
   const content = await renderTemplate(INVOKE_TEMPLATE, ctx);
   const suggest = (form) => {
     const aspect = card.aspects.find((a) => a.id === checkedValue(form, "aspect"));
@@ -315,7 +320,7 @@ function selected(form, name) {
 export function givers(aspect, user = game.user) {
   return Object.entries(aspect?.free_invokes ?? {})
     .filter(([holder, n]) => n > 0 && holder !== GM)
-    .filter(([holder]) => user.isGM || Boolean(game.actors.get(holder)?.testUserPermission(user, "OWNER")))
+    .filter(([holder]) => user.isGM || Boolean(characterActor(holder)?.testUserPermission(user, "OWNER")))
     .map(([id, count]) => ({ id, count }));
 }
 
@@ -329,7 +334,7 @@ export function givers(aspect, user = game.user) {
 export async function askGive(aspect, fromId, recipients) {
   const i18n = game.i18n;
   const held = aspect.free_invokes?.[fromId] ?? 0;
-  const fromName = game.actors.get(fromId)?.name ?? fromId;
+  const fromName = characterActor(fromId)?.name ?? fromId;
   const to = recipients.filter((r) => r.id !== fromId && r.id !== GM).map((r) => ({ id: r.id, label: r.name }));
   if (!held || !to.length) return null;
   const counts = Array.from({ length: Math.min(held, 10) }, (_, i) => ({ id: String(i + 1), label: String(i + 1) }));

@@ -30,8 +30,8 @@ export const DEFAULT_OPPOSITION = 2;
 export const RATING_MIN = -10;
 export const RATING_MAX = 20;
 
-/** Identifier pattern of ids on the wire (actor ids, user ids, request ids). */
-export const IDENTIFIER = /^[A-Za-z0-9_.:-]{1,64}$/;
+/** Identifier pattern of ids on the wire (actor ids incl. token UUIDs, user ids, aspect ids). */
+export const IDENTIFIER = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 /** Status effects the module registers (token.status keys -> status ids). */
 export const STATUS_IDS = Object.freeze({
@@ -129,6 +129,7 @@ export const STATUS_IDS = Object.freeze({
  * @property {{id: string, severity: number, name: string|null, status: string}[]} consequences
  * @property {StressTrack[]} stress
  * @property {boolean} overwhelmed
+ * @property {number} [boosts]  boosts the character holds
  */
 
 /**

@@ -3,11 +3,13 @@
  * opposer), target, target aspect, aspect name, situation, helpers, danger (GM) and description.
  * @module roll-dialog
  */
+import { characterActor, characterId, characterName } from "./characters.mjs";
 import { adapterFor } from "./adapters/index.mjs";
 import { dialogClass, renderTemplate, sceneActorIds, targetedActorIds } from "./compat.mjs";
 import { ladderEntry } from "./format.mjs";
 import { worldState } from "./intents.mjs";
 import { DEFAULT_OPPOSITION, LADDER_MAX, LADDER_MIN, MODULE_ID } from "./protocol.mjs";
+import { showRollOdds } from "./odds.mjs";
 import { runtime } from "./runtime.mjs";
 
 export const DIALOG_TEMPLATE = `modules/${MODULE_ID}/templates/roll-dialog.hbs`;
@@ -48,13 +50,13 @@ export function candidates(actor) {
   const targeted = targetedActorIds();
   let ids = [...targeted, ...sceneActorIds()];
   if (ids.length === 0) ids = game.actors.contents.filter((a) => a.visible !== false).map((a) => a.id);
-  const seen = new Set([actor.id]);
+  const seen = new Set([characterId(actor)]);
   const out = [];
   for (const id of ids) {
     if (seen.has(id)) continue;
     seen.add(id);
-    const other = game.actors.get(id);
-    if (other) out.push({ actor: other, targeted: targeted.includes(id) });
+    const other = characterActor(id);
+    if (other && adapterFor().isCharacter(other)) out.push({ actor: other, id, name: characterName(other), targeted: targeted.includes(id) });
   }
   return out;
 }
@@ -66,30 +68,30 @@ export function candidates(actor) {
 export function dialogContext({ actor, skill, request = {}, state = null }) {
   const skills = adapterFor().skills(actor);
   const others = candidates(actor);
-  const firstTarget = others.find((o) => o.targeted)?.actor.id ?? null;
+  const firstTarget = others.find((o) => o.targeted)?.id ?? null;
   const type = request.type ?? "overcome";
   const opposerId = request.opposerId ?? (request.opposition === undefined ? firstTarget : null);
   return {
     uid: globalThis.crypto.randomUUID().slice(0, 8),
-    actorName: actor.name,
+    actorName: characterName(actor),
     isGM: Boolean(game.user.isGM),
     actions: actionOptions(type),
     skills: Object.entries(skills)
       .sort(([a, ra], [b, rb]) => rb - ra || a.localeCompare(b))
       .map(([name, rating]) => ({ name, label: `${name} ${ladderEntry(rating)}`, selected: name === skill })),
     ladder: ladderOptions(opposerId ? null : request.opposition ?? DEFAULT_OPPOSITION),
-    opposers: others.map(({ actor: o }) => ({ id: o.id, name: o.name, selected: o.id === opposerId })),
-    targets: others.map(({ actor: o }) => ({ id: o.id, name: o.name, selected: o.id === (request.targetId ?? firstTarget) })),
+    opposers: others.map(({ id, name }) => ({ id, name, selected: id === opposerId })),
+    targets: others.map(({ id, name }) => ({ id, name, selected: id === (request.targetId ?? firstTarget) })),
     targetAspects: (state?.aspects ?? []).map((a) => ({
       id: a.id,
       label: a.attached_to ? `${a.name} (${a.attached_to.name})` : a.name,
       selected: a.id === request.targetAspectId
     })),
-    helpers: others.map(({ actor: o }) => {
+    helpers: others.map(({ actor: o, id, name }) => {
       const theirs = adapterFor().skills(o);
       return {
-        id: o.id,
-        name: o.name,
+        id,
+        name,
         skills: Object.entries(theirs).sort(([, a], [, b]) => b - a).map(([name, rating]) => ({ name, label: `${name} ${ladderEntry(rating)}`, selected: name === skill }))
       };
     }).filter((h) => h.skills.length),
@@ -125,6 +127,10 @@ export async function askAction({ actor, skill, request = {} }) {
       if (!form) return;
       syncVisibility(form);
       form.querySelector('[name="type"]')?.addEventListener("change", () => syncVisibility(form));
+      // Odds before rolling: asked again whenever the skill, opposition, type or helpers change.
+      const refreshOdds = () => showRollOdds(form.querySelector("[data-odds]"), readForm(form), actor);
+      form.addEventListener("change", refreshOdds);
+      refreshOdds();
     },
     buttons: [
       { action: "roll", label: "FATEBRIDGE.Roll.Confirm", icon: "fa-solid fa-dice", default: true, callback: (_e, button) => readForm(button.form) },

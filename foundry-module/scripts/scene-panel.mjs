@@ -5,9 +5,11 @@
  * read-only scene plus what it may answer or roll.
  * @module scene-panel
  */
+import { characterActor } from "./characters.mjs";
 import { adapterFor } from "./adapters/index.mjs";
 import { dialogClass, renderTemplate } from "./compat.mjs";
 import { ladderEntry } from "./format.mjs";
+import { exportHistoryAnchors, verifyHistory } from "./anchors.mjs";
 import { askGive } from "./pickers.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
@@ -120,7 +122,7 @@ function syncContestForm(root) {
 function actorSkillOptions(actorIds) {
   const out = [];
   for (const id of actorIds) {
-    const actor = game.actors.get(id);
+    const actor = characterActor(id);
     if (!actor || !(game.user.isGM || actor.isOwner)) continue;
     const skills = Object.entries(adapterFor().skills(actor)).sort(([a, ra], [b, rb]) => rb - ra || a.localeCompare(b));
     for (const [skill, rating] of skills) out.push({ value: `${id}|${skill}`, label: `${actor.name} \u2014 ${skill} ${ladderEntry(rating)}` });
@@ -221,6 +223,13 @@ const contestOf = (id) => currentScene()?.contests.find((c) => c.id === id);
 
 /** The panel's buttons: `this` is the panel. */
 export const PANEL_ACTIONS = {
+  async verifyHistory() {
+    await verifyHistory();
+    this.render();
+  },
+  exportAnchors() {
+    exportHistoryAnchors();
+  },
   async setBudget(_event, target) {
     const points = Number(value(target.closest("form"), "budget"));
     if (!Number.isInteger(points) || points < 0) return notify("FATEBRIDGE.Scene.BadBudget");

@@ -9,6 +9,7 @@
  */
 import { BRIDGE_WRITE } from "./actions.mjs";
 import { adapterFor } from "./adapters/index.mjs";
+import { characterId } from "./characters.mjs";
 import { isActiveGM } from "./compat.mjs";
 import { runtime } from "./runtime.mjs";
 
@@ -20,15 +21,23 @@ export function forgetSentActors() {
   sent.clear();
 }
 
-/** The base actors of the current scene's tokens (linked or not), once each. */
+/**
+ * The characters of the current scene's tokens, once each: a linked token's world actor, an
+ * unlinked token's own synthetic actor (each unlinked token is its own character).
+ */
 export function sceneTokenActors(scene = globalThis.canvas?.scene) {
   const out = new Map();
   // A scene's tokens are an EmbeddedCollection: its `contents` are the TokenDocuments.
   for (const token of scene?.tokens?.contents ?? []) {
-    const actor = game.actors.get(token.actorId ?? token.actor?.id);
-    if (actor) out.set(actor.id, actor);
+    const actor = tokenActor(token);
+    if (actor && adapterFor().isCharacter(actor)) out.set(characterId(actor), actor);
   }
   return [...out.values()];
+}
+
+/** The actor a token stands for: the synthetic actor of an unlinked token, else the world actor. */
+function tokenActor(token) {
+  return token?.actor ?? game.actors.get(token?.actorId) ?? null;
 }
 
 /**
@@ -41,14 +50,15 @@ export async function syncActors(actors) {
   if (!connection?.connected || !isActiveGM()) return [];
   const done = [];
   for (const actor of actors) {
+    if (!adapterFor().isCharacter(actor)) continue;
     const data = adapterFor().toActorData(actor);
     const json = JSON.stringify(data);
-    if (sent.get(actor.id) === json) continue;
-    sent.set(actor.id, json);
+    if (sent.get(data.id) === json) continue;
+    sent.set(data.id, json);
     const ack = await connection.call("actor.sync", { actor: data });
-    if (ack.ok) done.push(actor.id);
+    if (ack.ok) done.push(data.id);
     else {
-      sent.delete(actor.id);
+      sent.delete(data.id);
       console.warn("fate-bridge | actor.sync failed", actor.name, ack.error);
     }
   }
@@ -70,6 +80,19 @@ export function onCreateToken(token, options) {
   if (options?.[BRIDGE_WRITE]) return Promise.resolve([]);
   const scene = token?.parent;
   if (scene && globalThis.canvas?.scene && scene.id !== globalThis.canvas.scene.id) return Promise.resolve([]);
-  const actor = game.actors.get(token?.actorId ?? token?.actor?.id);
+  const actor = tokenActor(token);
   return actor ? syncActors([actor]) : Promise.resolve([]);
+}
+
+/**
+ * Hook `updateToken`: an unlinked token's own data lives in its ActorDelta, so a change there
+ * (`delta`) is a change of that token's character. The bridge's own writes are skipped.
+ * @param {TokenDocument} token
+ * @param {object} changed
+ * @param {object} [options]
+ */
+export function onUpdateToken(token, changed, options) {
+  if (options?.[BRIDGE_WRITE] || !changed?.delta || token?.actorLink) return Promise.resolve([]);
+  const actor = token?.actor;
+  return actor && adapterFor().isRelevantChange(changed.delta) ? syncActors([actor]) : Promise.resolve([]);
 }

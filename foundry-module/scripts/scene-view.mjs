@@ -8,6 +8,7 @@ import { adapterFor } from "./adapters/index.mjs";
 import { ladderEntry, signed } from "./format.mjs";
 import { givers } from "./pickers.mjs";
 import { DEFAULT_OPPOSITION, LADDER_MAX, LADDER_MIN } from "./protocol.mjs";
+import { runtime } from "./runtime.mjs";
 import { contestFacts, exchangeResult, exchangeRows, progressMarks, taskView } from "./scene-cards.mjs";
 
 /** The ruleset whose conflicts have turn order and zones (R11.3). */
@@ -174,6 +175,20 @@ export function conflictView(conflict, user = game.user) {
  * @param {{connected: boolean}} [status]
  * @param {User} [user]
  */
+/**
+ * The GM's last "Verify history" result, for the panel's head (null before the first).
+ * @param {object|null|undefined} report  the combined `world.verify` report
+ */
+export function anchorCheckLine(report, i18n = game.i18n) {
+  if (!report) return null;
+  if (report.ok) return { ok: true, text: i18n.format("FATEBRIDGE.Anchors.Verified", { events: report.events, anchors: report.anchors_checked }) };
+  const first = report.anchors_mismatched?.[0]?.seq;
+  const text = report.anchors_mismatched_count
+    ? i18n.format("FATEBRIDGE.Anchors.Rewritten", { count: report.anchors_mismatched_count, seq: first ?? "?" })
+    : i18n.format("FATEBRIDGE.Anchors.Broken", { problem: (report.problems ?? []).join("; ") });
+  return { ok: false, text };
+}
+
 export function scenePanelContext(state, { connected = true } = {}, user = game.user) {
   const i18n = game.i18n;
   const isGM = Boolean(user.isGM);
@@ -196,6 +211,7 @@ export function scenePanelContext(state, { connected = true } = {}, user = game.
   return {
     isGM,
     connected,
+    anchorCheck: anchorCheckLine(runtime.lastVerify, i18n),
     sceneLabel: i18n.format("FATEBRIDGE.Scene.Label", { scene: state.scene.number, session: state.scene.session, scenario: state.scene.scenario }),
     gmBudget: state.gm_fate_points,
     trustRatings: Boolean(state.settings?.trust_player_ratings),

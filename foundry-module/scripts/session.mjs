@@ -11,6 +11,7 @@ import { ConnectionManager } from "./connection.mjs";
 import { PROTOCOL_VERSION } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
 import { connectionSettings, getLastSeq, setLastSeq } from "./settings.mjs";
+import { refreshSheetStatus } from "./sheet.mjs";
 import { showStatus } from "./status.mjs";
 import { handleActorPatch, handleTokenStatus } from "./world-writes.mjs";
 import { handleSceneState, readScene } from "./scene-state.mjs";
@@ -45,7 +46,10 @@ export function startConnection(overrides = {}) {
   });
   runtime.connection = connection;
   runtime.hello = null;
-  connection.onStatus(showStatus);
+  connection.onStatus((status) => {
+    showStatus(status);
+    refreshSheetStatus();
+  });
   connection.onConnect(() => greet(connection));
   for (const event of Object.keys(EMIT_HANDLERS)) connection.on(event, (data) => processEmit(event, data));
   connection.on("notice", async (notice) => {
@@ -91,7 +95,7 @@ async function greet(connection) {
  */
 export async function syncPlayerActors(connection) {
   const adapter = adapterFor();
-  const owned = game.actors.contents.filter((actor) => adapter.toActorData(actor).owners.some((id) => !game.users.get(id)?.isGM));
+  const owned = game.actors.contents.filter((actor) => adapter.isCharacter(actor) && adapter.toActorData(actor).owners.some((id) => !game.users.get(id)?.isGM));
   if (connection !== runtime.connection) return [];
   return syncActors(owned);
 }

@@ -8,7 +8,8 @@ export const SETTINGS = Object.freeze({
   bridgeUrl: "bridgeUrl",
   worldId: "worldId",
   gmKey: "gmKey",
-  lastSeq: "lastSeq"
+  lastSeq: "lastSeq",
+  nativeFcoRolls: "nativeFcoRolls"
 });
 
 /**
@@ -44,6 +45,15 @@ export function registerSettings(onConnectionChange) {
     default: "",
     onChange
   });
+  // Per browser: one user may prefer fate-core-official's own rolls on its sheets.
+  game.settings.register(MODULE_ID, SETTINGS.nativeFcoRolls, {
+    name: "FATEBRIDGE.Settings.NativeFcoRolls.Name",
+    hint: "FATEBRIDGE.Settings.NativeFcoRolls.Hint",
+    scope: "client",
+    config: true,
+    type: Boolean,
+    default: false
+  });
   game.settings.register(MODULE_ID, SETTINGS.lastSeq, {
     scope: "client",
     config: false,
@@ -62,6 +72,11 @@ export function connectionSettings() {
     world: String(game.settings.get(MODULE_ID, SETTINGS.worldId) ?? ""),
     key: String(game.settings.get(MODULE_ID, SETTINGS.gmKey) ?? "")
   };
+}
+
+/** Whether fate-core-official's sheets roll skills natively on this client (not through the bridge). */
+export function nativeFcoRolls() {
+  return Boolean(game.settings.get(MODULE_ID, SETTINGS.nativeFcoRolls));
 }
 
 /** Key of this Foundry world + bridge world in the client-side `lastSeq` record. */

@@ -10,12 +10,22 @@ import { toRating, toSkillName } from "./adapters/common.mjs";
 import { dialogClass, renderTemplate, sheetActor, sheetRoot } from "./compat.mjs";
 import { ladderEntry, signed } from "./format.mjs";
 import { MODULE_ID } from "./protocol.mjs";
+import { runtime } from "./runtime.mjs";
+import { nativeFcoRolls } from "./settings.mjs";
 
 export const PANEL_TEMPLATE = `modules/${MODULE_ID}/templates/skill-panel.hbs`;
 export const SKILL_EDIT_TEMPLATE = `modules/${MODULE_ID}/templates/skill-edit.hbs`;
 
-/** The skill name elements of fate-core-official's character sheet (class `fcoCharacter`). */
-const FCO_SKILL_SELECTOR = ".mfate-skills-list__skill-name[data-skillname]";
+/**
+ * fate-core-official's sheet (class `fcoCharacter`, template fate-core-officialSheet.html): each
+ * shown skill is a `div[name="skill"][data-skillname]` holding, for owners, FCO's own die icon
+ * (`i.fa-dice[data-skillname]`). `fcoCharacter._onRender` gives every such div a click listener
+ * (owners only) that rolls the skill natively (`_onSkill_name` -> `rollSkill`, after a 300 ms
+ * double-click guard). Hidden skills (`skill.hidden`) are not rendered at all.
+ */
+const FCO_SKILL_SELECTOR = 'div[name="skill"][data-skillname]';
+const FCO_DIE_SELECTOR = "i.fa-dice[data-skillname]";
+const FCO_EXTRA_SELECTOR = "[data-extra_id]";
 
 /**
  * Render hook of actor sheets (v2 and legacy).
@@ -31,39 +41,105 @@ export async function onRenderActorSheet(app, html) {
   else await injectPanel(root, actor);
 }
 
+/** Sheets whose root already has the module's click listener (roots survive re-renders). */
+const takenOver = new WeakSet();
+
 /**
- * A die button beside each skill the user may roll.
+ * Whether a skill click on an FCO sheet rolls through the bridge: yes unless this client's
+ * setting restores FCO's native rolling.
+ */
+export function bridgeRollsFcoSkills() {
+  return !nativeFcoRolls();
+}
+
+/**
+ * One click, one roll. While the bridge rolls FCO skills, the sheet's own die icon becomes the
+ * bridge's control and a click anywhere on a skill name goes to the bridge: a capture listener
+ * on the sheet's root sees the click before FCO's listener on the skill div and stops it there,
+ * so FCO's native roll never runs for that click. Offline, the click rolls nothing and the
+ * sheet says why. With native rolling restored, the sheet is left as FCO made it.
  * @param {HTMLElement} root
  * @param {Actor} actor
  */
 export function injectSkillButtons(root, actor) {
-  if (!actor.isOwner) return;
+  if (!actor.isOwner || !bridgeRollsFcoSkills()) return;
   for (const el of root.querySelectorAll(FCO_SKILL_SELECTOR)) {
-    if (el.querySelector(".fate-bridge-roll")) continue;
     const skill = el.dataset.skillname;
-    el.append(rollButton(actor, skill));
+    const title = game.i18n.format("FATEBRIDGE.Roll.Button", { skill });
+    let die = el.querySelector(FCO_DIE_SELECTOR);
+    if (!die) {
+      die = document.createElement("i");
+      die.className = "fas fa-dice";
+      die.dataset.skillname = skill;
+      el.append(die);
+    }
+    die.classList.add("fate-bridge-roll", "fate-bridge-roll--inline");
+    die.dataset.skill = skill;
+    die.title = title;
+    die.setAttribute("role", "button");
+    die.setAttribute("aria-label", title);
+    el.title = title;
   }
+  showSheetStatus(root);
+  if (takenOver.has(root)) return;
+  takenOver.add(root);
+  root.addEventListener("click", (event) => onSkillClick(event, actor), { capture: true });
 }
 
 /**
+ * The capture listener: a click on a skill (not on an extra's plug icon) is the bridge's.
+ * @param {MouseEvent} event
  * @param {Actor} actor
- * @param {string} skill
  */
-function rollButton(actor, skill) {
-  const button = document.createElement("button");
-  button.type = "button";
-  button.className = "fate-bridge-roll fate-bridge-roll--inline";
-  button.dataset.skill = skill;
-  const title = game.i18n.format("FATEBRIDGE.Roll.Button", { skill });
-  button.title = title;
-  button.setAttribute("aria-label", title);
-  button.innerHTML = '<i class="fa-solid fa-dice" aria-hidden="true"></i>';
-  button.addEventListener("click", (event) => {
-    event.preventDefault();
-    event.stopPropagation();
-    startAction(actor, skill);
-  });
-  return button;
+function onSkillClick(event, actor) {
+  if (!bridgeRollsFcoSkills()) return;
+  const row = event.target?.closest?.(FCO_SKILL_SELECTOR);
+  if (!row || event.target.closest(FCO_EXTRA_SELECTOR)) return;
+  event.stopPropagation();
+  event.preventDefault();
+  // The second click of a double click is not a second roll.
+  if (event.detail > 1) return;
+  const skill = row.dataset.skillname;
+  if (!runtime.connection?.connected) {
+    showSheetStatus(row.closest(".fate-bridge-sheet") ?? event.currentTarget);
+    ui.notifications.warn(game.i18n.format("FATEBRIDGE.Sheet.OfflineClick", { skill, ...offlineWords() }));
+    return;
+  }
+  startAction(actor, skill);
+}
+
+/** The connection's state in words, and the bridge's reason when it gave one. */
+function offlineWords() {
+  const status = runtime.connection?.status;
+  const state = game.i18n.localize(`FATEBRIDGE.Status.${status?.state ?? "offline"}`).toLowerCase();
+  return { state, detail: status?.message ? ` (${status.message})` : "" };
+}
+
+/**
+ * Say on the sheet whether skill clicks reach the bridge: a line above FCO's skill list,
+ * shown only while the bridge is not connected.
+ * @param {HTMLElement} root
+ */
+export function showSheetStatus(root) {
+  root.classList.add("fate-bridge-sheet");
+  const list = root.querySelector(".mfate-skills-list") ?? root.querySelector(FCO_SKILL_SELECTOR)?.parentElement;
+  if (!list) return;
+  let note = root.querySelector(".fate-bridge-sheet-status");
+  if (!note) {
+    note = document.createElement("p");
+    note.className = "fate-bridge-sheet-status";
+    note.setAttribute("role", "status");
+    list.before(note);
+  }
+  const online = Boolean(runtime.connection?.connected);
+  note.hidden = online;
+  note.textContent = online ? "" : game.i18n.format("FATEBRIDGE.Sheet.Offline", offlineWords());
+}
+
+/** Connection status changed: update the line on every open FCO sheet. */
+export function refreshSheetStatus() {
+  if (typeof document === "undefined") return;
+  for (const root of document.querySelectorAll(".fate-bridge-sheet")) showSheetStatus(root);
 }
 
 /**

@@ -4,6 +4,7 @@
  * Everyone else ignores them.
  * @module world-writes
  */
+import { characterActor } from "./characters.mjs";
 import { BRIDGE_WRITE } from "./actions.mjs";
 import { adapterFor } from "./adapters/index.mjs";
 import { hasStatus, isActiveGM, registerStatusEffects } from "./compat.mjs";
@@ -39,7 +40,7 @@ function writesForGm(emit) {
  */
 export async function handleActorPatch(patch) {
   if (!writesForGm(patch)) return null;
-  const actor = game.actors.get(patch.actor_id);
+  const actor = characterActor(patch.actor_id);
   if (!actor) return null;
   if ((actor.flags?.[MODULE_ID]?.patchSeq ?? -1) >= patch.seq) return null;
   const update = { ...adapterFor().patchUpdate(actor, patch), [`flags.${MODULE_ID}.patchSeq`]: patch.seq };
@@ -54,7 +55,7 @@ export async function handleActorPatch(patch) {
  */
 export async function handleTokenStatus(emit) {
   if (!writesForGm(emit)) return null;
-  const actor = game.actors.get(emit.actor_id);
+  const actor = characterActor(emit.actor_id);
   if (!actor) return null;
   const toggled = [];
   for (const [key, active] of Object.entries(emit.statuses)) {

@@ -23,6 +23,7 @@ let pageUrl;
 let scenePageUrl;
 let confirmPageUrl;
 let confirmWorld;
+let fcoPageUrl;
 let historyPageUrl;
 let stressPageUrl;
 
@@ -49,6 +50,7 @@ before(async () => {
   const world = await addWorld(dataDir, "browser-world", "Browser World");
   const sceneWorld = await addWorld(dataDir, "browser-scene", "Browser Scene");
   confirmWorld = await addWorld(dataDir, "browser-confirm", "Browser Confirm");
+  const fcoWorld = await addWorld(dataDir, "browser-fco", "Browser FCO");
   const historyWorld = await addWorld(dataDir, "browser-history", "Browser History");
   const stressWorld = await addWorld(dataDir, "browser-stress", "Browser Stress", "fate-condensed");
   bridge = await startBridge({ dataDir, port });
@@ -60,6 +62,8 @@ before(async () => {
   scenePageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${sq}`;
   const cq = new URLSearchParams({ bridge: bridge.url, world: confirmWorld.id, key: confirmWorld.key });
   confirmPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${cq}`;
+  const fq = new URLSearchParams({ bridge: bridge.url, world: fcoWorld.id, key: fcoWorld.key });
+  fcoPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${fq}`;
   const hq = new URLSearchParams({ bridge: bridge.url, world: historyWorld.id, key: historyWorld.key });
   historyPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${hq}`;
   const tq = new URLSearchParams({ bridge: bridge.url, world: stressWorld.id, key: stressWorld.key, actors: "fco" });
@@ -150,6 +154,50 @@ test("a GM creates an advantage against an active opposer from the sheet, invoke
     document.getElementById("sidebar").classList.replace("theme-dark", "theme-light");
   });
   await page.locator("#chat-log .chat-message").screenshot({ path: path.join(ARTIFACTS, "chat-card-light-closeup.png") });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("odds before rolling (issue 8.7): the dialog shows the bridge's exact odds, the invoke picker what +2 or a reroll would do", async () => {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 900 }, deviceScaleFactor: 1 });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(pageUrl);
+  await page.waitForSelector("body[data-booted=true]");
+  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const api = (fn, payload) => page.evaluate(([f, a]) => game.modules.get("fate-bridge").api.connection.call(f, a), [fn, payload]);
+
+  await page.click('.fate-bridge-roll[data-skill="Athletics"]');
+  const dialog = page.locator("dialog.fake-dialog-v2");
+  await dialog.waitFor();
+  // R1.1, R3.1: Good (+3) against Great (+4): 15 of the 81 rolls succeed or better, 16 tie.
+  await dialog.locator("select[name=opposition]").selectOption("4");
+  const odds = dialog.locator("[data-odds]");
+  await odds.locator(".fate-bridge-odds__success", { hasText: "18.5%" }).waitFor();
+  assert.match(await odds.locator(".fate-bridge-odds__success").innerText(), /18\.5% to succeed or better \(15\/81\)/);
+  const row = async (id) => (await odds.locator(`[data-outcome="${id}"] .fate-bridge-odds__value`).innerText()).replace(/\s+/g, " ");
+  assert.equal(await row("tie"), "19.8% (16/81)");
+  assert.equal(await row("fumble"), "61.7% (50/81)");
+  assert.equal(await row("excel"), "1.2% (1/81)");
+  await dialog.screenshot({ path: path.join(ARTIFACTS, "roll-dialog-odds.png") });
+  // An opposer who has not rolled yet: the odds wait for its roll.
+  await dialog.locator("select[name=opposition]").selectOption("actor:actorOgre0000001");
+  await odds.locator(".fate-bridge-odds__note").waitFor();
+  await dialog.locator("select[name=opposition]").selectOption("4");
+  await odds.locator(".fate-bridge-odds__success", { hasText: "18.5%" }).waitFor();
+
+  // Dice 0 0 0 0: Good +3 against Great +4, a fumble so far; the picker weighs an invoke.
+  assert.equal((await api("dev.queue_dice", { rolls: [[0, 0, 0, 0]] })).ok, true);
+  await dialog.locator('button[data-action="roll"]').click();
+  const card = page.locator("#chat-log .chat-message").last();
+  await card.locator('[data-fb="invoke"][data-side="actor"]').waitFor();
+  await card.locator('[data-fb="invoke"][data-side="actor"]').click();
+  const picker = page.locator("dialog.fake-dialog-v2");
+  await picker.waitFor();
+  const invokeOdds = picker.locator("[data-invoke-odds]");
+  assert.match((await invokeOdds.innerText()).replace(/\s+/g, " "), /Now: Fumble\. A \+2 invoke makes it: Succeed\. If you reroll: 18\.5% to succeed or better \(15\/81\)/);
+  await picker.screenshot({ path: path.join(ARTIFACTS, "invoke-picker-odds.png") });
+  await picker.locator('button[data-action="cancel"]').click();
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -405,6 +453,67 @@ test("the GM confirms a player's proposed rating and danger on the card: the for
   } finally {
     ann.disconnect();
   }
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("one click, one roll: a click on an FCO skill rolls through the bridge, never natively; offline the sheet says so; the setting restores FCO's rolls", async () => {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(fcoPageUrl);
+  await page.waitForSelector("body[data-booted=true]");
+  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const nativeRolls = () => page.evaluate(() => window.fakeFoundry.log.fcoNativeRolls.length);
+  const dialog = page.locator("dialog.fake-dialog-v2");
+  const sheet = page.locator(".fcoSheet").first();
+
+  // One control per skill: FCO's own die icon is the bridge's; no second die is added.
+  assert.equal(await sheet.locator('[name="skill"]').count(), 3);
+  assert.equal(await sheet.locator(".fa-dice").count(), 3);
+  assert.equal(await sheet.locator(".fate-bridge-roll").count(), 3);
+  assert.equal(await sheet.locator(".fate-bridge-sheet-status").isVisible(), false, "connected: nothing to say");
+
+  // A click on the skill's name (FCO's click-to-roll area) opens the bridge's dialog.
+  await sheet.locator('[name="skill"][data-skillname="Lore"]').click({ position: { x: 8, y: 6 } });
+  await dialog.waitFor();
+  assert.equal(await dialog.locator("select[name=skill]").inputValue(), "Lore");
+  await dialog.locator('[data-action="close"]').click();
+  await dialog.waitFor({ state: "detached" });
+  // A double click is one roll, not two.
+  await sheet.locator('[name="skill"][data-skillname="Will"]').dblclick({ position: { x: 8, y: 6 } });
+  await dialog.waitFor();
+  assert.equal(await page.locator("dialog.fake-dialog-v2").count(), 1);
+  await dialog.locator('[data-action="close"]').click();
+  await dialog.waitFor({ state: "detached" });
+
+  // The die icon rolls through the bridge: the card arrives, and FCO neither rolled nor recorded it.
+  const call = (fn, payload) => page.evaluate(([f, p]) => game.modules.get("fate-bridge").api.connection.call(f, p), [fn, payload]);
+  assert.equal((await call("dev.queue_dice", { rolls: [[1, 1, 0, -1]] })).ok, true);
+  await sheet.locator('.fate-bridge-roll[data-skill="Athletics"]').click();
+  await dialog.waitFor();
+  await dialog.locator('button[data-action="roll"]').click();
+  await page.locator("#chat-log .fate-bridge-card").waitFor();
+  assert.equal(await nativeRolls(), 0, "FCO's native roll was suppressed for every click");
+  assert.deepEqual(await page.evaluate(() => game.scenes.viewed.getFlag("fate-core-official", "rolls") ?? []), [], "FCO did not record the bridge's roll");
+  assert.deepEqual(await page.evaluate(() => window.fakeFoundry.log.hookErrors.map((e) => String(e.error))), []);
+
+  // Offline: the click rolls nothing, natively or otherwise, and the sheet says why.
+  await page.evaluate(() => game.modules.get("fate-bridge").api.connection.disconnect());
+  await sheet.locator(".fate-bridge-sheet-status").waitFor();
+  assert.match(await sheet.locator(".fate-bridge-sheet-status").innerText(), /Fate Bridge is offline: a skill click rolls nothing/);
+  await sheet.locator('[name="skill"][data-skillname="Lore"]').click({ position: { x: 8, y: 6 } });
+  assert.equal(await page.locator("dialog.fake-dialog-v2").count(), 0);
+  assert.equal(await nativeRolls(), 0, "offline is not a silent native roll");
+  const notes = await page.evaluate(() => window.fakeFoundry.log.notifications.map((n) => n.message));
+  assert.ok(notes.some((n) => /Lore was not rolled: Fate Bridge is offline/.test(n)), JSON.stringify(notes));
+  await sheet.screenshot({ path: path.join(ARTIFACTS, "fco-sheet-offline.png") });
+
+  // The client setting restores FCO's own rolling.
+  await page.evaluate(() => game.settings.set("fate-bridge", "nativeFcoRolls", true));
+  await sheet.locator('[name="skill"][data-skillname="Lore"]').click({ position: { x: 8, y: 6 } });
+  assert.equal(await nativeRolls(), 1);
+  assert.equal(await page.locator("dialog.fake-dialog-v2").count(), 0);
   assert.deepEqual(errors, []);
   await page.close();
 });

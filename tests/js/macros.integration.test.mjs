@@ -153,7 +153,9 @@ test("every example macro in MACROS.md runs against a real bridge and does what 
   assert.equal(undoneCard.flags["fate-bridge"].card.undone, true);
 
   await run("Undo a chosen roll and everything after it");
-  const page = (await gm.rpc("call", "history.read", { character: OGRE })).data;
+  const read = await gm.rpc("call", "history.read", { character: OGRE });
+  assert.equal(read.ok, true, JSON.stringify(read));
+  const page = read.data;
   assert.deepEqual(page.entries.map((e) => e.undone), [true], "the ogre's roll is taken back");
   const zirds = (await gm.rpc("call", "history.read", { character: ZIRD })).data.entries;
   assert.deepEqual(zirds.map((e) => e.undone), [true, false, false], "Zird's newest was undone before; the older two stand");

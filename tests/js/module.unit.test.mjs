@@ -316,7 +316,7 @@ describe("adapters", () => {
     check(validators.server["token.status"], emit, "token.status");
     assert.deepEqual(await writes.handleTokenStatus(emit), ["fate-bridge-overwhelmed", "fate-bridge-boost"]);
     assert.deepEqual(await writes.handleTokenStatus(emit), []);
-    assert.deepEqual(foundry.log.statusToggles.at(-2), { actor: actor.id, status: "fate-bridge-overwhelmed", active: true, overlay: true });
+    assert.deepEqual(foundry.log.statusToggles.at(-2), { actor: actor.id, token: null, status: "fate-bridge-overwhelmed", active: true, overlay: true });
     const gmUser = foundry.game.user;
     foundry.game.user = foundry.game.users.get(PLAYER.id);
     try {
@@ -343,7 +343,7 @@ describe("chat cards", () => {
     assert.equal(message.rolls.length, 1, "passive opposition has no roll");
     const [roll] = message.rolls;
     assert.equal(roll.total, 5);
-    assert.equal(roll.formula, "4dF + 3");
+    assert.equal(roll.formula, "3 + 4dF");
     assert.deepEqual(roll.dice[0].results.map((r) => r.result), [1, 1, 0, 0]);
     const html = message.element;
     const text = (sel) => html.querySelector(sel).textContent.replace(/\s+/g, " ").trim();
@@ -389,7 +389,7 @@ describe("chat cards", () => {
   test("a finished card lists invokes with who paid what, effects in words, and both sides' rolls", async () => {
     const message = await cards.handleCardEmit({ seq: 13, world: "w", writer: GM.id, op: "create", card_id: "card-4", card: finishedCard() });
     assert.equal(message.rolls.length, 2, "active opposition rolled too");
-    assert.equal(message.rolls[0].formula, "4dF + 7"); // Athletics 3 + stunt 2 + invokes 2 ... as the card totals
+    assert.equal(message.rolls[0].formula, "7 + 4dF"); // Athletics 3 + stunt 2 + invokes 2 ... as the card totals
     assert.equal(message.rolls[1].total, 2);
     const lines = (sel) => [...message.element.querySelectorAll(sel)].map((e) => e.textContent.replace(/\s+/g, " ").trim());
     assert.deepEqual(lines(".fate-bridge-card__invoke"), [
@@ -987,6 +987,43 @@ describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5
     assert.equal(view.scenePanelContext(state).trustRatings, true);
     assert.equal(view.scenePanelContext({ ...state, settings: { trust_player_ratings: false } }).trustRatings, false);
     check(validators.client["world.settings"], { request_id: "r-set-1", trust_player_ratings: false }, "world.settings");
+  });
+});
+
+describe("names a player can read (H18): the schemas the module checks against", () => {
+  const aspect = (name) => ({ request_id: "r-h18", op: "add", name });
+  const actor = (skills) => ({ request_id: "r-h18", actor: { id: "actorH18", name: "Eve", skills } });
+  test("real scripts pass: Arabic, Hebrew, Persian with ZWNJ, emoji ZWJ, combining marks", () => {
+    for (const name of ["ظل الذئب", "שומר הסף", "می\u200cخواهم", "👩\u200d👩\u200d👧", "Cafe\u0301", "\u200fשלום\u200f"]) {
+      check(validators.client["scene.aspect"], aspect(name), `scene.aspect ${JSON.stringify(name)}`);
+    }
+    check(validators.client["actor.sync"], actor({ "می\u200cخواهم": 2 }), "actor.sync Persian skill");
+  });
+  test("overrides, isolates, controls, ANSI escapes and invisible-only names fail the schema", () => {
+    const bad = ["\u202e", "\u202eKcatta", "Good\u202aname", "\u2066x\u2069", "Null\u0000", "\u001b[31mRed", "Next\u0085", "Two\nlines", "\u200b\u200b", " ", "\u3164", "\ufeff"];
+    for (const name of bad) {
+      assert.equal(validators.client["scene.aspect"](aspect(name)), false, `scene.aspect ${JSON.stringify(name)}`);
+    }
+    assert.equal(validators.client["actor.sync"](actor({ "\u202eNotice": 2 })), false, "a skill key with an override");
+  });
+  test("free text keeps its line breaks", () => {
+    check(validators.client["fate.spend"], { request_id: "r-h18", character_id: "a", purpose: "detail", text: "one\ntwo" }, "fate.spend");
+    assert.equal(validators.client["fate.spend"]({ request_id: "r-h18", character_id: "a", purpose: "detail", text: "\u001b[2J" }), false);
+  });
+});
+
+describe("odds before rolling (issue 8.7): what the module asks and shows", () => {
+  test("the dialog's odds request matches the action.odds schema; an unrolled opposer asks nothing", async () => {
+    const { oddsPayload, oddsRows, percent } = await import(path.join(MODULE_DIR, "scripts/odds.mjs"));
+    const actor = { id: "actorAthlete0001" };
+    const payload = oddsPayload({ type: "overcome", skill: "Athletics", opposition: 4, helpers: [{ character_id: "actorHelper00001" }] }, actor);
+    check(validators.client["action.odds"], { request_id: "r-odds", ...payload }, "action.odds");
+    assert.equal(oddsPayload({ type: "overcome", skill: "Athletics", opposerId: "actorOgre0000001" }, actor), null);
+    // R1.1: 15/81 and 16/81 shown exactly and as a percentage.
+    assert.equal(percent(15, 81), "18.5%");
+    const shown = oddsRows({ out_of: 81, fumble: 50, tie: 16, succeed: 14, excel: 1 }, [{ id: "fumble", label: "Fumble" }, { id: "tie", label: "Tie" }, { id: "succeed", label: "Succeed" }, { id: "excel", label: "Excel" }]);
+    assert.equal(shown.rows.find((r) => r.id === "tie").fraction, "16/81");
+    assert.match(shown.success, /18\.5% to succeed or better \(15\/81\)/);
   });
 });
 

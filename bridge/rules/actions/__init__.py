@@ -44,6 +44,7 @@ from bridge.rules.actions.declare import (
     confirm,
     declare,
     oppose,
+    odds_before_roll,
     roll_now,
     start_action,
 )
@@ -72,6 +73,7 @@ __all__ = [
     "give_hint",
     "invoke",
     "may_control",
+    "odds_before_roll",
     "oppose",
     "pass_invokes",
     "pending_fate_point",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bridge.rules.actions.commands import Principal, SideName, StartAction
+from bridge.rules.actions.commands import Helper, Principal, SideName, StartAction
 from bridge.rules.actions.common import (
     add_effects,
     find_action,
@@ -24,6 +24,7 @@ from bridge.rules.dice import DiceSource
 from bridge.rules.draft import Draft
 from bridge.rules.errors import RuleViolation
 from bridge.rules.events import Event
+from bridge.rules.odds import OutcomeOdds, roll_odds
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import (
     Action,
@@ -72,25 +73,8 @@ def declare(
     require_active(actor, "act", "actor_id")
     attack_kind = _attack_kind(draft, command, actor)
 
-    # R10.1: every participant named; a helper another user owns waits for its owner
-    # (or the GM) to accept (Decision); one the acting user owns joins at once.
-    participants: list[Participant] = [Participant(character_id=actor.id, skill=command.skill)]
-    for index, helper in enumerate(command.helpers):
-        if any(p.character_id == helper.character_id for p in participants):
-            raise RuleViolation(
-                "invalid", "A character can only be on an action once.", f"helpers.{index}"
-            )
-        helping = find_character(draft, helper.character_id, f"helpers.{index}")
-        require_active(helping, "help", f"helpers.{index}")
-        joins = principal.is_gm or principal.user_id in helping.owners
-        participants.append(
-            Participant(
-                character_id=helping.id,
-                skill=helper.skill or command.skill,
-                status="joined" if joins else "invited",
-            )
-        )
-    actor_side = compose_actor_side(draft, tuple(participants), command.type)
+    participants = name_participants(draft, actor, command.skill, command.helpers, principal)
+    actor_side = compose_actor_side(draft, participants, command.type)
     leader = draft.character(actor_side.leader or "")
     named = {p.character_id for p in participants}
 
@@ -259,6 +243,55 @@ def proceed(draft: Draft, action: Action, dice: DiceSource) -> None:
         draft.put_action(action)
     else:
         advance_to_dice(draft, action, dice)
+
+
+def name_participants(
+    draft: Draft,
+    actor: Character,
+    skill: str,
+    helpers: Sequence[Helper],
+    principal: Principal | None,
+) -> tuple[Participant, ...]:
+    """R10.1: the declared actor, then every helper named. A helper another user owns waits
+    for its owner (or the GM) to accept (Decision); one the acting user owns joins at once.
+    With no ``principal`` (a look ahead, as for odds) every helper counts as joined.
+
+    Raises ``RuleViolation`` for an unknown, repeated or overwhelmed helper."""
+    participants: list[Participant] = [Participant(character_id=actor.id, skill=skill)]
+    for index, helper in enumerate(helpers):
+        if any(p.character_id == helper.character_id for p in participants):
+            raise RuleViolation(
+                "invalid", "A character can only be on an action once.", f"helpers.{index}"
+            )
+        helping = find_character(draft, helper.character_id, f"helpers.{index}")
+        require_active(helping, "help", f"helpers.{index}")
+        joins = principal is None or principal.is_gm or principal.user_id in helping.owners
+        participants.append(
+            Participant(
+                character_id=helping.id,
+                skill=helper.skill or skill,
+                status="joined" if joins else "invited",
+            )
+        )
+    return tuple(participants)
+
+
+def odds_before_roll(
+    state: WorldState,
+    actor_id: str,
+    skill: str,
+    action_type: str,
+    helpers: Sequence[Helper],
+    opposition_total: int,
+    ruleset: Ruleset,
+) -> tuple[int, OutcomeOdds]:
+    """The modifier the actor's roll would have (skill, stunts, teamwork: what ``declare``
+    gives it) and the exact odds of each outcome against ``opposition_total``. Changes nothing."""
+    draft = Draft(state, "odds")
+    actor = find_character(draft, actor_id, "actor_id")
+    participants = name_participants(draft, actor, skill, helpers, None)
+    lead = compose_actor_side(draft, participants, action_type).roll
+    return lead.total, roll_odds(lead.total, opposition_total, ruleset)
 
 
 def _attack_kind(draft: Draft, command: StartAction, actor: Character) -> HarmKind | None:

@@ -64,15 +64,20 @@ export function clampInt(value, min, max) {
   return Math.min(max, Math.max(min, Math.trunc(n)));
 }
 
+/** Longest system key used as it is: the bridge prefixes aspect keys with the character id. */
+const KEY_MAX = 60;
+
 /**
- * A stable wire identifier for a system key: the key itself when it is one, otherwise a short
- * deterministic hash of it (fate-core-official keys may be base64 with `+`, `/`, `=`).
+ * A stable wire identifier for a system key: the key itself when it is one of at most 60
+ * characters, otherwise a short deterministic hash of it (fate-core-official keys may be base64
+ * with `+`, `/`, `=`). At most 60 characters, so "<character id>.<key>" stays an identifier
+ * even for a token character (a 45-character token UUID).
  * @param {string} key
  * @returns {string}
  */
 export function toIdentifier(key) {
   const s = String(key);
-  if (IDENTIFIER.test(s)) return s;
+  if (IDENTIFIER.test(s) && s.length <= KEY_MAX) return s;
   let h1 = 0x811c9dc5;
   let h2 = 0x01000193;
   for (let i = 0; i < s.length; i++) {

@@ -9,9 +9,14 @@
  *    `{name, when_marked, as_name}` for consequences; a stress track's kind comes from its
  *    category, linked skills and name (`trackKind`), each box's value from `label` and
  *    `harm_can_absorb` (`boxValues`);
- *  - `details.fatePoints {current, refresh, boosts}`.
+ *  - `details.fatePoints {current, refresh, boosts}` (boosts: a counter the bridge keeps showing
+ *    the boosts the character holds; the bridge's boosts are named aspects, so the counter is
+ *    not read);
+ *  - skills with `hidden` are not on the sheet and not offered; actors of type "Thing" are not
+ *    characters.
  * @module adapters/fate-core-official
  */
+import { characterId, characterName } from "../characters.mjs";
 import { MODULE_ID } from "../protocol.mjs";
 import { clampInt, compact, ownerIds, toAspectText, toIdentifier, toRating, toSkillName } from "./common.mjs";
 
@@ -25,6 +30,18 @@ const STUNT_ACTIONS = Object.freeze({
   defend: ["defend", "oppose"]
 });
 
+/** fate-core-official's character actor type; its other type, "Thing", is an item holder. */
+export const CHARACTER_TYPE = "fate-core-official";
+
+/**
+ * Whether an actor is a character the bridge should know: FCO's "Thing" actors (containers and
+ * objects, system.json `documentTypes.Actor`) have no skills or aspects and are never synced.
+ * @param {Actor} actor
+ */
+export function isCharacter(actor) {
+  return actor?.type !== "Thing";
+}
+
 /**
  * The actor's skills, name -> rating.
  * @param {Actor} actor
@@ -34,6 +51,9 @@ export function skills(actor) {
   /** @type {Record<string, number>} */
   const out = {};
   for (const [key, skill] of Object.entries(actor.system?.skills ?? {})) {
+    // A hidden skill is not on FCO's sheet (templates/fate-core-officialSheet.html skips it):
+    // the bridge does not offer it either.
+    if (skill?.hidden) continue;
     const name = toSkillName(skill?.name || key);
     const rating = toRating(skill?.rank);
     if (name !== null && rating !== null) out[name] = rating;
@@ -41,11 +61,47 @@ export function skills(actor) {
   return out;
 }
 
-/** A track is a consequence when its aspect is an object marked `when_marked` or `as_name`. */
-export function isConsequenceTrack(track) {
+/**
+ * How a track names its aspect. FCO (FateCoreOfficialModels.js `trackAspectField`, fcoActor.js
+ * when a character is set up) stores an object `{name, when_marked, as_name}` on actors, and
+ * accepts the strings "when_marked" / "Defined when marked" and "as_name" / "Aspect as Name" /
+ * "Name As Aspect" (and "No") in definitions.
+ * @returns {"when_marked"|"as_name"|null}
+ */
+export function trackAspectMode(track) {
   const aspect = track?.aspect;
-  return Boolean(aspect && typeof aspect === "object" && (aspect.when_marked || aspect.as_name))
-    && Number(track.harm_can_absorb) > 0;
+  if (aspect && typeof aspect === "object") return aspect.as_name ? "as_name" : aspect.when_marked ? "when_marked" : null;
+  const text = String(aspect ?? "").trim().toLowerCase();
+  if (["when_marked", "defined when marked"].includes(text)) return "when_marked";
+  if (["as_name", "aspect as name", "name as aspect"].includes(text)) return "as_name";
+  return null;
+}
+
+/** A track is a consequence when it absorbs harm and names an aspect (when marked, or its name). */
+export function isConsequenceTrack(track) {
+  return trackAspectMode(track) !== null && Number(track?.harm_can_absorb) > 0;
+}
+
+/** The name the bridge gets for a ticked consequence whose sheet gives it no name. */
+function unnamedConsequence(track) {
+  return toAspectText(game.i18n.format("FATEBRIDGE.Consequence.Unnamed", { track: track?.name ?? "" }));
+}
+
+/**
+ * The consequence a track holds, as the bridge names it, or null when the slot is empty:
+ *  - "as_name" tracks (the track's name is the aspect): filled while a box is ticked, named by
+ *    the track's name;
+ *  - "when_marked" tracks: named by `aspect.name`; a ticked box with no name still fills the
+ *    slot (under a placeholder name that is never written back).
+ * @param {object} track
+ * @returns {string|null}
+ */
+export function consequenceName(track) {
+  const ticked = boxMarks(track).some(Boolean);
+  if (trackAspectMode(track) === "as_name") return ticked ? toAspectText(track.name) : null;
+  const named = toAspectText(track.aspect?.name);
+  if (named) return named;
+  return ticked ? unnamedConsequence(track) : null;
 }
 
 /**
@@ -165,8 +221,8 @@ export function toActorData(actor) {
     boxes: values.map((value, i) => ({ value, marked: Boolean(track.box_values?.[i]) }))
   }));
   return compact({
-    id: actor.id,
-    name: actor.name,
+    id: characterId(actor),
+    name: characterName(actor),
     owners: ownerIds(actor),
     skills: skills(actor),
     stunts: stunts(actor),
@@ -176,7 +232,7 @@ export function toActorData(actor) {
     consequences: consequenceTracks(actor).slice(0, 12).map(({ id, track }) => ({
       id,
       severity: clampInt(track.harm_can_absorb, 1, 12),
-      name: toAspectText(track.aspect?.name)
+      name: consequenceName(track)
     })).map(compact),
     stress
   });
@@ -200,14 +256,21 @@ export function patchUpdate(actor, patch) {
     [`flags.${MODULE_ID}.overwhelmed`]: patch.overwhelmed,
     [`flags.${MODULE_ID}.consequences`]: patch.consequences
   };
+  // FCO's boost counter shows the boosts the bridge says the character holds.
+  if (Number.isInteger(patch.boosts)) update["system.details.fatePoints.boosts"] = patch.boosts;
   const slots = new Map(patch.consequences.map((s) => [s.id, s]));
   for (const { key, id, track } of consequenceTracks(actor)) {
     const slot = slots.get(id);
     if (!slot) continue;
     const filled = Boolean(slot.name);
-    update[`system.tracks.${key}.aspect.name`] = slot.name ?? "";
     // A consequence without boxes (FCO's defaults) gets none written.
     if (boxCount(track) > 0) update[`system.tracks.${key}.box_values`] = boxMarks(track).map(() => filled);
+    // An "as_name" track's name is its aspect (and its key): only its boxes say it is taken;
+    // the bridge's text stays in the module's flags.
+    if (trackAspectMode(track) === "as_name") continue;
+    const name = slot.name && slot.name !== unnamedConsequence(track) ? slot.name : "";
+    if (track.aspect && typeof track.aspect === "object") update[`system.tracks.${key}.aspect.name`] = name;
+    else update[`system.tracks.${key}.aspect`] = { name, when_marked: true, as_name: false };
   }
   // Only the tracks the bridge marks, and only when their marks changed: a patch never ticks
   // another track's boxes, nor any track of kind "other".

@@ -10,6 +10,7 @@
  *  - written back by the bridge: `pendingFatePoints`, `overwhelmed`.
  * @module adapters/generic
  */
+import { characterId } from "../characters.mjs";
 import { MODULE_ID } from "../protocol.mjs";
 import { deletionKey } from "../compat.mjs";
 import { clampInt, compact, ownerIds, toAspectText, toIdentifier, toRating, toSkillName } from "./common.mjs";
@@ -40,6 +41,11 @@ export function skills(actor) {
   return out;
 }
 
+/** Any system's actor may be a character (its skills live in module flags). */
+export function isCharacter(actor) {
+  return Boolean(actor);
+}
+
 /**
  * @param {Actor} actor
  * @returns {import("../protocol.mjs").ActorData}
@@ -57,7 +63,7 @@ export function toActorData(actor) {
     .filter((a) => a.name && a.key);
   const slots = Array.isArray(f.consequences) ? f.consequences : DEFAULT_SLOTS;
   return compact({
-    id: actor.id,
+    id: characterId(actor),
     name: actor.name,
     owners: ownerIds(actor),
     skills: skills(actor),
@@ -108,7 +114,7 @@ export function stressTracks(flag) {
  * @param {import("../protocol.mjs").ActorPatch} patch
  */
 export function patchUpdate(_actor, patch) {
-  return {
+  const update = {
     [`flags.${MODULE_ID}.fatePoints`]: patch.fate_points,
     [`flags.${MODULE_ID}.pendingFatePoints`]: patch.pending_fate_points,
     [`flags.${MODULE_ID}.overwhelmed`]: patch.overwhelmed,
@@ -116,6 +122,8 @@ export function patchUpdate(_actor, patch) {
     // A patch stored before named tracks (a flat list of booleans) reads as the tracks it meant.
     [`flags.${MODULE_ID}.stress`]: stressTracks(patch.stress) ?? []
   };
+  if (Number.isInteger(patch.boosts)) update[`flags.${MODULE_ID}.boosts`] = patch.boosts;
+  return update;
 }
 
 /** @param {object} changed */

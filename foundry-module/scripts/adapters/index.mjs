@@ -8,6 +8,7 @@ import * as generic from "./generic.mjs";
 /**
  * @typedef {object} Adapter
  * @property {string} SYSTEM_ID
+ * @property {(actor: Actor) => boolean} isCharacter  whether the actor is synced as a character
  * @property {(actor: Actor) => Record<string, number>} skills
  * @property {(actor: Actor) => import("../protocol.mjs").ActorData} toActorData
  * @property {(actor: Actor, patch: import("../protocol.mjs").ActorPatch) => object} patchUpdate

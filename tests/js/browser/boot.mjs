@@ -3,6 +3,7 @@
 // the Core and Condensed fixtures instead of Zird and the ogre)
 import { install } from "/tests/js/support/fake-foundry.mjs";
 import { ogre, zird } from "/tests/js/fixtures/actors.mjs";
+import { installFcoStandIn } from "/tests/js/support/fco-stand-in.mjs";
 
 const q = new URLSearchParams(location.search);
 // ?noio=1: a page without a global `io`, so the module must load its packed fallback.
@@ -34,6 +35,8 @@ const foundry = install({
     "fate-bridge.gmKey": q.get("key") ?? ""
   }
 });
+// fate-core-official's own chat hooks and skill listener, as its code behaves (issue 8).
+if ((q.get("system") ?? "fate-core-official") === "fate-core-official") installFcoStandIn(foundry);
 await import("/foundry-module/scripts/main.mjs");
 foundry.start();
 foundry.renderActorSheet(actors[0]._id);

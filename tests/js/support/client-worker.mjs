@@ -9,6 +9,8 @@ import { io as realIo } from "socket.io-client";
 import { MODULE_DIR, bootNodeFoundry, setField, waitFor } from "./node-foundry.mjs";
 
 const sent = []; // {event, payload, ack}
+// Test knob: the tab stops handling the bridge's cards (a closing tab, a frozen page).
+const knobs = { dropCards: false, droppedCards: 0 };
 const sockets = { created: 0, connects: 0, auths: [] };
 const RESERVED = new Set(["connect", "connect_error", "disconnect"]);
 
@@ -30,6 +32,14 @@ function io(url, opts) {
     }
     return emit(event, ...args);
   };
+  const on = socket.on.bind(socket);
+  socket.on = (event, handler) => on(event, event !== "card" ? handler : (...args) => {
+    if (knobs.dropCards) {
+      knobs.droppedCards += 1;
+      return undefined;
+    }
+    return handler(...args);
+  });
   const connect = socket.connect.bind(socket);
   socket.connect = () => {
     sockets.connects += 1;
@@ -56,7 +66,7 @@ function messageSummary(m) {
   });
   return {
     id: m.id,
-    author: m.author,
+    author: m.author?.id ?? null,
     speaker: m.speaker,
     content: m.content,
     flags: m.flags,
@@ -132,14 +142,19 @@ const commands = {
   },
   gmCards() {
     return foundry.game.messages.contents.filter((m) => ["contest", "challenge", "scene_end"].includes(m.flags["fate-bridge"]?.card?.kind)).map((m) => ({
-      cardId: m.flags["fate-bridge"].cardId, kind: m.flags["fate-bridge"].card.kind, author: m.author, text: clean(m.element?.textContent), html: m.content
+      cardId: m.flags["fate-bridge"].cardId, kind: m.flags["fate-bridge"].card.kind, author: m.author?.id ?? null, text: clean(m.element?.textContent), html: m.content
     }));
   },
   start() {
     foundry.start();
   },
-  viewScene(actorIds) {
-    foundry.viewScene(actorIds);
+  viewScene(tokens, sceneId) {
+    foundry.viewScene(tokens, sceneId);
+  },
+  /** A token's own actor (an unlinked token's synthetic actor), by token UUID. */
+  tokenActor(uuid) {
+    const a = globalThis.fromUuidSync(uuid)?.actor;
+    return a ? { id: a.id, isToken: a.isToken, system: a.system, flags: a.flags, statuses: [...a.statuses] } : null;
   },
   createToken(actorId) {
     foundry.createToken(actorId);
@@ -191,7 +206,7 @@ const commands = {
   },
   messageData(cardId) {
     const m = foundry.game.messages.find((x) => x.flags["fate-bridge"]?.cardId === cardId);
-    return m ? { _id: m.id, author: m.author, speaker: m.speaker, content: m.content, flags: m.flags, rolls: m.rolls.map((r) => JSON.stringify(r.toJSON())) } : null;
+    return m ? { _id: m.id, author: m.author?.id ?? null, speaker: m.speaker, content: m.content, flags: m.flags, rolls: m.rolls.map((r) => JSON.stringify(r.toJSON())) } : null;
   },
   receiveMessage(data) {
     return foundry.receiveMessage(data).then(() => null);
@@ -235,6 +250,9 @@ const commands = {
   notifications() {
     return foundry.log.notifications;
   },
+  savedFiles() {
+    return foundry.log.savedFiles;
+  },
   call(event, payload) {
     return api().connection.call(event, payload);
   },
@@ -247,6 +265,20 @@ const commands = {
   },
   disconnect() {
     api().connection.disconnect();
+  },
+  async reconnect() {
+    const { startConnection } = await import(path.join(MODULE_DIR, "scripts/session.mjs"));
+    startConnection();
+  },
+  dropCards(on) {
+    knobs.dropCards = Boolean(on);
+    return knobs.droppedCards;
+  },
+  refused() {
+    return foundry.log.refused;
+  },
+  hookErrors() {
+    return foundry.log.hookErrors.map((e) => `${e.hook}: ${e.error?.message ?? e.error}`);
   },
   /** Run a macro's code as Foundry does: an async function body with the page's globals. */
   async runMacro(code) {

@@ -31,10 +31,28 @@ export function randomID() {
   return id + String(++idCounter).padStart(4, "0");
 }
 
-/** Foundry's update merge: nested objects merge, `-=key` deletes. */
+/**
+ * v14's deletion operator (`_del`, a ForcedDeletion). structuredClone turns class instances into
+ * plain objects, so a clone of it is recognised by this marker.
+ */
+class ForcedDeletion {
+  constructor() {
+    this.fakeForcedDeletion = true;
+  }
+}
+const isForcedDeletion = (v) => v instanceof ForcedDeletion || (v && typeof v === "object" && v.fakeForcedDeletion === true);
+/** Uses of the `-=key` form under v14, where it is deprecated. */
+const deprecatedDeletions = [];
+let currentGeneration = 13;
+
+/** Foundry's update merge: nested objects merge, `-=key` (v13) and `_del` (v14) delete. */
 function mergeUpdate(target, changes) {
   for (const [key, value] of Object.entries(changes)) {
-    if (key.startsWith("-=")) {
+    if (isForcedDeletion(value)) {
+      if (currentGeneration < 14) throw new Error("fake Foundry: _del is a v14 operator");
+      delete target[key];
+    } else if (key.startsWith("-=")) {
+      if (currentGeneration >= 14) deprecatedDeletions.push(key);
       delete target[key.slice(2)];
     } else if (key.includes(".")) {
       const [head, ...rest] = key.split(".");
@@ -69,7 +87,12 @@ function lookup(obj, path) {
 export function install(options) {
   const { Handlebars, loadText, lang } = options;
   const hooks = new Map();
-  const log = { notifications: [], created: [], updated: [], dialogs: [], hooks: [], userUpdates: [], statusToggles: [], actorUpdates: [], apps: [], combatWrites: [] };
+  /** A write Foundry's server would refuse: recorded, then thrown as the server's error. */
+  function refuse(what) {
+    log.refused.push(what);
+    throw new Error(`fake Foundry: ${what}`);
+  }
+  const log = { notifications: [], created: [], updated: [], dialogs: [], hooks: [], hookErrors: [], userUpdates: [], statusToggles: [], actorUpdates: [], apps: [], combatWrites: [], refused: [], savedFiles: [] };
 
   const Hooks = {
     on(name, fn) {
@@ -85,11 +108,22 @@ export function install(options) {
     off(name, fn) {
       hooks.set(name, (hooks.get(name) ?? []).filter((h) => h.fn !== fn));
     },
+    /**
+     * Like Foundry's: every handler runs; one that throws is reported (Hooks.onError) and the
+     * others still run. Errors are kept in `log.hookErrors` so tests can assert there were none.
+     */
     callAll(name, ...args) {
       log.hooks.push(name);
       const list = hooks.get(name) ?? [];
       hooks.set(name, list.filter((h) => !h.once));
-      for (const h of list) h.fn(...args);
+      for (const h of list) {
+        try {
+          const result = h.fn(...args);
+          if (result && typeof result.catch === "function") result.catch((error) => log.hookErrors.push({ hook: name, error }));
+        } catch (error) {
+          log.hookErrors.push({ hook: name, error });
+        }
+      }
       return true;
     },
     call(name, ...args) {
@@ -127,7 +161,7 @@ export function install(options) {
     }
     /** Foundry lets a user update only itself (or a GM anyone). */
     async update(changes, opts = {}) {
-      if (game.user.id !== this.id && !game.user.isGM) throw new Error(`fake Foundry: ${game.user.name} may not update user ${this.name}`);
+      if (game.user.id !== this.id && !game.user.isGM) refuse(`${game.user.name} may not update user ${this.name}`);
       const diff = structuredClone(changes);
       mergeUpdate(this, diff);
       log.userUpdates.push({ id: this.id, changes: diff });
@@ -227,7 +261,7 @@ export function install(options) {
       return this.terms.filter((t) => t instanceof DiceTerm);
     }
     toJSON() {
-      return { class: "Roll", formula: this.formula, terms: this.terms.map((t) => t.toJSON()), total: this._total, evaluated: this._evaluated };
+      return { class: "Roll", options: structuredClone(this.options), formula: this.formula, terms: this.terms.map((t) => t.toJSON()), total: this._total, evaluated: this._evaluated };
     }
   }
 
@@ -243,9 +277,21 @@ export function install(options) {
       this.documentName = "Actor";
       this.updates = [];
       this.statuses = new Set(data.statuses ?? []);
+      // A synthetic actor's parent is its unlinked TokenDocument; a world actor has none.
+      this.parent = data.parent ?? null;
     }
     get id() {
       return this._id;
+    }
+    /** Foundry: a synthetic (unlinked token) actor; its id is the base actor's id. */
+    get isToken() {
+      return this.parent?.documentName === "Token";
+    }
+    get token() {
+      return this.isToken ? this.parent : null;
+    }
+    get uuid() {
+      return this.isToken ? `${this.parent.uuid}.Actor.${this.id}` : `Actor.${this.id}`;
     }
     get isOwner() {
       return this.testUserPermission(game.user, "OWNER");
@@ -259,23 +305,24 @@ export function install(options) {
       return this.flags?.[scope]?.[key];
     }
     async update(changes, opts = {}) {
-      if (!this.isOwner) throw new Error(`fake Foundry: ${game.user.name} may not update ${this.name}`);
+      if (!this.isOwner) refuse(`${game.user.name} may not update ${this.name}`);
       const diff = structuredClone(changes);
       mergeUpdate(this, diff);
       this.updates.push({ changes: diff, options: opts });
-      log.actorUpdates.push({ id: this.id, changes: diff, options: structuredClone(opts) });
+      // A synthetic actor's changes land in its token's ActorDelta, not on the base actor.
+      log.actorUpdates.push({ id: this.id, token: this.token?.id ?? null, changes: diff, options: structuredClone(opts) });
       Hooks.callAll("updateActor", this, diff, opts, game.user.id);
       return this;
     }
     /** v13/v14: toggles the status on the actor (its tokens show it). */
     async toggleStatusEffect(statusId, { active, overlay = false } = {}) {
-      if (!this.isOwner) throw new Error(`fake Foundry: ${game.user.name} may not change statuses of ${this.name}`);
+      if (!this.isOwner) refuse(`${game.user.name} may not change statuses of ${this.name}`);
       const known = Array.isArray(CONFIG.statusEffects) ? CONFIG.statusEffects.some((e) => e.id === statusId) : statusId in CONFIG.statusEffects;
       if (!known) throw new Error(`fake Foundry: unknown status effect ${statusId}`);
       const on = active ?? !this.statuses.has(statusId);
       if (on) this.statuses.add(statusId);
       else this.statuses.delete(statusId);
-      log.statusToggles.push({ actor: this.id, status: statusId, active: on, overlay });
+      log.statusToggles.push({ actor: this.id, token: this.token?.id ?? null, status: statusId, active: on, overlay });
       return on;
     }
     async setFlag(scope, key, value) {
@@ -289,12 +336,15 @@ export function install(options) {
 
   const messages = new Collection();
   class ChatMessage {
-    static getSpeaker({ actor, alias } = {}) {
-      return { scene: null, actor: actor?.id ?? null, token: null, alias: alias ?? actor?.name ?? game.user.name };
+    static getSpeaker({ actor, token, alias } = {}) {
+      const a = actor ?? token?.actor ?? null;
+      return { scene: token?.parent?.id ?? null, actor: a?.id ?? null, token: token?.id ?? a?.token?.id ?? null, alias: alias ?? token?.name ?? a?.name ?? game.user.name };
     }
     static async create(data) {
       if (data.rolls?.some((r) => !(r instanceof Roll) && typeof r !== "string")) throw new Error("fake Foundry: rolls must be Roll instances");
-      const message = new ChatMessage({ ...data, _id: randomID(), author: game.user.id, timestamp: Date.now() });
+      // Foundry's server stores rolls as JSON and every client rebuilds them with Roll.fromData.
+      const rolls = (data.rolls ?? []).map((r) => (typeof r === "string" ? r : JSON.stringify(r.toJSON())));
+      const message = new ChatMessage({ ...data, rolls, _id: randomID(), author: game.user.id, timestamp: Date.now() });
       messages.set(message.id, message);
       log.created.push(message.id);
       Hooks.callAll("createChatMessage", message, {}, game.user.id);
@@ -303,9 +353,13 @@ export function install(options) {
     }
     constructor(data) {
       this._id = data._id;
-      this.author = data.author;
+      // The author field holds a user id; `message.author` is the User (Foundry v12+).
+      this._source = { author: typeof data.author === "object" ? data.author?.id : data.author };
       this.speaker = data.speaker;
       this.content = data.content ?? "";
+      this.flavor = data.flavor ?? "";
+      this.whisper = [...(data.whisper ?? [])];
+      this.blind = Boolean(data.blind);
       this.flags = structuredClone(data.flags ?? {});
       this.sound = data.sound ?? null;
       this.rolls = (data.rolls ?? []).map((r) => (typeof r === "string" ? Roll.fromData(JSON.parse(r)) : r));
@@ -314,16 +368,35 @@ export function install(options) {
     get id() {
       return this._id;
     }
+    get author() {
+      return users.get(this._source.author) ?? null;
+    }
+    get isAuthor() {
+      return this._source.author === game.user.id;
+    }
     get isRoll() {
       return this.rolls.length > 0;
+    }
+    get isContentVisible() {
+      return !this.blind && (this.whisper.length === 0 || this.whisper.includes(game.user.id) || this.isAuthor || game.user.isGM);
     }
     getFlag(scope, key) {
       return this.flags?.[scope]?.[key];
     }
+    /** Foundry: a message's author is its owner; a GM may modify any message. */
+    testUserPermission(user, level) {
+      const need = CONST.DOCUMENT_OWNERSHIP_LEVELS[level] ?? level;
+      const has = user?.isGM || user?.id === this._source.author ? CONST.DOCUMENT_OWNERSHIP_LEVELS.OWNER : CONST.DOCUMENT_OWNERSHIP_LEVELS.NONE;
+      return has >= need;
+    }
+    canUserModify(user, action) {
+      return action === "create" || this.testUserPermission(user, "OWNER");
+    }
     async update(changes) {
+      if (!this.canUserModify(game.user, "update")) refuse(`${game.user.name} may not update message ${this.id} of ${this.author?.name ?? this._source.author}`);
       const { rolls, ...rest } = changes;
       mergeUpdate(this, structuredClone(rest));
-      if (rolls) this.rolls = rolls;
+      if (rolls) this.rolls = rolls.map((r) => Roll.fromData(typeof r === "string" ? JSON.parse(r) : r.toJSON()));
       log.updated.push(this.id);
       Hooks.callAll("updateChatMessage", this, changes, {}, game.user.id);
       await this.render();
@@ -518,7 +591,7 @@ export function install(options) {
   }
   class Combat {
     static async create(data = {}) {
-      if (!game.user.isGM) throw new Error(`fake Foundry: ${game.user.name} may not create a Combat`);
+      if (!game.user.isGM) refuse(`${game.user.name} may not create a Combat`);
       const combat = new Combat(data);
       combats.set(combat.id, combat);
       log.combatWrites.push({ op: "create", id: combat.id, user: game.user.id });
@@ -547,7 +620,7 @@ export function install(options) {
       return this.turns[this.turn] ?? null;
     }
     #gm(op) {
-      if (!game.user.isGM) throw new Error(`fake Foundry: ${game.user.name} may not ${op} a Combat`);
+      if (!game.user.isGM) refuse(`${game.user.name} may not ${op} a Combat`);
       log.combatWrites.push({ op, id: this.id, user: game.user.id });
     }
     async createEmbeddedDocuments(type, list) {
@@ -584,6 +657,82 @@ export function install(options) {
     }
   }
 
+  // ---- the viewed scene: flags only (tokens come with viewScene) -----------
+  class Scene {
+    constructor(data) {
+      this._id = data._id ?? "sceneViewed00001";
+      this.flags = structuredClone(data.flags ?? {});
+      this.tokens = new Collection();
+      this.documentName = "Scene";
+    }
+    get uuid() {
+      return `Scene.${this.id}`;
+    }
+    get id() {
+      return this._id;
+    }
+    getFlag(scope, key) {
+      return this.flags?.[scope]?.[key];
+    }
+    /** Scenes belong to the GM: only a GM may update one. */
+    async setFlag(scope, key, value) {
+      if (!game.user.isGM) refuse(`${game.user.name} may not update scene ${this.id}`);
+      mergeUpdate(this.flags, { [scope]: { [key]: value } });
+      return this;
+    }
+  }
+
+  /**
+   * A token on a scene. Linked (the default): its actor is the world actor. Unlinked: its
+   * actor is a synthetic actor of its own, built from the base actor and the token's delta, with
+   * the base actor's id (as in Foundry); its writes stay on this token.
+   */
+  class TokenDocument {
+    constructor(data, scene) {
+      this._id = data._id ?? data.id ?? randomID();
+      this.name = data.name ?? actors.get(data.actorId)?.name ?? "";
+      this.actorId = data.actorId;
+      this.actorLink = data.actorLink ?? true;
+      this.delta = structuredClone(data.delta ?? {});
+      this.parent = scene;
+      this.documentName = "Token";
+      this._synthetic = null;
+    }
+    get id() {
+      return this._id;
+    }
+    get uuid() {
+      return `${this.parent.uuid}.Token.${this.id}`;
+    }
+    get isLinked() {
+      return this.actorLink;
+    }
+    get baseActor() {
+      return actors.get(this.actorId) ?? null;
+    }
+    get actor() {
+      const base = this.baseActor;
+      if (!base || this.actorLink) return base;
+      if (!this._synthetic) {
+        const system = mergeUpdate(structuredClone(base.system), structuredClone(this.delta.system ?? {}));
+        this._synthetic = new Actor({ _id: base.id, name: this.delta.name ?? base.name, type: base.type, system, flags: structuredClone(base.flags), ownership: structuredClone(base.ownership), parent: this });
+      }
+      return this._synthetic;
+    }
+  }
+  const scenes = new Collection();
+  /** Foundry's synchronous UUID lookup, for the documents the fake has. */
+  globalThis.fromUuidSync = (uuid) => {
+    const parts = String(uuid).split(".");
+    if (parts[0] === "Actor") return actors.get(parts[1]) ?? null;
+    if (parts[0] !== "Scene") return null;
+    const scene = scenes.get(parts[1]);
+    if (parts.length === 2) return scene ?? null;
+    const token = parts[2] === "Token" ? scene?.tokens.get(parts[3]) : null;
+    if (parts.length === 4) return token ?? null;
+    return parts[4] === "Actor" ? token?.actor ?? null : null;
+  };
+
   // ---- globals -----------------------------------------------------------
   const moduleData = { id: "fate-bridge", version: "0.1.0", active: true, ...(options.module ?? {}) };
   const game = {
@@ -597,11 +746,14 @@ export function install(options) {
     actors,
     messages,
     combats,
-    scenes: { viewed: options.scene ?? null },
+    scenes,
     i18n,
     settings,
     modules: new Map([["fate-bridge", moduleData]])
   };
+  const startScene = new Scene(options.scene ?? {});
+  scenes.set(startScene.id, startScene);
+  scenes.viewed = startScene;
   const notify = (type) => (message) => {
     log.notifications.push({ type, message: String(message) });
   };
@@ -609,6 +761,11 @@ export function install(options) {
   globalThis.Hooks = Hooks;
   globalThis.ui = { notifications: { info: notify("info"), warn: notify("warn"), error: notify("error") } };
   const generation = options.generation ?? 13;
+  currentGeneration = generation;
+  deprecatedDeletions.length = 0;
+  log.deprecatedDeletions = deprecatedDeletions;
+  if (generation >= 14) globalThis._del = Object.freeze(new ForcedDeletion());
+  else delete globalThis._del;
   game.version = `${generation}.351`;
   game.release = { generation, version: game.version };
   // v13: an array of {id, name, img}; v14: an object keyed by id.
@@ -623,12 +780,16 @@ export function install(options) {
       api: { DialogV2, ApplicationV2 },
       handlebars: { renderTemplate, loadTemplates }
     },
-    dice: { Roll, terms: { FateDie, OperatorTerm, NumericTerm, DiceTerm } }
+    dice: { Roll, terms: { FateDie, OperatorTerm, NumericTerm, DiceTerm } },
+    // v13+: foundry.utils.saveDataToFile(data, type, filename) downloads a file.
+    utils: { saveDataToFile: (data, type, filename) => { log.savedFiles.push({ data: String(data), type, filename }); } }
   };
 
   // ---- handle for tests --------------------------------------------------
   let sheetCount = 0;
-  return {
+  const handle = {
+    /** Functions a stand-in system registers to attach its own sheet listeners: (root, actor). */
+    sheetRenderers: [],
     log,
     game,
     Hooks,
@@ -647,19 +808,23 @@ export function install(options) {
      * @returns {HTMLElement}
      */
     renderActorSheet(actorId) {
-      const actor = actors.get(actorId);
+      const actor = typeof actorId === "object" ? actorId : actors.get(actorId) ?? globalThis.fromUuidSync(actorId)?.actor;
       const el = document.createElement("div");
       el.id = `ActorSheet-${++sheetCount}-${actor.id}`;
       el.className = "application sheet actor";
       const isFco = game.system.id === "fate-core-official";
       let body = `<section class="window-content"><h2 class="sheet-name">${actor.name}</h2>`;
       if (isFco) {
+        // fate-core-official's skill list: hidden skills are not rendered; the die icon is
+        // there for owners only (templates/fate-core-officialSheet.html).
         el.classList.add("fcoSheet");
         body += `<ul class="mfate-skills-list">`;
         for (const [key, skill] of Object.entries(actor.system.skills ?? {})) {
+          if (skill.hidden) continue;
+          const die = actor.isOwner ? `<i data-skillname="${skill.name ?? key}" class="fas fa-dice fu_button"></i>` : "";
           body += `<li class="mfate-skills-list__item"><div class="mfate-skills-list__number">${skill.rank}</div>`
             + `<div class="mfate-skills-list__skill-name mf_draggable" name="skill" data-skillname="${skill.name ?? key}">${skill.name ?? key}`
-            + `<i data-skillname="${skill.name ?? key}" class="fas fa-dice fu_button"></i></div></li>`;
+            + `${die}</div></li>`;
         }
         body += `</ul>`;
       } else {
@@ -667,6 +832,8 @@ export function install(options) {
       }
       el.innerHTML = body + "</section>";
       (document.getElementById("sheets") ?? document.body).append(el);
+      // The sheet's own listeners (its _onRender) are attached before the render hooks fire.
+      for (const fn of handle.sheetRenderers) fn(el, actor);
       const app = { id: el.id, actor, document: actor, element: el, rendered: true };
       app.constructor = { name: isFco ? "fcoCharacter" : "ActorSheetV2" };
       if (isFco) Hooks.callAll("renderfcoCharacter", app, el, {}, {});
@@ -682,6 +849,7 @@ export function install(options) {
       let message = messages.get(data._id);
       if (message) {
         mergeUpdate(message, structuredClone({ content: data.content, flags: data.flags }));
+        if (data.rolls) message.rolls = data.rolls.map((r) => Roll.fromData(typeof r === "string" ? JSON.parse(r) : r));
       } else {
         message = new ChatMessage(structuredClone(data));
         messages.set(message.id, message);
@@ -696,32 +864,40 @@ export function install(options) {
       Hooks.callAll("updateUser", user, changes, {}, userId);
     },
     /**
-     * Show a scene on the canvas with tokens of these actors: sets `canvas.scene` and fires
-     * `canvasReady`, as Foundry does when a scene is viewed.
-     * @param {string[]} actorIds
+     * Show a scene on the canvas with tokens: sets `canvas.scene` (the viewed scene) and fires
+     * `canvasReady`, as Foundry does when a scene is viewed. A token is an actor id (a linked
+     * token) or `{id, actorId, actorLink: false, name, delta}` (give the id when several clients
+     * must agree on an unlinked token's UUID).
+     * @param {(string|object)[]} tokens
      */
-    viewScene(actorIds, sceneId = "sceneMain0000001") {
-      const scene = { id: sceneId, tokens: new Collection() };
-      for (const actorId of actorIds) {
-        const id = randomID();
-        scene.tokens.set(id, { id, actorId, parent: scene, actor: actors.get(actorId) ?? null });
+    viewScene(tokens, sceneId = "sceneMain0000001") {
+      const scene = scenes.get(sceneId) ?? new Scene({ _id: sceneId });
+      scenes.set(scene.id, scene);
+      for (const spec of tokens) {
+        const token = new TokenDocument(typeof spec === "string" ? { actorId: spec } : spec, scene);
+        scene.tokens.set(token.id, token);
       }
+      scenes.viewed = scene;
       globalThis.canvas = { ready: true, scene };
       Hooks.callAll("canvasReady", globalThis.canvas);
       return scene;
     },
     /** A token created on the viewed scene (on every client, as Foundry's server relays it). */
-    createToken(actorId, options = {}) {
+    createToken(spec, options = {}) {
       const scene = globalThis.canvas?.scene;
-      const id = randomID();
-      const token = { id, actorId, parent: scene, actor: actors.get(actorId) ?? null };
-      scene?.tokens.set(id, token);
+      const token = new TokenDocument(typeof spec === "string" ? { actorId: spec } : spec, scene);
+      scene?.tokens.set(token.id, token);
       Hooks.callAll("createToken", token, options, game.user.id);
       return token;
+    },
+    /** Target tokens (game.user.targets holds Token placeables; `document` is the TokenDocument). */
+    target(tokenDocs) {
+      game.user.targets = new Set(tokenDocs.map((doc) => ({ id: doc.id, document: doc, actor: doc.actor })));
     },
     /** Open dialogs, oldest first. */
     openDialogs() {
       return log.dialogs.filter((d) => !d.closed);
     }
   };
+  return handle;
 }

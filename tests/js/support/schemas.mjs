@@ -14,7 +14,7 @@ export async function loadValidators() {
   for (const [event, rel] of Object.entries(index.results)) results[event] = await compile(rel);
   const server = {};
   for (const [event, rel] of Object.entries(index.server)) server[event] = await compile(rel);
-  return { index, client, results, server, ack: await compile("ack.json"), auth: await compile("auth.json"), refusal: await compile("connect_refusal.json") };
+  return { index, client, results, server, ack: await compile("ack.json"), historyAnchors: await compile("history_anchors.json"), auth: await compile("auth.json"), refusal: await compile("connect_refusal.json") };
 }
 
 /** Throws with ajv's errors when data does not validate. */

@@ -1,0 +1,64 @@
+"""Rungs 0 and 1: the transport alone, answering every message with what it carried.
+
+``python -m bench.echo ws PORT``: aiohttp websocket echo (the frame comes back as sent).
+``python -m bench.echo sio PORT``: python-socketio on aiohttp, every ``/fate`` event acked
+with its payload: the same server configuration as the bridge's, and no service behind it.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import socketio
+from aiohttp import WSMsgType, web
+
+NAMESPACE = "/fate"
+
+
+async def healthz(_request: web.Request) -> web.Response:
+    return web.json_response({"ok": True})
+
+
+async def ws_echo(request: web.Request) -> web.WebSocketResponse:
+    ws = web.WebSocketResponse()
+    await ws.prepare(request)
+    async for message in ws:
+        if message.type == WSMsgType.TEXT:
+            await ws.send_str(message.data)
+    return ws
+
+
+def ws_app() -> web.Application:
+    app = web.Application()
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/echo", ws_echo)
+    return app
+
+
+def sio_app() -> web.Application:
+    app = web.Application()
+    sio = socketio.AsyncServer(async_mode="aiohttp", transports=["websocket"])
+
+    @sio.on("connect", namespace=NAMESPACE)  # type: ignore[misc]
+    async def connect(_sid: str, _environ: Any, _auth: Any = None) -> None:
+        return None
+
+    @sio.on("*", namespace=NAMESPACE)  # type: ignore[misc]
+    async def echo(_event: str, _sid: str, data: Any) -> Any:
+        return data
+
+    sio.attach(app)
+    app.router.add_get("/healthz", healthz)
+    return app
+
+
+if __name__ == "__main__":
+    kind, port = sys.argv[1], int(sys.argv[2])
+    web.run_app(
+        ws_app() if kind == "ws" else sio_app(),
+        host="127.0.0.1",
+        port=port,
+        print=None,
+        access_log=None,
+    )

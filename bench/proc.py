@@ -1,0 +1,180 @@
+"""Processes the bench starts and watches: free ports, redis-server, CPU and memory from /proc."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+CORES = sorted(os.sched_getaffinity(0))
+# The server under test gets the first core; load generators and Redis the rest.
+SERVER_CORE = {CORES[0]}
+LOAD_CORES = set(CORES[1:]) or SERVER_CORE
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time the process has used (fields 14 and 15 of /proc/PID/stat)."""
+    text = Path(f"/proc/{pid}/stat").read_text()
+    fields = text[text.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident memory of the process."""
+    return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_SIZE
+
+
+def pin(pid: int, cores: set[int]) -> None:
+    with suppress(OSError):
+        os.sched_setaffinity(pid, cores)
+
+
+@contextmanager
+def redis_server(folder: Path) -> Iterator[str]:
+    """A throwaway redis-server on a free loopback port (no persistence); yields its URL."""
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(folder),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
+    pin(process.pid, LOAD_CORES)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1) as probe:
+                    probe.sendall(b"PING\r\n")
+                    if probe.recv(16).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError("redis-server did not start")
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@dataclass
+class Server:
+    """A server under test in its own process, pinned to the server core."""
+
+    args: list[str]
+    health_path: str
+    port: int = field(default_factory=free_port)
+    stats_file: Path | None = None
+    cores: set[int] = field(default_factory=lambda: set(SERVER_CORE))
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def start(self) -> Server:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        if self.stats_file is not None:
+            env["BENCH_GC_STATS"] = str(self.stats_file)
+        self.process = subprocess.Popen(
+            [sys.executable, *[a.replace("{port}", str(self.port)) for a in self.args]],
+            cwd=PROJECT_ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE if os.environ.get("BENCH_QUIET_SERVER") else None,
+            env=env,
+        )
+        pin(self.process.pid, self.cores)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"server {self.args} exited early")
+            try:
+                if httpx.get(self.url + self.health_path, timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError(f"server {self.args} did not become healthy")
+
+    def gc_pauses(self, since: float, until: float) -> list[tuple[float, int, float, float]]:
+        """(wall time, generation, pause seconds, CPU seconds) of the server's collections
+        in a window."""
+        if self.stats_file is None or not self.stats_file.exists():
+            return []
+        try:
+            pauses: list[list[Any]] = json.loads(self.stats_file.read_text())
+        except ValueError:
+            return []
+        return [(t, g, d, c) for t, g, d, c in pauses if since <= t <= until]
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+
+def bridge_server(
+    data_dir: Path, redis_url: str | None = None, cores: set[int] | None = None
+) -> Server:
+    store = ["--data-dir", str(data_dir)] + (["--redis", redis_url] if redis_url else [])
+    server = Server(
+        [
+            "-m",
+            "bench.serve",
+            *store,
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "{port}",
+            "--no-default-world",
+        ],
+        "/healthz",
+        stats_file=data_dir / f"gc-{free_port()}.json",
+    )
+    if cores is not None:
+        server.cores = cores
+    return server

@@ -1,0 +1,125 @@
+"""Worlds for the bench, written straight into the store before the bridge starts,
+and the rules engine timed alone."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from bridge.rules import actions
+from bridge.rules.dice import SecureDice
+from bridge.rules.engine import apply_all
+from bridge.rules.events import Event
+from bridge.rules.ruleset import get_ruleset
+from bridge.rules.state import WorldState
+from bridge.service import BridgeService, Session
+from bridge.service.core import rebuild
+from bridge.store.base import CommitBatch, EventRow, Store
+from bridge.store.chain import event_hash
+
+HERO = {
+    "id": "hero",
+    "name": "Hero",
+    "owners": ["player"],
+    "skills": {"Athletics": 3},
+    "fate_points": 99,
+    "aspects": [{"key": "hc", "name": "Bold"}],
+}
+GM = actions.Principal("bench", is_gm=True)
+OVERCOME = actions.StartAction(
+    type="overcome", actor_id="hero", skill="Athletics", passive_rating=-2
+)
+
+
+def resolve_passive(state: WorldState, dice: SecureDice) -> tuple[WorldState, list[Event]]:
+    """One passive overcome through the rules alone: declare and roll, then pass."""
+    ruleset = get_ruleset(state.ruleset)
+    started = actions.start_action(state, OVERCOME, GM, dice, ruleset)
+    state = apply_all(state, started)
+    passed = actions.pass_invokes(state, f"a{state.action_count}", "actor", GM, ruleset)
+    return apply_all(state, passed), [*started, *passed]
+
+
+@dataclass(frozen=True)
+class EngineResult:
+    resolutions: int
+    seconds: float
+
+    @property
+    def per_second(self) -> float:
+        return self.resolutions / self.seconds
+
+
+def time_engine(resolutions: int, scene_size: int = 50) -> EngineResult:
+    """Passive overcomes resolved back to back through the rules alone, on a world that
+    starts afresh every ``scene_size`` resolutions (a scene's worth, so the figure is
+    the rules' cost per action rather than the growth of one endless scene)."""
+    dice = SecureDice()
+    fresh = _hero_state()
+    state = fresh
+    # CPU time of this process: the machine is shared, wall time would measure others.
+    began = time.process_time()
+    for done in range(resolutions):
+        if done % scene_size == 0:
+            state = fresh
+        state, _events = resolve_passive(state, dice)
+    return EngineResult(resolutions, time.process_time() - began)
+
+
+def _hero_state() -> WorldState:
+    from bridge.rules.engine import Sheet, sync_character
+
+    state = WorldState()
+    sheet = Sheet(
+        id="hero",
+        name="Hero",
+        owners=("player",),
+        skills={"Athletics": 3},
+        aspects=(("hc", "Bold"),),
+        fate_points=99,
+    )
+    return apply_all(state, sync_character(state, sheet, get_ruleset(state.ruleset)))
+
+
+async def seed_worlds(store: Store, world_ids: list[str], resolved: int = 0) -> dict[str, str]:
+    """Register each world with the hero synced (through the service, as a GM would), then
+    append ``resolved`` passive overcomes to each in one commit; returns the GM keys."""
+    service = BridgeService(store)
+    keys: dict[str, str] = {}
+    for world_id in world_ids:
+        _record, keys[world_id] = await service.add_world(world_id, world_id)
+        gm = Session("seed", world_id, "seed", "gm", bound=True)
+        reply = await service.handle(gm, "actor.sync", {"request_id": "seed", "actor": HERO})
+        if not reply.ack["ok"]:
+            raise RuntimeError(reply.ack)
+        if resolved:
+            await _append_actions(store, world_id, resolved)
+    return keys
+
+
+async def _append_actions(store: Store, world_id: str, resolved: int) -> None:
+    snapshot = await store.load(world_id)
+    assert snapshot is not None
+    state = rebuild(snapshot)
+    dice = SecureDice()
+    events: list[Event] = []
+    for _ in range(resolved):
+        state, more = resolve_passive(state, dice)
+        events.extend(more)
+    rows: list[EventRow] = []
+    prev, seq, now = snapshot.last_event_hash, snapshot.last_event_seq, "2026-01-01T00:00:00+00:00"
+    for event in events:
+        seq += 1
+        payload = event.model_dump(mode="json")
+        digest = event_hash(prev, seq, event.type, payload, now)
+        rows.append(EventRow(seq, event.type, payload, now, prev, digest))
+        prev = digest
+    await store.commit(
+        CommitBatch(
+            world_id=world_id,
+            expected_version=snapshot.version,
+            snapshot=state.model_dump(mode="json"),
+            events=rows,
+            created_at=now,
+        )
+    )

@@ -1,0 +1,164 @@
+"""A commit persists what changed; the world survives a killed process between snapshots.
+
+DESIGN "State and scale": each commit appends its events, emits and answer; a snapshot
+of the whole state is written only every SNAPSHOT_EVERY events or at a scene's end, and
+the latest state is the snapshot plus the events after it, replayed by the reducer.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bridge.service import BridgeService, Session
+from bridge.service.core import SNAPSHOT_EVERY
+from bridge.store.base import CommitBatch, Snapshot, Store
+from bridge.store.chain import verify_chain
+from bridge.store.redis import RedisStore
+from bridge.store.sqlite import SQLiteStore
+from tests.bridge_process import BridgeProcess, cli, flush_redis
+from tests.conftest import Connect
+from tests.seats import BROUSSEAU, Seat, queue
+
+pytestmark = pytest.mark.both_stores
+
+
+def open_store(bridge: BridgeProcess) -> Store:
+    if bridge.redis_url:
+        return RedisStore(bridge.redis_url)
+    return SQLiteStore(bridge.data_dir / "bridge.sqlite3")
+
+
+async def stored(bridge: BridgeProcess, world_id: str) -> tuple[Snapshot, list[Any]]:
+    store = open_store(bridge)
+    await store.open()
+    try:
+        snapshot = await store.load(world_id)
+        assert snapshot is not None
+        rows = await store.events(world_id)
+    finally:
+        await store.close()
+    return snapshot, [(r.seq, r.type, r.payload, r.created_at, r.prev_hash, r.hash) for r in rows]
+
+
+def start(request_id: str) -> dict[str, Any]:
+    return {
+        "request_id": request_id,
+        "type": "overcome",
+        "actor_id": "brousseau",
+        "skill": "Athletics",
+        "opposition": {"kind": "passive", "rating": 1},
+    }
+
+
+async def test_an_acked_intent_survives_sigkill_between_the_event_append_and_the_next_snapshot(
+    bridge: BridgeProcess, connect: Connect, world: tuple[str, str]
+) -> None:
+    gm = Seat(await connect(world[0], key=world[1]))
+    await gm.ok("actor.sync", actor=BROUSSEAU)
+    await queue(gm, [1, 1, 0, 0], [0, 0, 0, -1])
+    first = await gm.ok("action.start", **start("first"))
+    await gm.ok("action.pass", action_id=first["action_id"], side="actor")
+    acked = await gm.send("action.start", **start("acked"))
+    assert acked["ok"], acked
+    # SIGKILL: no shutdown code runs; only what the commit made durable is left.
+    assert bridge.process is not None
+    bridge.process.kill()
+    bridge.process.wait()
+    bridge.process = None
+
+    snapshot, rows = await stored(bridge, world[0])
+    # The acked intent's events are in the log, after the saved snapshot: exactly the
+    # window between an append and the next snapshot.
+    assert snapshot.state_seq < snapshot.last_event_seq == rows[-1][0]
+    assert rows[-1][0] - snapshot.state_seq < SNAPSHOT_EVERY
+    assert snapshot.tail and snapshot.tail[-1].seq == snapshot.last_event_seq
+    assert verify_chain(rows) is None
+
+    bridge.start()
+    gm = Seat(await connect(world[0], key=world[1]))
+    # The same request id answers as before (the answer was committed with the events).
+    assert await gm.send("action.start", **start("acked")) == acked
+    # The state rebuilt from snapshot + tail has the action, ready to move on.
+    passed = await gm.ok("action.pass", action_id=acked["data"]["action_id"], side="actor")
+    assert passed["card"]["state"] == "resolved"
+    verified = cli(bridge, "world", "verify", world[0])
+    assert verified.stdout.startswith("OK:"), verified.stdout
+
+
+async def test_snapshots_every_so_many_events_and_at_scene_end(
+    tmp_path: Path, store_kind: str, request: pytest.FixtureRequest
+) -> None:
+    # The service's own path on a real store, in process (hundreds of intents).
+    if store_kind == "redis":
+        url = request.getfixturevalue("redis_url")
+        flush_redis(url)
+        store: Store = RedisStore(url)
+    else:
+        store = SQLiteStore(tmp_path / "bridge.sqlite3")
+    await store.open()
+    try:
+        service = BridgeService(store, dev_dice=True)
+        await service.add_world("w", "World")
+        gm = Session("s", "w", "gm", "gm", bound=True)
+
+        async def ok(event: str, **payload: Any) -> dict[str, Any]:
+            reply = await service.handle(gm, event, {"request_id": f"r{next_id()}", **payload})
+            assert reply.ack["ok"], reply.ack
+            data: dict[str, Any] = reply.ack["data"]
+            return data
+
+        counter = iter(range(1_000_000))
+
+        def next_id() -> int:
+            return next(counter)
+
+        await ok("actor.sync", actor={**BROUSSEAU, "fate_points": 0})
+        snapshot = await store.load("w")
+        assert snapshot is not None and snapshot.state_seq == 0
+        while snapshot.last_event_seq < SNAPSHOT_EVERY + 10:
+            fields = {k: v for k, v in start("x").items() if k != "request_id"}
+            started = await ok("action.start", **fields)
+            await ok("action.pass", action_id=started["action_id"], side="actor")
+            loaded = await store.load("w")
+            assert loaded is not None
+            snapshot = loaded
+            # Never more than SNAPSHOT_EVERY events (plus one intent's) are left to replay.
+            assert len(snapshot.tail) < SNAPSHOT_EVERY + 10
+        assert snapshot.state_seq >= SNAPSHOT_EVERY
+        assert await service.latest_state("w") == await service.replayed_state("w")
+        await ok("scene.end")
+        ended = await store.load("w")
+        assert ended is not None
+        assert ended.tail == () and ended.state_seq == ended.last_event_seq
+        assert await service.latest_state("w") == await service.replayed_state("w")
+        at_snapshot = await service.replayed_state("w", upto=ended.state_seq)
+        assert at_snapshot.model_dump(mode="json") == ended.state
+    finally:
+        await store.close()
+
+
+async def test_world_verify_catches_a_snapshot_that_disagrees_with_the_log(
+    bridge: BridgeProcess, connect: Connect, world: tuple[str, str]
+) -> None:
+    gm = Seat(await connect(world[0], key=world[1]))
+    await gm.ok("actor.sync", actor=BROUSSEAU)
+    await gm.ok("scene.end")  # writes a snapshot
+    bridge.stop()
+    store = open_store(bridge)
+    await store.open()
+    try:
+        snapshot = await store.load(world[0])
+        assert snapshot is not None and snapshot.state_seq > 0
+        forged = {**snapshot.state, "gm_fate_points": 99}
+        await store.commit(
+            CommitBatch(world_id=world[0], expected_version=snapshot.version, snapshot=forged)
+        )
+    finally:
+        await store.close()
+    with pytest.raises(subprocess.CalledProcessError) as failed:
+        cli(bridge, "world", "verify", world[0])
+    assert "saved snapshot" in failed.value.stderr
