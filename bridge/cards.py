@@ -111,6 +111,21 @@ def invokable_aspects(state: WorldState, action: Action) -> list[protocol.CardAs
 
 def _prompt(state: WorldState, action: Action, ruleset: Ruleset) -> protocol.CardPrompt:
     actor_users = _controllers(state, action.actor)
+    if action.state == "confirming":
+        # R2.1, R9.1: the GM confirms; R10.1: invited helpers' owners answer; once only
+        # helpers are left, the acting side may roll without them.
+        invited = tuple(p.character_id for p in action.participants if p.status == "invited")
+        users = _owners(state, invited)
+        options = ["confirm"] if action.proposal is not None else ["roll"]
+        if action.proposal is None:
+            users += [u for u in actor_users if u not in users]
+        if invited:
+            options.append("help")
+        return protocol.CardPrompt(kind="confirm", users=users, gm=True, options=options)
+    if action.hint == "offered":
+        return protocol.CardPrompt(kind="hint", users=actor_users, gm=True, options=["take"])
+    if action.hint == "asked":
+        return protocol.CardPrompt(kind="hint", users=[], gm=True, options=["give"])
     if action.state == "declared":
         return protocol.CardPrompt(kind="roll", users=actor_users, gm=True, options=["concede"])
     if action.state == "awaiting_opposition":
@@ -216,6 +231,26 @@ def action_card(
             if c is not None and not c.is_npc
         },
         prompt=_prompt(state, action, ruleset),
+        proposal=protocol.CardProposal(
+            passive_rating=rated(action.proposal.passive_rating, ruleset)
+            if action.proposal.passive_rating is not None
+            else None,
+            dangerous_actor=action.proposal.dangerous_actor,
+            dangerous_opposition=action.proposal.dangerous_opposition,
+        )
+        if action.proposal is not None
+        else None,
+        participants=[
+            protocol.CardParticipant(
+                character=_who(state, p.character_id)
+                or protocol.CardCharacter(id=p.character_id, name=p.character_id),
+                skill=p.skill,
+                status=p.status,
+                controllers=_owners(state, (p.character_id,)),
+            )
+            for p in action.participants
+        ],
+        hint=protocol.CardHint(status=action.hint, text=action.hint_text) if action.hint else None,
         description=action.description,
         event_seq=event_seq,
         event_hash=event_hash,
@@ -539,6 +574,9 @@ def scene_state(state: WorldState) -> protocol.SceneState:
         ruleset=state.ruleset,
         scene=protocol.SceneInfo(
             number=state.scene.number, session=state.scene.session, scenario=state.scene.scenario
+        ),
+        settings=protocol.WorldSettingsView(
+            trust_player_ratings=state.settings.trust_player_ratings
         ),
         gm_fate_points=state.gm_fate_points,
         aspects=[

@@ -135,8 +135,9 @@ async def connect(bridge: BridgeProcess) -> AsyncIterator[Connect]:
 
 
 @pytest.fixture
-async def table(connect: Connect, world: tuple[str, str]) -> dict[str, Seat]:
-    """A GM with three synced actors and two bound players (paul, anna)."""
+async def strict_table(connect: Connect, world: tuple[str, str]) -> dict[str, Seat]:
+    """A GM with three synced actors and two bound players (paul, anna), with the world's
+    default settings: every player's passive rating waits for the GM (R2.1)."""
     gm = Seat(await connect(world[0], key=world[1], user="gm"))
     for actor in (BROUSSEAU, MARGOT, GHOUL):
         await gm.ok("actor.sync", actor=actor)
@@ -151,3 +152,13 @@ async def table(connect: Connect, world: tuple[str, str]) -> dict[str, Seat]:
         assert bound == {"user_id": user, "bound": True}
         seats[user] = seat
     return seats
+
+
+@pytest.fixture
+async def table(strict_table: dict[str, Seat]) -> dict[str, Seat]:
+    """The same table, whose GM trusts the players' passive ratings (R2.1 Decision: a
+    world setting), so scenarios about other rules need no confirmation step; danger
+    and helpers are still the GM's and the owners' to confirm."""
+    settings = await strict_table["gm"].ok("world.settings", trust_player_ratings=True)
+    assert settings["settings"] == {"trust_player_ratings": True}
+    return strict_table

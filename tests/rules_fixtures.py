@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from bridge.rules import actions
 from bridge.rules.actions import Principal
-from bridge.rules.dice import QueuedDice, Roll
+from bridge.rules.dice import DiceSource, QueuedDice, Roll
 from bridge.rules.engine import Sheet, SheetSlot, apply_all, sync_character
 from bridge.rules.events import Event
 from bridge.rules.procedures import settle
@@ -117,3 +118,21 @@ class Table:
 
     def character(self, character_id: str):  # type: ignore[no-untyped-def]
         return self.state.characters[character_id]
+
+
+def gm_confirms(table: Table, dice_source: DiceSource, action_id: str = "") -> None:
+    """R2.1, R9.1, R10.1: the GM confirms a player's proposal as it stands and accepts
+    every helper still invited, so the action goes on as declared."""
+    action = table.action(action_id)
+    if action.state != "confirming":
+        return
+    if action.proposal is not None:
+        table.run(lambda s: actions.confirm(s, action.id, GM_USER, dice_source))
+    for participant in action.participants:
+        if participant.status == "invited":
+            helper_id = participant.character_id
+            table.run(
+                lambda s, h=helper_id: actions.answer_help(  # type: ignore[misc]
+                    s, action.id, h, True, GM_USER, dice_source
+                )
+            )

@@ -31,6 +31,7 @@ from tests.rules_fixtures import (
     STANDARD_SLOTS,
     Table,
     dice,
+    gm_confirms,
     sheet,
     with_aspect,
     world,
@@ -40,13 +41,20 @@ ZERO: Roll = (0, 0, 0, 0)
 BRIDGE_ASPECT = Aspect(id="sit-bridge", name="Rickety Bridge", kind="situation")
 
 
-def start(table: Table, who: Principal = PAUL, *rolls: Roll, **kwargs: object) -> None:
+def start(
+    table: Table, who: Principal = PAUL, *rolls: Roll, confirm: bool = True, **kwargs: object
+) -> None:
+    """Declare an action; unless ``confirm`` is False, the GM confirms the player's
+    proposal as it stands and accepts every invited helper (R2.1, R9.1, R10.1)."""
     fields: dict[str, object] = {"type": "overcome", "actor_id": "b", "skill": "Athletics"}
     fields.update(kwargs)
     if "passive_rating" not in fields and "opposer_id" not in fields:
         fields["passive_rating"] = 2
     command = StartAction(**fields)  # type: ignore[arg-type]
-    table.run(lambda s: actions.start_action(s, command, who, dice(*rolls), table.ruleset))
+    queued = dice(*rolls)
+    table.run(lambda s: actions.start_action(s, command, who, queued, table.ruleset))
+    if confirm:
+        gm_confirms(table, queued)
 
 
 def invoke(

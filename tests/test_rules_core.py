@@ -14,22 +14,33 @@ from bridge.rules.dice import FACES, QueuedDice, Roll, SecureDice, dice_total
 from bridge.rules.errors import RuleViolation
 from bridge.rules.outcome import outcome_for, shifts
 from bridge.rules.ruleset import FATE_CONDENSED, UNWRITTEN, get_ruleset
-from tests.rules_fixtures import BROUSSEAU, GM_USER, PAUL, Table, dice, sheet, world
+from tests.rules_fixtures import (
+    BROUSSEAU,
+    GM_USER,
+    PAUL,
+    Table,
+    dice,
+    gm_confirms,
+    sheet,
+    world,
+)
 
 faces = st.sampled_from(FACES)
 rolls = st.tuples(faces, faces, faces, faces)
 
 
 def overcome(table: Table, roll: Roll, rating: int, skill: str = "Athletics") -> None:
+    queued = dice(roll)
     table.run(
         lambda s: actions.start_action(
             s,
             actions.StartAction("overcome", "b", skill, passive_rating=rating),
             PAUL,
-            dice(roll),
+            queued,
             UNWRITTEN,
         )
     )
+    gm_confirms(table, queued)  # R2.1: the player's rating is the GM's to confirm
 
 
 def pass_actor(table: Table) -> None:

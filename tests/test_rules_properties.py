@@ -54,6 +54,9 @@ commands = st.one_of(
     st.tuples(st.just("cost"), st.sampled_from(["mild_consequence", "wrinkle", "npc_boost"])),
     st.tuples(st.just("concede"), who, st.sampled_from(["b", "m"])),
     st.tuples(st.just("roll"), who),
+    # R2.1, R9.1, R10.1: the GM confirms (maybe changing the rating); helpers answer.
+    st.tuples(st.just("confirm"), who, st.one_of(st.none(), st.integers(-2, 8))),
+    st.tuples(st.just("help"), who, st.sampled_from(["b", "m"]), st.booleans()),
 )
 
 
@@ -125,6 +128,10 @@ def run(state: WorldState, command: tuple, dice: QueuedDice) -> list:  # type: i
         return end_scene(state, GM_USER, scope=command[1])[0]
     if kind == "concede":
         return actions.concede(state, current, command[2], command[1])
+    if kind == "confirm":
+        return actions.confirm(state, current, command[1], dice, passive_rating=command[2])
+    if kind == "help":
+        return actions.answer_help(state, current, command[2], command[3], command[1], dice)
     return actions.roll_now(state, current, command[1], dice)
 
 
@@ -190,6 +197,11 @@ def play_turn(turn: tuple) -> list[tuple]:  # type: ignore[type-arg]
     actor, action_type, rating, dangerous, helped, invokes, choice, cost_kind, concede, end = turn
     owner = OWNER[actor]
     script: list[tuple] = [("start", owner, actor, action_type, rating, dangerous, helped)]  # type: ignore[type-arg]
+    # R2.1, R9.1: the GM confirms the player's numbers; R10.1: the helper's owner accepts.
+    script.append(("confirm", GM_USER, None))
+    if helped:
+        helper = "m" if actor == "b" else "b"
+        script.append(("help", OWNER[helper], helper, True))
     if dangerous:
         script.append(("concede", owner, actor) if concede else ("roll", owner))
     for invoker, aspect_id, payment, effect in invokes:
@@ -296,7 +308,10 @@ CHOICE_FOR = {
 def gm_step(state: WorldState, action_id: str, dice: QueuedDice) -> list:  # type: ignore[type-arg]
     """The GM's next press on an open action, whatever it waits for."""
     action = state.actions[action_id]
-    if action.state == "declared":
+    if action.state == "confirming" and action.proposal is not None:
+        return actions.confirm(state, action_id, GM_USER, dice)  # R2.1, R9.1
+    if action.state in ("declared", "confirming"):
+        # R10.1 Decision: rolling drops the helpers who have not answered.
         return actions.roll_now(state, action_id, GM_USER, dice)
     if action.state == "awaiting_opposition":
         return actions.oppose(state, action_id, "Athletics", GM_USER, dice)

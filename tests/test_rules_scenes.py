@@ -22,6 +22,7 @@ from tests.rules_fixtures import (
     STANDARD_SLOTS,
     Table,
     dice,
+    gm_confirms,
     sheet,
     world,
 )
@@ -150,6 +151,7 @@ def test_r11_2_fumbled_advantage_forfeits_the_sides_roll() -> None:
     # R11.2: an advantage attempt before the roll; its fumble forfeits this exchange.
     table = Table(world())
     cid = direct_contest(table)
+    fumble = dice((-1, -1, -1, 0))
     table.run(
         lambda s: contest.contest_advantage(
             s,
@@ -159,11 +161,12 @@ def test_r11_2_fumbled_advantage_forfeits_the_sides_roll() -> None:
             "Notice",
             "Shortcut",
             PAUL,
-            dice((-1, -1, -1, 0)),
+            fumble,
             UNWRITTEN,
             passive_rating=2,
         )
     )
+    gm_confirms(table, fumble)  # R2.1: Paul's rating is the GM's to confirm
     pass_actor(table, table.action().id, PAUL)
     slot = next(r for r in table.state.contests[cid].current if r.side_id == "s1")
     assert slot.forfeited
@@ -275,11 +278,13 @@ def test_r11_1_advantage_completes_no_task_and_carried_boosts_survive_one_scene_
         )
     )
     chid = next(iter(table.state.challenges))
+    tie = dice(ZERO)
     table.run(
         lambda s: challenge.try_advantage(
-            s, chid, "b", "Notice", "Calm Water", 2, PAUL, dice(ZERO), UNWRITTEN
+            s, chid, "b", "Notice", "Calm Water", 2, PAUL, tie, UNWRITTEN
         )
     )
+    gm_confirms(table, tie)  # R2.1: Paul's rating is the GM's to confirm
     pass_actor(table, table.action().id, PAUL)  # tie: a boost
     assert table.state.challenges[chid].state == "open"
     boost_id = next(e.aspect_id for e in table.action().effects if e.kind == "boost") or ""
@@ -535,25 +540,20 @@ def test_r12_1_scene_end_archives_what_is_finished_and_closes_procedures() -> No
     # them (unfinished ones without a result, named on the summary). Resolved actions leave
     # the live state; an action still in its invoke phase stays. The log keeps everything.
     table = Table(world())
-    table.run(
-        lambda s: actions.start_action(
-            s,
-            StartAction("overcome", "b", "Athletics", passive_rating=0),
-            PAUL,
-            dice(ZERO),
-            UNWRITTEN,
+    for _ in range(2):
+        rolled = dice(ZERO)
+        table.run(
+            lambda s, d=rolled: actions.start_action(  # type: ignore[misc]
+                s,
+                StartAction("overcome", "b", "Athletics", passive_rating=0),
+                PAUL,
+                d,
+                UNWRITTEN,
+            )
         )
-    )
-    pass_actor(table, "a1", PAUL)
-    table.run(
-        lambda s: actions.start_action(
-            s,
-            StartAction("overcome", "b", "Athletics", passive_rating=0),
-            PAUL,
-            dice(ZERO),
-            UNWRITTEN,
-        )
-    )
+        gm_confirms(table, rolled)
+        if table.state.action_count == 1:
+            pass_actor(table, "a1", PAUL)
     cid = direct_contest(table)
     table.run(lambda s: contest.concede_contest(s, cid, "s2", GM_USER))
     table.run(

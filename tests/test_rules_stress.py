@@ -15,6 +15,7 @@ from bridge.rules.engine import replay
 from bridge.rules.errors import RuleViolation
 from bridge.rules.events import EVENT_ADAPTER, CharacterPut, Event
 from bridge.rules.ruleset import FATE_CONDENSED
+from bridge.rules.settings import change_settings
 from bridge.rules.state import Character, StressTrack
 from tests.rules_fixtures import (
     ANNA,
@@ -24,6 +25,7 @@ from tests.rules_fixtures import (
     STANDARD_SLOTS,
     Table,
     dice,
+    gm_confirms,
     mental,
     physical,
     sheet,
@@ -47,7 +49,10 @@ def condensed(*ghoul_tracks: StressTrack, slots: bool = True) -> Table:
         stress=ghoul_tracks,
         slots=STANDARD_SLOTS if slots else (),
     )
-    return Table(world(BROUSSEAU, ghoul, ruleset=FATE_CONDENSED))
+    table = Table(world(BROUSSEAU, ghoul, ruleset=FATE_CONDENSED))
+    # R2.1 Decision: this table trusts Paul's passive ratings; these tests are about stress.
+    table.run(lambda s: change_settings(s, GM_USER, trust_player_ratings=True))
+    return table
 
 
 def refused(code: str, run: Callable[[], list[Event]]) -> RuleViolation:
@@ -69,7 +74,9 @@ def attack(table: Table, hit: int, *, kind: str | None = None) -> str:
         passive_rating=0,
         attack_kind=kind,  # type: ignore[arg-type]
     )
-    table.run(lambda s: actions.start_action(s, command, PAUL, dice(roll), table.ruleset))
+    queued = dice(roll)
+    table.run(lambda s: actions.start_action(s, command, PAUL, queued, table.ruleset))
+    gm_confirms(table, queued)  # R2.1: Paul's rating is the GM's to confirm (if not trusted)
     action_id = table.action().id
     table.run(lambda s: actions.pass_invokes(s, action_id, "actor", PAUL, table.ruleset))
     assert table.action().pending_hit == hit

@@ -57,6 +57,10 @@ async def test_two_nodes_share_rooms_binding_and_state(
         opposition={"kind": "passive", "rating": 5},
     )
     assert (await gm.wait_for("card"))[0]["card"]["action_id"] == card["action_id"]
+    # R2.1: the GM on node A confirms the rating Paul proposed on node B.
+    assert card["state"] == "confirming"
+    card = await gm.card("action.confirm", action_id=card["action_id"])
+    assert card["state"] == "invoking"
 
     # Two invokes on two nodes race for the last fate point: exactly one wins.
     gm_invoke = gm.send(

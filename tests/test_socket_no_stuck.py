@@ -54,6 +54,7 @@ async def test_r5_9_an_attack_without_a_target_is_refused_not_stuck(
     # With its target the same attack runs to the end: 3 - 1 against 1, a hit of 1 shift.
     await queue(gm, [0, 0, -1, 0])
     card = await paul.card("action.start", **attack, target_id="ghoul")
+    card = await gm.card("action.confirm", action_id=card["action_id"])  # R2.1: Paul's rating
     card = await paul.card("action.pass", action_id=card["action_id"], side="actor")
     assert card["state"] in ("absorbing", "resolved")
     assert {"kind": "hit", "count": 1} in [

@@ -176,6 +176,9 @@ async def test_dangerous_fumble_overwhelms_the_actor(table: dict[str, Seat]) -> 
         opposition={"kind": "passive", "rating": 4},
         dangerous={"actor": True},
     )
+    # R9.1 Decision: the player's danger flag waits for the GM, who confirms it.
+    assert card["state"] == "confirming" and card["proposal"]["dangerous_actor"] is True
+    card = await gm.card("action.confirm", action_id=card["action_id"])
     assert card["state"] == "declared" and card["prompt"]["options"] == ["concede"]
     await queue(gm, [-1, -1, 0, 0])
     await paul.card("action.roll", action_id=card["action_id"])
@@ -207,6 +210,7 @@ async def test_concession_pays_a_fate_point_at_scene_end(table: dict[str, Seat])
         opposition={"kind": "active", "opposer_id": "ghoul"},
         dangerous={"actor": True, "opposition": False},
     )
+    card = await gm.card("action.confirm", action_id=card["action_id"])  # R9.1
     card = await paul.card("action.concede", action_id=card["action_id"], character_id="brousseau")
     assert card["state"] == "resolved" and card["succeeded"] is False
     before = {c["id"]: c for c in (await gm.ok("world.state"))["characters"]}
@@ -272,6 +276,14 @@ async def test_teamwork_with_two_helpers(table: dict[str, Seat]) -> None:
         opposition={"kind": "passive", "rating": 4},
         situation="the attic",
         helpers=[{"character_id": "margot"}, {"character_id": "ghoul"}],
+    )
+    # R10.1 Decision: Anna accepts for Margot, the GM for the Ghoul (an NPC).
+    assert [p["status"] for p in card["participants"]] == ["joined", "invited", "invited"]
+    await table["anna"].card(
+        "action.help", action_id=card["action_id"], character_id="margot", accept=True
+    )
+    card = await gm.card(
+        "action.help", action_id=card["action_id"], character_id="ghoul", accept=True
     )
     assert card["actor"]["leader"]["id"] == "margot"
     assert {h["id"] for h in card["actor"]["helpers"]} == {"brousseau", "ghoul"}

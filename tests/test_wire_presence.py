@@ -84,6 +84,8 @@ async def test_a_node_killed_by_sigkill_stops_counting_its_users(
     key = add_world(bridge, "shared")
     gm = Seat(await connect("shared", key=key, user="gm"))  # node A
     await gm.ok("actor.sync", actor=BROUSSEAU)
+    # R2.1 Decision: this table trusts Paul's rating, so his card is his own to write at once.
+    await gm.ok("world.settings", trust_player_ratings=True)
     paul = Seat(await connect("shared", role="player", user="paul", url=node_b.url))
     hello = await paul.ok("hello")
     assert not await presence(bridge.redis_url, "shared", "paul")  # not yet vouched for

@@ -284,6 +284,31 @@ class ActionCancel(ActionRef):
     reason: Text = ""
 
 
+class ActionConfirm(ActionRef):
+    """R2.1, R9.1 Decision: the GM confirms a player's proposal, or changes it: a new
+    passive rating, and (when given) exactly which sides are dangerous."""
+
+    passive_rating: Rating | None = None
+    dangerous: DangerIn | None = None
+
+
+class ActionHelp(ActionRef):
+    """R10.1 Decision: a named helper's owner (or the GM) accepts or declines."""
+
+    character_id: Identifier
+    accept: bool
+
+
+class ActionHint(ActionRef):
+    """R5.5: the actor of an excelled discover takes the hint (the GM is asked)."""
+
+
+class ActionHintGive(ActionRef):
+    """R5.5: the GM answers a hint the actor asked for."""
+
+    text: Annotated[str, StringConstraints(min_length=1, max_length=2000)]
+
+
 class AspectGive(Inbound):
     """R10.2: hand free invokes to another character."""
 
@@ -315,6 +340,14 @@ class SceneAspect(Inbound):
     free_invokes: (
         Annotated[dict[Identifier, Annotated[int, Field(ge=0, le=10)]], Field(max_length=20)] | None
     ) = None
+
+
+class WorldSettingsIn(Inbound):
+    """GM: the table's settings; a field left out keeps its value. R2.1 Decision:
+    ``trust_player_ratings`` lets players' passive ratings through unconfirmed."""
+
+    request_id: RequestId
+    trust_player_ratings: bool | None = None
 
 
 class SceneRead(Inbound):
@@ -557,10 +590,15 @@ INTENTS: dict[str, type[Inbound]] = {
     "action.absorb": ActionAbsorb,
     "action.gift": ActionGift,
     "action.cancel": ActionCancel,
+    "action.confirm": ActionConfirm,
+    "action.help": ActionHelp,
+    "action.hint": ActionHint,
+    "action.hint_give": ActionHintGive,
     "aspect.give": AspectGive,
     "scene.end": SceneEnd,
     "scene.aspect": SceneAspect,
     "scene.read": SceneRead,
+    "world.settings": WorldSettingsIn,
     "contest.start": ContestStart,
     "contest.roll": ContestRoll,
     "contest.advantage": ContestAdvantage,

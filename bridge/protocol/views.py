@@ -37,6 +37,8 @@ ErrorCode = Literal[
     "exhausted",
     "already_overcome",
     "no_gm",
+    "awaiting_gm",
+    "advantage_pending",
     "dev_dice_disabled",
     "conflict",
     "forfeited",
@@ -141,10 +143,36 @@ class CardAspect(Outbound):
 class CardPrompt(Outbound):
     """Who should act next, for showing buttons; the bridge checks every press itself."""
 
-    kind: Literal["roll", "oppose", "invoke", "choose", "cost", "absorb", "none"]
+    kind: Literal["confirm", "roll", "oppose", "invoke", "choose", "cost", "absorb", "hint", "none"]
     users: list[str]
     gm: bool
     options: list[str]
+
+
+class CardProposal(Outbound):
+    """R2.1, R9.1: what a player proposed that waits for the GM (the confirm controls
+    start from it)."""
+
+    passive_rating: Rated | None
+    dangerous_actor: bool
+    dangerous_opposition: bool
+
+
+class CardParticipant(Outbound):
+    """R10.1: someone named on the acting side; ``invited`` ones wait for ``controllers``
+    (their owners) or the GM to accept."""
+
+    character: CardCharacter
+    skill: str
+    status: Literal["joined", "invited", "declined", "dropped"]
+    controllers: list[str]
+
+
+class CardHint(Outbound):
+    """R5.5: an excelled discover's hint: on offer, asked for, or given (with its text)."""
+
+    status: Literal["offered", "asked", "given"]
+    text: str | None
 
 
 class OddsView(Outbound):
@@ -188,6 +216,7 @@ class ActionCard(Outbound):
     action_type: ActionTypeName
     action_label: str
     state: Literal[
+        "confirming",
         "declared",
         "awaiting_opposition",
         "invoking",
@@ -222,6 +251,9 @@ class ActionCard(Outbound):
     # Fate points of every player character taking part (leaders and helpers).
     fate_points: dict[str, int]
     prompt: CardPrompt
+    proposal: CardProposal | None = None
+    participants: list[CardParticipant] = []
+    hint: CardHint | None = None
     description: str | None = None
     # The GM took this action back (history.undo): the card shows it, without controls.
     undone: bool = False
@@ -352,11 +384,18 @@ class SceneInfo(Outbound):
     scenario: int
 
 
+class WorldSettingsView(Outbound):
+    """The table's settings (``world.settings``)."""
+
+    trust_player_ratings: bool
+
+
 class SceneState(Outbound):
     """Everything the GM's scene panel and the players' view show."""
 
     ruleset: str
     scene: SceneInfo
+    settings: WorldSettingsView
     gm_fate_points: int
     aspects: list[CardAspect]
     contests: list[ContestView]
@@ -757,6 +796,7 @@ RESULTS: dict[str, type[Outbound]] = {
     "contest.advantage": ActionData,
     "challenge.roll": ActionData,
     "challenge.advantage": ActionData,
+    "world.settings": SceneState,
     "fate.compel": SceneState,
     "fate.compel_answer": SceneState,
     "fate.spend": WorldStateData,

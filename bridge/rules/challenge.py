@@ -76,6 +76,7 @@ def roll_task(
             actor_id=actor_id,
             skill=skill or task.skill,
             passive_rating=task.rating,
+            rating_from_gm=True,
             helpers=tuple(helpers),
             description=task.name,
             purpose="challenge_task",

@@ -145,6 +145,14 @@ def contest_roll(
         )
     if slot.action_id is not None:
         raise RuleViolation("wrong_state", f"{side.name} already rolled this exchange.", "side_id")
+    if _open_advantage(draft, contest, side.id) is not None:
+        # R11.2 Decision: the roll waits, so a fumbled advantage can still forfeit it.
+        raise RuleViolation(
+            "advantage_pending",
+            f"{side.name}'s advantage before the roll is not resolved yet; "
+            "its contest roll waits for it.",
+            "side_id",
+        )
     active = [m for m in side.members if not draft.character(m).overwhelmed]
     if not active:
         raise RuleViolation("overwhelmed", f"Nobody on {side.name} can act.", "side_id")
@@ -197,6 +205,10 @@ def contest_advantage(
         raise RuleViolation(
             "wrong_state", "An advantage comes before the side's contest roll.", "side_id"
         )
+    if _open_advantage(draft, contest, side.id) is not None:
+        raise RuleViolation(
+            "advantage_pending", f"{side.name} is already trying an advantage.", "side_id"
+        )
     declare(
         draft,
         StartAction(
@@ -216,6 +228,21 @@ def contest_advantage(
         ruleset,
     )
     return draft.events()
+
+
+def _open_advantage(draft: Draft, contest: Contest, side_id: str) -> Action | None:
+    """The side's create-an-advantage before its roll that has not resolved yet."""
+    return next(
+        (
+            a
+            for a in draft.actions.values()
+            if a.purpose == "contest_advantage"
+            and a.contest_id == contest.id
+            and a.side_id == side_id
+            and not a.closed
+        ),
+        None,
+    )
 
 
 def forfeit(draft: Draft, action: Action) -> None:

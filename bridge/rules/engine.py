@@ -22,6 +22,7 @@ from bridge.rules.events import (
     HistoryUndone,
     RecordDropped,
     ScenePut,
+    SettingsPut,
 )
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import (
@@ -215,6 +216,8 @@ def apply(state: WorldState, event: Event) -> WorldState:
         return state.model_copy(update={"undone": (*state.undone, *event.resolutions)})
     if isinstance(event, CarriedBoostsPut):
         return state.model_copy(update={"carried_boosts": event.aspect_ids})
+    if isinstance(event, SettingsPut):
+        return state.model_copy(update={"settings": event.settings})
     raise TypeError(f"unhandled event {event!r}")
 
 

@@ -22,6 +22,7 @@ from bridge.rules.state import (
     Contest,
     Frozen,
     Scene,
+    WorldSettings,
 )
 
 
@@ -107,6 +108,12 @@ class CarriedBoostsPut(Frozen):
     aspect_ids: tuple[str, ...]
 
 
+class SettingsPut(Frozen):
+    type: Literal["settings.put"] = "settings.put"
+    reason: str
+    settings: WorldSettings
+
+
 Collection = Literal["actions", "contests", "challenges", "conflicts", "compels"]
 
 
@@ -141,6 +148,7 @@ Event = Annotated[
     | ConflictPut
     | CompelPut
     | CarriedBoostsPut
+    | SettingsPut
     | RecordDropped,
     Field(discriminator="type"),
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -58,7 +59,8 @@ def end_scene(
     scene = state.scene
     summary = SceneEndSummary(scene=scene.number)
     stamp = (scene.number, scene.session, scene.scenario)
-    hints = set(scene.hints_open)
+    # R5.5 Decision: one entry per excelled discover whose hint stays untaken.
+    hints = Counter(scene.hints_open)
 
     for character in list(draft.characters.values()):
         slots = []
@@ -78,7 +80,7 @@ def end_scene(
             slots.append(slot)
         reasons = list(character.pending_reasons)
         gained = character.pending_fate_points
-        if character.id in hints:
+        for _ in range(hints[character.id]):
             gained += 1
             reasons.append(Earning(kind="hint_unused"))  # R5.5
         if gained:

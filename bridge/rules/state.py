@@ -247,6 +247,7 @@ class Cost(Frozen):
 
 
 ActionState = Literal[
+    "confirming",  # R2.1, R9.1, R10.1: the GM confirms a player's numbers; helpers accept
     "declared",  # dangerous: the concession window before any dice
     "awaiting_opposition",  # active opposition: the opposer picks a skill and rolls first
     "invoking",  # dice are down; both sides invoke or pass (R4.4)
@@ -266,6 +267,32 @@ Choice = Literal[
     "leave_mark",  # R5.4
     "attack_style",  # R5.9: the hit, or one less for a boost
 ]
+
+
+class Proposal(Frozen):
+    """R2.1, R9.1 Decision: what a player asked for that the GM owns, until the GM
+    confirms or changes it on the card. The action's sides already carry these values."""
+
+    passive_rating: int | None = None
+    dangerous_actor: bool = False
+    dangerous_opposition: bool = False
+
+
+ParticipantStatus = Literal["joined", "invited", "declined", "dropped"]
+
+
+class Participant(Frozen):
+    """R10.1: a character on the acting side and the skill it brings. The declared actor
+    comes first; a helper a player names for someone else's character is ``invited``
+    until its owner (or the GM) accepts (``joined``) or declines; an invitation still
+    unanswered when the dice are rolled is ``dropped``."""
+
+    character_id: str
+    skill: str
+    status: ParticipantStatus = "joined"
+
+
+HintStatus = Literal["offered", "asked", "given"]
 
 
 Purpose = Literal[
@@ -297,6 +324,14 @@ class Action(Frozen):
     cost_severity: CostSeverity | None = None
     costs: tuple[Cost, ...] = ()
     pending_hit: int = 0
+    # R2.1, R9.1: the player's numbers the GM has not confirmed yet (state "confirming").
+    proposal: Proposal | None = None
+    # R10.1: everyone named on the acting side, with whether they joined (empty on
+    # records declared before helpers had to accept).
+    participants: tuple[Participant, ...] = ()
+    # R5.5: an excelled discover's hint: offered, asked for by the actor, given by the GM.
+    hint: HintStatus | None = None
+    hint_text: str | None = None
     # R11.3 Decision: an attack's kind picks the stress tracks that may absorb it (R5.10).
     attack_kind: HarmKind | None = None
     effects: tuple[Effect, ...] = ()
@@ -432,7 +467,17 @@ class Scene(Frozen):
     # "actor|situation" keys: discover exhausted (R5.6), obstacles overcome (R5.8).
     exhausted: tuple[str, ...] = ()
     overcome: tuple[str, ...] = ()
+    # R5.5: one character id per excelled discover whose hint is not taken yet (an id
+    # appears once per hint, so two untaken hints pay two points).
     hints_open: tuple[str, ...] = ()
+
+
+class WorldSettings(Frozen):
+    """How a table chooses to play, set by the GM."""
+
+    # R2.1 Decision: a table may trust its players' passive opposition ratings (off by
+    # default); danger (R9.1) and helpers (R10.1) are confirmed either way.
+    trust_player_ratings: bool = False
 
 
 class WorldState(Frozen):
@@ -452,5 +497,6 @@ class WorldState(Frozen):
     compels: dict[str, Compel] = Field(default_factory=dict)
     # Boosts carried out of a challenge into the next scene (R11.1, R12.1).
     carried_boosts: tuple[str, ...] = ()
+    settings: WorldSettings = WorldSettings()
     # Event seqs of resolutions the GM undid (the history marks them); only grows.
     undone: tuple[int, ...] = ()

@@ -193,6 +193,49 @@ class ActionIntents(ServiceCore):
             intent.action_id,
         )
 
+    async def _action_confirm(self, session: Session, intent: protocol.ActionConfirm) -> Reply:
+        danger = intent.dangerous
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, _r, dice, who: actions.confirm(
+                state,
+                intent.action_id,
+                who,
+                dice,
+                passive_rating=intent.passive_rating,
+                dangerous_actor=danger.actor if danger else None,
+                dangerous_opposition=danger.opposition if danger else None,
+            ),
+            intent.action_id,
+        )
+
+    async def _action_help(self, session: Session, intent: protocol.ActionHelp) -> Reply:
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, _r, dice, who: actions.answer_help(
+                state, intent.action_id, intent.character_id, intent.accept, who, dice
+            ),
+            intent.action_id,
+        )
+
+    async def _action_hint(self, session: Session, intent: protocol.ActionHint) -> Reply:
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, _r, _d, who: actions.take_hint(state, intent.action_id, who),
+            intent.action_id,
+        )
+
+    async def _action_hint_give(self, session: Session, intent: protocol.ActionHintGive) -> Reply:
+        return await self._run_action(
+            session,
+            intent.request_id,
+            lambda state, _r, _d, who: actions.give_hint(state, intent.action_id, intent.text, who),
+            intent.action_id,
+        )
+
     async def _aspect_give(self, session: Session, intent: protocol.AspectGive) -> Reply:
         principal = session.principal
 

@@ -14,6 +14,7 @@ from bridge.rules import scene as scene_rules
 from bridge.rules.dice import DiceSource
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
+from bridge.rules.settings import change_settings
 from bridge.rules.state import WorldState, Zone
 from bridge.service.core import ServiceCore
 from bridge.service.session import (
@@ -56,6 +57,15 @@ class SceneIntents(ServiceCore):
     async def _scene_read(self, session: Session, intent: protocol.SceneRead) -> Reply:
         _snapshot, state = await self._current(session.world_id)
         return Reply(ok(cards.scene_state(state)))
+
+    async def _world_settings(self, session: Session, intent: protocol.WorldSettingsIn) -> Reply:
+        return await self._scene_change(
+            session,
+            intent.request_id,
+            lambda state, _r, _d, who: change_settings(
+                state, who, trust_player_ratings=intent.trust_player_ratings
+            ),
+        )
 
     async def _scene_aspect(self, session: Session, intent: protocol.SceneAspect) -> Reply:
         return await self._scene_change(

@@ -102,6 +102,24 @@ export function createApi() {
     concede(actionId, characterId) {
       return send("action.concede", { action_id: actionRef(actionId), character_id: characterId });
     },
+    /** GM: confirm a player's proposal (R2.1, R9.1), or change the rating and danger. */
+    confirm(actionId, { passive_rating, dangerous } = {}) {
+      const payload = { action_id: actionRef(actionId) };
+      if (passive_rating !== undefined) payload.passive_rating = passive_rating;
+      if (dangerous) payload.dangerous = { actor: Boolean(dangerous.actor), opposition: Boolean(dangerous.opposition) };
+      return send("action.confirm", payload);
+    },
+    /** A named helper's owner (or the GM) joins or declines (R10.1). */
+    help(actionId, characterId, accept = true) {
+      return send("action.help", { action_id: actionRef(actionId), character_id: characterId, accept: Boolean(accept) });
+    },
+    /** The actor takes an excelled discover's hint; the GM answers it with `text` (R5.5). */
+    takeHint(actionId) {
+      return send("action.hint", { action_id: actionRef(actionId) });
+    },
+    giveHint(actionId, text) {
+      return send("action.hint_give", { action_id: actionRef(actionId), text: String(text ?? "") });
+    },
     /**
      * The roll history, paged from the bridge. Each call resolves to the bridge's answer and
      * rejects with a BridgeError ({code, message, field}) when the bridge refuses.

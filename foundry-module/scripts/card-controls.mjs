@@ -73,6 +73,15 @@ function promptContext(card, user) {
   const ctx = { kind: prompt.kind, uid: globalThis.crypto.randomUUID().slice(0, 8) };
   const sides = [["actor", card.actor], ["opposition", card.opposition]];
   switch (prompt.kind) {
+    case "confirm":
+      if (!confirmContext(ctx, card, user)) return null;
+      break;
+    case "hint":
+      // R5.5: the actor takes the hint; the GM answers it with text.
+      if (prompt.options.includes("take")) ctx.takeHint = i18n.localize("FATEBRIDGE.Controls.TakeHint");
+      else if (user.isGM) ctx.giveHint = i18n.localize("FATEBRIDGE.Controls.GiveHint");
+      else return null;
+      break;
     case "roll":
       ctx.roll = true;
       ctx.concede = sides.filter(([, s]) => s.dangerous && s.leader && controlsSide(s, user))
@@ -118,6 +127,45 @@ function promptContext(card, user) {
 }
 
 /**
+ * The confirmation controls (R2.1, R9.1, R10.1), added to `ctx`; false when this user has
+ * nothing to press. The GM's form starts from what the player proposed, so one click
+ * confirms it; a helper's owner (or the GM) accepts or declines; once only helpers are
+ * left, the acting side may roll without them.
+ * @param {object} ctx
+ * @param {import("./protocol.mjs").ActionCard} card
+ * @param {User} user
+ */
+function confirmContext(ctx, card, user) {
+  const i18n = game.i18n;
+  const { options } = card.prompt;
+  if (options.includes("confirm") && user.isGM) {
+    const proposed = card.proposal?.passive_rating?.value ?? card.opposition.total?.value ?? 0;
+    ctx.confirm = {
+      label: i18n.localize("FATEBRIDGE.Controls.Confirm"),
+      rating: card.opposition_kind === "passive" ? ratingOptions(proposed) : null,
+      dangerActor: Boolean(card.proposal?.dangerous_actor ?? card.actor.dangerous),
+      dangerOpposition: Boolean(card.proposal?.dangerous_opposition ?? card.opposition.dangerous)
+    };
+  }
+  ctx.invited = (card.participants ?? [])
+    .filter((p) => p.status === "invited" && (user.isGM || p.controllers.includes(user.id)))
+    .map((p) => ({
+      id: p.character.id,
+      label: i18n.format("FATEBRIDGE.Controls.HelpAsked", { name: p.character.name, skill: p.skill }),
+      accept: i18n.localize("FATEBRIDGE.Controls.HelpAccept"),
+      decline: i18n.localize("FATEBRIDGE.Controls.HelpDecline")
+    }));
+  if (options.includes("roll") && controlsSide(card.actor, user)) ctx.rollWithout = i18n.localize("FATEBRIDGE.Controls.RollWithout");
+  return Boolean(ctx.confirm || ctx.invited.length || ctx.rollWithout);
+}
+
+/** The ladder from Terrible to Legendary as options, plus the proposal if it lies beyond. */
+function ratingOptions(selected) {
+  const values = new Set([...Array.from({ length: 11 }, (_, i) => i - 2), selected]);
+  return [...values].sort((a, b) => b - a).map((value) => ({ value, label: ladderEntry(value), selected: value === selected }));
+}
+
+/**
  * Fill a rendered card's controls for this user (hook `renderChatMessageHTML`).
  * @param {ChatMessage} message
  * @param {HTMLElement} html
@@ -142,6 +190,7 @@ export async function renderControls(message, html) {
 }
 
 const field = (holder, name) => String(holder.querySelector(`[name="${name}"]`)?.value ?? "").trim();
+const checked = (holder, name) => Boolean(holder.querySelector(`[name="${name}"]`)?.checked);
 
 /**
  * The intent of one press, or null when a picker was cancelled.
@@ -154,6 +203,15 @@ export async function intentFor(card, button, holder) {
   const action_id = card.action_id;
   const { fb, side, choice, character } = button.dataset;
   switch (fb) {
+    case "confirm": {
+      // R2.1, R9.1: exactly what the GM's form says (it starts as the proposal).
+      const payload = { action_id, dangerous: { actor: checked(holder, "dangerActor"), opposition: checked(holder, "dangerOpposition") } };
+      if (field(holder, "rating") !== "") payload.passive_rating = Number(field(holder, "rating"));
+      return ["action.confirm", payload];
+    }
+    case "help": return ["action.help", { action_id, character_id: character, accept: button.dataset.accept === "true" }];
+    case "hint": return ["action.hint", { action_id }];
+    case "hint-give": return ["action.hint_give", { action_id, text: field(holder, "hintText") }];
     case "roll": return ["action.roll", { action_id }];
     case "concede": return ["action.concede", { action_id, character_id: character }];
     case "oppose": return ["action.oppose", { action_id, skill: field(holder, "skill") }];

@@ -3,7 +3,7 @@
  * The same for every viewer: per-user buttons are added at render time (card-controls.mjs).
  * @module card-view
  */
-import { signed } from "./format.mjs";
+import { ladderEntry, signed } from "./format.mjs";
 
 const GLYPHS = { 1: "+", 0: "", [-1]: "\u2212" };
 const FACE_CLASS = { 1: "plus", 0: "blank", [-1]: "minus" };
@@ -109,6 +109,11 @@ export function effectText(effect, card) {
       if (effect.text === "gift") key += "Gift";
       else if (effect.count === 1) key += "One";
       break;
+    case "hint":
+      // R5.5: offered, asked for by the actor, or given (text: the GM's hint).
+      if (effect.detail === "asked") key += "Asked";
+      else if (effect.detail === "given") key += "Given";
+      break;
     case "cancelled":
       if (!effect.text) key += "NoText";
       break;
@@ -152,6 +157,32 @@ export function fatePointReason(earning) {
 }
 
 /**
+ * What a player proposed that waits for the GM (R2.1, R9.1), in words; null when nothing does.
+ * @param {import("./protocol.mjs").ActionCard} card
+ */
+export function proposalText(card) {
+  const proposal = card.proposal;
+  if (!proposal) return null;
+  const i18n = game.i18n;
+  const parts = [];
+  if (proposal.passive_rating) parts.push(i18n.format("FATEBRIDGE.Card.ProposalRating", { rating: ladderEntry(proposal.passive_rating.value) }));
+  if (proposal.dangerous_actor) parts.push(i18n.localize("FATEBRIDGE.Card.ProposalDangerActor"));
+  if (proposal.dangerous_opposition) parts.push(i18n.localize("FATEBRIDGE.Card.ProposalDangerOpposition"));
+  return i18n.format("FATEBRIDGE.Card.Proposal", { what: parts.join(", ") });
+}
+
+/**
+ * Helpers who have not joined (R10.1): invited, declined or dropped, in words.
+ * @param {import("./protocol.mjs").ActionCard} card
+ */
+export function participantLines(card) {
+  return (card.participants ?? []).filter((p) => p.status !== "joined").map((p) => ({
+    status: p.status,
+    text: game.i18n.format(`FATEBRIDGE.Card.Participant.${p.status}`, { name: p.character.name, skill: p.skill })
+  }));
+}
+
+/**
  * Everything the card template shows.
  * @param {import("./protocol.mjs").ActionCard} card
  * @param {number} seq
@@ -168,6 +199,8 @@ export function cardContext(card, seq) {
     target: card.target ? i18n.format("FATEBRIDGE.Card.Against", { name: card.target.name }) : null,
     subject: subject.length ? subject.join(" \u00b7 ") : null,
     description: card.description || null,
+    proposal: proposalText(card),
+    participants: participantLines(card),
     actor: sideView(card.actor, "actor", card),
     opposition: sideView(card.opposition, "opposition", card),
     // A cancelled action has no outcome, whatever its dice showed so far.

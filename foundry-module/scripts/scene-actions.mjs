@@ -141,6 +141,11 @@ export async function challengeAdvantage(challengeId, { actorId, skill, aspectNa
   return send("challenge.advantage", { challenge_id: challengeId, actor_id: actorId, skill, aspect_name: trimmed(aspectName), rating: Number(rating) });
 }
 
+/** GM: R2.1 Decision: whether players' passive ratings go through without confirmation. */
+export function trustPlayerRatings(trust) {
+  return sceneIntent("world.settings", { trust_player_ratings: Boolean(trust) });
+}
+
 /** GM: keep the challenge's unused boosts for the next scene. */
 export function carryBoosts(challengeId, carry) {
   return sceneIntent("challenge.carry", { challenge_id: challengeId, carry: Boolean(carry) });

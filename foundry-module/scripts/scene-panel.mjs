@@ -324,6 +324,9 @@ export const PANEL_ACTIONS = {
     const answer = await askAdvantage({ title: game.i18n.localize("FATEBRIDGE.Challenge.AdvantageTitle"), actorIds: ids });
     if (answer) await act.challengeAdvantage(target.dataset.challenge, { ...answer, rating: answer.opposition ?? 0 });
   },
+  async toggleTrustRatings(_event, target) {
+    await act.trustPlayerRatings(target.checked);
+  },
   async toggleCarry(_event, target) {
     await act.carryBoosts(target.dataset.challenge, target.checked);
   },

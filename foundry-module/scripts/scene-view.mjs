@@ -214,6 +214,7 @@ export function scenePanelContext(state, { connected = true } = {}, user = game.
     anchorCheck: anchorCheckLine(runtime.lastVerify, i18n),
     sceneLabel: i18n.format("FATEBRIDGE.Scene.Label", { scene: state.scene.number, session: state.scene.session, scenario: state.scene.scenario }),
     gmBudget: state.gm_fate_points,
+    trustRatings: Boolean(state.settings?.trust_player_ratings),
     situation: aspects.filter((a) => a.kind === "situation"),
     boosts: aspects.filter((a) => a.kind === "boost"),
     compels: state.compels.map((c) => ({

@@ -92,6 +92,9 @@ before(async () => {
   bridge = await startBridge({ dataDir, port });
   gm = await launch("active-gm", GM, world.key);
   assistant = await launch("assistant-gm", ASSISTANT, world.key);
+  // R2.1 Decision: this table trusts its players' ratings, so the scenarios about other rules
+  // need no confirmation; the confirmation scenario below turns it off again.
+  assert.equal((await gm.rpc("call", "world.settings", { trust_player_ratings: true })).ok, true);
 });
 
 after(async () => {
@@ -120,7 +123,9 @@ describe("player binding (DESIGN Trust)", () => {
     for (const c of [gm, assistant]) await c.rpc("receiveUserUpdate", PLAYER.id, { flags: { "fate-bridge": { bindNonce: hello.bind_nonce } } });
     const notes = await player.waitFor("notifications", (n) => n.some((x) => x.type === "info"), { what: "bound notice" });
     assert.ok(notes.some((n) => n.type === "info" && /confirmed who you are/.test(n.message)), JSON.stringify(notes));
-    const binds = (await gm.rpc("sent")).filter((s) => s.event === "user.bind");
+    // The bound notice can reach the player before the GM's client has its ack: wait for the ack.
+    const sent = await gm.waitFor("sent", (s) => s.some((x) => x.event === "user.bind" && x.ack), { what: "user.bind ack" });
+    const binds = sent.filter((s) => s.event === "user.bind");
     assert.equal(binds.length, 1);
     assert.deepEqual({ ...binds[0].payload, request_id: undefined }, { request_id: undefined, user_id: PLAYER.id, nonce: hello.bind_nonce });
     assert.equal(binds[0].ack.ok, true);
@@ -276,6 +281,47 @@ describe("actions through the card, permissions, patches and statuses", () => {
 
   test("everything every client sent matches the bridge's schemas", async () => {
     for (const c of [gm, assistant, player]) await assertSentValid(c);
+  });
+});
+
+describe("the GM owns the numbers: confirming on the card (R2.1, R9.1, R10.1)", () => {
+  test("a player's rating, danger and NPC helper wait; only the GM sees the pre-filled confirm form; then the dice", async () => {
+    assert.equal((await gm.rpc("call", "world.settings", { trust_player_ratings: false })).ok, true);
+    const syncsBefore = (await gm.rpc("sent")).filter((s) => s.event === "actor.sync").length;
+    await gm.rpc("viewScene", [ZIRD._id, OGRE._id]); // the active GM sends the Ogre
+    await gm.waitFor("sent", (s) => s.filter((x) => x.event === "actor.sync" && x.ack?.ok).length > syncsBefore, { what: "Ogre synced" });
+    const data = await player.rpc("startAction", ZIRD._id, "Athletics", { opposition: -4, dangerous: { actor: true }, helpers: [{ character_id: OGRE._id }] });
+    assert.equal(data.card.state, "confirming");
+    assert.equal(data.card.proposal.passive_rating.value, -4);
+    const cardId = data.card_id;
+    let message = await cardIn(player, cardId, (m) => m.card.state, "confirming card");
+    assert.match(message.card.state, /Awaiting confirmation/);
+    assert.deepEqual(message.controls, [], "the player presses nothing: the GM confirms and answers for the NPC");
+    let gmView = await relayMessage(player, gm, cardId);
+    assert.deepEqual(gmView.controls, ["confirm", `help:${OGRE._id}`, `help:${OGRE._id}`, "cancel"]);
+
+    // R10.1: the GM accepts for the Ogre (an NPC has no other owner).
+    await gm.rpc("clickCard", cardId, 'button[data-fb="help"][data-accept="true"]');
+    message = await cardIn(player, cardId, (m) => m.flags["fate-bridge"].card.actor.helpers.length, "the Ogre joined");
+    assert.deepEqual(message.flags["fate-bridge"].card.actor.helpers.map((h) => h.name), ["Grumpy Ogre"]);
+    gmView = await relayMessage(player, gm, cardId);
+    assert.deepEqual(gmView.controls, ["confirm", "cancel"]);
+
+    // R2.1, R9.1: the GM changes the rating to Fair (+2) and keeps the danger; one click.
+    await gm.rpc("setCardField", cardId, "rating", "2");
+    await gm.rpc("setCardField", cardId, "dangerActor", true);
+    await gm.rpc("clickCard", cardId, 'button[data-fb="confirm"]');
+    message = await cardIn(player, cardId, (m) => /Declared/.test(m.card.state), "declared card");
+    assert.deepEqual(message.controls, ["roll", `concede:${ZIRD._id}`]);
+    const confirm = (await gm.rpc("sent")).filter((s) => s.event === "action.confirm").at(-1);
+    assert.deepEqual({ ...confirm.payload, request_id: undefined }, { request_id: undefined, action_id: data.action_id, dangerous: { actor: true, opposition: false }, passive_rating: 2 });
+    assert.equal(confirm.ack.ok, true);
+
+    await queue([[0, 0, 0, 0]]);
+    await player.rpc("clickCard", cardId, 'button[data-fb="roll"]');
+    message = await cardIn(player, cardId, (m) => /Invoking/.test(m.card.state), "rolled card");
+    assert.equal(message.card.opposition.total, "Fair +2");
+    for (const c of [gm, player]) await assertSentValid(c);
   });
 });
 

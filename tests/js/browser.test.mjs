@@ -21,6 +21,8 @@ let server;
 let browser;
 let pageUrl;
 let scenePageUrl;
+let confirmPageUrl;
+let confirmWorld;
 let fcoPageUrl;
 let historyPageUrl;
 let stressPageUrl;
@@ -47,6 +49,7 @@ before(async () => {
   const port = await freePort();
   const world = await addWorld(dataDir, "browser-world", "Browser World");
   const sceneWorld = await addWorld(dataDir, "browser-scene", "Browser Scene");
+  confirmWorld = await addWorld(dataDir, "browser-confirm", "Browser Confirm");
   const fcoWorld = await addWorld(dataDir, "browser-fco", "Browser FCO");
   const historyWorld = await addWorld(dataDir, "browser-history", "Browser History");
   const stressWorld = await addWorld(dataDir, "browser-stress", "Browser Stress", "fate-condensed");
@@ -57,6 +60,8 @@ before(async () => {
   pageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${q}`;
   const sq = new URLSearchParams({ bridge: bridge.url, world: sceneWorld.id, key: sceneWorld.key });
   scenePageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${sq}`;
+  const cq = new URLSearchParams({ bridge: bridge.url, world: confirmWorld.id, key: confirmWorld.key });
+  confirmPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${cq}`;
   const fq = new URLSearchParams({ bridge: bridge.url, world: fcoWorld.id, key: fcoWorld.key });
   fcoPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${fq}`;
   const hq = new URLSearchParams({ bridge: bridge.url, world: historyWorld.id, key: historyWorld.key });
@@ -372,6 +377,82 @@ test("the scene panel, the contest tracker, the challenge board and the GM cards
   assert.equal(await panel.locator('[data-action="endScene"], [data-action="editAspect"], [data-action="startContest"], form[data-form="aspect"]').count(), 0);
   await panel.screenshot({ path: path.join(ARTIFACTS, "scene-panel-player.png") });
   await page.screenshot({ path: path.join(ARTIFACTS, "scene-overview.png") });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("the GM confirms a player's proposed rating and danger on the card: the form starts from the proposal (R2.1, R9.1)", async () => {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(confirmPageUrl);
+  await page.waitForSelector("body[data-booted=true]");
+  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const api = (fn, payload) => page.evaluate(([f, a]) => game.modules.get("fate-bridge").api.connection.call(f, a), [fn, payload]);
+  const { io } = await import("socket.io-client");
+  const { NAMESPACE, PROTOCOL_VERSION } = await import(path.join(REPO, "foundry-module/scripts/protocol.mjs"));
+
+  // Ann plays from her own browser: a real Socket.IO client, bound through the GM's page.
+  const ann = io(`${bridge.url}${NAMESPACE}`, { transports: ["websocket"], reconnection: false, auth: { world: confirmWorld.id, role: "player", user: "pagePlayerAnn001", protocol: PROTOCOL_VERSION } });
+  const annCards = [];
+  ann.on("card", (emit) => annCards.push(emit));
+  let n = 0;
+  const annSend = (event, payload) => ann.timeout(10000).emitWithAck(event, { request_id: `ann-${++n}`, ...payload });
+  try {
+    const hello = await annSend("hello", {});
+    assert.equal(hello.ok, true);
+    assert.equal((await api("user.bind", { user_id: "pagePlayerAnn001", nonce: hello.data.bind_nonce })).ok, true);
+    const start = {
+      type: "overcome", actor_id: "actorZird0000001", skill: "Athletics", description: "Leap the gap between the towers",
+      opposition: { kind: "passive", rating: -4 }, dangerous: { actor: true }
+    };
+    let started = await annSend("action.start", start);
+    for (let i = 0; i < 50 && started.error?.code === "unknown_actor"; i++) {
+      await new Promise((r) => setTimeout(r, 100)); // the GM's page syncs Zird once connected
+      started = await annSend("action.start", start);
+    }
+    assert.equal(started.ok, true, JSON.stringify(started));
+    assert.equal(started.data.card.state, "confirming");
+    const emitOf = async (predicate) => {
+      for (let i = 0; i < 200; i++) {
+        const found = annCards.find(predicate);
+        if (found) return found;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      throw new Error("no such card emit");
+    };
+    // Ann's client writes her card and Foundry shows the message to the GM; on this one page the
+    // GM's client writes it instead (the path taken when the acting player is away).
+    const relay = (emit) => page.evaluate(async (e) => {
+      const cards = await import("/foundry-module/scripts/cards.mjs");
+      await cards.handleCardEmit({ ...e, writer: "gm" });
+    }, emit);
+    await relay(await emitOf((e) => e.card.state === "confirming"));
+
+    const message = page.locator("#chat-log .chat-message").last();
+    await message.locator('[data-fb="confirm"]').waitFor();
+    assert.equal(await message.locator('select[name="rating"]').inputValue(), "-4", "pre-filled with the proposal");
+    assert.equal(await message.locator('input[name="dangerActor"]').isChecked(), true);
+    assert.equal(await message.locator('input[name="dangerOpposition"]').isChecked(), false);
+    const text = (await message.innerText()).replace(/\s+/g, " ");
+    assert.match(text, /Awaiting confirmation/);
+    assert.match(text, /Proposed by the player: opposition \u22124, dangerous for the actor\. The GM confirms or changes it\./);
+    await message.screenshot({ path: path.join(ARTIFACTS, "confirm-card.png") });
+
+    // One change and one click: Fair (+2), still dangerous; the concession window opens.
+    await message.locator('select[name="rating"]').selectOption("2");
+    await message.locator('[data-fb="confirm"]').click();
+    const declared = await emitOf((e) => e.card.state === "declared");
+    assert.equal(declared.card.opposition.total.value, 2);
+    assert.equal(declared.card.actor.dangerous, true);
+    assert.equal(declared.card.proposal, null);
+    await relay(declared);
+    await message.locator('[data-fb="roll"]').waitFor();
+    assert.equal(await message.locator('[data-fb="confirm"]').count(), 0);
+    await message.screenshot({ path: path.join(ARTIFACTS, "confirm-card-declared.png") });
+  } finally {
+    ann.disconnect();
+  }
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -153,11 +153,12 @@ describe("manifest and assets", () => {
     // keys built from a variable part
     for (const s of ["connected", "connecting", "offline", "refused"]) used.add(`FATEBRIDGE.Status.${s}`);
     for (const r of ["bad_key", "unknown_world", "protocol_mismatch", "invalid_auth", "role"]) used.add(`FATEBRIDGE.Status.Reason.${r}`);
-    for (const s of ["declared", "awaiting_opposition", "invoking", "choosing", "costing", "absorbing", "resolved"]) used.add(`FATEBRIDGE.Card.State.${s}`);
+    for (const s of ["confirming", "declared", "awaiting_opposition", "invoking", "choosing", "costing", "absorbing", "resolved"]) used.add(`FATEBRIDGE.Card.State.${s}`);
     const costs = { minor: ["npc_boost", "aspect_on_actor", "wrinkle", "tough_choice"], serious: ["mild_consequence", "opponent_advantage", "reinforce_opposition", "delay", "big_wrinkle"] };
     for (const k of [...costs.minor, ...costs.serious]) used.add(`FATEBRIDGE.Cost.${k}`);
     for (const c of ["fail", "succeed_at_cost", "unintended_aspect", "aspect", "mark", "full_hit", "boost"]) used.add(`FATEBRIDGE.Choice.${c}`);
-    for (const k of ["boost", "aspect", "free_invokes", "consequence", "overwhelmed", "questions", "hint", "hit", "stress", "cost", "fate_point", "conceded"]) used.add(`FATEBRIDGE.Card.Effect.${k}`);
+    for (const k of ["boost", "aspect", "free_invokes", "consequence", "overwhelmed", "questions", "hint", "hintAsked", "hintGiven", "hit", "stress", "cost", "fate_point", "conceded"]) used.add(`FATEBRIDGE.Card.Effect.${k}`);
+    for (const k of ["invited", "declined", "dropped"]) used.add(`FATEBRIDGE.Card.Participant.${k}`);
     for (const k of ["overwhelmed", "mild", "moderate", "severe", "boost"]) used.add(`FATEBRIDGE.StatusEffect.${k}`);
     for (let v = -2; v <= 8; v++) used.add(`FATEBRIDGE.Ladder.${v}`);
     for (const k of ["mild", "moderate", "severe"]) used.add(`FATEBRIDGE.Severity.${k}`);
@@ -169,7 +170,7 @@ describe("manifest and assets", () => {
     for (const k of ["overcome", "create_advantage", "take_advantage", "discover", "attack", "contest", "challenge"]) used.add(`FATEBRIDGE.History.Kind.${k}`);
     const missing = [...used].filter((k) => typeof k.split(".").reduce((o, p) => o?.[p], lang) !== "string");
     // prefixes of keys built at run time are not keys themselves
-    const prefixes = ["Status", "Status.Reason", "Card.State", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title", "Conflict.Kind", "Scene.End", "Scene.EndExplain", "History.Kind", "Harm"].map((p) => `FATEBRIDGE.${p}`);
+    const prefixes = ["Status", "Status.Reason", "Card.State", "Card.Participant", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title", "Conflict.Kind", "Scene.End", "Scene.EndExplain", "History.Kind", "Harm"].map((p) => `FATEBRIDGE.${p}`);
     const realMissing = missing.filter((k) => !prefixes.includes(k));
     assert.deepEqual(realMissing, []);
     assert.ok(used.size > 40);
@@ -856,6 +857,158 @@ describe("gift and give: who sees the controls", () => {
     const give = await pending;
     assert.deepEqual(give, { aspect_id: "sit1", from_id: "actorAthlete0001", to_id: "actorOgre0000001", count: 2 });
     check(validators.client["aspect.give"], { request_id: "r-give-1", ...give }, "aspect.give");
+  });
+});
+
+describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5)", () => {
+  const asUser = async (userId, fn) => {
+    const saved = foundry.game.user;
+    foundry.game.user = foundry.game.users.get(userId);
+    try {
+      return await fn();
+    } finally {
+      foundry.game.user = saved;
+    }
+  };
+  const ACTOR_OWNER = "otherPlayer0001";
+  const zirdRef = { id: "actorAthlete0001", name: "Zird the Arcane" };
+  const margotRef = { id: "actorMargot00001", name: "Margot" };
+  /** A player's overcome against a proposed -10, dangerous for the actor, with Margot invited. */
+  const confirming = (overrides = {}) => workedCard({
+    state: "confirming", outcome: null, outcome_label: null, shifts: null, succeeded: null, effects: [],
+    actor: side({ leader: zirdRef, controllers: [ACTOR_OWNER], skill: "Athletics", skill_rating: { value: 3, label: "Good" }, dangerous: true, fate_points: 3 }),
+    opposition: side({ passive: true, total: { value: -10, label: "-10" }, passed: true }),
+    proposal: { passive_rating: { value: -10, label: "-10" }, dangerous_actor: true, dangerous_opposition: false },
+    participants: [
+      { character: zirdRef, skill: "Athletics", status: "joined", controllers: [ACTOR_OWNER] },
+      { character: margotRef, skill: "Athletics", status: "invited", controllers: [PLAYER.id] }
+    ],
+    prompt: { kind: "confirm", users: [PLAYER.id], gm: true, options: ["confirm", "help"] },
+    ...overrides
+  });
+  const cardEmit = (card) => ({ seq: 90, world: "w", writer: GM.id, op: "create", card_id: "w.confirm", card });
+  /** The controls as this user's client renders them: the real template in a holder. */
+  const rendered = async (ctx) => {
+    const { renderTemplate } = await import(path.join(MODULE_DIR, "scripts/compat.mjs"));
+    const holder = document.createElement("div");
+    holder.innerHTML = await renderTemplate(controls.CONTROLS_TEMPLATE, ctx);
+    return holder;
+  };
+
+  test("the GM's confirm form starts from the proposal; one click sends it as a valid action.confirm", async () => {
+    const card = confirming();
+    check(validators.server.card, cardEmit(card), "confirming card");
+    const ctx = controls.controlsContext(card);
+    assert.equal(ctx.kind, "confirm");
+    assert.deepEqual(ctx.confirm.rating.filter((o) => o.selected).map((o) => o.value), [-10], "the proposal is pre-selected, even beyond the ladder");
+    assert.equal(ctx.confirm.dangerActor, true);
+    assert.equal(ctx.confirm.dangerOpposition, false);
+    assert.deepEqual(ctx.invited.map((i) => i.id), [margotRef.id], "the GM may answer for any helper");
+    assert.equal(ctx.rollWithout, undefined, "no rolling past the GM's confirmation");
+    const holder = await rendered(ctx);
+    assert.equal(holder.querySelector('[name="rating"]').value, "-10");
+    assert.ok(holder.querySelector('[name="dangerActor"]').hasAttribute("checked"), "pre-checked as proposed");
+    assert.ok(!holder.querySelector('[name="dangerOpposition"]').hasAttribute("checked"));
+    // linkedom does not derive a checkbox's state from its attribute as a browser does (the
+    // browser test presses the real pre-filled form): set it as the page would show it.
+    setField(holder.querySelector('[name="dangerActor"]'), true);
+    setField(holder.querySelector('[name="dangerOpposition"]'), false);
+    const [event, payload] = await controls.intentFor(card, holder.querySelector('[data-fb="confirm"]'), holder);
+    assert.equal(event, "action.confirm");
+    assert.deepEqual(payload, { action_id: card.action_id, dangerous: { actor: true, opposition: false }, passive_rating: -10 });
+    check(validators.client["action.confirm"], { request_id: "r-confirm-1", ...payload }, "action.confirm");
+    // The GM changes it: Great (+4), not dangerous.
+    setField(holder.querySelector('[name="rating"]'), "4");
+    setField(holder.querySelector('[name="dangerActor"]'), false);
+    const [, changed] = await controls.intentFor(card, holder.querySelector('[data-fb="confirm"]'), holder);
+    assert.deepEqual(changed, { action_id: card.action_id, dangerous: { actor: false, opposition: false }, passive_rating: 4 });
+    check(validators.client["action.confirm"], { request_id: "r-confirm-2", ...changed }, "action.confirm");
+  });
+
+  test("the helper's owner sees join/decline and never the GM's form; the actor's owner sees nothing yet", async () => {
+    const card = confirming();
+    const helper = await asUser(PLAYER.id, () => controls.controlsContext(card));
+    assert.equal(helper.confirm, undefined, "a player never confirms the GM's numbers");
+    assert.deepEqual(helper.invited.map((i) => i.label), ["Margot is asked to help with Athletics"]);
+    const holder = await rendered(helper);
+    const [event, payload] = await controls.intentFor(card, holder.querySelector('[data-fb="help"][data-accept="true"]'), holder);
+    assert.equal(event, "action.help");
+    assert.deepEqual(payload, { action_id: card.action_id, character_id: margotRef.id, accept: true });
+    check(validators.client["action.help"], { request_id: "r-help-1", ...payload }, "action.help");
+    const [, declined] = await controls.intentFor(card, holder.querySelector('[data-fb="help"][data-accept="false"]'), holder);
+    assert.equal(declined.accept, false);
+    // The actor's owner, while the GM has not confirmed: nothing to press.
+    const actorsCard = confirming({
+      actor: { ...card.actor, controllers: [PLAYER.id] },
+      participants: [card.participants[0], { ...card.participants[1], controllers: ["someoneElse0001"] }],
+      prompt: { kind: "confirm", users: ["someoneElse0001"], gm: true, options: ["confirm", "help"] }
+    });
+    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(actorsCard)), null);
+    // Once confirmed, only helpers are left: the actor's owner may roll without them.
+    const confirmed = confirming({
+      proposal: null,
+      actor: { ...card.actor, controllers: [PLAYER.id] },
+      participants: actorsCard.participants,
+      prompt: { kind: "confirm", users: ["someoneElse0001", PLAYER.id], gm: true, options: ["roll", "help"] }
+    });
+    check(validators.server.card, cardEmit(confirmed), "confirmed card");
+    const actor = await asUser(PLAYER.id, () => controls.controlsContext(confirmed));
+    assert.ok(actor.rollWithout);
+    assert.deepEqual(actor.invited, [], "not the other player's helper");
+    const actorHolder = await rendered(actor);
+    const [rollEvent, rollPayload] = await controls.intentFor(confirmed, actorHolder.querySelector('[data-fb="roll"]'), actorHolder);
+    assert.equal(rollEvent, "action.roll");
+    check(validators.client["action.roll"], { request_id: "r-roll-1", ...rollPayload }, "action.roll");
+  });
+
+  test("the card says what waits: the proposal and the invited helper", async () => {
+    const message = await cards.handleCardEmit(cardEmit(confirming()));
+    const text = (sel) => [...message.element.querySelectorAll(sel)].map((e) => e.textContent.replace(/\s+/g, " ").trim());
+    assert.deepEqual(text(".fate-bridge-card__proposal"), ["Proposed by the player: opposition \u221210, dangerous for the actor. The GM confirms or changes it."]);
+    assert.deepEqual(text(".fate-bridge-card__participant"), ["Margot (Athletics) is asked to help — waiting for an answer"]);
+    assert.deepEqual(text(".fate-bridge-card__state"), ["Awaiting confirmation"]);
+  });
+
+  test("R5.5: the actor takes the hint, the GM answers it; each sends a valid intent", async () => {
+    const hintEffect = (detail, text = "") => ({ kind: "hint", text, count: 0, character: zirdRef, aspect_id: null, detail, cause: null });
+    const offered = workedCard({
+      action_type: "discover", action_label: "Discover", outcome: "excel", outcome_label: "Excel", shifts: 3,
+      effects: [hintEffect("offered")], hint: { status: "offered", text: null },
+      prompt: { kind: "hint", users: [PLAYER.id], gm: true, options: ["take"] }
+    });
+    check(validators.server.card, cardEmit(offered), "hint offered");
+    const player = await asUser(PLAYER.id, () => controls.controlsContext(offered));
+    assert.equal(player.takeHint, "Take the hint");
+    const holder = await rendered(player);
+    const [event, payload] = await controls.intentFor(offered, holder.querySelector('[data-fb="hint"]'), holder);
+    assert.equal(event, "action.hint");
+    check(validators.client["action.hint"], { request_id: "r-hint-1", ...payload }, "action.hint");
+    const asked = { ...offered, effects: [hintEffect("asked")], hint: { status: "asked", text: null }, prompt: { kind: "hint", users: [], gm: true, options: ["give"] } };
+    check(validators.server.card, cardEmit(asked), "hint asked");
+    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(asked)), null, "only the GM answers");
+    const gm = controls.controlsContext(asked);
+    assert.equal(gm.giveHint, "Give the hint");
+    const gmHolder = await rendered(gm);
+    setField(gmHolder.querySelector('[name="hintText"]'), "The cellar door is new.");
+    const [giveEvent, givePayload] = await controls.intentFor(asked, gmHolder.querySelector('[data-fb="hint-give"]'), gmHolder);
+    assert.equal(giveEvent, "action.hint_give");
+    assert.deepEqual(givePayload, { action_id: asked.action_id, text: "The cellar door is new." });
+    check(validators.client["action.hint_give"], { request_id: "r-hint-2", ...givePayload }, "action.hint_give");
+    const given = { ...asked, effects: [hintEffect("given", "The cellar door is new.")], hint: { status: "given", text: "The cellar door is new." }, prompt: { kind: "none", users: [], gm: false, options: [] } };
+    const message = await cards.handleCardEmit({ ...cardEmit(given), card_id: "w.hint" });
+    assert.match(message.element.textContent, /The GM's hint for Zird the Arcane: The cellar door is new\./);
+  });
+
+  test("the scene panel shows the GM the trust setting as the bridge holds it; players never", async () => {
+    const view = await import(path.join(MODULE_DIR, "scripts/scene-view.mjs"));
+    const state = {
+      ruleset: "unwritten", scene: { number: 1, session: 1, scenario: 1 }, settings: { trust_player_ratings: true },
+      gm_fate_points: 0, aspects: [], contests: [], challenges: [], conflicts: [], compels: []
+    };
+    check(validators.server["scene.state"], { seq: 3, world: "w", writer: "gm", state }, "scene.state");
+    assert.equal(view.scenePanelContext(state).trustRatings, true);
+    assert.equal(view.scenePanelContext({ ...state, settings: { trust_player_ratings: false } }).trustRatings, false);
+    check(validators.client["world.settings"], { request_id: "r-set-1", trust_player_ratings: false }, "world.settings");
   });
 });
 

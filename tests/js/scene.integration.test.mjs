@@ -161,6 +161,28 @@ describe("the scene panel on an Unwritten world", () => {
     assert.deepEqual(budget.map((s) => s.event).slice(-1), ["fate.gm_budget"], "the budget's scene.state emit refreshes the panel: no re-read");
   });
 
+  test("the GM trusts the players' passive ratings from the panel (R2.1 Decision); players never see the setting", async () => {
+    const gmPanel = await gm.waitFor("panel", (p) => p.actions.some((a) => a.action === "toggleTrustRatings"), { what: "the trust setting" });
+    assert.match(gmPanel.head, /Trust players' passive opposition ratings/);
+    await gm.rpc("clickPanel", '[data-action="toggleTrustRatings"]');
+    const sent = await gm.waitFor("sent", (s) => s.some((x) => x.event === "world.settings" && x.ack), { what: "world.settings sent" });
+    const setting = sent.find((x) => x.event === "world.settings");
+    assert.deepEqual({ ...setting.payload, request_id: undefined }, { request_id: undefined, trust_player_ratings: true });
+    assert.equal(setting.ack.ok, true);
+    assert.deepEqual(setting.ack.data.settings, { trust_player_ratings: true });
+    for (const c of [ann, bob]) {
+      const panel = await c.waitFor("panel", (p) => p !== null, { what: `${c.name}'s panel` });
+      assert.ok(!panel.actions.some((a) => a.action === "toggleTrustRatings"), `${c.name} sees no GM setting`);
+      assert.doesNotMatch(panel.head, /Trust players/);
+    }
+    // From here on Ann's and Bob's ratings go straight to the dice, as this table chose.
+    await queue([0, 0, 0, 0]); // Good +3 against Fair +2: a plain success, no boost
+    const data = await ann.rpc("startAction", ZIRD._id, "Athletics", { opposition: 2 });
+    assert.equal(data.card.state, "invoking");
+    const passed = await ann.rpc("pass", data.action_id, "actor");
+    assert.equal(passed.card.outcome, "succeed");
+  });
+
   test("stacking advantages (R10.2): Ann hands Zird's free invoke to Vera from the panel; then Bob holds it", async () => {
     const annPanel = await ann.waitFor("panel", (p) => p.actions.some((a) => a.action === "giveInvokes"), { what: "ann's give button" });
     const aspectId = annPanel.actions.find((a) => a.action === "giveInvokes").aspect;
@@ -520,6 +542,8 @@ describe("the bridge restarts", () => {
     gm = await launch("restart-gm", world, port, GM, world.key);
     ann = await launch("restart-ann", world, port, ANN);
     await bind(ann, ANN, [gm]);
+    // R2.1 Decision: this table trusts its players' ratings (the panel's setting).
+    assert.equal((await gm.rpc("call", "world.settings", { trust_player_ratings: true })).ok, true);
   });
 
   after(async () => {

@@ -3,8 +3,11 @@
 Every public function takes the state, a command, the principal asking, the
 dice and the ruleset, and returns the events that follow. The state machine:
 
-    declared -> awaiting_opposition -> invoking -> choosing -> costing -> resolved
-                                                \\-> absorbing (Fate Condensed hits)
+    confirming -> declared -> awaiting_opposition -> invoking -> choosing -> costing -> resolved
+                                                             \\-> absorbing (Fate Condensed hits)
+
+``confirming`` holds a player's action while the GM confirms its opposition rating and
+danger (R2.1, R9.1) and named helpers accept (R10.1).
 
 Only the states an action needs are visited: a passive, safe overcome goes
 straight from the roll to the invoke phase.
@@ -20,7 +23,9 @@ from bridge.rules.actions.choices import (
     choose,
     gift_free_invoke,
     give_free_invokes,
+    give_hint,
     set_gm_budget,
+    take_hint,
 )
 from bridge.rules.actions.commands import (
     AbsorbCommand,
@@ -34,10 +39,12 @@ from bridge.rules.actions.commands import (
 )
 from bridge.rules.actions.common import may_control, pending_fate_point, stunt_bonus
 from bridge.rules.actions.declare import (
+    answer_help,
     concede,
+    confirm,
     declare,
-    odds_before_roll,
     oppose,
+    odds_before_roll,
     roll_now,
     start_action,
 )
@@ -54,13 +61,16 @@ __all__ = [
     "StartAction",
     "StressMark",
     "absorb",
+    "answer_help",
     "apply_cost",
     "cancel",
     "choose",
     "concede",
+    "confirm",
     "declare",
     "gift_free_invoke",
     "give_free_invokes",
+    "give_hint",
     "invoke",
     "may_control",
     "odds_before_roll",
@@ -71,4 +81,5 @@ __all__ = [
     "set_gm_budget",
     "start_action",
     "stunt_bonus",
+    "take_hint",
 ]

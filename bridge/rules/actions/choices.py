@@ -310,6 +310,52 @@ def give_free_invokes(
     return draft.events()
 
 
+def take_hint(state: WorldState, action_id: str, principal: Principal) -> list[Event]:
+    """R5.5 Decision: the actor of an excelled discover takes the hint by asking; the GM
+    is prompted on the card, and that discover no longer pays a point at scene end."""
+    draft = Draft(state, "action.hint")
+    action = find_action(draft, action_id, "resolved")
+    if action.hint != "offered":
+        raise RuleViolation(
+            "wrong_state",
+            "This action has no hint on offer."
+            if action.hint is None
+            else "The hint was already taken.",
+            "action_id",
+        )
+    leader = find_character(draft, action.actor.leader or "", "action_id")
+    require_control(principal, leader, "action_id")
+    scene = draft.scene
+    open_hints = list(scene.hints_open)
+    if leader.id in open_hints:
+        open_hints.remove(leader.id)  # one entry per excelled discover
+        draft.put_scene(scene.model_copy(update={"hints_open": tuple(open_hints)}))
+    effects = tuple(
+        e.model_copy(update={"detail": "asked"}) if e.kind == "hint" else e for e in action.effects
+    )
+    draft.put_action(action.model_copy(update={"hint": "asked", "effects": effects}))
+    return draft.events()
+
+
+def give_hint(state: WorldState, action_id: str, text: str, principal: Principal) -> list[Event]:
+    """R5.5: the GM answers a hint the actor asked for; the card shows it."""
+    draft = Draft(state, "action.hint_give")
+    require_gm(principal)
+    action = find_action(draft, action_id, "resolved")
+    if action.hint != "asked":
+        raise RuleViolation("wrong_state", "Nobody has asked for a hint here.", "action_id")
+    if not text.strip():
+        raise RuleViolation("invalid", "Write the hint.", "text")
+    effects = tuple(
+        e.model_copy(update={"detail": "given", "text": text}) if e.kind == "hint" else e
+        for e in action.effects
+    )
+    draft.put_action(
+        action.model_copy(update={"hint": "given", "hint_text": text, "effects": effects})
+    )
+    return draft.events()
+
+
 def set_gm_budget(state: WorldState, fate_points: int) -> list[Event]:
     """R12.2: the GM's fate points for this scene (pays NPC invokes, R4.2)."""
     draft = Draft(state, "fate.gm_budget")

@@ -35,6 +35,9 @@ class StartAction:
     actor_id: str
     skill: str
     passive_rating: int | None = None
+    # The passive rating comes from a record the GM set (a challenge's task), so it is
+    # no player's proposal (R2.1).
+    rating_from_gm: bool = False
     opposer_id: str | None = None
     target_id: str | None = None
     target_aspect_id: str | None = None

@@ -9,9 +9,11 @@ from bridge.rules.actions.common import (
     add_effects,
     find_action,
     find_character,
+    may_control,
     pending_fate_point,
     require_active,
     require_control,
+    require_gm,
     side_of,
     situation_key,
     stunt_bonus,
@@ -30,6 +32,9 @@ from bridge.rules.state import (
     Earning,
     Effect,
     HarmKind,
+    Participant,
+    ParticipantStatus,
+    Proposal,
     Roll,
     Side,
     WorldState,
@@ -68,7 +73,10 @@ def declare(
     require_active(actor, "act", "actor_id")
     attack_kind = _attack_kind(draft, command, actor)
 
-    leader, helpers, lead = lead_roll(draft, actor, command.skill, command.helpers, command.type)
+    participants = name_participants(draft, actor, command.skill, command.helpers, principal)
+    actor_side = compose_actor_side(draft, participants, command.type)
+    leader = draft.character(actor_side.leader or "")
+    named = {p.character_id for p in participants}
 
     target_aspect_id = command.target_aspect_id
     if command.type == "take_advantage" and (
@@ -83,7 +91,7 @@ def declare(
         raise RuleViolation("invalid", "Name the aspect you want to create.", "aspect_name")
     if command.target_id is not None:
         find_character(draft, command.target_id, "target_id")
-        if command.type == "attack" and command.target_id in {leader.id, *helpers}:
+        if command.type == "attack" and command.target_id in named:
             raise RuleViolation("invalid", "A character cannot attack itself.", "target_id")
     if command.type == "attack" and command.target_id is None and command.opposer_id is None:
         # R5.9, R5.10: a hit lands on someone; without a target it could never resolve.
@@ -129,13 +137,14 @@ def declare(
     if command.opposer_id is not None:
         opposer = find_character(draft, command.opposer_id, "opposer_id")
         require_active(opposer, "oppose", "opposer_id")
-        if opposer.id in {leader.id, *helpers}:
+        if opposer.id in named:
             raise RuleViolation("invalid", "A character cannot oppose itself.", "opposer_id")
     elif passive is None:
         raise RuleViolation(
             "invalid", "Give a passive opposition rating or an opposer.", "opposition"
         )
 
+    proposal = _proposal(draft, command, principal, passive, recovery_slot_id)
     action_id = draft.new_action_id()
     opposition_action = None
     if opposer is not None:
@@ -144,12 +153,7 @@ def declare(
         id=action_id,
         type=command.type,
         requested_by=principal.user_id,
-        actor=Side(
-            leader=leader.id,
-            helpers=helpers,
-            roll=lead,
-            dangerous=command.dangerous_actor,
-        ),
+        actor=actor_side.model_copy(update={"dangerous": command.dangerous_actor}),
         opposition=Side(
             leader=opposer.id if opposer else None,
             roll=Roll(passive_rating=None if opposer else passive),
@@ -172,46 +176,104 @@ def declare(
         side_id=command.side_id,
         challenge_id=command.challenge_id,
         task_id=command.task_id,
+        proposal=proposal,
+        participants=tuple(participants),
     )
-    if command.dangerous_actor or command.dangerous_opposition:
-        draft.put_action(action)  # R9.3: the concession window before any dice
+    if proposal is not None or any(p.status == "invited" for p in participants):
+        draft.put_action(action.model_copy(update={"state": "confirming"}))
     else:
-        advance_to_dice(draft, action, dice)
+        proceed(draft, action, dice)
     return draft.action(action_id)
 
 
-def lead_roll(
+def _proposal(
+    draft: Draft,
+    command: StartAction,
+    principal: Principal,
+    passive: int | None,
+    recovery_slot_id: str | None,
+) -> Proposal | None:
+    """R2.1, R9.1 Decision: the numbers a player set that the GM owns, or None when
+    nothing waits for the GM (the GM's own action, a rating the rules or a GM-set
+    procedure gave, a table that trusts its players' ratings and no danger)."""
+    if principal.is_gm:
+        return None
+    rating_proposed = (
+        passive is not None
+        and command.opposer_id is None
+        and recovery_slot_id is None
+        and not command.rating_from_gm
+        and not draft.base.settings.trust_player_ratings
+    )
+    danger = command.dangerous_actor or command.dangerous_opposition
+    if not rating_proposed and not danger:
+        return None
+    return Proposal(
+        passive_rating=passive if rating_proposed else None,
+        dangerous_actor=command.dangerous_actor,
+        dangerous_opposition=command.dangerous_opposition,
+    )
+
+
+def compose_actor_side(draft: Draft, participants: Sequence[Participant], action_type: str) -> Side:
+    """R10.1: of the participants who joined, the highest skill leads and alone rolls;
+    every other with at least +1 in its similar skill adds +1 (teamwork)."""
+    joined = [
+        (draft.character(p.character_id), p.skill) for p in participants if p.status == "joined"
+    ]
+    leader, lead_skill = _leader(joined)
+    teamwork = sum(1 for c, skill in joined if c.id != leader.id and c.skills.get(skill, 0) >= 1)
+    return Side(
+        leader=leader.id,
+        helpers=tuple(c.id for c, _ in joined if c.id != leader.id),
+        roll=Roll(
+            skill=lead_skill,
+            skill_rating=leader.skills.get(lead_skill, 0),
+            stunt_bonus=stunt_bonus(leader, lead_skill, action_type),
+            teamwork_bonus=teamwork,
+        ),
+    )
+
+
+def proceed(draft: Draft, action: Action, dice: DiceSource) -> None:
+    """Past confirmation: a dangerous action opens the concession window (R9.3) before
+    any dice; any other goes to the dice."""
+    action = action.model_copy(update={"state": "declared", "proposal": None})
+    if action.actor.dangerous or action.opposition.dangerous:
+        draft.put_action(action)
+    else:
+        advance_to_dice(draft, action, dice)
+
+
+def name_participants(
     draft: Draft,
     actor: Character,
     skill: str,
     helpers: Sequence[Helper],
-    action_type: str,
-) -> tuple[Character, tuple[str, ...], Roll]:
-    """R10.1: the participant with the highest skill leads and alone rolls; each other with at
-    least +1 in its skill adds +1. Returns the leader, the helpers' ids and the lead's roll
-    before any dice (skill, stunt bonus for ``action_type``, teamwork bonus).
+    principal: Principal | None,
+) -> tuple[Participant, ...]:
+    """R10.1: the declared actor, then every helper named. A helper another user owns waits
+    for its owner (or the GM) to accept (Decision); one the acting user owns joins at once.
+    With no ``principal`` (a look ahead, as for odds) every helper counts as joined.
 
     Raises ``RuleViolation`` for an unknown, repeated or overwhelmed helper."""
-    participants: list[tuple[Character, str]] = [(actor, skill)]
+    participants: list[Participant] = [Participant(character_id=actor.id, skill=skill)]
     for index, helper in enumerate(helpers):
-        if helper.character_id == actor.id or any(
-            p.id == helper.character_id for p, _ in participants
-        ):
+        if any(p.character_id == helper.character_id for p in participants):
             raise RuleViolation(
                 "invalid", "A character can only be on an action once.", f"helpers.{index}"
             )
         helping = find_character(draft, helper.character_id, f"helpers.{index}")
         require_active(helping, "help", f"helpers.{index}")
-        participants.append((helping, helper.skill or skill))
-    leader, lead_skill = _leader(participants)
-    teamwork = sum(1 for c, s in participants if c.id != leader.id and c.skills.get(s, 0) >= 1)
-    roll = Roll(
-        skill=lead_skill,
-        skill_rating=leader.skills.get(lead_skill, 0),
-        stunt_bonus=stunt_bonus(leader, lead_skill, action_type),
-        teamwork_bonus=teamwork,
-    )
-    return leader, tuple(c.id for c, _ in participants if c.id != leader.id), roll
+        joins = principal is None or principal.is_gm or principal.user_id in helping.owners
+        participants.append(
+            Participant(
+                character_id=helping.id,
+                skill=helper.skill or skill,
+                status="joined" if joins else "invited",
+            )
+        )
+    return tuple(participants)
 
 
 def odds_before_roll(
@@ -227,7 +289,8 @@ def odds_before_roll(
     gives it) and the exact odds of each outcome against ``opposition_total``. Changes nothing."""
     draft = Draft(state, "odds")
     actor = find_character(draft, actor_id, "actor_id")
-    _, _, lead = lead_roll(draft, actor, skill, helpers, action_type)
+    participants = name_participants(draft, actor, skill, helpers, None)
+    lead = compose_actor_side(draft, participants, action_type).roll
     return lead.total, roll_odds(lead.total, opposition_total, ruleset)
 
 
@@ -281,11 +344,120 @@ def roll_now(
 ) -> list[Event]:
     """Leave the concession window: the actor's side (or the GM) says roll."""
     draft = Draft(state, "action.roll")
-    action = find_action(draft, action_id, "declared")
-    leader = draft.character(action.actor.leader or "")
-    require_control(principal, leader, "action_id")
+    action = find_action(draft, action_id, "declared", "confirming")
+    require_actor_side(draft, action, principal)
+    if action.state == "confirming":
+        # R10.1 Decision: rolling does not wait for helpers; the unanswered are dropped.
+        if action.proposal is not None:
+            raise RuleViolation(
+                "awaiting_gm",
+                "The GM has not confirmed this action's opposition and danger yet.",
+                "action_id",
+            )
+        participants = tuple(
+            p.model_copy(update={"status": "dropped"}) if p.status == "invited" else p
+            for p in action.participants
+        )
+        proceed(draft, action.model_copy(update={"participants": participants}), dice)
+        return draft.events()
     advance_to_dice(draft, action, dice)
     return draft.events()
+
+
+def require_actor_side(draft: Draft, action: Action, principal: Principal) -> None:
+    """The GM, or a user who controls someone on the acting side."""
+    members = [draft.characters.get(m) for m in action.actor.members]
+    if not any(m is not None and may_control(principal, m) for m in members):
+        raise RuleViolation("forbidden", "You may not act for the acting side.", "action_id")
+
+
+def confirm(
+    state: WorldState,
+    action_id: str,
+    principal: Principal,
+    dice: DiceSource,
+    *,
+    passive_rating: int | None = None,
+    dangerous_actor: bool | None = None,
+    dangerous_opposition: bool | None = None,
+) -> list[Event]:
+    """R2.1, R9.1 Decision: the GM confirms a player's opposition rating and danger,
+    or changes them; what is left out stays as proposed. The action then waits only
+    for helpers still invited (R10.1), if any."""
+    draft = Draft(state, "action.confirm")
+    require_gm(principal)
+    action = find_action(draft, action_id, "confirming")
+    if action.proposal is None:
+        raise RuleViolation(
+            "wrong_state", "Nothing on this action waits for the GM's confirmation.", "action_id"
+        )
+    opposition = action.opposition
+    if passive_rating is not None:
+        if action.opposition_kind != "passive":
+            raise RuleViolation(
+                "invalid", "This action has an opposer, not a passive rating.", "passive_rating"
+            )
+        roll = opposition.roll.model_copy(update={"passive_rating": passive_rating})
+        opposition = opposition.model_copy(update={"roll": roll})
+    if dangerous_opposition is not None:
+        opposition = opposition.model_copy(update={"dangerous": dangerous_opposition})
+    actor = action.actor
+    if dangerous_actor is not None:
+        actor = actor.model_copy(update={"dangerous": dangerous_actor})
+    action = action.model_copy(update={"actor": actor, "opposition": opposition, "proposal": None})
+    _proceed_when_answered(draft, action, dice)
+    return draft.events()
+
+
+def answer_help(
+    state: WorldState,
+    action_id: str,
+    character_id: str,
+    accept: bool,
+    principal: Principal,
+    dice: DiceSource,
+) -> list[Event]:
+    """R10.1 Decision: a helper a player named joins only when its owner (or the GM)
+    accepts; a declined helper stays out. When nobody is left to answer and the GM has
+    confirmed, the action goes on."""
+    draft = Draft(state, "action.help")
+    action = find_action(draft, action_id, "confirming")
+    invited = next(
+        (
+            p
+            for p in action.participants
+            if p.character_id == character_id and p.status == "invited"
+        ),
+        None,
+    )
+    if invited is None:
+        raise RuleViolation(
+            "not_found", "That character is not waiting to join this action.", "character_id"
+        )
+    helper = find_character(draft, character_id, "character_id")
+    require_control(principal, helper, "character_id")
+    if accept:
+        require_active(helper, "help", "character_id")
+    status: ParticipantStatus = "joined" if accept else "declined"
+    participants = tuple(
+        p.model_copy(update={"status": status}) if p is invited else p for p in action.participants
+    )
+    actor = compose_actor_side(draft, participants, action.type)
+    action = action.model_copy(
+        update={
+            "participants": participants,
+            "actor": actor.model_copy(update={"dangerous": action.actor.dangerous}),
+        }
+    )
+    _proceed_when_answered(draft, action, dice)
+    return draft.events()
+
+
+def _proceed_when_answered(draft: Draft, action: Action, dice: DiceSource) -> None:
+    if action.proposal is None and not any(p.status == "invited" for p in action.participants):
+        proceed(draft, action, dice)
+    else:
+        draft.put_action(action)
 
 
 def oppose(

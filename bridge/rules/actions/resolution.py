@@ -158,7 +158,9 @@ def succeed(draft: Draft, action: Action, *, at_cost: bool = False) -> None:
         questions = 1 if at_cost or (action.shifts or 0) < 1 else action.shifts or 0
         effects.append(Effect(kind="questions", character_id=leader.id, count=questions))
         if excel:
+            # R5.5: the hint is on offer until the actor takes it (action.hint).
             effects.append(Effect(kind="hint", character_id=leader.id, detail="offered"))
+            action = action.model_copy(update={"hint": "offered"})
             scene = draft.scene
             draft.put_scene(scene.model_copy(update={"hints_open": (*scene.hints_open, leader.id)}))
         _exhaust(draft, leader.id, action.situation)
