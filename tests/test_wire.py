@@ -38,7 +38,13 @@ async def raw(bridge: BridgeProcess) -> AsyncIterator[OpenRaw]:
 
 
 def gm(world: tuple[str, str], user: str = "gm") -> dict[str, Any]:
-    return {"world": world[0], "role": "gm", "user": user, "key": world[1], "protocol": 1}
+    return {
+        "world": world[0],
+        "role": "gm",
+        "user": user,
+        "key": world[1],
+        "protocol": PROTOCOL_VERSION,
+    }
 
 
 def player(world: tuple[str, str], user: str) -> dict[str, Any]:

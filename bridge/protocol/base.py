@@ -16,7 +16,7 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 NAMESPACE = "/fate"
 MAX_MESSAGE_BYTES = 64 * 1024
 

@@ -4,7 +4,7 @@
  */
 
 /** The protocol version this module speaks; the bridge refuses a mismatch at connect. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 /** Socket.IO namespace of the bridge. */
 export const NAMESPACE = "/fate";

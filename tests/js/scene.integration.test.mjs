@@ -553,6 +553,7 @@ describe("the bridge restarts", () => {
 
   test("clients reconnect with backoff and catch up with world.sync from their last seq, writing nothing twice", async () => {
     const { io } = await import("socket.io-client");
+    const { PROTOCOL_VERSION } = await import("../../foundry-module/scripts/protocol.mjs");
     // Before: Ann rolls; her card is hers to write.
     assert.equal((await gm.rpc("call", "dev.queue_dice", { rolls: [[1, 0, 0, 0]] })).ok, true);
     const started = await ann.rpc("startAction", ZIRD._id, "Athletics", { opposition: 1 });
@@ -573,7 +574,7 @@ describe("the bridge restarts", () => {
     // on a bridge on another port with the same data: a card and a scene change they missed.
     const otherPort = await freePort();
     const away = await startBridge({ dataDir, port: otherPort });
-    const raw = io(`${away.url}/fate`, { transports: ["websocket"], reconnection: false, auth: { world: world.id, role: "gm", key: world.key, user: GM.id, protocol: 1 } });
+    const raw = io(`${away.url}/fate`, { transports: ["websocket"], reconnection: false, auth: { world: world.id, role: "gm", key: world.key, user: GM.id, protocol: PROTOCOL_VERSION } });
     await new Promise((resolve, reject) => { raw.once("connect", resolve); raw.once("connect_error", reject); });
     const call = (event, payload) => raw.timeout(10000).emitWithAck(event, { request_id: `restart-${event}-${Date.now()}`, ...payload });
     const hello = await call("hello", {});
