@@ -43,8 +43,8 @@ from bridge.rules.actions.declare import (
     concede,
     confirm,
     declare,
-    oppose,
     odds_before_roll,
+    oppose,
     roll_now,
     start_action,
 )
