@@ -81,6 +81,9 @@ before(async () => {
   gm = await launch("active-gm", GM, world.key);
   player = await launch("player", PLAYER);
   await bindPlayer();
+  // R2.1 Decision: this table trusts its players' ratings; these scenarios are about cards
+  // and tokens, not about the GM confirming a proposal.
+  assert.equal((await gm.rpc("call", "world.settings", { trust_player_ratings: true })).ok, true);
 });
 
 after(async () => {

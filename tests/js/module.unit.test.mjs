@@ -187,7 +187,7 @@ describe("manifest and assets", () => {
   test("the api is published on the module", () => {
     const api = foundry.game.modules.get("fate-bridge").api;
     for (const fn of ["roll", "start", "invoke", "pass", "choose", "cost", "concede", "rollDeclared", "card", "state"]) assert.equal(typeof api[fn], "function", fn);
-    assert.equal(api.PROTOCOL_VERSION, 1);
+    assert.equal(api.PROTOCOL_VERSION, 2);
     assert.equal(api.status.state, "offline");
   });
 });
