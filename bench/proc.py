@@ -171,6 +171,10 @@ def bridge_server(
             "--port",
             "{port}",
             "--no-default-world",
+            # Every load generator connects from loopback: the per-address cap (issue 7's
+            # slow-loris guard) would refuse the bench's own clients.
+            "--max-connections-per-address",
+            "0",
         ],
         "/healthz",
         stats_file=data_dir / f"gc-{free_port()}.json",
