@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from bridge import codec
 from bridge.store.base import (
+    AlreadyAnswered,
     CommitBatch,
     EmitRow,
     EventRow,
@@ -102,6 +103,11 @@ def _event(row: sqlite3.Row) -> EventRow:
 
 def _text(value: Any) -> str:
     return codec.dumps(value)
+
+
+def _snapshot_text(snapshot: dict[str, Any] | str) -> str:
+    """A batch's snapshot as stored: its JSON text, encoded here unless it came encoded."""
+    return snapshot if isinstance(snapshot, str) else codec.dumps(snapshot)
 
 
 class SQLiteStore(LocalPresence):
@@ -226,6 +232,8 @@ class SQLiteStore(LocalPresence):
                 last_event_seq=row["last_event_seq"],
                 last_event_hash=row["last_event_hash"],
                 last_emit_seq=row["last_emit_seq"],
+                state_size=len(row["state"]),
+                tail_size=sum(len(e["payload"]) for e in tail),
             )
 
         return await self._run(load)
@@ -299,12 +307,23 @@ def _migrate(db: sqlite3.Connection) -> None:
 
 
 def _commit(db: sqlite3.Connection, batch: CommitBatch) -> int:
-    """The whole batch in one transaction: version check-and-set, then the appends."""
+    """The whole batch in one transaction: the request's earlier answer if it has one,
+    else the version check-and-set, then the appends."""
     new_version = batch.expected_version + 1
     last_event = batch.events[-1] if batch.events else None
     last_emit = batch.emits[-1] if batch.emits else None
+    answers = batch.request_id is not None and batch.user_id is not None
     db.execute("BEGIN IMMEDIATE")
     try:
+        if answers:
+            # Inside the write transaction: no other commit can answer it in between.
+            done = db.execute(
+                "SELECT response FROM requests "
+                "WHERE world_id = ? AND user_id = ? AND request_id = ?",
+                (batch.world_id, batch.user_id, batch.request_id),
+            ).fetchone()
+            if done is not None:
+                raise AlreadyAnswered(codec.loads(done[0]))
         cursor = db.execute(
             "UPDATE worlds SET version = ?, "
             "last_event_seq = COALESCE(?, last_event_seq), "
@@ -325,7 +344,7 @@ def _commit(db: sqlite3.Connection, batch: CommitBatch) -> int:
         if batch.snapshot is not None:
             db.execute(
                 "UPDATE worlds SET state = ?, state_seq = last_event_seq WHERE id = ?",
-                (_text(batch.snapshot), batch.world_id),
+                (_snapshot_text(batch.snapshot), batch.world_id),
             )
         if batch.events:
             db.executemany(
@@ -336,7 +355,7 @@ def _commit(db: sqlite3.Connection, batch: CommitBatch) -> int:
                         batch.world_id,
                         e.seq,
                         e.type,
-                        _text(e.payload),
+                        e.payload_json(),
                         e.created_at,
                         e.prev_hash,
                         e.hash,
@@ -349,7 +368,7 @@ def _commit(db: sqlite3.Connection, batch: CommitBatch) -> int:
                 "INSERT INTO emits (world_id, seq, event, payload) VALUES (?, ?, ?, ?)",
                 [(batch.world_id, m.seq, m.event, _text(m.payload)) for m in batch.emits],
             )
-        if batch.request_id is not None and batch.user_id is not None:
+        if answers:
             db.execute(
                 "INSERT INTO requests (world_id, user_id, request_id, response, created_at) "
                 "VALUES (?, ?, ?, ?, ?)",
