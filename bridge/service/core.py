@@ -67,7 +67,7 @@ COMMIT_ATTEMPTS = 5
 # a fixed multiple of the events' own size however large the world has grown, and a
 # load replays events amounting to at most about that share of the state.
 SNAPSHOT_TAIL_SHARE = 0.5
-SNAPSHOT_MIN_TAIL = 64 * 1024
+SNAPSHOT_MIN_TAIL = 128 * 1024
 # Intents an unbound player may send: enough to learn its nonce and catch up.
 UNBOUND_ALLOWED = frozenset({"hello"})
 

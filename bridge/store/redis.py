@@ -157,6 +157,8 @@ class RedisStore:
         self._heartbeat: asyncio.Task[None] | None = None
         self._commit_script: Any = None
         self._load_script: Any = None
+        self._presence_touch: Any = None
+        self._presence_count: Any = None
 
     @property
     def redis(self) -> Redis:
@@ -174,6 +176,8 @@ class RedisStore:
         # Registered scripts run by hash (EVALSHA), not resent with every call.
         self._commit_script = self._redis.register_script(_COMMIT)
         self._load_script = self._redis.register_script(_LOAD)
+        self._presence_touch = self._redis.register_script(_PRESENCE_TOUCH)
+        self._presence_count = self._redis.register_script(_PRESENCE_COUNT)
 
     async def close(self) -> None:
         if self._heartbeat is not None:
@@ -336,14 +340,14 @@ class RedisStore:
 
     async def is_present(self, world_id: str, user_id: str) -> bool:
         key = self._key("present", world_id, user_id)
-        live = await _done(self.redis.eval(_PRESENCE_COUNT, 1, key))
+        live = await self._presence_count(keys=[key])
         return int(live) > 0
 
     async def _claim(self, world_id: str, user_id: str, *, keep: bool) -> None:
         key = self._key("present", world_id, user_id)
         ttl_ms = int(self.presence_ttl * 1000)
         flag = "1" if keep else "0"
-        await _done(self.redis.eval(_PRESENCE_TOUCH, 1, key, self.node_id, ttl_ms, flag))
+        await self._presence_touch(keys=[key], args=[self.node_id, ttl_ms, flag])
 
     async def _refresh_presence(self) -> None:
         """The heartbeat: renew every claim of this process three times per ttl."""

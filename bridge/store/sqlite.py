@@ -2,15 +2,18 @@
 
 Every store call is one function run on a dedicated thread that owns the only
 connection (plain :mod:`sqlite3`): a commit is one hop off the event loop and one
-transaction, however many statements it holds, and calls never interleave.
+transaction, however many statements it holds, and calls never interleave. The hop
+is a queue and an asyncio future settled from the thread, nothing more.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import queue
 import sqlite3
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -101,6 +104,52 @@ def _event(row: sqlite3.Row) -> EventRow:
     )
 
 
+_Job = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Callable[[], Any]]
+
+
+def _settle(future: asyncio.Future[Any], result: Any, failure: BaseException | None) -> None:
+    """On the event loop: hand the thread's outcome to the waiting caller, if it still waits."""
+    if future.cancelled():
+        return
+    if failure is not None:
+        future.set_exception(failure)
+    else:
+        future.set_result(result)
+
+
+class _Worker:
+    """One thread running jobs in the order they were sent; each job's outcome settles
+    its asyncio future on the loop that sent it."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._serve, name="sqlite-store", daemon=True)
+        self._thread.start()
+
+    def run(self, work: Callable[[], T]) -> asyncio.Future[T]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._jobs.put((loop, future, work))
+        return future
+
+    def stop(self) -> None:
+        """Finish the jobs already sent, then end the thread."""
+        self._jobs.put(None)
+        self._thread.join()
+
+    def _serve(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            loop, future, work = job
+            outcome: tuple[Any, BaseException | None]
+            try:
+                outcome = (work(), None)
+            except BaseException as exc:  # handed to the caller, as run_in_executor does
+                outcome = (None, exc)
+            # RuntimeError: the loop closed meanwhile, so nobody waits any more.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(_settle, future, *outcome)
+
+
 def _text(value: Any) -> str:
     return codec.dumps(value)
 
@@ -121,7 +170,7 @@ class SQLiteStore(LocalPresence):
         super().__init__()
         self.path = path
         self._db: sqlite3.Connection | None = None
-        self._thread: ThreadPoolExecutor | None = None
+        self._thread: _Worker | None = None
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -134,11 +183,11 @@ class SQLiteStore(LocalPresence):
         if self._thread is None:
             raise RuntimeError("store is not open")
         db = self.db
-        return await asyncio.get_running_loop().run_in_executor(self._thread, work, db)
+        return await self._thread.run(lambda: work(db))
 
     async def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-store")
+        self._thread = _Worker()
 
         def connect() -> sqlite3.Connection:
             db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -152,15 +201,15 @@ class SQLiteStore(LocalPresence):
             _migrate(db)
             return db
 
-        self._db = await asyncio.get_running_loop().run_in_executor(self._thread, connect)
+        self._db = await self._thread.run(connect)
 
     async def close(self) -> None:
-        if self._db is not None:
+        if self._db is not None and self._thread is not None:
             db, self._db = self._db, None
-            await asyncio.get_running_loop().run_in_executor(self._thread, db.close)
+            await self._thread.run(db.close)
         if self._thread is not None:
-            self._thread.shutdown(wait=True)
-            self._thread = None
+            thread, self._thread = self._thread, None
+            thread.stop()
 
     async def add_world(self, world: WorldRecord, initial_state: dict[str, Any]) -> None:
         def add(db: sqlite3.Connection) -> None:
