@@ -377,7 +377,12 @@ class ServiceCore:
                 writers = {
                     card_writer_candidate(e.action) for e in events if isinstance(e, ActionPut)
                 }
-                present = {user: await self.store.is_present(world_id, user) for user in writers}
+                # The sender itself, counted present on this process, needs no store trip.
+                present = {
+                    user: (user == session.user_id and session.present)
+                    or await self.store.is_present(world_id, user)
+                    for user in writers
+                }
                 emits = derive_emits(
                     world_id,
                     before,
