@@ -1,0 +1,93 @@
+"""The aspect index cards list aspects from: alike boosts as one entry, derived states
+equal to building afresh (issue 9: cards stay small and cheap as a scene grows)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bridge import cards
+from bridge.aspect_index import AspectIndex, aspect_index
+from bridge.rules.state import Aspect, WorldState
+
+NAMES = ("Hero's momentum", "Opening", "On fire")
+HOLDERS = ("hero", "villain", "gm")
+
+
+def boost(aspect_id: str, name: str, holder: str) -> Aspect:
+    return Aspect(id=aspect_id, name=name, kind="boost", free_invokes={holder: 1})
+
+
+def view(index: AspectIndex) -> list[tuple[str, int]]:
+    return [(e.aspect.id, e.count) for e in index.entries()]
+
+
+def held(index: AspectIndex) -> dict[str, int]:
+    return {h: index.held_boosts(h) for h in HOLDERS}
+
+
+# One edit of an aspect map: add or replace aspect N (a boost, or a situation aspect),
+# or remove it.
+edit = st.tuples(
+    st.integers(0, 11),
+    st.sampled_from(["boost", "situation", "remove", "spent"]),
+    st.sampled_from(NAMES),
+    st.sampled_from(HOLDERS),
+)
+
+
+@given(st.lists(st.lists(edit, max_size=4), max_size=12))
+def test_a_derived_index_equals_building_afresh(
+    commits: list[list[tuple[int, str, str, str]]],
+) -> None:
+    # R12.6: boosts held and spent; each commit's index derived from the one before.
+    aspects: dict[str, Aspect] = {}
+    index = AspectIndex(aspects)
+    for commit in commits:
+        aspects = dict(aspects)
+        for number, what, name, holder in commit:
+            aspect_id = f"x{number}"
+            if what == "remove":
+                aspects.pop(aspect_id, None)
+            elif what == "spent":
+                aspects[aspect_id] = Aspect(id=aspect_id, name=name, kind="boost")
+            elif what == "boost":
+                aspects[aspect_id] = boost(aspect_id, name, holder)
+            else:
+                aspects[aspect_id] = Aspect(id=aspect_id, name=name, kind="situation")
+        index = AspectIndex.derived(index, aspects)
+        fresh = AspectIndex(aspects)
+        assert view(index) == view(fresh)
+        assert held(index) == held(fresh)
+        assert sum(count for _id, count in view(index)) == len(aspects)
+        for holder in HOLDERS:
+            assert index.held_boosts(holder) == sum(
+                1 for a in aspects.values() if a.kind == "boost" and a.free_invokes.get(holder)
+            )
+
+
+def test_alike_boosts_are_one_entry_with_their_count() -> None:
+    # R12.6: three momentum boosts the hero holds, one the villain holds, one situation aspect.
+    aspects = {
+        "b1": boost("b1", "Hero's momentum", "hero"),
+        "b3": boost("b3", "Hero's momentum", "hero"),
+        "b2": boost("b2", "Hero's momentum", "hero"),
+        "b4": boost("b4", "Hero's momentum", "villain"),
+        "s1": Aspect(id="s1", name="Dark alley", kind="situation"),
+    }
+    state = WorldState(aspects=aspects)
+    shown = cards.scene_state(state).aspects
+    assert [(a.id, a.name, a.count, a.free_invokes) for a in shown] == [
+        ("b1", "Hero's momentum", 3, {"hero": 1}),
+        ("b4", "Hero's momentum", 1, {"villain": 1}),
+        ("s1", "Dark alley", 1, {}),
+    ]
+    index = aspect_index(state.aspects)
+    assert index.held_boosts("hero") == 3
+    assert index.held_boosts("villain") == 1
+    assert index.held_boosts("gm") == 0
+    # Spending the entry's representative leaves the other two, now led by the next id.
+    spent = {k: v for k, v in aspects.items() if k != "b1"}
+    after = aspect_index(spent, base=state.aspects)
+    assert view(after)[0] == ("b2", 2)
+    assert after.held_boosts("hero") == 2
