@@ -6,7 +6,6 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from bridge import protocol
-from bridge.aspect_index import aspect_index
 from bridge.rules import history
 from bridge.rules.consequences import SEVERITY_NAMES
 from bridge.rules.dice import dice_total
@@ -28,6 +27,7 @@ from bridge.rules.state import (
     Side,
     WorldState,
 )
+from bridge.view_index import aspect_index, open_actions
 
 GM_NAME = "GM"
 
@@ -350,7 +350,7 @@ def world_summary(state: WorldState) -> protocol.WorldStateData:
         ],
         aspects=_entries(state, lambda _a: True),
         gm_fate_points=state.gm_fate_points,
-        open_actions=[a.id for a in state.actions.values() if not a.closed],
+        open_actions=open_actions(state.actions).ids(),
     )
 
 

@@ -7,7 +7,6 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel
 
 from bridge import cards, protocol
-from bridge.aspect_index import aspect_index
 from bridge.rules.events import (
     ActionPut,
     AspectPut,
@@ -22,6 +21,7 @@ from bridge.store.base import (
     EmitRow,
     EventRow,
 )
+from bridge.view_index import aspect_index, open_actions
 
 
 def card_id(world_id: str, action_id: str) -> str:
@@ -67,9 +67,10 @@ def derive_emits(
     changed (never for the GM's own sheet syncs); the scene state when it changed."""
     emits: list[EmitRow] = []
     seq = last_emit
-    # The after state's aspect index, derived from the before state's (cached from the
-    # commit before): cards and the scene list aspects without walking them all.
+    # The after state's indexes, derived from the before state's (cached from the commit
+    # before): cards and the scene list aspects and open actions without walking them all.
     aspect_index(after.aspects, base=before.aspects)
+    open_actions(after.actions, base=before.actions)
     # Every card carries the last event behind it; the module keeps it in the message's
     # flags, anchoring the log in Foundry's chat log (DESIGN Trust, ``world.verify``).
     commit_anchor = anchor(rows[-1]) if rows else None

@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bridge import cards
-from bridge.aspect_index import AspectIndex, aspect_index
-from bridge.rules.state import Aspect, WorldState
+from bridge.rules.state import Action, Aspect, Roll, Side, WorldState
+from bridge.view_index import AspectIndex, OpenActions, aspect_index
 
 NAMES = ("Hero's momentum", "Opening", "On fire")
 HOLDERS = ("hero", "villain", "gm")
@@ -91,3 +91,36 @@ def test_alike_boosts_are_one_entry_with_their_count() -> None:
     after = aspect_index(spent, base=state.aspects)
     assert view(after)[0] == ("b2", 2)
     assert after.held_boosts("hero") == 2
+
+
+# One change of an action map: action N opened, moved along, closed, or (an undo) dropped.
+action_edit = st.tuples(st.integers(0, 7), st.sampled_from(["open", "closed", "drop"]))
+
+
+@given(st.lists(st.lists(action_edit, max_size=3), max_size=12))
+def test_derived_open_actions_equal_building_afresh(
+    commits: list[list[tuple[int, str]]],
+) -> None:
+    def action(number: int, state: str) -> Action:
+        side = Side(roll=Roll())
+        return Action(
+            id=f"a{number}",
+            type="overcome",
+            state="resolved" if state == "closed" else "invoking",  # type: ignore[arg-type]
+            actor=side,
+            opposition=side,
+            opposition_kind="passive",
+            requested_by="paul",
+        )
+
+    actions: dict[str, Action] = {}
+    index = OpenActions(actions)
+    for commit in commits:
+        actions = dict(actions)
+        for number, what in commit:
+            if what == "drop":
+                actions.pop(f"a{number}", None)
+            else:
+                actions[f"a{number}"] = action(number, what)
+        index = OpenActions.derived(index, actions)
+        assert index.ids() == [a.id for a in actions.values() if not a.closed]

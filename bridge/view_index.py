@@ -1,22 +1,27 @@
-"""A world's aspects as cards and the scene panel list them, kept cheap as a scene grows.
+"""Indexes of a world's state that cards and the scene panel read, kept cheap as a scene
+grows: aspects as lists show them, and the open actions.
 
 Boosts alike in name, place and holder are one entry with a count ("Hero's momentum x3"):
 a table that never spends its boosts would otherwise list each on every card, and every
 card, scene panel and emit would grow with the scene (issue 9's growth curve). Each
 entry's representative is the aspect an invoke of it spends.
 
-Building the index is linear in the aspects; deriving it from the previous state's
-index (states share every record an event did not replace) costs one identity scan of
-the aspect map plus the work for what changed.
+Building an index is linear in its map; deriving it from the previous state's index
+(states share every record an event did not replace) costs one identity scan of the map
+plus the work for what changed.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
-from bridge.rules.state import Aspect
+from bridge.rules.state import Action, Aspect
+
+Record = TypeVar("Record")
+Index = TypeVar("Index")
 
 # What makes two aspects one entry: boosts by (name, place, holders); anything else
 # is its own entry (keyed by its id).
@@ -116,28 +121,74 @@ class AspectIndex:
         return self._held.get(character_id, 0)
 
 
-# Indexes of recent aspect maps, by the map's identity (the entry keeps the map alive,
-# so its id cannot be reused while cached). A commit asks for the state before it (the
-# previous commit's after, so cached) and derives the state after it from that.
-_INDEXES: OrderedDict[int, tuple[Mapping[str, Aspect], AspectIndex]] = OrderedDict()
-_INDEXES_MAX = 512
+class OpenActions:
+    """The ids of a map's actions that are not closed, in the map's order."""
+
+    __slots__ = ("_actions", "_open")
+
+    def __init__(self, actions: Mapping[str, Action]) -> None:
+        self._actions = actions
+        self._open = {a_id: None for a_id, a in actions.items() if not a.closed}
+
+    @classmethod
+    def derived(cls, base: OpenActions, actions: Mapping[str, Action]) -> OpenActions:
+        """The open actions of ``actions``, from an earlier map of the same world. Actions
+        are only ever added or replaced (an undo may drop some: then built afresh)."""
+        old = base._actions
+        changed = [a for a_id, a in actions.items() if old.get(a_id) is not a]
+        if len(actions) - len(changed) < len(old):
+            return cls(actions)
+        index = cls.__new__(cls)
+        index._actions = actions
+        index._open = dict(base._open)
+        for action in changed:
+            if action.closed:
+                index._open.pop(action.id, None)
+            elif action.id not in index._open:
+                if action.id in old:  # reopened (undo) keeps the map's order: rebuild
+                    return cls(actions)
+                index._open[action.id] = None
+        return index
+
+    def ids(self) -> list[str]:
+        return list(self._open)
 
 
-def aspect_index(
-    aspects: Mapping[str, Aspect], base: Mapping[str, Aspect] | None = None
-) -> AspectIndex:
-    """The index of ``aspects``: cached, else derived from ``base``'s cached index (an
-    earlier map of the same world), else built."""
-    known = _INDEXES.get(id(aspects))
-    if known is not None and known[0] is aspects:
-        _INDEXES.move_to_end(id(aspects))
-        return known[1]
-    base_known = _INDEXES.get(id(base)) if base is not None else None
-    if base_known is not None and base_known[0] is base:
-        index = AspectIndex.derived(base_known[1], aspects)
-    else:
-        index = AspectIndex(aspects)
-    _INDEXES[id(aspects)] = (aspects, index)
-    if len(_INDEXES) > _INDEXES_MAX:
-        _INDEXES.popitem(last=False)
-    return index
+class IdentityCache(Generic[Record, Index]):
+    """Indexes of recent maps, by the map's identity (an entry keeps its map alive, so the
+    id cannot be reused while cached). A commit asks for the state before it (the previous
+    commit's after, so cached) and derives the state after it from that."""
+
+    def __init__(
+        self,
+        build: Callable[[Mapping[str, Record]], Index],
+        derive: Callable[[Index, Mapping[str, Record]], Index],
+        size: int = 512,
+    ) -> None:
+        self._build = build
+        self._derive = derive
+        self._size = size
+        self._known: OrderedDict[int, tuple[Mapping[str, Record], Index]] = OrderedDict()
+
+    def __call__(
+        self, records: Mapping[str, Record], base: Mapping[str, Record] | None = None
+    ) -> Index:
+        """The index of ``records``: cached, else derived from ``base``'s cached index (an
+        earlier map of the same world), else built."""
+        known = self._known.get(id(records))
+        if known is not None and known[0] is records:
+            self._known.move_to_end(id(records))
+            return known[1]
+        base_known = self._known.get(id(base)) if base is not None else None
+        if base_known is not None and base_known[0] is base:
+            index = self._derive(base_known[1], records)
+        else:
+            index = self._build(records)
+        self._known[id(records)] = (records, index)
+        if len(self._known) > self._size:
+            self._known.popitem(last=False)
+        return index
+
+
+aspect_index: IdentityCache[Aspect, AspectIndex] = IdentityCache(AspectIndex, AspectIndex.derived)
+open_actions: IdentityCache[Action, OpenActions] = IdentityCache(OpenActions, OpenActions.derived)
