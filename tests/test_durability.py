@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from bridge.service import BridgeService, Session
 from bridge import codec
+from bridge.service import BridgeService, Session
 from bridge.service.core import SNAPSHOT_MIN_TAIL, SNAPSHOT_TAIL_SHARE
 from bridge.store.base import CommitBatch, Snapshot, Store
 from bridge.store.chain import verify_chain
