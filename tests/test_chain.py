@@ -12,6 +12,7 @@ import hashlib
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,6 +21,7 @@ from bridge.rules.engine import apply_all
 from bridge.rules.errors import RuleViolation
 from bridge.rules.events import EVENT_ADAPTER
 from bridge.rules.procedures import settle
+from bridge.store import chain
 from bridge.store.chain import (
     GENESIS_HASH,
     canonical_bytes,
@@ -86,6 +88,8 @@ def test_the_known_disagreements_go_to_the_reference() -> None:
         -(2**64),
         {1: "int key"},
         {"a": 1e-9, "é": "x"},
+        {"at": "12:30:05.1", "x": [1, 2.0]},
+        {"k": [3, -4.5e100]},
     ):
         assert canonical_bytes(value) == canonical_json(value).encode("utf-8")
 
@@ -121,6 +125,27 @@ def test_every_played_event_hashes_as_the_old_chain_did(turns_list: list, faces_
         rows.append((seq, domain_event.type, payload, at, prev, digest))
         prev = digest
     assert verify_chain(rows) is None
+
+
+def test_event_bodies_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The agreement above holds whichever way a value goes; this checks that events (with
+    # their time stamps, "12:30:05.1" inside a string) are not all sent the slow way.
+    events = played_events(
+        [("b", "overcome", 2, False, False, [], "fail", "wrinkle", False, None)],
+        [(1, 0, 0, -1)] * 60,
+    )
+    assert events
+
+    def refused(value: Any) -> str:
+        raise AssertionError("the reference encoder was used")
+
+    monkeypatch.setattr(chain, "canonical_json", refused)
+    for seq, domain_event in enumerate(events, start=1):
+        payload = domain_event.model_dump(mode="json")
+        at = "2026-01-01T12:30:05.123456+00:00"
+        assert event_hash(GENESIS_HASH, seq, domain_event.type, payload, at) == old_event_hash(
+            GENESIS_HASH, seq, domain_event.type, payload, at
+        )
 
 
 def test_no_event_field_holds_a_float() -> None:

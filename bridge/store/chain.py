@@ -12,9 +12,10 @@ import orjson
 
 GENESIS_HASH = "0" * 64
 # A float in orjson's compact output: a number with a fraction or an exponent at the
-# start or right after the ":", "," or "[" that starts every other value. Text inside
-# a string can look like one too; that only sends it the slow way.
-_FLOAT_TOKEN = re.compile(rb"(?:^|[:,\[])-?[0-9]+[.eE]")
+# start, after a key (its closing quote and the colon) or after the "," or "[" before
+# a list item. Text inside a string can look like one too (not a time stamp's
+# "12:30:05.1": its colons follow digits); that only sends it the slow way.
+_FLOAT_TOKEN = re.compile(rb'(?:^|":|[,\[])-?[0-9]+[.eE]')
 
 
 def canonical_json(value: Any) -> str:
