@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from bridge.rules.events import (
     ActionPut,
     ActionResolved,
@@ -50,19 +53,31 @@ class Draft:
     def __init__(self, state: WorldState, reason: str) -> None:
         self.base = state
         self.reason = reason
-        self.characters = dict(state.characters)
-        self.aspects = dict(state.aspects)
-        self.actions = dict(state.actions)
+        # Copy on write: the maps are the base's own until a first change copies one
+        # (most intents touch one or two of seven), so they are read-only Mappings here.
+        self.characters: Mapping[str, Character] = state.characters
+        self.aspects: Mapping[str, Aspect] = state.aspects
+        self.actions: Mapping[str, Action] = state.actions
         self.scene = state.scene
         self.gm_fate_points = state.gm_fate_points
         self.action_count = state.action_count
         self.aspect_count = state.aspect_count
-        self.contests = dict(state.contests)
-        self.challenges = dict(state.challenges)
-        self.conflicts = dict(state.conflicts)
-        self.compels = dict(state.compels)
+        self.contests: Mapping[str, Contest] = state.contests
+        self.challenges: Mapping[str, Challenge] = state.challenges
+        self.conflicts: Mapping[str, Conflict] = state.conflicts
+        self.compels: Mapping[str, Compel] = state.compels
         self.carried_boosts = state.carried_boosts
         self._changed: dict[tuple[str, str], None] = {}
+        self._owned: set[str] = set()
+
+    def _own(self, name: str) -> dict[str, Any]:
+        """The draft's own copy of map ``name``, made on its first change."""
+        records: dict[str, Any] = getattr(self, name)
+        if name not in self._owned:
+            records = dict(records)
+            setattr(self, name, records)
+            self._owned.add(name)
+        return records
 
     # --- reads ----------------------------------------------------------------
 
@@ -78,60 +93,60 @@ class Draft:
     # --- writes ---------------------------------------------------------------
 
     def put_character(self, character: Character) -> Character:
-        self.characters[character.id] = character
+        self._own("characters")[character.id] = character
         self._changed[("character", character.id)] = None
         return character
 
     def put_aspect(self, aspect: Aspect) -> Aspect:
-        self.aspects[aspect.id] = aspect
+        self._own("aspects")[aspect.id] = aspect
         self._changed[("aspect", aspect.id)] = None
         return aspect
 
     def remove_aspect(self, aspect_id: str) -> None:
-        self.aspects.pop(aspect_id, None)
+        self._own("aspects").pop(aspect_id, None)
         self._changed[("aspect", aspect_id)] = None
 
     def put_action(self, action: Action) -> Action:
-        self.actions[action.id] = action
+        self._own("actions")[action.id] = action
         self._changed[("action", action.id)] = None
         return action
 
-    def _drop(self, kind: str, records: dict[str, object], record_id: str) -> None:
-        records.pop(record_id, None)
+    def _drop(self, kind: str, record_id: str) -> None:
+        self._own(_COLLECTIONS[kind]).pop(record_id, None)
         self._changed[(kind, record_id)] = None
 
     def drop_action(self, action_id: str) -> None:
-        self._drop("action", self.actions, action_id)  # type: ignore[arg-type]
+        self._drop("action", action_id)
 
     def drop_contest(self, contest_id: str) -> None:
-        self._drop("contest", self.contests, contest_id)  # type: ignore[arg-type]
+        self._drop("contest", contest_id)
 
     def drop_challenge(self, challenge_id: str) -> None:
-        self._drop("challenge", self.challenges, challenge_id)  # type: ignore[arg-type]
+        self._drop("challenge", challenge_id)
 
     def drop_conflict(self, conflict_id: str) -> None:
-        self._drop("conflict", self.conflicts, conflict_id)  # type: ignore[arg-type]
+        self._drop("conflict", conflict_id)
 
     def drop_compel(self, compel_id: str) -> None:
-        self._drop("compel", self.compels, compel_id)  # type: ignore[arg-type]
+        self._drop("compel", compel_id)
 
     def put_contest(self, contest: Contest) -> Contest:
-        self.contests[contest.id] = contest
+        self._own("contests")[contest.id] = contest
         self._changed[("contest", contest.id)] = None
         return contest
 
     def put_challenge(self, challenge: Challenge) -> Challenge:
-        self.challenges[challenge.id] = challenge
+        self._own("challenges")[challenge.id] = challenge
         self._changed[("challenge", challenge.id)] = None
         return challenge
 
     def put_conflict(self, conflict: Conflict) -> Conflict:
-        self.conflicts[conflict.id] = conflict
+        self._own("conflicts")[conflict.id] = conflict
         self._changed[("conflict", conflict.id)] = None
         return conflict
 
     def put_compel(self, compel: Compel) -> Compel:
-        self.compels[compel.id] = compel
+        self._own("compels")[compel.id] = compel
         self._changed[("compel", compel.id)] = None
         return compel
 

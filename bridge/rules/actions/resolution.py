@@ -149,8 +149,9 @@ def succeed(draft: Draft, action: Action, *, at_cost: bool = False) -> None:
         _clear_exhaustion(draft, leader.id, action.situation)
     elif action.type == "take_advantage":
         free = 2 if excel else 1
-        if action.target_aspect_id in draft.aspects:
-            effects.append(add_free_invokes(draft, action.target_aspect_id, leader.id, free))
+        target_aspect_id = action.target_aspect_id
+        if target_aspect_id is not None and target_aspect_id in draft.aspects:
+            effects.append(add_free_invokes(draft, target_aspect_id, leader.id, free))
         else:
             # The aspect went away while the action was open (a scene end, the GM).
             effects.append(_vanished(action, "aspect"))
@@ -216,7 +217,8 @@ def _mark_addressed(draft: Draft, action: Action, recovery_slot_id: str) -> Effe
     )
     draft.put_character(patient.model_copy(update={"consequences": slots}))
     slot = next(s for s in slots if s.id == slot_id)
-    name = draft.aspects[slot.aspect_id].name if slot.aspect_id in draft.aspects else ""
+    aspect = draft.aspects.get(slot.aspect_id) if slot.aspect_id is not None else None
+    name = aspect.name if aspect is not None else ""
     return Effect(
         kind="consequence",
         character_id=patient_id,
