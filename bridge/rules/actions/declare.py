@@ -32,6 +32,7 @@ from bridge.rules.state import (
     Earning,
     Effect,
     HarmKind,
+    OppositionAction,
     Participant,
     ParticipantStatus,
     Proposal,
@@ -146,7 +147,7 @@ def declare(
 
     proposal = _proposal(draft, command, principal, passive, recovery_slot_id)
     action_id = draft.new_action_id()
-    opposition_action = None
+    opposition_action: OppositionAction | None = None
     if opposer is not None:
         opposition_action = "defend" if command.type == "attack" else "oppose"
     action = Action(
