@@ -166,13 +166,19 @@ def succeed(draft: Draft, action: Action, *, at_cost: bool = False) -> None:
             draft.put_scene(scene.model_copy(update={"hints_open": (*scene.hints_open, leader.id)}))
         _exhaust(draft, leader.id, action.situation)
     effects.append(Effect(kind="success"))
-    finish(draft, add_effects(action, *effects), succeeded=True)
+    finish(draft, action, *effects, succeeded=True)
 
 
-def finish(draft: Draft, action: Action, *, succeeded: bool | None) -> None:
+def finish(draft: Draft, action: Action, *effects: Effect, succeeded: bool | None) -> None:
+    """The action resolved, with ``effects`` added to its own (one copy for both)."""
     draft.put_action(
         action.model_copy(
-            update={"state": "resolved", "succeeded": succeeded, "pending_choice": None}
+            update={
+                "state": "resolved",
+                "succeeded": succeeded,
+                "pending_choice": None,
+                "effects": action.effects + effects,
+            }
         )
     )
 
