@@ -183,27 +183,42 @@ class Draft:
         out: list[Event] = []
         reason = self.reason
         for kind, key in self._changed:
-            if kind == "character":
-                out.append(CharacterPut(reason=reason, character=self.characters[key]))
-            elif kind == "aspect":
-                if key in self.aspects:
-                    out.append(AspectPut(reason=reason, aspect=self.aspects[key]))
-                elif key in self.base.aspects:
-                    out.append(AspectRemoved(reason=reason, aspect_id=key))
-            elif kind in _COLLECTIONS and key not in getattr(self, _COLLECTIONS[kind]):
-                if key in getattr(self.base, _COLLECTIONS[kind]):
-                    out.append(
-                        RecordDropped(reason=reason, collection=_COLLECTIONS[kind], record_id=key)
-                    )
-            elif kind == "action":
-                action = self.actions[key]
+            # An action's own kinds first: every intent changes one.
+            if kind == "action":
+                action = self.actions.get(key)
                 was = self.base.actions.get(key)
-                if action.state == "resolved" and (was is None or was.state != "resolved"):
+                if action is None:
+                    if was is not None:
+                        out.append(
+                            RecordDropped(reason=reason, collection="actions", record_id=key)
+                        )
+                elif action.state == "resolved" and (was is None or was.state != "resolved"):
                     out.append(
                         ActionResolved(reason=reason, action=action, scene=self.scene.number)
                     )
                 else:
                     out.append(ActionPut(reason=reason, action=action))
+            elif kind == "counters":
+                out.append(
+                    CountersPut(
+                        reason=reason,
+                        gm_fate_points=self.gm_fate_points,
+                        action_count=self.action_count,
+                        aspect_count=self.aspect_count,
+                    )
+                )
+            elif kind == "aspect":
+                if key in self.aspects:
+                    out.append(AspectPut(reason=reason, aspect=self.aspects[key]))
+                elif key in self.base.aspects:
+                    out.append(AspectRemoved(reason=reason, aspect_id=key))
+            elif kind == "character":
+                out.append(CharacterPut(reason=reason, character=self.characters[key]))
+            elif kind in _COLLECTIONS and key not in getattr(self, _COLLECTIONS[kind]):
+                if key in getattr(self.base, _COLLECTIONS[kind]):
+                    out.append(
+                        RecordDropped(reason=reason, collection=_COLLECTIONS[kind], record_id=key)
+                    )
             elif kind == "scene":
                 out.append(ScenePut(reason=reason, scene=self.scene))
             elif kind == "contest":
@@ -214,17 +229,8 @@ class Draft:
                 out.append(ConflictPut(reason=reason, conflict=self.conflicts[key]))
             elif kind == "compel":
                 out.append(CompelPut(reason=reason, compel=self.compels[key]))
-            elif kind == "carried":
+            else:  # "carried"
                 out.append(CarriedBoostsPut(reason=reason, aspect_ids=self.carried_boosts))
-            else:
-                out.append(
-                    CountersPut(
-                        reason=reason,
-                        gm_fate_points=self.gm_fate_points,
-                        action_count=self.action_count,
-                        aspect_count=self.aspect_count,
-                    )
-                )
         return out
 
     def state(self) -> WorldState:

@@ -18,7 +18,9 @@ from bridge.rules.ruleset import Outcome
 GM = "gm"
 """The holder id of the GM's own fate point budget and free invokes."""
 
+# The frozen dataclasses' own setters are refused; records are built through these.
 _set = object.__setattr__
+_new = object.__new__
 
 
 @dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(field,))
@@ -41,7 +43,7 @@ class Frozen:
     def model_copy(self, *, update: Mapping[str, Any] | None = None) -> Self:
         """A shallow copy with ``update`` applied. Like pydantic's, the update is not
         validated: callers pass values of the fields' types (mypy checks the rules)."""
-        copied = object.__new__(type(self))
+        copied = _new(self.__class__)
         _set(copied, "__dict__", {**self.__dict__, **update} if update else dict(self.__dict__))
         return copied
 
@@ -94,7 +96,8 @@ def _fast_init(cls: type[Frozen]) -> Callable[..., None]:
         + "".join(factories)
         + f"    _set(self, '__dict__', {{{values}}})\n"
     )
-    exec(source, namespace)  # built from the class's own field names only
+    # Built from the class's own field names only; named for tracebacks and profiles.
+    exec(compile(source, f"<{cls.__qualname__}.__init__>", "exec"), namespace)
     init: Callable[..., None] = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     return init
