@@ -28,15 +28,21 @@ class Frozen:
     """Immutable and closed: every subclass is a frozen, keyword-only stdlib dataclass.
 
     The rules build and copy records on every intent, so records are plain dataclasses
-    (pydantic validating each one cost most of an action's time); pydantic checks them at
-    the edges instead, through :meth:`model_validate` and :meth:`model_dump` (the same
-    names and JSON as when these were pydantic models: logs and snapshots stay valid)."""
+    (pydantic validating each one was a large share of an action's cost): what the rules
+    build is not validated (mypy checks the rules' types); what comes from outside (logs,
+    snapshots) comes in through :meth:`model_validate`, and goes out through
+    :meth:`model_dump` (the names and JSON of the pydantic models these were: logs and
+    snapshots written before stay valid, byte for byte)."""
 
     # Read by pydantic when it validates the dataclass: unknown keys are refused.
     __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if "__post_init__" in cls.__dict__:
+            raise TypeError(
+                f"{cls.__name__}: records are checked by model_validate, not __post_init__"
+            )
         dataclass(frozen=True, kw_only=True)(cls)
         cls.__init__ = _fast_init(cls)  # type: ignore[method-assign]
 
