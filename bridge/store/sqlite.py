@@ -80,6 +80,18 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE worlds ADD COLUMN state_seq INTEGER NOT NULL DEFAULT 0;
     UPDATE worlds SET state_seq = last_event_seq;
     """,
+    # The snapshot in a table of its own: every commit updates the world row, and SQLite
+    # rewrites a whole row (a multi-megabyte state with it) on any update of it.
+    """
+    CREATE TABLE snapshots (
+        world_id TEXT PRIMARY KEY REFERENCES worlds(id),
+        state_seq INTEGER NOT NULL,
+        state TEXT NOT NULL
+    );
+    INSERT INTO snapshots (world_id, state_seq, state) SELECT id, state_seq, state FROM worlds;
+    ALTER TABLE worlds DROP COLUMN state;
+    ALTER TABLE worlds DROP COLUMN state_seq;
+    """,
 )
 
 
@@ -213,22 +225,31 @@ class SQLiteStore(LocalPresence):
 
     async def add_world(self, world: WorldRecord, initial_state: dict[str, Any]) -> None:
         def add(db: sqlite3.Connection) -> None:
+            db.execute("BEGIN IMMEDIATE")
             try:
                 db.execute(
-                    "INSERT INTO worlds (id, name, ruleset, key_hash, created_at, state, "
-                    "last_event_hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO worlds (id, name, ruleset, key_hash, created_at, "
+                    "last_event_hash) VALUES (?, ?, ?, ?, ?, ?)",
                     (
                         world.id,
                         world.name,
                         world.ruleset,
                         world.key_hash,
                         world.created_at,
-                        _text(initial_state),
                         GENESIS_HASH,
                     ),
                 )
+                db.execute(
+                    "INSERT INTO snapshots (world_id, state_seq, state) VALUES (?, 0, ?)",
+                    (world.id, _text(initial_state)),
+                )
+                db.execute("COMMIT")
             except sqlite3.IntegrityError as exc:
+                db.execute("ROLLBACK")
                 raise WorldExists(world.id) from exc
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
 
         await self._run(add)
 
@@ -263,7 +284,11 @@ class SQLiteStore(LocalPresence):
             # One read transaction: the head and the tail belong together.
             db.execute("BEGIN")
             try:
-                row = db.execute("SELECT * FROM worlds WHERE id = ?", (world_id,)).fetchone()
+                row = db.execute(
+                    "SELECT * FROM worlds JOIN snapshots ON snapshots.world_id = worlds.id "
+                    "WHERE worlds.id = ?",
+                    (world_id,),
+                ).fetchone()
                 if row is None:
                     return None
                 tail = db.execute(
@@ -392,8 +417,9 @@ def _commit(db: sqlite3.Connection, batch: CommitBatch) -> int:
             raise VersionConflict(batch.world_id)
         if batch.snapshot is not None:
             db.execute(
-                "UPDATE worlds SET state = ?, state_seq = last_event_seq WHERE id = ?",
-                (_snapshot_text(batch.snapshot), batch.world_id),
+                "UPDATE snapshots SET state = ?, "
+                "state_seq = (SELECT last_event_seq FROM worlds WHERE id = ?) WHERE world_id = ?",
+                (_snapshot_text(batch.snapshot), batch.world_id, batch.world_id),
             )
         if batch.events:
             db.executemany(
