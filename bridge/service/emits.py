@@ -73,7 +73,8 @@ def derive_emits(
     # The after state's indexes, derived from the before state's (cached from the commit
     # before): cards and the scene list aspects and open actions without walking them all.
     # The reducer changes these maps only by the ids its events put or drop.
-    aspect_index(after.aspects, before.aspects, touched_ids(events, "aspects"))
+    touched_aspects = touched_ids(events, "aspects")
+    aspect_index(after.aspects, before.aspects, touched_aspects)
     open_actions(after.actions, before.actions, touched_ids(events, "actions"))
     # Every card carries the last event behind it; the module keeps it in the message's
     # flags, anchoring the log in Foundry's chat log (DESIGN Trust, ``world.verify``).
@@ -110,11 +111,10 @@ def derive_emits(
             touched.add(domain_event.character.id)
         elif isinstance(domain_event, AspectPut) and domain_event.aspect.kind == "boost":
             touched.update(domain_event.aspect.free_invokes)
-    if before.aspects is not after.aspects:
-        for aspect_id in before.aspects.keys() - after.aspects.keys():
-            aspect = before.aspects[aspect_id]
-            if aspect.kind == "boost":
-                touched.update(aspect.free_invokes)
+    for aspect_id in touched_aspects:
+        gone = before.aspects.get(aspect_id)
+        if gone is not None and gone.kind == "boost" and aspect_id not in after.aspects:
+            touched.update(gone.free_invokes)
 
     for action_id, row in last_row_of_action.items():
         action = after.actions[action_id]
