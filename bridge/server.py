@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+import engineio
 import socketio
 from aiohttp import web
 
@@ -145,6 +146,88 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
             if (session.world_id, session.user_id, session.bind_nonce) == vouched:
                 await self.service.bind(session)
                 await self.enter_room(sid, session.room)
+
+
+class RoomFanOut(socketio.AsyncManager):  # type: ignore[misc]
+    """python-socketio's local delivery of an emit, without a task per receiver.
+
+    The frame is encoded once per emit (as python-socketio does) and queued to each
+    receiver's engine.io socket in turn: the queue is unbounded, so queuing never waits,
+    and a task (plus ``asyncio.wait`` over all of them) per receiver per emit was pure
+    overhead. Each receiver's own writer task still sends its frames in order. A receiver
+    whose socket has just closed is skipped. Emits with a callback (not used by the
+    bridge) take python-socketio's own path."""
+
+    async def emit(
+        self,
+        event: str,
+        data: Any,
+        namespace: str | None,
+        room: Any = None,
+        skip_sid: Any = None,
+        callback: Any = None,
+        to: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        if callback is not None:
+            return await super().emit(  # type: ignore[no-any-return]
+                event, data, namespace, room, skip_sid, callback, to, **kwargs
+            )
+        room = to or room
+        if namespace not in self.rooms:
+            return None
+        args = list(data) if isinstance(data, tuple) else [] if data is None else [data]
+        skipped = skip_sid if isinstance(skip_sid, list) else [skip_sid]
+        encoded = self.server.packet_class(
+            socketio.packet.EVENT, namespace=namespace, data=[event, *args]
+        ).encode()
+        frame = engineio.packet.Packet(engineio.packet.MESSAGE, encoded)
+        for sid, eio_sid in self.get_participants(namespace, room):
+            if sid in skipped:
+                continue
+            try:
+                await self.server._send_eio_packet(eio_sid, frame)
+            except engineio.exceptions.SocketIsClosedError:
+                continue  # it disconnected while this emit was under way
+        return None
+
+
+class RedisRoomFanOut(socketio.AsyncRedisManager, RoomFanOut):  # type: ignore[misc]
+    """Rooms shared by every bridge process on one Redis (python-socketio's pub/sub
+    manager), delivered locally by :class:`RoomFanOut` (it comes before
+    ``AsyncManager`` in the method order, so the pub/sub manager's local delivery is
+    RoomFanOut's). The message goes out without python-socketio's scan for binary
+    attachments: the bridge emits JSON only (see :class:`GuardedPacket`)."""
+
+    async def emit(
+        self,
+        event: str,
+        data: Any,
+        namespace: str | None = None,
+        room: Any = None,
+        skip_sid: Any = None,
+        callback: Any = None,
+        to: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        if callback is not None or kwargs.get("ignore_queue"):
+            return await super().emit(
+                event, data, namespace, room, skip_sid, callback, to, **kwargs
+            )
+        message = {
+            "method": "emit",
+            "event": event,
+            "data": list(data) if isinstance(data, tuple) else [data],
+            "binary": False,
+            "namespace": namespace or "/",
+            "room": to or room,
+            "skip_sid": skip_sid,
+            "callback": None,
+            "host_id": self.host_id,
+        }
+        await self._handle_emit(message)  # this process's receivers
+        await self._publish(message)  # the other processes'
+        return None
 
 
 class FateServer(socketio.AsyncServer):  # type: ignore[misc]
@@ -374,7 +457,7 @@ def create_app(
         transports=["websocket"],
         # orjson for every packet (bridge.codec adapts it to python-socketio's json=).
         json=codec,
-        client_manager=socketio.AsyncRedisManager(redis_url) if redis_url else None,
+        client_manager=RedisRoomFanOut(redis_url) if redis_url else RoomFanOut(),
     )
     sio.attach(app)
     HttpApi(service, sio, on_commit, rate_per_second=api_rate).register(app)

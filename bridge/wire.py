@@ -40,7 +40,14 @@ def _frame_head(encoded: str) -> tuple[str, int | None]:
 
 
 class GuardedPacket(packet.Packet):  # type: ignore[misc]
-    """python-socketio's JSON packet, whose decoder raises only :class:`MalformedFrame`."""
+    """python-socketio's JSON packet, whose decoder raises only :class:`MalformedFrame`.
+
+    Binary packets are not part of the protocol in either direction, so outgoing data is
+    never scanned for bytes: python-socketio walks every value of every ack and emit
+    looking for them otherwise (a tenth of the server's time with ten clients a room).
+    Bytes handed to it fail to encode (TypeError) instead of becoming an attachment."""
+
+    uses_binary_events = False
 
     def decode(self, encoded_packet: Any) -> int:
         if not isinstance(encoded_packet, str):
