@@ -40,6 +40,7 @@ from bench.proc import (
     Server,
     bridge_server,
     cpu_seconds,
+    flush_redis,
     pin,
     redis_server,
     rss_bytes,
@@ -215,16 +216,6 @@ def fresh_folder(root: Path, name: str) -> Path:
     return folder
 
 
-def flush(redis_url: str) -> None:
-    import redis
-
-    client = redis.Redis.from_url(redis_url)
-    try:
-        client.flushdb()
-    finally:
-        client.close()
-
-
 def action_rung(
     root: Path, name: str, profile: Profile, redis_url: str | None, room_size: int
 ) -> dict[str, Any]:
@@ -232,7 +223,7 @@ def action_rung(
     limit is 20 messages per second), one world per sender."""
     folder = fresh_folder(root, name)
     if redis_url:
-        flush(redis_url)
+        flush_redis(redis_url)
     senders = int(profile.action_rate // 5)
     worlds = [f"w{i}" for i in range(senders)]
     keys = asyncio.run(seed(folder, redis_url, worlds))
@@ -374,7 +365,7 @@ def aggregate(root: Path, profile: Profile, redis_url: str) -> list[dict[str, An
     each of 100 connections in 100 worlds runs actions back to back, 8 per second at most)."""
     out = []
     for nodes in (1, 2):
-        flush(redis_url)
+        flush_redis(redis_url)
         folder = fresh_folder(root, f"agg{nodes}")
         worlds = [f"w{i}" for i in range(100)]
         keys = asyncio.run(seed(folder, redis_url, worlds))
@@ -509,7 +500,7 @@ def main() -> None:
     has_redis = shutil.which("redis-server") is not None
     with (
         tempfile.TemporaryDirectory() as tmp,
-        redis_server(Path(tmp)) if has_redis else _none() as redis_url,
+        redis_server(Path(tmp), LOAD_CORES) if has_redis else _none() as redis_url,
     ):
         root = Path(tmp)
         if "engine" in parts:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.proc import flush_redis
 from bridge.store.base import (
     CommitBatch,
     EmitRow,
@@ -20,7 +21,6 @@ from bridge.store.base import (
 from bridge.store.chain import GENESIS_HASH, event_hash
 from bridge.store.redis import RedisStore
 from bridge.store.sqlite import SQLiteStore
-from tests.bridge_process import flush_redis
 
 
 @pytest.fixture(params=["sqlite", "redis"])
