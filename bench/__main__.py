@@ -8,6 +8,7 @@ measured). The machine is shared and noisy: compare the ratios to rung 1 and the
 Rungs (each a fresh server):
   0  aiohttp websocket echo, the same frames as rung 1
   1  python-socketio ack echo (the bridge's transport with nothing behind it)
+  1b the bridge's own server answering a frame that names no intent (its wire's cost)
   2  passive overcome (action.start + action.pass) on SQLite, one client per world
   3  the same on Redis
   4  SQLite, 10 clients in each world's room
@@ -256,9 +257,30 @@ def echo_rung(kind: str, profile: Profile) -> dict[str, Any]:
     return result
 
 
+def wire_rung(root: Path, profile: Profile) -> dict[str, Any]:
+    """The bridge's own server (hardened packet decoder, sessions, rate limiter, acks)
+    answering a frame that names no intent: what the bridge adds per message before any
+    service work. 200 connections in 20 worlds, so each stays under its rate limit."""
+    folder = fresh_folder(root, "r1b")
+    worlds = [f"w{i}" for i in range(20)]
+    keys = asyncio.run(seed(folder, None, worlds))
+    conns = [
+        {"auth": gm_auth(w, keys[w], f"gm{j}"), "sender": True} for w in worlds for j in range(10)
+    ]
+    with bridge(folder) as server:
+        result = run_load(
+            [server],
+            open_plans(server.url, conns, "wire_echo", profile.echo_rate),
+            profile.rung_seconds,
+        )
+    result["per_message_us"] = result["cpu_per_request_us"]
+    return result
+
+
 RUNGS = (
     "0 aiohttp websocket echo",
     "1 python-socketio ack echo",
+    "1b the bridge's wire, no intent",
     "2 passive overcome, SQLite",
     "3 passive overcome, Redis",
     "4 SQLite, 10 clients in the room",
@@ -271,10 +293,11 @@ def ladder(root: Path, profile: Profile, redis_url: str | None) -> dict[str, lis
         print(f"  ladder, repetition {rep + 1}/{profile.reps}", flush=True)
         runs[RUNGS[0]].append(echo_rung("ws", profile))
         runs[RUNGS[1]].append(echo_rung("sio", profile))
-        runs[RUNGS[2]].append(action_rung(root, "r2", profile, None, 1))
+        runs[RUNGS[2]].append(wire_rung(root, profile))
+        runs[RUNGS[3]].append(action_rung(root, "r2", profile, None, 1))
         if redis_url:
-            runs[RUNGS[3]].append(action_rung(root, "r3", profile, redis_url, 1))
-        runs[RUNGS[4]].append(action_rung(root, "r4", profile, None, 10))
+            runs[RUNGS[4]].append(action_rung(root, "r3", profile, redis_url, 1))
+        runs[RUNGS[5]].append(action_rung(root, "r4", profile, None, 10))
     return runs
 
 
@@ -455,9 +478,9 @@ def print_ladder(runs: dict[str, list[dict[str, Any]]]) -> None:
             f"{median_of(runs[name], 'per_message_us') / base:>10.2f}"
             f"{p50:>9.1f}{p99:>9.1f}{mx:>9.1f}{errors:>7}"
         )
-    sqlite = median_of(runs[RUNGS[2]], "cpu_per_request_us")
-    if runs[RUNGS[3]]:
-        redis_ratio = median_of(runs[RUNGS[3]], "cpu_per_request_us") / sqlite
+    sqlite = median_of(runs[RUNGS[3]], "cpu_per_request_us")
+    if runs[RUNGS[4]]:
+        redis_ratio = median_of(runs[RUNGS[4]], "cpu_per_request_us") / sqlite
         print(f"Redis / SQLite per action: {redis_ratio:.2f}")
 
 
