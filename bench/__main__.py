@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,7 +72,7 @@ class Profile:
 
 
 FULL = Profile(3, 8.0, 2000, 100, (0, 500, 2000), 10, 30.0, 500, 5000, 10.0)
-QUICK = Profile(1, 3.0, 2000, 100, (0, 500, 2000), 10, 10.0, 200, 2000, 5.0)
+QUICK = Profile(1, 2.0, 2000, 100, (0, 500, 2000), 10, 8.0, 200, 2000, 3.0)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -358,14 +358,14 @@ def idle_memory(root: Path, profile: Profile) -> dict[str, Any]:
         sample: list[int] = []
 
         def measure() -> None:
-            time.sleep(2.5)
+            time.sleep(2.0)
             sample.append(rss_bytes(server.pid))
 
         thread = threading.Thread(target=measure)
         holder: dict[str, Any] = {}
 
         def go() -> None:
-            holder.update(run_load([server], plans, 4.0))
+            holder.update(run_load([server], plans, 3.0))
 
         loader = threading.Thread(target=go)
         loader.start()
@@ -421,6 +421,14 @@ def aggregate(root: Path, profile: Profile, redis_url: str) -> list[dict[str, An
         )
         out.append(result)
     return out
+
+
+RESULT_KEYS = {"idle": "idle_memory"}
+
+
+def engine(profile: Profile) -> dict[str, Any]:
+    e = time_engine(profile.engine_resolutions)
+    return {"resolutions": e.resolutions, "seconds": e.seconds, "per_second": e.per_second}
 
 
 def median_of(runs: list[dict[str, Any]], key: str) -> float:
@@ -526,32 +534,34 @@ def main() -> None:
         redis_server(Path(tmp), LOAD_CORES) if has_redis else _none() as redis_url,
     ):
         root = Path(tmp)
-        if "engine" in parts:
-            print("rules engine alone", flush=True)
-            e = time_engine(profile.engine_resolutions)
-            results["engine"] = {
-                "resolutions": e.resolutions,
-                "seconds": e.seconds,
-                "per_second": e.per_second,
-            }
-        if "ladder" in parts:
-            print("ladder", flush=True)
-            results["ladder"] = ladder(root, profile, redis_url)
-        if "growth" in parts:
-            print("growth curve", flush=True)
-            results["growth"] = growth(root, profile)
-        if "scale" in parts:
-            print("100-world run", flush=True)
-            results["scale"] = scale(root, profile)
-        if "idle" in parts:
-            print("memory per idle client", flush=True)
-            results["idle_memory"] = idle_memory(root, profile)
-        if "aggregate" in parts and redis_url:
-            print("1 and 2 processes on one Redis", flush=True)
-            results["aggregate"] = aggregate(root, profile, redis_url)
+        steps: list[tuple[str, str, Callable[[], Any]]] = [
+            ("engine", "rules engine alone", lambda: engine(profile)),
+            ("ladder", "ladder", lambda: ladder(root, profile, redis_url)),
+            ("growth", "growth curve", lambda: growth(root, profile)),
+            ("scale", "100-world run", lambda: scale(root, profile)),
+            ("idle", "memory per idle client", lambda: idle_memory(root, profile)),
+        ]
+        if redis_url is not None:
+            shared: str = redis_url
+            steps.append(
+                (
+                    "aggregate",
+                    "1 and 2 processes on one Redis",
+                    lambda: aggregate(root, profile, shared),
+                )
+            )
+        timings: dict[str, float] = results.setdefault("part_seconds", {})
+        for part, title, run in steps:
+            if part not in parts:
+                continue
+            print(title, flush=True)
+            began = time.monotonic()
+            results[RESULT_KEYS.get(part, part)] = run()
+            timings[part] = round(time.monotonic() - began, 1)
     Path(args.out).write_text(json.dumps(results, indent=1))
     print_table(results)
-    print(f"\nwrote {args.out}")
+    shown = ", ".join(f"{part} {seconds:.0f}s" for part, seconds in timings.items())
+    print(f"\nwrote {args.out} ({shown})")
 
 
 @contextmanager
