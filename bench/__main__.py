@@ -47,6 +47,7 @@ from bench.proc import (
     rss_bytes,
 )
 from bench.seed import seed_worlds, time_engine
+from bench.spy import Spy, py_spy
 from bridge.protocol import PROTOCOL_VERSION
 from bridge.store.base import Store
 from bridge.store.redis import RedisStore
@@ -94,13 +95,19 @@ def gm_auth(world: str, key: str, user: str) -> dict[str, Any]:
     return {"world": world, "role": "gm", "user": user, "key": key, "protocol": PROTOCOL_VERSION}
 
 
+# Set by --profile: a folder for py-spy's recordings of the runs that profile.
+PROFILE_DIR: list[Path] = []
+
+
 def run_load(
     servers: list[Server],
     plans: list[dict[str, Any]],
     duration: float,
+    profile_as: str | None = None,
 ) -> dict[str, Any]:
     """Start one generator per plan, start them together, and collect what they saw and
-    the servers' CPU over the run (drain included)."""
+    the servers' CPU over the run (drain included). With ``--profile``, a run named by
+    ``profile_as`` also records the first server's profile (py-spy) over the run."""
     workers = []
     for index, plan in enumerate(plans):
         worker = subprocess.Popen(
@@ -127,6 +134,9 @@ def run_load(
         worker.stdin.flush()
     time.sleep(max(0.0, start - time.time()))
     cpu_before = [cpu_seconds(s.pid) for s in servers]
+    spy = None
+    if profile_as and PROFILE_DIR:
+        spy = Spy(servers[0].pid, duration, PROFILE_DIR[0] / f"{profile_as}.txt")
     results = []
     for worker in workers:
         assert worker.stdout is not None
@@ -134,6 +144,7 @@ def run_load(
         worker.wait(timeout=60)
     end = time.time()
     cpu_after = [cpu_seconds(s.pid) for s in servers]
+    top = spy.top() if spy is not None else None
     latencies = [x for r in results for x in r["latencies"]]
     intents = [x for r in results for x in r["intent_latencies"]]
     pauses = [p for s in servers for p in s.gc_pauses(start, end)]
@@ -151,9 +162,11 @@ def run_load(
         "cpu_per_request_us": cpu / done * 1e6 if done else float("nan"),
         "latency": latency_summary(latencies),
         "intent_latency": latency_summary(intents),
+        "gc_total_pause_ms": sum(d for _t, _g, d, _c in pauses) * 1000,
         "gc_max_pause_ms": max((d for _t, _g, d, _c in pauses), default=0.0) * 1000,
         "gc_max_pause_cpu_ms": max((c for _t, _g, _d, c in pauses), default=0.0) * 1000,
         "gc_gen2_collections": sum(1 for _t, g, _d, _c in pauses if g == 2),
+        **({"profile": top} if top is not None else {}),
         "gc_max_pause_ms_by_generation": {
             str(gen): max((d for _t, g, d, _c in pauses if g == gen), default=0.0) * 1000
             for gen in (0, 1, 2)
@@ -238,6 +251,7 @@ def action_rung(
             [server],
             open_plans(server.url, conns, "action", profile.action_rate),
             profile.rung_seconds,
+            profile_as=name,
         )
     result["per_message_us"] = result["cpu_per_request_us"] / 2
     return result
@@ -272,6 +286,7 @@ def wire_rung(root: Path, profile: Profile) -> dict[str, Any]:
             [server],
             open_plans(server.url, conns, "wire_echo", profile.echo_rate),
             profile.rung_seconds,
+            profile_as="r1b",
         )
     result["per_message_us"] = result["cpu_per_request_us"]
     return result
@@ -333,7 +348,10 @@ def scale(root: Path, profile: Profile) -> dict[str, Any]:
     ]
     with bridge(folder) as server:
         result = run_load(
-            [server], open_plans(server.url, conns, "action", 200.0), profile.scale_seconds
+            [server],
+            open_plans(server.url, conns, "action", 200.0),
+            profile.scale_seconds,
+            profile_as="scale",
         )
     return result
 
@@ -449,6 +467,10 @@ def print_table(results: dict[str, Any]) -> None:
         print_growth(results["growth"])
     if "scale" in results:
         print_scale(results["scale"])
+        print_profile("100-world run", results["scale"])
+    for name in (RUNGS[3], RUNGS[5]):
+        for run in results.get("ladder", {}).get(name, [])[:1]:
+            print_profile(name, run)
     if "idle_memory" in results:
         m = results["idle_memory"]
         print(
@@ -462,6 +484,18 @@ def print_table(results: dict[str, Any]) -> None:
             f"{row['nodes']} bridge process(es) on one Redis: {row['actions_per_second']:.0f} "
             f"actions/s saturated, p99 {row['latency']['p99_ms']:.1f} ms, {row['errors']} errors"
         )
+
+
+def print_profile(title: str, run: dict[str, Any], entries: int = 8) -> None:
+    """The top entries of a run's profile (with --profile), own time first."""
+    top = run.get("profile")
+    if not top:
+        return
+    print(f"profile of {title} (share of busy samples; own, then the bridge's inclusive):")
+    for (own, own_pct), (incl, incl_pct) in zip(
+        top["own_pct"][:entries], top["bridge_inclusive_pct"][:entries], strict=False
+    ):
+        print(f"  {own_pct:5.1f}% {own[:58]:<58} {incl_pct:5.1f}% {incl[:58]}")
 
 
 def print_ladder(runs: dict[str, list[dict[str, Any]]]) -> None:
@@ -518,6 +552,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="about a minute: one repetition")
     parser.add_argument("--out", default=str(PROJECT_ROOT / "bench" / "results.json"))
     parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="record the bridge with py-spy during rungs 1b-4 and the 100-world run "
+        "(pip install py-spy) and print the top entries",
+    )
+    parser.add_argument(
         "--only", nargs="*", help="parts to run (ladder growth scale idle engine aggregate)"
     )
     args = parser.parse_args()
@@ -534,6 +574,11 @@ def main() -> None:
         redis_server(Path(tmp), LOAD_CORES) if has_redis else _none() as redis_url,
     ):
         root = Path(tmp)
+        if args.profile:
+            if py_spy() is None:
+                print("--profile: py-spy is not installed (pip install py-spy); no profiles")
+            else:
+                PROFILE_DIR.append(fresh_folder(root, "profiles"))
         steps: list[tuple[str, str, Callable[[], Any]]] = [
             ("engine", "rules engine alone", lambda: engine(profile)),
             ("ladder", "ladder", lambda: ladder(root, profile, redis_url)),

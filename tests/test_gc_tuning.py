@@ -51,19 +51,18 @@ def test_a_thaw_waits_for_its_interval_and_for_the_heap_to_grow(unfrozen: None) 
     base = long_lived(1000)
     freezer("stop", {"generation": 1})
     freezer.baseline = gc.get_freeze_count()
-    # Long enough, but the heap did not grow: nothing is thawed.
+    # Due for a look, but the heap did not grow: nothing is thawed.
     now[0] = 500.0
     freezer("stop", {"generation": 1})
     assert not freezer.thawing and not is_walked(base[0])
-    # Grown by more than a quarter, but too soon after the last thaw (at 0): still frozen.
-    freezer.thawed_at = 450.0
+    # Grown by more than a quarter, but the last look was just now: still frozen.
     grown = long_lived(freezer.baseline)
     freezer("stop", {"generation": 1})
     assert not freezer.thawing and not is_walked(grown[0])
     # Grown and due: everything is walked again until a full collection has run.
-    now[0] = 560.0
+    now[0] = 600.0
     freezer("stop", {"generation": 1})
-    assert freezer.thawing and freezer.thawed_at == 560.0
+    assert freezer.thawing and freezer.checked_at == 600.0
     assert gc.get_freeze_count() == 0 and is_walked(base[0])
     freezer("stop", {"generation": 1})
     assert freezer.thawing and is_walked(base[0])
