@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Callable
+
 from bridge import protocol
 from bridge.rules import history
 from bridge.rules.consequences import SEVERITY_NAMES
@@ -24,6 +27,7 @@ from bridge.rules.state import (
     Side,
     WorldState,
 )
+from bridge.view_index import aspect_index, open_actions
 
 GM_NAME = "GM"
 
@@ -75,27 +79,40 @@ def _side(state: WorldState, side: Side, ruleset: Ruleset) -> protocol.CardSide:
 # Views of aspects already built, by the identity of the (immutable) Aspect: states
 # share every record an event did not replace, so a card listing a scene's aspects
 # builds only the new ones. Bounded: cleared when full.
-_ASPECT_VIEWS: dict[int, tuple[Aspect, protocol.CardCharacter | None, protocol.CardAspect]] = {}
+_ASPECT_VIEWS: dict[
+    int, tuple[Aspect, protocol.CardCharacter | None, int, protocol.CardAspect]
+] = {}
 _ASPECT_VIEWS_MAX = 50_000
 
 
-def _aspect(state: WorldState, aspect: Aspect) -> protocol.CardAspect:
+def _aspect(state: WorldState, aspect: Aspect, count: int = 1) -> protocol.CardAspect:
     attached = _who(state, aspect.attached_to)
     known = _ASPECT_VIEWS.get(id(aspect))
-    if known is not None and known[0] is aspect and known[1] == attached:
-        return known[2]
+    if known is not None and known[0] is aspect and known[1] == attached and known[2] == count:
+        return known[3]
     view = protocol.CardAspect(
         id=aspect.id,
         name=aspect.name,
         kind=aspect.kind,
         attached_to=attached,
         free_invokes=dict(aspect.free_invokes),
+        count=count,
     )
     if len(_ASPECT_VIEWS) >= _ASPECT_VIEWS_MAX:
         _ASPECT_VIEWS.clear()
     # The entry holds the aspect itself, so its id cannot be reused while cached.
-    _ASPECT_VIEWS[id(aspect)] = (aspect, attached, view)
+    _ASPECT_VIEWS[id(aspect)] = (aspect, attached, count, view)
     return view
+
+
+def _entries(state: WorldState, shown: Callable[[Aspect], bool]) -> list[protocol.CardAspect]:
+    """The state's aspects that ``shown`` keeps, in card order, alike boosts as one
+    entry with their count."""
+    return [
+        _aspect(state, e.aspect, e.count)
+        for e in aspect_index(state.aspects).entries()
+        if shown(e.aspect)
+    ]
 
 
 def invokable_aspects(state: WorldState, action: Action) -> list[protocol.CardAspect]:
@@ -103,10 +120,7 @@ def invokable_aspects(state: WorldState, action: Action) -> list[protocol.CardAs
     involved = set(action.actor.members) | set(action.opposition.members)
     if action.target_id:
         involved.add(action.target_id)
-    shown = [
-        a for a in state.aspects.values() if a.attached_to is None or a.attached_to in involved
-    ]
-    return [_aspect(state, a) for a in sorted(shown, key=lambda a: (a.kind, a.name, a.id))]
+    return _entries(state, lambda a: a.attached_to is None or a.attached_to in involved)
 
 
 def _prompt(state: WorldState, action: Action, ruleset: Ruleset) -> protocol.CardPrompt:
@@ -334,12 +348,9 @@ def world_summary(state: WorldState) -> protocol.WorldStateData:
             )
             for c in sorted(state.characters.values(), key=lambda c: c.name)
         ],
-        aspects=[
-            _aspect(state, a)
-            for a in sorted(state.aspects.values(), key=lambda a: (a.kind, a.name, a.id))
-        ],
+        aspects=_entries(state, lambda _a: True),
         gm_fate_points=state.gm_fate_points,
-        open_actions=[a.id for a in state.actions.values() if not a.closed],
+        open_actions=open_actions(state.actions).ids(),
     )
 
 
@@ -361,9 +372,7 @@ def actor_patch(
 
 def held_boosts(character: Character, state: WorldState) -> int:
     """How many boosts (R12.6) the character holds a free invoke on."""
-    return sum(
-        1 for a in state.aspects.values() if a.kind == "boost" and a.free_invokes.get(character.id)
-    )
+    return aspect_index(state.aspects).held_boosts(character.id)
 
 
 def token_status(
@@ -567,8 +576,26 @@ def conflict_view(conflict: Conflict, state: WorldState) -> protocol.ConflictVie
     )
 
 
+# Scene views of recent states, by the state's identity (the entry keeps the state alive,
+# so its id cannot be reused while cached): a commit compares the scene before it, built
+# by the commit before, with the scene after it.
+_SCENE_VIEWS: OrderedDict[int, tuple[WorldState, protocol.SceneState]] = OrderedDict()
+_SCENE_VIEWS_MAX = 256
+
+
 def scene_state(state: WorldState) -> protocol.SceneState:
     """The scene panel: aspects, budget, and every open or finished procedure."""
+    known = _SCENE_VIEWS.get(id(state))
+    if known is not None and known[0] is state:
+        return known[1]
+    view = _build_scene_state(state)
+    _SCENE_VIEWS[id(state)] = (state, view)
+    if len(_SCENE_VIEWS) > _SCENE_VIEWS_MAX:
+        _SCENE_VIEWS.popitem(last=False)
+    return view
+
+
+def _build_scene_state(state: WorldState) -> protocol.SceneState:
     ruleset = get_ruleset(state.ruleset)
     return protocol.SceneState(
         ruleset=state.ruleset,
@@ -579,11 +606,7 @@ def scene_state(state: WorldState) -> protocol.SceneState:
             trust_player_ratings=state.settings.trust_player_ratings
         ),
         gm_fate_points=state.gm_fate_points,
-        aspects=[
-            _aspect(state, a)
-            for a in sorted(state.aspects.values(), key=lambda a: (a.kind, a.name, a.id))
-            if a.kind in ("situation", "boost")
-        ],
+        aspects=_entries(state, lambda a: a.kind in ("situation", "boost")),
         contests=[contest_view(c, state, ruleset) for c in state.contests.values()],
         challenges=[challenge_view(c, state, ruleset) for c in state.challenges.values()],
         conflicts=[conflict_view(c, state) for c in state.conflicts.values()],

@@ -131,13 +131,17 @@ class CardEffect(Outbound):
 
 
 class CardAspect(Outbound):
-    """An aspect someone on this action could invoke, with who holds its free invokes."""
+    """An aspect someone on this action could invoke, with who holds its free invokes.
+
+    Boosts alike in name, place and holder are one entry: ``count`` of them, ``id`` the
+    one an invoke of the entry spends, ``free_invokes`` that one's."""
 
     id: str
     name: str
     kind: Literal["character", "situation", "consequence", "boost"]
     attached_to: CardCharacter | None
     free_invokes: dict[str, int]
+    count: int = 1
 
 
 class CardPrompt(Outbound):

@@ -42,6 +42,22 @@ class OutcomeOdds:
 
 def _odds(base_shifts: int, sign: int, ruleset: Ruleset) -> OutcomeOdds:
     """The actor's outcomes when its shifts are ``base_shifts + sign * dice`` over a fresh 4dF."""
+    key = (base_shifts, sign, ruleset.excel_threshold)
+    known = _KNOWN_ODDS.get(key)
+    if known is None:
+        if len(_KNOWN_ODDS) >= 4096:
+            _KNOWN_ODDS.clear()
+        known = _KNOWN_ODDS[key] = _count_odds(base_shifts, sign, ruleset)
+    return known
+
+
+# Every invoke-phase card asks for these; the shifts seen in play are a handful of values
+# (bounded all the same: cleared when full). Outcomes depend on the ruleset only through
+# its excel threshold (R3.1, ``outcome_for``).
+_KNOWN_ODDS: dict[tuple[int, int, int], OutcomeOdds] = {}
+
+
+def _count_odds(base_shifts: int, sign: int, ruleset: Ruleset) -> OutcomeOdds:
     counts = dict.fromkeys(OUTCOMES, 0)
     for dice_sum, ways in FOUR_DF.items():
         counts[outcome_for(base_shifts + sign * dice_sum, ruleset)] += ways

@@ -21,6 +21,7 @@ from bridge.store.base import (
     EmitRow,
     EventRow,
 )
+from bridge.view_index import aspect_index, open_actions
 
 
 def card_id(world_id: str, action_id: str) -> str:
@@ -66,6 +67,10 @@ def derive_emits(
     changed (never for the GM's own sheet syncs); the scene state when it changed."""
     emits: list[EmitRow] = []
     seq = last_emit
+    # The after state's indexes, derived from the before state's (cached from the commit
+    # before): cards and the scene list aspects and open actions without walking them all.
+    aspect_index(after.aspects, base=before.aspects)
+    open_actions(after.actions, base=before.actions)
     # Every card carries the last event behind it; the module keeps it in the message's
     # flags, anchoring the log in Foundry's chat log (DESIGN Trust, ``world.verify``).
     commit_anchor = anchor(rows[-1]) if rows else None
@@ -101,9 +106,11 @@ def derive_emits(
             touched.add(domain_event.character.id)
         elif isinstance(domain_event, AspectPut) and domain_event.aspect.kind == "boost":
             touched.update(domain_event.aspect.free_invokes)
-    for aspect_id, aspect in before.aspects.items():
-        if aspect.kind == "boost" and aspect_id not in after.aspects:
-            touched.update(aspect.free_invokes)
+    if before.aspects is not after.aspects:
+        for aspect_id in before.aspects.keys() - after.aspects.keys():
+            aspect = before.aspects[aspect_id]
+            if aspect.kind == "boost":
+                touched.update(aspect.free_invokes)
 
     for action_id, row in last_row_of_action.items():
         action = after.actions[action_id]

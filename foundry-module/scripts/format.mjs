@@ -1,5 +1,5 @@
 /**
- * Small display helpers: signed numbers, ladder entries.
+ * Small display helpers: signed numbers, ladder entries, aspect names.
  * @module format
  */
 
@@ -34,4 +34,25 @@ export function ladderEntry(value) {
   const word = ladderWord(value);
   if (word === null) return signed(value);
   return game.i18n.format("FATEBRIDGE.Ladder.Entry", { word, value: signed(value) });
+}
+
+/**
+ * An aspect's name as lists show it: "Hero's momentum ×3" for an entry standing for three
+ * alike boosts (the bridge groups them; `count` is absent or 1 otherwise).
+ * @param {{name: string, count?: number}} aspect
+ */
+export function aspectName(aspect) {
+  const count = aspect.count ?? 1;
+  return count > 1 ? game.i18n.format("FATEBRIDGE.Aspect.Counted", { name: aspect.name, count }) : aspect.name;
+}
+
+/**
+ * Free invokes by holder on a list entry: every aspect an entry stands for has the same
+ * holders, so each holds `count` times the representative's.
+ * @param {{free_invokes?: Record<string, number>, count?: number}} aspect
+ * @returns {[string, number][]}
+ */
+export function entryFreeInvokes(aspect) {
+  const count = aspect.count ?? 1;
+  return Object.entries(aspect.free_invokes ?? {}).filter(([, n]) => n > 0).map(([holder, n]) => [holder, n * count]);
 }

@@ -5,6 +5,7 @@
  */
 import { characterActor } from "./characters.mjs";
 import { dialogClass, renderTemplate } from "./compat.mjs";
+import { aspectName, entryFreeInvokes } from "./format.mjs";
 import { worldState } from "./intents.mjs";
 import { ODDS_TEMPLATE, invokeOddsContext } from "./odds.mjs";
 import { MODULE_ID } from "./protocol.mjs";
@@ -45,7 +46,7 @@ export function invokers(card, side) {
 
 /** "2 free for Zird, 1 for GM" */
 function freeLabel(aspect, names) {
-  const parts = Object.entries(aspect.free_invokes).filter(([, n]) => n > 0).map(([holder, n]) => `${names.get(holder) ?? holder} ×${n}`);
+  const parts = entryFreeInvokes(aspect).map(([holder, n]) => `${names.get(holder) ?? holder} ×${n}`);
   return parts.length ? game.i18n.format("FATEBRIDGE.Invoke.Free", { list: parts.join(", ") }) : "";
 }
 
@@ -60,7 +61,7 @@ export function invokeContext(card, side) {
   const first = who[0]?.id;
   const aspects = card.aspects.map((a) => {
     const where = a.attached_to ? a.attached_to.name : game.i18n.localize(`FATEBRIDGE.Invoke.Kind.${a.kind}`);
-    return { id: a.id, kind: a.kind, name: a.name, where, free: freeLabel(a, names), holders: JSON.stringify(a.free_invokes) };
+    return { id: a.id, kind: a.kind, name: aspectName(a), where, free: freeLabel(a, names), holders: JSON.stringify(a.free_invokes) };
   });
   const effects = ["bonus", "reroll", ...(runtime.hello?.hostile_invokes ? ["hostile"] : [])]
     .filter((e) => e !== "reroll" || card[side].dice)
@@ -263,7 +264,7 @@ export function giftContext(card) {
   const rank = { situation: 0, boost: 1, consequence: 2, character: 3 };
   const aspects = [...card.aspects].map((a, i) => ({ a, i }))
     .sort((x, y) => (rank[x.a.kind] ?? 9) - (rank[y.a.kind] ?? 9) || y.i - x.i)
-    .map(({ a }) => ({ id: a.id, label: a.attached_to ? `${a.name} (${a.attached_to.name})` : a.name }));
+    .map(({ a }) => ({ id: a.id, label: a.attached_to ? `${aspectName(a)} (${a.attached_to.name})` : aspectName(a) }));
   return { aspects, holders };
 }
 

@@ -5,7 +5,7 @@
  * @module scene-view
  */
 import { adapterFor } from "./adapters/index.mjs";
-import { ladderEntry, signed } from "./format.mjs";
+import { aspectName, entryFreeInvokes, ladderEntry, signed } from "./format.mjs";
 import { givers } from "./pickers.mjs";
 import { DEFAULT_OPPOSITION, LADDER_MAX, LADDER_MIN } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
@@ -45,7 +45,7 @@ export function allSkills() {
 
 /** "Zird the Arcane ×2, GM ×1" */
 function freeList(aspect, nameOf) {
-  return Object.entries(aspect.free_invokes ?? {}).filter(([, n]) => n > 0).map(([holder, n]) => `${nameOf(holder)} \u00d7${n}`).join(", ");
+  return entryFreeInvokes(aspect).map(([holder, n]) => `${nameOf(holder)} \u00d7${n}`).join(", ");
 }
 
 function nameResolver(state) {
@@ -196,7 +196,7 @@ export function scenePanelContext(state, { connected = true } = {}, user = game.
   const nameOf = nameResolver(state);
   const aspects = state.aspects.map((a) => ({
     id: a.id,
-    name: a.name,
+    name: aspectName(a),
     kind: a.kind,
     kindLabel: i18n.localize(`FATEBRIDGE.Invoke.Kind.${a.kind}`),
     where: a.attached_to?.name ?? null,

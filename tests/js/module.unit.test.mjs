@@ -447,6 +447,21 @@ describe("card controls: only what this user may press", () => {
     assert.equal(picker.suggestedPayment(card.aspects[0], "actorAthlete0001"), "fate_point");
     assert.equal(picker.suggestedPayment({ kind: "boost", free_invokes: { gm: 1 } }, "gm"), "boost");
   });
+
+  test("alike boosts are one line with their count, in the invoke picker and the scene panel", async () => {
+    // Issue 9: the bridge sends three alike boosts as one entry (count 3, id the one spent).
+    const picker = await import(path.join(MODULE_DIR, "scripts/pickers.mjs"));
+    const view = await import(path.join(MODULE_DIR, "scripts/scene-view.mjs"));
+    const momentum = { id: "b2", name: "Zird's momentum", kind: "boost", attached_to: null, free_invokes: { actorAthlete0001: 1 }, count: 3 };
+    const card = finishedCard();
+    card.aspects = [momentum, ...card.aspects];
+    const ctx = picker.invokeContext(card, "actor");
+    assert.deepEqual([ctx.aspects[0].id, ctx.aspects[0].name, ctx.aspects[0].free], ["b2", "Zird's momentum ×3", "free: Zird the Arcane ×3"]);
+    assert.equal(ctx.aspects[1].name, "Slippery Floor", "an entry without a count keeps its name");
+    const state = { ruleset: "unwritten", scene: { number: 1, session: 1, scenario: 1 }, gm_fate_points: 0, aspects: [momentum], contests: [], challenges: [], conflicts: [], compels: [] };
+    const panel = view.scenePanelContext(state);
+    assert.deepEqual([panel.boosts[0].name, panel.boosts[0].free], ["Zird's momentum ×3", "Zird the Arcane ×3"]);
+  });
 });
 
 describe("sheet controls", () => {

@@ -1,0 +1,194 @@
+"""Indexes of a world's state that cards and the scene panel read, kept cheap as a scene
+grows: aspects as lists show them, and the open actions.
+
+Boosts alike in name, place and holder are one entry with a count ("Hero's momentum x3"):
+a table that never spends its boosts would otherwise list each on every card, and every
+card, scene panel and emit would grow with the scene (issue 9's growth curve). Each
+entry's representative is the aspect an invoke of it spends.
+
+Building an index is linear in its map; deriving it from the previous state's index
+(states share every record an event did not replace) costs one identity scan of the map
+plus the work for what changed.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from bridge.rules.state import Action, Aspect
+
+Record = TypeVar("Record")
+Index = TypeVar("Index")
+
+# What makes two aspects one entry: boosts by (name, place, holders); anything else
+# is its own entry (keyed by its id).
+EntryKey = tuple[str, str, str | None, tuple[tuple[str, int], ...]]
+
+
+def entry_key(aspect: Aspect) -> EntryKey:
+    if aspect.kind == "boost":
+        holders = tuple(sorted(aspect.free_invokes.items()))
+        return ("boost", aspect.name, aspect.attached_to, holders)
+    return (aspect.kind, aspect.id, None, ())
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One line of an aspect list: ``aspect`` stands for ``count`` alike aspects."""
+
+    aspect: Aspect
+    count: int
+
+
+class AspectIndex:
+    """The entries of one aspect map, with each character's count of held boosts.
+
+    Guarantees: ``entries()`` holds every aspect of the map exactly once (counted in
+    its entry), in card order (kind, name, then id); ``held_boosts(c)`` is the number
+    of boosts on which ``c`` holds a free invoke. Both equal what building from
+    scratch gives, however the index was derived."""
+
+    __slots__ = ("_aspects", "_groups", "_held", "_key_of", "_sorted")
+
+    def __init__(self, aspects: Mapping[str, Aspect]) -> None:
+        self._aspects = aspects
+        self._groups: dict[EntryKey, dict[str, Aspect]] = {}
+        self._key_of: dict[str, EntryKey] = {}
+        self._held: dict[str, int] = {}
+        self._sorted: list[Entry] | None = None
+        self._add(aspects.values())
+
+    @classmethod
+    def derived(cls, base: AspectIndex, aspects: Mapping[str, Aspect]) -> AspectIndex:
+        """The index of ``aspects``, from the index of an earlier map of the same world."""
+        old = base._aspects
+        changed = [a for a_id, a in aspects.items() if old.get(a_id) is not a]
+        kept = len(aspects) - len(changed)
+        gone = [a for a_id, a in old.items() if a_id not in aspects] if kept < len(old) else []
+        replaced = [old[a.id] for a in changed if a.id in old]
+        index = cls.__new__(cls)
+        index._aspects = aspects
+        index._groups = dict(base._groups)
+        index._key_of = dict(base._key_of)
+        index._held = dict(base._held)
+        index._sorted = None
+        index._remove([*gone, *replaced])
+        index._add(changed)
+        return index
+
+    def _add(self, aspects: Iterable[Aspect]) -> None:
+        for aspect in aspects:
+            key = entry_key(aspect)
+            group = self._groups.get(key)
+            # Groups are copied before their first change: derived indexes share them.
+            self._groups[key] = {**group, aspect.id: aspect} if group else {aspect.id: aspect}
+            self._key_of[aspect.id] = key
+            if aspect.kind == "boost":
+                for holder, count in aspect.free_invokes.items():
+                    if count:
+                        self._held[holder] = self._held.get(holder, 0) + 1
+
+    def _remove(self, aspects: Iterable[Aspect]) -> None:
+        for aspect in aspects:
+            key = self._key_of.pop(aspect.id)
+            group = dict(self._groups[key])
+            del group[aspect.id]
+            if group:
+                self._groups[key] = group
+            else:
+                del self._groups[key]
+            if aspect.kind == "boost":
+                for holder, count in aspect.free_invokes.items():
+                    if count:
+                        left = self._held[holder] - 1
+                        if left:
+                            self._held[holder] = left
+                        else:
+                            del self._held[holder]
+
+    def entries(self) -> list[Entry]:
+        """Every entry, in card order: by kind, name, then the representative's id."""
+        if self._sorted is None:
+            entries = [Entry(group[min(group)], len(group)) for group in self._groups.values()]
+            entries.sort(key=lambda e: (e.aspect.kind, e.aspect.name, e.aspect.id))
+            self._sorted = entries
+        return self._sorted
+
+    def held_boosts(self, character_id: str) -> int:
+        return self._held.get(character_id, 0)
+
+
+class OpenActions:
+    """The ids of a map's actions that are not closed, in the map's order."""
+
+    __slots__ = ("_actions", "_open")
+
+    def __init__(self, actions: Mapping[str, Action]) -> None:
+        self._actions = actions
+        self._open = {a_id: None for a_id, a in actions.items() if not a.closed}
+
+    @classmethod
+    def derived(cls, base: OpenActions, actions: Mapping[str, Action]) -> OpenActions:
+        """The open actions of ``actions``, from an earlier map of the same world. Actions
+        are only ever added or replaced (an undo may drop some: then built afresh)."""
+        old = base._actions
+        changed = [a for a_id, a in actions.items() if old.get(a_id) is not a]
+        if len(actions) - len(changed) < len(old):
+            return cls(actions)
+        index = cls.__new__(cls)
+        index._actions = actions
+        index._open = dict(base._open)
+        for action in changed:
+            if action.closed:
+                index._open.pop(action.id, None)
+            elif action.id not in index._open:
+                if action.id in old:  # reopened (undo) keeps the map's order: rebuild
+                    return cls(actions)
+                index._open[action.id] = None
+        return index
+
+    def ids(self) -> list[str]:
+        return list(self._open)
+
+
+class IdentityCache(Generic[Record, Index]):
+    """Indexes of recent maps, by the map's identity (an entry keeps its map alive, so the
+    id cannot be reused while cached). A commit asks for the state before it (the previous
+    commit's after, so cached) and derives the state after it from that."""
+
+    def __init__(
+        self,
+        build: Callable[[Mapping[str, Record]], Index],
+        derive: Callable[[Index, Mapping[str, Record]], Index],
+        size: int = 512,
+    ) -> None:
+        self._build = build
+        self._derive = derive
+        self._size = size
+        self._known: OrderedDict[int, tuple[Mapping[str, Record], Index]] = OrderedDict()
+
+    def __call__(
+        self, records: Mapping[str, Record], base: Mapping[str, Record] | None = None
+    ) -> Index:
+        """The index of ``records``: cached, else derived from ``base``'s cached index (an
+        earlier map of the same world), else built."""
+        known = self._known.get(id(records))
+        if known is not None and known[0] is records:
+            self._known.move_to_end(id(records))
+            return known[1]
+        base_known = self._known.get(id(base)) if base is not None else None
+        if base_known is not None and base_known[0] is base:
+            index = self._derive(base_known[1], records)
+        else:
+            index = self._build(records)
+        self._known[id(records)] = (records, index)
+        if len(self._known) > self._size:
+            self._known.popitem(last=False)
+        return index
+
+
+aspect_index: IdentityCache[Aspect, AspectIndex] = IdentityCache(AspectIndex, AspectIndex.derived)
+open_actions: IdentityCache[Action, OpenActions] = IdentityCache(OpenActions, OpenActions.derived)

@@ -1,0 +1,66 @@
+"""Alike boosts over real Socket.IO: one entry with its count on cards and the scene
+panel, spent one at a time (R12.6; issue 9: cards do not grow with unspent boosts)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.seats import Seat, queue
+
+pytestmark = pytest.mark.both_stores
+
+
+async def excel(gm: Seat, paul: Seat) -> dict[str, object]:
+    """Brousseau (+3) overcomes a passive 0 with ++++ : excels, a momentum boost (R5.1)."""
+    await queue(gm, [1, 1, 1, 1])
+    card = await paul.card(
+        "action.start",
+        type="overcome",
+        actor_id="brousseau",
+        skill="Athletics",
+        opposition={"kind": "passive", "rating": 0},
+    )
+    return await paul.card("action.pass", action_id=card["action_id"], side="actor")
+
+
+async def test_alike_boosts_are_one_entry_and_spent_one_at_a_time(
+    table: dict[str, Seat],
+) -> None:
+    gm, paul = table["gm"], table["paul"]
+    for _ in range(3):
+        resolved = await excel(gm, paul)
+        assert resolved["outcome"] == "excel"
+    await queue(gm, [0, 0, 0, 0])
+    card = await paul.card(
+        "action.start",
+        type="overcome",
+        actor_id="brousseau",
+        skill="Athletics",
+        opposition={"kind": "passive", "rating": 4},
+    )
+    assert card["state"] == "invoking"
+    boosts = [a for a in card["aspects"] if a["kind"] == "boost"]
+    assert [(a["name"], a["count"], a["free_invokes"]) for a in boosts] == [
+        ("Brousseau's momentum", 3, {"brousseau": 1})
+    ]
+    scene = await gm.ok("scene.read")
+    assert [(a["name"], a["count"]) for a in scene["aspects"] if a["kind"] == "boost"] == [
+        ("Brousseau's momentum", 3)
+    ]
+
+    # Invoking the entry spends the one it names; the other two stay, as one entry.
+    card = await paul.card(
+        "action.invoke",
+        action_id=card["action_id"],
+        side="actor",
+        invoker="brousseau",
+        aspect_id=boosts[0]["id"],
+        payment="boost",
+        effect="bonus",
+    )
+    left = [a for a in card["aspects"] if a["kind"] == "boost"]
+    assert [(a["count"], a["id"] != boosts[0]["id"]) for a in left] == [(2, True)]
+    patches = [p for p in paul.received("actor.patch") if p["actor_id"] == "brousseau"]
+    assert patches[-1]["boosts"] == 2
+    scene = await gm.ok("scene.read")
+    assert [a["count"] for a in scene["aspects"] if a["kind"] == "boost"] == [2]
