@@ -14,7 +14,11 @@ Rungs (each a fresh server):
   4  SQLite, 10 clients in each world's room
 Then: the growth curve (0 / 500 / 2,000 resolved actions in one scene), the 100-world run
 (1,000 clients, 200 actions/s), memory per idle client, the rules engine alone, and the
-aggregate rate of 1 and 2 bridge processes on one Redis. JSON goes to bench/results.json.
+aggregate rate of 1 and 2 bridge processes on one Redis. JSON goes to bench/results.json
+(with each part's duration); ``--profile`` adds py-spy's top entries for rungs 1b-4 and the
+100-world run when py-spy is installed. GC figures are the server's own collections in the
+run's window: ``gc_max_pause_ms`` is wall time (it includes waiting for a core on a busy
+machine), ``gc_max_pause_cpu_ms`` the CPU the collection used.
 """
 
 from __future__ import annotations
