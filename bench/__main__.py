@@ -547,7 +547,8 @@ def print_scale(s: dict[str, Any]) -> None:
         f"p99 {s['latency']['p99_ms']:.1f} ms, max {s['latency']['max_ms']:.1f} ms, "
         f"{s['errors']} errors of {s['sent']}, server busy {s['server_busy'] * 100:.0f}%, "
         f"{s['cpu_per_request_us']:.0f} us/action, max GC pause {s['gc_max_pause_ms']:.1f} ms "
-        f"({s['gc_gen2_collections']} gen-2)"
+        f"wall / {s['gc_max_pause_cpu_ms']:.1f} ms CPU ({s['gc_gen2_collections']} gen-2, "
+        f"{s['gc_total_pause_ms']:.0f} ms in all)"
     )
 
 
