@@ -393,10 +393,12 @@ class GcFreezer:
 
     def __init__(
         self,
+        schedule: Callable[[Callable[[], None]], Any],
         thaw_seconds: float = GC_THAW_SECONDS,
         thaw_growth: float = GC_THAW_GROWTH,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        self.schedule = schedule
         self.thaw_seconds = thaw_seconds
         self.thaw_growth = thaw_growth
         self.clock = clock
@@ -409,8 +411,8 @@ class GcFreezer:
         if phase != "stop" or generation == 0:
             return
         if self.thawing:
-            # Everything is back in the oldest generation until a full collection has
-            # walked it; then its survivors are the new baseline.
+            # A full collection of everything is scheduled; once one has run, its
+            # survivors are frozen again and are the new baseline.
             if generation == 2:
                 self.thawing = False
                 gc.freeze()
@@ -423,12 +425,20 @@ class GcFreezer:
             return
         self.checked_at = now
         if gc.get_freeze_count() > self.baseline * (1 + self.thaw_growth):
+            # Not here: a collection cannot start inside a collector callback, and
+            # CPython's own heuristics may not run a full one for a long time.
             self.thawing = True
-            gc.unfreeze()
+            self.schedule(self.collect_everything)
+
+    def collect_everything(self) -> None:
+        """Thaw and collect the whole heap: the one long pause, when it is due."""
+        gc.unfreeze()
+        gc.collect()
 
 
 def tune_gc() -> None:
-    """Set the collector up for a long-running server, once start-up is done.
+    """Set the collector up for a long-running server, once start-up is done (called on
+    the running event loop).
 
     ``gc.freeze`` moves everything alive now (imported modules, pydantic schemas, the
     app) into a permanent generation that no collection traverses again; from then on
@@ -437,7 +447,10 @@ def tune_gc() -> None:
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
     if not any(isinstance(callback, GcFreezer) for callback in gc.callbacks):
-        gc.callbacks.append(GcFreezer())
+        # Collections run in whichever thread allocates (the store's worker too): the
+        # thaw's full collection runs on the event loop's.
+        loop = asyncio.get_running_loop()
+        gc.callbacks.append(GcFreezer(loop.call_soon_threadsafe))
 
 
 def public_base_url(request: web.Request) -> str:
