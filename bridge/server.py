@@ -428,7 +428,10 @@ class GcFreezer:
             # Not here: a collection cannot start inside a collector callback, and
             # CPython's own heuristics may not run a full one for a long time.
             self.thawing = True
-            self.schedule(self.collect_everything)
+            try:
+                self.schedule(self.collect_everything)
+            except RuntimeError:  # the event loop has closed: the process is ending
+                self.thawing = False
 
     def collect_everything(self) -> None:
         """Thaw and collect the whole heap: the one long pause, when it is due."""
