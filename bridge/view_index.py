@@ -66,9 +66,12 @@ class AspectIndex:
         """The index of ``aspects``, from the index of an earlier map of the same world."""
         old = base._aspects
         changed = [a for a_id, a in aspects.items() if old.get(a_id) is not a]
-        kept = len(aspects) - len(changed)
-        gone = [a for a_id, a in old.items() if a_id not in aspects] if kept < len(old) else []
         replaced = [old[a.id] for a in changed if a.id in old]
+        # Ids of the old map that are neither kept nor replaced are gone: look for them
+        # only when there are some.
+        kept = len(aspects) - len(changed)
+        some_gone = kept + len(replaced) < len(old)
+        gone = [a for a_id, a in old.items() if a_id not in aspects] if some_gone else []
         index = cls.__new__(cls)
         index._aspects = aspects
         index._groups = dict(base._groups)
@@ -132,11 +135,14 @@ class OpenActions:
 
     @classmethod
     def derived(cls, base: OpenActions, actions: Mapping[str, Action]) -> OpenActions:
-        """The open actions of ``actions``, from an earlier map of the same world. Actions
-        are only ever added or replaced (an undo may drop some: then built afresh)."""
+        """The open actions of ``actions``, from an earlier map of the same world: built
+        afresh when some action left the map (a dropped record, an undo). An action id is
+        never reused once dropped (ids come from the world's counter), so a kept or
+        replaced action keeps its place, and a new one is last, as in the map."""
         old = base._actions
         changed = [a for a_id, a in actions.items() if old.get(a_id) is not a]
-        if len(actions) - len(changed) < len(old):
+        replaced = sum(1 for a in changed if a.id in old)
+        if len(actions) - len(changed) + replaced < len(old):
             return cls(actions)
         index = cls.__new__(cls)
         index._actions = actions

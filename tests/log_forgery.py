@@ -49,11 +49,12 @@ def rewrite_and_rehash(db_path: Path, world: str) -> None:
         state = replay(
             [EVENT_ADAPTER.validate_python(p) for p in payloads], WorldState(ruleset=ruleset)
         )
+        # The forger saves the forged state as the snapshot at the log's last event.
         db.execute(
-            # The forger saves the forged state as the snapshot at the log's last event.
-            "UPDATE worlds SET state = ?, state_seq = ?, last_event_hash = ? WHERE id = ?",
-            (json.dumps(state.model_dump(mode="json")), rows[-1][0], prev, world),
+            "UPDATE snapshots SET state = ?, state_seq = ? WHERE world_id = ?",
+            (json.dumps(state.model_dump(mode="json")), rows[-1][0], world),
         )
+        db.execute("UPDATE worlds SET last_event_hash = ? WHERE id = ?", (prev, world))
 
 
 if __name__ == "__main__":

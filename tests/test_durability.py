@@ -1,8 +1,9 @@
 """A commit persists what changed; the world survives a killed process between snapshots.
 
 DESIGN "State and scale": each commit appends its events, emits and answer; a snapshot
-of the whole state is written only every SNAPSHOT_EVERY events or at a scene's end, and
-the latest state is the snapshot plus the events after it, replayed by the reducer.
+of the whole state is written only when the events after the last one have grown to a
+share of its size (bridge.service.core.snapshot_due) or at a scene's end, and the latest
+state is the snapshot plus the events after it, replayed by the reducer.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from typing import Any
 import pytest
 
 from bench.proc import flush_redis
+from bridge import codec
 from bridge.service import BridgeService, Session
-from bridge.service.core import SNAPSHOT_EVERY
+from bridge.service.core import SNAPSHOT_MIN_TAIL, SNAPSHOT_TAIL_SHARE
 from bridge.store.base import CommitBatch, Snapshot, Store
 from bridge.store.chain import verify_chain
 from bridge.store.redis import RedisStore
@@ -43,6 +45,11 @@ async def stored(bridge: BridgeProcess, world_id: str) -> tuple[Snapshot, list[A
     finally:
         await store.close()
     return snapshot, [(r.seq, r.type, r.payload, r.created_at, r.prev_hash, r.hash) for r in rows]
+
+
+def tail_size(snapshot: Snapshot) -> int:
+    """The size the snapshot cadence counts: the JSON of the tail's payloads."""
+    return sum(len(codec.dumps(row.payload)) for row in snapshot.tail)
 
 
 def start(request_id: str) -> dict[str, Any]:
@@ -75,7 +82,7 @@ async def test_an_acked_intent_survives_sigkill_between_the_event_append_and_the
     # The acked intent's events are in the log, after the saved snapshot: exactly the
     # window between an append and the next snapshot.
     assert snapshot.state_seq < snapshot.last_event_seq == rows[-1][0]
-    assert rows[-1][0] - snapshot.state_seq < SNAPSHOT_EVERY
+    assert tail_size(snapshot) < SNAPSHOT_MIN_TAIL
     assert snapshot.tail and snapshot.tail[-1].seq == snapshot.last_event_seq
     assert verify_chain(rows) is None
 
@@ -90,7 +97,7 @@ async def test_an_acked_intent_survives_sigkill_between_the_event_append_and_the
     assert verified.stdout.startswith("OK:"), verified.stdout
 
 
-async def test_snapshots_every_so_many_events_and_at_scene_end(
+async def test_snapshots_when_the_tail_outgrows_its_share_and_at_scene_end(
     tmp_path: Path, store_kind: str, request: pytest.FixtureRequest
 ) -> None:
     # The service's own path on a real store, in process (hundreds of intents).
@@ -120,16 +127,21 @@ async def test_snapshots_every_so_many_events_and_at_scene_end(
         await ok("actor.sync", actor={**BROUSSEAU, "fate_points": 0})
         snapshot = await store.load("w")
         assert snapshot is not None and snapshot.state_seq == 0
-        while snapshot.last_event_seq < SNAPSHOT_EVERY + 10:
+        snapshots = 0
+        while snapshots < 2:
             fields = {k: v for k, v in start("x").items() if k != "request_id"}
             started = await ok("action.start", **fields)
             await ok("action.pass", action_id=started["action_id"], side="actor")
             loaded = await store.load("w")
             assert loaded is not None
+            snapshots += loaded.state_seq != snapshot.state_seq
             snapshot = loaded
-            # Never more than SNAPSHOT_EVERY events (plus one intent's) are left to replay.
-            assert len(snapshot.tail) < SNAPSHOT_EVERY + 10
-        assert snapshot.state_seq >= SNAPSHOT_EVERY
+            # A commit whose tail would reach the share writes a snapshot instead, so
+            # what is left to replay stays below it, however long the scene runs.
+            limit = max(SNAPSHOT_MIN_TAIL, SNAPSHOT_TAIL_SHARE * snapshot.state_size)
+            assert tail_size(snapshot) < limit
+            assert snapshot.state_size == len(codec.dumps(snapshot.state))
+        assert snapshot.state_seq > 0
         assert await service.latest_state("w") == await service.replayed_state("w")
         await ok("scene.end")
         ended = await store.load("w")

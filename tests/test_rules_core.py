@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 
@@ -10,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bridge.rules import actions
-from bridge.rules.dice import FACES, QueuedDice, Roll, SecureDice, dice_total
+from bridge.rules.dice import ALL_ROLLS, FACES, QueuedDice, Roll, SecureDice, dice_total
 from bridge.rules.errors import RuleViolation
 from bridge.rules.outcome import outcome_for, shifts
 from bridge.rules.ruleset import FATE_CONDENSED, UNWRITTEN, get_ruleset
@@ -58,6 +59,13 @@ def test_r1_1_secure_dice_only_roll_fate_faces() -> None:
         assert len(roll) == 4
         assert set(roll) <= {-1, 0, 1}
         assert -4 <= dice_total(roll) <= 4
+
+
+def test_r1_1_one_draw_over_all_rolls_is_four_independent_dice() -> None:
+    # R1.1: a uniform draw over a table holding each of the 3**4 ordered outcomes once
+    # gives every die each face with 1/3 independently of the others.
+    assert len(ALL_ROLLS) == 81
+    assert set(ALL_ROLLS) == set(itertools.product(FACES, repeat=4))
 
 
 def test_r1_1_secure_dice_are_fair() -> None:

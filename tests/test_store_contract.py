@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from bench.proc import flush_redis
+from bridge import codec
 from bridge.store.base import (
+    AlreadyAnswered,
     CommitBatch,
     EmitRow,
     EventRow,
@@ -21,6 +23,14 @@ from bridge.store.base import (
 from bridge.store.chain import GENESIS_HASH, event_hash
 from bridge.store.redis import RedisStore
 from bridge.store.sqlite import SQLiteStore
+
+
+def same_store(store: Store) -> Store:
+    """Another handle on the same data: a restarted process, or (Redis) another node."""
+    if isinstance(store, RedisStore):
+        return RedisStore(store.url, store.prefix)
+    assert isinstance(store, SQLiteStore)
+    return SQLiteStore(store.path)
 
 
 @pytest.fixture(params=["sqlite", "redis"])
@@ -189,3 +199,103 @@ async def test_commits_append_and_the_snapshot_moves_only_when_given(store: Stor
     again = await store.load("w")
     assert again is not None
     assert (again.version, again.state, again.tail) == (4, {"s": 4}, (rows[4],))
+
+
+def answered(version: int, request_id: str, rows: list[EventRow], user: str = "u") -> CommitBatch:
+    return CommitBatch(
+        world_id="w",
+        expected_version=version,
+        events=rows,
+        emits=[EmitRow(rows[0].seq, "card", {"r": request_id})] if rows else [],
+        user_id=user,
+        request_id=request_id,
+        response={"ok": True, "data": {"r": request_id, "seq": rows[0].seq if rows else 0}},
+        created_at="t",
+    )
+
+
+async def test_a_request_is_committed_once_and_its_answer_returned_after(store: Store) -> None:
+    # One round trip per intent: the commit itself answers a request id answered before
+    # (checked ahead of the version, so a retry is never a conflict) and writes nothing.
+    await store.add_world(WORLD, {"s": 0})
+    first = event(1, GENESIS_HASH)
+    assert await store.commit(answered(0, "r1", [first])) == 1
+    retry = answered(1, "r1", [event(2, first.hash)])
+    stale_retry = answered(0, "r1", [event(1, GENESIS_HASH)])
+    for batch in (retry, stale_retry):
+        with pytest.raises(AlreadyAnswered) as done:
+            await store.commit(batch)
+        assert done.value.response == {"ok": True, "data": {"r": "r1", "seq": 1}}
+    snapshot = await store.load("w")
+    assert snapshot is not None
+    assert (snapshot.version, snapshot.last_event_seq, snapshot.last_emit_seq) == (1, 1, 1)
+    assert await store.events("w") == [first]
+    assert [e.payload for e in await store.emits_since("w", 0, 10)] == [{"r": "r1"}]
+    # The request id is the user's: another user's r1 is another request.
+    second = event(2, first.hash)
+    assert await store.commit(answered(1, "r1", [second], user="other")) == 2
+    # A stale version without an earlier answer is still a conflict, writing nothing.
+    with pytest.raises(VersionConflict):
+        await store.commit(answered(1, "r2", [event(3, second.hash)]))
+    assert await store.get_response("w", "u", "r2") is None
+    assert await store.events("w") == [first, second]
+
+
+async def test_an_answer_holds_across_a_restart_and_another_node(store: Store) -> None:
+    await store.add_world(WORLD, {"s": 0})
+    first = event(1, GENESIS_HASH)
+    await store.commit(answered(0, "r1", [first]))
+    other = same_store(store)
+    await other.open()
+    try:
+        with pytest.raises(AlreadyAnswered) as done:
+            await other.commit(answered(1, "r1", [event(2, first.hash)]))
+        assert done.value.response["data"] == {"r": "r1", "seq": 1}
+        assert await other.events("w") == [first]
+    finally:
+        await other.close()
+
+
+async def test_racing_retries_of_one_request_commit_once(store: Store) -> None:
+    # Two handles (two nodes on Redis) send the same request at the same version: one
+    # commit is written, the other gets its answer, never a second copy of the events.
+    await store.add_world(WORLD, {"s": 0})
+    other = same_store(store)
+    await other.open()
+    try:
+        racing = [s.commit(answered(0, "r1", [event(1, GENESIS_HASH)])) for s in (store, other)]
+        results = await asyncio.gather(*racing, return_exceptions=True)
+    finally:
+        await other.close()
+    assert sorted(type(r).__name__ for r in results) == ["AlreadyAnswered", "int"]
+    assert len(await store.events("w")) == 1
+
+
+async def test_encoded_snapshot_and_payloads_are_stored_as_given(store: Store) -> None:
+    # The service encodes each payload and the snapshot once; the stores write that
+    # text as is, and report the sizes the snapshot cadence compares.
+    await store.add_world(WORLD, {"s": 0})
+    plain = event(1, GENESIS_HASH)
+    encoded = EventRow(
+        *[getattr(plain, f) for f in ("seq", "type", "payload", "created_at")],
+        plain.prev_hash,
+        plain.hash,
+        codec.dumps(plain.payload),
+    )
+    assert encoded == plain
+    await store.commit(CommitBatch(world_id="w", expected_version=0, events=[encoded]))
+    loaded = await store.load("w")
+    assert loaded is not None
+    assert loaded.tail == (plain,) and loaded.tail_size >= len(codec.dumps(plain.payload))
+    state_text = codec.dumps({"s": 1, "name": "Zoë"})
+    await store.commit(
+        CommitBatch(world_id="w", expected_version=1, snapshot=state_text, events=[])
+    )
+    loaded = await store.load("w")
+    assert loaded is not None
+    assert (loaded.state, loaded.state_size, loaded.tail, loaded.tail_size) == (
+        {"s": 1, "name": "Zoë"},
+        len(state_text),
+        (),
+        0,
+    )

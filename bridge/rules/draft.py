@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from bridge.rules.events import (
     ActionPut,
     ActionResolved,
@@ -50,19 +53,31 @@ class Draft:
     def __init__(self, state: WorldState, reason: str) -> None:
         self.base = state
         self.reason = reason
-        self.characters = dict(state.characters)
-        self.aspects = dict(state.aspects)
-        self.actions = dict(state.actions)
+        # Copy on write: the maps are the base's own until a first change copies one
+        # (most intents touch one or two of seven), so they are read-only Mappings here.
+        self.characters: Mapping[str, Character] = state.characters
+        self.aspects: Mapping[str, Aspect] = state.aspects
+        self.actions: Mapping[str, Action] = state.actions
         self.scene = state.scene
         self.gm_fate_points = state.gm_fate_points
         self.action_count = state.action_count
         self.aspect_count = state.aspect_count
-        self.contests = dict(state.contests)
-        self.challenges = dict(state.challenges)
-        self.conflicts = dict(state.conflicts)
-        self.compels = dict(state.compels)
+        self.contests: Mapping[str, Contest] = state.contests
+        self.challenges: Mapping[str, Challenge] = state.challenges
+        self.conflicts: Mapping[str, Conflict] = state.conflicts
+        self.compels: Mapping[str, Compel] = state.compels
         self.carried_boosts = state.carried_boosts
         self._changed: dict[tuple[str, str], None] = {}
+        self._owned: set[str] = set()
+
+    def _own(self, name: str) -> dict[str, Any]:
+        """The draft's own copy of map ``name``, made on its first change."""
+        records: dict[str, Any] = getattr(self, name)
+        if name not in self._owned:
+            records = dict(records)
+            setattr(self, name, records)
+            self._owned.add(name)
+        return records
 
     # --- reads ----------------------------------------------------------------
 
@@ -78,60 +93,60 @@ class Draft:
     # --- writes ---------------------------------------------------------------
 
     def put_character(self, character: Character) -> Character:
-        self.characters[character.id] = character
+        self._own("characters")[character.id] = character
         self._changed[("character", character.id)] = None
         return character
 
     def put_aspect(self, aspect: Aspect) -> Aspect:
-        self.aspects[aspect.id] = aspect
+        self._own("aspects")[aspect.id] = aspect
         self._changed[("aspect", aspect.id)] = None
         return aspect
 
     def remove_aspect(self, aspect_id: str) -> None:
-        self.aspects.pop(aspect_id, None)
+        self._own("aspects").pop(aspect_id, None)
         self._changed[("aspect", aspect_id)] = None
 
     def put_action(self, action: Action) -> Action:
-        self.actions[action.id] = action
+        self._own("actions")[action.id] = action
         self._changed[("action", action.id)] = None
         return action
 
-    def _drop(self, kind: str, records: dict[str, object], record_id: str) -> None:
-        records.pop(record_id, None)
+    def _drop(self, kind: str, record_id: str) -> None:
+        self._own(_COLLECTIONS[kind]).pop(record_id, None)
         self._changed[(kind, record_id)] = None
 
     def drop_action(self, action_id: str) -> None:
-        self._drop("action", self.actions, action_id)  # type: ignore[arg-type]
+        self._drop("action", action_id)
 
     def drop_contest(self, contest_id: str) -> None:
-        self._drop("contest", self.contests, contest_id)  # type: ignore[arg-type]
+        self._drop("contest", contest_id)
 
     def drop_challenge(self, challenge_id: str) -> None:
-        self._drop("challenge", self.challenges, challenge_id)  # type: ignore[arg-type]
+        self._drop("challenge", challenge_id)
 
     def drop_conflict(self, conflict_id: str) -> None:
-        self._drop("conflict", self.conflicts, conflict_id)  # type: ignore[arg-type]
+        self._drop("conflict", conflict_id)
 
     def drop_compel(self, compel_id: str) -> None:
-        self._drop("compel", self.compels, compel_id)  # type: ignore[arg-type]
+        self._drop("compel", compel_id)
 
     def put_contest(self, contest: Contest) -> Contest:
-        self.contests[contest.id] = contest
+        self._own("contests")[contest.id] = contest
         self._changed[("contest", contest.id)] = None
         return contest
 
     def put_challenge(self, challenge: Challenge) -> Challenge:
-        self.challenges[challenge.id] = challenge
+        self._own("challenges")[challenge.id] = challenge
         self._changed[("challenge", challenge.id)] = None
         return challenge
 
     def put_conflict(self, conflict: Conflict) -> Conflict:
-        self.conflicts[conflict.id] = conflict
+        self._own("conflicts")[conflict.id] = conflict
         self._changed[("conflict", conflict.id)] = None
         return conflict
 
     def put_compel(self, compel: Compel) -> Compel:
-        self.compels[compel.id] = compel
+        self._own("compels")[compel.id] = compel
         self._changed[("compel", compel.id)] = None
         return compel
 
@@ -168,27 +183,42 @@ class Draft:
         out: list[Event] = []
         reason = self.reason
         for kind, key in self._changed:
-            if kind == "character":
-                out.append(CharacterPut(reason=reason, character=self.characters[key]))
-            elif kind == "aspect":
-                if key in self.aspects:
-                    out.append(AspectPut(reason=reason, aspect=self.aspects[key]))
-                elif key in self.base.aspects:
-                    out.append(AspectRemoved(reason=reason, aspect_id=key))
-            elif kind in _COLLECTIONS and key not in getattr(self, _COLLECTIONS[kind]):
-                if key in getattr(self.base, _COLLECTIONS[kind]):
-                    out.append(
-                        RecordDropped(reason=reason, collection=_COLLECTIONS[kind], record_id=key)
-                    )
-            elif kind == "action":
-                action = self.actions[key]
+            # An action's own kinds first: every intent changes one.
+            if kind == "action":
+                action = self.actions.get(key)
                 was = self.base.actions.get(key)
-                if action.state == "resolved" and (was is None or was.state != "resolved"):
+                if action is None:
+                    if was is not None:
+                        out.append(
+                            RecordDropped(reason=reason, collection="actions", record_id=key)
+                        )
+                elif action.state == "resolved" and (was is None or was.state != "resolved"):
                     out.append(
                         ActionResolved(reason=reason, action=action, scene=self.scene.number)
                     )
                 else:
                     out.append(ActionPut(reason=reason, action=action))
+            elif kind == "counters":
+                out.append(
+                    CountersPut(
+                        reason=reason,
+                        gm_fate_points=self.gm_fate_points,
+                        action_count=self.action_count,
+                        aspect_count=self.aspect_count,
+                    )
+                )
+            elif kind == "aspect":
+                if key in self.aspects:
+                    out.append(AspectPut(reason=reason, aspect=self.aspects[key]))
+                elif key in self.base.aspects:
+                    out.append(AspectRemoved(reason=reason, aspect_id=key))
+            elif kind == "character":
+                out.append(CharacterPut(reason=reason, character=self.characters[key]))
+            elif kind in _COLLECTIONS and key not in getattr(self, _COLLECTIONS[kind]):
+                if key in getattr(self.base, _COLLECTIONS[kind]):
+                    out.append(
+                        RecordDropped(reason=reason, collection=_COLLECTIONS[kind], record_id=key)
+                    )
             elif kind == "scene":
                 out.append(ScenePut(reason=reason, scene=self.scene))
             elif kind == "contest":
@@ -199,17 +229,8 @@ class Draft:
                 out.append(ConflictPut(reason=reason, conflict=self.conflicts[key]))
             elif kind == "compel":
                 out.append(CompelPut(reason=reason, compel=self.compels[key]))
-            elif kind == "carried":
+            else:  # "carried"
                 out.append(CarriedBoostsPut(reason=reason, aspect_ids=self.carried_boosts))
-            else:
-                out.append(
-                    CountersPut(
-                        reason=reason,
-                        gm_fate_points=self.gm_fate_points,
-                        action_count=self.action_count,
-                        aspect_count=self.aspect_count,
-                    )
-                )
         return out
 
     def state(self) -> WorldState:

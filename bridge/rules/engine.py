@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from bridge.rules.consequences import severity_name
 from bridge.rules.draft import Draft
@@ -165,66 +166,77 @@ def _merge_slots(draft: Draft, base: Character, sheet: Sheet) -> tuple[Consequen
 
 
 def apply(state: WorldState, event: Event) -> WorldState:
-    """Apply one event; the only function that produces a new state."""
-    if isinstance(event, CharacterPut):
-        return state.model_copy(
-            update={"characters": {**state.characters, event.character.id: event.character}}
-        )
-    if isinstance(event, AspectPut):
-        return state.model_copy(
-            update={"aspects": {**state.aspects, event.aspect.id: event.aspect}}
-        )
-    if isinstance(event, AspectRemoved):
-        aspects = {k: v for k, v in state.aspects.items() if k != event.aspect_id}
-        return state.model_copy(update={"aspects": aspects})
-    if isinstance(event, ActionPut):
-        return state.model_copy(
-            update={"actions": {**state.actions, event.action.id: event.action}}
-        )
-    if isinstance(event, ScenePut):
-        return state.model_copy(update={"scene": event.scene})
-    if isinstance(event, CountersPut):
-        return state.model_copy(
-            update={
-                "gm_fate_points": event.gm_fate_points,
-                "action_count": event.action_count,
-                "aspect_count": event.aspect_count,
-            }
-        )
-    if isinstance(event, ContestPut):
-        return state.model_copy(
-            update={"contests": {**state.contests, event.contest.id: event.contest}}
-        )
-    if isinstance(event, ChallengePut):
-        return state.model_copy(
-            update={"challenges": {**state.challenges, event.challenge.id: event.challenge}}
-        )
-    if isinstance(event, ConflictPut):
-        return state.model_copy(
-            update={"conflicts": {**state.conflicts, event.conflict.id: event.conflict}}
-        )
-    if isinstance(event, CompelPut):
-        return state.model_copy(
-            update={"compels": {**state.compels, event.compel.id: event.compel}}
-        )
-    if isinstance(event, RecordDropped):
-        records = getattr(state, event.collection)
-        kept = {k: v for k, v in records.items() if k != event.record_id}
-        return state.model_copy(update={event.collection: kept})
-    if isinstance(event, HistoryUndone):
-        # The restoring upserts did the work; this only records what was taken back.
-        return state.model_copy(update={"undone": (*state.undone, *event.resolutions)})
-    if isinstance(event, CarriedBoostsPut):
-        return state.model_copy(update={"carried_boosts": event.aspect_ids})
-    if isinstance(event, SettingsPut):
-        return state.model_copy(update={"settings": event.settings})
-    raise TypeError(f"unhandled event {event!r}")
+    """Apply one event; with :func:`apply_all`, the only way to a new state."""
+    return apply_all(state, (event,))
+
+
+# WorldState maps keyed by record id, each copied at most once per batch of events.
+_Maps = dict[str, dict[str, Any]]
+
+
+def _put(maps: _Maps, state: WorldState, name: str, key: str, record: object) -> None:
+    target = maps.get(name)
+    if target is None:
+        target = maps[name] = dict(getattr(state, name))
+    target[key] = record
+
+
+def _drop(maps: _Maps, state: WorldState, name: str, key: str) -> None:
+    target = maps.get(name)
+    if target is None:
+        target = maps[name] = dict(getattr(state, name))
+    target.pop(key, None)
 
 
 def apply_all(state: WorldState, events: Iterable[Event]) -> WorldState:
+    """Fold events over ``state`` into one new state, exactly as applying them one by one
+    would: a later event wins over an earlier one for the same record or field.
+
+    A batch copies each touched map once and builds one WorldState, rather than a map
+    copy and a state per event (an action's events touch the same few maps)."""
+    maps: _Maps = {}
+    fields: dict[str, Any] = {}
+    undone: tuple[int, ...] | None = None
     for event in events:
-        state = apply(state, event)
-    return state
+        # The most frequent first: an action's own events.
+        if isinstance(event, ActionPut):  # and ActionResolved
+            _put(maps, state, "actions", event.action.id, event.action)
+        elif isinstance(event, AspectPut):
+            _put(maps, state, "aspects", event.aspect.id, event.aspect)
+        elif isinstance(event, CountersPut):
+            fields["gm_fate_points"] = event.gm_fate_points
+            fields["action_count"] = event.action_count
+            fields["aspect_count"] = event.aspect_count
+        elif isinstance(event, CharacterPut):
+            _put(maps, state, "characters", event.character.id, event.character)
+        elif isinstance(event, AspectRemoved):
+            _drop(maps, state, "aspects", event.aspect_id)
+        elif isinstance(event, ScenePut):
+            fields["scene"] = event.scene
+        elif isinstance(event, ContestPut):
+            _put(maps, state, "contests", event.contest.id, event.contest)
+        elif isinstance(event, ChallengePut):
+            _put(maps, state, "challenges", event.challenge.id, event.challenge)
+        elif isinstance(event, ConflictPut):
+            _put(maps, state, "conflicts", event.conflict.id, event.conflict)
+        elif isinstance(event, CompelPut):
+            _put(maps, state, "compels", event.compel.id, event.compel)
+        elif isinstance(event, RecordDropped):
+            _drop(maps, state, event.collection, event.record_id)
+        elif isinstance(event, HistoryUndone):
+            # The restoring upserts did the work; this only records what was taken back.
+            undone = (state.undone if undone is None else undone) + event.resolutions
+        elif isinstance(event, CarriedBoostsPut):
+            fields["carried_boosts"] = event.aspect_ids
+        elif isinstance(event, SettingsPut):
+            fields["settings"] = event.settings
+        else:
+            raise TypeError(f"unhandled event {event!r}")
+    if undone is not None:
+        fields["undone"] = undone
+    if not maps and not fields:
+        return state
+    return state.model_copy(update={**fields, **maps})
 
 
 def replay(events: Iterable[Event], initial: WorldState | None = None) -> WorldState:

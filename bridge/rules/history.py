@@ -30,7 +30,7 @@ from bridge.rules.events import (
     RecordDropped,
     ScenePut,
 )
-from bridge.rules.state import Action, Side, WorldState
+from bridge.rules.state import Action, Challenge, Compel, Conflict, Contest, Side, WorldState
 
 # How many of the 81 equally likely 4dF rolls give each sum, from -4 to +4 (R1.1).
 FOUR_DF_WAYS: tuple[int, ...] = (1, 4, 10, 16, 19, 16, 10, 4, 1)
@@ -159,7 +159,7 @@ def restore(current: WorldState, target: WorldState, reason: str = UNDO_REASON) 
         now, then = getattr(current, collection), getattr(target, collection)
         for rid, record in then.items():
             if now.get(rid) != record:
-                out.append(_put(collection, record, reason))
+                out.append(_put(record, reason))
         for rid in now:
             if rid not in then:
                 out.append(RecordDropped(reason=reason, collection=collection, record_id=rid))
@@ -182,17 +182,19 @@ def restore(current: WorldState, target: WorldState, reason: str = UNDO_REASON) 
     return out
 
 
-def _put(collection: str, record: object, reason: str) -> Event:
+def _put(record: object, reason: str) -> Event:
     # Plain upserts, never ActionResolved: an undo resolves nothing.
-    if collection == "actions":
+    if isinstance(record, Action):
         return ActionPut(reason=reason, action=record)
-    if collection == "contests":
+    if isinstance(record, Contest):
         return ContestPut(reason=reason, contest=record)
-    if collection == "challenges":
+    if isinstance(record, Challenge):
         return ChallengePut(reason=reason, challenge=record)
-    if collection == "conflicts":
+    if isinstance(record, Conflict):
         return ConflictPut(reason=reason, conflict=record)
-    return CompelPut(reason=reason, compel=record)
+    if isinstance(record, Compel):
+        return CompelPut(reason=reason, compel=record)
+    raise TypeError(f"no upsert for {record!r}")
 
 
 def commit_start(log: Sequence[Logged], index: int) -> int:

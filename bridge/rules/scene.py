@@ -65,7 +65,8 @@ def end_scene(
     for character in list(draft.characters.values()):
         slots = []
         for slot in character.consequences:
-            name = draft.aspects[slot.aspect_id].name if slot.aspect_id in draft.aspects else ""
+            aspect = draft.aspects.get(slot.aspect_id) if slot.aspect_id is not None else None
+            name = aspect.name if aspect is not None else ""
             # R7.5 first: mild consequences already recovering are removed...
             if slot.status == "recovering" and slot.severity <= MILD and slot.aspect_id:
                 draft.remove_aspect(slot.aspect_id)
@@ -158,7 +159,8 @@ def _end_session(draft: Draft, summary: SceneEndSummary, scope: Scope) -> None:
                 or (scope == "scenario" and since[2] < scene.scenario)
             )
             if done and slot.aspect_id:
-                name = draft.aspects[slot.aspect_id].name if slot.aspect_id in draft.aspects else ""
+                aspect = draft.aspects.get(slot.aspect_id)
+                name = aspect.name if aspect is not None else ""
                 draft.remove_aspect(slot.aspect_id)
                 summary.removed.append((character.id, name, slot.severity))
                 slot = slot.model_copy(

@@ -6,10 +6,11 @@ builds each new state from the old one and an event.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal, Self
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Annotated, Any, ClassVar, Literal, Self, dataclass_transform
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BeforeValidator, ConfigDict, TypeAdapter
 
 from bridge.rules.dice import Face
 from bridge.rules.ruleset import Outcome
@@ -17,32 +18,95 @@ from bridge.rules.ruleset import Outcome
 GM = "gm"
 """The holder id of the GM's own fate point budget and free invokes."""
 
+# The frozen dataclasses' own setters are refused; records are built through these.
+_set = object.__setattr__
+_new = object.__new__
 
-class Frozen(BaseModel):
-    """Immutable and closed."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+@dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(field,))
+class Frozen:
+    """Immutable and closed: every subclass is a frozen, keyword-only stdlib dataclass.
 
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
-        """A shallow copy with ``update`` applied, as pydantic's, without its overhead.
+    The rules build and copy records on every intent, so records are plain dataclasses
+    (pydantic validating each one was a large share of an action's cost): what the rules
+    build is not validated (mypy checks the rules' types); what comes from outside (logs,
+    snapshots) comes in through :meth:`model_validate`, and goes out through
+    :meth:`model_dump` (the names and JSON of the pydantic models these were: logs and
+    snapshots written before stay valid, byte for byte)."""
 
-        The rules copy records on every event; pydantic's general path costs several
-        times this. Like pydantic's, the update is not validated: callers pass values
-        of the fields' types (mypy checks the rules)."""
-        if deep:
-            return super().model_copy(update=update, deep=True)
-        copied = self.__class__.__new__(self.__class__)
-        values = {**self.__dict__, **update} if update else dict(self.__dict__)
-        object.__setattr__(copied, "__dict__", values)
-        fields_set = self.__pydantic_fields_set__
-        object.__setattr__(
-            copied,
-            "__pydantic_fields_set__",
-            fields_set | update.keys() if update else set(fields_set),
-        )
-        object.__setattr__(copied, "__pydantic_extra__", None)
-        object.__setattr__(copied, "__pydantic_private__", None)
+    # Read by pydantic when it validates the dataclass: unknown keys are refused.
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__post_init__" in cls.__dict__:
+            raise TypeError(
+                f"{cls.__name__}: records are checked by model_validate, not __post_init__"
+            )
+        dataclass(frozen=True, kw_only=True)(cls)
+        cls.__init__ = _fast_init(cls)  # type: ignore[method-assign]
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None) -> Self:
+        """A shallow copy with ``update`` applied. Like pydantic's, the update is not
+        validated: callers pass values of the fields' types (mypy checks the rules)."""
+        copied = _new(self.__class__)
+        _set(copied, "__dict__", {**self.__dict__, **update} if update else dict(self.__dict__))
         return copied
+
+    def model_dump(self, *, mode: Literal["json", "python"] = "python") -> dict[str, Any]:
+        """The record as plain data (``mode="json"``: JSON types), fields in order."""
+        dumped: dict[str, Any] = _adapter(type(self)).dump_python(self, mode=mode)
+        return dumped
+
+    @classmethod
+    def model_validate(cls, value: object) -> Self:
+        """A record from plain data, validated (a ``pydantic.ValidationError`` if not)."""
+        validated: Self = _adapter(cls).validate_python(value)
+        return validated
+
+
+_ADAPTERS: dict[type[Frozen], TypeAdapter[Any]] = {}
+
+
+def _adapter(cls: type[Frozen]) -> TypeAdapter[Any]:
+    """One TypeAdapter per record class, built on first use (building one costs ms)."""
+    adapter = _ADAPTERS.get(cls)
+    if adapter is None:
+        adapter = _ADAPTERS[cls] = TypeAdapter(cls)
+    return adapter
+
+
+def _fast_init(cls: type[Frozen]) -> Callable[..., None]:
+    """An ``__init__`` for ``cls`` taking the dataclass's keyword arguments and setting the
+    instance's ``__dict__`` in one step: the dataclass's own sets each field through
+    ``object.__setattr__`` (frozen), which costs several times as much on wide records.
+
+    Generated, like the dataclass's: one keyword per field, defaults and factories kept."""
+    namespace: dict[str, Any] = {"_set": _set, "_MISSING": MISSING}
+    params: list[str] = []
+    factories: list[str] = []
+    for spec in fields(cls):  # type: ignore[arg-type]
+        name = spec.name
+        if spec.default is not MISSING:
+            namespace[f"_default_{name}"] = spec.default
+            params.append(f"{name}=_default_{name}")
+        elif spec.default_factory is not MISSING:
+            namespace[f"_factory_{name}"] = spec.default_factory
+            params.append(f"{name}=_MISSING")
+            factories.append(f"    if {name} is _MISSING:\n        {name} = _factory_{name}()\n")
+        else:
+            params.append(name)
+    values = ", ".join(f"{spec.name!r}: {spec.name}" for spec in fields(cls))  # type: ignore[arg-type]
+    source = (
+        f"def __init__(self, *, {', '.join(params)}):\n"
+        + "".join(factories)
+        + f"    _set(self, '__dict__', {{{values}}})\n"
+    )
+    # Built from the class's own field names only; named for tracebacks and profiles.
+    exec(compile(source, f"<{cls.__qualname__}.__init__>", "exec"), namespace)
+    init: Callable[..., None] = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    return init
 
 
 ActionType = Literal["overcome", "create_advantage", "take_advantage", "discover", "attack"]
@@ -110,13 +174,23 @@ class Earning(Frozen):
     aspect: str | None = None
 
 
+def _stress_from_box_list(value: object) -> object:
+    """Logs written before named tracks held one list of 1-shift boxes: Fate
+    Condensed's physical track, the only one the bridge had then."""
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, bool) for v in value):
+        boxes = tuple(StressBox(marked=v) for v in value)
+        track = StressTrack(id="physical", name="Physical Stress", kind="physical", boxes=boxes)
+        return (track,)
+    return value
+
+
 class Character(Frozen):
     """What the bridge knows of an actor; sheet fields come from the GM's client."""
 
     id: str
     name: str
     owners: tuple[str, ...] = ()
-    skills: dict[str, int] = Field(default_factory=dict)
+    skills: dict[str, int] = field(default_factory=dict)
     stunts: tuple[Stunt, ...] = ()
     fate_points: int = 0
     refresh: int = 3
@@ -124,20 +198,9 @@ class Character(Frozen):
     pending_fate_points: int = 0
     pending_reasons: tuple[Earning, ...] = ()
     consequences: tuple[ConsequenceSlot, ...] = ()
-    stress: tuple[StressTrack, ...] = ()
+    stress: Annotated[tuple[StressTrack, ...], BeforeValidator(_stress_from_box_list)] = ()
     overwhelmed: bool = False
     overwhelmed_by: str | None = None
-
-    @field_validator("stress", mode="before")
-    @classmethod
-    def _stress_from_box_list(cls, value: object) -> object:
-        """Logs written before named tracks held one list of 1-shift boxes: Fate
-        Condensed's physical track, the only one the bridge had then."""
-        if isinstance(value, (list, tuple)) and value and all(isinstance(v, bool) for v in value):
-            boxes = tuple(StressBox(marked=v) for v in value)
-            track = StressTrack(id="physical", name="Physical Stress", kind="physical", boxes=boxes)
-            return (track,)
-        return value
 
     @property
     def is_npc(self) -> bool:
@@ -153,7 +216,7 @@ class Aspect(Frozen):
     kind: AspectKind
     attached_to: str | None = None
     # Free invokes by holder (a character id, or GM).
-    free_invokes: dict[str, int] = Field(default_factory=dict)
+    free_invokes: dict[str, int] = field(default_factory=dict)
     created_by_action: str | None = None
 
 
@@ -437,10 +500,10 @@ class Conflict(Frozen):
     kind: HarmKind
     order_skill: str
     zones: tuple[Zone, ...] = ()
-    positions: dict[str, str] = Field(default_factory=dict)
+    positions: dict[str, str] = field(default_factory=dict)
     sides: tuple[ConflictSide, ...]
     order: tuple[str, ...]
-    ratings: dict[str, int] = Field(default_factory=dict)
+    ratings: dict[str, int] = field(default_factory=dict)
     ties: tuple[tuple[str, ...], ...] = ()
     turn: int = 0
     exchange: int = 1
@@ -484,17 +547,17 @@ class WorldState(Frozen):
     """Everything the rules need about one world."""
 
     ruleset: str = "unwritten"
-    characters: dict[str, Character] = Field(default_factory=dict)
-    aspects: dict[str, Aspect] = Field(default_factory=dict)
-    actions: dict[str, Action] = Field(default_factory=dict)
+    characters: dict[str, Character] = field(default_factory=dict)
+    aspects: dict[str, Aspect] = field(default_factory=dict)
+    actions: dict[str, Action] = field(default_factory=dict)
     scene: Scene = Scene()
     gm_fate_points: int = 0
     action_count: int = 0
     aspect_count: int = 0
-    contests: dict[str, Contest] = Field(default_factory=dict)
-    challenges: dict[str, Challenge] = Field(default_factory=dict)
-    conflicts: dict[str, Conflict] = Field(default_factory=dict)
-    compels: dict[str, Compel] = Field(default_factory=dict)
+    contests: dict[str, Contest] = field(default_factory=dict)
+    challenges: dict[str, Challenge] = field(default_factory=dict)
+    conflicts: dict[str, Conflict] = field(default_factory=dict)
+    compels: dict[str, Compel] = field(default_factory=dict)
     # Boosts carried out of a challenge into the next scene (R11.1, R12.1).
     carried_boosts: tuple[str, ...] = ()
     settings: WorldSettings = WorldSettings()

@@ -16,10 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from bridge import cards, protocol
+from bridge import cards, codec, protocol
 from bridge.auth import hash_key, key_matches, new_key
 from bridge.rules import actions
-from bridge.rules.dice import DiceSource, QueuedDice, SecureDice
+from bridge.rules.dice import DiceSource, QueuedDice, Roll, SecureDice
 from bridge.rules.engine import apply_all, replay
 from bridge.rules.errors import RuleViolation
 from bridge.rules.events import (
@@ -48,6 +48,7 @@ from bridge.service.session import (
     validation_error,
 )
 from bridge.store.base import (
+    AlreadyAnswered,
     CommitBatch,
     EmitRow,
     EventRow,
@@ -60,11 +61,13 @@ from bridge.store.chain import GENESIS_HASH, disagreeing_anchors, event_hash, ve
 
 Clock = Callable[[], datetime]
 COMMIT_ATTEMPTS = 5
-# A commit carries a snapshot of the whole state once this many events have joined
-# the saved state's tail (and at every scene end): loads replay at most about this
-# many events, and the cost of writing the world is paid once per so many events
-# instead of on every commit.
-SNAPSHOT_EVERY = 256
+# A commit carries a snapshot of the whole state once the events after the saved one
+# have grown to SNAPSHOT_TAIL_SHARE of its size (sizes of their JSON), but not before
+# SNAPSHOT_MIN_TAIL, and at every scene end. Writing the state then costs, amortised,
+# a fixed multiple of the events' own size however large the world has grown, and a
+# load replays events amounting to at most about that share of the state.
+SNAPSHOT_TAIL_SHARE = 0.5
+SNAPSHOT_MIN_TAIL = 128 * 1024
 # Intents an unbound player may send: enough to learn its nonce and catch up.
 UNBOUND_ALLOWED = frozenset({"hello"})
 
@@ -74,15 +77,41 @@ Decide = Callable[[WorldState, Ruleset, DiceSource], list[Event]]
 Answer = Callable[[WorldState, list[EventRow], list[EmitRow]], BaseModel | dict[str, Any]]
 
 
-def snapshot_due(state_seq: int, last_event_seq: int, events: list[Event]) -> bool:
-    """Whether a commit ending at ``last_event_seq`` should save the whole state: its
-    tail has grown to SNAPSHOT_EVERY events, or the scene ends (a natural resting point:
-    the scene's records close there)."""
+def snapshot_due(state_size: int, tail_size: int, events: list[Event]) -> bool:
+    """Whether a commit of ``events`` should save the whole state, given the saved
+    state's size and the size of its tail with these events joined: the tail has grown
+    to SNAPSHOT_TAIL_SHARE of the state (and at least SNAPSHOT_MIN_TAIL), or the scene
+    ends (a natural resting point: the scene's records close there)."""
     if not events:
         return False
-    return last_event_seq - state_seq >= SNAPSHOT_EVERY or any(
+    return tail_size >= max(SNAPSHOT_MIN_TAIL, SNAPSHOT_TAIL_SHARE * state_size) or any(
         getattr(e, "reason", None) == "scene.end" for e in events
     )
+
+
+class AttemptDice:
+    """The world's dice as one attempt at an intent sees them. The queued rolls it
+    takes (``dev.queue_dice``) go back to the front of the queue when the attempt is
+    thrown away (a retry already answered, another writer first), so they reach the
+    intent that is committed, in order."""
+
+    def __init__(self, dice: QueuedDice) -> None:
+        self._dice = dice
+        self._taken: list[Roll] = []
+
+    def roll(self) -> Roll:
+        queued = self._dice.pending > 0
+        faces = self._dice.roll()
+        if queued:
+            self._taken.append(faces)
+        return faces
+
+    def put_back(self) -> None:
+        """Return the queued rolls this attempt took, ahead of the rest, in order."""
+        if self._taken:
+            rest = [self._dice.roll() for _ in range(self._dice.pending)]
+            self._dice.queue([*self._taken, *rest])
+            self._taken = []
 
 
 def rebuild(snapshot: Snapshot) -> WorldState:
@@ -273,12 +302,25 @@ class ServiceCore:
         cached = self._states.get(world_id)
         if cached is not None and await self.store.version(world_id) == cached[0].version:
             return cached
+        return await self._load(world_id)
+
+    async def _trusted(self, world_id: str) -> tuple[Snapshot, WorldState]:
+        """The world as this process last saw it, unchecked (loaded when not cached): a
+        commit checks the version itself, so a writer need not ask first."""
+        cached = self._states.get(world_id)
+        return cached if cached is not None else await self._load(world_id)
+
+    async def _load(self, world_id: str) -> tuple[Snapshot, WorldState]:
         snapshot = await self._snapshot(world_id)
         state = rebuild(snapshot)
         # The cache keeps the parsed state; the snapshot's JSON copy is not needed again.
         entry = (replace(snapshot, state={}, tail=()), state)
         self._states[world_id] = entry
         return entry
+
+    def _forget(self, world_id: str) -> None:
+        """Drop the cached state: the next intent loads the world afresh."""
+        self._states.pop(world_id, None)
 
     async def _mutate(
         self,
@@ -291,36 +333,58 @@ class ServiceCore:
     ) -> Reply:
         """Run one state-changing intent exactly once per request id.
 
-        Rules, persistence of state + events + emits + the answer, all in one
-        transaction; on a version conflict (another node wrote first) retry.
+        Rules, then persistence of the events + emits + answer (+ now and then a
+        snapshot) in one store round trip: the commit answers a request id it has
+        answered before, and refuses a stale version, so the cached state is trusted
+        without asking; on a version conflict (another node wrote first) reload and
+        retry. A refusal, decided on that trusted state, is checked before it is sent.
         """
-        async with self._lock(session.world_id):
-            cached = await self.store.get_response(session.world_id, session.user_id, request_id)
-            if cached is not None:
-                return Reply(cached)
+        world_id = session.world_id
+        async with self._lock(world_id):
             for _ in range(COMMIT_ATTEMPTS):
-                snapshot, before = await self._current(session.world_id)
+                snapshot, before = await self._trusted(world_id)
                 ruleset = get_ruleset(snapshot.world.ruleset)
-                # Procedures react to the actions they contain (R11): one stream of events.
-                events = settle(before, decide(before, ruleset, self.dice_for(session.world_id)))
+                dice = AttemptDice(self.dice_for(world_id))
+                try:
+                    # Procedures react to the actions they contain (R11): one stream.
+                    events = settle(before, decide(before, ruleset, dice))
+                except (IntentError, RuleViolation):
+                    dice.put_back()
+                    # A retry of a request already answered, or a world another writer
+                    # moved on, must not be refused on this process's view of it.
+                    answered = await self.store.get_response(world_id, session.user_id, request_id)
+                    if answered is not None:
+                        return Reply(answered)
+                    if await self.store.version(world_id) != snapshot.version:
+                        self._forget(world_id)
+                        continue
+                    raise
                 after = apply_all(before, events)
-                now = self._stamp(session.world_id)
+                now = self._stamp(world_id)
                 rows: list[EventRow] = []
                 prev, seq = snapshot.last_event_hash, snapshot.last_event_seq
+                tail_size = snapshot.tail_size
                 for domain_event in events:
                     seq += 1
                     payload = domain_event.model_dump(mode="json")
                     digest = event_hash(prev, seq, domain_event.type, payload, now)
-                    rows.append(EventRow(seq, domain_event.type, payload, now, prev, digest))
+                    encoded = codec.dumps(payload)
+                    tail_size += len(encoded)
+                    rows.append(
+                        EventRow(seq, domain_event.type, payload, now, prev, digest, encoded)
+                    )
                     prev = digest
                 writers = {
                     card_writer_candidate(e.action) for e in events if isinstance(e, ActionPut)
                 }
+                # The sender itself, counted present on this process, needs no store trip.
                 present = {
-                    user: await self.store.is_present(session.world_id, user) for user in writers
+                    user: (user == session.user_id and session.present)
+                    or await self.store.is_present(world_id, user)
+                    for user in writers
                 }
                 emits = derive_emits(
-                    session.world_id,
+                    world_id,
                     before,
                     after,
                     events,
@@ -332,13 +396,17 @@ class ServiceCore:
                 )
                 ack = ok(answer(after, rows, emits))
                 head_seq = rows[-1].seq if rows else snapshot.last_event_seq
-                save = snapshot_due(snapshot.state_seq, head_seq, events)
+                saved = (
+                    codec.dumps(after.model_dump(mode="json"))
+                    if snapshot_due(snapshot.state_size, tail_size, events)
+                    else None
+                )
                 try:
                     version = await self.store.commit(
                         CommitBatch(
-                            world_id=session.world_id,
+                            world_id=world_id,
                             expected_version=snapshot.version,
-                            snapshot=after.model_dump(mode="json") if save else None,
+                            snapshot=saved,
                             events=rows,
                             emits=emits,
                             user_id=session.user_id,
@@ -347,17 +415,23 @@ class ServiceCore:
                             created_at=now,
                         )
                     )
+                except AlreadyAnswered as done:
+                    dice.put_back()
+                    return Reply(done.response)
                 except VersionConflict:
-                    self._states.pop(session.world_id, None)
+                    dice.put_back()
+                    self._forget(world_id)
                     continue
-                self._states[session.world_id] = (
+                self._states[world_id] = (
                     replace(
                         snapshot,
                         version=version,
-                        state_seq=head_seq if save else snapshot.state_seq,
+                        state_seq=snapshot.state_seq if saved is None else head_seq,
                         last_event_seq=head_seq,
                         last_event_hash=rows[-1].hash if rows else snapshot.last_event_hash,
                         last_emit_seq=emits[-1].seq if emits else snapshot.last_emit_seq,
+                        state_size=snapshot.state_size if saved is None else len(saved),
+                        tail_size=tail_size if saved is None else 0,
                     ),
                     after,
                 )

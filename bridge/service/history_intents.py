@@ -137,6 +137,8 @@ class HistoryIntents(ServiceCore):
             try:
                 return await self._undo_once(session, intent)
             except _StaleLog:
+                # The cached state may be the stale side: the retry reads both afresh.
+                self._forget(session.world_id)
                 continue
         raise IntentError("conflict", "The world is busy; try the undo again.")
 

@@ -1,6 +1,7 @@
 """Persistence behind one interface (:class:`bridge.store.base.Store`)."""
 
 from bridge.store.base import (
+    AlreadyAnswered,
     CommitBatch,
     EmitRow,
     EventRow,
@@ -12,6 +13,7 @@ from bridge.store.base import (
 )
 
 __all__ = [
+    "AlreadyAnswered",
     "CommitBatch",
     "EmitRow",
     "EventRow",

@@ -5,9 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from bridge import codec
+
 
 class VersionConflict(Exception):
     """Another writer committed first; reload and retry."""
+
+
+class AlreadyAnswered(Exception):
+    """The batch's request id was answered by an earlier commit (a retry, perhaps on
+    another node or before a restart): nothing was written; ``response`` is that answer."""
+
+    def __init__(self, response: dict[str, Any]) -> None:
+        super().__init__("request already answered")
+        self.response = response
 
 
 class WorldExists(Exception):
@@ -25,12 +36,21 @@ class WorldRecord:
 
 @dataclass(frozen=True)
 class EventRow:
+    """One event of the log. ``encoded`` is the payload's JSON text when the writer has
+    it already (the store then writes it as is instead of encoding the payload again);
+    it is a cache of ``payload``, so it takes no part in comparisons."""
+
     seq: int
     type: str
     payload: dict[str, Any]
     created_at: str
     prev_hash: str
     hash: str
+    encoded: str | None = field(default=None, compare=False, repr=False)
+
+    def payload_json(self) -> str:
+        """The payload as the store writes it (the stores' one JSON codec)."""
+        return self.encoded if self.encoded is not None else codec.dumps(self.payload)
 
 
 @dataclass(frozen=True)
@@ -59,6 +79,10 @@ class Snapshot:
     last_event_seq: int
     last_event_hash: str
     last_emit_seq: int
+    # The sizes of the saved state's JSON and of the tail's payloads' JSON, in
+    # characters: what the snapshot cadence compares (bridge.service.core.snapshot_due).
+    state_size: int = 0
+    tail_size: int = 0
 
 
 @dataclass(frozen=True)
@@ -67,15 +91,19 @@ class CommitBatch:
 
     What changed, not the world: the events are appended to the log (each chained to
     the one before), the emits to the outbox, the answer under its request id. A
-    ``snapshot`` (the state as of the batch's last event) is given only every so many
-    events or at a scene's end; it replaces the saved state, so later loads replay
-    fewer events. Without one the saved state stays and the events join its tail, so
-    a commit costs the same however large the world has grown.
+    ``snapshot`` (the state as of the batch's last event, or its JSON text when the
+    caller has encoded it already) is given only now and then (see
+    :func:`bridge.service.core.snapshot_due`); it replaces the saved state, so later
+    loads replay fewer events. Without one the saved state stays and the events join
+    its tail, so a commit costs the same however large the world has grown.
+
+    A batch with a ``request_id`` is written at most once per ``(user_id,
+    request_id)``: the commit looks the request up first, in the same atomic step.
     """
 
     world_id: str
     expected_version: int
-    snapshot: dict[str, Any] | None = None
+    snapshot: dict[str, Any] | str | None = None
     events: list[EventRow] = field(default_factory=list)
     emits: list[EmitRow] = field(default_factory=list)
     user_id: str | None = None
@@ -112,15 +140,21 @@ class Store(Protocol):
     async def commit(self, batch: CommitBatch) -> int:
         """Write the batch atomically if the version still matches; return the new version.
 
-        Atomic and durable together: the events, the emits, the answer, the new head
-        and (when given) the snapshot are all on disk when this returns, or none is.
-        Raises :class:`VersionConflict` when another writer got there first.
+        One round trip, checked in this order inside one atomic step: when the batch's
+        request id already has an answer, raises :class:`AlreadyAnswered` with it and
+        writes nothing (whatever the version); else when the world's version is not
+        ``expected_version``, raises :class:`VersionConflict` and writes nothing; else
+        the events, the emits, the answer, the new head and (when given) the snapshot
+        are all durable when this returns.
         """
         ...
 
     async def get_response(
         self, world_id: str, user_id: str, request_id: str
-    ) -> dict[str, Any] | None: ...
+    ) -> dict[str, Any] | None:
+        """The answer committed under the request id, if any (the commit checks it too;
+        this is for callers that refuse a request without committing)."""
+        ...
 
     async def emits_since(self, world_id: str, since: int, limit: int) -> list[EmitRow]: ...
 

@@ -4,22 +4,63 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import orjson
+
 GENESIS_HASH = "0" * 64
+# A float in orjson's compact output: a number with a fraction or an exponent at the
+# start, after a key (its closing quote and the colon) or after the "," or "[" before
+# a list item. Text inside a string can look like one too (not a time stamp's
+# "12:30:05.1": its colons follow digits); that only sends it the slow way.
+_FLOAT_TOKEN = re.compile(rb'(?:^|":|[,\[])-?[0-9]+[.eE]')
 
 
 def canonical_json(value: Any) -> str:
-    """One byte-exact JSON form: sorted keys, no spaces, UTF-8 kept."""
+    """One byte-exact JSON form: sorted keys, no spaces, UTF-8 kept (the standard
+    library's encoder defines it; every hash in every log was taken over this form)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """``canonical_json(value)`` as UTF-8, byte for byte, from orjson where it agrees.
+
+    orjson with sorted keys writes the same bytes for every JSON value without a float
+    (sorted by code point, the same escapes, no spaces); what it refuses (integers
+    beyond 64 bits, keys that are not strings, lone surrogates) and anything holding a
+    float (orjson writes ``2.5e-05`` as ``0.000025``) go to the reference encoder.
+    Non-finite floats (``NaN``: not JSON, never in an event's payload, written as
+    ``null`` by orjson) are the one difference left; :func:`verify_chain` uses the
+    reference, so a stored log holding one is checked exactly as before.
+    tests/test_chain.py proves the agreement.
+    """
+    try:
+        fast = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return canonical_json(value).encode("utf-8")
+    if _FLOAT_TOKEN.search(fast):
+        return canonical_json(value).encode("utf-8")
+    return fast
+
+
+def _body(prev_hash: str, seq: int, event_type: str, payload: Any, created_at: str) -> Any:
+    return {"prev": prev_hash, "seq": seq, "type": event_type, "payload": payload, "at": created_at}
 
 
 def event_hash(prev_hash: str, seq: int, event_type: str, payload: Any, created_at: str) -> str:
     """SHA-256 over the previous hash and the event's canonical form."""
-    body = canonical_json(
-        {"prev": prev_hash, "seq": seq, "type": event_type, "payload": payload, "at": created_at}
-    )
+    body = canonical_bytes(_body(prev_hash, seq, event_type, payload, created_at))
+    return hashlib.sha256(body).hexdigest()
+
+
+def reference_event_hash(
+    prev_hash: str, seq: int, event_type: str, payload: Any, created_at: str
+) -> str:
+    """:func:`event_hash` through the reference encoder alone, for any payload a stored
+    log may hold (verification reads what is on disk, not what the bridge writes)."""
+    body = canonical_json(_body(prev_hash, seq, event_type, payload, created_at))
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
@@ -33,7 +74,7 @@ def verify_chain(rows: Iterable[tuple[int, str, Any, str, str, str]]) -> int | N
     for seq, event_type, payload, created_at, prev_hash, digest in rows:
         if seq != expected_seq or prev_hash != expected_prev:
             return seq
-        if event_hash(prev_hash, seq, event_type, payload, created_at) != digest:
+        if reference_event_hash(prev_hash, seq, event_type, payload, created_at) != digest:
             return seq
         expected_prev = digest
         expected_seq += 1

@@ -23,6 +23,7 @@ from redis.asyncio import Redis
 
 from bridge import codec
 from bridge.store.base import (
+    AlreadyAnswered,
     CommitBatch,
     EmitRow,
     EventRow,
@@ -66,7 +67,15 @@ DEFAULT_PRESENCE_TTL = 15.0
 # ARGV: expected version, snapshot ('' for none), last event seq, last event hash,
 #       last emit seq, request field, response, then the count of events and the
 #       events, then the emits.
+# Returns the new version, 0 for a version conflict, or (a string) the answer an
+# earlier commit stored under the request field: then nothing is written.
 _COMMIT = """
+if ARGV[6] ~= '' then
+  local answered = redis.call('HGET', KEYS[4], ARGV[6])
+  if answered then
+    return answered
+  end
+end
 local version = tonumber(redis.call('HGET', KEYS[1], 'version'))
 if version == nil or version ~= tonumber(ARGV[1]) then
   return 0
@@ -111,15 +120,12 @@ return {row, tail}
 
 
 def _event_json(e: EventRow) -> str:
-    return codec.dumps(
-        {
-            "seq": e.seq,
-            "type": e.type,
-            "payload": e.payload,
-            "created_at": e.created_at,
-            "prev_hash": e.prev_hash,
-            "hash": e.hash,
-        }
+    """The event as one list item: the same text as encoding the whole record as one
+    dict (the codec is compact and keeps key order), with the payload's JSON reused."""
+    return (
+        f'{{"seq":{e.seq},"type":{codec.dumps(e.type)},"payload":{e.payload_json()},'
+        f'"created_at":{codec.dumps(e.created_at)},"prev_hash":{codec.dumps(e.prev_hash)},'
+        f'"hash":{codec.dumps(e.hash)}}}'
     )
 
 
@@ -151,6 +157,8 @@ class RedisStore:
         self._heartbeat: asyncio.Task[None] | None = None
         self._commit_script: Any = None
         self._load_script: Any = None
+        self._presence_touch: Any = None
+        self._presence_count: Any = None
 
     @property
     def redis(self) -> Redis:
@@ -168,6 +176,8 @@ class RedisStore:
         # Registered scripts run by hash (EVALSHA), not resent with every call.
         self._commit_script = self._redis.register_script(_COMMIT)
         self._load_script = self._redis.register_script(_LOAD)
+        self._presence_touch = self._redis.register_script(_PRESENCE_TOUCH)
+        self._presence_count = self._redis.register_script(_PRESENCE_COUNT)
 
     async def close(self) -> None:
         if self._heartbeat is not None:
@@ -241,6 +251,9 @@ class RedisStore:
             last_event_seq=int(row["last_event_seq"]),
             last_event_hash=row["last_event_hash"],
             last_emit_seq=int(row["last_emit_seq"]),
+            state_size=len(row["state"]),
+            # Each item is the whole record; its payload is most of it.
+            tail_size=sum(len(item) for item in tail),
         )
 
     async def version(self, world_id: str) -> int | None:
@@ -257,7 +270,11 @@ class RedisStore:
         )
         args: list[Any] = [
             batch.expected_version,
-            codec.dumps(batch.snapshot) if batch.snapshot is not None else "",
+            ""
+            if batch.snapshot is None
+            else batch.snapshot
+            if isinstance(batch.snapshot, str)
+            else codec.dumps(batch.snapshot),
             last_event.seq if last_event else "",
             last_event.hash if last_event else "",
             last_emit.seq if last_emit else "",
@@ -277,6 +294,8 @@ class RedisStore:
             self._key("requests", batch.world_id),
         ]
         result = await self._commit_script(keys=keys, args=args)
+        if isinstance(result, str):
+            raise AlreadyAnswered(codec.loads(result))
         if int(result) == 0:
             raise VersionConflict(batch.world_id)
         return int(result)
@@ -321,14 +340,14 @@ class RedisStore:
 
     async def is_present(self, world_id: str, user_id: str) -> bool:
         key = self._key("present", world_id, user_id)
-        live = await _done(self.redis.eval(_PRESENCE_COUNT, 1, key))
+        live = await self._presence_count(keys=[key])
         return int(live) > 0
 
     async def _claim(self, world_id: str, user_id: str, *, keep: bool) -> None:
         key = self._key("present", world_id, user_id)
         ttl_ms = int(self.presence_ttl * 1000)
         flag = "1" if keep else "0"
-        await _done(self.redis.eval(_PRESENCE_TOUCH, 1, key, self.node_id, ttl_ms, flag))
+        await self._presence_touch(keys=[key], args=[self.node_id, ttl_ms, flag])
 
     async def _refresh_presence(self) -> None:
         """The heartbeat: renew every claim of this process three times per ttl."""

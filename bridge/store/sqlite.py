@@ -2,20 +2,24 @@
 
 Every store call is one function run on a dedicated thread that owns the only
 connection (plain :mod:`sqlite3`): a commit is one hop off the event loop and one
-transaction, however many statements it holds, and calls never interleave.
+transaction, however many statements it holds, and calls never interleave. The hop
+is a queue and an asyncio future settled from the thread, nothing more.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import queue
 import sqlite3
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
 from bridge import codec
 from bridge.store.base import (
+    AlreadyAnswered,
     CommitBatch,
     EmitRow,
     EventRow,
@@ -76,6 +80,18 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE worlds ADD COLUMN state_seq INTEGER NOT NULL DEFAULT 0;
     UPDATE worlds SET state_seq = last_event_seq;
     """,
+    # The snapshot in a table of its own: every commit updates the world row, and SQLite
+    # rewrites a whole row (a multi-megabyte state with it) on any update of it.
+    """
+    CREATE TABLE snapshots (
+        world_id TEXT PRIMARY KEY REFERENCES worlds(id),
+        state_seq INTEGER NOT NULL,
+        state TEXT NOT NULL
+    );
+    INSERT INTO snapshots (world_id, state_seq, state) SELECT id, state_seq, state FROM worlds;
+    ALTER TABLE worlds DROP COLUMN state;
+    ALTER TABLE worlds DROP COLUMN state_seq;
+    """,
 )
 
 
@@ -100,8 +116,59 @@ def _event(row: sqlite3.Row) -> EventRow:
     )
 
 
+_Job = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Callable[[], Any]]
+
+
+def _settle(future: asyncio.Future[Any], result: Any, failure: BaseException | None) -> None:
+    """On the event loop: hand the thread's outcome to the waiting caller, if it still waits."""
+    if future.cancelled():
+        return
+    if failure is not None:
+        future.set_exception(failure)
+    else:
+        future.set_result(result)
+
+
+class _Worker:
+    """One thread running jobs in the order they were sent; each job's outcome settles
+    its asyncio future on the loop that sent it."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._serve, name="sqlite-store", daemon=True)
+        self._thread.start()
+
+    def run(self, work: Callable[[], T]) -> asyncio.Future[T]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._jobs.put((loop, future, work))
+        return future
+
+    def stop(self) -> None:
+        """Finish the jobs already sent, then end the thread."""
+        self._jobs.put(None)
+        self._thread.join()
+
+    def _serve(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            loop, future, work = job
+            outcome: tuple[Any, BaseException | None]
+            try:
+                outcome = (work(), None)
+            except BaseException as exc:  # handed to the caller, as run_in_executor does
+                outcome = (None, exc)
+            # RuntimeError: the loop closed meanwhile, so nobody waits any more.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(_settle, future, *outcome)
+
+
 def _text(value: Any) -> str:
     return codec.dumps(value)
+
+
+def _snapshot_text(snapshot: dict[str, Any] | str) -> str:
+    """A batch's snapshot as stored: its JSON text, encoded here unless it came encoded."""
+    return snapshot if isinstance(snapshot, str) else codec.dumps(snapshot)
 
 
 class SQLiteStore(LocalPresence):
@@ -115,7 +182,7 @@ class SQLiteStore(LocalPresence):
         super().__init__()
         self.path = path
         self._db: sqlite3.Connection | None = None
-        self._thread: ThreadPoolExecutor | None = None
+        self._thread: _Worker | None = None
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -128,11 +195,11 @@ class SQLiteStore(LocalPresence):
         if self._thread is None:
             raise RuntimeError("store is not open")
         db = self.db
-        return await asyncio.get_running_loop().run_in_executor(self._thread, work, db)
+        return await self._thread.run(lambda: work(db))
 
     async def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-store")
+        self._thread = _Worker()
 
         def connect() -> sqlite3.Connection:
             db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -146,34 +213,43 @@ class SQLiteStore(LocalPresence):
             _migrate(db)
             return db
 
-        self._db = await asyncio.get_running_loop().run_in_executor(self._thread, connect)
+        self._db = await self._thread.run(connect)
 
     async def close(self) -> None:
-        if self._db is not None:
+        if self._db is not None and self._thread is not None:
             db, self._db = self._db, None
-            await asyncio.get_running_loop().run_in_executor(self._thread, db.close)
+            await self._thread.run(db.close)
         if self._thread is not None:
-            self._thread.shutdown(wait=True)
-            self._thread = None
+            thread, self._thread = self._thread, None
+            thread.stop()
 
     async def add_world(self, world: WorldRecord, initial_state: dict[str, Any]) -> None:
         def add(db: sqlite3.Connection) -> None:
+            db.execute("BEGIN IMMEDIATE")
             try:
                 db.execute(
-                    "INSERT INTO worlds (id, name, ruleset, key_hash, created_at, state, "
-                    "last_event_hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO worlds (id, name, ruleset, key_hash, created_at, "
+                    "last_event_hash) VALUES (?, ?, ?, ?, ?, ?)",
                     (
                         world.id,
                         world.name,
                         world.ruleset,
                         world.key_hash,
                         world.created_at,
-                        _text(initial_state),
                         GENESIS_HASH,
                     ),
                 )
+                db.execute(
+                    "INSERT INTO snapshots (world_id, state_seq, state) VALUES (?, 0, ?)",
+                    (world.id, _text(initial_state)),
+                )
+                db.execute("COMMIT")
             except sqlite3.IntegrityError as exc:
+                db.execute("ROLLBACK")
                 raise WorldExists(world.id) from exc
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
 
         await self._run(add)
 
@@ -208,7 +284,11 @@ class SQLiteStore(LocalPresence):
             # One read transaction: the head and the tail belong together.
             db.execute("BEGIN")
             try:
-                row = db.execute("SELECT * FROM worlds WHERE id = ?", (world_id,)).fetchone()
+                row = db.execute(
+                    "SELECT * FROM worlds JOIN snapshots ON snapshots.world_id = worlds.id "
+                    "WHERE worlds.id = ?",
+                    (world_id,),
+                ).fetchone()
                 if row is None:
                     return None
                 tail = db.execute(
@@ -226,6 +306,8 @@ class SQLiteStore(LocalPresence):
                 last_event_seq=row["last_event_seq"],
                 last_event_hash=row["last_event_hash"],
                 last_emit_seq=row["last_emit_seq"],
+                state_size=len(row["state"]),
+                tail_size=sum(len(e["payload"]) for e in tail),
             )
 
         return await self._run(load)
@@ -299,12 +381,23 @@ def _migrate(db: sqlite3.Connection) -> None:
 
 
 def _commit(db: sqlite3.Connection, batch: CommitBatch) -> int:
-    """The whole batch in one transaction: version check-and-set, then the appends."""
+    """The whole batch in one transaction: the request's earlier answer if it has one,
+    else the version check-and-set, then the appends."""
     new_version = batch.expected_version + 1
     last_event = batch.events[-1] if batch.events else None
     last_emit = batch.emits[-1] if batch.emits else None
+    answers = batch.request_id is not None and batch.user_id is not None
     db.execute("BEGIN IMMEDIATE")
     try:
+        if answers:
+            # Inside the write transaction: no other commit can answer it in between.
+            done = db.execute(
+                "SELECT response FROM requests "
+                "WHERE world_id = ? AND user_id = ? AND request_id = ?",
+                (batch.world_id, batch.user_id, batch.request_id),
+            ).fetchone()
+            if done is not None:
+                raise AlreadyAnswered(codec.loads(done[0]))
         cursor = db.execute(
             "UPDATE worlds SET version = ?, "
             "last_event_seq = COALESCE(?, last_event_seq), "
@@ -324,8 +417,9 @@ def _commit(db: sqlite3.Connection, batch: CommitBatch) -> int:
             raise VersionConflict(batch.world_id)
         if batch.snapshot is not None:
             db.execute(
-                "UPDATE worlds SET state = ?, state_seq = last_event_seq WHERE id = ?",
-                (_text(batch.snapshot), batch.world_id),
+                "UPDATE snapshots SET state = ?, "
+                "state_seq = (SELECT last_event_seq FROM worlds WHERE id = ?) WHERE world_id = ?",
+                (_snapshot_text(batch.snapshot), batch.world_id, batch.world_id),
             )
         if batch.events:
             db.executemany(
@@ -336,7 +430,7 @@ def _commit(db: sqlite3.Connection, batch: CommitBatch) -> int:
                         batch.world_id,
                         e.seq,
                         e.type,
-                        _text(e.payload),
+                        e.payload_json(),
                         e.created_at,
                         e.prev_hash,
                         e.hash,
@@ -349,7 +443,7 @@ def _commit(db: sqlite3.Connection, batch: CommitBatch) -> int:
                 "INSERT INTO emits (world_id, seq, event, payload) VALUES (?, ?, ?, ?)",
                 [(batch.world_id, m.seq, m.event, _text(m.payload)) for m in batch.emits],
             )
-        if batch.request_id is not None and batch.user_id is not None:
+        if answers:
             db.execute(
                 "INSERT INTO requests (world_id, user_id, request_id, response, created_at) "
                 "VALUES (?, ?, ?, ?, ?)",

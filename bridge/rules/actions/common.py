@@ -89,7 +89,9 @@ def other_side(name: SideName) -> SideName:
 
 
 def add_effects(action: Action, *effects: Effect) -> Action:
-    return action.model_copy(update={"effects": action.effects + tuple(effects)})
+    if not effects:
+        return action
+    return action.model_copy(update={"effects": action.effects + effects})
 
 
 def new_boost(draft: Draft, holder_id: str, name: str, action_id: str) -> Effect:

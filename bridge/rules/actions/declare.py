@@ -32,6 +32,7 @@ from bridge.rules.state import (
     Earning,
     Effect,
     HarmKind,
+    OppositionAction,
     Participant,
     ParticipantStatus,
     Proposal,
@@ -74,7 +75,9 @@ def declare(
     attack_kind = _attack_kind(draft, command, actor)
 
     participants = name_participants(draft, actor, command.skill, command.helpers, principal)
-    actor_side = compose_actor_side(draft, participants, command.type)
+    actor_side = compose_actor_side(
+        draft, participants, command.type, dangerous=command.dangerous_actor
+    )
     leader = draft.character(actor_side.leader or "")
     named = {p.character_id for p in participants}
 
@@ -146,14 +149,14 @@ def declare(
 
     proposal = _proposal(draft, command, principal, passive, recovery_slot_id)
     action_id = draft.new_action_id()
-    opposition_action = None
+    opposition_action: OppositionAction | None = None
     if opposer is not None:
         opposition_action = "defend" if command.type == "attack" else "oppose"
     action = Action(
         id=action_id,
         type=command.type,
         requested_by=principal.user_id,
-        actor=actor_side.model_copy(update={"dangerous": command.dangerous_actor}),
+        actor=actor_side,
         opposition=Side(
             leader=opposer.id if opposer else None,
             roll=Roll(passive_rating=None if opposer else passive),
@@ -215,9 +218,16 @@ def _proposal(
     )
 
 
-def compose_actor_side(draft: Draft, participants: Sequence[Participant], action_type: str) -> Side:
+def compose_actor_side(
+    draft: Draft,
+    participants: Sequence[Participant],
+    action_type: str,
+    *,
+    dangerous: bool = False,
+) -> Side:
     """R10.1: of the participants who joined, the highest skill leads and alone rolls;
-    every other with at least +1 in its similar skill adds +1 (teamwork)."""
+    every other with at least +1 in its similar skill adds +1 (teamwork). ``dangerous``:
+    the acting side's danger (R9.1), which the participants do not change."""
     joined = [
         (draft.character(p.character_id), p.skill) for p in participants if p.status == "joined"
     ]
@@ -232,13 +242,15 @@ def compose_actor_side(draft: Draft, participants: Sequence[Participant], action
             stunt_bonus=stunt_bonus(leader, lead_skill, action_type),
             teamwork_bonus=teamwork,
         ),
+        dangerous=dangerous,
     )
 
 
 def proceed(draft: Draft, action: Action, dice: DiceSource) -> None:
     """Past confirmation: a dangerous action opens the concession window (R9.3) before
     any dice; any other goes to the dice."""
-    action = action.model_copy(update={"state": "declared", "proposal": None})
+    if action.state != "declared" or action.proposal is not None:
+        action = action.model_copy(update={"state": "declared", "proposal": None})
     if action.actor.dangerous or action.opposition.dangerous:
         draft.put_action(action)
     else:
@@ -442,13 +454,8 @@ def answer_help(
     participants = tuple(
         p.model_copy(update={"status": status}) if p is invited else p for p in action.participants
     )
-    actor = compose_actor_side(draft, participants, action.type)
-    action = action.model_copy(
-        update={
-            "participants": participants,
-            "actor": actor.model_copy(update={"dangerous": action.actor.dangerous}),
-        }
-    )
+    actor = compose_actor_side(draft, participants, action.type, dangerous=action.actor.dangerous)
+    action = action.model_copy(update={"participants": participants, "actor": actor})
     _proceed_when_answered(draft, action, dice)
     return draft.events()
 

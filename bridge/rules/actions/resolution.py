@@ -149,8 +149,9 @@ def succeed(draft: Draft, action: Action, *, at_cost: bool = False) -> None:
         _clear_exhaustion(draft, leader.id, action.situation)
     elif action.type == "take_advantage":
         free = 2 if excel else 1
-        if action.target_aspect_id in draft.aspects:
-            effects.append(add_free_invokes(draft, action.target_aspect_id, leader.id, free))
+        target_aspect_id = action.target_aspect_id
+        if target_aspect_id is not None and target_aspect_id in draft.aspects:
+            effects.append(add_free_invokes(draft, target_aspect_id, leader.id, free))
         else:
             # The aspect went away while the action was open (a scene end, the GM).
             effects.append(_vanished(action, "aspect"))
@@ -165,13 +166,19 @@ def succeed(draft: Draft, action: Action, *, at_cost: bool = False) -> None:
             draft.put_scene(scene.model_copy(update={"hints_open": (*scene.hints_open, leader.id)}))
         _exhaust(draft, leader.id, action.situation)
     effects.append(Effect(kind="success"))
-    finish(draft, add_effects(action, *effects), succeeded=True)
+    finish(draft, action, *effects, succeeded=True)
 
 
-def finish(draft: Draft, action: Action, *, succeeded: bool | None) -> None:
+def finish(draft: Draft, action: Action, *effects: Effect, succeeded: bool | None) -> None:
+    """The action resolved, with ``effects`` added to its own (one copy for both)."""
     draft.put_action(
         action.model_copy(
-            update={"state": "resolved", "succeeded": succeeded, "pending_choice": None}
+            update={
+                "state": "resolved",
+                "succeeded": succeeded,
+                "pending_choice": None,
+                "effects": action.effects + effects,
+            }
         )
     )
 
@@ -216,7 +223,8 @@ def _mark_addressed(draft: Draft, action: Action, recovery_slot_id: str) -> Effe
     )
     draft.put_character(patient.model_copy(update={"consequences": slots}))
     slot = next(s for s in slots if s.id == slot_id)
-    name = draft.aspects[slot.aspect_id].name if slot.aspect_id in draft.aspects else ""
+    aspect = draft.aspects.get(slot.aspect_id) if slot.aspect_id is not None else None
+    name = aspect.name if aspect is not None else ""
     return Effect(
         kind="consequence",
         character_id=patient_id,
