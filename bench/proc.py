@@ -164,10 +164,12 @@ class Server:
         in a window."""
         if self.stats_file is None or not self.stats_file.exists():
             return []
-        try:
-            pauses: list[list[Any]] = json.loads(self.stats_file.read_text())
-        except ValueError:
-            return []
+        pauses: list[list[Any]] = []
+        for line in self.stats_file.read_text().splitlines():
+            try:
+                pauses.append(json.loads(line))
+            except ValueError:
+                continue  # a line being written
         return [(t, g, d, c) for t, g, d, c in pauses if since <= t <= until]
 
     def stop(self) -> None:
