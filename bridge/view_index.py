@@ -28,6 +28,46 @@ Index = TypeVar("Index")
 EntryKey = tuple[str, str, str | None, tuple[tuple[str, int], ...]]
 
 
+@dataclass(frozen=True)
+class Diff(Generic[Record]):
+    """How a map differs from an earlier one: records new or replaced (``changed``, the
+    new ones), and the old records replaced or gone (``left``)."""
+
+    changed: list[Record]
+    left: list[Record]
+    gone: bool  # some id of the old map is in the new one no more
+
+
+def diff(
+    old: Mapping[str, Record],
+    new: Mapping[str, Record],
+    touched: Iterable[str] | None = None,
+) -> Diff[Record]:
+    """``new`` against ``old``. With ``touched`` (every id an event put or dropped: the
+    reducer changes a map by those alone), only those are looked at; else every id."""
+    changed: list[Record] = []
+    left: list[Record] = []
+    gone = False
+    if touched is not None:
+        for key in dict.fromkeys(touched):
+            before, after = old.get(key), new.get(key)
+            if before is after:
+                continue
+            if after is not None:
+                changed.append(after)
+            if before is not None:
+                left.append(before)
+                gone = gone or after is None
+        return Diff(changed, left, gone)
+    changed = [r for key, r in new.items() if old.get(key) is not r]
+    replaced = [old[key] for key, r in new.items() if key in old and old[key] is not r]
+    # Ids of the old map neither kept nor replaced are gone: looked for only if some are.
+    kept = len(new) - len(changed)
+    if kept + len(replaced) < len(old):
+        return Diff(changed, [*replaced, *(r for k, r in old.items() if k not in new)], True)
+    return Diff(changed, replaced, False)
+
+
 def entry_key(aspect: Aspect) -> EntryKey:
     if aspect.kind == "boost":
         holders = tuple(sorted(aspect.free_invokes.items()))
@@ -62,24 +102,22 @@ class AspectIndex:
         self._add(aspects.values())
 
     @classmethod
-    def derived(cls, base: AspectIndex, aspects: Mapping[str, Aspect]) -> AspectIndex:
+    def derived(
+        cls,
+        base: AspectIndex,
+        aspects: Mapping[str, Aspect],
+        touched: Iterable[str] | None = None,
+    ) -> AspectIndex:
         """The index of ``aspects``, from the index of an earlier map of the same world."""
-        old = base._aspects
-        changed = [a for a_id, a in aspects.items() if old.get(a_id) is not a]
-        replaced = [old[a.id] for a in changed if a.id in old]
-        # Ids of the old map that are neither kept nor replaced are gone: look for them
-        # only when there are some.
-        kept = len(aspects) - len(changed)
-        some_gone = kept + len(replaced) < len(old)
-        gone = [a for a_id, a in old.items() if a_id not in aspects] if some_gone else []
+        change = diff(base._aspects, aspects, touched)
         index = cls.__new__(cls)
         index._aspects = aspects
         index._groups = dict(base._groups)
         index._key_of = dict(base._key_of)
         index._held = dict(base._held)
         index._sorted = None
-        index._remove([*gone, *replaced])
-        index._add(changed)
+        index._remove(change.left)
+        index._add(change.changed)
         return index
 
     def _add(self, aspects: Iterable[Aspect]) -> None:
@@ -134,26 +172,38 @@ class OpenActions:
         self._open = {a_id: None for a_id, a in actions.items() if not a.closed}
 
     @classmethod
-    def derived(cls, base: OpenActions, actions: Mapping[str, Action]) -> OpenActions:
+    def derived(
+        cls,
+        base: OpenActions,
+        actions: Mapping[str, Action],
+        touched: Iterable[str] | None = None,
+    ) -> OpenActions:
         """The open actions of ``actions``, from an earlier map of the same world: built
         afresh when some action left the map (a dropped record, an undo). An action id is
         never reused once dropped (ids come from the world's counter), so a kept or
         replaced action keeps its place, and a new one is last, as in the map."""
-        old = base._actions
-        changed = [a for a_id, a in actions.items() if old.get(a_id) is not a]
-        replaced = sum(1 for a in changed if a.id in old)
-        if len(actions) - len(changed) + replaced < len(old):
+        change = diff(base._actions, actions, touched)
+        if change.gone:
             return cls(actions)
         index = cls.__new__(cls)
         index._actions = actions
         index._open = dict(base._open)
-        for action in changed:
-            if action.closed:
+        old = base._actions
+        added: set[str] = set()
+        for action in change.changed:
+            if action.id not in old:
+                added.add(action.id)
+            elif action.closed:
                 index._open.pop(action.id, None)
-            elif action.id not in index._open:
-                if action.id in old:  # reopened (undo) keeps the map's order: rebuild
-                    return cls(actions)
-                index._open[action.id] = None
+            elif action.id not in index._open:  # reopened (undo): its place is the map's
+                return cls(actions)
+        # New ids are the map's last ones (a dict keeps insertion order): open in that order.
+        newest: list[str] = list(actions)[-len(added) :] if added else []
+        if set(newest) != added:
+            return cls(actions)
+        for action_id in newest:
+            if not actions[action_id].closed:
+                index._open[action_id] = None
         return index
 
     def ids(self) -> list[str]:
@@ -168,7 +218,7 @@ class IdentityCache(Generic[Record, Index]):
     def __init__(
         self,
         build: Callable[[Mapping[str, Record]], Index],
-        derive: Callable[[Index, Mapping[str, Record]], Index],
+        derive: Callable[[Index, Mapping[str, Record], Iterable[str] | None], Index],
         size: int = 512,
     ) -> None:
         self._build = build
@@ -177,17 +227,21 @@ class IdentityCache(Generic[Record, Index]):
         self._known: OrderedDict[int, tuple[Mapping[str, Record], Index]] = OrderedDict()
 
     def __call__(
-        self, records: Mapping[str, Record], base: Mapping[str, Record] | None = None
+        self,
+        records: Mapping[str, Record],
+        base: Mapping[str, Record] | None = None,
+        touched: Iterable[str] | None = None,
     ) -> Index:
         """The index of ``records``: cached, else derived from ``base``'s cached index (an
-        earlier map of the same world), else built."""
+        earlier map of the same world; ``touched``, if given, names every id that differs
+        between the two), else built."""
         known = self._known.get(id(records))
         if known is not None and known[0] is records:
             self._known.move_to_end(id(records))
             return known[1]
         base_known = self._known.get(id(base)) if base is not None else None
         if base_known is not None and base_known[0] is base:
-            index = self._derive(base_known[1], records)
+            index = self._derive(base_known[1], records, touched)
         else:
             index = self._build(records)
         self._known[id(records)] = (records, index)

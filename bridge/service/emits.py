@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -10,10 +11,12 @@ from bridge import cards, protocol
 from bridge.rules.events import (
     ActionPut,
     AspectPut,
+    AspectRemoved,
     CharacterPut,
     CountersPut,
     Event,
     HistoryUndone,
+    RecordDropped,
 )
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import Action, WorldState
@@ -69,8 +72,9 @@ def derive_emits(
     seq = last_emit
     # The after state's indexes, derived from the before state's (cached from the commit
     # before): cards and the scene list aspects and open actions without walking them all.
-    aspect_index(after.aspects, base=before.aspects)
-    open_actions(after.actions, base=before.actions)
+    # The reducer changes these maps only by the ids its events put or drop.
+    aspect_index(after.aspects, before.aspects, touched_ids(events, "aspects"))
+    open_actions(after.actions, before.actions, touched_ids(events, "actions"))
     # Every card carries the last event behind it; the module keeps it in the message's
     # flags, anchoring the log in Foundry's chat log (DESIGN Trust, ``world.verify``).
     commit_anchor = anchor(rows[-1]) if rows else None
@@ -222,6 +226,24 @@ def derive_emits(
             seq += 1
             add("scene.state", protocol.SceneStateEmit(seq=seq, world=world_id, state=scene_after))
     return emits
+
+
+def touched_ids(events: Sequence[Event], collection: Literal["aspects", "actions"]) -> list[str]:
+    """Every id of ``collection`` the events put or drop: all that the reducer
+    (:func:`bridge.rules.engine.apply_all`) changes in that map."""
+    ids: list[str] = []
+    for event in events:
+        if isinstance(event, RecordDropped):
+            if event.collection == collection:
+                ids.append(event.record_id)
+        elif collection == "actions":
+            if isinstance(event, ActionPut):
+                ids.append(event.action.id)
+        elif isinstance(event, AspectPut):
+            ids.append(event.aspect.id)
+        elif isinstance(event, AspectRemoved):
+            ids.append(event.aspect_id)
+    return ids
 
 
 def anchor(row: EventRow) -> protocol.AnchorView:
