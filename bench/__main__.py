@@ -8,12 +8,17 @@ measured). The machine is shared and noisy: compare the ratios to rung 1 and the
 Rungs (each a fresh server):
   0  aiohttp websocket echo, the same frames as rung 1
   1  python-socketio ack echo (the bridge's transport with nothing behind it)
+  1b the bridge's own server answering a frame that names no intent (its wire's cost)
   2  passive overcome (action.start + action.pass) on SQLite, one client per world
   3  the same on Redis
   4  SQLite, 10 clients in each world's room
 Then: the growth curve (0 / 500 / 2,000 resolved actions in one scene), the 100-world run
 (1,000 clients, 200 actions/s), memory per idle client, the rules engine alone, and the
-aggregate rate of 1 and 2 bridge processes on one Redis. JSON goes to bench/results.json.
+aggregate rate of 1 and 2 bridge processes on one Redis. JSON goes to bench/results.json
+(with each part's duration); ``--profile`` adds py-spy's top entries for rungs 1b-4 and the
+100-world run when py-spy is installed. GC figures are the server's own collections in the
+run's window: ``gc_max_pause_ms`` is wall time (it includes waiting for a core on a busy
+machine), ``gc_max_pause_cpu_ms`` the CPU the collection used.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,11 +45,13 @@ from bench.proc import (
     Server,
     bridge_server,
     cpu_seconds,
+    flush_redis,
     pin,
     redis_server,
     rss_bytes,
 )
 from bench.seed import seed_worlds, time_engine
+from bench.spy import Spy, py_spy
 from bridge.protocol import PROTOCOL_VERSION
 from bridge.store.base import Store
 from bridge.store.redis import RedisStore
@@ -70,7 +77,7 @@ class Profile:
 
 
 FULL = Profile(3, 8.0, 2000, 100, (0, 500, 2000), 10, 30.0, 500, 5000, 10.0)
-QUICK = Profile(1, 3.0, 2000, 100, (0, 500, 2000), 10, 10.0, 200, 2000, 5.0)
+QUICK = Profile(1, 2.0, 2000, 100, (0, 500, 2000), 10, 8.0, 200, 2000, 3.0)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -92,13 +99,19 @@ def gm_auth(world: str, key: str, user: str) -> dict[str, Any]:
     return {"world": world, "role": "gm", "user": user, "key": key, "protocol": PROTOCOL_VERSION}
 
 
+# Set by --profile: a folder for py-spy's recordings of the runs that profile.
+PROFILE_DIR: list[Path] = []
+
+
 def run_load(
     servers: list[Server],
     plans: list[dict[str, Any]],
     duration: float,
+    profile_as: str | None = None,
 ) -> dict[str, Any]:
     """Start one generator per plan, start them together, and collect what they saw and
-    the servers' CPU over the run (drain included)."""
+    the servers' CPU over the run (drain included). With ``--profile``, a run named by
+    ``profile_as`` also records the first server's profile (py-spy) over the run."""
     workers = []
     for index, plan in enumerate(plans):
         worker = subprocess.Popen(
@@ -125,6 +138,9 @@ def run_load(
         worker.stdin.flush()
     time.sleep(max(0.0, start - time.time()))
     cpu_before = [cpu_seconds(s.pid) for s in servers]
+    spy = None
+    if profile_as and PROFILE_DIR:
+        spy = Spy(servers[0].pid, duration, PROFILE_DIR[0] / f"{profile_as}.txt")
     results = []
     for worker in workers:
         assert worker.stdout is not None
@@ -132,6 +148,7 @@ def run_load(
         worker.wait(timeout=60)
     end = time.time()
     cpu_after = [cpu_seconds(s.pid) for s in servers]
+    top = spy.top() if spy is not None else None
     latencies = [x for r in results for x in r["latencies"]]
     intents = [x for r in results for x in r["intent_latencies"]]
     pauses = [p for s in servers for p in s.gc_pauses(start, end)]
@@ -149,9 +166,11 @@ def run_load(
         "cpu_per_request_us": cpu / done * 1e6 if done else float("nan"),
         "latency": latency_summary(latencies),
         "intent_latency": latency_summary(intents),
+        "gc_total_pause_ms": sum(d for _t, _g, d, _c in pauses) * 1000,
         "gc_max_pause_ms": max((d for _t, _g, d, _c in pauses), default=0.0) * 1000,
         "gc_max_pause_cpu_ms": max((c for _t, _g, _d, c in pauses), default=0.0) * 1000,
         "gc_gen2_collections": sum(1 for _t, g, _d, _c in pauses if g == 2),
+        **({"profile": top} if top is not None else {}),
         "gc_max_pause_ms_by_generation": {
             str(gen): max((d for _t, g, d, _c in pauses if g == gen), default=0.0) * 1000
             for gen in (0, 1, 2)
@@ -215,16 +234,6 @@ def fresh_folder(root: Path, name: str) -> Path:
     return folder
 
 
-def flush(redis_url: str) -> None:
-    import redis
-
-    client = redis.Redis.from_url(redis_url)
-    try:
-        client.flushdb()
-    finally:
-        client.close()
-
-
 def action_rung(
     root: Path, name: str, profile: Profile, redis_url: str | None, room_size: int
 ) -> dict[str, Any]:
@@ -232,7 +241,7 @@ def action_rung(
     limit is 20 messages per second), one world per sender."""
     folder = fresh_folder(root, name)
     if redis_url:
-        flush(redis_url)
+        flush_redis(redis_url)
     senders = int(profile.action_rate // 5)
     worlds = [f"w{i}" for i in range(senders)]
     keys = asyncio.run(seed(folder, redis_url, worlds))
@@ -246,6 +255,7 @@ def action_rung(
             [server],
             open_plans(server.url, conns, "action", profile.action_rate),
             profile.rung_seconds,
+            profile_as=name,
         )
     result["per_message_us"] = result["cpu_per_request_us"] / 2
     return result
@@ -265,9 +275,31 @@ def echo_rung(kind: str, profile: Profile) -> dict[str, Any]:
     return result
 
 
+def wire_rung(root: Path, profile: Profile) -> dict[str, Any]:
+    """The bridge's own server (hardened packet decoder, sessions, rate limiter, acks)
+    answering a frame that names no intent: what the bridge adds per message before any
+    service work. 200 connections in 20 worlds, so each stays under its rate limit."""
+    folder = fresh_folder(root, "r1b")
+    worlds = [f"w{i}" for i in range(20)]
+    keys = asyncio.run(seed(folder, None, worlds))
+    conns = [
+        {"auth": gm_auth(w, keys[w], f"gm{j}"), "sender": True} for w in worlds for j in range(10)
+    ]
+    with bridge(folder) as server:
+        result = run_load(
+            [server],
+            open_plans(server.url, conns, "wire_echo", profile.echo_rate),
+            profile.rung_seconds,
+            profile_as="r1b",
+        )
+    result["per_message_us"] = result["cpu_per_request_us"]
+    return result
+
+
 RUNGS = (
     "0 aiohttp websocket echo",
     "1 python-socketio ack echo",
+    "1b the bridge's wire, no intent",
     "2 passive overcome, SQLite",
     "3 passive overcome, Redis",
     "4 SQLite, 10 clients in the room",
@@ -280,10 +312,11 @@ def ladder(root: Path, profile: Profile, redis_url: str | None) -> dict[str, lis
         print(f"  ladder, repetition {rep + 1}/{profile.reps}", flush=True)
         runs[RUNGS[0]].append(echo_rung("ws", profile))
         runs[RUNGS[1]].append(echo_rung("sio", profile))
-        runs[RUNGS[2]].append(action_rung(root, "r2", profile, None, 1))
+        runs[RUNGS[2]].append(wire_rung(root, profile))
+        runs[RUNGS[3]].append(action_rung(root, "r2", profile, None, 1))
         if redis_url:
-            runs[RUNGS[3]].append(action_rung(root, "r3", profile, redis_url, 1))
-        runs[RUNGS[4]].append(action_rung(root, "r4", profile, None, 10))
+            runs[RUNGS[4]].append(action_rung(root, "r3", profile, redis_url, 1))
+        runs[RUNGS[5]].append(action_rung(root, "r4", profile, None, 10))
     return runs
 
 
@@ -319,7 +352,10 @@ def scale(root: Path, profile: Profile) -> dict[str, Any]:
     ]
     with bridge(folder) as server:
         result = run_load(
-            [server], open_plans(server.url, conns, "action", 200.0), profile.scale_seconds
+            [server],
+            open_plans(server.url, conns, "action", 200.0),
+            profile.scale_seconds,
+            profile_as="scale",
         )
     return result
 
@@ -344,14 +380,14 @@ def idle_memory(root: Path, profile: Profile) -> dict[str, Any]:
         sample: list[int] = []
 
         def measure() -> None:
-            time.sleep(2.5)
+            time.sleep(2.0)
             sample.append(rss_bytes(server.pid))
 
         thread = threading.Thread(target=measure)
         holder: dict[str, Any] = {}
 
         def go() -> None:
-            holder.update(run_load([server], plans, 4.0))
+            holder.update(run_load([server], plans, 3.0))
 
         loader = threading.Thread(target=go)
         loader.start()
@@ -374,7 +410,7 @@ def aggregate(root: Path, profile: Profile, redis_url: str) -> list[dict[str, An
     each of 100 connections in 100 worlds runs actions back to back, 8 per second at most)."""
     out = []
     for nodes in (1, 2):
-        flush(redis_url)
+        flush_redis(redis_url)
         folder = fresh_folder(root, f"agg{nodes}")
         worlds = [f"w{i}" for i in range(100)]
         keys = asyncio.run(seed(folder, redis_url, worlds))
@@ -409,6 +445,14 @@ def aggregate(root: Path, profile: Profile, redis_url: str) -> list[dict[str, An
     return out
 
 
+RESULT_KEYS = {"idle": "idle_memory"}
+
+
+def engine(profile: Profile) -> dict[str, Any]:
+    e = time_engine(profile.engine_resolutions)
+    return {"resolutions": e.resolutions, "seconds": e.seconds, "per_second": e.per_second}
+
+
 def median_of(runs: list[dict[str, Any]], key: str) -> float:
     values = [r[key] for r in runs]
     return statistics.median(values) if values else float("nan")
@@ -427,6 +471,10 @@ def print_table(results: dict[str, Any]) -> None:
         print_growth(results["growth"])
     if "scale" in results:
         print_scale(results["scale"])
+        print_profile("100-world run", results["scale"])
+    for name in (RUNGS[3], RUNGS[5]):
+        for run in results.get("ladder", {}).get(name, [])[:1]:
+            print_profile(name, run)
     if "idle_memory" in results:
         m = results["idle_memory"]
         print(
@@ -440,6 +488,18 @@ def print_table(results: dict[str, Any]) -> None:
             f"{row['nodes']} bridge process(es) on one Redis: {row['actions_per_second']:.0f} "
             f"actions/s saturated, p99 {row['latency']['p99_ms']:.1f} ms, {row['errors']} errors"
         )
+
+
+def print_profile(title: str, run: dict[str, Any], entries: int = 8) -> None:
+    """The top entries of a run's profile (with --profile), own time first."""
+    top = run.get("profile")
+    if not top:
+        return
+    print(f"profile of {title} (share of busy samples; own, then the bridge's inclusive):")
+    for (own, own_pct), (incl, incl_pct) in zip(
+        top["own_pct"][:entries], top["bridge_inclusive_pct"][:entries], strict=False
+    ):
+        print(f"  {own_pct:5.1f}% {own[:58]:<58} {incl_pct:5.1f}% {incl[:58]}")
 
 
 def print_ladder(runs: dict[str, list[dict[str, Any]]]) -> None:
@@ -464,9 +524,9 @@ def print_ladder(runs: dict[str, list[dict[str, Any]]]) -> None:
             f"{median_of(runs[name], 'per_message_us') / base:>10.2f}"
             f"{p50:>9.1f}{p99:>9.1f}{mx:>9.1f}{errors:>7}"
         )
-    sqlite = median_of(runs[RUNGS[2]], "cpu_per_request_us")
-    if runs[RUNGS[3]]:
-        redis_ratio = median_of(runs[RUNGS[3]], "cpu_per_request_us") / sqlite
+    sqlite = median_of(runs[RUNGS[3]], "cpu_per_request_us")
+    if runs[RUNGS[4]]:
+        redis_ratio = median_of(runs[RUNGS[4]], "cpu_per_request_us") / sqlite
         print(f"Redis / SQLite per action: {redis_ratio:.2f}")
 
 
@@ -487,7 +547,8 @@ def print_scale(s: dict[str, Any]) -> None:
         f"p99 {s['latency']['p99_ms']:.1f} ms, max {s['latency']['max_ms']:.1f} ms, "
         f"{s['errors']} errors of {s['sent']}, server busy {s['server_busy'] * 100:.0f}%, "
         f"{s['cpu_per_request_us']:.0f} us/action, max GC pause {s['gc_max_pause_ms']:.1f} ms "
-        f"({s['gc_gen2_collections']} gen-2)"
+        f"wall / {s['gc_max_pause_cpu_ms']:.1f} ms CPU ({s['gc_gen2_collections']} gen-2, "
+        f"{s['gc_total_pause_ms']:.0f} ms in all)"
     )
 
 
@@ -495,6 +556,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench")
     parser.add_argument("--quick", action="store_true", help="about a minute: one repetition")
     parser.add_argument("--out", default=str(PROJECT_ROOT / "bench" / "results.json"))
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="record the bridge with py-spy during rungs 1b-4 and the 100-world run "
+        "(pip install py-spy) and print the top entries",
+    )
     parser.add_argument(
         "--only", nargs="*", help="parts to run (ladder growth scale idle engine aggregate)"
     )
@@ -509,35 +576,42 @@ def main() -> None:
     has_redis = shutil.which("redis-server") is not None
     with (
         tempfile.TemporaryDirectory() as tmp,
-        redis_server(Path(tmp)) if has_redis else _none() as redis_url,
+        redis_server(Path(tmp), LOAD_CORES) if has_redis else _none() as redis_url,
     ):
         root = Path(tmp)
-        if "engine" in parts:
-            print("rules engine alone", flush=True)
-            e = time_engine(profile.engine_resolutions)
-            results["engine"] = {
-                "resolutions": e.resolutions,
-                "seconds": e.seconds,
-                "per_second": e.per_second,
-            }
-        if "ladder" in parts:
-            print("ladder", flush=True)
-            results["ladder"] = ladder(root, profile, redis_url)
-        if "growth" in parts:
-            print("growth curve", flush=True)
-            results["growth"] = growth(root, profile)
-        if "scale" in parts:
-            print("100-world run", flush=True)
-            results["scale"] = scale(root, profile)
-        if "idle" in parts:
-            print("memory per idle client", flush=True)
-            results["idle_memory"] = idle_memory(root, profile)
-        if "aggregate" in parts and redis_url:
-            print("1 and 2 processes on one Redis", flush=True)
-            results["aggregate"] = aggregate(root, profile, redis_url)
+        if args.profile:
+            if py_spy() is None:
+                print("--profile: py-spy is not installed (pip install py-spy); no profiles")
+            else:
+                PROFILE_DIR.append(fresh_folder(root, "profiles"))
+        steps: list[tuple[str, str, Callable[[], Any]]] = [
+            ("engine", "rules engine alone", lambda: engine(profile)),
+            ("ladder", "ladder", lambda: ladder(root, profile, redis_url)),
+            ("growth", "growth curve", lambda: growth(root, profile)),
+            ("scale", "100-world run", lambda: scale(root, profile)),
+            ("idle", "memory per idle client", lambda: idle_memory(root, profile)),
+        ]
+        if redis_url is not None:
+            shared: str = redis_url
+            steps.append(
+                (
+                    "aggregate",
+                    "1 and 2 processes on one Redis",
+                    lambda: aggregate(root, profile, shared),
+                )
+            )
+        timings: dict[str, float] = results.setdefault("part_seconds", {})
+        for part, title, run in steps:
+            if part not in parts:
+                continue
+            print(title, flush=True)
+            began = time.monotonic()
+            results[RESULT_KEYS.get(part, part)] = run()
+            timings[part] = round(time.monotonic() - began, 1)
     Path(args.out).write_text(json.dumps(results, indent=1))
     print_table(results)
-    print(f"\nwrote {args.out}")
+    shown = ", ".join(f"{part} {seconds:.0f}s" for part, seconds in timings.items())
+    print(f"\nwrote {args.out} ({shown})")
 
 
 @contextmanager

@@ -132,6 +132,15 @@ async def passive_overcome(conn: Conn, tag: str, intent_latencies: list[float]) 
     intent_latencies.append(time.perf_counter() - began)
 
 
+async def wire_echo(conn: Conn, tag: str) -> None:
+    """A frame the bridge's wire reads in full (decode, session, rate token, shape) and
+    answers with an error ack, with no intent behind it: the bridge's own cost per
+    message on top of python-socketio's."""
+    ack = json.loads(await conn.call("echo", start_payload(tag, "hero")))[0]
+    if not isinstance(ack, dict) or ack.get("error", {}).get("code") != "unknown_event":
+        raise CallFailed(f"expected an unknown_event ack, got {json.dumps(ack)[:200]}")
+
+
 async def run(plan: dict[str, Any]) -> dict[str, Any]:
     mode: str = plan["mode"]
     echo = mode == "ws_echo"
@@ -174,6 +183,8 @@ async def run(plan: dict[str, Any]) -> dict[str, Any]:
         try:
             if mode in ("action", "closed_action"):
                 await passive_overcome(conn, f"{tag}-{k}", intent_latencies)
+            elif mode == "wire_echo":
+                await wire_echo(conn, f"w{tag}-{k}")
             else:
                 _ok(await conn.call("echo", start_payload(f"e{tag}-{k}", "hero")))
             latencies.append(loop.time() - due)

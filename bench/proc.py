@@ -1,4 +1,7 @@
-"""Processes the bench starts and watches: free ports, redis-server, CPU and memory from /proc."""
+"""Processes the bench starts and watches: free ports, redis-server, CPU and memory from /proc.
+
+The one home of these helpers: the tests start their bridges and Redis servers through
+them too (``tests/bridge_process.py``); the bench imports nothing from tests/."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,8 +53,9 @@ def pin(pid: int, cores: set[int]) -> None:
 
 
 @contextmanager
-def redis_server(folder: Path) -> Iterator[str]:
-    """A throwaway redis-server on a free loopback port (no persistence); yields its URL."""
+def redis_server(folder: Path, cores: set[int] | None = None) -> Iterator[str]:
+    """A throwaway redis-server on a free loopback port (no persistence), pinned to
+    ``cores`` when given; yields its URL."""
     port = free_port()
     process = subprocess.Popen(
         [
@@ -70,7 +74,8 @@ def redis_server(folder: Path) -> Iterator[str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.STDOUT,
     )
-    pin(process.pid, LOAD_CORES)
+    if cores is not None:
+        pin(process.pid, cores)
     try:
         deadline = time.monotonic() + 20
         while True:
@@ -88,6 +93,35 @@ def redis_server(folder: Path) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def flush_redis(url: str) -> None:
+    """Empty one Redis database (each test, and each bench part, gets a fresh one)."""
+    import redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        client.flushdb()
+    finally:
+        client.close()
+
+
+def wait_healthy(
+    process: subprocess.Popen[Any], url: str, describe: Callable[[], str], timeout: float = 30
+) -> None:
+    """Return once ``url`` answers 200; raise (with ``describe()``, e.g. the server's log)
+    when the process exits first or the timeout passes."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited early: {describe()}")
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError(f"server did not become healthy: {describe()}")
 
 
 @dataclass
@@ -122,27 +156,20 @@ class Server:
             env=env,
         )
         pin(self.process.pid, self.cores)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"server {self.args} exited early")
-            try:
-                if httpx.get(self.url + self.health_path, timeout=1).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError(f"server {self.args} did not become healthy")
+        wait_healthy(self.process, self.url + self.health_path, lambda: str(self.args))
+        return self
 
     def gc_pauses(self, since: float, until: float) -> list[tuple[float, int, float, float]]:
         """(wall time, generation, pause seconds, CPU seconds) of the server's collections
         in a window."""
         if self.stats_file is None or not self.stats_file.exists():
             return []
-        try:
-            pauses: list[list[Any]] = json.loads(self.stats_file.read_text())
-        except ValueError:
-            return []
+        pauses: list[list[Any]] = []
+        for line in self.stats_file.read_text().splitlines():
+            try:
+                pauses.append(json.loads(line))
+            except ValueError:
+                continue  # a line being written
         return [(t, g, d, c) for t, g, d, c in pauses if since <= t <= until]
 
     def stop(self) -> None:

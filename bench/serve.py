@@ -1,7 +1,8 @@
 """The real bridge CLI, with every garbage-collection pause recorded for the bench.
 
-``BENCH_GC_STATS`` names a JSON file rewritten twice a second with the most recent
-pauses as ``[wall time, generation, seconds, CPU seconds]``: the pause as the clients
+``BENCH_GC_STATS`` names a file that gets, twice a second, one JSON line per pause since
+the last write, ``[wall time, generation, seconds, CPU seconds]`` (appending only the new
+ones keeps the recorder's own cost out of the server's CPU): the pause as the clients
 saw it, and the CPU the collection itself used (on a shared machine the first includes
 time the process waited for a core); the bridge itself is unchanged.
 """
@@ -40,11 +41,15 @@ def _on_gc(phase: str, info: dict[str, Any]) -> None:
 
 
 def _writer(path: Path) -> None:
-    while True:
-        time.sleep(0.5)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(list(_pauses)))
-        tmp.replace(path)
+    with path.open("a") as out:
+        while True:
+            time.sleep(0.5)
+            lines = []
+            while _pauses:
+                lines.append(json.dumps(_pauses.popleft()) + "\n")
+            if lines:
+                out.write("".join(lines))
+                out.flush()
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+import engineio
 import socketio
 from aiohttp import web
 
@@ -145,6 +146,88 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
             if (session.world_id, session.user_id, session.bind_nonce) == vouched:
                 await self.service.bind(session)
                 await self.enter_room(sid, session.room)
+
+
+class RoomFanOut(socketio.AsyncManager):  # type: ignore[misc]
+    """python-socketio's local delivery of an emit, without a task per receiver.
+
+    The frame is encoded once per emit (as python-socketio does) and queued to each
+    receiver's engine.io socket in turn: the queue is unbounded, so queuing never waits,
+    and a task (plus ``asyncio.wait`` over all of them) per receiver per emit was pure
+    overhead. Each receiver's own writer task still sends its frames in order. A receiver
+    whose socket has just closed is skipped. Emits with a callback (not used by the
+    bridge) take python-socketio's own path."""
+
+    async def emit(
+        self,
+        event: str,
+        data: Any,
+        namespace: str | None,
+        room: Any = None,
+        skip_sid: Any = None,
+        callback: Any = None,
+        to: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        if callback is not None:
+            return await super().emit(  # type: ignore[no-any-return]
+                event, data, namespace, room, skip_sid, callback, to, **kwargs
+            )
+        room = to or room
+        if namespace not in self.rooms:
+            return None
+        args = list(data) if isinstance(data, tuple) else [] if data is None else [data]
+        skipped = skip_sid if isinstance(skip_sid, list) else [skip_sid]
+        encoded = self.server.packet_class(
+            socketio.packet.EVENT, namespace=namespace, data=[event, *args]
+        ).encode()
+        frame = engineio.packet.Packet(engineio.packet.MESSAGE, encoded)
+        for sid, eio_sid in self.get_participants(namespace, room):
+            if sid in skipped:
+                continue
+            try:
+                await self.server._send_eio_packet(eio_sid, frame)
+            except engineio.exceptions.SocketIsClosedError:
+                continue  # it disconnected while this emit was under way
+        return None
+
+
+class RedisRoomFanOut(socketio.AsyncRedisManager, RoomFanOut):  # type: ignore[misc]
+    """Rooms shared by every bridge process on one Redis (python-socketio's pub/sub
+    manager), delivered locally by :class:`RoomFanOut` (it comes before
+    ``AsyncManager`` in the method order, so the pub/sub manager's local delivery is
+    RoomFanOut's). The message goes out without python-socketio's scan for binary
+    attachments: the bridge emits JSON only (see :class:`GuardedPacket`)."""
+
+    async def emit(
+        self,
+        event: str,
+        data: Any,
+        namespace: str | None = None,
+        room: Any = None,
+        skip_sid: Any = None,
+        callback: Any = None,
+        to: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        if callback is not None or kwargs.get("ignore_queue"):
+            return await super().emit(
+                event, data, namespace, room, skip_sid, callback, to, **kwargs
+            )
+        message = {
+            "method": "emit",
+            "event": event,
+            "data": list(data) if isinstance(data, tuple) else [data],
+            "binary": False,
+            "namespace": namespace or "/",
+            "room": to or room,
+            "skip_sid": skip_sid,
+            "callback": None,
+            "host_id": self.host_id,
+        }
+        await self._handle_emit(message)  # this process's receivers
+        await self._publish(message)  # the other processes'
+        return None
 
 
 class FateServer(socketio.AsyncServer):  # type: ignore[misc]
@@ -282,42 +365,95 @@ class FateServer(socketio.AsyncServer):  # type: ignore[misc]
 # 700): a busy bridge allocates thousands per intent, so fewer, slightly larger young
 # collections cost less. The middle generation is collected after fewer young ones
 # than the default 10, so that its pause (it traverses everything young since the last
-# one) stays a few milliseconds. What start-up built is frozen out of every collection.
+# one) stays a few milliseconds.
 GC_THRESHOLDS = (5_000, 4, 10)
+# The frozen heap is counted this often, and everything is thawed for one full collection
+# once it has grown by GC_THAW_GROWTH since the last (see GcFreezer).
+GC_THAW_SECONDS = 60.0
+GC_THAW_GROWTH = 0.25
 
 
-# Every this many full collections, one traverses the frozen objects too (see tune_gc).
-GC_THAW_EVERY = 20
-_full_collections = [0]
+class GcFreezer:
+    """Keeps every garbage-collection pause proportional to what was allocated lately,
+    never to the whole heap.
 
+    CPython's full collection walks every tracked object: with 100 worlds and 1,000
+    connections that is ~300,000 objects and ~200 ms, far over a request's budget. So
+    after every middle or full collection, what survived it (connections, cached world
+    states: long-lived by then) is frozen, and no later collection walks it again.
+    Frozen objects are still freed by reference counting the moment they are dropped;
+    only garbage in reference cycles among them waits, for the rare collection that
+    thaws everything first: the frozen heap is looked at every ``thaw_seconds``, and
+    thawed when it has grown by ``thaw_growth`` since the last thaw. Steady play leaves
+    no such garbage (a full collection found none after 20 s of the 100-world run);
+    closed connections do (about 45 objects, 16 KiB, each), so a stream of reconnects
+    is reclaimed within a minute of its growing the heap by a quarter. That collection
+    pauses as long as walking the whole heap takes (~150-400 ms at 100 worlds and 1,000
+    connections on a shared 2-core machine), at most once a minute and only then."""
 
-def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
-    """After a full collection, freeze what survived it: those objects are long-lived
-    (cached world states, connections), and the next full collection need not walk
-    them again, so its pause is bounded by what was allocated since. Every
-    GC_THAW_EVERY-th one thaws them first, so cyclic garbage among once-frozen objects
-    (a closed connection's) is still reclaimed, at the cost of one long pause then."""
-    if phase != "stop" or info.get("generation") != 2:
-        return
-    _full_collections[0] += 1
-    if _full_collections[0] % GC_THAW_EVERY == 0:
-        gc.unfreeze()
-    else:
+    def __init__(
+        self,
+        schedule: Callable[[Callable[[], None]], Any],
+        thaw_seconds: float = GC_THAW_SECONDS,
+        thaw_growth: float = GC_THAW_GROWTH,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.schedule = schedule
+        self.thaw_seconds = thaw_seconds
+        self.thaw_growth = thaw_growth
+        self.clock = clock
+        self.checked_at = clock()
+        self.baseline = gc.get_freeze_count()
+        self.thawing = False
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        generation = info.get("generation")
+        if phase != "stop" or generation == 0:
+            return
+        if self.thawing:
+            # A full collection of everything is scheduled; once one has run, its
+            # survivors are frozen again and are the new baseline.
+            if generation == 2:
+                self.thawing = False
+                gc.freeze()
+                self.baseline = gc.get_freeze_count()
+            return
         gc.freeze()
+        now = self.clock()
+        # Counting the frozen objects walks all of them (~1 ms per 300,000): only when due.
+        if now - self.checked_at < self.thaw_seconds:
+            return
+        self.checked_at = now
+        if gc.get_freeze_count() > self.baseline * (1 + self.thaw_growth):
+            # Not here: a collection cannot start inside a collector callback, and
+            # CPython's own heuristics may not run a full one for a long time.
+            self.thawing = True
+            try:
+                self.schedule(self.collect_everything)
+            except RuntimeError:  # the event loop has closed: the process is ending
+                self.thawing = False
+
+    def collect_everything(self) -> None:
+        """Thaw and collect the whole heap: the one long pause, when it is due."""
+        gc.unfreeze()
+        gc.collect()
 
 
 def tune_gc() -> None:
-    """Set the collector up for a long-running server, once start-up is done.
+    """Set the collector up for a long-running server, once start-up is done (called on
+    the running event loop).
 
     ``gc.freeze`` moves everything alive now (imported modules, pydantic schemas, the
-    app) into a permanent generation that no collection traverses again, so a full
-    collection's pause grows only with what the bridge allocated since; survivors of
-    later full collections are frozen likewise (:func:`_freeze_survivors`)."""
+    app) into a permanent generation that no collection traverses again; from then on
+    :class:`GcFreezer` freezes each collection's survivors likewise."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
-    if _freeze_survivors not in gc.callbacks:
-        gc.callbacks.append(_freeze_survivors)
+    if not any(isinstance(callback, GcFreezer) for callback in gc.callbacks):
+        # Collections run in whichever thread allocates (the store's worker too): the
+        # thaw's full collection runs on the event loop's.
+        loop = asyncio.get_running_loop()
+        gc.callbacks.append(GcFreezer(loop.call_soon_threadsafe))
 
 
 def public_base_url(request: web.Request) -> str:
@@ -374,7 +510,7 @@ def create_app(
         transports=["websocket"],
         # orjson for every packet (bridge.codec adapts it to python-socketio's json=).
         json=codec,
-        client_manager=socketio.AsyncRedisManager(redis_url) if redis_url else None,
+        client_manager=RedisRoomFanOut(redis_url) if redis_url else RoomFanOut(),
     )
     sio.attach(app)
     HttpApi(service, sio, on_commit, rate_per_second=api_rate).register(app)

@@ -1,79 +1,17 @@
-"""Run the real bridge as a child process on a free loopback port."""
+"""Run the real bridge as a child process on a free loopback port.
+
+Ports, Redis and the wait for health come from :mod:`bench.proc` (their one home)."""
 
 from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
-
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-@contextmanager
-def redis_server(folder: Path) -> Iterator[str]:
-    """A throwaway redis-server on a free loopback port (no persistence); yields its URL."""
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            "redis-server",
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(folder),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1) as probe:
-                    probe.sendall(b"PING\r\n")
-                    if probe.recv(16).startswith(b"+PONG"):
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise RuntimeError("redis-server did not start")
-            time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
-def flush_redis(url: str) -> None:
-    """Empty one Redis database (tests get a fresh one each)."""
-    import redis
-
-    client = redis.Redis.from_url(url)
-    try:
-        client.flushdb()
-    finally:
-        client.close()
+from bench.proc import PROJECT_ROOT, free_port, wait_healthy
 
 
 def store_args(target: Path | BridgeProcess) -> list[str]:
@@ -134,17 +72,8 @@ class BridgeProcess:
             text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"bridge exited early:\n{self.log_text()}")
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError(f"bridge did not become healthy:\n{self.log_text()}")
+        wait_healthy(self.process, f"{self.url}/healthz", lambda: f"bridge:\n{self.log_text()}")
+        return self
 
     def log_text(self) -> str:
         path = self.data_dir / f"bridge-{self.port}.log"

@@ -10,9 +10,10 @@ import pytest
 import socketio
 from hypothesis import HealthCheck, settings
 
+from bench.proc import flush_redis
+from bench.proc import redis_server as start_redis
 from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
-from tests.bridge_process import BridgeProcess, add_world, flush_redis
-from tests.bridge_process import redis_server as start_redis
+from tests.bridge_process import BridgeProcess, add_world
 from tests.receiver import receiver  # noqa: F401 - a fixture for every module
 from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat
 

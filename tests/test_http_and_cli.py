@@ -12,8 +12,9 @@ import zipfile
 import httpx
 import pytest
 
+from bench.proc import PROJECT_ROOT
 from bridge.protocol import PROTOCOL_VERSION
-from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world, cli
+from tests.bridge_process import BridgeProcess, add_world, cli
 from tests.conftest import Connect
 from tests.seats import BROUSSEAU, Seat, queue
 

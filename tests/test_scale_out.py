@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.bridge_process import BridgeProcess, add_world, cli, flush_redis
+from bench.proc import flush_redis
+from tests.bridge_process import BridgeProcess, add_world, cli
 from tests.conftest import Connect
 from tests.receiver import Receiver
 from tests.seats import BROUSSEAU, Seat, queue

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from bench.proc import flush_redis
 from bridge.service import BridgeService, Session
 from bridge.store.redis import RedisStore
-from tests.bridge_process import flush_redis
 
 
 async def test_a_commit_by_another_process_is_seen_despite_the_cache(redis_url: str) -> None:

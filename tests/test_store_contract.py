@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.proc import flush_redis
 from bridge import codec
 from bridge.store.base import (
     AlreadyAnswered,
@@ -22,7 +23,6 @@ from bridge.store.base import (
 from bridge.store.chain import GENESIS_HASH, event_hash
 from bridge.store.redis import RedisStore
 from bridge.store.sqlite import SQLiteStore
-from tests.bridge_process import flush_redis
 
 
 def same_store(store: Store) -> Store:

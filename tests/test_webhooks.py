@@ -18,6 +18,7 @@ import httpx
 import pytest
 import respx
 
+from bench.proc import flush_redis
 from bridge.protocol.http import WebhookCardEvent, WebhookCreate
 from bridge.service import BridgeService, Session
 from bridge.store.base import Store
@@ -34,7 +35,6 @@ from bridge.webhooks.signing import (
     sign,
     verify,
 )
-from tests.bridge_process import flush_redis
 from tests.seats import BROUSSEAU
 
 WORLD = "table"
