@@ -683,3 +683,47 @@ test("the GM cancels an open action from its card: a confirm with a reason, and 
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test("alike boosts read as one line with their count in the invoke picker and the scene panel (R12.6, issue 9)", async () => {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 900 }, deviceScaleFactor: 1 });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(pageUrl);
+  await page.waitForSelector("body[data-booted=true]");
+  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const call = (fn, p) => page.evaluate(([f, a]) => game.modules.get("fate-bridge").api.connection.call(f, a), [fn, p]);
+  const start = async (id, dice, rating) => {
+    assert.equal((await call("dev.queue_dice", { rolls: [dice] })).ok, true);
+    const started = await call("action.start", { request_id: id, type: "overcome", actor_id: "actorZird0000001", skill: "Athletics", opposition: { kind: "passive", rating } });
+    assert.equal(started.ok, true, JSON.stringify(started));
+    return started.data.action_id;
+  };
+  // Two excels (R5.1): each leaves Zird a momentum boost.
+  for (const n of [1, 2]) {
+    const actionId = await start(`browser-boost-${n}`, [1, 1, 1, 1], 0);
+    assert.equal((await call("action.pass", { request_id: `browser-boost-pass-${n}`, action_id: actionId, side: "actor" })).ok, true);
+  }
+  const momentum = (await call("scene.read", { request_id: "browser-boost-scene" })).data.aspects.find((a) => a.name === "Zird the Arcane's momentum");
+  assert.ok(momentum.count >= 2, JSON.stringify(momentum));
+
+  const actionId = await start("browser-boost-3", [0, 0, 0, 0], 4);
+  const card = page.locator(`#chat-log .chat-message:has([data-action-id="${actionId}"])`);
+  await card.locator('[data-fb="invoke"][data-side="actor"]').click();
+  const picker = page.locator("dialog.fake-dialog-v2");
+  await picker.waitFor();
+  const line = picker.locator(".fate-bridge-picker__aspect", { hasText: "momentum" });
+  assert.equal(await line.count(), 1, "one line for the alike boosts");
+  assert.match((await line.innerText()).replace(/\s+/g, " "), new RegExp(`Zird the Arcane's momentum ×${momentum.count}.*Zird the Arcane ×${momentum.count}`));
+  await picker.screenshot({ path: path.join(ARTIFACTS, "invoke-picker-boosts.png") });
+  await picker.locator('button[data-action="cancel"]').click();
+
+  await page.evaluate(() => game.modules.get("fate-bridge").api.openScene());
+  const panel = page.locator("#fate-bridge-scene-panel");
+  const boost = panel.locator(".fate-bridge-aspect", { hasText: "momentum" });
+  await boost.first().waitFor();
+  assert.equal(await boost.count(), 1);
+  assert.match(await boost.innerText(), new RegExp(`×${momentum.count}`));
+  await panel.screenshot({ path: path.join(ARTIFACTS, "scene-panel-boosts.png") });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
