@@ -2,43 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import pytest
+
 from bench.proc import flush_redis
 from bridge.service import BridgeService, Session
 from bridge.store.redis import RedisStore
 
-
-async def test_a_commit_by_another_process_is_seen_despite_the_cache(redis_url: str) -> None:
-    flush_redis(redis_url)
-    stores = [RedisStore(redis_url), RedisStore(redis_url)]
-    for store in stores:
-        await store.open()
-    try:
-        node_a, node_b = (BridgeService(store, dev_dice=True) for store in stores)
-        await node_a.add_world("w", "World")
-        gm_a = Session("sa", "w", "gm", "gm", bound=True)
-        gm_b = Session("sb", "w", "gm", "gm", bound=True)
-        actor = {"id": "hero", "name": "Hero", "owners": ["p"], "fate_points": 3}
-        assert (await node_a.handle(gm_a, "actor.sync", {"request_id": "1", "actor": actor})).ack[
-            "ok"
-        ]
-        # Node B changes the fate points; node A, holding a cached state, must see it.
-        changed = {**actor, "fate_points": 1}
-        assert (await node_b.handle(gm_b, "actor.sync", {"request_id": "2", "actor": changed})).ack[
-            "ok"
-        ]
-        state = (await node_a.handle(gm_a, "world.state", {"request_id": "3"})).ack["data"]
-        assert state["characters"][0]["fate_points"] == 1
-        renamed = {**changed, "name": "Hero Again"}
-        reply = await node_a.handle(gm_a, "actor.sync", {"request_id": "4", "actor": renamed})
-        assert reply.ack["data"]["changed"] is True
-        replayed = await node_b.replayed_state("w")
-        assert replayed.characters["hero"].name == "Hero Again"
-        assert replayed.characters["hero"].fate_points == 1
-    finally:
-        for store in stores:
-            await store.close()
-
-
+ACTOR = {"id": "hero", "name": "Hero", "owners": ["p"], "fate_points": 3}
 START = {
     "type": "overcome",
     "actor_id": "hero",
@@ -47,10 +20,20 @@ START = {
 }
 
 
-async def test_retries_and_stale_caches_across_two_processes(redis_url: str) -> None:
-    # One store round trip per intent: each process trusts its cached state and the
-    # commit checks both the request id and the version. A retry on the other process
-    # answers as the first time; a stale cache is found out and reloaded, never acted on.
+@dataclass
+class Nodes:
+    """Two bridge processes' services on one Redis, each with a GM session on world "w"."""
+
+    stores: list[RedisStore]
+    a: BridgeService
+    b: BridgeService
+    gm_a: Session
+    gm_b: Session
+
+
+@pytest.fixture
+async def nodes(redis_url: str) -> AsyncIterator[Nodes]:
+    """World "w" with ACTOR synced through node A."""
     flush_redis(redis_url)
     stores = [RedisStore(redis_url), RedisStore(redis_url)]
     for store in stores:
@@ -59,54 +42,74 @@ async def test_retries_and_stale_caches_across_two_processes(redis_url: str) -> 
         node_a, node_b = (BridgeService(store, dev_dice=True) for store in stores)
         await node_a.add_world("w", "World")
         gm_a = Session("sa", "w", "gm", "gm", bound=True)
-        gm_b = Session("sb", "w", "gm", "gm", bound=True)
-        actor = {"id": "hero", "name": "Hero", "owners": ["p"], "fate_points": 3}
-        assert (await node_a.handle(gm_a, "actor.sync", {"request_id": "1", "actor": actor})).ack[
-            "ok"
-        ]
-        queued = await node_b.handle(
-            gm_b, "dev.queue_dice", {"request_id": "q", "rolls": [[1] * 4]}
-        )
-        assert queued.ack["ok"], queued.ack
-        started = await node_a.handle(gm_a, "action.start", {"request_id": "s1", **START})
-        assert started.ack["ok"], started.ack
-        events = len(await stores[0].events("w"))
-        # R-idempotency: node B decides the retry afresh (a new action would be valid),
-        # but the commit finds the answer: the same ack, nothing written, and the queued
-        # roll node B drew for it is back in its queue for the next real roll.
-        retried = await node_b.handle(gm_b, "action.start", {"request_id": "s1", **START})
-        assert retried.ack == started.ack and retried.emissions == []
-        assert len(await stores[0].events("w")) == events
-        assert node_b.dice_for("w").pending == 1
-        # Node B's retry of a pass that node A answered would be refused on the resolved
-        # action; it answers as the first time instead.
-        action_id = started.ack["data"]["action_id"]
-        passed = await node_a.handle(
-            gm_a, "action.pass", {"request_id": "p1", "action_id": action_id, "side": "actor"}
-        )
-        assert passed.ack["ok"], passed.ack
-        again = await node_b.handle(
-            gm_b, "action.pass", {"request_id": "p1", "action_id": action_id, "side": "actor"}
-        )
-        assert again.ack == passed.ack
-        # Node B opens an action node A's cache has never seen: node A's pass, decided on
-        # its stale cache, would be refused; it is checked, reloaded and done.
-        opened = await node_b.handle(gm_b, "action.start", {"request_id": "s2", **START})
-        assert opened.ack["ok"], opened.ack
-        assert opened.ack["data"]["card"]["actor"]["dice"] == [1, 1, 1, 1]
-        assert node_b.dice_for("w").pending == 0
-        second = opened.ack["data"]["action_id"]
-        closed = await node_a.handle(
-            gm_a, "action.pass", {"request_id": "p2", "action_id": second, "side": "actor"}
-        )
-        assert closed.ack["ok"], closed.ack
-        # And node A, stale again, starts one more: its commit conflicts, it reloads.
-        await node_b.handle(gm_b, "actor.sync", {"request_id": "2", "actor": actor})
-        third = await node_a.handle(gm_a, "action.start", {"request_id": "s3", **START})
-        assert third.ack["ok"], third.ack
-        verified = await node_b.verify_history("w")
-        assert verified.ok, verified.problems
-        assert await node_a.latest_state("w") == await node_b.replayed_state("w")
+        synced = await node_a.handle(gm_a, "actor.sync", {"request_id": "1", "actor": ACTOR})
+        assert synced.ack["ok"], synced.ack
+        yield Nodes(stores, node_a, node_b, gm_a, Session("sb", "w", "gm", "gm", bound=True))
     finally:
         for store in stores:
             await store.close()
+
+
+async def test_a_commit_by_another_process_is_seen_despite_the_cache(nodes: Nodes) -> None:
+    node_a, node_b, gm_a, gm_b = nodes.a, nodes.b, nodes.gm_a, nodes.gm_b
+    # Node B changes the fate points; node A, holding a cached state, must see it.
+    changed = {**ACTOR, "fate_points": 1}
+    assert (await node_b.handle(gm_b, "actor.sync", {"request_id": "2", "actor": changed})).ack[
+        "ok"
+    ]
+    state = (await node_a.handle(gm_a, "world.state", {"request_id": "3"})).ack["data"]
+    assert state["characters"][0]["fate_points"] == 1
+    renamed = {**changed, "name": "Hero Again"}
+    reply = await node_a.handle(gm_a, "actor.sync", {"request_id": "4", "actor": renamed})
+    assert reply.ack["data"]["changed"] is True
+    replayed = await node_b.replayed_state("w")
+    assert replayed.characters["hero"].name == "Hero Again"
+    assert replayed.characters["hero"].fate_points == 1
+
+
+async def test_retries_and_stale_caches_across_two_processes(nodes: Nodes) -> None:
+    # One store round trip per intent: each process trusts its cached state and the
+    # commit checks both the request id and the version. A retry on the other process
+    # answers as the first time; a stale cache is found out and reloaded, never acted on.
+    node_a, node_b, gm_a, gm_b = nodes.a, nodes.b, nodes.gm_a, nodes.gm_b
+    queued = await node_b.handle(gm_b, "dev.queue_dice", {"request_id": "q", "rolls": [[1] * 4]})
+    assert queued.ack["ok"], queued.ack
+    started = await node_a.handle(gm_a, "action.start", {"request_id": "s1", **START})
+    assert started.ack["ok"], started.ack
+    events = len(await nodes.stores[0].events("w"))
+    # R-idempotency: node B decides the retry afresh (a new action would be valid),
+    # but the commit finds the answer: the same ack, nothing written, and the queued
+    # roll node B drew for it is back in its queue for the next real roll.
+    retried = await node_b.handle(gm_b, "action.start", {"request_id": "s1", **START})
+    assert retried.ack == started.ack and retried.emissions == []
+    assert len(await nodes.stores[0].events("w")) == events
+    assert node_b.dice_for("w").pending == 1
+    # Node B's retry of a pass that node A answered would be refused on the resolved
+    # action; it answers as the first time instead.
+    action_id = started.ack["data"]["action_id"]
+    passed = await node_a.handle(
+        gm_a, "action.pass", {"request_id": "p1", "action_id": action_id, "side": "actor"}
+    )
+    assert passed.ack["ok"], passed.ack
+    again = await node_b.handle(
+        gm_b, "action.pass", {"request_id": "p1", "action_id": action_id, "side": "actor"}
+    )
+    assert again.ack == passed.ack
+    # Node B opens an action node A's cache has never seen: node A's pass, decided on
+    # its stale cache, would be refused; it is checked, reloaded and done.
+    opened = await node_b.handle(gm_b, "action.start", {"request_id": "s2", **START})
+    assert opened.ack["ok"], opened.ack
+    assert opened.ack["data"]["card"]["actor"]["dice"] == [1, 1, 1, 1]
+    assert node_b.dice_for("w").pending == 0
+    second = opened.ack["data"]["action_id"]
+    closed = await node_a.handle(
+        gm_a, "action.pass", {"request_id": "p2", "action_id": second, "side": "actor"}
+    )
+    assert closed.ack["ok"], closed.ack
+    # And node A, stale again, starts one more: its commit conflicts, it reloads.
+    await node_b.handle(gm_b, "actor.sync", {"request_id": "2", "actor": ACTOR})
+    third = await node_a.handle(gm_a, "action.start", {"request_id": "s3", **START})
+    assert third.ack["ok"], third.ack
+    verified = await node_b.verify_history("w")
+    assert verified.ok, verified.problems
+    assert await node_a.latest_state("w") == await node_b.replayed_state("w")

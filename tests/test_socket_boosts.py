@@ -3,6 +3,8 @@ panel, spent one at a time (R12.6; issue 9: cards do not grow with unspent boost
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.seats import Seat, queue
@@ -10,16 +12,21 @@ from tests.seats import Seat, queue
 pytestmark = pytest.mark.both_stores
 
 
-async def excel(gm: Seat, paul: Seat) -> dict[str, object]:
-    """Brousseau (+3) overcomes a passive 0 with ++++ : excels, a momentum boost (R5.1)."""
-    await queue(gm, [1, 1, 1, 1])
-    card = await paul.card(
+async def overcome(gm: Seat, paul: Seat, dice: list[int], rating: int) -> dict[str, Any]:
+    """Brousseau (+3) overcomes a passive ``rating`` with ``dice``: the card to invoke on."""
+    await queue(gm, dice)
+    return await paul.card(
         "action.start",
         type="overcome",
         actor_id="brousseau",
         skill="Athletics",
-        opposition={"kind": "passive", "rating": 0},
+        opposition={"kind": "passive", "rating": rating},
     )
+
+
+async def excel(gm: Seat, paul: Seat) -> dict[str, Any]:
+    """Brousseau overcomes a passive 0 with ++++ : excels, a momentum boost (R5.1)."""
+    card = await overcome(gm, paul, [1, 1, 1, 1], 0)
     return await paul.card("action.pass", action_id=card["action_id"], side="actor")
 
 
@@ -30,14 +37,7 @@ async def test_alike_boosts_are_one_entry_and_spent_one_at_a_time(
     for _ in range(3):
         resolved = await excel(gm, paul)
         assert resolved["outcome"] == "excel"
-    await queue(gm, [0, 0, 0, 0])
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 4},
-    )
+    card = await overcome(gm, paul, [0, 0, 0, 0], 4)
     assert card["state"] == "invoking"
     boosts = [a for a in card["aspects"] if a["kind"] == "boost"]
     assert [(a["name"], a["count"], a["free_invokes"]) for a in boosts] == [
