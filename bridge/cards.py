@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
 
 from bridge import protocol
@@ -27,7 +26,7 @@ from bridge.rules.state import (
     Side,
     WorldState,
 )
-from bridge.view_index import aspect_index, open_actions
+from bridge.view_index import ByIdentity, aspect_index, open_actions
 
 GM_NAME = "GM"
 
@@ -76,20 +75,19 @@ def _side(state: WorldState, side: Side, ruleset: Ruleset) -> protocol.CardSide:
     )
 
 
-# Views of aspects already built, by the identity of the (immutable) Aspect: states
-# share every record an event did not replace, so a card listing a scene's aspects
-# builds only the new ones. Bounded: cleared when full.
-_ASPECT_VIEWS: dict[
-    int, tuple[Aspect, protocol.CardCharacter | None, int, protocol.CardAspect]
-] = {}
-_ASPECT_VIEWS_MAX = 50_000
+# Views of aspects already built, by the (immutable) Aspect, its place's name and its
+# count: states share every record an event did not replace, so a card listing a scene's
+# aspects builds only the new ones.
+_ASPECT_VIEWS: ByIdentity[
+    Aspect, tuple[protocol.CardCharacter | None, int, protocol.CardAspect]
+] = ByIdentity(50_000)
 
 
 def _aspect(state: WorldState, aspect: Aspect, count: int = 1) -> protocol.CardAspect:
     attached = _who(state, aspect.attached_to)
-    known = _ASPECT_VIEWS.get(id(aspect))
-    if known is not None and known[0] is aspect and known[1] == attached and known[2] == count:
-        return known[3]
+    known = _ASPECT_VIEWS.get(aspect)
+    if known is not None and known[0] == attached and known[1] == count:
+        return known[2]
     view = protocol.CardAspect(
         id=aspect.id,
         name=aspect.name,
@@ -98,10 +96,7 @@ def _aspect(state: WorldState, aspect: Aspect, count: int = 1) -> protocol.CardA
         free_invokes=dict(aspect.free_invokes),
         count=count,
     )
-    if len(_ASPECT_VIEWS) >= _ASPECT_VIEWS_MAX:
-        _ASPECT_VIEWS.clear()
-    # The entry holds the aspect itself, so its id cannot be reused while cached.
-    _ASPECT_VIEWS[id(aspect)] = (aspect, attached, count, view)
+    _ASPECT_VIEWS.put(aspect, (attached, count, view))
     return view
 
 
@@ -576,23 +571,15 @@ def conflict_view(conflict: Conflict, state: WorldState) -> protocol.ConflictVie
     )
 
 
-# Scene views of recent states, by the state's identity (the entry keeps the state alive,
-# so its id cannot be reused while cached): a commit compares the scene before it, built
-# by the commit before, with the scene after it.
-_SCENE_VIEWS: OrderedDict[int, tuple[WorldState, protocol.SceneState]] = OrderedDict()
-_SCENE_VIEWS_MAX = 256
+# Scene views of recent states: a commit compares the scene before it, built by the
+# commit before, with the scene after it.
+_SCENE_VIEWS: ByIdentity[WorldState, protocol.SceneState] = ByIdentity(256)
 
 
 def scene_state(state: WorldState) -> protocol.SceneState:
     """The scene panel: aspects, budget, and every open or finished procedure."""
-    known = _SCENE_VIEWS.get(id(state))
-    if known is not None and known[0] is state:
-        return known[1]
-    view = _build_scene_state(state)
-    _SCENE_VIEWS[id(state)] = (state, view)
-    if len(_SCENE_VIEWS) > _SCENE_VIEWS_MAX:
-        _SCENE_VIEWS.popitem(last=False)
-    return view
+    known = _SCENE_VIEWS.get(state)
+    return known if known is not None else _SCENE_VIEWS.put(state, _build_scene_state(state))
 
 
 def _build_scene_state(state: WorldState) -> protocol.SceneState:

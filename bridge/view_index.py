@@ -7,8 +7,9 @@ card, scene panel and emit would grow with the scene (issue 9's growth curve). E
 entry's representative is the aspect an invoke of it spends.
 
 Building an index is linear in its map; deriving it from the previous state's index
-(states share every record an event did not replace) costs one identity scan of the map
-plus the work for what changed.
+(states share every record an event did not replace) costs the work for the ids the
+commit's events touched (or, without them, one identity scan of the map). ``ByIdentity``
+is the one cache by an immutable object's identity that these and the card views use.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from typing import Generic, TypeVar
 from bridge.rules.state import Action, Aspect
 
 Record = TypeVar("Record")
+Key = TypeVar("Key")
+Value = TypeVar("Value")
 Index = TypeVar("Index")
 
 # What makes two aspects one entry: boosts by (name, place, holders); anything else
@@ -210,10 +213,33 @@ class OpenActions:
         return list(self._open)
 
 
+class ByIdentity(Generic[Key, Value]):
+    """Values computed from recent immutable objects, by the object's identity: states
+    share every record an event did not replace, so what was computed from one is
+    found again. Each entry keeps its object alive, so the id cannot be reused while
+    cached; the least recently used entry goes first past ``size``."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._known: OrderedDict[int, tuple[Key, Value]] = OrderedDict()
+
+    def get(self, obj: Key) -> Value | None:
+        known = self._known.get(id(obj))
+        if known is None or known[0] is not obj:
+            return None
+        self._known.move_to_end(id(obj))
+        return known[1]
+
+    def put(self, obj: Key, value: Value) -> Value:
+        self._known[id(obj)] = (obj, value)
+        if len(self._known) > self._size:
+            self._known.popitem(last=False)
+        return value
+
+
 class IdentityCache(Generic[Record, Index]):
-    """Indexes of recent maps, by the map's identity (an entry keeps its map alive, so the
-    id cannot be reused while cached). A commit asks for the state before it (the previous
-    commit's after, so cached) and derives the state after it from that."""
+    """Indexes of recent maps by the map's identity. A commit asks for the state before
+    it (the previous commit's after, so cached) and derives the state after it from that."""
 
     def __init__(
         self,
@@ -223,8 +249,7 @@ class IdentityCache(Generic[Record, Index]):
     ) -> None:
         self._build = build
         self._derive = derive
-        self._size = size
-        self._known: OrderedDict[int, tuple[Mapping[str, Record], Index]] = OrderedDict()
+        self._known: ByIdentity[Mapping[str, Record], Index] = ByIdentity(size)
 
     def __call__(
         self,
@@ -235,19 +260,13 @@ class IdentityCache(Generic[Record, Index]):
         """The index of ``records``: cached, else derived from ``base``'s cached index (an
         earlier map of the same world; ``touched``, if given, names every id that differs
         between the two), else built."""
-        known = self._known.get(id(records))
-        if known is not None and known[0] is records:
-            self._known.move_to_end(id(records))
-            return known[1]
-        base_known = self._known.get(id(base)) if base is not None else None
-        if base_known is not None and base_known[0] is base:
-            index = self._derive(base_known[1], records, touched)
-        else:
-            index = self._build(records)
-        self._known[id(records)] = (records, index)
-        if len(self._known) > self._size:
-            self._known.popitem(last=False)
-        return index
+        known = self._known.get(records)
+        if known is not None:
+            return known
+        base_index = self._known.get(base) if base is not None else None
+        if base_index is not None:
+            return self._known.put(records, self._derive(base_index, records, touched))
+        return self._known.put(records, self._build(records))
 
 
 aspect_index: IdentityCache[Aspect, AspectIndex] = IdentityCache(AspectIndex, AspectIndex.derived)
