@@ -12,7 +12,7 @@ from bridge.rules.actions import CostCommand, Helper, InvokeCommand, StartAction
 from bridge.rules.consequences import place_consequence, roll_up_slot
 from bridge.rules.dice import QueuedDice, SecureDice
 from bridge.rules.draft import Draft
-from bridge.rules.engine import apply_all, replay
+from bridge.rules.engine import apply_all, replay, touched_keys
 from bridge.rules.errors import RuleViolation
 from bridge.rules.events import ActionResolved
 from bridge.rules.history import Logged, plan_undo
@@ -261,6 +261,11 @@ def test_arbitrary_play_keeps_every_invariant_and_replays(script: list, faces_li
             continue  # refused: nothing changed
         after = apply_all(state, events)
         check_invariants(state, after)
+        # The view indexes derive each commit's maps from the keys its events touched.
+        for collection in ("aspects", "actions"):
+            old, new = getattr(state, collection), getattr(after, collection)
+            differ = {k for k in old.keys() | new.keys() if old.get(k) is not new.get(k)}
+            assert differ <= set(touched_keys(events, collection)), (collection, differ)
         state = after
         log.extend(events)
     assert replay(log, start_state) == state

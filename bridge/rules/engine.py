@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from bridge.rules.consequences import severity_name
 from bridge.rules.draft import Draft
@@ -237,6 +237,24 @@ def apply_all(state: WorldState, events: Iterable[Event]) -> WorldState:
     if not maps and not fields:
         return state
     return state.model_copy(update={**fields, **maps})
+
+
+def touched_keys(events: Iterable[Event], collection: Literal["aspects", "actions"]) -> list[str]:
+    """Every key of the state's ``collection`` map that the events put or drop: for
+    :func:`apply_all`, the only keys of that map whose records can differ afterwards."""
+    keys: list[str] = []
+    for event in events:
+        if isinstance(event, RecordDropped):
+            if event.collection == collection:
+                keys.append(event.record_id)
+        elif collection == "actions":
+            if isinstance(event, ActionPut):
+                keys.append(event.action.id)
+        elif isinstance(event, AspectPut):
+            keys.append(event.aspect.id)
+        elif isinstance(event, AspectRemoved):
+            keys.append(event.aspect_id)
+    return keys
 
 
 def replay(events: Iterable[Event], initial: WorldState | None = None) -> WorldState:

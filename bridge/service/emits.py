@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal
 
 from pydantic import BaseModel
 
 from bridge import cards, protocol
+from bridge.rules.engine import touched_keys
 from bridge.rules.events import (
     ActionPut,
     AspectPut,
-    AspectRemoved,
     CharacterPut,
     CountersPut,
     Event,
     HistoryUndone,
-    RecordDropped,
 )
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import Action, WorldState
@@ -72,10 +70,9 @@ def derive_emits(
     seq = last_emit
     # The after state's indexes, derived from the before state's (cached from the commit
     # before): cards and the scene list aspects and open actions without walking them all.
-    # The reducer changes these maps only by the ids its events put or drop.
-    touched_aspects = touched_ids(events, "aspects")
+    touched_aspects = touched_keys(events, "aspects")
     aspect_index(after.aspects, before.aspects, touched_aspects)
-    open_actions(after.actions, before.actions, touched_ids(events, "actions"))
+    open_actions(after.actions, before.actions, touched_keys(events, "actions"))
     # Every card carries the last event behind it; the module keeps it in the message's
     # flags, anchoring the log in Foundry's chat log (DESIGN Trust, ``world.verify``).
     commit_anchor = anchor(rows[-1]) if rows else None
@@ -226,24 +223,6 @@ def derive_emits(
             seq += 1
             add("scene.state", protocol.SceneStateEmit(seq=seq, world=world_id, state=scene_after))
     return emits
-
-
-def touched_ids(events: Sequence[Event], collection: Literal["aspects", "actions"]) -> list[str]:
-    """Every id of ``collection`` the events put or drop: all that the reducer
-    (:func:`bridge.rules.engine.apply_all`) changes in that map."""
-    ids: list[str] = []
-    for event in events:
-        if isinstance(event, RecordDropped):
-            if event.collection == collection:
-                ids.append(event.record_id)
-        elif collection == "actions":
-            if isinstance(event, ActionPut):
-                ids.append(event.action.id)
-        elif isinstance(event, AspectPut):
-            ids.append(event.aspect.id)
-        elif isinstance(event, AspectRemoved):
-            ids.append(event.aspect_id)
-    return ids
 
 
 def anchor(row: EventRow) -> protocol.AnchorView:
