@@ -50,13 +50,24 @@ export function startConnection(overrides = {}) {
     showStatus(status);
     refreshSheetStatus();
   });
-  connection.onConnect(() => greet(connection));
+  // One catch-up per connection: the "bound" notice and hello's own answer can both
+  // say a player is bound when the GM vouches while hello is on its way.
+  let caughtUp = false;
+  const catchUpOnce = async (since) => {
+    if (caughtUp) return;
+    caughtUp = true;
+    await catchUp(connection, since);
+  };
+  connection.onConnect(() => {
+    caughtUp = false;
+    greet(connection, catchUpOnce);
+  });
   for (const event of Object.keys(EMIT_HANDLERS)) connection.on(event, (data) => processEmit(event, data));
   connection.on("notice", async (notice) => {
     showNotice(notice);
     // Once bound, a player hears the world: catch up on what it missed, then read the scene.
     if (notice?.code === "bound") {
-      await catchUp(connection, getLastSeq() ?? runtime.hello?.last_seq ?? 0);
+      await catchUpOnce(getLastSeq() ?? runtime.hello?.last_seq ?? 0);
       await readScene();
     }
   });
@@ -65,8 +76,11 @@ export function startConnection(overrides = {}) {
   return connection;
 }
 
-/** @param {import("./connection.mjs").ConnectionManager} connection */
-async function greet(connection) {
+/**
+ * @param {import("./connection.mjs").ConnectionManager} connection
+ * @param {(since: number) => Promise<void>} catchUpOnce  this connection's one catch-up
+ */
+async function greet(connection, catchUpOnce) {
   const hello = await connection.call("hello", helloPayload());
   if (!hello.ok) {
     console.warn("fate-bridge | hello failed", hello.error);
@@ -77,7 +91,7 @@ async function greet(connection) {
     ui.notifications.error(game.i18n.format("FATEBRIDGE.Notify.ProtocolMismatch", { bridge: hello.data.protocol, module: PROTOCOL_VERSION }));
   }
   // A player reads the world only once the GM's client has vouched for it (the "bound" notice).
-  if (hello.data.role === "gm" || hello.data.bound) await catchUp(connection, getLastSeq() ?? hello.data.last_seq);
+  if (hello.data.role === "gm" || hello.data.bound) await catchUpOnce(getLastSeq() ?? hello.data.last_seq);
   if (isActiveGM()) {
     forgetSentActors();
     await syncPlayerActors(connection);
