@@ -8,6 +8,7 @@ the service returns.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import time
@@ -192,12 +193,99 @@ class RoomFanOut(socketio.AsyncManager):  # type: ignore[misc]
         return None
 
 
+# How often a node on Redis asks who else listens on the pub/sub channel (one PUBLISH),
+# so that it stops publishing soon after its last peer has gone; a peer that starts is
+# heard at once (its hello), never only at the next survey.
+PEER_SURVEY_SECONDS = 5.0
+# How long a survey waits for its own message to come back and for the peers' welcomes.
+PEER_ANSWER_SECONDS = 3.0
+# The bridge's own messages on the channel (python-socketio's listener ignores methods it
+# does not know): each starts with this, so the listener tells them apart before decoding.
+PEER_METHOD_PREFIX = b'{"method":"fate.'
+
+
 class RedisRoomFanOut(socketio.AsyncRedisManager, RoomFanOut):  # type: ignore[misc]
     """Rooms shared by every bridge process on one Redis (python-socketio's pub/sub
     manager), delivered locally by :class:`RoomFanOut` (it comes before
     ``AsyncManager`` in the method order, so the pub/sub manager's local delivery is
-    RoomFanOut's). The message goes out without python-socketio's scan for binary
-    attachments: the bridge emits JSON only (see :class:`GuardedPacket`)."""
+    RoomFanOut's), and published only when another process listens.
+
+    Written against python-socketio 5.18.1 (``AsyncPubSubManager`` and
+    ``AsyncRedisManager``): the channel carries JSON (the server's ``json=`` codec, never
+    pickle); ``_thread`` decodes what ``_listen`` yields and ignores methods it does not
+    know and messages carrying its own ``host_id``; ``_publish`` returns Redis's PUBLISH
+    reply (the number of subscribers that got the message), or None when it gave up.
+
+    A lone process pays nothing for the pub/sub: emits are not published while no other
+    subscriber listens (``peers`` is False). Who listens is learned so that no emit a
+    peer's client could have heard is ever skipped:
+
+    - A process that (re)subscribes says ``fate.hello``; every other bridge process
+      marks itself as having peers *before* it answers ``fate.welcome``, and a starting
+      process waits for those answers (:meth:`start`, before the server listens): by the
+      time its first client can join a room, every other process publishes again.
+    - Every ``PEER_SURVEY_SECONDS`` a process publishes a ``fate.probe``: PUBLISH says how
+      many subscribers got it. Only when that is 1 and the probe came back to this
+      process's own subscription (so the one was itself), and no peer spoke meanwhile,
+      does it stop publishing. Anything else (another bridge, an older bridge that says
+      no hello, any other subscriber, a failed publish) keeps it publishing.
+
+    The emit's message puts ``host_id`` first, so this process's listener drops its own
+    emits by their first bytes instead of decoding them in full. The message goes out
+    without python-socketio's scan for binary attachments: the bridge emits JSON only
+    (see :class:`GuardedPacket`)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        survey_seconds: float = PEER_SURVEY_SECONDS,
+        answer_seconds: float = PEER_ANSWER_SECONDS,
+    ) -> None:
+        super().__init__(url)
+        self.survey_seconds = survey_seconds
+        self.answer_seconds = answer_seconds
+        # True until a survey proves this process alone: publishing is the safe default.
+        self.peers = True
+        # Bumped by everything another process says: a survey that began before it
+        # cannot conclude "alone".
+        self._peer_news = 0
+        self._own_emit_prefix = codec.dumps_bytes({"host_id": self.host_id, "method": "emit"})[:-1]
+        self._echoes: dict[int, asyncio.Future[None]] = {}
+        self._welcomes: dict[int, tuple[set[str], asyncio.Event]] = {}
+        self._tokens = 0
+        self._subscribed = asyncio.Event()
+        self._greeted: asyncio.Future[None] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def initialize(self) -> None:
+        super().initialize()  # starts python-socketio's listener (``_thread``)
+        self._spawn(self._survey_forever())
+
+    async def start(self) -> None:
+        """Initialise now rather than at the first connection (python-socketio's default),
+        and return once this process is subscribed and every other bridge process has
+        answered its hello (or ``answer_seconds`` have passed): from then on an emit
+        anywhere reaches this process's clients."""
+        if not self.server.manager_initialized:
+            self.server.manager_initialized = True
+            self.initialize()
+        self._greeted = asyncio.get_running_loop().create_future()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._greeted), 2 * self.answer_seconds)
+
+    async def stop(self) -> None:
+        """Cancel this fan-out's own tasks (the listener is python-socketio's)."""
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)  # keep a reference until it ends
+        task.add_done_callback(self._tasks.discard)
 
     async def emit(
         self,
@@ -215,6 +303,7 @@ class RedisRoomFanOut(socketio.AsyncRedisManager, RoomFanOut):  # type: ignore[m
                 event, data, namespace, room, skip_sid, callback, to, **kwargs
             )
         message = {
+            "host_id": self.host_id,  # first: see _listen
             "method": "emit",
             "event": event,
             "data": list(data) if isinstance(data, tuple) else [data],
@@ -223,11 +312,137 @@ class RedisRoomFanOut(socketio.AsyncRedisManager, RoomFanOut):  # type: ignore[m
             "room": to or room,
             "skip_sid": skip_sid,
             "callback": None,
-            "host_id": self.host_id,
         }
         await self._handle_emit(message)  # this process's receivers
-        await self._publish(message)  # the other processes'
+        await self._publish(message)  # the other processes', if any listen
         return None
+
+    async def _publish(self, data: dict[str, Any]) -> Any:
+        """python-socketio's messages (emits, remote disconnects and room changes) go out
+        only while another process may listen; this bridge's own always do."""
+        if not self.peers and not str(data.get("method", "")).startswith("fate."):
+            return None
+        return await super()._publish(data)
+
+    async def _listen(self) -> Any:
+        """The channel's messages for python-socketio's listener, minus this process's
+        own emits and the bridge's peer messages (handled here). Reconnects like
+        python-socketio 5.18.1's ``_redis_listen_with_retries``, and says hello on every
+        (re)subscription, since peers may have come while it was away."""
+        channel = self.channel.encode("utf-8")
+        retry_seconds = 1.0
+        while True:
+            pubsub = None
+            try:
+                self._redis_connect()
+                # Its own pubsub, not ignoring the subscribe confirmation: hello goes out
+                # only once Redis counts this subscription.
+                pubsub = self.redis.pubsub()
+                await pubsub.subscribe(self.channel)
+                async for message in pubsub.listen():
+                    kind = message.get("type")
+                    if kind == "subscribe":
+                        retry_seconds = 1.0
+                        self._subscribed.set()
+                        self._spawn(self._survey(hello=True))
+                        continue
+                    if kind != "message" or message.get("channel") != channel:
+                        continue
+                    raw = message.get("data")
+                    if not isinstance(raw, bytes) or raw.startswith(self._own_emit_prefix):
+                        continue
+                    if raw.startswith(PEER_METHOD_PREFIX):
+                        await self._heard(raw)
+                        continue
+                    yield raw
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._subscribed.clear()
+                self.peers = True  # unsure who listens: publish
+                log.warning("redis pub/sub: %s; retrying in %.0fs", exc, retry_seconds)
+                await asyncio.sleep(retry_seconds)
+                retry_seconds = min(retry_seconds * 2, 60.0)
+            finally:
+                if pubsub is not None:
+                    with contextlib.suppress(Exception):
+                        await pubsub.aclose()
+
+    async def _heard(self, raw: bytes) -> None:
+        """One of the bridge's peer messages: a hello (answered), a probe, a welcome."""
+        try:
+            message = codec.loads(raw)
+            method, host = message["method"], message["host_id"]
+            token = message["token"]
+        except (ValueError, TypeError, KeyError):
+            return
+        if host == self.host_id:
+            echo = self._echoes.get(token)
+            if echo is not None and not echo.done():
+                echo.set_result(None)
+            return
+        # Another process listens; from now on this one publishes.
+        self._peer_news += 1
+        self.peers = True
+        if method == "fate.hello":
+            await super()._publish(
+                {"method": "fate.welcome", "host_id": self.host_id, "to": host, "token": token}
+            )
+        elif method == "fate.welcome" and message.get("to") == self.host_id:
+            waiting = self._welcomes.get(token)
+            if waiting is not None:
+                welcomed, arrived = waiting
+                welcomed.add(host)
+                arrived.set()
+
+    async def _survey(self, *, hello: bool) -> None:
+        """Publish a hello or a probe and learn from it whether anyone else listens."""
+        self._tokens += 1
+        token = self._tokens
+        news = self._peer_news
+        loop = asyncio.get_running_loop()
+        echo = self._echoes[token] = loop.create_future()
+        welcomed: set[str] = set()
+        arrived = asyncio.Event()
+        self._welcomes[token] = (welcomed, arrived)
+        try:
+            method = "fate.hello" if hello else "fate.probe"
+            receivers = await super()._publish(
+                {"method": method, "host_id": self.host_id, "token": token}
+            )
+            heard_back = False
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(echo), self.answer_seconds)
+                heard_back = True
+            others = int(receivers) - 1 if isinstance(receivers, int) else -1
+            if hello and others > 0:
+                # Every other process answers once it publishes again (one that never
+                # answers, e.g. an older bridge or a stranger, costs the wait).
+                deadline = loop.time() + self.answer_seconds
+                while len(welcomed) < others and loop.time() < deadline:
+                    arrived.clear()
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(arrived.wait(), deadline - loop.time())
+            # Alone only on proof: one receiver, which was this process, and nobody else
+            # spoke since the survey began.
+            self.peers = not (others == 0 and heard_back and self._peer_news == news)
+        finally:
+            del self._echoes[token], self._welcomes[token]
+            if hello and self._greeted is not None and not self._greeted.done():
+                self._greeted.set_result(None)
+
+    async def _survey_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.survey_seconds)
+            if not self._subscribed.is_set():
+                continue  # the listener says hello when it is back
+            try:
+                await self._survey(hello=False)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self.peers = True
+                log.warning("redis pub/sub survey failed: %s", exc)
 
 
 class FateServer(socketio.AsyncServer):  # type: ignore[misc]
@@ -501,6 +716,7 @@ def create_app(
     app = web.Application(client_max_size=TRANSPORT_LIMIT_BYTES)
     app[SERVICE_KEY] = service
     app[CONFIG_KEY] = {"public_url": public_url}
+    fan_out = RedisRoomFanOut(redis_url) if redis_url else RoomFanOut()
     sio = FateServer(
         FateNamespace(service, on_commit),
         join_timeout=handshake_timeout,
@@ -510,9 +726,21 @@ def create_app(
         transports=["websocket"],
         # orjson for every packet (bridge.codec adapts it to python-socketio's json=).
         json=codec,
-        client_manager=RedisRoomFanOut(redis_url) if redis_url else RoomFanOut(),
+        client_manager=fan_out,
     )
     sio.attach(app)
+    if isinstance(fan_out, RedisRoomFanOut):
+        shared: RedisRoomFanOut = fan_out
+
+        async def start_fan_out(_app: web.Application) -> None:
+            await shared.start()
+
+        async def stop_fan_out(_app: web.Application) -> None:
+            await shared.stop()
+
+        # Before the server listens: its first client already hears every process.
+        app.on_startup.append(start_fan_out)
+        app.on_cleanup.append(stop_fan_out)
     HttpApi(service, sio, on_commit, rate_per_second=api_rate).register(app)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/module/module.json", module_manifest)
