@@ -239,10 +239,11 @@ class RedisRoomFanOut(socketio.AsyncRedisManager, RoomFanOut):  # type: ignore[m
         self,
         url: str,
         *,
+        channel: str = "socketio",
         survey_seconds: float = PEER_SURVEY_SECONDS,
         answer_seconds: float = PEER_ANSWER_SECONDS,
     ) -> None:
-        super().__init__(url)
+        super().__init__(url, channel=channel)
         self.survey_seconds = survey_seconds
         self.answer_seconds = answer_seconds
         # True until a survey proves this process alone: publishing is the safe default.
@@ -275,10 +276,12 @@ class RedisRoomFanOut(socketio.AsyncRedisManager, RoomFanOut):  # type: ignore[m
             await asyncio.wait_for(asyncio.shield(self._greeted), 2 * self.answer_seconds)
 
     async def stop(self) -> None:
-        """Cancel this fan-out's own tasks (the listener is python-socketio's)."""
-        for task in list(self._tasks):
+        """Stop listening (python-socketio's listener too): the subscription ends now, so
+        the other processes' next survey finds them without this one."""
+        tasks = [*self._tasks, *([self.thread] if getattr(self, "thread", None) else [])]
+        for task in tasks:
             task.cancel()
-        for task in list(self._tasks):
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
 
@@ -344,7 +347,7 @@ class RedisRoomFanOut(socketio.AsyncRedisManager, RoomFanOut):  # type: ignore[m
                     if kind == "subscribe":
                         retry_seconds = 1.0
                         self._subscribed.set()
-                        self._spawn(self._survey(hello=True))
+                        self._spawn(self.survey(hello=True))
                         continue
                     if kind != "message" or message.get("channel") != channel:
                         continue
@@ -395,8 +398,9 @@ class RedisRoomFanOut(socketio.AsyncRedisManager, RoomFanOut):  # type: ignore[m
                 welcomed.add(host)
                 arrived.set()
 
-    async def _survey(self, *, hello: bool) -> None:
-        """Publish a hello or a probe and learn from it whether anyone else listens."""
+    async def survey(self, *, hello: bool) -> None:
+        """Publish a hello or a probe and learn from it whether anyone else listens
+        (``peers``); a hello also waits for every other process's welcome."""
         self._tokens += 1
         token = self._tokens
         news = self._peer_news
@@ -437,7 +441,7 @@ class RedisRoomFanOut(socketio.AsyncRedisManager, RoomFanOut):  # type: ignore[m
             if not self._subscribed.is_set():
                 continue  # the listener says hello when it is back
             try:
-                await self._survey(hello=False)
+                await self.survey(hello=False)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:

@@ -123,3 +123,53 @@ async def test_two_nodes_send_each_webhook_item_once(
     delivered = [json.loads(body)["card"]["action_id"] for _headers, body in receiver.got]
     assert sorted(delivered) == sorted(resolved)
     assert len({headers["X-Fate-Bridge-Delivery"] for headers, _ in receiver.got}) == 4
+
+
+async def test_a_node_started_later_hears_the_first_at_once(
+    tmp_path: Path, bridge: BridgeProcess, connect: Connect
+) -> None:
+    """A node alone on Redis publishes nothing; one that starts later still hears every
+    emit from its first client on: it is healthy only once the first node has answered
+    its hello, and from that answer on the first node publishes again."""
+    key = add_world(bridge, "shared")
+    gm = Seat(await connect("shared", key=key, user="gm"))  # on node A, alone
+    await gm.ok("actor.sync", actor=BROUSSEAU)
+    await queue(gm, [1, 1, 0, 0])
+    alone = await gm.card(
+        "action.start",
+        type="overcome",
+        actor_id="brousseau",
+        skill="Athletics",
+        opposition={"kind": "passive", "rating": 2},
+    )
+    await gm.card("action.pass", action_id=alone["action_id"], side="actor")
+
+    late = BridgeProcess(tmp_path / "node-late", redis_url=bridge.redis_url)
+    late.data_dir.mkdir()
+    late.start()
+    try:
+        # The first thing the late node's client sees is an action on node A.
+        watcher = Seat(await connect("shared", key=key, user="gm2", url=late.url))
+        await queue(gm, [1, 1, 1, 0])
+        card = await gm.card(
+            "action.start",
+            type="overcome",
+            actor_id="brousseau",
+            skill="Athletics",
+            opposition={"kind": "passive", "rating": 2},
+        )
+        heard = await watcher.wait_for(
+            "card", lambda d: d["card"]["action_id"] == card["action_id"]
+        )
+        assert heard[0]["card"]["state"] == card["state"]
+        # And the other way: an action on the late node reaches node A's client.
+        final = await watcher.card("action.pass", action_id=card["action_id"], side="actor")
+        assert final["state"] == "resolved"
+        await gm.wait_for(
+            "card",
+            lambda d: (
+                d["card"]["action_id"] == card["action_id"] and d["card"]["state"] == "resolved"
+            ),
+        )
+    finally:
+        late.stop()
