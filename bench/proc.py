@@ -95,6 +95,18 @@ def redis_server(folder: Path, cores: set[int] | None = None) -> Iterator[str]:
         process.wait(timeout=10)
 
 
+def redis_pid(url: str) -> int:
+    """The process id of the redis-server behind ``url`` (from its INFO)."""
+    import redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        pid: int = client.info("server")["process_id"]
+        return pid
+    finally:
+        client.close()
+
+
 def flush_redis(url: str) -> None:
     """Empty one Redis database (each test, and each bench part, gets a fresh one)."""
     import redis
