@@ -260,6 +260,8 @@ class RedisRoomFanOut(socketio.AsyncRedisManager, RoomFanOut):  # type: ignore[m
         self._tasks: set[asyncio.Task[Any]] = set()
 
     def initialize(self) -> None:
+        # Before the listener starts: its first subscription's hello settles this.
+        self._greeted = asyncio.get_running_loop().create_future()
         super().initialize()  # starts python-socketio's listener (``_thread``)
         self._spawn(self._survey_forever())
 
@@ -271,7 +273,7 @@ class RedisRoomFanOut(socketio.AsyncRedisManager, RoomFanOut):  # type: ignore[m
         if not self.server.manager_initialized:
             self.server.manager_initialized = True
             self.initialize()
-        self._greeted = asyncio.get_running_loop().create_future()
+        assert self._greeted is not None
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(self._greeted), 2 * self.answer_seconds)
 
