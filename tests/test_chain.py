@@ -208,3 +208,16 @@ def test_a_float_is_always_seen(value: Any) -> None:
         return  # refused: the reference encoder answers
     if floats_in(value):
         assert chain._holds_float(encoded)
+
+
+@settings(max_examples=500)
+@given(json_values, st.text(), st.text(), st.integers(1, 2**62))
+def test_the_chained_body_is_the_reference_form(
+    payload: Any, created_at: str, event_type: str, seq: int
+) -> None:
+    # The body put together around the payload's canonical form hashes as the reference
+    # encoder's whole body does, and the payload text kept is the canonical one.
+    digest, encoded = chain.chained(GENESIS_HASH, seq, event_type, payload, created_at)
+    assert digest == old_event_hash(GENESIS_HASH, seq, event_type, payload, created_at)
+    assert encoded == canonical_json(payload).encode("utf-8")
+    assert json.loads(encoded) == json.loads(canonical_json(payload))

@@ -63,8 +63,37 @@ def _body(prev_hash: str, seq: int, event_type: str, payload: Any, created_at: s
 
 def event_hash(prev_hash: str, seq: int, event_type: str, payload: Any, created_at: str) -> str:
     """SHA-256 over the previous hash and the event's canonical form."""
-    body = canonical_bytes(_body(prev_hash, seq, event_type, payload, created_at))
-    return hashlib.sha256(body).hexdigest()
+    return chained(prev_hash, seq, event_type, payload, created_at)[0]
+
+
+def chained(
+    prev_hash: str, seq: int, event_type: str, payload: Any, created_at: str
+) -> tuple[str, bytes]:
+    """The event's hash, as :func:`event_hash`, and its payload's canonical JSON (a
+    JSON text of the payload that a store may keep as it is).
+
+    The hashed body's keys sorted are at, payload, prev, seq, type: its canonical form is
+    the payload's with the other four around it, so the payload is encoded once."""
+    encoded = canonical_bytes(payload)
+    try:
+        body = b"".join(
+            (
+                b'{"at":',
+                orjson.dumps(created_at),
+                b',"payload":',
+                encoded,
+                b',"prev":',
+                orjson.dumps(prev_hash),
+                b',"seq":',
+                str(int(seq)).encode("ascii"),
+                b',"type":',
+                orjson.dumps(event_type),
+                b"}",
+            )
+        )
+    except TypeError:  # text orjson refuses (a lone surrogate): the reference form
+        body = canonical_bytes(_body(prev_hash, seq, event_type, payload, created_at))
+    return hashlib.sha256(body).hexdigest(), encoded
 
 
 def reference_event_hash(
