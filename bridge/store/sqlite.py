@@ -336,7 +336,7 @@ class SQLiteStore(LocalPresence):
             try:
                 version = _commit(writer, batch)
             except sqlite3.OperationalError as exc:
-                if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:  # any of its kinds
+                if exc.sqlite_errorcode != sqlite3.SQLITE_BUSY:
                     raise
                 # Another connection holds the write lock: wait for it on the thread.
             else:
@@ -354,8 +354,7 @@ class SQLiteStore(LocalPresence):
             return
         self._since_checkpoint = 0
         self._checkpointing = True
-        db = self.db  # the thread's: queued before a close's, so still open when it runs
-        done = self._thread.run(lambda: _checkpoint(db))
+        done = self._thread.run(lambda: _checkpoint(self.db))
         done.add_done_callback(self._checkpointed)
 
     def _checkpointed(self, done: asyncio.Future[None]) -> None:
