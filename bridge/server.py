@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import engineio
 import socketio
@@ -204,6 +205,16 @@ PEER_ANSWER_SECONDS = 3.0
 PEER_METHOD_PREFIX = b'{"method":"fate.'
 
 
+def pubsub_channel(url: str) -> str:
+    """The pub/sub channel of the bridges whose state is in ``url``'s database: Redis
+    pub/sub ignores database numbers, so deployments in separate databases of one
+    redis-server would otherwise hear each other's room emits (rooms are world ids)."""
+    parts = urlsplit(url)
+    # As redis-py reads it: ?db=N, else the path's number (redis://host:port/N), else 0.
+    db = parse_qs(parts.query).get("db", [parts.path.strip("/") or "0"])[0]
+    return f"fate-bridge.db{int(db) if db.isdigit() else 0}"
+
+
 class RedisRoomFanOut(socketio.AsyncRedisManager, RoomFanOut):  # type: ignore[misc]
     """Rooms shared by every bridge process on one Redis (python-socketio's pub/sub
     manager), delivered locally by :class:`RoomFanOut` (it comes before
@@ -239,11 +250,11 @@ class RedisRoomFanOut(socketio.AsyncRedisManager, RoomFanOut):  # type: ignore[m
         self,
         url: str,
         *,
-        channel: str = "socketio",
+        channel: str | None = None,
         survey_seconds: float = PEER_SURVEY_SECONDS,
         answer_seconds: float = PEER_ANSWER_SECONDS,
     ) -> None:
-        super().__init__(url, channel=channel)
+        super().__init__(url, channel=channel or pubsub_channel(url))
         self.survey_seconds = survey_seconds
         self.answer_seconds = answer_seconds
         # True until a survey proves this process alone: publishing is the safe default.

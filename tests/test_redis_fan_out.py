@@ -17,7 +17,7 @@ from redis.asyncio.client import PubSub
 
 from bridge import codec
 from bridge.protocol import NAMESPACE
-from bridge.server import RedisRoomFanOut
+from bridge.server import RedisRoomFanOut, pubsub_channel
 
 _channels = itertools.count(1)
 
@@ -141,3 +141,32 @@ async def test_any_other_subscriber_keeps_a_process_publishing(
         await stranger.aclose()
     await alone.survey(hello=False)
     assert alone.peers is False
+
+
+def test_each_redis_database_has_its_own_channel() -> None:
+    # Pub/sub ignores database numbers: deployments in separate databases of one
+    # redis-server must not hear each other's room emits (rooms are world ids).
+    assert pubsub_channel("redis://127.0.0.1:6379/0") == pubsub_channel("redis://127.0.0.1:6379")
+    assert pubsub_channel("redis://127.0.0.1:6379/1") != pubsub_channel("redis://127.0.0.1:6379/2")
+    assert pubsub_channel("redis://h:1/3") == pubsub_channel("unix:///tmp/redis.sock?db=3")
+
+
+async def test_bridges_in_other_databases_are_not_peers(redis_url: str, redis: Redis) -> None:
+    # A bridge alone in its database publishes nothing, however many bridges listen in
+    # other databases of the same redis-server; those never receive its emits.
+    base = redis_url.rsplit("/", 1)[0] if redis_url.count("/") > 2 else redis_url
+    fan_outs = []
+    for db in (5, 6):
+        fan_out = RedisRoomFanOut(f"{base}/{db}", answer_seconds=0.5, survey_seconds=NEVER)
+        server = socketio.AsyncServer(async_mode="aiohttp", client_manager=fan_out, json=codec)
+        server.attach(web.Application())
+        await fan_out.start()
+        fan_outs.append(fan_out)
+    try:
+        assert fan_outs[0].channel != fan_outs[1].channel
+        await fan_outs[0].survey(hello=False)
+        await fan_outs[1].survey(hello=False)
+        assert not fan_outs[0].peers and not fan_outs[1].peers
+    finally:
+        for fan_out in fan_outs:
+            await fan_out.stop()
