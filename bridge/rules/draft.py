@@ -44,6 +44,36 @@ _COLLECTIONS: dict[str, Collection] = {
 }
 
 
+class DraftEvents(list[Event]):
+    """A draft's events, with the state they lead to from the draft's base, so that
+    :func:`bridge.rules.engine.apply_all` need not build again what the draft built.
+
+    Why the two are the same state (the rules' property tests check it on arbitrary
+    play, JSON and key order included): each event upserts a record as the draft last
+    left it, or the counters, scene or carried boosts as they are in the draft, so
+    folding them over the base gives each map the draft's values; a key already in the
+    base keeps its place in both; a new key goes last in both, in the order it was first
+    changed. Only a drop can break that order (a key dropped and put again moves last
+    in the draft, not in the fold), so a draft that dropped anything seals nothing and
+    ``apply_all`` folds its events as any others.
+
+    ``after`` holds only while the list is as the draft made it: ``apply_all`` checks."""
+
+    base: WorldState | None = None
+    after: WorldState | None = None
+    _made: tuple[Event, ...] = ()
+
+    def seal(self, base: WorldState, after: WorldState) -> None:
+        self.base, self.after, self._made = base, after, tuple(self)
+
+    def result_from(self, state: WorldState) -> WorldState | None:
+        """The state these events lead to from ``state``, if the draft built it: only
+        from its own base, and only while the list holds exactly the events it made."""
+        if state is self.base and tuple(self) == self._made:
+            return self.after
+        return None
+
+
 class Draft:
     """Decisions change a Draft; :meth:`events` says what changed, once per record.
 
@@ -69,6 +99,8 @@ class Draft:
         self.carried_boosts = state.carried_boosts
         self._changed: dict[tuple[str, str], None] = {}
         self._owned: set[str] = set()
+        # Whether any record left a map (a drop or an aspect removed): see DraftEvents.
+        self._dropped = False
 
     def _own(self, name: str) -> dict[str, Any]:
         """The draft's own copy of map ``name``, made on its first change."""
@@ -104,6 +136,7 @@ class Draft:
 
     def remove_aspect(self, aspect_id: str) -> None:
         self._own("aspects").pop(aspect_id, None)
+        self._dropped = True
         self._changed[("aspect", aspect_id)] = None
 
     def put_action(self, action: Action) -> Action:
@@ -113,6 +146,7 @@ class Draft:
 
     def _drop(self, kind: str, record_id: str) -> None:
         self._own(_COLLECTIONS[kind]).pop(record_id, None)
+        self._dropped = True
         self._changed[(kind, record_id)] = None
 
     def drop_action(self, action_id: str) -> None:
@@ -178,9 +212,11 @@ class Draft:
 
     # --- results --------------------------------------------------------------
 
-    def events(self) -> list[Event]:
-        """One event per changed record, in the order each was first changed."""
-        out: list[Event] = []
+    def events(self) -> DraftEvents:
+        """One event per changed record, in the order each was first changed; they carry
+        the state they lead to (see :class:`DraftEvents`). The draft may go on changing:
+        its next change copies again, so that state is never touched afterwards."""
+        out = DraftEvents()
         reason = self.reason
         for kind, key in self._changed:
             # An action's own kinds first: every intent changes one.
@@ -231,9 +267,14 @@ class Draft:
                 out.append(CompelPut(reason=reason, compel=self.compels[key]))
             else:  # "carried"
                 out.append(CarriedBoostsPut(reason=reason, aspect_ids=self.carried_boosts))
+        if out and not self._dropped:
+            out.seal(self.base, self._after())
+        self._owned.clear()
         return out
 
-    def state(self) -> WorldState:
+    def _after(self) -> WorldState:
+        """The base with every change made: what ``apply_all(base, events())`` builds
+        when no record was dropped (see :class:`DraftEvents`)."""
         return self.base.model_copy(
             update={
                 "characters": self.characters,
