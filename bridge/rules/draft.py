@@ -80,6 +80,27 @@ class Draft:
     The Draft never touches the state it was made from.
     """
 
+    # Slots: a draft is made per intent and read and written all through its rules.
+    __slots__ = (
+        "_changed",
+        "_dropped",
+        "_owned",
+        "action_count",
+        "actions",
+        "aspect_count",
+        "aspects",
+        "base",
+        "carried_boosts",
+        "challenges",
+        "characters",
+        "compels",
+        "conflicts",
+        "contests",
+        "gm_fate_points",
+        "reason",
+        "scene",
+    )
+
     def __init__(self, state: WorldState, reason: str) -> None:
         self.base = state
         self.reason = reason
@@ -98,17 +119,17 @@ class Draft:
         self.compels: Mapping[str, Compel] = state.compels
         self.carried_boosts = state.carried_boosts
         self._changed: dict[tuple[str, str], None] = {}
-        self._owned: set[str] = set()
+        # The maps this draft has copied (its own, so changed in place), by name.
+        self._owned: dict[str, dict[str, Any]] = {}
         # Whether any record left a map (a drop or an aspect removed): see DraftEvents.
         self._dropped = False
 
     def _own(self, name: str) -> dict[str, Any]:
         """The draft's own copy of map ``name``, made on its first change."""
-        records: dict[str, Any] = getattr(self, name)
-        if name not in self._owned:
-            records = dict(records)
+        records = self._owned.get(name)
+        if records is None:
+            records = self._owned[name] = dict(getattr(self, name))
             setattr(self, name, records)
-            self._owned.add(name)
         return records
 
     # --- reads ----------------------------------------------------------------

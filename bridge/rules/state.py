@@ -181,6 +181,7 @@ def _refuse(cls: type[Frozen], given: Mapping[str, Any]) -> None:
 
 ActionType = Literal["overcome", "create_advantage", "take_advantage", "discover", "attack"]
 OppositionAction = Literal["oppose", "defend"]
+OppositionKind = Literal["passive", "active"]
 ConsequenceStatus = Literal["fresh", "addressed", "recovering"]
 AspectKind = Literal["character", "situation", "consequence", "boost"]
 HarmKind = Literal["physical", "mental"]
@@ -441,7 +442,7 @@ class Action(Frozen):
     requested_by: str
     actor: Side
     opposition: Side
-    opposition_kind: Literal["passive", "active"]
+    opposition_kind: OppositionKind
     opposition_action: OppositionAction | None = None
     state: ActionState
     target_id: str | None = None

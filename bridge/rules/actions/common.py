@@ -65,6 +65,8 @@ def find_action(draft: Draft, action_id: str, *states: str) -> Action:
 
 def stunt_bonus(character: Character, skill: str, action: str) -> int:
     """R1.2: the bonuses of stunts tied to this skill and action type."""
+    if not character.stunts:
+        return 0
     return sum(
         s.bonus
         for s in character.stunts
