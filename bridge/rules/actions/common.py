@@ -14,6 +14,11 @@ from bridge.rules.state import (
     Side,
 )
 
+SUCCESS = Effect(kind="success")
+"""The card's success line (records are immutable, so one serves every action)."""
+FAILURE = Effect(kind="failure")
+"""The card's failure line."""
+
 
 def find_character(draft: Draft, character_id: str, field_name: str) -> Character:
     character = draft.characters.get(character_id)
