@@ -8,7 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Annotated, Any, ClassVar, Literal, Self, TypeVar, dataclass_transform
+from typing import (
+    Annotated,
+    Any,
+    ClassVar,
+    Literal,
+    ParamSpec,
+    Self,
+    TypeVar,
+    cast,
+    dataclass_transform,
+)
 
 from pydantic import BeforeValidator, ConfigDict, TypeAdapter
 
@@ -66,7 +76,8 @@ class Frozen:
 
 
 _ADAPTERS: dict[type[Frozen], TypeAdapter[Any]] = {}
-_R = TypeVar("_R", bound=Frozen)
+_R = TypeVar("_R")
+_P = ParamSpec("_P")
 
 
 def _adapter(cls: type[Frozen]) -> TypeAdapter[Any]:
@@ -138,20 +149,26 @@ def _bound_init_source(cls: type[Frozen], namespace: dict[str, Any], *, maker: b
     )
 
 
-def record_maker(cls: type[_R]) -> Callable[..., _R]:
-    """A function building ``cls`` from the same keywords as ``cls(...)``, refusing what it
-    refuses, into the same record: for the few records built on every intent, without
-    the class call's own costs (CPython builds a keywords dict, looks ``__init__`` up and
-    unpacks the dict again: about a third of a small record's construction)."""
+def record_maker(cls: Callable[_P, _R]) -> Callable[_P, _R]:
+    """A function building ``cls`` from the same keywords as ``cls(...)`` (typed as its
+    constructor), refusing what it refuses, into the same record: for the records built
+    on every intent, without the class call's own costs (CPython builds a keywords dict,
+    looks ``__init__`` up and unpacks the dict again: a third of a small record's cost)."""
+    record = cast(type[Frozen], cls)
     namespace: dict[str, Any] = {"_set": _set, "_MISSING": MISSING}
-    source = _bound_init_source(cls, namespace, maker=True)
-    exec(compile(source, f"<{cls.__qualname__}.make>", "exec"), namespace)
-    make: Callable[..., _R] = namespace["make"]
-    make.__qualname__ = f"{cls.__qualname__}.make"
+    if len(fields(record)) >= _MERGED_INIT_FIELDS:  # type: ignore[arg-type]
+        source = _merged_init_source(record, namespace, maker=True)
+    else:
+        source = _bound_init_source(record, namespace, maker=True)
+    exec(compile(source, f"<{record.__qualname__}.make>", "exec"), namespace)
+    make: Callable[_P, _R] = namespace["make"]
+    make.__qualname__ = f"{record.__qualname__}.make"
     return make
 
 
-def _merged_init_source(cls: type[Frozen], namespace: dict[str, Any]) -> str:
+def _merged_init_source(
+    cls: type[Frozen], namespace: dict[str, Any], *, maker: bool = False
+) -> str:
     # The template holds every field in order (its default, or the marker for a required
     # or factory field), so the instance's __dict__ keeps the fields' order; one more key
     # than fields is an unknown keyword, a marker left on a required field a missing one.
@@ -159,7 +176,7 @@ def _merged_init_source(cls: type[Frozen], namespace: dict[str, Any]) -> str:
     template: dict[str, Any] = {}
     required: list[str] = []
     factories: list[str] = []
-    namespace.update(_template=template, _count=len(specs), _refuse=_refuse, _cls=cls)
+    namespace.update(_template=template, _count=len(specs), _refuse=_refuse, _cls=cls, _new=_new)
     for spec in specs:
         name = spec.name
         template[name] = spec.default
@@ -175,12 +192,14 @@ def _merged_init_source(cls: type[Frozen], namespace: dict[str, Any]) -> str:
         ["len(values) != _count"] + [f"values[{n!r}] is _MISSING" for n in required]
     )
     return (
-        "def __init__(self, **given):\n"
-        "    values = {**_template, **given}\n"
-        f"    if {refused}:\n"
-        "        _refuse(_cls, given)\n"
+        ("def make(**given):\n" if maker else "def __init__(self, **given):\n")
+        + "    values = {**_template, **given}\n"
+        + f"    if {refused}:\n"
+        + "        _refuse(_cls, given)\n"
         + "".join(factories)
+        + ("    self = _new(_cls)\n" if maker else "")
         + "    _set(self, '__dict__', values)\n"
+        + ("    return self\n" if maker else "")
     )
 
 
@@ -657,3 +676,13 @@ class WorldState(Frozen):
     settings: WorldSettings = WorldSettings()
     # Event seqs of resolutions the GM undid (the history marks them); only grows.
     undone: tuple[int, ...] = ()
+
+
+# Records built on every intent (declaring, rolling, resolving), built through makers
+# that skip the class call's own costs; typed as the classes' constructors.
+make_action = record_maker(Action)
+make_side = record_maker(Side)
+make_roll = record_maker(Roll)
+make_participant = record_maker(Participant)
+make_aspect = record_maker(Aspect)
+make_effect = record_maker(Effect)

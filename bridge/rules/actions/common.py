@@ -12,6 +12,8 @@ from bridge.rules.state import (
     Earning,
     Effect,
     Side,
+    make_aspect,
+    make_effect,
 )
 
 SUCCESS = Effect(kind="success")
@@ -104,7 +106,7 @@ def add_effects(action: Action, *effects: Effect) -> Action:
 def new_boost(draft: Draft, holder_id: str, name: str, action_id: str) -> Effect:
     """R12.6: a temporary aspect with exactly one free invoke."""
     aspect = draft.put_aspect(
-        Aspect(
+        make_aspect(
             id=draft.new_aspect_id("boost"),
             name=name,
             kind="boost",
@@ -112,7 +114,7 @@ def new_boost(draft: Draft, holder_id: str, name: str, action_id: str) -> Effect
             created_by_action=action_id,
         )
     )
-    return Effect(kind="boost", character_id=holder_id, aspect_id=aspect.id, text=name)
+    return make_effect(kind="boost", character_id=holder_id, aspect_id=aspect.id, text=name)
 
 
 def place_situation_aspect(

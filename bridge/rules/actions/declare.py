@@ -41,6 +41,10 @@ from bridge.rules.state import (
     Roll,
     Side,
     WorldState,
+    make_action,
+    make_participant,
+    make_roll,
+    make_side,
 )
 
 
@@ -154,9 +158,9 @@ def declare(
     opposition_action: OppositionAction | None = None
     if opposer is not None:
         opposition_action = "defend" if command.type == "attack" else "oppose"
-    opposition = Side(
+    opposition = make_side(
         leader=opposer.id if opposer else None,
-        roll=Roll(passive_rating=None if opposer else passive),
+        roll=make_roll(passive_rating=None if opposer else passive),
         dangerous=command.dangerous_opposition,
         # R4.4 with passive opposition the GM side starts passed; invoking reopens it.
         passed=opposer is None,
@@ -168,7 +172,7 @@ def declare(
         state = "confirming"
     else:
         state, actor_side = _after_declared(actor_side, opposition, opposition_kind, dice)
-    action = Action(
+    action = make_action(
         id=action_id,
         type=command.type,
         requested_by=principal.user_id,
@@ -244,10 +248,10 @@ def compose_actor_side(
             1 for c, skill in joined if c.id != leader.id and c.skills.get(skill, 0) >= 1
         )
         helpers = tuple(c.id for c, _ in joined if c.id != leader.id)
-    return Side(
+    return make_side(
         leader=leader.id,
         helpers=helpers,
-        roll=Roll(
+        roll=make_roll(
             skill=lead_skill,
             skill_rating=leader.skills.get(lead_skill, 0),
             stunt_bonus=stunt_bonus(leader, lead_skill, action_type),
@@ -301,7 +305,7 @@ def name_participants(
     With no ``principal`` (a look ahead, as for odds) every helper counts as joined.
 
     Raises ``RuleViolation`` for an unknown, repeated or overwhelmed helper."""
-    participants: list[Participant] = [Participant(character_id=actor.id, skill=skill)]
+    participants: list[Participant] = [make_participant(character_id=actor.id, skill=skill)]
     for index, helper in enumerate(helpers):
         if any(p.character_id == helper.character_id for p in participants):
             raise RuleViolation(
@@ -311,7 +315,7 @@ def name_participants(
         require_active(helping, "help", f"helpers.{index}")
         joins = principal is None or principal.is_gm or principal.user_id in helping.owners
         participants.append(
-            Participant(
+            make_participant(
                 character_id=helping.id,
                 skill=helper.skill or skill,
                 status="joined" if joins else "invited",
