@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache, lru_cache
 
 from bridge import protocol
 from bridge.rules import history
@@ -31,19 +32,30 @@ from bridge.view_index import ByIdentity, aspect_index, open_actions
 GM_NAME = "GM"
 
 
+# Views are frozen models, so one view of a value serves every card showing it: the
+# few ladder values and names of a table are built once, not on every card.
+@lru_cache(maxsize=4096)
+def _rated(ruleset_id: str, value: int) -> protocol.Rated:
+    return protocol.Rated(value=value, label=get_ruleset(ruleset_id).ladder_label(value))
+
+
 def rated(value: int, ruleset: Ruleset) -> protocol.Rated:
     """A ladder value with its word (R1.3)."""
-    return protocol.Rated(value=value, label=ruleset.ladder_label(value))
+    return _rated(ruleset.id, value)
+
+
+@lru_cache(maxsize=8192)
+def _character_view(character_id: str, name: str) -> protocol.CardCharacter:
+    return protocol.CardCharacter(id=character_id, name=name)
 
 
 def _who(state: WorldState, character_id: str | None) -> protocol.CardCharacter | None:
     if character_id is None:
         return None
     if character_id == GM:
-        return protocol.CardCharacter(id=GM, name=GM_NAME)
+        return _character_view(GM, GM_NAME)
     character = state.characters.get(character_id)
-    name = character.name if character else character_id
-    return protocol.CardCharacter(id=character_id, name=name)
+    return _character_view(character_id, character.name if character else character_id)
 
 
 def _controllers(state: WorldState, side: Side) -> list[str]:
@@ -86,7 +98,7 @@ _ASPECT_VIEWS: ByIdentity[
 def _aspect(state: WorldState, aspect: Aspect, count: int = 1) -> protocol.CardAspect:
     attached = _who(state, aspect.attached_to)
     known = _ASPECT_VIEWS.get(aspect)
-    if known is not None and known[0] == attached and known[1] == count:
+    if known is not None and (known[0] is attached or known[0] == attached) and known[1] == count:
         return known[2]
     view = protocol.CardAspect(
         id=aspect.id,
@@ -297,7 +309,13 @@ def _invoke_odds(action: Action, ruleset: Ruleset) -> protocol.InvokeOddsView | 
 
 def outcome_labels(ruleset: Ruleset) -> list[protocol.OutcomeLabel]:
     """The ruleset's outcome names, fumble to excel (R3.1)."""
-    return [protocol.OutcomeLabel(id=o, label=ruleset.outcome_names[o]) for o in OUTCOMES]
+    return list(_outcome_labels(ruleset.id))
+
+
+@cache
+def _outcome_labels(ruleset_id: str) -> tuple[protocol.OutcomeLabel, ...]:
+    names = get_ruleset(ruleset_id).outcome_names
+    return tuple(protocol.OutcomeLabel(id=o, label=names[o]) for o in OUTCOMES)
 
 
 def _slots(character: Character, state: WorldState) -> list[protocol.SlotState]:

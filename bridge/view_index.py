@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from itertools import islice
 from typing import Generic, TypeVar
 
 from bridge.rules.state import Action, Aspect
@@ -200,8 +201,11 @@ class OpenActions:
                 index._open.pop(action.id, None)
             elif action.id not in index._open:  # reopened (undo): its place is the map's
                 return cls(actions)
-        # New ids are the map's last ones (a dict keeps insertion order): open in that order.
-        newest: list[str] = list(actions)[-len(added) :] if added else []
+        # New ids are the map's last ones (a dict keeps insertion order): open in that order,
+        # read from the end (listing every key would grow with the scene).
+        if not isinstance(actions, dict):
+            return cls(actions)
+        newest = list(islice(reversed(actions), len(added)))[::-1]
         if set(newest) != added:
             return cls(actions)
         for action_id in newest:

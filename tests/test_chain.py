@@ -12,6 +12,7 @@ import hashlib
 import json
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -169,3 +170,54 @@ def test_a_stored_non_finite_float_is_verified_as_before() -> None:
     digest = old_event_hash(GENESIS_HASH, 1, "test", payload, "t")
     assert reference_event_hash(GENESIS_HASH, 1, "test", payload, "t") == digest
     assert verify_chain([(1, "test", payload, "t", GENESIS_HASH, digest)]) is None
+
+
+def test_text_that_looks_like_numbers_takes_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Dots and exponents inside strings (names, time stamps, prose) are not floats, and
+    # true/false hold the only other "e" outside strings: none of these needs the reference.
+    def refused(value: Any) -> str:
+        raise AssertionError("the reference encoder was used")
+
+    monkeypatch.setattr(chain, "canonical_json", refused)
+    for value in (
+        {"at": "2026-01-01T12:30:05.123456+00:00", "n": 3, "ok": True, "no": False},
+        ["1.5", "2e10", "E", {"x.y": [None, -4, "3.0e-2"]}],
+        {"name": "Zird the Arcane's momentum", "free": {"gm": 1}},
+    ):
+        assert canonical_bytes(value) == json.dumps(
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        ).encode("utf-8")
+
+
+@settings(max_examples=500)
+@given(json_values)
+def test_a_float_is_always_seen(value: Any) -> None:
+    # The guard may say yes without a float (an escaped quote), never no with one.
+    def floats_in(v: Any) -> bool:
+        if isinstance(v, float):
+            return True
+        if isinstance(v, list):
+            return any(floats_in(x) for x in v)
+        if isinstance(v, dict):
+            return any(floats_in(x) for x in v.values())
+        return False
+
+    try:
+        encoded = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return  # refused: the reference encoder answers
+    if floats_in(value):
+        assert chain._holds_float(encoded)
+
+
+@settings(max_examples=500)
+@given(json_values, st.text(), st.text(), st.integers(1, 2**62))
+def test_the_chained_body_is_the_reference_form(
+    payload: Any, created_at: str, event_type: str, seq: int
+) -> None:
+    # The body put together around the payload's canonical form hashes as the reference
+    # encoder's whole body does, and the payload text kept is the canonical one.
+    digest, encoded = chain.chained(GENESIS_HASH, seq, event_type, payload, created_at)
+    assert digest == old_event_hash(GENESIS_HASH, seq, event_type, payload, created_at)
+    assert encoded == canonical_json(payload).encode("utf-8")
+    assert json.loads(encoded) == json.loads(canonical_json(payload))

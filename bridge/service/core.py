@@ -57,7 +57,7 @@ from bridge.store.base import (
     VersionConflict,
     WorldRecord,
 )
-from bridge.store.chain import GENESIS_HASH, disagreeing_anchors, event_hash, verify_chain
+from bridge.store.chain import GENESIS_HASH, chained, disagreeing_anchors, verify_chain
 
 Clock = Callable[[], datetime]
 COMMIT_ATTEMPTS = 5
@@ -367,8 +367,9 @@ class ServiceCore:
                 for domain_event in events:
                     seq += 1
                     payload = domain_event.model_dump(mode="json")
-                    digest = event_hash(prev, seq, domain_event.type, payload, now)
-                    encoded = codec.dumps(payload)
+                    # The store keeps the payload in the canonical form the hash took.
+                    digest, canonical = chained(prev, seq, domain_event.type, payload, now)
+                    encoded = canonical.decode("utf-8")
                     tail_size += len(encoded)
                     rows.append(
                         EventRow(seq, domain_event.type, payload, now, prev, digest, encoded)

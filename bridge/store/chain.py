@@ -4,18 +4,30 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
 
 GENESIS_HASH = "0" * 64
-# A float in orjson's compact output: a number with a fraction or an exponent at the
-# start, after a key (its closing quote and the colon) or after the "," or "[" before
-# a list item. Text inside a string can look like one too (not a time stamp's
-# "12:30:05.1": its colons follow digits); that only sends it the slow way.
-_FLOAT_TOKEN = re.compile(rb'(?:^|":|[,\[])-?[0-9]+[.eE]')
+
+
+def _holds_float(encoded: bytes) -> bool:
+    """Whether orjson's compact JSON ``encoded`` holds a float (yes, too, when an escaped
+    quote hides where its strings end).
+
+    Outside its strings, compact JSON has only brackets, ``:``, ``,``, numbers, ``true``,
+    ``false`` and ``null``: a float is the only number with a ``.`` or an exponent, and
+    true and false hold the only other ``e``. Splitting at the quotes finds the strings
+    in C, several times faster than a regular expression over every byte."""
+    if b'\\"' in encoded:
+        return True
+    outside = b"".join(encoded.split(b'"')[::2])
+    return (
+        b"." in outside
+        or b"E" in outside
+        or outside.count(b"e") != outside.count(b"true") + outside.count(b"false")
+    )
 
 
 def canonical_json(value: Any) -> str:
@@ -40,7 +52,7 @@ def canonical_bytes(value: Any) -> bytes:
         fast = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except TypeError:
         return canonical_json(value).encode("utf-8")
-    if _FLOAT_TOKEN.search(fast):
+    if _holds_float(fast):
         return canonical_json(value).encode("utf-8")
     return fast
 
@@ -51,8 +63,37 @@ def _body(prev_hash: str, seq: int, event_type: str, payload: Any, created_at: s
 
 def event_hash(prev_hash: str, seq: int, event_type: str, payload: Any, created_at: str) -> str:
     """SHA-256 over the previous hash and the event's canonical form."""
-    body = canonical_bytes(_body(prev_hash, seq, event_type, payload, created_at))
-    return hashlib.sha256(body).hexdigest()
+    return chained(prev_hash, seq, event_type, payload, created_at)[0]
+
+
+def chained(
+    prev_hash: str, seq: int, event_type: str, payload: Any, created_at: str
+) -> tuple[str, bytes]:
+    """The event's hash, as :func:`event_hash`, and its payload's canonical JSON (a
+    JSON text of the payload that a store may keep as it is).
+
+    The hashed body's keys sorted are at, payload, prev, seq, type: its canonical form is
+    the payload's with the other four around it, so the payload is encoded once."""
+    encoded = canonical_bytes(payload)
+    try:
+        body = b"".join(
+            (
+                b'{"at":',
+                orjson.dumps(created_at),
+                b',"payload":',
+                encoded,
+                b',"prev":',
+                orjson.dumps(prev_hash),
+                b',"seq":',
+                str(int(seq)).encode("ascii"),
+                b',"type":',
+                orjson.dumps(event_type),
+                b"}",
+            )
+        )
+    except TypeError:  # text orjson refuses (a lone surrogate): the reference form
+        body = canonical_bytes(_body(prev_hash, seq, event_type, payload, created_at))
+    return hashlib.sha256(body).hexdigest(), encoded
 
 
 def reference_event_hash(
