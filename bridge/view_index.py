@@ -95,12 +95,12 @@ class AspectIndex:
     of boosts on which ``c`` holds a free invoke. Both equal what building from
     scratch gives, however the index was derived."""
 
-    __slots__ = ("_aspects", "_groups", "_held", "_key_of", "_sorted")
+    __slots__ = ("_aspects", "_groups", "_held", "_sorted")
 
     def __init__(self, aspects: Mapping[str, Aspect]) -> None:
         self._aspects = aspects
-        self._groups: dict[EntryKey, dict[str, Aspect]] = {}
-        self._key_of: dict[str, EntryKey] = {}
+        # Each entry's aspects by id, and the id standing for them (the least).
+        self._groups: dict[EntryKey, tuple[dict[str, Aspect], str]] = {}
         self._held: dict[str, int] = {}
         self._sorted: list[Entry] | None = None
         self._add(aspects.values())
@@ -117,7 +117,6 @@ class AspectIndex:
         index = cls.__new__(cls)
         index._aspects = aspects
         index._groups = dict(base._groups)
-        index._key_of = dict(base._key_of)
         index._held = dict(base._held)
         index._sorted = None
         index._remove(change.left)
@@ -129,8 +128,11 @@ class AspectIndex:
             key = entry_key(aspect)
             group = self._groups.get(key)
             # Groups are copied before their first change: derived indexes share them.
-            self._groups[key] = {**group, aspect.id: aspect} if group else {aspect.id: aspect}
-            self._key_of[aspect.id] = key
+            if group is None:
+                self._groups[key] = ({aspect.id: aspect}, aspect.id)
+            else:
+                members, lead = group
+                self._groups[key] = ({**members, aspect.id: aspect}, min(lead, aspect.id))
             if aspect.kind == "boost":
                 for holder, count in aspect.free_invokes.items():
                     if count:
@@ -138,11 +140,13 @@ class AspectIndex:
 
     def _remove(self, aspects: Iterable[Aspect]) -> None:
         for aspect in aspects:
-            key = self._key_of.pop(aspect.id)
-            group = dict(self._groups[key])
-            del group[aspect.id]
-            if group:
-                self._groups[key] = group
+            # Records never change, so the old record's key is the one it was added by.
+            key = entry_key(aspect)
+            members, lead = self._groups[key]
+            members = dict(members)
+            del members[aspect.id]
+            if members:
+                self._groups[key] = (members, min(members) if lead == aspect.id else lead)
             else:
                 del self._groups[key]
             if aspect.kind == "boost":
@@ -157,7 +161,9 @@ class AspectIndex:
     def entries(self) -> list[Entry]:
         """Every entry, in card order: by kind, name, then the representative's id."""
         if self._sorted is None:
-            entries = [Entry(group[min(group)], len(group)) for group in self._groups.values()]
+            entries = [
+                Entry(members[lead], len(members)) for members, lead in self._groups.values()
+            ]
             entries.sort(key=lambda e: (e.aspect.kind, e.aspect.name, e.aspect.id))
             self._sorted = entries
         return self._sorted

@@ -1,23 +1,15 @@
-"""The embedded default store: SQLite in WAL mode, a writer on the event loop and a
-worker thread for everything else.
+"""The embedded default store: SQLite in WAL mode, on one worker thread.
 
-A commit is one transaction, however many statements it holds. It runs on the event
-loop, on a connection of its own, when it can start at once (the write lock is free)
-and carries no snapshot: such a commit writes a few kilobytes to the WAL and never
-waits on the disk (``synchronous=NORMAL``), so it costs less than the hop to a thread
-and back did (a queue, a wake-up of the thread, another of the loop). Every other call,
-and a commit that would wait for the lock (the webhook store's connection writes to the
-same file) or that writes a snapshot, is one function run on a dedicated thread that
-owns the other connection (plain :mod:`sqlite3`): the hop is a queue and an asyncio
-future settled from the thread. The loop's connection never checkpoints the WAL
-(that syncs the disk); the thread does, now and then.
+Every store call is one function run on a dedicated thread that owns the only
+connection (plain :mod:`sqlite3`): a commit is one hop off the event loop and one
+transaction, however many statements it holds, and calls never interleave. The hop
+is a queue and an asyncio future settled from the thread, nothing more.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import queue
 import sqlite3
 import threading
@@ -40,11 +32,6 @@ from bridge.store.chain import GENESIS_HASH
 from bridge.store.memory_presence import LocalPresence
 
 T = TypeVar("T")
-log = logging.getLogger("bridge.store.sqlite")
-
-# Commits on the loop's connection between two checkpoints of the WAL on the thread
-# (SQLite's own default is one per thousand pages; an action's commit writes about 7).
-CHECKPOINT_EVERY = 128
 
 # Each entry moves the schema one version up; never edit a shipped entry.
 MIGRATIONS: tuple[str, ...] = (
@@ -195,10 +182,7 @@ class SQLiteStore(LocalPresence):
         super().__init__()
         self.path = path
         self._db: sqlite3.Connection | None = None
-        self._writer: sqlite3.Connection | None = None
         self._thread: _Worker | None = None
-        self._since_checkpoint = 0
-        self._checkpointing = False
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -216,20 +200,25 @@ class SQLiteStore(LocalPresence):
     async def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._thread = _Worker()
-        self._db = await self._thread.run(lambda: _connect(self.path, migrate=True))
-        # Made on the loop's thread, used only there; it must never wait for the lock
-        # (that would stop the loop), and it leaves checkpoints to the thread.
-        self._writer = _connect(self.path, busy_timeout_ms=0)
-        self._writer.execute("PRAGMA wal_autocheckpoint=0")
-        self._since_checkpoint = 0
+
+        def connect() -> sqlite3.Connection:
+            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            db.row_factory = sqlite3.Row
+            db.execute("PRAGMA journal_mode=WAL")
+            # NORMAL in WAL mode survives a killed process (the OS has the pages); only
+            # a power cut may lose the last commits.
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA foreign_keys=ON")
+            db.execute("PRAGMA busy_timeout=5000")
+            _migrate(db)
+            return db
+
+        self._db = await self._thread.run(connect)
 
     async def close(self) -> None:
-        if self._writer is not None:
-            writer, self._writer = self._writer, None
-            writer.close()
         if self._db is not None and self._thread is not None:
             db, self._db = self._db, None
-            await self._thread.run(db.close)  # the last connection: it checkpoints
+            await self._thread.run(db.close)
         if self._thread is not None:
             thread, self._thread = self._thread, None
             thread.stop()
@@ -331,38 +320,7 @@ class SQLiteStore(LocalPresence):
         return await self._run(version)
 
     async def commit(self, batch: CommitBatch) -> int:
-        writer = self._writer
-        if writer is not None and batch.snapshot is None and not self._checkpointing:
-            try:
-                version = _commit(writer, batch)
-            except sqlite3.OperationalError as exc:
-                if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:  # any of its kinds
-                    raise
-                # Another connection holds the write lock: wait for it on the thread.
-            else:
-                self._count_commit()
-                return version
         return await self._run(lambda db: _commit(db, batch))
-
-    def _count_commit(self) -> None:
-        """After a commit on the loop's connection: every CHECKPOINT_EVERY of them, the
-        thread checkpoints the WAL, and nothing waits for it. Until it is done, commits
-        queue behind it on the thread: a checkpoint racing new commits would never
-        catch up with them, and SQLite starts the WAL over only once one has."""
-        self._since_checkpoint += 1
-        if self._since_checkpoint < CHECKPOINT_EVERY or self._thread is None:
-            return
-        self._since_checkpoint = 0
-        self._checkpointing = True
-        db = self.db  # the thread's: queued before a close's, so still open when it runs
-        done = self._thread.run(lambda: _checkpoint(db))
-        done.add_done_callback(self._checkpointed)
-
-    def _checkpointed(self, done: asyncio.Future[None]) -> None:
-        self._checkpointing = False
-        if not done.cancelled() and (failure := done.exception()) is not None:
-            # The WAL only grows until the next one succeeds: worth a line, not a failure.
-            log.warning("WAL checkpoint failed: %s", failure)
 
     async def get_response(
         self, world_id: str, user_id: str, request_id: str
@@ -420,28 +378,6 @@ def _migrate(db: sqlite3.Connection) -> None:
         )
     for number, script in enumerate(MIGRATIONS[current:], start=current + 1):
         db.executescript(f"BEGIN; {script}; PRAGMA user_version={number}; COMMIT;")
-
-
-def _connect(
-    path: Path, *, migrate: bool = False, busy_timeout_ms: int = 5000
-) -> sqlite3.Connection:
-    """A connection to the store's file, in WAL mode; ``migrate`` brings the schema up
-    to date (the first connection only)."""
-    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    db.row_factory = sqlite3.Row
-    db.execute("PRAGMA journal_mode=WAL")
-    # NORMAL in WAL mode survives a killed process (the OS has the pages); only
-    # a power cut may lose the last commits.
-    db.execute("PRAGMA synchronous=NORMAL")
-    db.execute("PRAGMA foreign_keys=ON")
-    db.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-    if migrate:
-        _migrate(db)
-    return db
-
-
-def _checkpoint(db: sqlite3.Connection) -> None:
-    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
 
 def _commit(db: sqlite3.Connection, batch: CommitBatch) -> int:
