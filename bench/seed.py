@@ -10,6 +10,7 @@ from bridge.rules import actions
 from bridge.rules.dice import SecureDice
 from bridge.rules.engine import apply_all
 from bridge.rules.events import Event
+from bridge.rules.procedures import settle
 from bridge.rules.ruleset import get_ruleset
 from bridge.rules.state import WorldState
 from bridge.service import BridgeService, Session
@@ -32,11 +33,14 @@ OVERCOME = actions.StartAction(
 
 
 def resolve_passive(state: WorldState, dice: SecureDice) -> tuple[WorldState, list[Event]]:
-    """One passive overcome through the rules alone: declare and roll, then pass."""
+    """One passive overcome through the rules alone, as the service runs each of its two
+    intents (bridge.service.core ``_mutate``): decide, settle, apply. Declare and roll,
+    then pass."""
     ruleset = get_ruleset(state.ruleset)
-    started = actions.start_action(state, OVERCOME, GM, dice, ruleset)
+    started = settle(state, actions.start_action(state, OVERCOME, GM, dice, ruleset))
     state = apply_all(state, started)
-    passed = actions.pass_invokes(state, f"a{state.action_count}", "actor", GM, ruleset)
+    action_id = f"a{state.action_count}"
+    passed = settle(state, actions.pass_invokes(state, action_id, "actor", GM, ruleset))
     return apply_all(state, passed), [*started, *passed]
 
 

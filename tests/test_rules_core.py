@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 from collections import Counter
 
 import pytest
@@ -268,3 +269,32 @@ def test_unknown_actor_is_refused() -> None:
             UNWRITTEN,
         )
     assert refused.value.code == "unknown_actor"
+
+
+def test_r1_1_secure_dice_map_every_accepted_byte_to_one_roll_evenly() -> None:
+    # R1.1: of the 256 byte values, the 243 below 3 * 81 give each of the 81 rolls exactly
+    # three times and the rest are skipped, so a uniform byte is a uniform roll.
+    source = SecureDice(random_bytes=lambda n: bytes(range(256)) * (n // 256))
+    drawn = Counter(source.roll() for _ in range(243))
+    assert set(drawn) == set(ALL_ROLLS) and set(drawn.values()) == {3}
+    # The next draw starts the following 256 bytes again at 0: bytes 243..255 were skipped.
+    assert source.roll() == ALL_ROLLS[0]
+
+
+def test_r1_1_a_forked_process_never_rolls_its_parents_dice() -> None:
+    # R1.1: the CSPRNG's bytes are read ahead; a child forked from the bridge must not
+    # replay the rolls the parent still holds.
+    source = SecureDice()
+    source.roll()  # the pool is filled and partly read
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child only reports its rolls
+        os.write(writer, repr([source.roll() for _ in range(40)]).encode())
+        os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader) as pipe:
+        child_rolls = pipe.read()
+    os.waitpid(child, 0)
+    parent_rolls = repr([source.roll() for _ in range(40)])
+    # 40 rolls alike by chance: 81 ** -40.
+    assert child_rolls and child_rolls != parent_rolls

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 from hypothesis import event, example, given
@@ -11,7 +12,7 @@ from bridge.rules import actions
 from bridge.rules.actions import CostCommand, Helper, InvokeCommand, StartAction
 from bridge.rules.consequences import place_consequence, roll_up_slot
 from bridge.rules.dice import QueuedDice, SecureDice
-from bridge.rules.draft import Draft
+from bridge.rules.draft import Draft, DraftEvents
 from bridge.rules.engine import apply_all, replay, touched_keys
 from bridge.rules.errors import RuleViolation
 from bridge.rules.events import ActionResolved
@@ -168,6 +169,18 @@ def check_invariants(before: WorldState, after: WorldState) -> None:
                 assert new_slot.aspect_id == old_slot.aspect_id
 
 
+def check_draft_state_is_the_fold(before: WorldState, events: list, after: WorldState) -> None:  # type: ignore[type-arg]
+    # DESIGN functional core: apply_all takes the state a Draft built alongside its events;
+    # it must be exactly the fold of those events (the replayed log), JSON and key order
+    # included, since snapshots are written from it and must equal the replay of the log.
+    folded = replay(events, before)
+    assert json.dumps(after.model_dump(mode="json")) == json.dumps(folded.model_dump(mode="json"))
+    assert after == folded
+    if isinstance(events, DraftEvents) and events.after is not None:
+        assert after is events.after
+        event("the draft's own state")
+
+
 OWNER = {"b": PAUL, "m": ANNA, "g": GM_USER, "gm": GM_USER}
 
 turns = st.tuples(
@@ -240,6 +253,7 @@ def test_played_turns_keep_every_invariant_and_replay(turns_list: list, faces_li
                 continue
             after = apply_all(state, events)
             check_invariants(state, after)
+            check_draft_state_is_the_fold(state, events, after)
             state = after
             log.extend(events)
             applied += 1
@@ -261,6 +275,7 @@ def test_arbitrary_play_keeps_every_invariant_and_replays(script: list, faces_li
             continue  # refused: nothing changed
         after = apply_all(state, events)
         check_invariants(state, after)
+        check_draft_state_is_the_fold(state, events, after)
         # The view indexes derive each commit's maps from the keys its events touched.
         for collection in ("aspects", "actions"):
             old, new = getattr(state, collection), getattr(after, collection)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import secrets
+import os
+import weakref
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from itertools import product
 from typing import Literal, Protocol, cast
 
@@ -27,13 +28,48 @@ class DiceSource(Protocol):
         ...
 
 
+# A byte below 243 = 3 * 81 is a uniform draw over the 81 rolls (byte % 81); the 13 bytes
+# above it are skipped, so no roll is likelier than another.
+_ACCEPTED_BYTES = 256 - 256 % len(ALL_ROLLS)
+# Bytes read from the CSPRNG at a time: one system call per ~480 rolls, not per roll.
+POOL_BYTES = 512
+
+# Every SecureDice alive, so a forked child drops the bytes it inherited (see _after_fork).
+_LIVE: weakref.WeakSet[SecureDice] = weakref.WeakSet()
+
+
 class SecureDice:
-    """Production dice: the operating system's CSPRNG (R1.1)."""
+    """Production dice: the operating system's CSPRNG (R1.1).
+
+    Its bytes are read ``POOL_BYTES`` at a time (a system call per roll cost as much as
+    the rest of a passive overcome's rules) and each is used once: the iterator hands
+    out each byte to one caller only, even across threads, and a forked child drops the
+    parent's unread bytes, so two processes never share a roll."""
+
+    def __init__(self, random_bytes: Callable[[int], bytes] = os.urandom) -> None:
+        self._random_bytes = random_bytes
+        self._pool: Iterator[int] = iter(())
+        _LIVE.add(self)
 
     def roll(self) -> Roll:
         """Four independent fair dice: one uniform draw over the 81 equally likely
-        outcomes (one CSPRNG read instead of four)."""
-        return ALL_ROLLS[secrets.randbelow(len(ALL_ROLLS))]
+        outcomes (one random byte instead of four dice)."""
+        while True:
+            for byte in self._pool:
+                if byte < _ACCEPTED_BYTES:
+                    return ALL_ROLLS[byte % len(ALL_ROLLS)]
+            self._pool = iter(self._random_bytes(POOL_BYTES))
+
+    def _forget_pool(self) -> None:
+        self._pool = iter(())
+
+
+def _after_fork() -> None:
+    for dice in list(_LIVE):
+        dice._forget_pool()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 class QueuedDice:

@@ -32,7 +32,23 @@ from bridge.rules.state import (
     Contest,
     Scene,
     WorldState,
+    record_maker,
 )
+
+# The events a draft builds, built without the class call's costs (see record_maker).
+_make_action_put = record_maker(ActionPut)
+_make_action_resolved = record_maker(ActionResolved)
+_make_aspect_put = record_maker(AspectPut)
+_make_aspect_removed = record_maker(AspectRemoved)
+_make_carried_boosts_put = record_maker(CarriedBoostsPut)
+_make_challenge_put = record_maker(ChallengePut)
+_make_character_put = record_maker(CharacterPut)
+_make_compel_put = record_maker(CompelPut)
+_make_conflict_put = record_maker(ConflictPut)
+_make_contest_put = record_maker(ContestPut)
+_make_counters_put = record_maker(CountersPut)
+_make_record_dropped = record_maker(RecordDropped)
+_make_scene_put = record_maker(ScenePut)
 
 # Draft record kinds -> WorldState collections that may drop records.
 _COLLECTIONS: dict[str, Collection] = {
@@ -44,11 +60,62 @@ _COLLECTIONS: dict[str, Collection] = {
 }
 
 
+class DraftEvents(list[Event]):
+    """A draft's events, with the state they lead to from the draft's base, so that
+    :func:`bridge.rules.engine.apply_all` need not build again what the draft built.
+
+    Why the two are the same state (the rules' property tests check it on arbitrary
+    play, JSON and key order included): each event upserts a record as the draft last
+    left it, or the counters, scene or carried boosts as they are in the draft, so
+    folding them over the base gives each map the draft's values; a key already in the
+    base keeps its place in both; a new key goes last in both, in the order it was first
+    changed. Only a drop can break that order (a key dropped and put again moves last
+    in the draft, not in the fold), so a draft that dropped anything seals nothing and
+    ``apply_all`` folds its events as any others.
+
+    ``after`` holds only while the list is as the draft made it: ``apply_all`` checks."""
+
+    base: WorldState | None = None
+    after: WorldState | None = None
+    _made: tuple[Event, ...] = ()
+
+    def seal(self, base: WorldState, after: WorldState) -> None:
+        self.base, self.after, self._made = base, after, tuple(self)
+
+    def result_from(self, state: WorldState) -> WorldState | None:
+        """The state these events lead to from ``state``, if the draft built it: only
+        from its own base, and only while the list holds exactly the events it made."""
+        if state is self.base and tuple(self) == self._made:
+            return self.after
+        return None
+
+
 class Draft:
     """Decisions change a Draft; :meth:`events` says what changed, once per record.
 
     The Draft never touches the state it was made from.
     """
+
+    # Slots: a draft is made per intent and read and written all through its rules.
+    __slots__ = (
+        "_changed",
+        "_dropped",
+        "_owned",
+        "action_count",
+        "actions",
+        "aspect_count",
+        "aspects",
+        "base",
+        "carried_boosts",
+        "challenges",
+        "characters",
+        "compels",
+        "conflicts",
+        "contests",
+        "gm_fate_points",
+        "reason",
+        "scene",
+    )
 
     def __init__(self, state: WorldState, reason: str) -> None:
         self.base = state
@@ -68,15 +135,17 @@ class Draft:
         self.compels: Mapping[str, Compel] = state.compels
         self.carried_boosts = state.carried_boosts
         self._changed: dict[tuple[str, str], None] = {}
-        self._owned: set[str] = set()
+        # The maps this draft has copied (its own, so changed in place), by name.
+        self._owned: dict[str, dict[str, Any]] = {}
+        # Whether any record left a map (a drop or an aspect removed): see DraftEvents.
+        self._dropped = False
 
     def _own(self, name: str) -> dict[str, Any]:
         """The draft's own copy of map ``name``, made on its first change."""
-        records: dict[str, Any] = getattr(self, name)
-        if name not in self._owned:
-            records = dict(records)
+        records = self._owned.get(name)
+        if records is None:
+            records = self._owned[name] = dict(getattr(self, name))
             setattr(self, name, records)
-            self._owned.add(name)
         return records
 
     # --- reads ----------------------------------------------------------------
@@ -104,6 +173,7 @@ class Draft:
 
     def remove_aspect(self, aspect_id: str) -> None:
         self._own("aspects").pop(aspect_id, None)
+        self._dropped = True
         self._changed[("aspect", aspect_id)] = None
 
     def put_action(self, action: Action) -> Action:
@@ -113,6 +183,7 @@ class Draft:
 
     def _drop(self, kind: str, record_id: str) -> None:
         self._own(_COLLECTIONS[kind]).pop(record_id, None)
+        self._dropped = True
         self._changed[(kind, record_id)] = None
 
     def drop_action(self, action_id: str) -> None:
@@ -178,9 +249,11 @@ class Draft:
 
     # --- results --------------------------------------------------------------
 
-    def events(self) -> list[Event]:
-        """One event per changed record, in the order each was first changed."""
-        out: list[Event] = []
+    def events(self) -> DraftEvents:
+        """One event per changed record, in the order each was first changed; they carry
+        the state they lead to (see :class:`DraftEvents`). The draft may go on changing:
+        its next change copies again, so that state is never touched afterwards."""
+        out = DraftEvents()
         reason = self.reason
         for kind, key in self._changed:
             # An action's own kinds first: every intent changes one.
@@ -190,17 +263,17 @@ class Draft:
                 if action is None:
                     if was is not None:
                         out.append(
-                            RecordDropped(reason=reason, collection="actions", record_id=key)
+                            _make_record_dropped(reason=reason, collection="actions", record_id=key)
                         )
                 elif action.state == "resolved" and (was is None or was.state != "resolved"):
                     out.append(
-                        ActionResolved(reason=reason, action=action, scene=self.scene.number)
+                        _make_action_resolved(reason=reason, action=action, scene=self.scene.number)
                     )
                 else:
-                    out.append(ActionPut(reason=reason, action=action))
+                    out.append(_make_action_put(reason=reason, action=action))
             elif kind == "counters":
                 out.append(
-                    CountersPut(
+                    _make_counters_put(
                         reason=reason,
                         gm_fate_points=self.gm_fate_points,
                         action_count=self.action_count,
@@ -209,31 +282,38 @@ class Draft:
                 )
             elif kind == "aspect":
                 if key in self.aspects:
-                    out.append(AspectPut(reason=reason, aspect=self.aspects[key]))
+                    out.append(_make_aspect_put(reason=reason, aspect=self.aspects[key]))
                 elif key in self.base.aspects:
-                    out.append(AspectRemoved(reason=reason, aspect_id=key))
+                    out.append(_make_aspect_removed(reason=reason, aspect_id=key))
             elif kind == "character":
-                out.append(CharacterPut(reason=reason, character=self.characters[key]))
+                out.append(_make_character_put(reason=reason, character=self.characters[key]))
             elif kind in _COLLECTIONS and key not in getattr(self, _COLLECTIONS[kind]):
                 if key in getattr(self.base, _COLLECTIONS[kind]):
                     out.append(
-                        RecordDropped(reason=reason, collection=_COLLECTIONS[kind], record_id=key)
+                        _make_record_dropped(
+                            reason=reason, collection=_COLLECTIONS[kind], record_id=key
+                        )
                     )
             elif kind == "scene":
-                out.append(ScenePut(reason=reason, scene=self.scene))
+                out.append(_make_scene_put(reason=reason, scene=self.scene))
             elif kind == "contest":
-                out.append(ContestPut(reason=reason, contest=self.contests[key]))
+                out.append(_make_contest_put(reason=reason, contest=self.contests[key]))
             elif kind == "challenge":
-                out.append(ChallengePut(reason=reason, challenge=self.challenges[key]))
+                out.append(_make_challenge_put(reason=reason, challenge=self.challenges[key]))
             elif kind == "conflict":
-                out.append(ConflictPut(reason=reason, conflict=self.conflicts[key]))
+                out.append(_make_conflict_put(reason=reason, conflict=self.conflicts[key]))
             elif kind == "compel":
-                out.append(CompelPut(reason=reason, compel=self.compels[key]))
+                out.append(_make_compel_put(reason=reason, compel=self.compels[key]))
             else:  # "carried"
-                out.append(CarriedBoostsPut(reason=reason, aspect_ids=self.carried_boosts))
+                out.append(_make_carried_boosts_put(reason=reason, aspect_ids=self.carried_boosts))
+        if out and not self._dropped:
+            out.seal(self.base, self._after())
+        self._owned.clear()
         return out
 
-    def state(self) -> WorldState:
+    def _after(self) -> WorldState:
+        """The base with every change made: what ``apply_all(base, events())`` builds
+        when no record was dropped (see :class:`DraftEvents`)."""
         return self.base.model_copy(
             update={
                 "characters": self.characters,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bridge.rules.consequences import severity_name
-from bridge.rules.draft import Draft
+from bridge.rules.draft import Draft, DraftEvents
 from bridge.rules.events import (
     ActionPut,
     AspectPut,
@@ -193,7 +193,18 @@ def apply_all(state: WorldState, events: Iterable[Event]) -> WorldState:
     would: a later event wins over an earlier one for the same record or field.
 
     A batch copies each touched map once and builds one WorldState, rather than a map
-    copy and a state per event (an action's events touch the same few maps)."""
+    copy and a state per event (an action's events touch the same few maps). Events a
+    :class:`~bridge.rules.draft.Draft` made from ``state`` carry the state it built from
+    them, which is this fold's result (see ``DraftEvents``): that one is returned."""
+    if type(events) is DraftEvents:
+        built = events.result_from(state)
+        if built is not None:
+            return built
+    return _fold(state, events)
+
+
+def _fold(state: WorldState, events: Iterable[Event]) -> WorldState:
+    """:func:`apply_all`'s fold itself, event by event."""
     maps: _Maps = {}
     fields: dict[str, Any] = {}
     undone: tuple[int, ...] | None = None
@@ -259,4 +270,4 @@ def touched_keys(events: Iterable[Event], collection: Literal["aspects", "action
 
 def replay(events: Iterable[Event], initial: WorldState | None = None) -> WorldState:
     """Fold events over a state; replaying a world's log reproduces its state."""
-    return apply_all(initial if initial is not None else WorldState(), events)
+    return _fold(initial if initial is not None else WorldState(), events)

@@ -19,13 +19,23 @@ from bridge.rules.events import ActionPut, Event, HistoryUndone
 from bridge.rules.state import Action, WorldState
 
 
-def _transitions(before: WorldState, events: Sequence[Event]) -> list[tuple[Action | None, Action]]:
-    """Each action the events changed: as it was before them and as it is after them."""
+def _moved(
+    before: WorldState, events: Sequence[Event]
+) -> list[tuple[Action | None, Action]] | None:
+    """Each action in a contest or challenge the events changed, as it was before them and
+    as it is after them; None for an undo (nothing reacts to it). One pass over the
+    events: every intent goes through here."""
     latest: dict[str, Action] = {}
     for event in events:
         if isinstance(event, ActionPut):
             latest[event.action.id] = event.action
-    return [(before.actions.get(action_id), action) for action_id, action in latest.items()]
+        elif isinstance(event, HistoryUndone):
+            return None
+    return [
+        (before.actions.get(action_id), action)
+        for action_id, action in latest.items()
+        if action.contest_id is not None or action.challenge_id is not None
+    ]
 
 
 def settle(before: WorldState, events: list[Event]) -> list[Event]:
@@ -38,13 +48,7 @@ def settle(before: WorldState, events: list[Event]) -> list[Event]:
     may be rolled again. Nothing is added when no contained action moved, nor to
     an undo: it puts procedures back as they were, and nothing reacts to that.
     """
-    if any(isinstance(e, HistoryUndone) for e in events):
-        return events
-    moved = [
-        (old, new)
-        for old, new in _transitions(before, events)
-        if new.contest_id is not None or new.challenge_id is not None
-    ]
+    moved = _moved(before, events)
     if not moved:
         return events
     after = apply_all(before, events)

@@ -8,7 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Annotated, Any, ClassVar, Literal, Self, dataclass_transform
+from typing import (
+    Annotated,
+    Any,
+    ClassVar,
+    Literal,
+    ParamSpec,
+    Self,
+    TypeVar,
+    cast,
+    dataclass_transform,
+)
 
 from pydantic import BeforeValidator, ConfigDict, TypeAdapter
 
@@ -66,6 +76,8 @@ class Frozen:
 
 
 _ADAPTERS: dict[type[Frozen], TypeAdapter[Any]] = {}
+_R = TypeVar("_R")
+_P = ParamSpec("_P")
 
 
 def _adapter(cls: type[Frozen]) -> TypeAdapter[Any]:
@@ -76,16 +88,40 @@ def _adapter(cls: type[Frozen]) -> TypeAdapter[Any]:
     return adapter
 
 
+# From this many fields on, merging the given keywords into a template beats binding them
+# as parameters (measured: an Action, 40 fields, built with 7 keywords costs 1.4 us merged
+# against 2.4 us bound; a 4-field event 1.0 us against 0.7 us).
+_MERGED_INIT_FIELDS = 12
+
+
 def _fast_init(cls: type[Frozen]) -> Callable[..., None]:
     """An ``__init__`` for ``cls`` taking the dataclass's keyword arguments and setting the
     instance's ``__dict__`` in one step: the dataclass's own sets each field through
     ``object.__setattr__`` (frozen), which costs several times as much on wide records.
 
-    Generated, like the dataclass's: one keyword per field, defaults and factories kept."""
+    Generated from the class's own field names only, in one of two shapes: a narrow
+    record binds one keyword-only parameter per field (defaults and factories kept); a
+    wide one merges the keywords given into a template of every field in order (binding
+    forty parameters and their defaults costs more than merging the few given), and
+    refuses an unknown or a missing required keyword with the same ``TypeError``."""
+    specs = fields(cls)  # type: ignore[arg-type]
     namespace: dict[str, Any] = {"_set": _set, "_MISSING": MISSING}
+    if len(specs) >= _MERGED_INIT_FIELDS:
+        source = _merged_init_source(cls, namespace)
+    else:
+        source = _bound_init_source(cls, namespace)
+    # Named for tracebacks and profiles.
+    exec(compile(source, f"<{cls.__qualname__}.__init__>", "exec"), namespace)
+    init: Callable[..., None] = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    return init
+
+
+def _bound_init_source(cls: type[Frozen], namespace: dict[str, Any], *, maker: bool = False) -> str:
     params: list[str] = []
     factories: list[str] = []
-    for spec in fields(cls):  # type: ignore[arg-type]
+    specs = fields(cls)  # type: ignore[arg-type]
+    for spec in specs:
         name = spec.name
         if spec.default is not MISSING:
             namespace[f"_default_{name}"] = spec.default
@@ -96,21 +132,98 @@ def _fast_init(cls: type[Frozen]) -> Callable[..., None]:
             factories.append(f"    if {name} is _MISSING:\n        {name} = _factory_{name}()\n")
         else:
             params.append(name)
-    values = ", ".join(f"{spec.name!r}: {spec.name}" for spec in fields(cls))  # type: ignore[arg-type]
-    source = (
-        f"def __init__(self, *, {', '.join(params)}):\n"
+    values = ", ".join(f"{spec.name!r}: {spec.name}" for spec in specs)
+    if not maker:
+        return (
+            f"def __init__(self, *, {', '.join(params)}):\n"
+            + "".join(factories)
+            + f"    _set(self, '__dict__', {{{values}}})\n"
+        )
+    namespace.update(_new=_new, _cls=cls)
+    return (
+        f"def make(*, {', '.join(params)}):\n"
         + "".join(factories)
+        + "    self = _new(_cls)\n"
         + f"    _set(self, '__dict__', {{{values}}})\n"
+        + "    return self\n"
     )
-    # Built from the class's own field names only; named for tracebacks and profiles.
-    exec(compile(source, f"<{cls.__qualname__}.__init__>", "exec"), namespace)
-    init: Callable[..., None] = namespace["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    return init
+
+
+def record_maker(cls: Callable[_P, _R]) -> Callable[_P, _R]:
+    """A function building ``cls`` from the same keywords as ``cls(...)`` (typed as its
+    constructor), refusing what it refuses, into the same record: for the records built
+    on every intent, without the class call's own costs (CPython builds a keywords dict,
+    looks ``__init__`` up and unpacks the dict again: a third of a small record's cost)."""
+    record = cast(type[Frozen], cls)
+    namespace: dict[str, Any] = {"_set": _set, "_MISSING": MISSING}
+    if len(fields(record)) >= _MERGED_INIT_FIELDS:  # type: ignore[arg-type]
+        source = _merged_init_source(record, namespace, maker=True)
+    else:
+        source = _bound_init_source(record, namespace, maker=True)
+    exec(compile(source, f"<{record.__qualname__}.make>", "exec"), namespace)
+    make: Callable[_P, _R] = namespace["make"]
+    make.__qualname__ = f"{record.__qualname__}.make"
+    return make
+
+
+def _merged_init_source(
+    cls: type[Frozen], namespace: dict[str, Any], *, maker: bool = False
+) -> str:
+    # The template holds every field in order (its default, or the marker for a required
+    # or factory field), so the instance's __dict__ keeps the fields' order; one more key
+    # than fields is an unknown keyword, a marker left on a required field a missing one.
+    specs = fields(cls)  # type: ignore[arg-type]
+    template: dict[str, Any] = {}
+    required: list[str] = []
+    factories: list[str] = []
+    namespace.update(_template=template, _count=len(specs), _refuse=_refuse, _cls=cls, _new=_new)
+    for spec in specs:
+        name = spec.name
+        template[name] = spec.default
+        if spec.default is MISSING and spec.default_factory is not MISSING:
+            namespace[f"_factory_{name}"] = spec.default_factory
+            factories.append(
+                f"    if values[{name!r}] is _MISSING:\n"
+                f"        values[{name!r}] = _factory_{name}()\n"
+            )
+        elif spec.default is MISSING:
+            required.append(name)
+    refused = " or ".join(
+        ["len(values) != _count"] + [f"values[{n!r}] is _MISSING" for n in required]
+    )
+    return (
+        ("def make(**given):\n" if maker else "def __init__(self, **given):\n")
+        + "    values = {**_template, **given}\n"
+        + f"    if {refused}:\n"
+        + "        _refuse(_cls, given)\n"
+        + "".join(factories)
+        + ("    self = _new(_cls)\n" if maker else "")
+        + "    _set(self, '__dict__', values)\n"
+        + ("    return self\n" if maker else "")
+    )
+
+
+def _refuse(cls: type[Frozen], given: Mapping[str, Any]) -> None:
+    """The ``TypeError`` the dataclass's own ``__init__`` would raise for these keywords."""
+    specs = fields(cls)  # type: ignore[arg-type]
+    names = {spec.name for spec in specs}
+    unknown = [name for name in given if name not in names]
+    if unknown:
+        raise TypeError(f"{cls.__qualname__}() got an unexpected keyword argument {unknown[0]!r}")
+    missing = [
+        spec.name
+        for spec in specs
+        if spec.name not in given and spec.default is MISSING and spec.default_factory is MISSING
+    ]
+    raise TypeError(
+        f"{cls.__qualname__}() missing required keyword-only argument(s): "
+        + ", ".join(repr(name) for name in missing)
+    )
 
 
 ActionType = Literal["overcome", "create_advantage", "take_advantage", "discover", "attack"]
 OppositionAction = Literal["oppose", "defend"]
+OppositionKind = Literal["passive", "active"]
 ConsequenceStatus = Literal["fresh", "addressed", "recovering"]
 AspectKind = Literal["character", "situation", "consequence", "boost"]
 HarmKind = Literal["physical", "mental"]
@@ -371,7 +484,7 @@ class Action(Frozen):
     requested_by: str
     actor: Side
     opposition: Side
-    opposition_kind: Literal["passive", "active"]
+    opposition_kind: OppositionKind
     opposition_action: OppositionAction | None = None
     state: ActionState
     target_id: str | None = None
@@ -563,3 +676,13 @@ class WorldState(Frozen):
     settings: WorldSettings = WorldSettings()
     # Event seqs of resolutions the GM undid (the history marks them); only grows.
     undone: tuple[int, ...] = ()
+
+
+# Records built on every intent (declaring, rolling, resolving), built through makers
+# that skip the class call's own costs; typed as the classes' constructors.
+make_action = record_maker(Action)
+make_side = record_maker(Side)
+make_roll = record_maker(Roll)
+make_participant = record_maker(Participant)
+make_aspect = record_maker(Aspect)
+make_effect = record_maker(Effect)

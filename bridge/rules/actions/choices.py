@@ -11,6 +11,8 @@ from bridge.rules.actions.commands import (
     Principal,
 )
 from bridge.rules.actions.common import (
+    FAILURE,
+    SUCCESS,
     add_effects,
     add_free_invokes,
     find_action,
@@ -73,11 +75,11 @@ def choose(
         effect = place_situation_aspect(
             draft, aspect_name, attached_to=None, holder=None, free=0, action_id=action.id
         )
-        finish(draft, add_effects(action, effect, Effect(kind="failure")), succeeded=False)
+        finish(draft, add_effects(action, effect, FAILURE), succeeded=False)
         return draft.events()
     require_control(principal, leader, "choice")
     if choice == "fail":
-        finish(draft, add_effects(action, Effect(kind="failure")), succeeded=False)
+        finish(draft, add_effects(action, FAILURE), succeeded=False)
     elif choice == "succeed_at_cost":
         draft.put_action(action.model_copy(update={"state": "costing", "pending_choice": None}))
     elif choice == "aspect":
@@ -93,7 +95,7 @@ def choose(
         )
         finish(
             draft,
-            add_effects(action, *placement.effects, Effect(kind="success")),
+            add_effects(action, *placement.effects, SUCCESS),
             succeeded=True,
         )
     elif choice == "full_hit":

@@ -12,7 +12,14 @@ from bridge.rules.state import (
     Earning,
     Effect,
     Side,
+    make_aspect,
+    make_effect,
 )
+
+SUCCESS = Effect(kind="success")
+"""The card's success line (records are immutable, so one serves every action)."""
+FAILURE = Effect(kind="failure")
+"""The card's failure line."""
 
 
 def find_character(draft: Draft, character_id: str, field_name: str) -> Character:
@@ -65,6 +72,8 @@ def find_action(draft: Draft, action_id: str, *states: str) -> Action:
 
 def stunt_bonus(character: Character, skill: str, action: str) -> int:
     """R1.2: the bonuses of stunts tied to this skill and action type."""
+    if not character.stunts:
+        return 0
     return sum(
         s.bonus
         for s in character.stunts
@@ -97,7 +106,7 @@ def add_effects(action: Action, *effects: Effect) -> Action:
 def new_boost(draft: Draft, holder_id: str, name: str, action_id: str) -> Effect:
     """R12.6: a temporary aspect with exactly one free invoke."""
     aspect = draft.put_aspect(
-        Aspect(
+        make_aspect(
             id=draft.new_aspect_id("boost"),
             name=name,
             kind="boost",
@@ -105,7 +114,7 @@ def new_boost(draft: Draft, holder_id: str, name: str, action_id: str) -> Effect
             created_by_action=action_id,
         )
     )
-    return Effect(kind="boost", character_id=holder_id, aspect_id=aspect.id, text=name)
+    return make_effect(kind="boost", character_id=holder_id, aspect_id=aspect.id, text=name)
 
 
 def place_situation_aspect(

@@ -28,17 +28,23 @@ from bridge.rules.odds import OutcomeOdds, roll_odds
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import (
     Action,
+    ActionState,
     Character,
     Earning,
     Effect,
     HarmKind,
     OppositionAction,
+    OppositionKind,
     Participant,
     ParticipantStatus,
     Proposal,
     Roll,
     Side,
     WorldState,
+    make_action,
+    make_participant,
+    make_roll,
+    make_side,
 )
 
 
@@ -79,7 +85,7 @@ def declare(
         draft, participants, command.type, dangerous=command.dangerous_actor
     )
     leader = draft.character(actor_side.leader or "")
-    named = {p.character_id for p in participants}
+    named = [p.character_id for p in participants]
 
     target_aspect_id = command.target_aspect_id
     if command.type == "take_advantage" and (
@@ -152,21 +158,29 @@ def declare(
     opposition_action: OppositionAction | None = None
     if opposer is not None:
         opposition_action = "defend" if command.type == "attack" else "oppose"
-    action = Action(
+    opposition = make_side(
+        leader=opposer.id if opposer else None,
+        roll=make_roll(passive_rating=None if opposer else passive),
+        dangerous=command.dangerous_opposition,
+        # R4.4 with passive opposition the GM side starts passed; invoking reopens it.
+        passed=opposer is None,
+    )
+    opposition_kind: OppositionKind = "active" if opposer else "passive"
+    # The action is built once, in the state it goes on to (rolled, when nothing waits).
+    state: ActionState
+    if proposal is not None or any(p.status == "invited" for p in participants):
+        state = "confirming"
+    else:
+        state, actor_side = _after_declared(actor_side, opposition, opposition_kind, dice)
+    action = make_action(
         id=action_id,
         type=command.type,
         requested_by=principal.user_id,
         actor=actor_side,
-        opposition=Side(
-            leader=opposer.id if opposer else None,
-            roll=Roll(passive_rating=None if opposer else passive),
-            dangerous=command.dangerous_opposition,
-            # R4.4 with passive opposition the GM side starts passed; invoking reopens it.
-            passed=opposer is None,
-        ),
-        opposition_kind="active" if opposer else "passive",
+        opposition=opposition,
+        opposition_kind=opposition_kind,
         opposition_action=opposition_action,
-        state="declared",
+        state=state,
         target_id=command.target_id or (opposer.id if opposer else None),
         target_aspect_id=target_aspect_id,
         aspect_name=command.aspect_name,
@@ -180,13 +194,9 @@ def declare(
         challenge_id=command.challenge_id,
         task_id=command.task_id,
         proposal=proposal,
-        participants=tuple(participants),
+        participants=participants,
     )
-    if proposal is not None or any(p.status == "invited" for p in participants):
-        draft.put_action(action.model_copy(update={"state": "confirming"}))
-    else:
-        proceed(draft, action, dice)
-    return draft.action(action_id)
+    return draft.put_action(action)
 
 
 def _proposal(
@@ -228,15 +238,20 @@ def compose_actor_side(
     """R10.1: of the participants who joined, the highest skill leads and alone rolls;
     every other with at least +1 in its similar skill adds +1 (teamwork). ``dangerous``:
     the acting side's danger (R9.1), which the participants do not change."""
-    joined = [
-        (draft.character(p.character_id), p.skill) for p in participants if p.status == "joined"
-    ]
+    characters = draft.characters
+    joined = [(characters[p.character_id], p.skill) for p in participants if p.status == "joined"]
     leader, lead_skill = _leader(joined)
-    teamwork = sum(1 for c, skill in joined if c.id != leader.id and c.skills.get(skill, 0) >= 1)
-    return Side(
+    teamwork = 0
+    helpers: tuple[str, ...] = ()
+    if len(joined) > 1:
+        teamwork = sum(
+            1 for c, skill in joined if c.id != leader.id and c.skills.get(skill, 0) >= 1
+        )
+        helpers = tuple(c.id for c, _ in joined if c.id != leader.id)
+    return make_side(
         leader=leader.id,
-        helpers=tuple(c.id for c, _ in joined if c.id != leader.id),
-        roll=Roll(
+        helpers=helpers,
+        roll=make_roll(
             skill=lead_skill,
             skill_rating=leader.skills.get(lead_skill, 0),
             stunt_bonus=stunt_bonus(leader, lead_skill, action_type),
@@ -249,12 +264,33 @@ def compose_actor_side(
 def proceed(draft: Draft, action: Action, dice: DiceSource) -> None:
     """Past confirmation: a dangerous action opens the concession window (R9.3) before
     any dice; any other goes to the dice."""
-    if action.state != "declared" or action.proposal is not None:
-        action = action.model_copy(update={"state": "declared", "proposal": None})
-    if action.actor.dangerous or action.opposition.dangerous:
-        draft.put_action(action)
-    else:
-        advance_to_dice(draft, action, dice)
+    state, actor = _after_declared(action.actor, action.opposition, action.opposition_kind, dice)
+    draft.put_action(action.model_copy(update={"state": state, "proposal": None, "actor": actor}))
+
+
+def _after_declared(
+    actor: Side, opposition: Side, opposition_kind: OppositionKind, dice: DiceSource
+) -> tuple[ActionState, Side]:
+    """Where a declared action nothing waits for goes, and its acting side there: a
+    dangerous one to the concession window before any dice (R9.3), any other to the
+    dice (:func:`_to_dice`)."""
+    if actor.dangerous or opposition.dangerous:
+        return "declared", actor
+    return _to_dice(actor, opposition_kind, dice)
+
+
+def _to_dice(
+    actor: Side, opposition_kind: OppositionKind, dice: DiceSource
+) -> tuple[ActionState, Side]:
+    """R2.2: active opposition rolls first, so wait for the opposer's skill; else the
+    actor rolls and both sides may invoke."""
+    if opposition_kind == "active":
+        return "awaiting_opposition", actor
+    return "invoking", _rolled(actor, dice)
+
+
+def _rolled(side: Side, dice: DiceSource) -> Side:
+    return side.model_copy(update={"roll": side.roll.model_copy(update={"dice": dice.roll()})})
 
 
 def name_participants(
@@ -269,7 +305,7 @@ def name_participants(
     With no ``principal`` (a look ahead, as for odds) every helper counts as joined.
 
     Raises ``RuleViolation`` for an unknown, repeated or overwhelmed helper."""
-    participants: list[Participant] = [Participant(character_id=actor.id, skill=skill)]
+    participants: list[Participant] = [make_participant(character_id=actor.id, skill=skill)]
     for index, helper in enumerate(helpers):
         if any(p.character_id == helper.character_id for p in participants):
             raise RuleViolation(
@@ -279,7 +315,7 @@ def name_participants(
         require_active(helping, "help", f"helpers.{index}")
         joins = principal is None or principal.is_gm or principal.user_id in helping.owners
         participants.append(
-            Participant(
+            make_participant(
                 character_id=helping.id,
                 skill=helper.skill or skill,
                 status="joined" if joins else "invited",
@@ -339,15 +375,12 @@ def _leader(participants: Sequence[tuple[Character, str]]) -> tuple[Character, s
 
 def advance_to_dice(draft: Draft, action: Action, dice: DiceSource) -> None:
     """R2.2: active opposition rolls first, so wait for the opposer's skill; else roll."""
-    if action.opposition_kind == "active":
-        draft.put_action(action.model_copy(update={"state": "awaiting_opposition"}))
-    else:
-        _roll_actor(draft, action, dice)
+    state, actor = _to_dice(action.actor, action.opposition_kind, dice)
+    draft.put_action(action.model_copy(update={"state": state, "actor": actor}))
 
 
 def _roll_actor(draft: Draft, action: Action, dice: DiceSource) -> None:
-    roll = action.actor.roll.model_copy(update={"dice": dice.roll()})
-    side = action.actor.model_copy(update={"roll": roll})
+    side = _rolled(action.actor, dice)
     draft.put_action(action.model_copy(update={"actor": side, "state": "invoking"}))
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from bridge.rules.actions.common import (
+    FAILURE,
+    SUCCESS,
     add_effects,
     add_free_invokes,
     new_boost,
@@ -38,7 +40,7 @@ def resolve(draft: Draft, action: Action, ruleset: Ruleset) -> None:
     if action.actor.dangerous and outcome == "fumble":
         for member in action.actor.members:
             effects.append(overwhelm(draft, member, caused_by=action.opposition.leader or GM))
-        finish(draft, add_effects(action, *effects, Effect(kind="failure")), succeeded=False)
+        finish(draft, add_effects(action, *effects, FAILURE), succeeded=False)
         return
     action = add_effects(action, *effects)
 
@@ -91,7 +93,7 @@ def _resolve_attack(draft: Draft, action: Action) -> None:
     """R5.9: fail no hit; tie a boost; succeed a hit of the shifts; excel a choice."""
     leader = draft.character(action.actor.leader or "")
     if action.outcome == "fumble":
-        finish(draft, add_effects(action, Effect(kind="failure")), succeeded=False)
+        finish(draft, add_effects(action, FAILURE), succeeded=False)
     elif action.outcome == "tie":
         effect = new_boost(draft, leader.id, f"{leader.name}'s opening", action.id)
         finish(draft, add_effects(action, effect), succeeded=False)
@@ -165,7 +167,7 @@ def succeed(draft: Draft, action: Action, *, at_cost: bool = False) -> None:
             scene = draft.scene
             draft.put_scene(scene.model_copy(update={"hints_open": (*scene.hints_open, leader.id)}))
         _exhaust(draft, leader.id, action.situation)
-    effects.append(Effect(kind="success"))
+    effects.append(SUCCESS)
     finish(draft, action, *effects, succeeded=True)
 
 
