@@ -6,6 +6,7 @@ import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,18 @@ from tests.receiver import Receiver
 from tests.seats import BROUSSEAU, Seat, queue
 
 pytestmark = pytest.mark.redis_only
+
+
+async def overcome(seat: Seat, rating: int, **extra: Any) -> dict[str, Any]:
+    """Brousseau's Athletics overcome against a passive ``rating``: its first card."""
+    return await seat.card(
+        "action.start",
+        type="overcome",
+        actor_id="brousseau",
+        skill="Athletics",
+        opposition={"kind": "passive", "rating": rating},
+        **extra,
+    )
 
 
 @pytest.fixture
@@ -50,13 +63,7 @@ async def test_two_nodes_share_rooms_binding_and_state(
 
     # An action on node B reaches the GM's client on node A.
     await queue(gm, [0, 0, 0, 0])
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 5},
-    )
+    card = await overcome(paul, 5)
     assert (await gm.wait_for("card"))[0]["card"]["action_id"] == card["action_id"]
     # R2.1: the GM on node A confirms the rating Paul proposed on node B.
     assert card["state"] == "confirming"
@@ -101,14 +108,7 @@ async def test_two_nodes_send_each_webhook_item_once(
     resolved = []
     for number, gm in enumerate((gm_a, gm_b, gm_a, gm_b)):
         await queue(gm, [1, 1, 0, 0])
-        card = await gm.card(
-            "action.start",
-            type="overcome",
-            actor_id="brousseau",
-            skill="Athletics",
-            opposition={"kind": "passive", "rating": 2},
-            request_id=f"start-{number}",
-        )
+        card = await overcome(gm, 2, request_id=f"start-{number}")
         final = await gm.card("action.pass", action_id=card["action_id"], side="actor")
         resolved.append(final["action_id"])
     await receiver.wait(4)
@@ -135,13 +135,7 @@ async def test_a_node_started_later_hears_the_first_at_once(
     gm = Seat(await connect("shared", key=key, user="gm"))  # on node A, alone
     await gm.ok("actor.sync", actor=BROUSSEAU)
     await queue(gm, [1, 1, 0, 0])
-    alone = await gm.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 2},
-    )
+    alone = await overcome(gm, 2)
     await gm.card("action.pass", action_id=alone["action_id"], side="actor")
 
     late = BridgeProcess(tmp_path / "node-late", redis_url=bridge.redis_url)
@@ -151,13 +145,7 @@ async def test_a_node_started_later_hears_the_first_at_once(
         # The first thing the late node's client sees is an action on node A.
         watcher = Seat(await connect("shared", key=key, user="gm2", url=late.url))
         await queue(gm, [1, 1, 1, 0])
-        card = await gm.card(
-            "action.start",
-            type="overcome",
-            actor_id="brousseau",
-            skill="Athletics",
-            opposition={"kind": "passive", "rating": 2},
-        )
+        card = await overcome(gm, 2)
         heard = await watcher.wait_for(
             "card", lambda d: d["card"]["action_id"] == card["action_id"]
         )
