@@ -86,3 +86,15 @@ class Seat:
 
 async def queue(gm: Seat, *rolls: list[int]) -> None:
     await gm.ok("dev.queue_dice", rolls=list(rolls))
+
+
+async def overcome(seat: Seat, rating: int, **extra: Any) -> dict[str, Any]:
+    """Brousseau's Athletics (+3) overcome against a passive ``rating``: its first card."""
+    return await seat.card(
+        "action.start",
+        type="overcome",
+        actor_id="brousseau",
+        skill="Athletics",
+        opposition={"kind": "passive", "rating": rating},
+        **extra,
+    )

@@ -6,7 +6,6 @@ import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -14,21 +13,9 @@ from bench.proc import flush_redis
 from tests.bridge_process import BridgeProcess, add_world, cli
 from tests.conftest import Connect
 from tests.receiver import Receiver
-from tests.seats import BROUSSEAU, Seat, queue
+from tests.seats import BROUSSEAU, Seat, overcome, queue
 
 pytestmark = pytest.mark.redis_only
-
-
-async def overcome(seat: Seat, rating: int, **extra: Any) -> dict[str, Any]:
-    """Brousseau's Athletics overcome against a passive ``rating``: its first card."""
-    return await seat.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": rating},
-        **extra,
-    )
 
 
 @pytest.fixture

@@ -7,26 +7,20 @@ from typing import Any
 
 import pytest
 
-from tests.seats import Seat, queue
+from tests.seats import Seat, overcome, queue
 
 pytestmark = pytest.mark.both_stores
 
 
-async def overcome(gm: Seat, paul: Seat, dice: list[int], rating: int) -> dict[str, Any]:
+async def overcome_with(gm: Seat, paul: Seat, dice: list[int], rating: int) -> dict[str, Any]:
     """Brousseau (+3) overcomes a passive ``rating`` with ``dice``: the card to invoke on."""
     await queue(gm, dice)
-    return await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": rating},
-    )
+    return await overcome(paul, rating)
 
 
 async def excel(gm: Seat, paul: Seat) -> dict[str, Any]:
     """Brousseau overcomes a passive 0 with ++++ : excels, a momentum boost (R5.1)."""
-    card = await overcome(gm, paul, [1, 1, 1, 1], 0)
+    card = await overcome_with(gm, paul, [1, 1, 1, 1], 0)
     return await paul.card("action.pass", action_id=card["action_id"], side="actor")
 
 
@@ -37,7 +31,7 @@ async def test_alike_boosts_are_one_entry_and_spent_one_at_a_time(
     for _ in range(3):
         resolved = await excel(gm, paul)
         assert resolved["outcome"] == "excel"
-    card = await overcome(gm, paul, [0, 0, 0, 0], 4)
+    card = await overcome_with(gm, paul, [0, 0, 0, 0], 4)
     assert card["state"] == "invoking"
     boosts = [a for a in card["aspects"] if a["kind"] == "boost"]
     assert [(a["name"], a["count"], a["free_invokes"]) for a in boosts] == [
