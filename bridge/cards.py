@@ -1,11 +1,24 @@
-"""Project rules records into what the module shows: chat cards, actor patches, statuses."""
+"""Project rules records into what the module shows: chat cards, actor patches, statuses.
+
+Every view an emit or a frequent answer carries is built straight in its JSON form (a
+:data:`View`): the dict ``protocol.<Model>(...).model_dump(mode="json")`` would give, keys
+in the model's field order, every default present. A card is built once and never
+validated, dumped or copied again on its way to the store and the wire (building the
+pydantic models, then dumping them, was most of an intent's cost). The models in
+:mod:`bridge.protocol.views` stay the schema: :func:`check_view` proves a view is what its
+model gives, and tests run the bridge with ``FATE_BRIDGE_CHECK_VIEWS=1``, which checks
+every emit and answer so. Views are shared (caches hand out the same dict to every card
+showing it): nothing may change a view once built.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from functools import cache, lru_cache
+from typing import Any
 
-from bridge import protocol
+from bridge import codec, protocol
 from bridge.rules import history
 from bridge.rules.consequences import SEVERITY_NAMES
 from bridge.rules.dice import dice_total
@@ -30,26 +43,53 @@ from bridge.rules.state import (
 from bridge.view_index import ByIdentity, aspect_index, open_actions
 
 GM_NAME = "GM"
+# A view in its JSON form (see the module's docstring).
+View = dict[str, Any]
+CHECK_VIEWS = "FATE_BRIDGE_CHECK_VIEWS"
 
 
-# Views are frozen models, so one view of a value serves every card showing it: the
-# few ladder values and names of a table are built once, not on every card.
+@cache
+def views_checked() -> bool:
+    """Whether every emit and answer is checked against its model (:func:`check_view`):
+    on when the environment sets ``FATE_BRIDGE_CHECK_VIEWS=1`` (the tests do), as it is
+    at the first intent (read once: the environment is not free to ask)."""
+    return os.environ.get(CHECK_VIEWS) == "1"
+
+
+def check_view(model: type[protocol.Outbound], view: View) -> None:
+    """Raise ``ValueError`` unless ``view`` is exactly what ``model`` gives for it: it
+    validates (no unknown, missing or mistyped field) and dumps back to the same JSON
+    text, keys in the same order."""
+    again = model.model_validate(view).model_dump(mode="json")
+    if codec.dumps(again) != codec.dumps(view):
+        raise ValueError(
+            f"view is not {model.__name__}'s JSON:\n{codec.dumps(view)}\n{codec.dumps(again)}"
+        )
+
+
+# One view of a value serves every card showing it: the few ladder values and names of
+# a table are built once, not on every card.
 @lru_cache(maxsize=4096)
-def _rated(ruleset_id: str, value: int) -> protocol.Rated:
-    return protocol.Rated(value=value, label=get_ruleset(ruleset_id).ladder_label(value))
+def _rated(ruleset_id: str, value: int) -> View:
+    return {"value": value, "label": get_ruleset(ruleset_id).ladder_label(value)}
 
 
-def rated(value: int, ruleset: Ruleset) -> protocol.Rated:
-    """A ladder value with its word (R1.3)."""
+def rated(value: int, ruleset: Ruleset) -> View:
+    """A ladder value with its word (R1.3): ``protocol.Rated``."""
     return _rated(ruleset.id, value)
 
 
 @lru_cache(maxsize=8192)
-def _character_view(character_id: str, name: str) -> protocol.CardCharacter:
-    return protocol.CardCharacter(id=character_id, name=name)
+def _character_view(character_id: str, name: str) -> View:
+    return {"id": character_id, "name": name}
 
 
-def _who(state: WorldState, character_id: str | None) -> protocol.CardCharacter | None:
+def character_view(character_id: str, name: str) -> View:
+    """``protocol.CardCharacter``."""
+    return _character_view(character_id, name)
+
+
+def _who(state: WorldState, character_id: str | None) -> View | None:
     if character_id is None:
         return None
     if character_id == GM:
@@ -63,56 +103,60 @@ def _controllers(state: WorldState, side: Side) -> list[str]:
     return list(leader.owners) if leader else []
 
 
-def _side(state: WorldState, side: Side, ruleset: Ruleset) -> protocol.CardSide:
+def _dice(faces: tuple[int, ...] | None) -> list[int] | None:
+    return list(faces) if faces is not None else None
+
+
+def _side(state: WorldState, side: Side, ruleset: Ruleset) -> View:
+    """``protocol.CardSide``."""
     roll = side.roll
     passive = roll.passive_rating is not None
     rolled = passive or roll.dice is not None
     leader = state.characters.get(side.leader or "")
-    return protocol.CardSide(
-        leader=_who(state, side.leader),
-        helpers=[c for c in (_who(state, h) for h in side.helpers) if c],
-        controllers=_controllers(state, side),
-        skill=roll.skill,
-        skill_rating=rated(roll.skill_rating, ruleset) if roll.skill else None,
-        stunt_bonus=roll.stunt_bonus,
-        teamwork_bonus=roll.teamwork_bonus,
-        invoke_bonus=roll.invoke_bonus,
-        dice=roll.dice,
-        dice_total=dice_total(roll.dice) if roll.dice else None,
-        passive=passive,
-        total=rated(roll.total, ruleset) if rolled else None,
-        dangerous=side.dangerous,
-        passed=side.passed,
-        fate_points=None if leader is None or leader.is_npc else leader.fate_points,
-    )
+    return {
+        "leader": _who(state, side.leader),
+        "helpers": [c for c in (_who(state, h) for h in side.helpers) if c],
+        "controllers": _controllers(state, side),
+        "skill": roll.skill,
+        "skill_rating": rated(roll.skill_rating, ruleset) if roll.skill else None,
+        "stunt_bonus": roll.stunt_bonus,
+        "teamwork_bonus": roll.teamwork_bonus,
+        "invoke_bonus": roll.invoke_bonus,
+        "dice": _dice(roll.dice),
+        "dice_total": dice_total(roll.dice) if roll.dice else None,
+        "passive": passive,
+        "total": rated(roll.total, ruleset) if rolled else None,
+        "dangerous": side.dangerous,
+        "passed": side.passed,
+        "fate_points": None if leader is None or leader.is_npc else leader.fate_points,
+    }
 
 
 # Views of aspects already built, by the (immutable) Aspect, its place's name and its
 # count: states share every record an event did not replace, so a card listing a scene's
 # aspects builds only the new ones.
-_ASPECT_VIEWS: ByIdentity[
-    Aspect, tuple[protocol.CardCharacter | None, int, protocol.CardAspect]
-] = ByIdentity(50_000)
+_ASPECT_VIEWS: ByIdentity[Aspect, tuple[View | None, int, View]] = ByIdentity(50_000)
 
 
-def _aspect(state: WorldState, aspect: Aspect, count: int = 1) -> protocol.CardAspect:
+def _aspect(state: WorldState, aspect: Aspect, count: int = 1) -> View:
+    """``protocol.CardAspect``."""
     attached = _who(state, aspect.attached_to)
     known = _ASPECT_VIEWS.get(aspect)
     if known is not None and (known[0] is attached or known[0] == attached) and known[1] == count:
         return known[2]
-    view = protocol.CardAspect(
-        id=aspect.id,
-        name=aspect.name,
-        kind=aspect.kind,
-        attached_to=attached,
-        free_invokes=dict(aspect.free_invokes),
-        count=count,
-    )
+    view = {
+        "id": aspect.id,
+        "name": aspect.name,
+        "kind": aspect.kind,
+        "attached_to": attached,
+        "free_invokes": dict(aspect.free_invokes),
+        "count": count,
+    }
     _ASPECT_VIEWS.put(aspect, (attached, count, view))
     return view
 
 
-def _entries(state: WorldState, shown: Callable[[Aspect], bool]) -> list[protocol.CardAspect]:
+def _entries(state: WorldState, shown: Callable[[Aspect], bool]) -> list[View]:
     """The state's aspects that ``shown`` keeps, in card order, alike boosts as one
     entry with their count."""
     return [
@@ -122,7 +166,7 @@ def _entries(state: WorldState, shown: Callable[[Aspect], bool]) -> list[protoco
     ]
 
 
-def invokable_aspects(state: WorldState, action: Action) -> list[protocol.CardAspect]:
+def invokable_aspects(state: WorldState, action: Action) -> list[View]:
     """Scene aspects, boosts, and every aspect on a character taking part or targeted."""
     involved = set(action.actor.members) | set(action.opposition.members)
     if action.target_id:
@@ -130,7 +174,12 @@ def invokable_aspects(state: WorldState, action: Action) -> list[protocol.CardAs
     return _entries(state, lambda a: a.attached_to is None or a.attached_to in involved)
 
 
-def _prompt(state: WorldState, action: Action, ruleset: Ruleset) -> protocol.CardPrompt:
+def _prompt_view(kind: str, users: list[str], gm: bool, options: list[str]) -> View:
+    """``protocol.CardPrompt``."""
+    return {"kind": kind, "users": users, "gm": gm, "options": options}
+
+
+def _prompt(state: WorldState, action: Action, ruleset: Ruleset) -> View:
     actor_users = _controllers(state, action.actor)
     if action.state == "confirming":
         # R2.1, R9.1: the GM confirms; R10.1: invited helpers' owners answer; once only
@@ -142,22 +191,20 @@ def _prompt(state: WorldState, action: Action, ruleset: Ruleset) -> protocol.Car
             users += [u for u in actor_users if u not in users]
         if invited:
             options.append("help")
-        return protocol.CardPrompt(kind="confirm", users=users, gm=True, options=options)
+        return _prompt_view("confirm", users, True, options)
     if action.hint == "offered":
-        return protocol.CardPrompt(kind="hint", users=actor_users, gm=True, options=["take"])
+        return _prompt_view("hint", actor_users, True, ["take"])
     if action.hint == "asked":
-        return protocol.CardPrompt(kind="hint", users=[], gm=True, options=["give"])
+        return _prompt_view("hint", [], True, ["give"])
     if action.state == "declared":
-        return protocol.CardPrompt(kind="roll", users=actor_users, gm=True, options=["concede"])
+        return _prompt_view("roll", actor_users, True, ["concede"])
     if action.state == "awaiting_opposition":
-        return protocol.CardPrompt(
-            kind="oppose", users=_controllers(state, action.opposition), gm=True, options=[]
-        )
+        return _prompt_view("oppose", _controllers(state, action.opposition), True, [])
     if action.state == "invoking":
         users = [] if action.actor.passed else list(actor_users)
         if not action.opposition.passed:
             users += _controllers(state, action.opposition)
-        return protocol.CardPrompt(kind="invoke", users=users, gm=True, options=[])
+        return _prompt_view("invoke", users, True, [])
     if action.state == "choosing":
         options = {
             "fail_or_cost": ["fail", "succeed_at_cost"],
@@ -165,15 +212,15 @@ def _prompt(state: WorldState, action: Action, ruleset: Ruleset) -> protocol.Car
             "leave_mark": ["aspect", "mark"],
             "attack_style": ["full_hit", "boost"],
         }.get(action.pending_choice or "", [])
-        return protocol.CardPrompt(kind="choose", users=actor_users, gm=True, options=options)
+        return _prompt_view("choose", actor_users, True, options)
     if action.state == "costing":
         options = list(ruleset.costs[action.cost_severity or "serious"])
-        return protocol.CardPrompt(kind="cost", users=[], gm=True, options=options)
+        return _prompt_view("cost", [], True, options)
     if action.state == "absorbing":
         target = state.characters.get(action.target_id or "")
         users = list(target.owners) if target else []
-        return protocol.CardPrompt(kind="absorb", users=users, gm=True, options=[])
-    return protocol.CardPrompt(kind="none", users=[], gm=False, options=[])
+        return _prompt_view("absorb", users, True, [])
+    return _prompt_view("none", [], False, [])
 
 
 def action_card(
@@ -182,8 +229,8 @@ def action_card(
     ruleset: Ruleset,
     event_seq: int,
     event_hash: str,
-) -> protocol.ActionCard:
-    """The card for one action, as of the event that last changed it."""
+) -> View:
+    """The card for one action, as of the event that last changed it: ``protocol.ActionCard``."""
     target_aspect = state.aspects.get(action.target_aspect_id or "")
     shift_count, outcome = action.shifts, action.outcome
     provisional = False
@@ -192,195 +239,201 @@ def action_card(
         shift_count = shifts(action.actor.roll.total, action.opposition.roll.total)
         outcome = outcome_for(shift_count, ruleset)
         provisional = True
-    return protocol.ActionCard(
-        action_id=action.id,
-        ruleset=ruleset.id,
-        action_type=action.type,
-        action_label=ruleset.action_names.get(action.type, action.type),
-        state=action.state,
-        actor=_side(state, action.actor, ruleset),
-        opposition=_side(state, action.opposition, ruleset),
-        opposition_kind=action.opposition_kind,
-        opposition_action=action.opposition_action,
-        target=_who(state, action.target_id),
-        target_aspect=_aspect(state, target_aspect) if target_aspect else None,
-        aspect_name=action.aspect_name,
-        situation=action.situation,
-        invokes=[
-            protocol.CardInvoke(
-                side=i.side,
-                invoker=i.invoker,
-                invoker_name=(
-                    _who(state, i.invoker) or protocol.CardCharacter(id="", name="")
-                ).name,
-                aspect_id=i.aspect_id,
-                aspect_name=i.aspect_name,
-                payment=i.payment,
-                effect=i.effect,
-                dice=i.dice,
-            )
+    proposal = action.proposal
+    return {
+        "kind": "action",
+        "action_id": action.id,
+        "ruleset": ruleset.id,
+        "action_type": action.type,
+        "action_label": ruleset.action_names.get(action.type, action.type),
+        "state": action.state,
+        "actor": _side(state, action.actor, ruleset),
+        "opposition": _side(state, action.opposition, ruleset),
+        "opposition_kind": action.opposition_kind,
+        "opposition_action": action.opposition_action,
+        "target": _who(state, action.target_id),
+        "target_aspect": _aspect(state, target_aspect) if target_aspect else None,
+        "aspect_name": action.aspect_name,
+        "situation": action.situation,
+        "invokes": [
+            {
+                "side": i.side,
+                "invoker": i.invoker,
+                "invoker_name": (_who(state, i.invoker) or {"name": ""})["name"],
+                "aspect_id": i.aspect_id,
+                "aspect_name": i.aspect_name,
+                "payment": i.payment,
+                "effect": i.effect,
+                "dice": _dice(i.dice),
+            }
             for i in action.invokes
         ],
-        shifts=shift_count,
-        outcome=outcome,
-        outcome_label=ruleset.outcome_names[outcome] if outcome else None,
-        provisional=provisional,
-        succeeded=action.succeeded,
-        pending_choice=action.pending_choice,
-        cost_severity=action.cost_severity if action.state == "costing" else None,
-        pending_hit=action.pending_hit,
-        attack_kind=action.attack_kind,
-        effects=[
-            protocol.CardEffect(
-                kind=e.kind,
-                text=e.text,
-                count=e.count,
-                character=_who(state, e.character_id),
-                aspect_id=e.aspect_id,
-                detail=e.detail,
-                cause=_who(state, e.cause),
-            )
+        "shifts": shift_count,
+        "outcome": outcome,
+        "outcome_label": ruleset.outcome_names[outcome] if outcome else None,
+        "provisional": provisional,
+        "succeeded": action.succeeded,
+        "pending_choice": action.pending_choice,
+        "cost_severity": action.cost_severity if action.state == "costing" else None,
+        "pending_hit": action.pending_hit,
+        "attack_kind": action.attack_kind,
+        "effects": [
+            {
+                "kind": e.kind,
+                "text": e.text,
+                "count": e.count,
+                "character": _who(state, e.character_id),
+                "aspect_id": e.aspect_id,
+                "detail": e.detail,
+                "cause": _who(state, e.cause),
+            }
             for e in action.effects
         ],
-        aspects=invokable_aspects(state, action),
-        gm_fate_points=state.gm_fate_points,
-        fate_points={
+        "aspects": invokable_aspects(state, action),
+        "gm_fate_points": state.gm_fate_points,
+        "fate_points": {
             c.id: c.fate_points
             for c in (
                 state.characters.get(m) for m in (*action.actor.members, *action.opposition.members)
             )
             if c is not None and not c.is_npc
         },
-        prompt=_prompt(state, action, ruleset),
-        proposal=protocol.CardProposal(
-            passive_rating=rated(action.proposal.passive_rating, ruleset)
-            if action.proposal.passive_rating is not None
+        "prompt": _prompt(state, action, ruleset),
+        "proposal": {
+            "passive_rating": rated(proposal.passive_rating, ruleset)
+            if proposal.passive_rating is not None
             else None,
-            dangerous_actor=action.proposal.dangerous_actor,
-            dangerous_opposition=action.proposal.dangerous_opposition,
-        )
-        if action.proposal is not None
+            "dangerous_actor": proposal.dangerous_actor,
+            "dangerous_opposition": proposal.dangerous_opposition,
+        }
+        if proposal is not None
         else None,
-        participants=[
-            protocol.CardParticipant(
-                character=_who(state, p.character_id)
-                or protocol.CardCharacter(id=p.character_id, name=p.character_id),
-                skill=p.skill,
-                status=p.status,
-                controllers=_owners(state, (p.character_id,)),
-            )
+        "participants": [
+            {
+                "character": _who(state, p.character_id)
+                or _character_view(p.character_id, p.character_id),
+                "skill": p.skill,
+                "status": p.status,
+                "controllers": _owners(state, (p.character_id,)),
+            }
             for p in action.participants
         ],
-        hint=protocol.CardHint(status=action.hint, text=action.hint_text) if action.hint else None,
-        description=action.description,
-        event_seq=event_seq,
-        event_hash=event_hash,
-        invoke_odds=_invoke_odds(action, ruleset) if action.state == "invoking" else None,
-    )
+        "hint": {"status": action.hint, "text": action.hint_text} if action.hint else None,
+        "description": action.description,
+        "undone": False,
+        "event_seq": event_seq,
+        "event_hash": event_hash,
+        "invoke_odds": _invoke_odds(action, ruleset) if action.state == "invoking" else None,
+    }
 
 
-def odds_view(odds: OutcomeOdds) -> protocol.OddsView:
+def odds_view(odds: OutcomeOdds) -> View:
+    """``protocol.OddsView``."""
     c = odds.counts
-    return protocol.OddsView(
-        out_of=odds.out_of,
-        fumble=c["fumble"],
-        tie=c["tie"],
-        succeed=c["succeed"],
-        excel=c["excel"],
-    )
+    return {
+        "out_of": odds.out_of,
+        "fumble": c["fumble"],
+        "tie": c["tie"],
+        "succeed": c["succeed"],
+        "excel": c["excel"],
+    }
 
 
-def _invoke_odds(action: Action, ruleset: Ruleset) -> protocol.InvokeOddsView | None:
-    """What a +2 or a reroll would change for each side (R4.1), for the invoke picker."""
+def _invoke_odds(action: Action, ruleset: Ruleset) -> View | None:
+    """What a +2 or a reroll would change for each side (R4.1), for the invoke picker:
+    ``protocol.InvokeOddsView``."""
     sides = action_invoke_odds(action, ruleset)
     if not sides:
         return None
 
-    def view(side: InvokeOdds) -> protocol.SideInvokeOdds:
+    def view(side: InvokeOdds) -> View:
         reroll = odds_view(side.reroll) if side.reroll else None
-        return protocol.SideInvokeOdds(now=side.now, plus_two=side.plus_two, reroll=reroll)
+        return {"now": side.now, "plus_two": side.plus_two, "reroll": reroll}
 
-    return protocol.InvokeOddsView(
-        actor=view(sides["actor"]),
-        opposition=view(sides["opposition"]),
-        outcomes=outcome_labels(ruleset),
-    )
+    return {
+        "actor": view(sides["actor"]),
+        "opposition": view(sides["opposition"]),
+        "outcomes": outcome_labels(ruleset),
+    }
 
 
-def outcome_labels(ruleset: Ruleset) -> list[protocol.OutcomeLabel]:
-    """The ruleset's outcome names, fumble to excel (R3.1)."""
+def outcome_labels(ruleset: Ruleset) -> list[View]:
+    """The ruleset's outcome names, fumble to excel (R3.1): ``protocol.OutcomeLabel``s."""
     return list(_outcome_labels(ruleset.id))
 
 
 @cache
-def _outcome_labels(ruleset_id: str) -> tuple[protocol.OutcomeLabel, ...]:
+def _outcome_labels(ruleset_id: str) -> tuple[View, ...]:
     names = get_ruleset(ruleset_id).outcome_names
-    return tuple(protocol.OutcomeLabel(id=o, label=names[o]) for o in OUTCOMES)
+    return tuple({"id": o, "label": names[o]} for o in OUTCOMES)
 
 
-def _slots(character: Character, state: WorldState) -> list[protocol.SlotState]:
+def _slots(character: Character, state: WorldState) -> list[View]:
+    """``protocol.SlotState``s."""
     return [
-        protocol.SlotState(
-            id=s.id,
-            severity=s.severity,
-            name=state.aspects[s.aspect_id].name if s.aspect_id in state.aspects else None,
-            status=s.status,
-        )
+        {
+            "id": s.id,
+            "severity": s.severity,
+            "name": state.aspects[s.aspect_id].name if s.aspect_id in state.aspects else None,
+            "status": s.status,
+        }
         for s in character.consequences
     ]
 
 
-def stress_views(character: Character) -> list[protocol.StressTrackView]:
-    """The character's stress tracks, boxes and values as the module shows them (R5.10)."""
+def stress_views(character: Character) -> list[View]:
+    """The character's stress tracks, boxes and values as the module shows them (R5.10):
+    ``protocol.StressTrackView``s."""
     return [
-        protocol.StressTrackView(
-            id=t.id,
-            name=t.name,
-            kind=t.kind,
-            boxes=[protocol.StressBoxView(value=b.value, marked=b.marked) for b in t.boxes],
-        )
+        {
+            "id": t.id,
+            "name": t.name,
+            "kind": t.kind,
+            "boxes": [{"value": b.value, "marked": b.marked} for b in t.boxes],
+        }
         for t in character.stress
     ]
 
 
-def world_summary(state: WorldState) -> protocol.WorldStateData:
-    """Everything pickers need: characters, every aspect with its free invokes."""
-    return protocol.WorldStateData(
-        ruleset=state.ruleset,
-        characters=[
-            protocol.CharacterSummary(
-                id=c.id,
-                name=c.name,
-                owners=list(c.owners),
-                skills=dict(c.skills),
-                fate_points=c.fate_points,
-                pending_fate_points=c.pending_fate_points,
-                overwhelmed=c.overwhelmed,
-                consequences=_slots(c, state),
-                stress=stress_views(c),
-            )
+def world_summary(state: WorldState) -> View:
+    """Everything pickers need: characters, every aspect with its free invokes:
+    ``protocol.WorldStateData``."""
+    return {
+        "ruleset": state.ruleset,
+        "characters": [
+            {
+                "id": c.id,
+                "name": c.name,
+                "owners": list(c.owners),
+                "skills": dict(c.skills),
+                "fate_points": c.fate_points,
+                "pending_fate_points": c.pending_fate_points,
+                "overwhelmed": c.overwhelmed,
+                "consequences": _slots(c, state),
+                "stress": stress_views(c),
+            }
             for c in sorted(state.characters.values(), key=lambda c: c.name)
         ],
-        aspects=_entries(state, lambda _a: True),
-        gm_fate_points=state.gm_fate_points,
-        open_actions=open_actions(state.actions).ids(),
-    )
+        "aspects": _entries(state, lambda _a: True),
+        "gm_fate_points": state.gm_fate_points,
+        "open_actions": open_actions(state.actions).ids(),
+    }
 
 
-def actor_patch(
-    character: Character, state: WorldState, world_id: str, seq: int
-) -> protocol.ActorPatch:
-    return protocol.ActorPatch(
-        seq=seq,
-        world=world_id,
-        actor_id=character.id,
-        fate_points=character.fate_points,
-        pending_fate_points=character.pending_fate_points,
-        consequences=_slots(character, state),
-        stress=stress_views(character),
-        overwhelmed=character.overwhelmed,
-        boosts=held_boosts(character, state),
-    )
+def actor_patch(character: Character, state: WorldState, world_id: str, seq: int) -> View:
+    """``protocol.ActorPatch``."""
+    return {
+        "seq": seq,
+        "world": world_id,
+        "writer": "gm",
+        "actor_id": character.id,
+        "fate_points": character.fate_points,
+        "pending_fate_points": character.pending_fate_points,
+        "consequences": _slots(character, state),
+        "stress": stress_views(character),
+        "overwhelmed": character.overwhelmed,
+        "boosts": held_boosts(character, state),
+    }
 
 
 def held_boosts(character: Character, state: WorldState) -> int:
@@ -388,44 +441,50 @@ def held_boosts(character: Character, state: WorldState) -> int:
     return aspect_index(state.aspects).held_boosts(character.id)
 
 
-def token_status(
-    character: Character, state: WorldState, world_id: str, seq: int
-) -> protocol.TokenStatus:
+def token_status(character: Character, state: WorldState, world_id: str, seq: int) -> View:
+    """``protocol.TokenStatus``."""
     filled = {s.severity for s in character.consequences if not s.empty}
-    has_boost = held_boosts(character, state) > 0
     statuses: dict[str, bool] = {
         "overwhelmed": character.overwhelmed,
         **{name: severity in filled for severity, name in SEVERITY_NAMES.items()},
-        "boost": has_boost,
+        "boost": held_boosts(character, state) > 0,
     }
-    return protocol.TokenStatus.model_validate(
-        {"seq": seq, "world": world_id, "actor_id": character.id, "statuses": statuses}
-    )
+    return {
+        "seq": seq,
+        "world": world_id,
+        "writer": "gm",
+        "actor_id": character.id,
+        "statuses": statuses,
+    }
 
 
 def scene_end(summary: SceneEndSummary, state: WorldState) -> protocol.SceneEndData:
     def note(character_id: str, name: str, severity: int) -> protocol.ConsequenceNote:
-        who = _who(state, character_id) or protocol.CardCharacter(id=character_id, name="")
-        return protocol.ConsequenceNote(character=who, name=name, severity=severity)
+        who = _who(state, character_id) or _character_view(character_id, "")
+        return protocol.ConsequenceNote.model_validate(
+            {"character": who, "name": name, "severity": severity}
+        )
 
-    return protocol.SceneEndData(
-        ended_scene=summary.scene,
-        removed_consequences=[note(*entry) for entry in summary.removed],
-        recovering_consequences=[note(*entry) for entry in summary.recovering],
-        fate_points=[
-            protocol.FatePointGain(
-                character=_who(state, c) or protocol.CardCharacter(id=c, name=""),
-                gained=gained,
-                reasons=[protocol.EarningView(kind=r.kind, aspect=r.aspect) for r in reasons],
-            )
-            for c, (gained, reasons) in summary.fate_points.items()
-        ],
-        expired_boosts=summary.expired_boosts,
-        cleared_aspects=summary.cleared_aspects,
-        no_longer_overwhelmed=[
-            c for c in (_who(state, i) for i in summary.no_longer_overwhelmed) if c
-        ],
-        closed_unfinished=summary.closed_unfinished,
+    return protocol.SceneEndData.model_validate(
+        {
+            "ended_scene": summary.scene,
+            "removed_consequences": [note(*entry) for entry in summary.removed],
+            "recovering_consequences": [note(*entry) for entry in summary.recovering],
+            "fate_points": [
+                {
+                    "character": _who(state, c) or _character_view(c, ""),
+                    "gained": gained,
+                    "reasons": [{"kind": r.kind, "aspect": r.aspect} for r in reasons],
+                }
+                for c, (gained, reasons) in summary.fate_points.items()
+            ],
+            "expired_boosts": summary.expired_boosts,
+            "cleared_aspects": summary.cleared_aspects,
+            "no_longer_overwhelmed": [
+                c for c in (_who(state, i) for i in summary.no_longer_overwhelmed) if c
+            ],
+            "closed_unfinished": summary.closed_unfinished,
+        }
     )
 
 
@@ -442,7 +501,7 @@ def _owners(state: WorldState, members: tuple[str, ...]) -> list[str]:
     return users
 
 
-def _members(state: WorldState, members: tuple[str, ...]) -> list[protocol.CardCharacter]:
+def _members(state: WorldState, members: tuple[str, ...]) -> list[View]:
     return [c for c in (_who(state, m) for m in members) if c]
 
 
@@ -453,182 +512,193 @@ def _side_view(
     members: tuple[str, ...],
     progress: int = 0,
     conceded: bool = False,
-) -> protocol.ContestSideView:
-    """A side of a contest or a conflict, with the users who may act for it."""
-    return protocol.ContestSideView(
-        id=side_id,
-        name=name,
-        members=_members(state, members),
-        controllers=_owners(state, members),
-        progress=progress,
-        conceded=conceded,
-    )
+) -> View:
+    """A side of a contest or a conflict, with the users who may act for it:
+    ``protocol.ContestSideView``."""
+    return {
+        "id": side_id,
+        "name": name,
+        "members": _members(state, members),
+        "controllers": _owners(state, members),
+        "progress": progress,
+        "conceded": conceded,
+    }
 
 
-def _roll_view(roll: ExchangeRoll, ruleset: Ruleset) -> protocol.ExchangeRollView:
-    return protocol.ExchangeRollView(
-        side_id=roll.side_id,
-        action_id=roll.action_id,
-        total=rated(roll.total, ruleset) if roll.total is not None else None,
-        shifts=roll.shifts,
-        forfeited=roll.forfeited,
-    )
+def _roll_view(roll: ExchangeRoll, ruleset: Ruleset) -> View:
+    """``protocol.ExchangeRollView``."""
+    return {
+        "side_id": roll.side_id,
+        "action_id": roll.action_id,
+        "total": rated(roll.total, ruleset) if roll.total is not None else None,
+        "shifts": roll.shifts,
+        "forfeited": roll.forfeited,
+    }
 
 
-def exchange_view(result: ExchangeResult, ruleset: Ruleset) -> protocol.ExchangeView:
-    return protocol.ExchangeView(
-        number=result.number,
-        rolls=[_roll_view(r, ruleset) for r in result.rolls],
-        winner=result.winner,
-        margin=result.margin,
-        progress=result.progress,
-        twist=result.twist,
-        twist_aspect=result.twist_aspect,
-        excelled=result.excelled,
-    )
+def exchange_view(result: ExchangeResult, ruleset: Ruleset) -> View:
+    """``protocol.ExchangeView``."""
+    return {
+        "number": result.number,
+        "rolls": [_roll_view(r, ruleset) for r in result.rolls],
+        "winner": result.winner,
+        "margin": result.margin,
+        "progress": result.progress,
+        "twist": result.twist,
+        "twist_aspect": result.twist_aspect,
+        "excelled": result.excelled,
+    }
 
 
-def contest_view(contest: Contest, state: WorldState, ruleset: Ruleset) -> protocol.ContestView:
-    return protocol.ContestView(
-        id=contest.id,
-        name=contest.name,
-        mode=contest.mode,
-        skill=contest.skill,
-        passive=rated(contest.passive_rating, ruleset)
+def contest_view(contest: Contest, state: WorldState, ruleset: Ruleset) -> View:
+    """``protocol.ContestView``."""
+    return {
+        "id": contest.id,
+        "name": contest.name,
+        "mode": contest.mode,
+        "skill": contest.skill,
+        "passive": rated(contest.passive_rating, ruleset)
         if contest.passive_rating is not None
         else None,
-        target=contest.target,
-        sides=[
+        "target": contest.target,
+        "sides": [
             _side_view(state, s.id, s.name, s.members, s.progress, s.conceded)
             for s in contest.sides
         ],
-        exchange=contest.exchange,
-        current=[_roll_view(r, ruleset) for r in contest.current],
-        history=[exchange_view(h, ruleset) for h in contest.history],
-        twist_pending=contest.twist_pending,
-        state=contest.state,
-        winner=contest.winner,
-    )
+        "exchange": contest.exchange,
+        "current": [_roll_view(r, ruleset) for r in contest.current],
+        "history": [exchange_view(h, ruleset) for h in contest.history],
+        "twist_pending": contest.twist_pending,
+        "state": contest.state,
+        "winner": contest.winner,
+    }
 
 
-def challenge_view(
-    challenge: Challenge, state: WorldState, ruleset: Ruleset
-) -> protocol.ChallengeView:
-    tasks: list[protocol.TaskView] = []
+def contest_card(contest: View, exchange: View | None, undone: bool = False) -> View:
+    """``protocol.ContestCard``: a contest's exchange result (or its end)."""
+    return {"kind": "contest", "contest": contest, "exchange": exchange, "undone": undone}
+
+
+def challenge_view(challenge: Challenge, state: WorldState, ruleset: Ruleset) -> View:
+    """``protocol.ChallengeView``."""
+    tasks: list[View] = []
     for task in challenge.tasks:
         action = state.actions.get(task.action_id or "")
         tasks.append(
-            protocol.TaskView(
-                id=task.id,
-                name=task.name,
-                skill=task.skill,
-                opposition=rated(task.rating, ruleset),
-                action_id=task.action_id,
-                actor=_who(state, action.actor.leader) if action else None,
-                total=rated(action.actor.roll.total, ruleset)
+            {
+                "id": task.id,
+                "name": task.name,
+                "skill": task.skill,
+                "opposition": rated(task.rating, ruleset),
+                "action_id": task.action_id,
+                "actor": _who(state, action.actor.leader) if action else None,
+                "total": rated(action.actor.roll.total, ruleset)
                 if action and action.actor.roll.dice
                 else None,
-                shifts=action.shifts if action else None,
-                outcome=action.outcome if action else None,
-                outcome_label=ruleset.outcome_names[action.outcome]
+                "shifts": action.shifts if action else None,
+                "outcome": action.outcome if action else None,
+                "outcome_label": ruleset.outcome_names[action.outcome]
                 if action and action.outcome
                 else None,
-                state=action.state if action else None,
-                succeeded=action.succeeded if action else None,
-                costs=[
-                    protocol.CostView(severity=c.severity, kind=c.kind, text=c.text)
-                    for c in action.costs
+                "state": action.state if action else None,
+                "succeeded": action.succeeded if action else None,
+                "costs": [
+                    {"severity": c.severity, "kind": c.kind, "text": c.text} for c in action.costs
                 ]
                 if action
                 else [],
-            )
+            }
         )
-    return protocol.ChallengeView(
-        id=challenge.id,
-        name=challenge.name,
-        tasks=tasks,
-        advantages=list(challenge.advantage_action_ids),
-        state=challenge.state,
-        carry_boosts=challenge.carry_boosts,
-    )
+    return {
+        "id": challenge.id,
+        "name": challenge.name,
+        "tasks": tasks,
+        "advantages": list(challenge.advantage_action_ids),
+        "state": challenge.state,
+        "carry_boosts": challenge.carry_boosts,
+    }
 
 
-def conflict_view(conflict: Conflict, state: WorldState) -> protocol.ConflictView:
+def challenge_card(challenge: View, undone: bool = False) -> View:
+    """``protocol.ChallengeCard``: a challenge's summary once every task is in."""
+    return {"kind": "challenge", "challenge": challenge, "undone": undone}
+
+
+def conflict_view(conflict: Conflict, state: WorldState) -> View:
+    """``protocol.ConflictView``."""
     side_of = {m: s.id for s in conflict.sides for m in s.members}
-    return protocol.ConflictView(
-        id=conflict.id,
-        name=conflict.name,
-        kind=conflict.kind,
-        order_skill=conflict.order_skill,
-        sides=[_side_view(state, s.id, s.name, s.members) for s in conflict.sides],
-        order=[
-            protocol.TurnView(
-                character=_who(state, c) or protocol.CardCharacter(id=c, name=c),
-                side_id=side_of.get(c, ""),
-                rating=conflict.ratings.get(c, 0),
-                out=bool(state.characters.get(c) and state.characters[c].overwhelmed),
-                npc=bool(state.characters.get(c) and state.characters[c].is_npc),
-            )
+    return {
+        "id": conflict.id,
+        "name": conflict.name,
+        "kind": conflict.kind,
+        "order_skill": conflict.order_skill,
+        "sides": [_side_view(state, s.id, s.name, s.members) for s in conflict.sides],
+        "order": [
+            {
+                "character": _who(state, c) or _character_view(c, c),
+                "side_id": side_of.get(c, ""),
+                "rating": conflict.ratings.get(c, 0),
+                "out": bool(state.characters.get(c) and state.characters[c].overwhelmed),
+                "npc": bool(state.characters.get(c) and state.characters[c].is_npc),
+            }
             for c in conflict.order
         ],
-        ties=[list(t) for t in conflict.ties],
-        turn=conflict.turn,
-        exchange=conflict.exchange,
-        zones=[
-            protocol.ZoneView(
-                name=z.name,
-                adjacent=list(z.adjacent),
-                occupants=_members(
+        "ties": [list(t) for t in conflict.ties],
+        "turn": conflict.turn,
+        "exchange": conflict.exchange,
+        "zones": [
+            {
+                "name": z.name,
+                "adjacent": list(z.adjacent),
+                "occupants": _members(
                     state, tuple(c for c, where in conflict.positions.items() if where == z.name)
                 ),
-            )
+            }
             for z in conflict.zones
         ],
-        state=conflict.state,
-        winner=conflict.winner,
-    )
+        "state": conflict.state,
+        "winner": conflict.winner,
+    }
 
 
 # Scene views of recent states: a commit compares the scene before it, built by the
 # commit before, with the scene after it.
-_SCENE_VIEWS: ByIdentity[WorldState, protocol.SceneState] = ByIdentity(256)
+_SCENE_VIEWS: ByIdentity[WorldState, View] = ByIdentity(256)
 
 
-def scene_state(state: WorldState) -> protocol.SceneState:
-    """The scene panel: aspects, budget, and every open or finished procedure."""
+def scene_state(state: WorldState) -> View:
+    """The scene panel: aspects, budget, and every open or finished procedure:
+    ``protocol.SceneState``."""
     known = _SCENE_VIEWS.get(state)
     return known if known is not None else _SCENE_VIEWS.put(state, _build_scene_state(state))
 
 
-def _build_scene_state(state: WorldState) -> protocol.SceneState:
+def _build_scene_state(state: WorldState) -> View:
     ruleset = get_ruleset(state.ruleset)
-    return protocol.SceneState(
-        ruleset=state.ruleset,
-        scene=protocol.SceneInfo(
-            number=state.scene.number, session=state.scene.session, scenario=state.scene.scenario
-        ),
-        settings=protocol.WorldSettingsView(
-            trust_player_ratings=state.settings.trust_player_ratings
-        ),
-        gm_fate_points=state.gm_fate_points,
-        aspects=_entries(state, lambda a: a.kind in ("situation", "boost")),
-        contests=[contest_view(c, state, ruleset) for c in state.contests.values()],
-        challenges=[challenge_view(c, state, ruleset) for c in state.challenges.values()],
-        conflicts=[conflict_view(c, state) for c in state.conflicts.values()],
-        compels=[
-            protocol.CompelView(
-                id=c.id,
-                character=_who(state, c.character_id)
-                or protocol.CardCharacter(id=c.character_id, name=""),
-                controllers=_owners(state, (c.character_id,)),
-                text=c.text,
-                aspect_id=c.aspect_id,
-                state=c.state,
-            )
+    scene = state.scene
+    return {
+        "ruleset": state.ruleset,
+        "scene": {"number": scene.number, "session": scene.session, "scenario": scene.scenario},
+        "settings": {"trust_player_ratings": state.settings.trust_player_ratings},
+        "gm_fate_points": state.gm_fate_points,
+        "aspects": _entries(state, lambda a: a.kind in ("situation", "boost")),
+        "contests": [contest_view(c, state, ruleset) for c in state.contests.values()],
+        "challenges": [challenge_view(c, state, ruleset) for c in state.challenges.values()],
+        "conflicts": [conflict_view(c, state) for c in state.conflicts.values()],
+        "compels": [
+            {
+                "id": c.id,
+                "character": _who(state, c.character_id) or _character_view(c.character_id, ""),
+                "controllers": _owners(state, (c.character_id,)),
+                "text": c.text,
+                "aspect_id": c.aspect_id,
+                "state": c.state,
+            }
             for c in state.compels.values()
             if c.state == "offered"
         ],
-    )
+        "created_id": None,
+    }
 
 
 # --- the roll history -----------------------------------------------------------------
@@ -648,41 +718,42 @@ def history_entry(
     action = event.action
     card = action_card(action, state, ruleset, seq, digest)
     rolls = [
-        protocol.HistoryRoll(
-            character=_who(state, roll.character),
-            side=roll.side,
-            dice=roll.dice,
-            reroll=roll.reroll,
-        )
+        {
+            "character": _who(state, roll.character),
+            "side": roll.side,
+            "dice": _dice(roll.dice),
+            "reroll": roll.reroll,
+        }
         for roll in history.rolls_of(action)
     ]
-    return protocol.HistoryEntry(
-        seq=seq,
-        hash=digest,
-        at=at,
-        scene=event.scene,
-        action_id=action.id,
-        card_id=card_id,
-        kind=history.kind_of(action),
-        action_type=action.type,
-        action_label=card.action_label,
-        requested_by=action.requested_by,
-        actor=card.actor,
-        opposition=card.opposition,
-        opposition_kind=action.opposition_kind,
-        target=card.target,
-        rolls=rolls,
-        invokes=card.invokes,
-        shifts=card.shifts,
-        outcome=card.outcome,
-        outcome_label=card.outcome_label,
-        succeeded=action.succeeded,
-        costs=[
-            protocol.HistoryCost(severity=c.severity, kind=c.kind, text=c.text)
-            for c in action.costs
-        ],
-        effects=card.effects,
-        undone=undone,
+    return protocol.HistoryEntry.model_validate(
+        {
+            "seq": seq,
+            "hash": digest,
+            "at": at,
+            "scene": event.scene,
+            "action_id": action.id,
+            "card_id": card_id,
+            "kind": history.kind_of(action),
+            "action_type": action.type,
+            "action_label": card["action_label"],
+            "requested_by": action.requested_by,
+            "actor": card["actor"],
+            "opposition": card["opposition"],
+            "opposition_kind": action.opposition_kind,
+            "target": card["target"],
+            "rolls": rolls,
+            "invokes": card["invokes"],
+            "shifts": card["shifts"],
+            "outcome": card["outcome"],
+            "outcome_label": card["outcome_label"],
+            "succeeded": action.succeeded,
+            "costs": [
+                {"severity": c.severity, "kind": c.kind, "text": c.text} for c in action.costs
+            ],
+            "effects": card["effects"],
+            "undone": undone,
+        }
     )
 
 

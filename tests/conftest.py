@@ -33,6 +33,11 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+# Every emit and answer the bridge builds (in this process and in the bridge processes the
+# tests start, which inherit the environment) is checked against its protocol model: the
+# views are built in their JSON form, and this proves each is what its model gives.
+os.environ.setdefault("FATE_BRIDGE_CHECK_VIEWS", "1")
+
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Modules marked ``both_stores`` run every bridge test on SQLite and on Redis."""

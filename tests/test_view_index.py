@@ -80,8 +80,8 @@ def test_alike_boosts_are_one_entry_with_their_count() -> None:
         "s1": Aspect(id="s1", name="Dark alley", kind="situation"),
     }
     state = WorldState(aspects=aspects)
-    shown = cards.scene_state(state).aspects
-    assert [(a.id, a.name, a.count, a.free_invokes) for a in shown] == [
+    shown = cards.scene_state(state)["aspects"]
+    assert [(a["id"], a["name"], a["count"], a["free_invokes"]) for a in shown] == [
         ("b1", "Hero's momentum", 3, {"hero": 1}),
         ("b4", "Hero's momentum", 1, {"villain": 1}),
         ("s1", "Dark alley", 1, {}),

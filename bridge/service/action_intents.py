@@ -69,12 +69,12 @@ class ActionIntents(ServiceCore):
         )
         return Reply(
             ok(
-                protocol.ActionOddsData(
-                    modifier=modifier,
-                    opposition=intent.opposition,
-                    odds=cards.odds_view(odds),
-                    outcomes=cards.outcome_labels(ruleset),
-                )
+                {
+                    "modifier": modifier,
+                    "opposition": intent.opposition,
+                    "odds": cards.odds_view(odds),
+                    "outcomes": cards.outcome_labels(ruleset),
+                }
             )
         )
 

@@ -263,11 +263,15 @@ class ServiceCore:
                 )
             )
         try:
-            return await handler(session, intent)
+            reply = await handler(session, intent)
         except IntentError as exc:
             return Reply(error(exc.code, exc.message, exc.field))
         except RuleViolation as exc:
             return Reply(error(exc.code, exc.message, exc.field))
+        result = protocol.RESULTS.get(event)
+        if result is not None and reply.ack.get("ok") and cards.views_checked():
+            cards.check_view(result, reply.ack["data"])
+        return reply
 
     def _lock(self, world_id: str) -> asyncio.Lock:
         return self._locks.setdefault(world_id, asyncio.Lock())
@@ -457,8 +461,8 @@ class ServiceCore:
             return decide(state, ruleset, dice, principal)
 
         def answer(state: WorldState, rows: list[EventRow], emits: list[EmitRow]) -> dict[str, Any]:
-            """protocol.ActionData as JSON: the card is the one just emitted (already
-            dumped from its validated model), so it is reused, not rebuilt."""
+            """protocol.ActionData as JSON: the card is the one just emitted (built in
+            its JSON form), so it is reused, not rebuilt."""
             ident = action_id or f"a{state.action_count}"
             card = next(
                 (
@@ -471,7 +475,7 @@ class ServiceCore:
             if card is None:
                 card = cards.action_card(
                     state.actions[ident], state, get_ruleset(state.ruleset), 0, ""
-                ).model_dump(mode="json")
+                )
             return {"action_id": ident, "card_id": card_id(world_id, ident), "card": card}
 
         return await self._mutate(session, request_id, run, answer)
@@ -496,9 +500,7 @@ class ServiceCore:
             session,
             request_id,
             run,
-            lambda state, _rows, _e: cards.scene_state(state).model_copy(
-                update={"created_id": created[0]}
-            ),
+            lambda state, _rows, _e: {**cards.scene_state(state), "created_id": created[0]},
         )
 
     async def replayed_state(self, world_id: str, upto: int | None = None) -> WorldState:

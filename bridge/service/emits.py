@@ -30,6 +30,8 @@ def card_id(world_id: str, action_id: str) -> str:
 
 
 ExtraCards = Callable[[WorldState], list[tuple[str, BaseModel]]]
+# The emit events' payload models, for checking (cards.check_view).
+EMIT_MODELS = protocol.EMITS
 GM_WRITER = "gm"
 # The reason of the ActionPut that records a card's Foundry author: bookkeeping, no new card.
 CARD_WRITTEN = "card.written"
@@ -65,7 +67,10 @@ def derive_emits(
 ) -> list[EmitRow]:
     """Cards for every action that changed, for each contest exchange and finished
     challenge; patches and statuses for every character whose written-back data
-    changed (never for the GM's own sheet syncs); the scene state when it changed."""
+    changed (never for the GM's own sheet syncs); the scene state when it changed.
+
+    Each payload is built in its JSON form (``bridge.cards``): what its model in
+    ``protocol.EMITS`` dumps to, so nothing is validated or dumped on the way."""
     emits: list[EmitRow] = []
     seq = last_emit
     # The after state's indexes, derived from the before state's (cached from the commit
@@ -77,26 +82,31 @@ def derive_emits(
     # flags, anchoring the log in Foundry's chat log (DESIGN Trust, ``world.verify``).
     commit_anchor = anchor(rows[-1]) if rows else None
 
-    def add(event: str, model: BaseModel) -> None:
-        emits.append(EmitRow(seq, event, model.model_dump(mode="json")))
+    def add(event: str, payload: cards.View) -> None:
+        emits.append(EmitRow(seq, event, payload))
 
-    def gm_card(card_id_: str, card: BaseModel, op: str = "create") -> None:
+    def card_emit(
+        writer: str, op: str, card_id_: str, card: cards.View, at: cards.View | None
+    ) -> None:
+        """A ``protocol.CardEmit``, the next in the outbox."""
         nonlocal seq
         seq += 1
         add(
             "card",
-            protocol.CardEmit.model_validate(
-                {
-                    "seq": seq,
-                    "world": world_id,
-                    "writer": GM_WRITER,
-                    "op": op,
-                    "card_id": f"{world_id}.{card_id_}",
-                    "card": card.model_dump(mode="json"),
-                    "anchor": commit_anchor,
-                }
-            ),
+            {
+                "seq": seq,
+                "world": world_id,
+                "writer": writer,
+                "op": op,
+                "card_id": card_id_,
+                "card": card,
+                "anchor": at,
+            },
         )
+
+    def gm_card(card_key: str, card: cards.View | BaseModel, op: str = "create") -> None:
+        shown = card if isinstance(card, dict) else card.model_dump(mode="json")
+        card_emit(GM_WRITER, op, f"{world_id}.{card_key}", shown, commit_anchor)
 
     last_row_of_action: dict[str, EventRow] = {}
     touched: set[str] = set()
@@ -115,18 +125,12 @@ def derive_emits(
 
     for action_id, row in last_row_of_action.items():
         action = after.actions[action_id]
-        seq += 1
-        add(
-            "card",
-            protocol.CardEmit(
-                seq=seq,
-                world=world_id,
-                writer=card_writer(action, present),
-                op="update" if action_id in before.actions else "create",
-                card_id=card_id(world_id, action_id),
-                card=cards.action_card(action, after, ruleset, row.seq, row.hash),
-                anchor=anchor(row),
-            ),
+        card_emit(
+            card_writer(action, present),
+            "update" if action_id in before.actions else "create",
+            card_id(world_id, action_id),
+            cards.action_card(action, after, ruleset, row.seq, row.hash),
+            anchor(row),
         )
     for undo in (e for e in events if isinstance(e, HistoryUndone)):
         # Actions the undo took away entirely: their cards say so (the ones it only
@@ -135,29 +139,26 @@ def derive_emits(
             taken = before.actions.get(action_id)
             if taken is None or action_id in after.actions:
                 continue
-            seq += 1
             taken_card = cards.action_card(taken, before, ruleset, rows[-1].seq, rows[-1].hash)
-            add(
-                "card",
-                protocol.CardEmit(
-                    seq=seq,
-                    world=world_id,
-                    # The GM asked for the undo and may update anyone's message.
-                    writer=GM_WRITER,
-                    op="update",
-                    card_id=card_id(world_id, action_id),
-                    card=taken_card.model_copy(update={"undone": True}),
-                ),
+            card_emit(
+                # The GM asked for the undo and may update anyone's message.
+                GM_WRITER,
+                "update",
+                card_id(world_id, action_id),
+                {**taken_card, "undone": True},
+                None,
             )
         # Exchange and challenge cards the undo took back say so too.
         for contest_id, taken_contest in before.contests.items():
             kept = after.contests.get(contest_id)
             kept_exchanges = len(kept.history) if kept else 0
+            if len(taken_contest.history) <= kept_exchanges:
+                continue
             taken_view = cards.contest_view(taken_contest, before, ruleset)
-            for taken_exchange in taken_view.history[kept_exchanges:]:
+            for taken_exchange in taken_view["history"][kept_exchanges:]:
                 gm_card(
-                    f"{contest_id}.x{taken_exchange.number}",
-                    protocol.ContestCard(contest=taken_view, exchange=taken_exchange, undone=True),
+                    f"{contest_id}.x{taken_exchange['number']}",
+                    cards.contest_card(taken_view, taken_exchange, undone=True),
                     op="update",
                 )
         for challenge_id, taken_challenge in before.challenges.items():
@@ -167,9 +168,8 @@ def derive_emits(
             ):
                 gm_card(
                     challenge_id,
-                    protocol.ChallengeCard(
-                        challenge=cards.challenge_view(taken_challenge, before, ruleset),
-                        undone=True,
+                    cards.challenge_card(
+                        cards.challenge_view(taken_challenge, before, ruleset), undone=True
                     ),
                     op="update",
                 )
@@ -179,18 +179,18 @@ def derive_emits(
         finished = contest.state != "open" and (old_contest is None or old_contest.state == "open")
         if grew or finished:
             view = cards.contest_view(contest, after, ruleset)
-            last = view.history[-1] if grew else None
-            suffix = f"x{last.number}" if last else "end"
-            gm_card(f"{contest_id}.{suffix}", protocol.ContestCard(contest=view, exchange=last))
+            last = view["history"][-1] if grew else None
+            suffix = f"x{last['number']}" if last else "end"
+            gm_card(f"{contest_id}.{suffix}", cards.contest_card(view, last))
         elif old_contest is not None:
             # A twist named after the exchange: its card shows the new aspect.
             for old_result, result in zip(old_contest.history, contest.history, strict=False):
                 if result.twist_aspect and result.twist_aspect != old_result.twist_aspect:
                     view = cards.contest_view(contest, after, ruleset)
-                    exchange = view.history[result.number - 1]
+                    exchange = view["history"][result.number - 1]
                     gm_card(
                         f"{contest_id}.x{result.number}",
-                        protocol.ContestCard(contest=view, exchange=exchange),
+                        cards.contest_card(view, exchange),
                         op="update",
                     )
     for challenge_id, challenge in after.challenges.items():
@@ -199,8 +199,7 @@ def derive_emits(
             old_challenge is None or old_challenge.state != "complete"
         ):
             gm_card(
-                challenge_id,
-                protocol.ChallengeCard(challenge=cards.challenge_view(challenge, after, ruleset)),
+                challenge_id, cards.challenge_card(cards.challenge_view(challenge, after, ruleset))
             )
     for card_key, card in extra_cards:
         gm_card(card_key, card)
@@ -212,21 +211,27 @@ def derive_emits(
         patch = cards.actor_patch(new, after, world_id, 0)
         if old is None or cards.actor_patch(old, before, world_id, 0) != patch:
             seq += 1
-            add("actor.patch", patch.model_copy(update={"seq": seq}))
+            add("actor.patch", {**patch, "seq": seq})
         status = cards.token_status(new, after, world_id, 0)
         if old is None or cards.token_status(old, before, world_id, 0) != status:
             seq += 1
-            add("token.status", status.model_copy(update={"seq": seq}))
+            add("token.status", {**status, "seq": seq})
     if any(touches_scene(e, before) for e in events):
         scene_after = cards.scene_state(after)
         if cards.scene_state(before) != scene_after:
             seq += 1
-            add("scene.state", protocol.SceneStateEmit(seq=seq, world=world_id, state=scene_after))
+            add(
+                "scene.state", {"seq": seq, "world": world_id, "writer": "gm", "state": scene_after}
+            )
+    if cards.views_checked():
+        for emit in emits:
+            cards.check_view(EMIT_MODELS[emit.event], emit.payload)
     return emits
 
 
-def anchor(row: EventRow) -> protocol.AnchorView:
-    return protocol.AnchorView(seq=row.seq, hash=row.hash)
+def anchor(row: EventRow) -> cards.View:
+    """``protocol.AnchorView``."""
+    return {"seq": row.seq, "hash": row.hash}
 
 
 def touches_scene(event: Event, before: WorldState) -> bool:
