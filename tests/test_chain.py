@@ -221,3 +221,18 @@ def test_the_chained_body_is_the_reference_form(
     assert digest == old_event_hash(GENESIS_HASH, seq, event_type, payload, created_at)
     assert encoded == canonical_json(payload).encode("utf-8")
     assert json.loads(encoded) == json.loads(canonical_json(payload))
+
+
+def test_every_form_of_float_is_seen_and_plain_payloads_need_no_split() -> None:
+    # The digit-then-mark guard: each way orjson writes a float puts a digit right
+    # before "." or "e"; digits elsewhere (ids, counts, hashes without such a pair) pass.
+    for number in (0.5, -0.0, 1.0, 1e20, 1e-07, 2.5e-05, 5e-324, 1.7976931348623157e308, 123.25):
+        assert chain._holds_float(orjson.dumps({"a": [1, {"b": number}], "c": "x"}))
+    plain = {"type": "action.put", "id": "a12", "seq": 3, "hero.hc": [1, -2], "ok": True}
+    assert (
+        chain._DIGIT_THEN_FLOAT_MARK.search(orjson.dumps(plain).translate(chain._DIGITS_AS_ZERO))
+        is None
+    )
+    assert not chain._holds_float(orjson.dumps(plain))
+    # A digit then "." or "e" inside a string only sends the text on to the exact check.
+    assert not chain._holds_float(orjson.dumps({"name": "v1.2 and 3e5", "n": 4}))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -12,14 +13,25 @@ import orjson
 GENESIS_HASH = "0" * 64
 
 
+# Every digit as "0", so one literal search finds a digit followed by ".", "e" or "E".
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_DIGIT_THEN_FLOAT_MARK = re.compile(rb"0[.eE]")
+
+
 def _holds_float(encoded: bytes) -> bool:
     """Whether orjson's compact JSON ``encoded`` holds a float (yes, too, when an escaped
     quote hides where its strings end).
 
-    Outside its strings, compact JSON has only brackets, ``:``, ``,``, numbers, ``true``,
-    ``false`` and ``null``: a float is the only number with a ``.`` or an exponent, and
-    true and false hold the only other ``e``. Splitting at the quotes finds the strings
-    in C, several times faster than a regular expression over every byte."""
+    Every float orjson writes has a digit right before its ``.`` or its exponent's ``e``
+    (``0.5``, ``1e+20``, ``2.5e-05``; never ``.5``): text with no digit so followed holds
+    none, whatever its strings are. That is most event payloads, told in two C passes
+    (mapping the digits, then one literal search). Else: outside its strings, compact
+    JSON has only brackets, ``:``, ``,``, numbers, ``true``, ``false`` and ``null``: a
+    float is the only number with a ``.`` or an exponent, and true and false hold the
+    only other ``e``. Splitting at the quotes finds the strings in C, several times
+    faster than a regular expression over every byte."""
+    if _DIGIT_THEN_FLOAT_MARK.search(encoded.translate(_DIGITS_AS_ZERO)) is None:
+        return False
     if b'\\"' in encoded:
         return True
     outside = b"".join(encoded.split(b'"')[::2])
