@@ -176,6 +176,7 @@ def run_load(
         "latency": latency_summary(latencies),
         "intent_latency": latency_summary(intents),
         "gc_total_pause_ms": sum(d for _t, _g, d, _c in pauses) * 1000,
+        "gc_total_pause_cpu_ms": sum(c for _t, _g, _d, c in pauses) * 1000,
         "gc_max_pause_ms": max((d for _t, _g, d, _c in pauses), default=0.0) * 1000,
         "gc_max_pause_cpu_ms": max((c for _t, _g, _d, c in pauses), default=0.0) * 1000,
         "gc_gen2_collections": sum(1 for _t, g, _d, _c in pauses if g == 2),
@@ -572,7 +573,7 @@ def print_scale(s: dict[str, Any]) -> None:
         f"{s['errors']} errors of {s['sent']}, server busy {s['server_busy'] * 100:.0f}%, "
         f"{s['cpu_per_request_us']:.0f} us/action, max GC pause {s['gc_max_pause_ms']:.1f} ms "
         f"wall / {s['gc_max_pause_cpu_ms']:.1f} ms CPU ({s['gc_gen2_collections']} gen-2, "
-        f"{s['gc_total_pause_ms']:.0f} ms in all)"
+        f"{s['gc_total_pause_ms']:.0f} ms wall / {s['gc_total_pause_cpu_ms']:.0f} ms CPU in all)"
     )
 
 
