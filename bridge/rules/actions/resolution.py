@@ -20,13 +20,22 @@ from bridge.rules.state import (
     Action,
     CostSeverity,
     Effect,
+    Side,
 )
 
 
-def resolve(draft: Draft, action: Action, ruleset: Ruleset) -> None:
+def resolve(
+    draft: Draft, action: Action, ruleset: Ruleset, passing: dict[str, Side] | None = None
+) -> None:
+    """R3.2: the roll's outcome, once both sides are done invoking (R4.4), and what it
+    does by action type. ``passing``: the side whose pass ended the invoke phase, by
+    name, set in the same copy of the action as the outcome (a pass changes no total)."""
     shift_count = shifts(action.actor.roll.total, action.opposition.roll.total)
     outcome = outcome_for(shift_count, ruleset)
-    action = action.model_copy(update={"shifts": shift_count, "outcome": outcome})
+    update: dict[str, object] = {"shifts": shift_count, "outcome": outcome}
+    if passing:
+        update.update(passing)
+    action = action.model_copy(update=update)
     leader = action.actor.leader or ""
     effects: list[Effect] = []
 
@@ -42,7 +51,8 @@ def resolve(draft: Draft, action: Action, ruleset: Ruleset) -> None:
             effects.append(overwhelm(draft, member, caused_by=action.opposition.leader or GM))
         finish(draft, add_effects(action, *effects, FAILURE), succeeded=False)
         return
-    action = add_effects(action, *effects)
+    if effects:
+        action = add_effects(action, *effects)
 
     if action.purpose == "contest_roll":
         # R11.2: a contest roll is only a total; the exchange decides what it means
