@@ -178,11 +178,19 @@ def succeed(draft: Draft, action: Action, *, at_cost: bool = False) -> None:
             draft.put_scene(scene.model_copy(update={"hints_open": (*scene.hints_open, leader.id)}))
         _exhaust(draft, leader.id, action.situation)
     effects.append(SUCCESS)
-    finish(draft, action, *effects, succeeded=True)
+    # Not finish(..., *effects, succeeded=...): a call unpacking a list costs as much here.
+    _resolved(draft, action, tuple(effects), True)
 
 
 def finish(draft: Draft, action: Action, *effects: Effect, succeeded: bool | None) -> None:
     """The action resolved, with ``effects`` added to its own (one copy for both)."""
+    _resolved(draft, action, effects, succeeded)
+
+
+def _resolved(
+    draft: Draft, action: Action, effects: tuple[Effect, ...], succeeded: bool | None
+) -> None:
+    """:func:`finish`, its effects given as one tuple."""
     draft.put_action(
         action.model_copy(
             update={
