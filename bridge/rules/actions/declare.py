@@ -156,13 +156,12 @@ def declare(
     opposition_action: OppositionAction | None = None
     if opposer is not None:
         opposition_action = "defend" if command.type == "attack" else "oppose"
-    opposition = make_side(
-        leader=opposer.id if opposer else None,
-        roll=make_roll(passive_rating=None if opposer else passive),
-        dangerous=command.dangerous_opposition,
-        # R4.4 with passive opposition the GM side starts passed; invoking reopens it.
-        passed=opposer is None,
-    )
+    if opposer is None:
+        opposition = _passive_side(passive, command.dangerous_opposition)
+    else:
+        opposition = make_side(
+            leader=opposer.id, roll=make_roll(), dangerous=command.dangerous_opposition
+        )
     opposition_kind: OppositionKind = "active" if opposer else "passive"
     # The action is built once, in the state it goes on to (rolled, when nothing waits),
     # and so is its acting side: with its dice, when it goes straight to them.
@@ -249,6 +248,26 @@ def compose_actor_side(
     joined = _joined(draft, participants)
     leader, lead_skill = _leader(joined)
     return _side_of(joined, leader, lead_skill, action_type, dangerous=dangerous)
+
+
+# Passive opposition sides as declared, by rating and danger: records never change, so
+# every action declared against the same rating shares one (as SUCCESS and FAILURE are
+# shared), instead of building two records per declaration. Bounded: ratings outside
+# the ladder's usual span are built afresh.
+_PASSIVE_SIDES: dict[tuple[int | None, bool], Side] = {}
+_SHARED_RATINGS = range(-20, 41)
+
+
+def _passive_side(rating: int | None, dangerous: bool) -> Side:
+    """R4.4: a passive opposition as declared: its rating, and passed from the start
+    (there is no one to invoke for it; the GM invoking reopens it)."""
+    key = (rating, dangerous)
+    side = _PASSIVE_SIDES.get(key)
+    if side is None:
+        side = make_side(roll=make_roll(passive_rating=rating), dangerous=dangerous, passed=True)
+        if rating is None or rating in _SHARED_RATINGS:
+            _PASSIVE_SIDES[key] = side
+    return side
 
 
 def _joined(draft: Draft, participants: Sequence[Participant]) -> list[tuple[Character, str]]:
