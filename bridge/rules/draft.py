@@ -88,7 +88,7 @@ class DraftEvents(list[Event]):
     def result_from(self, state: WorldState) -> WorldState | None:
         """The state these events lead to from ``state``, if the draft built it: only
         from its own base, and only while the list holds exactly the events it made."""
-        if state is self.base and list.__eq__(self, self._made):
+        if state is self.base and self._made == self:
             return self.after
         return None
 

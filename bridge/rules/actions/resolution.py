@@ -32,10 +32,10 @@ def resolve(
     name, set in the same copy of the action as the outcome (a pass changes no total)."""
     shift_count = shifts(action.actor.roll.total, action.opposition.roll.total)
     outcome = outcome_for(shift_count, ruleset)
-    update: dict[str, object] = {"shifts": shift_count, "outcome": outcome}
     if passing:
-        update.update(passing)
-    action = action.model_copy(update=update)
+        action = action.model_copy(update={**passing, "shifts": shift_count, "outcome": outcome})
+    else:
+        action = action.model_copy(update={"shifts": shift_count, "outcome": outcome})
     leader = action.actor.leader or ""
     effects: list[Effect] = []
 
