@@ -23,6 +23,7 @@ import pytest
 from bridge.rules.dice import FACES, QueuedDice
 from bridge.rules.engine import apply_all, replay
 from bridge.rules.errors import RuleViolation
+from bridge.rules.events import Event
 from bridge.rules.procedures import settle
 from bridge.rules.state import WorldState
 from tests.rules_fixtures import ANNA, GM_USER, PAUL
@@ -33,8 +34,8 @@ COMMANDS_PER_GAME = 40
 RECORDED = Path(__file__).parent / "fixtures" / "rules_play.json"
 
 
-_KINDS = ("start", "start", "invoke", "pass", "pass", "pass", "choose", "cost")
-_KINDS += ("concede", "roll", "confirm", "help", "end")
+_KINDS = ["start", "start", "invoke", "pass", "pass", "pass", "choose", "cost"]
+_KINDS += ["concede", "roll", "confirm", "help", "end"]
 
 
 def _command(rng: random.Random) -> tuple[Any, ...]:
@@ -114,14 +115,16 @@ def transcript(seed: int) -> list[Any]:
     """Game ``seed`` played through the rules: per command, its refusal or its settled
     events and the state they lead to, all as JSON."""
     rng = random.Random(seed)
-    dice = QueuedDice(
-        rolls=[tuple(rng.choice(FACES) for _ in range(4)) for _ in range(4 * COMMANDS_PER_GAME)]
-    )
+    face = rng.choice
+    rolls = [(face(FACES), face(FACES), face(FACES), face(FACES)) for _ in range(160)]
+    dice = QueuedDice(rolls=rolls)
     state: WorldState = initial()
-    start, log, lines = state, [], []
+    start = state
+    log: list[Event] = []
+    lines: list[list[Any]] = []
     for command in _script(rng):
         try:
-            events = settle(state, run(state, command, dice))  # type: ignore[arg-type]
+            events = settle(state, run(state, command, dice))
         except RuleViolation as refused:
             lines.append([list(command), "refused", refused.code, refused.field])
             continue
