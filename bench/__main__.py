@@ -18,7 +18,9 @@ aggregate rate of 1 and 2 bridge processes on one Redis. JSON goes to bench/resu
 (with each part's duration); ``--profile`` adds py-spy's top entries for rungs 1b-4 and the
 100-world run when py-spy is installed. GC figures are the server's own collections in the
 run's window: ``gc_max_pause_ms`` is wall time (it includes waiting for a core on a busy
-machine), ``gc_max_pause_cpu_ms`` the CPU the collection used.
+machine), ``gc_max_pause_cpu_ms`` the CPU the collection used. The ladder's "loop" column
+is the share of the server's CPU spent on its event loop's thread (the rest ran on the
+SQLite store's worker thread and executors).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from bench.proc import (
     bridge_server,
     cpu_seconds,
     flush_redis,
+    main_thread_cpu_seconds,
     pin,
     redis_pid,
     redis_server,
@@ -139,6 +142,7 @@ def run_load(
         worker.stdin.flush()
     time.sleep(max(0.0, start - time.time()))
     cpu_before = [cpu_seconds(s.pid) for s in servers]
+    loop_before = [main_thread_cpu_seconds(s.pid) for s in servers]
     spy = None
     if profile_as and PROFILE_DIR:
         spy = Spy(servers[0].pid, duration, PROFILE_DIR[0] / f"{profile_as}.txt")
@@ -149,12 +153,14 @@ def run_load(
         worker.wait(timeout=60)
     end = time.time()
     cpu_after = [cpu_seconds(s.pid) for s in servers]
+    loop_after = [main_thread_cpu_seconds(s.pid) for s in servers]
     top = spy.top() if spy is not None else None
     latencies = [x for r in results for x in r["latencies"]]
     intents = [x for r in results for x in r["intent_latencies"]]
     pauses = [p for s in servers for p in s.gc_pauses(start, end)]
     done = sum(r["done"] for r in results)
     cpu = sum(cpu_after) - sum(cpu_before)
+    loop_cpu = sum(loop_after) - sum(loop_before)
     return {
         "sent": sum(r["sent"] for r in results),
         "done": done,
@@ -165,9 +171,12 @@ def run_load(
         "server_cpu_s": cpu,
         "server_busy": cpu / (end - start) / len(servers),
         "cpu_per_request_us": cpu / done * 1e6 if done else float("nan"),
+        # The event loop's thread; the rest ran on the store's worker and executors.
+        "loop_cpu_per_request_us": loop_cpu / done * 1e6 if done else float("nan"),
         "latency": latency_summary(latencies),
         "intent_latency": latency_summary(intents),
         "gc_total_pause_ms": sum(d for _t, _g, d, _c in pauses) * 1000,
+        "gc_total_pause_cpu_ms": sum(c for _t, _g, _d, c in pauses) * 1000,
         "gc_max_pause_ms": max((d for _t, _g, d, _c in pauses), default=0.0) * 1000,
         "gc_max_pause_cpu_ms": max((c for _t, _g, _d, c in pauses), default=0.0) * 1000,
         "gc_gen2_collections": sum(1 for _t, g, _d, _c in pauses if g == 2),
@@ -514,7 +523,7 @@ def print_ladder(runs: dict[str, list[dict[str, Any]]]) -> None:
     print()
     print(
         f"{'rung':<36}{'server CPU/request':>24}{'saturation':>12}{'ratio/msg':>10}"
-        f"{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}{'errors':>7}"
+        f"{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}{'errors':>7}{'loop':>7}"
     )
     for name in RUNGS:
         if not runs[name]:
@@ -530,6 +539,7 @@ def print_ladder(runs: dict[str, list[dict[str, Any]]]) -> None:
             f"{name:<36}{cell:>24}{1e6 / cpu:>10.0f}/s"
             f"{median_of(runs[name], 'per_message_us') / base:>10.2f}"
             f"{p50:>9.1f}{p99:>9.1f}{mx:>9.1f}{errors:>7}"
+            f"{median_of(runs[name], 'loop_cpu_per_request_us') / cpu:>7.0%}"
         )
     sqlite = median_of(runs[RUNGS[3]], "cpu_per_request_us")
     if runs[RUNGS[4]]:
@@ -563,7 +573,7 @@ def print_scale(s: dict[str, Any]) -> None:
         f"{s['errors']} errors of {s['sent']}, server busy {s['server_busy'] * 100:.0f}%, "
         f"{s['cpu_per_request_us']:.0f} us/action, max GC pause {s['gc_max_pause_ms']:.1f} ms "
         f"wall / {s['gc_max_pause_cpu_ms']:.1f} ms CPU ({s['gc_gen2_collections']} gen-2, "
-        f"{s['gc_total_pause_ms']:.0f} ms in all)"
+        f"{s['gc_total_pause_ms']:.0f} ms wall / {s['gc_total_pause_cpu_ms']:.0f} ms CPU in all)"
     )
 
 

@@ -36,8 +36,20 @@ def free_port() -> int:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU time the process has used (fields 14 and 15 of /proc/PID/stat)."""
-    text = Path(f"/proc/{pid}/stat").read_text()
+    """User + system CPU time the process has used, all its threads."""
+    return cpu_seconds_of(Path(f"/proc/{pid}/stat"))
+
+
+def main_thread_cpu_seconds(pid: int) -> float:
+    """The CPU of the process's main thread alone (the bridge's event loop): its own
+    /proc/PID/task/PID/stat. What the process used beyond it ran on other threads (the
+    SQLite store's worker, executors)."""
+    return cpu_seconds_of(Path(f"/proc/{pid}/task/{pid}/stat"))
+
+
+def cpu_seconds_of(stat: Path) -> float:
+    """User + system CPU time from a /proc stat file (fields 14 and 15)."""
+    text = stat.read_text()
     fields = text[text.rindex(")") + 2 :].split()
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 

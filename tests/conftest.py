@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, settings
 
 from bench.proc import flush_redis
 from bench.proc import redis_server as start_redis
-from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
+from bridge.protocol import EMITS_FRAME, NAMESPACE, PROTOCOL_VERSION
 from tests.bridge_process import BridgeProcess, add_world
 from tests.receiver import receiver  # noqa: F401 - a fixture for every module
 from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat
@@ -102,11 +102,18 @@ async def connect(bridge: BridgeProcess) -> AsyncIterator[Connect]:
         url: str | None = None,
     ) -> socketio.AsyncClient:
         client = socketio.AsyncClient(reconnection=False)
+        # Every frame as it arrived, and every emit (a commit's frame unrolled, as the
+        # module does) as (event, data).
+        client.frames = []  # type: ignore[attr-defined]
         client.received = []  # type: ignore[attr-defined]
 
         @client.on("*", namespace=NAMESPACE)  # type: ignore[misc]
         async def _any(event: str, data: Any) -> None:
-            client.received.append((event, data))  # type: ignore[attr-defined]
+            client.frames.append((event, data))  # type: ignore[attr-defined]
+            if event == EMITS_FRAME:
+                client.received.extend((e["event"], e["data"]) for e in data["emits"])  # type: ignore[attr-defined]
+            else:
+                client.received.append((event, data))  # type: ignore[attr-defined]
 
         handshake = (
             auth

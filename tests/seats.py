@@ -80,6 +80,15 @@ class Seat:
             await asyncio.sleep(0.02)
         raise AssertionError(f"fewer than {count} matching {event!r} emits arrived")
 
+    async def wait_frames(self, count: int, tries: int = 200) -> list[tuple[str, Any]]:
+        """Every frame this connection got from the world's room, once ``count`` arrived."""
+        for _ in range(tries):
+            frames: list[tuple[str, Any]] = self.client.frames  # type: ignore[attr-defined]
+            if len(frames) >= count:
+                return list(frames)
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"fewer than {count} frames arrived")
+
     def received(self, event: str) -> list[Any]:
         return [d for e, d in self.client.received if e == event]  # type: ignore[attr-defined]
 

@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from bench.proc import PROJECT_ROOT
+from bridge import __version__
 from bridge.protocol import PROTOCOL_VERSION
 from tests.bridge_process import BridgeProcess, add_world, cli
 from tests.conftest import Connect
@@ -28,6 +29,9 @@ def test_healthz(bridge: BridgeProcess) -> None:
 def test_the_bridge_serves_its_module_for_install_by_url(bridge: BridgeProcess) -> None:
     manifest = httpx.get(f"{bridge.url}/module/module.json").json()
     assert manifest["id"] == "fate-bridge"
+    # The module moves with the bridge (its protocol too): a new bridge's module is a
+    # newer version, so Foundry offers the GM the update.
+    assert manifest["version"] == __version__
     assert manifest["manifest"] == f"{bridge.url}/module/module.json"
     assert manifest["download"] == f"{bridge.url}/module/fate-bridge.zip"
     assert manifest["compatibility"]["minimum"] == "13"

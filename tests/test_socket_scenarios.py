@@ -6,8 +6,9 @@ import asyncio
 
 import pytest
 
+from bridge.protocol import EMITS_FRAME, EmitsFrame
 from tests.conftest import Connect
-from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, queue
+from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, overcome, queue
 
 # The same scenarios on the embedded SQLite store and on Redis.
 pytestmark = pytest.mark.both_stores
@@ -345,3 +346,28 @@ async def test_two_simultaneous_invokes_race_for_the_last_fate_point(
     assert brousseau["fate_points"] == 0
     final = await gm.card("action.pass", action_id=card["action_id"], side="actor")
     assert final["actor"]["invoke_bonus"] == 2 and len(final["invokes"]) == 1
+
+
+async def test_each_commit_reaches_the_room_in_one_frame(table: dict[str, Seat]) -> None:
+    # DESIGN data flow: what one intent committed (the card, the actor's patch and status,
+    # the scene) reaches everyone in the world's room as one `emits` frame, in seq order,
+    # each item as its own schema says, and world.sync replays the very same items.
+    gm, paul, anna = table["gm"], table["paul"], table["anna"]
+    since = (await gm.ok("world.sync", since=0))["last_seq"]
+    heard = {seat: len(seat.client.frames) for seat in (paul, anna)}  # type: ignore[attr-defined]
+    await queue(gm, [1, 1, 1, 1])
+    started = await overcome(paul, 2)
+    await paul.ok("action.pass", action_id=started["action_id"], side="actor")
+    frames = (await anna.wait_frames(heard[anna] + 2))[heard[anna] :]
+    assert [event for event, _ in frames] == [EMITS_FRAME, EMITS_FRAME]
+    start_items, pass_items = (EmitsFrame.model_validate(frame).emits for _, frame in frames)
+    assert [item.event for item in start_items] == ["card"]
+    assert pass_items[0].event == "card"
+    assert {"actor.patch", "scene.state"} <= {item.event for item in pass_items}
+    items = [*start_items, *pass_items]
+    seqs = [item.data.seq for item in items]
+    assert seqs == list(range(since + 1, since + 1 + len(items)))
+    # The sender and the other members of the room hear the same frames.
+    assert (await paul.wait_frames(heard[paul] + 2))[heard[paul] :] == frames
+    replayed = (await gm.ok("world.sync", since=since))["emits"]
+    assert replayed == [item.model_dump(mode="json") for item in items]

@@ -108,6 +108,7 @@ from bridge.protocol.intents import (
 )
 from bridge.protocol.views import (
     EMITS,
+    EMITS_FRAME,
     RESULTS,
     Ack,
     AckError,
@@ -146,6 +147,7 @@ from bridge.protocol.views import (
     DevQueueDiceData,
     DiceDistribution,
     EarningView,
+    EmitsFrame,
     ErrorCode,
     ErrorInfo,
     ExchangeRollView,
@@ -189,6 +191,7 @@ from bridge.protocol.views import (
 __all__ = [
     "ANCHOR_PAGE",
     "EMITS",
+    "EMITS_FRAME",
     "HISTORY_ANCHORS_FORMAT",
     "INTENTS",
     "MAX_MESSAGE_BYTES",
@@ -281,6 +284,7 @@ __all__ = [
     "DiceRoll",
     "DiceRollIn",
     "EarningView",
+    "EmitsFrame",
     "ErrorCode",
     "ErrorInfo",
     "EventAnchor",

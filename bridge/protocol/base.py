@@ -16,7 +16,8 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
-PROTOCOL_VERSION = 2
+# 3: a commit's emits travel in one ``emits`` frame.
+PROTOCOL_VERSION = 3
 NAMESPACE = "/fate"
 MAX_MESSAGE_BYTES = 64 * 1024
 

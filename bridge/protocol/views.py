@@ -523,7 +523,49 @@ class Notice(Outbound):
     message: str
 
 
+class CardItem(Outbound):
+    event: Literal["card"]
+    data: CardEmit
+
+
+class ActorPatchItem(Outbound):
+    event: Literal["actor.patch"]
+    data: ActorPatch
+
+
+class TokenStatusItem(Outbound):
+    event: Literal["token.status"]
+    data: TokenStatus
+
+
+class SceneStateItem(Outbound):
+    event: Literal["scene.state"]
+    data: SceneStateEmit
+
+
+EmitItem = Annotated[
+    CardItem | ActorPatchItem | TokenStatusItem | SceneStateItem, Field(discriminator="event")
+]
+
+
+class EmitsFrame(Outbound):
+    """Everything one commit sends a world's room, in one frame: its cards, actor patches,
+    token statuses and scene state, in ``seq`` order, to be written in that order.
+
+    One frame per commit rather than one per emit: every receiver then pays one frame's
+    cost per intent, and a client never sees half of a commit (``world.sync`` replays
+    the same items, one list for many commits)."""
+
+    emits: list[EmitItem] = Field(min_length=1)
+
+
+# The frame a commit's stored emits travel in.
+EMITS_FRAME = "emits"
+
+# Every server event: the ``emits`` frame and ``notice`` on the wire, and the stored emit
+# kinds inside a frame (and in ``world.sync``), each with its own schema.
 EMITS: dict[str, type[Outbound]] = {
+    EMITS_FRAME: EmitsFrame,
     "card": CardEmit,
     "actor.patch": ActorPatch,
     "token.status": TokenStatus,

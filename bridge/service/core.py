@@ -38,10 +38,10 @@ from bridge.rules.state import WorldState
 from bridge.service.emits import ExtraCards, card_id, card_writer_candidate, derive_emits
 from bridge.service.session import (
     ConnectRefused,
-    Emission,
     IntentError,
     Reply,
     Session,
+    emits_frame,
     error,
     ok,
     utc_now,
@@ -438,8 +438,7 @@ class ServiceCore:
                 )
                 if after_commit is not None:
                     after_commit()
-                room = session.room
-                return Reply(ack, [Emission(e.event, e.payload, room) for e in emits])
+                return Reply(ack, [emits_frame(emits, session.room)] if emits else [])
             raise IntentError("conflict", "The world is busy; try again.")
 
     async def _run_action(

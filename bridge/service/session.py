@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -10,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from bridge import protocol
 from bridge.rules import actions
+from bridge.store.base import EmitRow
 
 Role = Literal["gm", "player"]
 
@@ -65,6 +67,16 @@ class Reply:
     # (world, user, nonce) the GM's client just vouched for: the server binds any
     # connection of its own with that nonce at once (others notice on their next intent).
     vouched: tuple[str, str, str] | None = None
+
+
+def emits_frame(emits: Sequence[EmitRow], room: str) -> Emission:
+    """A commit's stored emits as the one ``emits`` frame its room hears
+    (``protocol.EmitsFrame``), in the order and with the payloads they were stored with."""
+    return Emission(
+        protocol.EMITS_FRAME,
+        {"emits": [{"event": e.event, "data": e.payload} for e in emits]},
+        room,
+    )
 
 
 def world_room(world_id: str) -> str:

@@ -4,7 +4,10 @@
  */
 
 /** The protocol version this module speaks; the bridge refuses a mismatch at connect. */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
+
+/** The server event carrying one commit's emits (schemas/server/emits.json). */
+export const EMITS_FRAME = "emits";
 
 /** Socket.IO namespace of the bridge. */
 export const NAMESPACE = "/fate";

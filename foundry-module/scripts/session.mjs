@@ -8,7 +8,7 @@ import { handleCardEmit } from "./cards.mjs";
 import { adapterFor } from "./adapters/index.mjs";
 import { foundryVersion, isActiveGM, moduleVersion } from "./compat.mjs";
 import { ConnectionManager } from "./connection.mjs";
-import { PROTOCOL_VERSION } from "./protocol.mjs";
+import { EMITS_FRAME, PROTOCOL_VERSION } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
 import { connectionSettings, getLastSeq, setLastSeq } from "./settings.mjs";
 import { refreshSheetStatus } from "./sheet.mjs";
@@ -17,7 +17,7 @@ import { handleActorPatch, handleTokenStatus } from "./world-writes.mjs";
 import { handleSceneState, readScene } from "./scene-state.mjs";
 import { forgetSentActors, syncActors, syncSceneTokens } from "./scene-tokens.mjs";
 
-/** Handlers of the bridge's stored emits, live or replayed by world.sync. */
+/** Handlers of the bridge's stored emits, live (inside an `emits` frame) or replayed by world.sync. */
 export const EMIT_HANDLERS = Object.freeze({
   card: handleCardEmit,
   "actor.patch": handleActorPatch,
@@ -62,7 +62,7 @@ export function startConnection(overrides = {}) {
     caughtUp = false;
     greet(connection, catchUpOnce);
   });
-  for (const event of Object.keys(EMIT_HANDLERS)) connection.on(event, (data) => processEmit(event, data));
+  connection.on(EMITS_FRAME, (frame) => processFrame(frame));
   connection.on("notice", async (notice) => {
     showNotice(notice);
     // Once bound, a player hears the world: catch up on what it missed, then read the scene.
@@ -135,9 +135,29 @@ export async function catchUp(connection, since) {
     console.warn("fate-bridge | world.sync failed", sync.error);
     return sync;
   }
-  for (const { event, data } of sync.data.emits) await processEmit(event, data);
+  await processEmits(sync.data.emits);
   if (sync.data.last_seq > (getLastSeq() ?? -1)) await setLastSeq(sync.data.last_seq);
   return sync;
+}
+
+/**
+ * One commit's `emits` frame: its cards, patches, statuses and scene state, written in order.
+ * @param {{emits: Array<{event: string, data: {seq: number}}>}} frame
+ */
+export async function processFrame(frame) {
+  if (!Array.isArray(frame?.emits)) {
+    console.warn("fate-bridge | an emits frame without its emits list", frame);
+    return;
+  }
+  await processEmits(frame.emits);
+}
+
+/**
+ * Emits in the order the bridge made them, each written before the next starts.
+ * @param {Array<{event: string, data: {seq: number}}>} emits
+ */
+export async function processEmits(emits) {
+  for (const { event, data } of emits) await processEmit(event, data);
 }
 
 /**

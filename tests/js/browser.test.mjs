@@ -395,7 +395,7 @@ test("the GM confirms a player's proposed rating and danger on the card: the for
   // Ann plays from her own browser: a real Socket.IO client, bound through the GM's page.
   const ann = io(`${bridge.url}${NAMESPACE}`, { transports: ["websocket"], reconnection: false, auth: { world: confirmWorld.id, role: "player", user: "pagePlayerAnn001", protocol: PROTOCOL_VERSION } });
   const annCards = [];
-  ann.on("card", (emit) => annCards.push(emit));
+  ann.on("emits", (frame) => annCards.push(...frame.emits.filter((e) => e.event === "card").map((e) => e.data)));
   let n = 0;
   const annSend = (event, payload) => ann.timeout(10000).emitWithAck(event, { request_id: `ann-${++n}`, ...payload });
   try {

@@ -133,7 +133,7 @@ describe("manifest and assets", () => {
     const manifest = await readJson("foundry-module/module.json");
     assert.equal(manifest.id, "fate-bridge");
     assert.equal(manifest.title, "Fate Bridge");
-    assert.equal(manifest.version, "0.1.0");
+    assert.equal(manifest.version, "0.2.0");
     assert.deepEqual(manifest.compatibility, { minimum: "13", verified: "14" });
     assert.equal(manifest.socket, true);
     assert.equal(manifest.relationships?.systems, undefined);
@@ -184,10 +184,10 @@ describe("manifest and assets", () => {
     assert.equal(configs.get("fate-bridge.worldId").default, "default");
   });
 
-  test("the api is published on the module", () => {
+  test("the api is published on the module, speaking the bridge's protocol", async () => {
     const api = foundry.game.modules.get("fate-bridge").api;
     for (const fn of ["roll", "start", "invoke", "pass", "choose", "cost", "concede", "rollDeclared", "card", "state"]) assert.equal(typeof api[fn], "function", fn);
-    assert.equal(api.PROTOCOL_VERSION, 2);
+    assert.equal(api.PROTOCOL_VERSION, (await readJson("schemas/index.json")).protocol);
     assert.equal(api.status.state, "offline");
   });
 });
@@ -261,6 +261,35 @@ describe("adapters", () => {
       assert.deepEqual(synced, ["actor.sync"]);
     } finally {
       runtime.connection = null;
+    }
+  });
+
+  test("an emits frame is written item by item, in order; a frame without its list or an unknown item changes nothing", async () => {
+    const session = await import(path.join(MODULE_DIR, "scripts/session.mjs"));
+    const actor = new Actor({ ...zird(PLAYER.id), _id: "actorFrame000001" });
+    foundry.game.actors.set(actor.id, actor);
+    const fco = adapters.adapterFor("fate-core-official");
+    const base = { world: "w", writer: "gm", actor_id: actor.id, pending_fate_points: 0, overwhelmed: false, consequences: fco.toActorData(actor).consequences.map((c) => ({ ...c, name: null, status: "fresh" })), stress: fco.toActorData(actor).stress };
+    const frame = { emits: [
+      { event: "actor.patch", data: { ...base, seq: 901, fate_points: 4 } },
+      { event: "not.an.emit", data: { seq: 902 } },
+      { event: "actor.patch", data: { ...base, seq: 903, fate_points: 2 } }
+    ] };
+    check(validators.server["actor.patch"], frame.emits[0].data, "actor.patch");
+    const warned = [];
+    const warn = console.warn;
+    console.warn = (...args) => warned.push(args.join(" "));
+    try {
+      await session.processFrame(frame);
+      assert.deepEqual(actor.updates.map((u) => u.changes["system.details.fatePoints.current"] ?? u.changes.system?.details?.fatePoints?.current), [4, 2], "both patches, in the frame's order");
+      assert.equal(actor.system.details.fatePoints.current, 2);
+      const written = actor.updates.length;
+      for (const bad of [{}, { emits: "card" }, null]) await session.processFrame(bad);
+      assert.equal(actor.updates.length, written, "a malformed frame writes nothing");
+      assert.equal(warned.filter((w) => w.includes("emits frame")).length, 3);
+    } finally {
+      console.warn = warn;
+      foundry.game.actors.delete(actor.id);
     }
   });
 

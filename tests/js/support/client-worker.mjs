@@ -33,12 +33,12 @@ function io(url, opts) {
     return emit(event, ...args);
   };
   const on = socket.on.bind(socket);
-  socket.on = (event, handler) => on(event, event !== "card" ? handler : (...args) => {
-    if (knobs.dropCards) {
-      knobs.droppedCards += 1;
-      return undefined;
-    }
-    return handler(...args);
+  // The tab "closes" as cards come in: each commit's card items are lost, the rest of its frame arrives.
+  socket.on = (event, handler) => on(event, event !== "emits" ? handler : (frame, ...rest) => {
+    if (!knobs.dropCards) return handler(frame, ...rest);
+    const kept = frame.emits.filter((item) => item.event !== "card");
+    knobs.droppedCards += frame.emits.length - kept.length;
+    return kept.length ? handler({ ...frame, emits: kept }, ...rest) : undefined;
   });
   const connect = socket.connect.bind(socket);
   socket.connect = () => {

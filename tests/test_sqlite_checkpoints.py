@@ -1,0 +1,99 @@
+"""The SQLite store's write-ahead log is checkpointed beside the writer, never in a commit."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from bridge.service import BridgeService, Session
+from bridge.store.sqlite import SQLiteStore, _Checkpointer
+
+ACTOR = {"id": "hero", "name": "Hero", "owners": ["p"], "skills": {"Athletics": 2}}
+
+
+def overcome(request_id: str) -> dict[str, object]:
+    return {
+        "request_id": request_id,
+        "type": "overcome",
+        "actor_id": "hero",
+        "skill": "Athletics",
+        "description": "x" * 2_000,  # every commit writes a few pages
+        "opposition": {"kind": "passive", "rating": 1},
+    }
+
+
+async def play(service: BridgeService, gm: Session, actions: int, wal: Path) -> list[int]:
+    """Resolve ``actions`` passive overcomes; the log file's size after each."""
+    sizes = []
+    for i in range(actions):
+        started = await service.handle(gm, "action.start", overcome(f"s{i}"))
+        assert started.ack["ok"], started.ack
+        action_id = started.ack["data"]["action_id"]
+        passed = await service.handle(
+            gm, "action.pass", {"request_id": f"p{i}", "action_id": action_id, "side": "actor"}
+        )
+        assert passed.ack["ok"], passed.ack
+        sizes.append(wal.stat().st_size)
+    return sizes
+
+
+async def played(path: Path, checkpoint_seconds: float) -> tuple[SQLiteStore, list[int]]:
+    """A store on ``path`` after 200 resolved actions, and its log's size after each."""
+    store = SQLiteStore(path, checkpoint_seconds=checkpoint_seconds, wal_truncate_frames=100)
+    await store.open()
+    service = BridgeService(store, dev_dice=True)
+    await service.add_world("w", "World")
+    gm = Session("s", "w", "gm", "gm", bound=True, present=True)
+    assert (await service.handle(gm, "actor.sync", {"request_id": "a", "actor": ACTOR})).ack["ok"]
+    return store, await play(service, gm, 200, path.with_name(path.name + "-wal"))
+
+
+async def test_commits_never_checkpoint_and_the_checkpointer_bounds_the_log(
+    tmp_path: Path,
+) -> None:
+    # Its passes an hour apart, the checkpointer never runs here: the log only grows, so
+    # no commit checkpointed (SQLite's own checkpoint would start it afresh at 1,000 pages).
+    idle, unchecked = await played(tmp_path / "idle.sqlite3", 3600.0)
+    try:
+        assert (
+            await idle._run(lambda db: db.execute("PRAGMA wal_autocheckpoint").fetchone()[0]) == 0
+        )
+        assert unchecked == sorted(unchecked) and unchecked[-1] > 4_000 * 1_000
+    finally:
+        await idle.close()
+    path = tmp_path / "bridge.sqlite3"
+    store, sizes = await played(path, 0.02)
+    try:
+        # Checkpointed beside the writer, the log was truncated as it went.
+        assert max(sizes) < unchecked[-1] / 3, (max(sizes), unchecked[-1])
+        # Once the writes stop, the checkpointer copies all of the log into the file.
+        for _ in range(200):
+            with sqlite3.connect(path) as probe:
+                _busy, frames, copied = probe.execute("PRAGMA wal_checkpoint(NOOP)").fetchone()
+            if frames == copied:
+                break
+            await asyncio.sleep(0.02)
+        assert frames == copied
+        committed = len(await store.events("w"))
+    finally:
+        await store.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT COUNT(*) FROM events").fetchone()[0] == committed
+
+
+def test_a_failed_checkpoint_is_logged_and_tried_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    checkpointer = _Checkpointer(tmp_path / "bridge.sqlite3", interval=60.0, truncate_frames=100)
+    try:
+        closed = sqlite3.connect(tmp_path / "other.sqlite3")
+        closed.close()
+        with caplog.at_level(logging.WARNING, logger="bridge.store.sqlite"):
+            checkpointer.checkpoint(closed)  # raises inside: a closed connection
+        assert "WAL checkpoint" in caplog.text and "retried" in caplog.text
+    finally:
+        checkpointer.stop()
