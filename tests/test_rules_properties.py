@@ -391,6 +391,16 @@ def _bookkeeping(state: WorldState) -> WorldState:
     return state.model_copy(update={"action_count": 0, "aspect_count": 0, "undone": ()})
 
 
+# Found by `make fuzz`: an overcome still open when the GM ends the scene resolves after
+# it; taking it back would reach past the scene's end (refused, R12.1).
+@example(
+    turns_list=[("b", "overcome", 0, False, False, [], "fail", "mild_consequence", False, None)] * 4
+    + [
+        ("b", "overcome", 0, False, False, [], "succeed_at_cost", "npc_boost", False, "scene"),
+        ("b", "take_advantage", 0, False, False, [], "fail", "mild_consequence", False, None),
+    ],
+    faces_list=[(-1, -1, -1, -1)] * 60,
+)
 @given(st.lists(turns, min_size=1, max_size=6), st.lists(rolls, min_size=60, max_size=60))
 def test_undoing_the_last_resolution_gives_exactly_the_state_before_it(
     turns_list: list,  # type: ignore[type-arg]
@@ -402,6 +412,7 @@ def test_undoing_the_last_resolution_gives_exactly_the_state_before_it(
     start_state = state
     log: list[Logged] = []
     before_start: dict[str, WorldState] = {}  # action id -> the state before its start
+    started_after: dict[str, int] = {}  # action id -> the last event before its start
     dice = QueuedDice(fallback=SecureDice(), rolls=faces_list)
     for turn in turns_list:
         for command in play_turn(turn):
@@ -411,6 +422,7 @@ def test_undoing_the_last_resolution_gives_exactly_the_state_before_it(
                 continue
             if command[0] == "start":
                 before_start[f"a{state.action_count + 1}"] = state
+                started_after[f"a{state.action_count + 1}"] = len(log)
             stamp = f"t{len(log):06d}"  # one stamp per commit, as the service writes them
             log += [Logged(len(log) + n + 1, stamp, e) for n, e in enumerate(events)]
             state = apply_all(state, events)
@@ -420,9 +432,16 @@ def test_undoing_the_last_resolution_gives_exactly_the_state_before_it(
     try:
         undo = plan_undo(log, start_state, state, None)
     except RuleViolation as refused:
+        if refused.code == "scene_ended":
+            # R12.1: an undo stays inside the current scene; this resolution's action
+            # began before the scene's end, so taking it back would reach past it.
+            assert standing and started_after[standing[-1].action.id] < scene_start
+            event("refused: it would reach past the scene's end")
+            return
         assert refused.code == "nothing_to_undo" and not standing
         event("nothing to undo")
         return
+    assert started_after[standing[-1].action.id] >= scene_start
     event("undone")
     undone = apply_all(state, undo)
     expected = before_start[standing[-1].action.id]

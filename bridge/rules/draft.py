@@ -77,15 +77,18 @@ class DraftEvents(list[Event]):
 
     base: WorldState | None = None
     after: WorldState | None = None
-    _made: tuple[Event, ...] = ()
+    # The draft's own list of the events, which nothing else holds: compared with this
+    # one item by item (identity first, no copy) to see that nobody changed it.
+    _made: list[Event] | None = None
 
-    def seal(self, base: WorldState, after: WorldState) -> None:
-        self.base, self.after, self._made = base, after, tuple(self)
+    def seal(self, base: WorldState, after: WorldState, made: list[Event]) -> None:
+        """``made``: a list equal to this one that only this object holds from now on."""
+        self.base, self.after, self._made = base, after, made
 
     def result_from(self, state: WorldState) -> WorldState | None:
         """The state these events lead to from ``state``, if the draft built it: only
         from its own base, and only while the list holds exactly the events it made."""
-        if state is self.base and tuple(self) == self._made:
+        if state is self.base and self._made == self:
             return self.after
         return None
 
@@ -253,7 +256,7 @@ class Draft:
         """One event per changed record, in the order each was first changed; they carry
         the state they lead to (see :class:`DraftEvents`). The draft may go on changing:
         its next change copies again, so that state is never touched afterwards."""
-        out = DraftEvents()
+        out: list[Event] = []
         reason = self.reason
         for kind, key in self._changed:
             # An action's own kinds first: every intent changes one.
@@ -306,27 +309,29 @@ class Draft:
                 out.append(_make_compel_put(reason=reason, compel=self.compels[key]))
             else:  # "carried"
                 out.append(_make_carried_boosts_put(reason=reason, aspect_ids=self.carried_boosts))
+        events = DraftEvents(out)
         if out and not self._dropped:
-            out.seal(self.base, self._after())
+            events.seal(self.base, self._after(), out)
         self._owned.clear()
-        return out
+        return events
 
     def _after(self) -> WorldState:
         """The base with every change made: what ``apply_all(base, events())`` builds
         when no record was dropped (see :class:`DraftEvents`)."""
-        return self.base.model_copy(
-            update={
-                "characters": self.characters,
-                "aspects": self.aspects,
-                "actions": self.actions,
-                "scene": self.scene,
-                "gm_fate_points": self.gm_fate_points,
-                "action_count": self.action_count,
-                "aspect_count": self.aspect_count,
-                "contests": self.contests,
-                "challenges": self.challenges,
-                "conflicts": self.conflicts,
-                "compels": self.compels,
-                "carried_boosts": self.carried_boosts,
-            }
-        )
+        after = self.base.model_copy()
+        # A fresh copy nothing else has seen yet, finished in place: an update mapping of
+        # twelve fields would cost more than the copy itself.
+        values = after.__dict__
+        values["characters"] = self.characters
+        values["aspects"] = self.aspects
+        values["actions"] = self.actions
+        values["scene"] = self.scene
+        values["gm_fate_points"] = self.gm_fate_points
+        values["action_count"] = self.action_count
+        values["aspect_count"] = self.aspect_count
+        values["contests"] = self.contests
+        values["challenges"] = self.challenges
+        values["conflicts"] = self.conflicts
+        values["compels"] = self.compels
+        values["carried_boosts"] = self.carried_boosts
+        return after

@@ -31,11 +31,12 @@ def _moved(
             latest[event.action.id] = event.action
         elif isinstance(event, HistoryUndone):
             return None
-    return [
-        (before.actions.get(action_id), action)
-        for action_id, action in latest.items()
-        if action.contest_id is not None or action.challenge_id is not None
-    ]
+    # A loop, not a comprehension: this runs on every intent, mostly over one action.
+    moved: list[tuple[Action | None, Action]] = []
+    for action_id, action in latest.items():
+        if action.contest_id is not None or action.challenge_id is not None:
+            moved.append((before.actions.get(action_id), action))
+    return moved
 
 
 def settle(before: WorldState, events: list[Event]) -> list[Event]:

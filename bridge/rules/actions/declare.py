@@ -20,7 +20,7 @@ from bridge.rules.actions.common import (
 )
 from bridge.rules.actions.resolution import finish
 from bridge.rules.consequences import overwhelm
-from bridge.rules.dice import DiceSource
+from bridge.rules.dice import DiceSource, Face
 from bridge.rules.draft import Draft
 from bridge.rules.errors import RuleViolation
 from bridge.rules.events import Event
@@ -81,10 +81,8 @@ def declare(
     attack_kind = _attack_kind(draft, command, actor)
 
     participants = name_participants(draft, actor, command.skill, command.helpers, principal)
-    actor_side = compose_actor_side(
-        draft, participants, command.type, dangerous=command.dangerous_actor
-    )
-    leader = draft.character(actor_side.leader or "")
+    joined = _joined(draft, participants)
+    leader, lead_skill = _leader(joined)
     named = [p.character_id for p in participants]
 
     target_aspect_id = command.target_aspect_id
@@ -158,20 +156,29 @@ def declare(
     opposition_action: OppositionAction | None = None
     if opposer is not None:
         opposition_action = "defend" if command.type == "attack" else "oppose"
-    opposition = make_side(
-        leader=opposer.id if opposer else None,
-        roll=make_roll(passive_rating=None if opposer else passive),
-        dangerous=command.dangerous_opposition,
-        # R4.4 with passive opposition the GM side starts passed; invoking reopens it.
-        passed=opposer is None,
-    )
+    if opposer is None:
+        opposition = _passive_side(passive, command.dangerous_opposition)
+    else:
+        opposition = make_side(
+            leader=opposer.id, roll=make_roll(), dangerous=command.dangerous_opposition
+        )
     opposition_kind: OppositionKind = "active" if opposer else "passive"
-    # The action is built once, in the state it goes on to (rolled, when nothing waits).
+    # The action is built once, in the state it goes on to (rolled, when nothing waits),
+    # and so is its acting side: with its dice, when it goes straight to them.
     state: ActionState
-    if proposal is not None or any(p.status == "invited" for p in participants):
+    if proposal is not None or _any_invited(participants):
         state = "confirming"
     else:
-        state, actor_side = _after_declared(actor_side, opposition, opposition_kind, dice)
+        dangerous = command.dangerous_actor or command.dangerous_opposition
+        state = _state_after_declared(dangerous, opposition_kind)
+    actor_side = _side_of(
+        joined,
+        leader,
+        lead_skill,
+        command.type,
+        dangerous=command.dangerous_actor,
+        faces=dice.roll() if state == "invoking" else None,
+    )
     action = make_action(
         id=action_id,
         type=command.type,
@@ -238,9 +245,52 @@ def compose_actor_side(
     """R10.1: of the participants who joined, the highest skill leads and alone rolls;
     every other with at least +1 in its similar skill adds +1 (teamwork). ``dangerous``:
     the acting side's danger (R9.1), which the participants do not change."""
-    characters = draft.characters
-    joined = [(characters[p.character_id], p.skill) for p in participants if p.status == "joined"]
+    joined = _joined(draft, participants)
     leader, lead_skill = _leader(joined)
+    return _side_of(joined, leader, lead_skill, action_type, dangerous=dangerous)
+
+
+# Passive opposition sides as declared, by rating and danger: records never change, so
+# every action declared against the same rating shares one (as SUCCESS and FAILURE are
+# shared), instead of building two records per declaration. Bounded: ratings outside
+# the ladder's usual span are built afresh.
+_PASSIVE_SIDES: dict[tuple[int | None, bool], Side] = {}
+_SHARED_RATINGS = range(-20, 41)
+
+
+def _passive_side(rating: int | None, dangerous: bool) -> Side:
+    """R4.4: a passive opposition as declared: its rating, and passed from the start
+    (there is no one to invoke for it; the GM invoking reopens it)."""
+    key = (rating, dangerous)
+    side = _PASSIVE_SIDES.get(key)
+    if side is None:
+        side = make_side(roll=make_roll(passive_rating=rating), dangerous=dangerous, passed=True)
+        if rating is None or rating in _SHARED_RATINGS:
+            _PASSIVE_SIDES[key] = side
+    return side
+
+
+def _joined(draft: Draft, participants: Sequence[Participant]) -> list[tuple[Character, str]]:
+    """R10.1: the participants who joined, each with the skill it brings, in order."""
+    characters = draft.characters
+    joined: list[tuple[Character, str]] = []
+    for p in participants:
+        if p.status == "joined":
+            joined.append((characters[p.character_id], p.skill))
+    return joined
+
+
+def _side_of(
+    joined: Sequence[tuple[Character, str]],
+    leader: Character,
+    lead_skill: str,
+    action_type: str,
+    *,
+    dangerous: bool,
+    faces: tuple[Face, Face, Face, Face] | None = None,
+) -> Side:
+    """:func:`compose_actor_side` once its leader is known (``_leader(joined)``), with
+    the leader's dice when ``faces`` are given."""
     teamwork = 0
     helpers: tuple[str, ...] = ()
     if len(joined) > 1:
@@ -256,9 +306,19 @@ def compose_actor_side(
             skill_rating=leader.skills.get(lead_skill, 0),
             stunt_bonus=stunt_bonus(leader, lead_skill, action_type),
             teamwork_bonus=teamwork,
+            dice=faces,
         ),
         dangerous=dangerous,
     )
+
+
+def _any_invited(participants: Sequence[Participant]) -> bool:
+    """R10.1: whether a named helper has not answered yet."""
+    # A loop, not any() over a generator: every declaration asks, mostly of one.
+    for p in participants:  # noqa: SIM110
+        if p.status == "invited":
+            return True
+    return False
 
 
 def proceed(draft: Draft, action: Action, dice: DiceSource) -> None:
@@ -271,12 +331,21 @@ def proceed(draft: Draft, action: Action, dice: DiceSource) -> None:
 def _after_declared(
     actor: Side, opposition: Side, opposition_kind: OppositionKind, dice: DiceSource
 ) -> tuple[ActionState, Side]:
-    """Where a declared action nothing waits for goes, and its acting side there: a
-    dangerous one to the concession window before any dice (R9.3), any other to the
-    dice (:func:`_to_dice`)."""
-    if actor.dangerous or opposition.dangerous:
-        return "declared", actor
-    return _to_dice(actor, opposition_kind, dice)
+    """Where a declared action nothing waits for goes (:func:`_state_after_declared`), and
+    its acting side there: rolled when it goes to the invokes."""
+    state = _state_after_declared(actor.dangerous or opposition.dangerous, opposition_kind)
+    return state, _rolled(actor, dice) if state == "invoking" else actor
+
+
+def _state_after_declared(dangerous: bool, opposition_kind: OppositionKind) -> ActionState:
+    """Where a declared action nothing waits for goes: a dangerous one to the concession
+    window before any dice (R9.3); with active opposition to the opposer's roll, which
+    comes first (R2.2); any other to the actor's roll and the invokes."""
+    if dangerous:
+        return "declared"
+    if opposition_kind == "active":
+        return "awaiting_opposition"
+    return "invoking"
 
 
 def _to_dice(
@@ -367,6 +436,8 @@ def _attack_kind(draft: Draft, command: StartAction, actor: Character) -> HarmKi
 def _leader(participants: Sequence[tuple[Character, str]]) -> tuple[Character, str]:
     """R10.1: highest skill leads; on a tie the declaring actor keeps the lead."""
     best = participants[0]
+    if len(participants) == 1:
+        return best
     for candidate in participants[1:]:
         if candidate[0].skills.get(candidate[1], 0) > best[0].skills.get(best[1], 0):
             best = candidate

@@ -183,9 +183,10 @@ def pass_invokes(
         require_gm(principal)
     else:
         require_control(principal, draft.character(side.leader), "side")
-    action = with_side(action, side_name, side.model_copy(update={"passed": True}))
-    if action.actor.passed and action.opposition.passed:
-        resolve(draft, action, ruleset)
+    passed = side.model_copy(update={"passed": True})
+    if side_of(action, other_side(side_name)).passed:
+        # The outcome's copy of the action takes the pass along (one copy, not two).
+        resolve(draft, action, ruleset, passing={side_name: passed})
     else:
-        draft.put_action(action)
+        draft.put_action(with_side(action, side_name, passed))
     return draft.events()

@@ -20,13 +20,22 @@ from bridge.rules.state import (
     Action,
     CostSeverity,
     Effect,
+    Side,
 )
 
 
-def resolve(draft: Draft, action: Action, ruleset: Ruleset) -> None:
+def resolve(
+    draft: Draft, action: Action, ruleset: Ruleset, passing: dict[str, Side] | None = None
+) -> None:
+    """R3.2: the roll's outcome, once both sides are done invoking (R4.4), and what it
+    does by action type. ``passing``: the side whose pass ended the invoke phase, by
+    name, set in the same copy of the action as the outcome (a pass changes no total)."""
     shift_count = shifts(action.actor.roll.total, action.opposition.roll.total)
     outcome = outcome_for(shift_count, ruleset)
-    action = action.model_copy(update={"shifts": shift_count, "outcome": outcome})
+    if passing:
+        action = action.model_copy(update={**passing, "shifts": shift_count, "outcome": outcome})
+    else:
+        action = action.model_copy(update={"shifts": shift_count, "outcome": outcome})
     leader = action.actor.leader or ""
     effects: list[Effect] = []
 
@@ -42,7 +51,8 @@ def resolve(draft: Draft, action: Action, ruleset: Ruleset) -> None:
             effects.append(overwhelm(draft, member, caused_by=action.opposition.leader or GM))
         finish(draft, add_effects(action, *effects, FAILURE), succeeded=False)
         return
-    action = add_effects(action, *effects)
+    if effects:
+        action = add_effects(action, *effects)
 
     if action.purpose == "contest_roll":
         # R11.2: a contest roll is only a total; the exchange decides what it means
@@ -168,11 +178,19 @@ def succeed(draft: Draft, action: Action, *, at_cost: bool = False) -> None:
             draft.put_scene(scene.model_copy(update={"hints_open": (*scene.hints_open, leader.id)}))
         _exhaust(draft, leader.id, action.situation)
     effects.append(SUCCESS)
-    finish(draft, action, *effects, succeeded=True)
+    # Not finish(..., *effects, succeeded=...): a call unpacking a list costs as much here.
+    _resolved(draft, action, tuple(effects), True)
 
 
 def finish(draft: Draft, action: Action, *effects: Effect, succeeded: bool | None) -> None:
     """The action resolved, with ``effects`` added to its own (one copy for both)."""
+    _resolved(draft, action, effects, succeeded)
+
+
+def _resolved(
+    draft: Draft, action: Action, effects: tuple[Effect, ...], succeeded: bool | None
+) -> None:
+    """:func:`finish`, its effects given as one tuple."""
     draft.put_action(
         action.model_copy(
             update={
