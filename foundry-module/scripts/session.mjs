@@ -157,7 +157,10 @@ export async function processFrame(frame) {
  * @param {Array<{event: string, data: {seq: number}}>} emits
  */
 export async function processEmits(emits) {
-  for (const { event, data } of emits) await processEmit(event, data);
+  for (const item of emits) {
+    if (item && typeof item === "object") await processEmit(item.event, item.data);
+    else console.warn("fate-bridge | skipped an emit that is not an object", item);
+  }
 }
 
 /**

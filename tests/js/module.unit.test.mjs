@@ -264,7 +264,7 @@ describe("adapters", () => {
     }
   });
 
-  test("an emits frame is written item by item, in order; a frame without its list or an unknown item changes nothing", async () => {
+  test("an emits frame is written item by item, in order; a frame without its list, a null item or an unknown item changes nothing", async () => {
     const session = await import(path.join(MODULE_DIR, "scripts/session.mjs"));
     const actor = new Actor({ ...zird(PLAYER.id), _id: "actorFrame000001" });
     foundry.game.actors.set(actor.id, actor);
@@ -272,6 +272,7 @@ describe("adapters", () => {
     const base = { world: "w", writer: "gm", actor_id: actor.id, pending_fate_points: 0, overwhelmed: false, consequences: fco.toActorData(actor).consequences.map((c) => ({ ...c, name: null, status: "fresh" })), stress: fco.toActorData(actor).stress };
     const frame = { emits: [
       { event: "actor.patch", data: { ...base, seq: 901, fate_points: 4 } },
+      null,
       { event: "not.an.emit", data: { seq: 902 } },
       { event: "actor.patch", data: { ...base, seq: 903, fate_points: 2 } }
     ] };
@@ -287,6 +288,7 @@ describe("adapters", () => {
       for (const bad of [{}, { emits: "card" }, null]) await session.processFrame(bad);
       assert.equal(actor.updates.length, written, "a malformed frame writes nothing");
       assert.equal(warned.filter((w) => w.includes("emits frame")).length, 3);
+      assert.equal(warned.filter((w) => w.includes("not an object")).length, 1, "the null item was skipped, the items after it written");
     } finally {
       console.warn = warn;
       foundry.game.actors.delete(actor.id);
