@@ -17,7 +17,7 @@ from bridge.rules.engine import apply_all, replay, touched_keys
 from bridge.rules.errors import RuleViolation
 from bridge.rules.events import ActionResolved
 from bridge.rules.history import Logged, plan_undo
-from bridge.rules.procedures import settle
+from bridge.rules.procedures import _moved, settle
 from bridge.rules.ruleset import UNWRITTEN
 from bridge.rules.scene import end_scene
 from bridge.rules.state import Aspect, WorldState
@@ -179,6 +179,14 @@ def check_draft_state_is_the_fold(before: WorldState, events: list, after: World
     if isinstance(events, DraftEvents) and events.after is not None:
         assert after is events.after
         event("the draft's own state")
+        # R11.1, R11.2: settle skips the scan of a draft's events that put no action of
+        # a contest or challenge; the scan finds nothing there for procedures either.
+        if not events.contained:
+            assert not _moved(before, events)
+            assert settle(before, events) is events
+            event("settled without a scan")
+        else:
+            event("an action of a procedure put")
 
 
 OWNER = {"b": PAUL, "m": ANNA, "g": GM_USER, "gm": GM_USER}

@@ -80,10 +80,15 @@ class DraftEvents(list[Event]):
     # The draft's own list of the events, which nothing else holds: compared with this
     # one item by item (identity first, no copy) to see that nobody changed it.
     _made: list[Event] | None = None
+    # Whether an action they put is in a contest or a challenge: only such an action's
+    # events give procedures anything to react to (bridge.rules.procedures.settle).
+    # True until sealed: unknown.
+    contained: bool = True
 
-    def seal(self, base: WorldState, after: WorldState, made: list[Event]) -> None:
-        """``made``: a list equal to this one that only this object holds from now on."""
-        self.base, self.after, self._made = base, after, made
+    def seal(self, base: WorldState, after: WorldState, made: list[Event], contained: bool) -> None:
+        """``made``: a list equal to this one that only this object holds from now on;
+        ``contained``: whether an action put is in a contest or challenge."""
+        self.base, self.after, self._made, self.contained = base, after, made, contained
 
     def result_from(self, state: WorldState) -> WorldState | None:
         """The state these events lead to from ``state``, if the draft built it: only
@@ -258,6 +263,7 @@ class Draft:
         its next change copies again, so that state is never touched afterwards."""
         out: list[Event] = []
         reason = self.reason
+        contained = False
         for kind, key in self._changed:
             # An action's own kinds first: every intent changes one.
             if kind == "action":
@@ -268,7 +274,10 @@ class Draft:
                         out.append(
                             _make_record_dropped(reason=reason, collection="actions", record_id=key)
                         )
-                elif action.state == "resolved" and (was is None or was.state != "resolved"):
+                    continue
+                if action.contest_id is not None or action.challenge_id is not None:
+                    contained = True
+                if action.state == "resolved" and (was is None or was.state != "resolved"):
                     out.append(
                         _make_action_resolved(reason=reason, action=action, scene=self.scene.number)
                     )
@@ -311,7 +320,7 @@ class Draft:
                 out.append(_make_carried_boosts_put(reason=reason, aspect_ids=self.carried_boosts))
         events = DraftEvents(out)
         if out and not self._dropped:
-            events.seal(self.base, self._after(), out)
+            events.seal(self.base, self._after(), out, contained)
         self._owned.clear()
         return events
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bridge.rules import challenge, contest
-from bridge.rules.draft import Draft
+from bridge.rules.draft import Draft, DraftEvents
 from bridge.rules.engine import apply_all
 from bridge.rules.events import ActionPut, Event, HistoryUndone
 from bridge.rules.state import Action, WorldState
@@ -49,6 +49,11 @@ def settle(before: WorldState, events: list[Event]) -> list[Event]:
     may be rolled again. Nothing is added when no contained action moved, nor to
     an undo: it puts procedures back as they were, and nothing reacts to that.
     """
+    # A draft's own events from ``before`` that put no action of a contest or challenge:
+    # nothing moved, without a look at each event.
+    if type(events) is DraftEvents and not events.contained:  # noqa: SIM102 (narrows)
+        if events.result_from(before) is not None:
+            return events
     moved = _moved(before, events)
     if not moved:
         return events
