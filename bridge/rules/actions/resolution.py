@@ -67,11 +67,12 @@ def resolve(
     elif outcome == "fumble":
         _ask(draft, action, "fail_or_cost", "serious")
     elif outcome == "tie" and action.type == "take_advantage":
-        succeed(draft, action)
+        succeed(draft, action, fresh=True)
     elif outcome == "tie":
         _ask(draft, action, "fail_or_cost", "minor")
     else:
-        succeed(draft, action)
+        # ``action`` is this resolution's own copy (nothing else holds it yet).
+        succeed(draft, action, fresh=True)
 
 
 def _ask(draft: Draft, action: Action, choice: str, severity: CostSeverity | None) -> None:
@@ -131,8 +132,9 @@ def start_hit(draft: Draft, action: Action, hit: int) -> None:
     )
 
 
-def succeed(draft: Draft, action: Action, *, at_cost: bool = False) -> None:
-    """Apply what success gives, by action type (R5.1-R5.5, R7.4)."""
+def succeed(draft: Draft, action: Action, *, at_cost: bool = False, fresh: bool = False) -> None:
+    """Apply what success gives, by action type (R5.1-R5.5, R7.4). ``fresh``: ``action``
+    is a copy only the caller holds, which the resolved action may then be built in."""
     leader = draft.character(action.actor.leader or "")
     effects: list[Effect] = []
     excel = action.outcome == "excel" and not at_cost
@@ -179,7 +181,7 @@ def succeed(draft: Draft, action: Action, *, at_cost: bool = False) -> None:
         _exhaust(draft, leader.id, action.situation)
     effects.append(SUCCESS)
     # Not finish(..., *effects, succeeded=...): a call unpacking a list costs as much here.
-    _resolved(draft, action, tuple(effects), True)
+    _resolved(draft, action, tuple(effects), True, fresh=fresh)
 
 
 def finish(draft: Draft, action: Action, *effects: Effect, succeeded: bool | None) -> None:
@@ -188,19 +190,27 @@ def finish(draft: Draft, action: Action, *effects: Effect, succeeded: bool | Non
 
 
 def _resolved(
-    draft: Draft, action: Action, effects: tuple[Effect, ...], succeeded: bool | None
+    draft: Draft,
+    action: Action,
+    effects: tuple[Effect, ...],
+    succeeded: bool | None,
+    *,
+    fresh: bool = False,
 ) -> None:
-    """:func:`finish`, its effects given as one tuple."""
-    draft.put_action(
-        action.model_copy(
-            update={
-                "state": "resolved",
-                "succeeded": succeeded,
-                "pending_choice": None,
-                "effects": action.effects + effects,
-            }
-        )
-    )
+    """:func:`finish`, its effects given as one tuple. ``fresh``: ``action`` is a copy
+    nobody else has seen, so the resolved action is finished in it rather than in one
+    more copy of forty fields (as ``Draft._after`` finishes its fresh state)."""
+    update = {
+        "state": "resolved",
+        "succeeded": succeeded,
+        "pending_choice": None,
+        "effects": action.effects + effects,
+    }
+    if fresh:
+        action.__dict__.update(update)
+        draft.put_action(action)
+    else:
+        draft.put_action(action.model_copy(update=update))
 
 
 def _exhaust(draft: Draft, character_id: str, situation: str | None) -> None:
