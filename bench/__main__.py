@@ -25,6 +25,8 @@ SQLite store's worker thread and executors).
 Each bridge connection says hello once connected, as the module does; a world the bridge
 has not cached is loaded there. That is set-up, outside the measured window: the growth
 curve prints it apart (the first hello's latency and the server's CPU while connecting).
+A bridge connection also offers permessage-deflate, as every browser does (the bridge
+declines it unless ``serve --websocket-compression``); the echo baselines do not.
 """
 
 from __future__ import annotations
