@@ -127,6 +127,13 @@ class CountedLoads(RedisStore):
         self.gate = asyncio.Event()
         self.gate.set()
 
+    async def hold_next_load(self) -> None:
+        """Hold loads from now on, and return once one has read the world (held)."""
+        self.gate.clear()
+        began = self.loads
+        while self.loads == began:
+            await asyncio.sleep(0.001)
+
     async def load(self, world_id: str) -> Snapshot | None:
         self.loads += 1
         snapshot = await super().load(world_id)
@@ -175,10 +182,9 @@ async def test_a_read_that_joins_a_load_begun_before_a_commit_sees_the_commit(
 ) -> None:
     node, store = node_c
     gm_c = Session("sc", "w", "gm", "gm", bound=True)
-    store.gate.clear()
+    holding = asyncio.create_task(store.hold_next_load())
     early = asyncio.create_task(node.handle(gm_c, "world.state", {"request_id": "r1"}))
-    while store.loads == 0:
-        await asyncio.sleep(0.001)
+    await holding
     # Another process commits after the shared load has read the world.
     changed = {**ACTOR, "fate_points": 1}
     synced = await nodes.b.handle(nodes.gm_b, "actor.sync", {"request_id": "2", "actor": changed})
@@ -197,11 +203,10 @@ async def test_a_waiter_cancelled_leaves_the_shared_load_to_the_others(
 ) -> None:
     node, store = node_c
     gm_c = Session("sc", "w", "gm", "gm", bound=True)
-    store.gate.clear()
+    holding = asyncio.create_task(store.hold_next_load())
     gone = asyncio.create_task(node.handle(gm_c, "world.state", {"request_id": "r1"}))
     stays = asyncio.create_task(node.handle(gm_c, "world.state", {"request_id": "r2"}))
-    while store.loads == 0:
-        await asyncio.sleep(0.001)
+    await holding
     await asyncio.sleep(0.01)
     gone.cancel()
     store.gate.set()
