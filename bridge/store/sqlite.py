@@ -16,7 +16,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from bridge import codec
 from bridge.store.base import (
@@ -452,24 +452,30 @@ def _migrate(db: sqlite3.Connection) -> None:
         db.executescript(f"BEGIN; {script}; PRAGMA user_version={number}; COMMIT;")
 
 
+def _answer(db: sqlite3.Connection, batch: CommitBatch) -> dict[str, Any] | None:
+    """The answer the store holds for the batch's request, if any."""
+    done = db.execute(
+        "SELECT response FROM requests WHERE world_id = ? AND user_id = ? AND request_id = ?",
+        (batch.world_id, batch.user_id, batch.request_id),
+    ).fetchone()
+    return None if done is None else cast(dict[str, Any], codec.loads(done[0]))
+
+
 def _commit(db: sqlite3.Connection, batch: CommitBatch) -> int:
     """The whole batch in one transaction: the request's earlier answer if it has one,
-    else the version check-and-set, then the appends."""
+    else the version check-and-set, then the appends.
+
+    The earlier answer is looked for only when something refuses the batch: a stale
+    version (then it decides between AlreadyAnswered and VersionConflict), or the answer's
+    own insert meeting the request's primary key (an answer is there). Both happen inside
+    the write transaction, so no other commit answers the request in between, and the
+    outcome is the one looking first gave, with one statement fewer per commit."""
     new_version = batch.expected_version + 1
     last_event = batch.events[-1] if batch.events else None
     last_emit = batch.emits[-1] if batch.emits else None
     answers = batch.request_id is not None and batch.user_id is not None
     db.execute("BEGIN IMMEDIATE")
     try:
-        if answers:
-            # Inside the write transaction: no other commit can answer it in between.
-            done = db.execute(
-                "SELECT response FROM requests "
-                "WHERE world_id = ? AND user_id = ? AND request_id = ?",
-                (batch.world_id, batch.user_id, batch.request_id),
-            ).fetchone()
-            if done is not None:
-                raise AlreadyAnswered(codec.loads(done[0]))
         cursor = db.execute(
             "UPDATE worlds SET version = ?, "
             "last_event_seq = COALESCE(?, last_event_seq), "
@@ -486,7 +492,29 @@ def _commit(db: sqlite3.Connection, batch: CommitBatch) -> int:
             ),
         )
         if cursor.rowcount != 1:
+            answered = _answer(db, batch) if answers else None
+            if answered is not None:
+                raise AlreadyAnswered(answered)
             raise VersionConflict(batch.world_id)
+        if answers:
+            # First of the appends: a request answered before stops the batch here.
+            try:
+                db.execute(
+                    "INSERT INTO requests (world_id, user_id, request_id, response, created_at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (
+                        batch.world_id,
+                        batch.user_id,
+                        batch.request_id,
+                        _text(batch.response),
+                        batch.created_at,
+                    ),
+                )
+            except sqlite3.IntegrityError:
+                answered = _answer(db, batch)
+                if answered is None:  # not the request's key: some other constraint
+                    raise
+                raise AlreadyAnswered(answered) from None
         if batch.snapshot is not None:
             db.execute(
                 "UPDATE snapshots SET state = ?, "
@@ -514,18 +542,6 @@ def _commit(db: sqlite3.Connection, batch: CommitBatch) -> int:
             db.executemany(
                 "INSERT INTO emits (world_id, seq, event, payload) VALUES (?, ?, ?, ?)",
                 [(batch.world_id, m.seq, m.event, _text(m.payload)) for m in batch.emits],
-            )
-        if answers:
-            db.execute(
-                "INSERT INTO requests (world_id, user_id, request_id, response, created_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (
-                    batch.world_id,
-                    batch.user_id,
-                    batch.request_id,
-                    _text(batch.response),
-                    batch.created_at,
-                ),
             )
         db.execute("COMMIT")
     except BaseException:
