@@ -9,7 +9,6 @@ is a queue and an asyncio future settled from the thread, nothing more.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import queue
 import sqlite3
@@ -119,6 +118,8 @@ def _event(row: sqlite3.Row) -> EventRow:
 
 
 _Job = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Callable[[], Any]]
+# A finished job: its future, and the result or the exception it raised.
+_Outcome = tuple["asyncio.Future[Any]", Any, BaseException | None]
 
 
 def _settle(future: asyncio.Future[Any], result: Any, failure: BaseException | None) -> None:
@@ -133,10 +134,21 @@ def _settle(future: asyncio.Future[Any], result: Any, failure: BaseException | N
 
 class _Worker:
     """One thread running jobs in the order they were sent; each job's outcome settles
-    its asyncio future on the loop that sent it."""
+    its asyncio future on the loop that sent it, in the order the jobs ran.
+
+    A loop is woken once for all the outcomes that finish before it gets to them: the
+    thread queues each outcome for its loop and calls ``call_soon_threadsafe`` (a write
+    to the loop's self-pipe, with the GIL released and taken again around it) only when
+    that loop has none waiting. A busy loop (many worlds committing at once) so settles
+    several commits per wake-up, and each outcome is still handed over as soon as it is
+    ready."""
 
     def __init__(self) -> None:
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        # Per loop, the outcomes finished and not yet settled (guarded by _finished_lock:
+        # the thread adds, the loop takes).
+        self._finished: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
+        self._finished_lock = threading.Lock()
         self._thread = threading.Thread(target=self._serve, name="sqlite-store", daemon=True)
         self._thread.start()
 
@@ -154,14 +166,34 @@ class _Worker:
     def _serve(self) -> None:
         while (job := self._jobs.get()) is not None:
             loop, future, work = job
-            outcome: tuple[Any, BaseException | None]
+            outcome: _Outcome
             try:
-                outcome = (work(), None)
+                outcome = (future, work(), None)
             except BaseException as exc:  # handed to the caller, as run_in_executor does
-                outcome = (None, exc)
-            # RuntimeError: the loop closed meanwhile, so nobody waits any more.
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(_settle, future, *outcome)
+                outcome = (future, None, exc)
+            self._hand_over(loop, outcome)
+
+    def _hand_over(self, loop: asyncio.AbstractEventLoop, outcome: _Outcome) -> None:
+        """On the thread: queue the outcome for its loop, waking the loop unless a wake-up
+        is already on its way (that one settles this outcome too)."""
+        with self._finished_lock:
+            waiting = self._finished.get(loop)
+            if waiting is not None:
+                waiting.append(outcome)
+                return
+            self._finished[loop] = [outcome]
+        try:
+            loop.call_soon_threadsafe(self._settle_finished, loop)
+        except RuntimeError:  # the loop closed meanwhile, so nobody waits any more
+            with self._finished_lock:
+                self._finished.pop(loop, None)
+
+    def _settle_finished(self, loop: asyncio.AbstractEventLoop) -> None:
+        """On the loop: settle every outcome queued for it, oldest first."""
+        with self._finished_lock:
+            outcomes = self._finished.pop(loop, [])
+        for future, result, failure in outcomes:
+            _settle(future, result, failure)
 
 
 # How often the checkpointer copies the write-ahead log into the database file, and the
