@@ -219,6 +219,8 @@ class _Checkpointer:
         self.path = path
         self.interval = interval
         self.truncate_frames = truncate_frames
+        # Checkpoints attempted so far (only this thread writes it; read for tests).
+        self.passes = 0
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="sqlite-checkpoint", daemon=True)
         self._thread.start()
@@ -234,6 +236,7 @@ class _Checkpointer:
             db.execute("PRAGMA busy_timeout=5000")
             while not self._stopping.wait(self.interval):
                 self.checkpoint(db)
+                self.passes += 1
         finally:
             db.close()
 
