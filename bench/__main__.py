@@ -21,6 +21,12 @@ run's window: ``gc_max_pause_ms`` is wall time (it includes waiting for a core o
 machine), ``gc_max_pause_cpu_ms`` the CPU the collection used. The ladder's "loop" column
 is the share of the server's CPU spent on its event loop's thread (the rest ran on the
 SQLite store's worker thread and executors).
+
+Each bridge connection says hello once connected, as the module does; a world the bridge
+has not cached is loaded there. That is set-up, outside the measured window: the growth
+curve prints it apart (the first hello's latency and the server's CPU while connecting).
+A bridge connection also offers permessage-deflate, as every browser does (the bridge
+declines it unless ``serve --websocket-compression``); the echo baselines do not.
 """
 
 from __future__ import annotations
@@ -117,6 +123,7 @@ def run_load(
     the servers' CPU over the run (drain included). With ``--profile``, a run named by
     ``profile_as`` also records the first server's profile (py-spy) over the run."""
     workers = []
+    setup_before = [cpu_seconds(s.pid) for s in servers]
     for index, plan in enumerate(plans):
         worker = subprocess.Popen(
             [sys.executable, "-m", "bench.load"],
@@ -135,6 +142,8 @@ def run_load(
         line = worker.stdout.readline()
         if line.strip() != "ready":
             raise RuntimeError(f"load generator failed to connect: {line!r}")
+    # Connecting and each connection's hello (where a world is first loaded) are set-up.
+    setup_cpu = sum(cpu_seconds(s.pid) for s in servers) - sum(setup_before)
     start = time.time() + 0.5
     for worker in workers:
         assert worker.stdin is not None
@@ -157,6 +166,7 @@ def run_load(
     top = spy.top() if spy is not None else None
     latencies = [x for r in results for x in r["latencies"]]
     intents = [x for r in results for x in r["intent_latencies"]]
+    hellos = [x for r in results for x in r["hello_latencies"]]
     pauses = [p for s in servers for p in s.gc_pauses(start, end)]
     done = sum(r["done"] for r in results)
     cpu = sum(cpu_after) - sum(cpu_before)
@@ -175,6 +185,8 @@ def run_load(
         "loop_cpu_per_request_us": loop_cpu / done * 1e6 if done else float("nan"),
         "latency": latency_summary(latencies),
         "intent_latency": latency_summary(intents),
+        "setup_server_cpu_ms": setup_cpu * 1000,
+        "hello_latency": latency_summary(hellos),
         "gc_total_pause_ms": sum(d for _t, _g, d, _c in pauses) * 1000,
         "gc_total_pause_cpu_ms": sum(c for _t, _g, _d, c in pauses) * 1000,
         "gc_max_pause_ms": max((d for _t, _g, d, _c in pauses), default=0.0) * 1000,
@@ -562,7 +574,9 @@ def print_growth(rows: list[dict[str, Any]]) -> None:
         print(
             f"  {row['resolved']:>5} resolved: {row['cpu_per_request_us']:9.0f} us/action "
             f"(x{row['cpu_per_request_us'] / first:.2f} of empty), "
-            f"p99 {row['latency']['p99_ms']:.1f} ms, db {row['db_bytes'] / 1e6:.1f} MB"
+            f"p99 {row['latency']['p99_ms']:.1f} ms, db {row['db_bytes'] / 1e6:.1f} MB; "
+            f"first load (the first hello) {row['hello_latency']['max_ms']:.0f} ms, "
+            f"{row['setup_server_cpu_ms']:.0f} ms server CPU"
         )
 
 

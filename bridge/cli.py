@@ -129,6 +129,14 @@ def build_parser() -> argparse.ArgumentParser:
         "(default %(default)s)",
     )
     serve.add_argument(
+        "--websocket-compression",
+        action="store_true",
+        default=os.environ.get("FATE_BRIDGE_WEBSOCKET_COMPRESSION", "") == "1",
+        help="accept permessage-deflate on websockets: frames shrink to about a third, paid "
+        "in CPU for every frame to every client (env FATE_BRIDGE_WEBSOCKET_COMPRESSION=1; "
+        "off by default)",
+    )
+    serve.add_argument(
         "--no-default-world",
         action="store_true",
         help=f"don't register the '{DEFAULT_WORLD}' world on first start",
@@ -411,6 +419,7 @@ async def _serve(args: argparse.Namespace) -> int:
         handshake_timeout=args.handshake_timeout,
         on_commit=outbox.nudge,
         api_rate=args.api_rate,
+        websocket_compression=args.websocket_compression,
     )
     # aiohttp's keepalive timer starts when a connection opens and closes it if no complete
     # request has arrived by then: the timeout for slow or partial HTTP headers.

@@ -19,6 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 import engineio
 import socketio
 from aiohttp import web
+from engineio.async_drivers import aiohttp as engineio_aiohttp
 
 from bridge import __version__, codec, protocol
 from bridge.http_api import API_RATE_PER_SECOND, HttpApi
@@ -717,6 +718,26 @@ async def module_zip(request: web.Request) -> web.Response:
     )
 
 
+class PlainWebSocket(engineio_aiohttp.WebSocket):  # type: ignore[misc]
+    """Engine.IO's aiohttp websocket without permessage-deflate.
+
+    Every browser offers the extension and aiohttp accepts it by default; then each frame
+    is deflated once per receiver (each connection has its own compressor), which cost
+    12-28% of an action's CPU with ten clients in a room. Socket.IO's own server leaves
+    it off by default for that reason. ``create_app(websocket_compression=True)`` keeps
+    aiohttp's default, for a host where bandwidth is dearer than CPU."""
+
+    async def __call__(self, environ: dict[str, Any]) -> web.WebSocketResponse:
+        request: web.Request = environ["aiohttp.request"]
+        self._sock = web.WebSocketResponse(
+            max_msg_size=self.server.max_http_buffer_size, compress=False
+        )
+        await self._sock.prepare(request)
+        self.environ = environ
+        await self.handler(self)
+        return self._sock
+
+
 def create_app(
     service: BridgeService,
     *,
@@ -726,12 +747,15 @@ def create_app(
     handshake_timeout: float = HANDSHAKE_TIMEOUT_SECONDS,
     on_commit: Callable[[], None] | None = None,
     api_rate: float = API_RATE_PER_SECOND,
+    websocket_compression: bool = False,
 ) -> web.Application:
     """Build the app; the caller opens and closes the service's store around it.
 
     With ``redis_url`` several bridge processes share rooms: an emit on one reaches
     the clients of all (python-socketio's AsyncRedisManager). ``on_commit`` is called
     after any intent that committed something (it wakes the webhook outbox).
+    Websockets decline permessage-deflate unless ``websocket_compression``
+    (see :class:`PlainWebSocket`).
     """
     app = web.Application(client_max_size=TRANSPORT_LIMIT_BYTES)
     app[SERVICE_KEY] = service
@@ -748,6 +772,10 @@ def create_app(
         json=codec,
         client_manager=fan_out,
     )
+    if not websocket_compression:
+        # Per server, not engine.io's shared table: another server in this process keeps
+        # its own choice.
+        sio.eio._async = {**sio.eio._async, "websocket": PlainWebSocket}
     sio.attach(app)
     if isinstance(fan_out, RedisRoomFanOut):
         shared: RedisRoomFanOut = fan_out

@@ -249,7 +249,9 @@ class ByIdentity(Generic[Key, Value]):
 
 class IdentityCache(Generic[Record, Index]):
     """Indexes of recent maps by the map's identity. A commit asks for the state before
-    it (the previous commit's after, so cached) and derives the state after it from that."""
+    it (the previous commit's after, so cached) and derives the state after it from that;
+    or, for an index seldom read, only notes where the state after came from
+    (:meth:`note`), and the index is derived along those notes when it is asked for."""
 
     def __init__(
         self,
@@ -259,7 +261,25 @@ class IdentityCache(Generic[Record, Index]):
     ) -> None:
         self._build = build
         self._derive = derive
+        self._size = size
         self._known: ByIdentity[Mapping[str, Record], Index] = ByIdentity(size)
+        # Maps noted and not derived yet: the earlier map each comes from, and its touched ids.
+        self._noted: ByIdentity[
+            Mapping[str, Record], tuple[Mapping[str, Record], tuple[str, ...] | None]
+        ] = ByIdentity(size)
+
+    def note(
+        self,
+        records: Mapping[str, Record],
+        base: Mapping[str, Record],
+        touched: Iterable[str] | None = None,
+    ) -> None:
+        """Remember that ``records`` is ``base`` changed at ``touched`` (as for
+        :meth:`__call__`), deriving nothing now: asking for ``records`` later gives what
+        asking now would have given, and costs the derivations then (one per noted map
+        since the last index known), however many commits were noted in between."""
+        if self._known.get(records) is None:
+            self._noted.put(records, (base, tuple(touched) if touched is not None else None))
 
     def __call__(
         self,
@@ -267,16 +287,33 @@ class IdentityCache(Generic[Record, Index]):
         base: Mapping[str, Record] | None = None,
         touched: Iterable[str] | None = None,
     ) -> Index:
-        """The index of ``records``: cached, else derived from ``base``'s cached index (an
+        """The index of ``records``: cached, else derived from ``base``'s index (an
         earlier map of the same world; ``touched``, if given, names every id that differs
-        between the two), else built."""
+        between the two) or along the maps noted before it back to one whose index is
+        cached, else built."""
         known = self._known.get(records)
         if known is not None:
             return known
-        base_index = self._known.get(base) if base is not None else None
-        if base_index is not None:
-            return self._known.put(records, self._derive(base_index, records, touched))
-        return self._known.put(records, self._build(records))
+        # Newest first: (map, the map it comes from, touched ids), back to a known index.
+        steps: list[tuple[Mapping[str, Record], Mapping[str, Record], Iterable[str] | None]] = []
+        target = records
+        link: tuple[Mapping[str, Record], Iterable[str] | None] | None = (
+            (base, touched) if base is not None else self._noted.get(records)
+        )
+        base_index: Index | None = None
+        while link is not None and len(steps) <= self._size:
+            steps.append((target, *link))
+            base_index = self._known.get(link[0])
+            if base_index is not None:
+                break
+            target = link[0]
+            link = self._noted.get(target)
+        if base_index is None:
+            return self._known.put(records, self._build(records))
+        index = base_index
+        for mapping, _base, changed in reversed(steps):
+            index = self._known.put(mapping, self._derive(index, mapping, changed))
+        return index
 
 
 aspect_index: IdentityCache[Aspect, AspectIndex] = IdentityCache(AspectIndex, AspectIndex.derived)

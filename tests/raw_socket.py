@@ -32,10 +32,13 @@ class RawSocket:
         self._reader = asyncio.create_task(self._read())
 
     @classmethod
-    async def open(cls, url: str) -> RawSocket:
-        """Open the websocket and wait for Engine.IO's open packet."""
+    async def open(cls, url: str, compress: int = 0) -> RawSocket:
+        """Open the websocket and wait for Engine.IO's open packet. ``compress`` offers
+        permessage-deflate with that window size, as browsers do (0: not offered)."""
         session = aiohttp.ClientSession()
-        ws = await session.ws_connect(f"{url}/socket.io/?EIO=4&transport=websocket")
+        ws = await session.ws_connect(
+            f"{url}/socket.io/?EIO=4&transport=websocket", compress=compress
+        )
         first = await ws.receive(timeout=10)
         assert isinstance(first.data, str) and first.data.startswith("0"), first
         return cls(session, ws)

@@ -15,11 +15,16 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
+from pydantic_core import PydanticCustomError
 
 from bridge.protocol import Name, Text, shown
 from bridge.protocol.base import (
     BIDI_CONTROLS,
+    CONTROL_CHARACTERS,
+    INVISIBLE,
+    LINE_SEPARATORS,
     is_invisible,
+    readable,
     refused_character,
     text_pattern,
 )
@@ -193,3 +198,58 @@ def test_schemas_carry_the_pattern_on_names_and_dict_keys() -> None:
     assert actor["name"]["pattern"] == NAME_PATTERN.pattern
     assert actor["skills"]["propertyNames"]["pattern"] == NAME_PATTERN.pattern
     assert "patternProperties" not in actor["skills"]
+
+
+def _reference_readable(value: str, *, multiline: bool, max_length: int) -> str:
+    """What ``readable`` guaranteed when it looked at each character in turn: the first
+    refused character (by ``refused_character``), else all invisible, else too long."""
+    value = unicodedata.normalize("NFC", value)
+    for char in value:
+        if refused_character(char, multiline=multiline):
+            raise ValueError("unreadable_text", f"{ord(char):04X}")
+    if value and all(is_invisible(char) for char in value):
+        raise ValueError("invisible_text")
+    if len(value) > max_length:
+        raise ValueError("string_too_long")
+    return value
+
+
+# Every edge of every range readable looks at, with its neighbours, and some plain text.
+_EDGES = sorted(
+    {
+        chr(code)
+        for low, high in (*CONTROL_CHARACTERS, *BIDI_CONTROLS, *LINE_SEPARATORS, *INVISIBLE)
+        for code in (low - 1, low, high, high + 1)
+        if 0 <= code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF
+    }
+    | set("\t\n\r-]^\\aZ ")
+)
+
+
+@given(
+    st.text(st.one_of(st.sampled_from(_EDGES), st.characters()), max_size=30),
+    st.booleans(),
+    st.integers(min_value=1, max_value=40),
+)
+@example("a\x00\u202e", False, 40)
+@example("\u202ea\x00", True, 40)
+@example("\t\n", True, 40)
+@example("\u2028x", True, 40)
+@example("\U000e0020\U000e0041", False, 40)
+def test_readable_scans_as_the_character_loop_did(
+    value: str, multiline: bool, max_length: int
+) -> None:
+    # H18: the regex scans refuse exactly what the per-character checks refuse, naming the
+    # same first refused character, and keep exactly what they keep.
+    try:
+        expected: tuple[str, ...] = (
+            _reference_readable(value, multiline=multiline, max_length=max_length),
+        )
+    except ValueError as exc:
+        expected = exc.args
+    try:
+        got: tuple[str, ...] = (readable(value, multiline=multiline, max_length=max_length),)
+    except PydanticCustomError as exc:
+        context = exc.context or {}
+        got = (exc.type, context["code"]) if "code" in context else (exc.type,)
+    assert got == expected

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import pytest
 
 from bench.proc import flush_redis
-from bridge.service import BridgeService, Session
+from bridge.service import BridgeService, Reply, Session
+from bridge.store.base import Snapshot
 from bridge.store.redis import RedisStore
 
 ACTOR = {"id": "hero", "name": "Hero", "owners": ["p"], "fate_points": 3}
@@ -113,3 +115,117 @@ async def test_retries_and_stale_caches_across_two_processes(nodes: Nodes) -> No
     verified = await node_b.verify_history("w")
     assert verified.ok, verified.problems
     assert await node_a.latest_state("w") == await node_b.replayed_state("w")
+
+
+class CountedLoads(RedisStore):
+    """A Redis store that counts its loads and can hold each one, after its read, until
+    ``gate`` is set: a load under way for as long as a test needs."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.loads = 0
+        self.gate = asyncio.Event()
+        self.gate.set()
+
+    async def hold_next_load(self) -> None:
+        """Hold loads from now on, and return once one has read the world (held)."""
+        self.gate.clear()
+        began = self.loads
+        while self.loads == began:
+            await asyncio.sleep(0.001)
+
+    async def load(self, world_id: str) -> Snapshot | None:
+        self.loads += 1
+        snapshot = await super().load(world_id)
+        await self.gate.wait()
+        return snapshot
+
+
+@pytest.fixture
+async def node_c(nodes: Nodes, redis_url: str) -> AsyncIterator[tuple[BridgeService, CountedLoads]]:
+    """A third process on the same Redis that has not loaded world "w" yet."""
+    store = CountedLoads(redis_url)
+    await store.open()
+    try:
+        yield BridgeService(store, dev_dice=True), store
+    finally:
+        await store.close()
+
+
+def _fate_points(reply: Reply) -> int:
+    assert reply.ack["ok"], reply.ack
+    points: int = reply.ack["data"]["characters"][0]["fate_points"]
+    return points
+
+
+async def test_reads_while_a_world_loads_share_that_load(
+    node_c: tuple[BridgeService, CountedLoads],
+) -> None:
+    # After a restart every client's hello asks for the world at once: one load serves them.
+    node, store = node_c
+    sessions = [Session(f"s{i}", "w", f"u{i}", "gm", bound=True) for i in range(8)]
+    replies = await asyncio.gather(
+        *(node.handle(s, "hello", {"request_id": f"h{i}"}) for i, s in enumerate(sessions)),
+        node.handle(sessions[0], "world.state", {"request_id": "r"}),
+    )
+    assert store.loads == 1
+    assert all(r.ack["ok"] for r in replies), [r.ack for r in replies]
+    assert {r.ack["data"]["world"] for r in replies[:-1]} == {"w"}
+    assert _fate_points(replies[-1]) == 3
+    # Loaded once, then cached: the next read loads nothing.
+    assert _fate_points(await node.handle(sessions[1], "world.state", {"request_id": "r2"})) == 3
+    assert store.loads == 1
+
+
+async def test_a_read_that_joins_a_load_begun_before_a_commit_sees_the_commit(
+    nodes: Nodes, node_c: tuple[BridgeService, CountedLoads]
+) -> None:
+    node, store = node_c
+    gm_c = Session("sc", "w", "gm", "gm", bound=True)
+    holding = asyncio.create_task(store.hold_next_load())
+    early = asyncio.create_task(node.handle(gm_c, "world.state", {"request_id": "r1"}))
+    await holding
+    # Another process commits after the shared load has read the world.
+    changed = {**ACTOR, "fate_points": 1}
+    synced = await nodes.b.handle(nodes.gm_b, "actor.sync", {"request_id": "2", "actor": changed})
+    assert synced.ack["ok"], synced.ack
+    late = asyncio.create_task(node.handle(gm_c, "world.state", {"request_id": "r2"}))
+    await asyncio.sleep(0.01)
+    store.gate.set()
+    # The read that began before the commit may answer as of before it; the later one not.
+    assert _fate_points(await early) in (1, 3)
+    assert _fate_points(await late) == 1
+    assert store.loads == 2
+
+
+async def test_a_waiter_cancelled_leaves_the_shared_load_to_the_others(
+    node_c: tuple[BridgeService, CountedLoads],
+) -> None:
+    node, store = node_c
+    gm_c = Session("sc", "w", "gm", "gm", bound=True)
+    holding = asyncio.create_task(store.hold_next_load())
+    gone = asyncio.create_task(node.handle(gm_c, "world.state", {"request_id": "r1"}))
+    stays = asyncio.create_task(node.handle(gm_c, "world.state", {"request_id": "r2"}))
+    await holding
+    await asyncio.sleep(0.01)
+    gone.cancel()
+    store.gate.set()
+    assert _fate_points(await stays) == 3
+    with pytest.raises(asyncio.CancelledError):
+        await gone
+    assert store.loads == 1
+
+
+async def test_a_failed_load_answers_every_waiter_and_is_not_kept(
+    node_c: tuple[BridgeService, CountedLoads],
+) -> None:
+    node, store = node_c
+    lost = Session("sx", "nowhere", "gm", "gm", bound=True)
+    replies = await asyncio.gather(
+        *(node.handle(lost, "world.state", {"request_id": f"r{i}"}) for i in range(4))
+    )
+    assert [r.ack["error"]["code"] for r in replies] == ["not_found"] * 4
+    assert store.loads == 1
+    again = await node.handle(lost, "world.state", {"request_id": "r9"})
+    assert again.ack["error"]["code"] == "not_found"
+    assert store.loads == 2

@@ -26,10 +26,28 @@ def overcome(request_id: str) -> dict[str, object]:
     }
 
 
-async def play(service: BridgeService, gm: Session, actions: int, wal: Path) -> list[int]:
-    """Resolve ``actions`` passive overcomes; the log file's size after each."""
+async def checkpointed(store: SQLiteStore) -> None:
+    """Return once the store's checkpointer has made a pass since this call began."""
+    checkpointer = store._checkpointer
+    assert checkpointer is not None
+    began = checkpointer.passes
+    for _ in range(1_000):
+        if checkpointer.passes > began:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the checkpointer made no pass in 10 s")
+
+
+async def play(
+    service: BridgeService, gm: Session, actions: int, wal: Path, store: SQLiteStore | None
+) -> list[int]:
+    """Resolve ``actions`` passive overcomes; the log file's size after each. With a
+    ``store``, every tenth action waits for its checkpointer's next pass: however busy the
+    machine, the checkpointer gets its turns while the writer keeps writing."""
     sizes = []
     for i in range(actions):
+        if store is not None and i % 10 == 0:
+            await checkpointed(store)
         started = await service.handle(gm, "action.start", overcome(f"s{i}"))
         assert started.ack["ok"], started.ack
         action_id = started.ack["data"]["action_id"]
@@ -42,14 +60,16 @@ async def play(service: BridgeService, gm: Session, actions: int, wal: Path) -> 
 
 
 async def played(path: Path, checkpoint_seconds: float) -> tuple[SQLiteStore, list[int]]:
-    """A store on ``path`` after 200 resolved actions, and its log's size after each."""
+    """A store on ``path`` after 200 resolved actions, and its log's size after each
+    (waiting for the checkpointer's passes unless they are an hour apart)."""
     store = SQLiteStore(path, checkpoint_seconds=checkpoint_seconds, wal_truncate_frames=100)
     await store.open()
     service = BridgeService(store, dev_dice=True)
     await service.add_world("w", "World")
     gm = Session("s", "w", "gm", "gm", bound=True, present=True)
     assert (await service.handle(gm, "actor.sync", {"request_id": "a", "actor": ACTOR})).ack["ok"]
-    return store, await play(service, gm, 200, path.with_name(path.name + "-wal"))
+    wal = path.with_name(path.name + "-wal")
+    return store, await play(service, gm, 200, wal, store if checkpoint_seconds < 60 else None)
 
 
 async def test_commits_never_checkpoint_and_the_checkpointer_bounds_the_log(
@@ -97,3 +117,25 @@ def test_a_failed_checkpoint_is_logged_and_tried_again(
         assert "WAL checkpoint" in caplog.text and "retried" in caplog.text
     finally:
         checkpointer.stop()
+
+
+async def test_one_pass_copies_a_long_log_and_truncates_it(tmp_path: Path) -> None:
+    # A log past truncate_frames is not only copied (which would leave the file its
+    # length, to be written over) but truncated: the log of a busy store stays small.
+    path = tmp_path / "idle.sqlite3"
+    idle, unchecked = await played(path, 3600.0)
+    try:
+        wal = path.with_name(path.name + "-wal")
+        assert wal.stat().st_size == unchecked[-1] > 4_000 * 1_000
+        checkpointer = idle._checkpointer
+        assert checkpointer is not None
+        with sqlite3.connect(path, isolation_level=None) as db:
+            checkpointer.checkpoint(db)
+            _busy, frames, copied = db.execute("PRAGMA wal_checkpoint(NOOP)").fetchone()
+        assert wal.stat().st_size == 0
+        assert (frames, copied) == (0, 0)
+        committed = len(await idle.events("w"))
+    finally:
+        await idle.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT COUNT(*) FROM events").fetchone()[0] == committed > 0

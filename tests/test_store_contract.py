@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -239,6 +240,30 @@ async def test_a_request_is_committed_once_and_its_answer_returned_after(store: 
         await store.commit(answered(1, "r2", [event(3, second.hash)]))
     assert await store.get_response("w", "u", "r2") is None
     assert await store.events("w") == [first, second]
+
+
+async def test_a_retry_at_the_current_version_changes_nothing_not_even_the_snapshot(
+    store: Store,
+) -> None:
+    # The answer is found however the store looks for it (SQLite: when the answer's own
+    # insert meets the request's key, after the version moved and before anything else is
+    # kept): the retry's snapshot, events, emits and answer are all rolled back.
+    await store.add_world(WORLD, {"s": 0})
+    first = event(1, GENESIS_HASH)
+    assert await store.commit(answered(0, "r1", [first])) == 1
+    retry = replace(answered(1, "r1", [event(2, first.hash)]), snapshot={"s": 2})
+    retry = replace(retry, response={"ok": True, "data": {"r": "changed"}})
+    with pytest.raises(AlreadyAnswered) as done:
+        await store.commit(retry)
+    assert done.value.response == {"ok": True, "data": {"r": "r1", "seq": 1}}
+    snapshot = await store.load("w")
+    assert snapshot is not None
+    assert (snapshot.version, snapshot.state, snapshot.tail) == (1, {"s": 0}, (first,))
+    assert (snapshot.last_event_seq, snapshot.last_emit_seq) == (1, 1)
+    assert [e.payload for e in await store.emits_since("w", 0, 10)] == [{"r": "r1"}]
+    assert await store.get_response("w", "u", "r1") == {"ok": True, "data": {"r": "r1", "seq": 1}}
+    # The world moves on from where it was.
+    assert await store.commit(answered(1, "r2", [event(2, first.hash)])) == 2
 
 
 async def test_an_answer_holds_across_a_restart_and_another_node(store: Store) -> None:

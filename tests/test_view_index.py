@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from bridge import cards
 from bridge.rules.state import Action, Aspect, Roll, Side, WorldState
-from bridge.view_index import AspectIndex, OpenActions, aspect_index
+from bridge.view_index import AspectIndex, IdentityCache, OpenActions, aspect_index
 
 NAMES = ("Hero's momentum", "Opening", "On fire")
 HOLDERS = ("hero", "villain", "gm")
@@ -134,3 +134,45 @@ def test_derived_open_actions_equal_building_afresh(
         index = OpenActions.derived(index, actions, touched)
         fresh = [a.id for a in actions.values() if not a.closed]
         assert index.ids() == scanned.ids() == fresh, commits
+
+
+@given(
+    st.lists(st.tuples(st.lists(action_edit, max_size=3), st.booleans()), max_size=16),
+    st.sampled_from([2, 4, 512]),
+)
+def test_open_actions_noted_per_commit_and_read_now_and_then_equal_building_afresh(
+    commits: list[tuple[list[tuple[int, str]], bool]], size: int
+) -> None:
+    # Issue 9: each commit only notes where its action map came from; a read (world.state)
+    # derives along the notes, or builds afresh when they lead to no known index (a cache
+    # too small to hold them): either way what building the map's index afresh gives.
+    def action(number: int, state: str) -> Action:
+        side = Side(roll=Roll())
+        return Action(
+            id=f"a{number}",
+            type="overcome",
+            state="resolved" if state == "closed" else "invoking",  # type: ignore[arg-type]
+            actor=side,
+            opposition=side,
+            opposition_kind="passive",
+            requested_by="paul",
+        )
+
+    cache: IdentityCache[Action, OpenActions] = IdentityCache(
+        OpenActions, OpenActions.derived, size
+    )
+    actions: dict[str, Action] = {}
+    cache(actions)
+    dropped: set[int] = set()
+    for commit, read in commits:
+        before, actions = actions, dict(actions)
+        for number, what in commit:
+            if what == "drop":
+                if actions.pop(f"a{number}", None) is not None:
+                    dropped.add(number)
+            elif number not in dropped:
+                actions[f"a{number}"] = action(number, what)
+        cache.note(actions, before, [f"a{number}" for number, _ in commit])
+        if read:
+            assert cache(actions).ids() == [a.id for a in actions.values() if not a.closed]
+    assert cache(actions).ids() == [a.id for a in actions.values() if not a.closed]

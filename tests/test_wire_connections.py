@@ -11,7 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.bridge_process import BridgeProcess
+from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
+from tests.bridge_process import BridgeProcess, add_world
 from tests.raw_socket import RawSocket
 
 
@@ -108,3 +109,34 @@ async def test_connections_per_address_are_capped_with_a_clear_refusal(
             pass
         assert time.monotonic() < deadline, "the address stayed refused after closing"
         await asyncio.sleep(0.1)
+
+
+@pytest.mark.parametrize(
+    ("flags", "negotiated"), [((), 0), (("--websocket-compression",), 15)], ids=["off", "on"]
+)
+async def test_permessage_deflate_is_declined_unless_the_operator_turns_it_on(
+    tmp_path: Path, flags: tuple[str, ...], negotiated: int
+) -> None:
+    # A browser offers permessage-deflate on every websocket; deflating each frame once per
+    # receiver is CPU the bridge spends only when asked to. Either way the client plays on.
+    process = BridgeProcess(tmp_path).start(*flags)
+    try:
+        key = add_world(process, "table")
+        sock = await RawSocket.open(process.url, compress=15)
+        try:
+            assert sock.ws.compress == negotiated
+            auth = {"world": "table", "role": "gm", "user": "gm", "key": key}
+            joined = await sock.join({**auth, "protocol": PROTOCOL_VERSION})
+            assert joined.startswith("0" + NAMESPACE), joined
+            hello = await sock.call(1, "hello", {"request_id": "h"})
+            assert hello["ok"] and hello["data"]["world"] == "table", hello
+            # A card large enough that deflate would matter comes through intact.
+            actor = {"id": "hero", "name": ("Hero " * 20).strip(), "owners": [], "fate_points": 3}
+            synced = await sock.call(2, "actor.sync", {"request_id": "s", "actor": actor})
+            assert synced["ok"], synced
+            state = await sock.call(3, "world.state", {"request_id": "w"})
+            assert state["data"]["characters"][0]["name"] == actor["name"]
+        finally:
+            await sock.close()
+    finally:
+        process.stop()

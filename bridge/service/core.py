@@ -170,6 +170,8 @@ class ServiceCore:
         self._dice: dict[str, QueuedDice] = {}
         # Per world: the last snapshot this process committed or loaded, and its state.
         self._states: dict[str, tuple[Snapshot, WorldState]] = {}
+        # Per world: the load under way, which every caller meanwhile shares.
+        self._loading: dict[str, asyncio.Task[tuple[Snapshot, WorldState]]] = {}
         self._secure = SecureDice()
         # Per world: the time stamp of the last commit this process wrote.
         self._stamps: dict[str, datetime] = {}
@@ -322,7 +324,13 @@ class ServiceCore:
         cached = self._states.get(world_id)
         if cached is not None and await self.store.version(world_id) == cached[0].version:
             return cached
-        return await self._load(world_id)
+        joined = world_id in self._loading
+        entry = await self._load(world_id)
+        if joined and await self.store.version(world_id) != entry[0].version:
+            # The shared load began before this call; another writer has committed since.
+            self._forget(world_id)
+            entry = await self._load(world_id)
+        return entry
 
     async def _trusted(self, world_id: str) -> tuple[Snapshot, WorldState]:
         """The world as this process last saw it, unchecked (loaded when not cached): a
@@ -331,16 +339,38 @@ class ServiceCore:
         return cached if cached is not None else await self._load(world_id)
 
     async def _load(self, world_id: str) -> tuple[Snapshot, WorldState]:
+        """The world read from the store and rebuilt, then cached. Callers that ask while
+        a load of the world is under way share it: after a restart every client's hello
+        asks at once, and a large world costs tens of milliseconds to rebuild. A caller
+        cancelled while waiting does not cancel the load the others wait on."""
+        loading = self._loading.get(world_id)
+        if loading is None:
+            loading = asyncio.ensure_future(self._read_world(world_id))
+            self._loading[world_id] = loading
+            loading.add_done_callback(lambda task: self._load_done(world_id, task))
+        return await asyncio.shield(loading)
+
+    async def _read_world(self, world_id: str) -> tuple[Snapshot, WorldState]:
         snapshot = await self._snapshot(world_id)
         state = rebuild(snapshot)
         # The cache keeps the parsed state; the snapshot's JSON copy is not needed again.
         entry = (replace(snapshot, state={}, tail=()), state)
-        self._states[world_id] = entry
+        if self._loading.get(world_id) is asyncio.current_task():
+            # Not when the world was forgotten meanwhile: what this read may be stale.
+            self._states[world_id] = entry
         return entry
 
+    def _load_done(self, world_id: str, task: asyncio.Task[tuple[Snapshot, WorldState]]) -> None:
+        if self._loading.get(world_id) is task:
+            del self._loading[world_id]
+        if not task.cancelled():
+            # Seen here, so a failure every waiter gave up on is not reported as unseen.
+            task.exception()
+
     def _forget(self, world_id: str) -> None:
-        """Drop the cached state: the next intent loads the world afresh."""
+        """Drop the cached state and any load under way: the next intent loads afresh."""
         self._states.pop(world_id, None)
+        self._loading.pop(world_id, None)
 
     async def _mutate(
         self,

@@ -77,7 +77,8 @@ def derive_emits(
     # before): cards and the scene list aspects and open actions without walking them all.
     touched_aspects = touched_keys(events, "aspects")
     aspect_index(after.aspects, before.aspects, touched_aspects)
-    open_actions(after.actions, before.actions, touched_keys(events, "actions"))
+    # The open actions are read by world.state alone: noted here, derived when asked for.
+    open_actions.note(after.actions, before.actions, touched_keys(events, "actions"))
     # Every card carries the last event behind it; the module keeps it in the message's
     # flags, anchoring the log in Foundry's chat log (DESIGN Trust, ``world.verify``).
     commit_anchor = anchor(rows[-1]) if rows else None

@@ -9,14 +9,13 @@ is a queue and an asyncio future settled from the thread, nothing more.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import queue
 import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from bridge import codec
 from bridge.store.base import (
@@ -119,6 +118,8 @@ def _event(row: sqlite3.Row) -> EventRow:
 
 
 _Job = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Callable[[], Any]]
+# A finished job: its future, and the result or the exception it raised.
+_Outcome = tuple["asyncio.Future[Any]", Any, BaseException | None]
 
 
 def _settle(future: asyncio.Future[Any], result: Any, failure: BaseException | None) -> None:
@@ -133,10 +134,21 @@ def _settle(future: asyncio.Future[Any], result: Any, failure: BaseException | N
 
 class _Worker:
     """One thread running jobs in the order they were sent; each job's outcome settles
-    its asyncio future on the loop that sent it."""
+    its asyncio future on the loop that sent it, in the order the jobs ran.
+
+    A loop is woken once for all the outcomes that finish before it gets to them: the
+    thread queues each outcome for its loop and calls ``call_soon_threadsafe`` (a write
+    to the loop's self-pipe, with the GIL released and taken again around it) only when
+    that loop has none waiting. A busy loop (many worlds committing at once) so settles
+    several commits per wake-up, and each outcome is still handed over as soon as it is
+    ready."""
 
     def __init__(self) -> None:
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        # Per loop, the outcomes finished and not yet settled (guarded by _finished_lock:
+        # the thread adds, the loop takes).
+        self._finished: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
+        self._finished_lock = threading.Lock()
         self._thread = threading.Thread(target=self._serve, name="sqlite-store", daemon=True)
         self._thread.start()
 
@@ -154,14 +166,34 @@ class _Worker:
     def _serve(self) -> None:
         while (job := self._jobs.get()) is not None:
             loop, future, work = job
-            outcome: tuple[Any, BaseException | None]
+            outcome: _Outcome
             try:
-                outcome = (work(), None)
+                outcome = (future, work(), None)
             except BaseException as exc:  # handed to the caller, as run_in_executor does
-                outcome = (None, exc)
-            # RuntimeError: the loop closed meanwhile, so nobody waits any more.
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(_settle, future, *outcome)
+                outcome = (future, None, exc)
+            self._hand_over(loop, outcome)
+
+    def _hand_over(self, loop: asyncio.AbstractEventLoop, outcome: _Outcome) -> None:
+        """On the thread: queue the outcome for its loop, waking the loop unless a wake-up
+        is already on its way (that one settles this outcome too)."""
+        with self._finished_lock:
+            waiting = self._finished.get(loop)
+            if waiting is not None:
+                waiting.append(outcome)
+                return
+            self._finished[loop] = [outcome]
+        try:
+            loop.call_soon_threadsafe(self._settle_finished, loop)
+        except RuntimeError:  # the loop closed meanwhile, so nobody waits any more
+            with self._finished_lock:
+                self._finished.pop(loop, None)
+
+    def _settle_finished(self, loop: asyncio.AbstractEventLoop) -> None:
+        """On the loop: settle every outcome queued for it, oldest first."""
+        with self._finished_lock:
+            outcomes = self._finished.pop(loop, [])
+        for future, result, failure in outcomes:
+            _settle(future, result, failure)
 
 
 # How often the checkpointer copies the write-ahead log into the database file, and the
@@ -187,6 +219,8 @@ class _Checkpointer:
         self.path = path
         self.interval = interval
         self.truncate_frames = truncate_frames
+        # Checkpoints attempted so far (only this thread writes it; read for tests).
+        self.passes = 0
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="sqlite-checkpoint", daemon=True)
         self._thread.start()
@@ -202,6 +236,7 @@ class _Checkpointer:
             db.execute("PRAGMA busy_timeout=5000")
             while not self._stopping.wait(self.interval):
                 self.checkpoint(db)
+                self.passes += 1
         finally:
             db.close()
 
@@ -452,24 +487,30 @@ def _migrate(db: sqlite3.Connection) -> None:
         db.executescript(f"BEGIN; {script}; PRAGMA user_version={number}; COMMIT;")
 
 
+def _answer(db: sqlite3.Connection, batch: CommitBatch) -> dict[str, Any] | None:
+    """The answer the store holds for the batch's request, if any."""
+    done = db.execute(
+        "SELECT response FROM requests WHERE world_id = ? AND user_id = ? AND request_id = ?",
+        (batch.world_id, batch.user_id, batch.request_id),
+    ).fetchone()
+    return None if done is None else cast(dict[str, Any], codec.loads(done[0]))
+
+
 def _commit(db: sqlite3.Connection, batch: CommitBatch) -> int:
     """The whole batch in one transaction: the request's earlier answer if it has one,
-    else the version check-and-set, then the appends."""
+    else the version check-and-set, then the appends.
+
+    The earlier answer is looked for only when something refuses the batch: a stale
+    version (then it decides between AlreadyAnswered and VersionConflict), or the answer's
+    own insert meeting the request's primary key (an answer is there). Both happen inside
+    the write transaction, so no other commit answers the request in between, and the
+    outcome is the one looking first gave, with one statement fewer per commit."""
     new_version = batch.expected_version + 1
     last_event = batch.events[-1] if batch.events else None
     last_emit = batch.emits[-1] if batch.emits else None
     answers = batch.request_id is not None and batch.user_id is not None
     db.execute("BEGIN IMMEDIATE")
     try:
-        if answers:
-            # Inside the write transaction: no other commit can answer it in between.
-            done = db.execute(
-                "SELECT response FROM requests "
-                "WHERE world_id = ? AND user_id = ? AND request_id = ?",
-                (batch.world_id, batch.user_id, batch.request_id),
-            ).fetchone()
-            if done is not None:
-                raise AlreadyAnswered(codec.loads(done[0]))
         cursor = db.execute(
             "UPDATE worlds SET version = ?, "
             "last_event_seq = COALESCE(?, last_event_seq), "
@@ -486,7 +527,29 @@ def _commit(db: sqlite3.Connection, batch: CommitBatch) -> int:
             ),
         )
         if cursor.rowcount != 1:
+            answered = _answer(db, batch) if answers else None
+            if answered is not None:
+                raise AlreadyAnswered(answered)
             raise VersionConflict(batch.world_id)
+        if answers:
+            # First of the appends: a request answered before stops the batch here.
+            try:
+                db.execute(
+                    "INSERT INTO requests (world_id, user_id, request_id, response, created_at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (
+                        batch.world_id,
+                        batch.user_id,
+                        batch.request_id,
+                        _text(batch.response),
+                        batch.created_at,
+                    ),
+                )
+            except sqlite3.IntegrityError:
+                answered = _answer(db, batch)
+                if answered is None:  # not the request's key: some other constraint
+                    raise
+                raise AlreadyAnswered(answered) from None
         if batch.snapshot is not None:
             db.execute(
                 "UPDATE snapshots SET state = ?, "
@@ -514,18 +577,6 @@ def _commit(db: sqlite3.Connection, batch: CommitBatch) -> int:
             db.executemany(
                 "INSERT INTO emits (world_id, seq, event, payload) VALUES (?, ?, ?, ?)",
                 [(batch.world_id, m.seq, m.event, _text(m.payload)) for m in batch.emits],
-            )
-        if answers:
-            db.execute(
-                "INSERT INTO requests (world_id, user_id, request_id, response, created_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (
-                    batch.world_id,
-                    batch.user_id,
-                    batch.request_id,
-                    _text(batch.response),
-                    batch.created_at,
-                ),
             )
         db.execute("COMMIT")
     except BaseException:

@@ -1,0 +1,108 @@
+"""The SQLite store's one thread: outcomes reach their callers in order, however many
+finish before the event loop gets to them (it is woken once for all of those)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from functools import partial
+from typing import Any
+
+import pytest
+
+from bridge.store import sqlite
+
+
+class Refused(Exception):
+    pass
+
+
+async def test_outcomes_that_pile_up_reach_each_caller_in_order() -> None:
+    # The loop is held up until the thread has run the last job, so the outcomes of all
+    # the others wait for it together: each caller still gets its own result or exception,
+    # a cancelled caller is skipped, and the jobs ran in the order they were sent.
+    worker = sqlite._Worker()
+    loop = asyncio.get_running_loop()
+    wakeups = 0
+    real_call_soon_threadsafe = loop.call_soon_threadsafe
+
+    def counting(callback: Any, *args: Any) -> Any:
+        nonlocal wakeups
+        wakeups += 1
+        return real_call_soon_threadsafe(callback, *args)
+
+    ran: list[int] = []
+    last_ran = threading.Event()
+
+    def job(number: int) -> int:
+        ran.append(number)
+        if number == 199:
+            last_ran.set()
+        if number % 7 == 0:
+            raise Refused(number)
+        return number * 2
+
+    try:
+        setattr(loop, "call_soon_threadsafe", counting)  # noqa: B010 (a method of this loop)
+        futures = [worker.run(partial(job, n)) for n in range(200)]
+        futures[3].cancel()
+        # Blocking the loop's own thread on purpose: nothing can be settled meanwhile.
+        assert last_ran.wait(30)
+        outcomes = await asyncio.gather(*futures, return_exceptions=True)
+    finally:
+        setattr(loop, "call_soon_threadsafe", real_call_soon_threadsafe)  # noqa: B010
+        worker.stop()
+    assert ran == list(range(200))
+    for number, outcome in enumerate(outcomes):
+        if number == 3:
+            assert isinstance(outcome, asyncio.CancelledError)
+        elif number % 7 == 0:
+            assert isinstance(outcome, Refused) and outcome.args == (number,)
+        else:
+            assert outcome == number * 2
+    # The last outcome may come after the loop has settled the others: two wake-ups at most.
+    assert 1 <= wakeups <= 2
+
+
+async def test_a_caller_after_a_wakeup_is_settled_by_its_own() -> None:
+    # Once the queued outcomes are settled, the next outcome wakes the loop again: a store
+    # used one call at a time answers every call.
+    worker = sqlite._Worker()
+    try:
+        for number in range(50):
+            assert await worker.run(partial(int.__add__, number, 1)) == number + 1
+        with pytest.raises(Refused):
+            await worker.run(lambda: (_ for _ in ()).throw(Refused()))
+        assert await worker.run(lambda: "after") == "after"
+    finally:
+        worker.stop()
+
+
+def test_outcomes_for_a_closed_loop_are_dropped_and_the_thread_goes_on() -> None:
+    # A loop that closed while its job ran: nobody waits for the outcome, and the thread
+    # still serves the next loop.
+    worker = sqlite._Worker()
+    started, release = threading.Event(), threading.Event()
+
+    def slow() -> str:
+        started.set()
+        release.wait(30)
+        return "late"
+
+    async def send() -> None:
+        worker.run(slow)
+        assert started.wait(30)
+
+    first = asyncio.new_event_loop()
+    first.run_until_complete(send())
+    first.close()
+    release.set()
+
+    async def next_call() -> str:
+        return await worker.run(lambda: "served")
+
+    try:
+        assert asyncio.run(next_call()) == "served"
+        assert worker._finished == {}
+    finally:
+        worker.stop()
