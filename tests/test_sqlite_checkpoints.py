@@ -119,23 +119,52 @@ def test_a_failed_checkpoint_is_logged_and_tried_again(
         checkpointer.stop()
 
 
-async def test_one_pass_copies_a_long_log_and_truncates_it(tmp_path: Path) -> None:
-    # A log past truncate_frames is not only copied (which would leave the file its
-    # length, to be written over) but truncated: the log of a busy store stays small.
+async def test_a_long_log_starts_afresh_after_a_checkpoint_on_the_writers_thread(
+    tmp_path: Path,
+) -> None:
+    # Under steady writes a commit is always under way when the checkpointer's pass ends,
+    # so the log never starts afresh on its own; the writer's thread then checkpoints it
+    # between two commits (_reset_log), and the next commit starts the log afresh and cuts
+    # its file back to journal_size_limit (truncate_frames' worth), blocking no commit.
     path = tmp_path / "idle.sqlite3"
     idle, unchecked = await played(path, 3600.0)
     try:
         wal = path.with_name(path.name + "-wal")
         assert wal.stat().st_size == unchecked[-1] > 4_000 * 1_000
-        checkpointer = idle._checkpointer
-        assert checkpointer is not None
-        with sqlite3.connect(path, isolation_level=None) as db:
-            checkpointer.checkpoint(db)
-            _busy, frames, copied = db.execute("PRAGMA wal_checkpoint(NOOP)").fetchone()
-        assert wal.stat().st_size == 0
-        assert (frames, copied) == (0, 0)
+        idle._reset_log()
+        service = BridgeService(idle, dev_dice=True)
+        gm = Session("s2", "w", "gm", "gm", bound=True, present=True)
+        later = {"request_id": "later", "actor": {**ACTOR, "name": "Hero Later"}}
+        assert (await service.handle(gm, "actor.sync", later)).ack["ok"]
+        page = await idle._run(lambda db: db.execute("PRAGMA page_size").fetchone()[0])
+        assert wal.stat().st_size <= 100 * (page + 24)
         committed = len(await idle.events("w"))
     finally:
         await idle.close()
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT COUNT(*) FROM events").fetchone()[0] == committed > 0
+        # The commit after the reset is in the file too: the renamed hero.
+        names = db.execute("SELECT payload FROM events WHERE type = 'character.put'").fetchall()
+        assert "Hero Later" in names[-1][0]
+
+
+async def test_a_pass_over_a_long_log_asks_for_the_reset_and_a_short_one_does_not(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "idle.sqlite3"
+    idle, _sizes = await played(path, 3600.0)
+    asked: list[str] = []
+    try:
+        with sqlite3.connect(path, isolation_level=None) as db:
+            for truncate_frames, expected in ((10**9, []), (100, ["reset"])):
+                asked.clear()
+                checkpointer = _Checkpointer(
+                    path, 3600.0, truncate_frames, lambda: asked.append("reset")
+                )
+                try:
+                    checkpointer.checkpoint(db)
+                finally:
+                    checkpointer.stop()
+                assert asked == expected
+    finally:
+        await idle.close()

@@ -106,3 +106,30 @@ def test_outcomes_for_a_closed_loop_are_dropped_and_the_thread_goes_on() -> None
         assert worker._finished == {}
     finally:
         worker.stop()
+
+
+async def test_work_posted_from_another_thread_runs_between_jobs_and_a_failure_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    worker = sqlite._Worker()
+    ran: list[str] = []
+
+    def fails() -> None:
+        ran.append("fails")
+        raise Refused("posted work failed")
+
+    try:
+        first = worker.run(lambda: ran.append("first"))
+        poster = threading.Thread(
+            target=lambda: [worker.post(fails), worker.post(partial(ran.append, "posted"))]
+        )
+        await first
+        poster.start()
+        poster.join()
+        last = worker.run(lambda: ran.append("last"))
+        await asyncio.wait_for(last, 5)
+    finally:
+        worker.stop()
+    # In the order sent; the failure is logged and the thread goes on with the next job.
+    assert ran == ["first", "fails", "posted", "last"]
+    assert "store job posted from another thread failed" in caplog.text
