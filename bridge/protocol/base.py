@@ -109,11 +109,11 @@ def refused_character(char: str, *, multiline: bool) -> bool:
     return _within(char, refused)
 
 
-def _regex_class(ranges: CodeRanges, *, keep: frozenset[str] = frozenset()) -> str:
-    """A negated-class body for the BMP part of ``ranges`` minus ``keep`` (portable escapes:
-    ECMA-262 with or without the ``u`` flag, Rust's and Python's regex)."""
+def _spans(ranges: CodeRanges, keep: frozenset[str], *, highest: int) -> list[tuple[int, int]]:
+    """The code points of ``ranges`` up to ``highest``, minus ``keep``, as sorted
+    inclusive spans with no two adjacent."""
     points = sorted(
-        {c for low, high in ranges for c in range(low, min(high, 0xFFFF) + 1)}
+        {c for low, high in ranges for c in range(low, min(high, highest) + 1)}
         - {ord(k) for k in keep}
     )
     spans: list[tuple[int, int]] = []
@@ -122,6 +122,13 @@ def _regex_class(ranges: CodeRanges, *, keep: frozenset[str] = frozenset()) -> s
             spans[-1] = (spans[-1][0], code)
         else:
             spans.append((code, code))
+    return spans
+
+
+def _regex_class(ranges: CodeRanges, *, keep: frozenset[str] = frozenset()) -> str:
+    """A negated-class body for the BMP part of ``ranges`` minus ``keep`` (portable escapes:
+    ECMA-262 with or without the ``u`` flag, Rust's and Python's regex)."""
+    spans = _spans(ranges, keep, highest=0xFFFF)
     return "".join(
         f"\\u{low:04x}" if low == high else f"\\u{low:04x}-\\u{high:04x}" for low, high in spans
     )
@@ -144,15 +151,7 @@ def text_pattern(*, multiline: bool, required: bool) -> str:
 def _char_class(ranges: CodeRanges, *, keep: frozenset[str] = frozenset(), negated: bool) -> str:
     """A Python regex character class of ``ranges`` minus ``keep`` (every code point
     escaped, astral ones too, so no character is special inside it)."""
-    points = sorted(
-        {c for low, high in ranges for c in range(low, high + 1)} - {ord(k) for k in keep}
-    )
-    spans: list[tuple[int, int]] = []
-    for code in points:
-        if spans and spans[-1][1] == code - 1:
-            spans[-1] = (spans[-1][0], code)
-        else:
-            spans.append((code, code))
+    spans = _spans(ranges, keep, highest=0x10FFFF)
     body = "".join(f"\\U{low:08x}-\\U{high:08x}" for low, high in spans)
     return f"[{'^' if negated else ''}{body}]"
 
