@@ -97,6 +97,20 @@ def test_alike_boosts_are_one_entry_with_their_count() -> None:
     assert after.held_boosts("hero") == 2
 
 
+def action(number: int, state: str) -> Action:
+    """Action ``a{number}``, open or (``closed``) resolved."""
+    side = Side(roll=Roll())
+    return Action(
+        id=f"a{number}",
+        type="overcome",
+        state="resolved" if state == "closed" else "invoking",  # type: ignore[arg-type]
+        actor=side,
+        opposition=side,
+        opposition_kind="passive",
+        requested_by="paul",
+    )
+
+
 # One change of an action map: action N opened, moved along, closed, or (an undo) dropped.
 action_edit = st.tuples(st.integers(0, 7), st.sampled_from(["open", "closed", "drop"]))
 
@@ -105,18 +119,6 @@ action_edit = st.tuples(st.integers(0, 7), st.sampled_from(["open", "closed", "d
 def test_derived_open_actions_equal_building_afresh(
     commits: list[list[tuple[int, str]]],
 ) -> None:
-    def action(number: int, state: str) -> Action:
-        side = Side(roll=Roll())
-        return Action(
-            id=f"a{number}",
-            type="overcome",
-            state="resolved" if state == "closed" else "invoking",  # type: ignore[arg-type]
-            actor=side,
-            opposition=side,
-            opposition_kind="passive",
-            requested_by="paul",
-        )
-
     actions: dict[str, Action] = {}
     dropped: set[int] = set()
     index = OpenActions(actions)
@@ -146,18 +148,6 @@ def test_open_actions_noted_per_commit_and_read_now_and_then_equal_building_afre
     # Issue 9: each commit only notes where its action map came from; a read (world.state)
     # derives along the notes, or builds afresh when they lead to no known index (a cache
     # too small to hold them): either way what building the map's index afresh gives.
-    def action(number: int, state: str) -> Action:
-        side = Side(roll=Roll())
-        return Action(
-            id=f"a{number}",
-            type="overcome",
-            state="resolved" if state == "closed" else "invoking",  # type: ignore[arg-type]
-            actor=side,
-            opposition=side,
-            opposition_kind="passive",
-            requested_by="paul",
-        )
-
     cache: IdentityCache[Action, OpenActions] = IdentityCache(
         OpenActions, OpenActions.derived, size
     )
