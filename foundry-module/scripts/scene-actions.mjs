@@ -7,14 +7,15 @@
  */
 import { syncInvolved } from "./actions.mjs";
 import { send } from "./intents.mjs";
-import { setScene } from "./scene-state.mjs";
+import { sceneSeq, setAnswered } from "./scene-state.mjs";
 
 const trimmed = (s) => String(s ?? "").trim();
 
 /** Send an intent whose answer is the SceneState, and show it. */
 async function sceneIntent(event, payload) {
+  const asked = sceneSeq();
   const data = await send(event, payload);
-  if (data) await setScene(data);
+  if (data) await setAnswered(asked, data);
   return data;
 }
 

@@ -85,8 +85,26 @@ export async function handleSceneState(emit, { activeGM }) {
  */
 export async function readScene() {
   if (!runtime.connection?.connected) return null;
+  const asked = sceneSeq();
   const ack = await runtime.connection.call("scene.read", {});
   if (!ack.ok) return null;
-  await setScene(ack.data);
-  return ack.data;
+  return setAnswered(asked, ack.data);
+}
+
+/** The seq of the last `scene.state` shown (-1 before any). */
+export function sceneSeq() {
+  return store.seq;
+}
+
+/**
+ * Show a SceneState that came as an answer (it carries no seq), unless a `scene.state` came
+ * since `asked` (the sceneSeq() when the request went out): the bridge sends a commit's frame
+ * before any answer that includes it, so that frame is at least as new. Returns what is shown.
+ * @param {number} asked
+ * @param {object} data
+ */
+export async function setAnswered(asked, data) {
+  if (store.seq !== asked) return store.state;
+  await setScene(data);
+  return data;
 }

@@ -1178,3 +1178,34 @@ describe("roll history and undo", () => {
     }
   });
 });
+
+describe("the scene read and the frames beside it", () => {
+  test("a scene.read answer does not overwrite a scene.state that came while the read was under way", async () => {
+    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
+    const scenes = await import(path.join(MODULE_DIR, "scripts/scene-state.mjs"));
+    const saved = runtime.connection;
+    const base = scenes.currentScene() ?? { gm_fate_points: 0, aspects: [] };
+    const seq = 1_000_000;
+    try {
+      // No frame meanwhile: the answer is the scene.
+      runtime.connection = { connected: true, call: async () => ({ ok: true, data: { ...base, gm_fate_points: 1 } }) };
+      assert.equal((await scenes.readScene()).gm_fate_points, 1);
+      assert.equal(scenes.currentScene().gm_fate_points, 1);
+      // A frame (the budget set to 3) lands before the read's answer, which was made earlier.
+      runtime.connection = {
+        connected: true,
+        call: async () => {
+          await scenes.handleSceneState({ seq, writer: "gm", state: { ...base, gm_fate_points: 3 } }, { activeGM: false });
+          return { ok: true, data: { ...base, gm_fate_points: 0 } };
+        }
+      };
+      assert.equal((await scenes.readScene()).gm_fate_points, 3);
+      assert.equal(scenes.currentScene().gm_fate_points, 3);
+      // An older frame after it changes nothing either.
+      await scenes.handleSceneState({ seq: seq - 1, writer: "gm", state: { ...base, gm_fate_points: 0 } }, { activeGM: false });
+      assert.equal(scenes.currentScene().gm_fate_points, 3);
+    } finally {
+      runtime.connection = saved;
+    }
+  });
+});
