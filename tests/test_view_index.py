@@ -115,6 +115,21 @@ def action(number: int, state: str) -> Action:
 action_edit = st.tuples(st.integers(0, 7), st.sampled_from(["open", "closed", "drop"]))
 
 
+def edited(
+    actions: dict[str, Action], commit: list[tuple[int, str]], dropped: set[int]
+) -> dict[str, Action]:
+    """A new action map: ``actions`` with one commit's edits (``dropped`` grows)."""
+    changed = dict(actions)
+    for number, what in commit:
+        if what == "drop":
+            # A dropped action's id is never used again (the world's counter).
+            if changed.pop(f"a{number}", None) is not None:
+                dropped.add(number)
+        elif number not in dropped:
+            changed[f"a{number}"] = action(number, what)
+    return changed
+
+
 @given(st.lists(st.lists(action_edit, max_size=3), max_size=12))
 def test_derived_open_actions_equal_building_afresh(
     commits: list[list[tuple[int, str]]],
@@ -123,14 +138,7 @@ def test_derived_open_actions_equal_building_afresh(
     dropped: set[int] = set()
     index = OpenActions(actions)
     for commit in commits:
-        actions = dict(actions)
-        for number, what in commit:
-            if what == "drop":
-                # A dropped action's id is never used again (the world's counter).
-                if actions.pop(f"a{number}", None) is not None:
-                    dropped.add(number)
-            elif number not in dropped:
-                actions[f"a{number}"] = action(number, what)
+        actions = edited(actions, commit, dropped)
         touched = [f"a{number}" for number, _ in commit]
         scanned = OpenActions.derived(index, actions)
         index = OpenActions.derived(index, actions, touched)
@@ -155,13 +163,7 @@ def test_open_actions_noted_per_commit_and_read_now_and_then_equal_building_afre
     cache(actions)
     dropped: set[int] = set()
     for commit, read in commits:
-        before, actions = actions, dict(actions)
-        for number, what in commit:
-            if what == "drop":
-                if actions.pop(f"a{number}", None) is not None:
-                    dropped.add(number)
-            elif number not in dropped:
-                actions[f"a{number}"] = action(number, what)
+        before, actions = actions, edited(actions, commit, dropped)
         cache.note(actions, before, [f"a{number}" for number, _ in commit])
         if read:
             assert cache(actions).ids() == [a.id for a in actions.values() if not a.closed]
