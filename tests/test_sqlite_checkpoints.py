@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sqlite3
+import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from bridge.service import BridgeService, Session
-from bridge.store.sqlite import SQLiteStore, _Checkpointer
+from bridge.store.sqlite import CHECKPOINT_NICENESS, SQLiteStore, _Checkpointer
 
 ACTOR = {"id": "hero", "name": "Hero", "owners": ["p"], "skills": {"Athletics": 2}}
 
@@ -168,3 +171,28 @@ async def test_a_pass_over_a_long_log_asks_for_the_reset_and_a_short_one_does_no
                 assert asked == expected
     finally:
         await idle.close()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="niceness is per thread only on Linux")
+async def test_the_checkpointer_thread_is_nicer_than_the_event_loop_and_the_writer(
+    tmp_path: Path,
+) -> None:
+    store = SQLiteStore(tmp_path / "bridge.sqlite3")
+    await store.open()
+    try:
+        checkpointer, writer = store._checkpointer, store._thread
+        assert checkpointer is not None and writer is not None
+        assert checkpointer._thread.native_id is not None
+        assert writer._thread.native_id is not None
+        here = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        wanted = min(19, here + CHECKPOINT_NICENESS)
+        # The thread lowers its own priority as it starts: give it a moment to.
+        for _ in range(500):
+            if os.getpriority(os.PRIO_PROCESS, checkpointer._thread.native_id) == wanted:
+                break
+            await asyncio.sleep(0.01)
+        assert os.getpriority(os.PRIO_PROCESS, checkpointer._thread.native_id) == wanted
+        assert os.getpriority(os.PRIO_PROCESS, writer._thread.native_id) == here
+        assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == here
+    finally:
+        await store.close()
