@@ -4,7 +4,8 @@ Run as ``python -m bench.load`` with a JSON plan on stdin's first line. It conne
 ``ready``, reads the start time (wall clock) as the next line, then sends open-loop: the k-th
 send is due at ``start + offset + k / rate`` whether or not earlier ones have been answered,
 and its latency is measured from that due time (so a stalled server shows as latency, not as
-a slower load). It prints one JSON line of results.
+a slower load). It prints one JSON line of results, and closes its connections once it
+reads one more line (or stdin closes).
 
 The client speaks Engine.IO 4 / Socket.IO 5 directly over an aiohttp websocket: a full
 python-socketio client per connection would cost the generator more than the server.
@@ -243,6 +244,10 @@ async def run(plan: dict[str, Any]) -> dict[str, Any]:
     results["emits"] = sum(c.emits for c in conns)
     results["hello_latencies"] = hellos
     results["end_wall"] = time.time()
+    print(json.dumps(results), flush=True)
+    # The connections stay open until every generator has reported (the parent's next
+    # line): one generator's disconnects never land in another's measured window.
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
     for conn in conns:
         await conn.close()
     await session.close()
@@ -251,8 +256,7 @@ async def run(plan: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> None:
     plan = json.loads(sys.stdin.readline())
-    result = asyncio.run(run(plan))
-    print(json.dumps(result), flush=True)
+    asyncio.run(run(plan))
 
 
 if __name__ == "__main__":

@@ -54,6 +54,27 @@ def cpu_seconds_of(stat: Path) -> float:
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
+def core_ticks(cores: set[int]) -> tuple[int, int]:
+    """(steal, all) clock ticks of ``cores`` so far, from /proc/stat: the time a hypervisor
+    gave the cores' turns to other machines, and all of their time. A run's share of steal
+    says whether its latencies measured this code or the host (``steal_share``)."""
+    steal = total = 0
+    for line in Path("/proc/stat").read_text().splitlines():
+        name, *values = line.split()
+        if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cores:
+            ticks = [int(v) for v in values]
+            # user nice system idle iowait irq softirq steal (guest time is inside user)
+            steal += ticks[7] if len(ticks) > 7 else 0
+            total += sum(ticks[:8])
+    return steal, total
+
+
+def steal_share(before: tuple[int, int], after: tuple[int, int]) -> float:
+    """The share of the cores' time stolen between two ``core_ticks`` readings."""
+    elapsed = after[1] - before[1]
+    return (after[0] - before[0]) / elapsed if elapsed > 0 else 0.0
+
+
 def rss_bytes(pid: int) -> int:
     """Resident memory of the process."""
     return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_SIZE
