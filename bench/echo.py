@@ -40,13 +40,14 @@ def sio_app() -> web.Application:
     app = web.Application()
     sio = socketio.AsyncServer(async_mode="aiohttp", transports=["websocket"])
 
-    @sio.on("connect", namespace=NAMESPACE)  # type: ignore[misc]
     async def connect(_sid: str, _environ: Any, _auth: Any = None) -> None:
         return None
 
-    @sio.on("*", namespace=NAMESPACE)  # type: ignore[misc]
     async def echo(_event: str, _sid: str, data: Any) -> Any:
         return data
+
+    sio.on("connect", connect, namespace=NAMESPACE)
+    sio.on("*", echo, namespace=NAMESPACE)
 
     sio.attach(app)
     app.router.add_get("/healthz", healthz)

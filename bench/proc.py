@@ -134,8 +134,8 @@ def redis_pid(url: str) -> int:
 
     client = redis.Redis.from_url(url)
     try:
-        pid: int = client.info("server")["process_id"]
-        return pid
+        info: dict[str, Any] = client.info("server")  # type: ignore[assignment]
+        return int(info["process_id"])
     finally:
         client.close()
 
