@@ -83,13 +83,19 @@ class Profile:
     growth: tuple[int, ...]
     growth_rate: float
     scale_seconds: float
+    # The 100-world run is tried again while the host steals from it (see scale).
+    scale_attempts: int
     idle_clients: int
     engine_resolutions: int
     aggregate_seconds: float
 
 
-FULL = Profile(3, 8.0, 2000, 100, (0, 500, 2000), 10, 30.0, 500, 5000, 10.0)
-QUICK = Profile(1, 2.0, 2000, 100, (0, 500, 2000), 10, 8.0, 200, 2000, 3.0)
+FULL = Profile(3, 8.0, 2000, 100, (0, 500, 2000), 10, 30.0, 3, 500, 5000, 10.0)
+QUICK = Profile(1, 2.0, 2000, 100, (0, 500, 2000), 10, 8.0, 1, 200, 2000, 3.0)
+# A latency run during which the hypervisor took more than this share of the server's core
+# measured the host more than the bridge (p99 at 200 actions/s on this 2-core machine:
+# 24-37 ms under 1% of steal, 67-98 ms at 2-5%, 200-1,500 ms at 7-24%).
+STEAL_TOLERATED = 0.01
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -389,7 +395,34 @@ def growth(root: Path, profile: Profile) -> list[dict[str, Any]]:
 
 
 def scale(root: Path, profile: Profile) -> dict[str, Any]:
-    """1,000 clients in 100 worlds (10 each), 200 actions/s open-loop on one process."""
+    """1,000 clients in 100 worlds (10 each), 200 actions/s open-loop on one process.
+
+    Run afresh, up to ``profile.scale_attempts`` times, while the host steals more than
+    ``STEAL_TOLERATED`` of the server's core; the attempt with the least steal is the
+    result, and every attempt's figures are kept beside it (``attempts``)."""
+    attempts: list[dict[str, Any]] = []
+    for _ in range(profile.scale_attempts):
+        attempts.append(scale_once(root, profile))
+        if attempts[-1]["steal_server_cores"] <= STEAL_TOLERATED:
+            break
+    best = min(attempts, key=lambda run: float(run["steal_server_cores"]))
+    return {
+        **best,
+        "attempts": [
+            {
+                "steal_server_cores": run["steal_server_cores"],
+                "steal_load_cores": run["steal_load_cores"],
+                "latency": run["latency"],
+                "cpu_per_request_us": run["cpu_per_request_us"],
+                "errors": run["errors"],
+            }
+            for run in attempts
+        ],
+    }
+
+
+def scale_once(root: Path, profile: Profile) -> dict[str, Any]:
+    """One 100-world run on a fresh store and a fresh bridge."""
     folder = fresh_folder(root, "scale")
     worlds = [f"w{i}" for i in range(100)]
     keys = asyncio.run(seed(folder, None, worlds))
@@ -517,6 +550,7 @@ def print_table(results: dict[str, Any]) -> None:
         print_growth(results["growth"])
     if "scale" in results:
         print_scale(results["scale"])
+        print_scale_attempts(results["scale"])
         print_profile("100-world run", results["scale"])
     for name in (RUNGS[3], RUNGS[4], RUNGS[5]):
         for run in results.get("ladder", {}).get(name, [])[:1]:
@@ -608,6 +642,16 @@ def print_scale(s: dict[str, Any]) -> None:
         f"{s['gc_total_pause_ms']:.0f} ms wall / {s['gc_total_pause_cpu_ms']:.0f} ms CPU in all); "
         f"{stolen(s)}"
     )
+
+
+def print_scale_attempts(s: dict[str, Any]) -> None:
+    attempts = s.get("attempts", [])
+    if len(attempts) > 1:
+        shown = ", ".join(
+            f"steal {a['steal_server_cores'] * 100:.1f}%: p99 {a['latency']['p99_ms']:.0f} ms"
+            for a in attempts
+        )
+        print(f"  attempts while the host stole over {STEAL_TOLERATED:.0%}: {shown}")
 
 
 def stolen(run: dict[str, Any]) -> str:
