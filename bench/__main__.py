@@ -43,9 +43,11 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bench import instructions as counting
 from bench.proc import (
     CORES,
     LOAD_CORES,
@@ -88,10 +90,27 @@ class Profile:
     idle_clients: int
     engine_resolutions: int
     aggregate_seconds: float
+    # The instructions part (callgrind): each shape's counted run, and the rules alone.
+    instruction_seconds: float = 30.0
+    instruction_resolutions: int = 1000
 
 
 FULL = Profile(3, 8.0, 2000, 100, (0, 500, 2000), 10, 30.0, 3, 500, 5000, 10.0)
-QUICK = Profile(1, 2.0, 2000, 100, (0, 500, 2000), 10, 8.0, 1, 200, 2000, 3.0)
+QUICK = Profile(
+    1,
+    2.0,
+    2000,
+    100,
+    (0, 500, 2000),
+    10,
+    8.0,
+    1,
+    200,
+    2000,
+    3.0,
+    instruction_seconds=10.0,
+    instruction_resolutions=300,
+)
 # A latency run during which the hypervisor took more than this share of the server's core
 # measured the host more than the bridge (p99 at 200 actions/s on this 2-core machine:
 # 24-37 ms under 1% of steal, 67-98 ms at 2-5%, 200-1,500 ms at 7-24%).
@@ -126,10 +145,12 @@ def run_load(
     plans: list[dict[str, Any]],
     duration: float,
     profile_as: str | None = None,
+    on_ready: Callable[[], None] = lambda: None,
 ) -> dict[str, Any]:
     """Start one generator per plan, start them together, and collect what they saw and
     the servers' CPU over the run (drain included). With ``--profile``, a run named by
-    ``profile_as`` also records the first server's profile (py-spy) over the run."""
+    ``profile_as`` also records the first server's profile (py-spy) over the run.
+    ``on_ready`` runs once every generator has connected, just before the start."""
     workers = []
     setup_before = [cpu_seconds(s.pid) for s in servers]
     for index, plan in enumerate(plans):
@@ -152,6 +173,7 @@ def run_load(
             raise RuntimeError(f"load generator failed to connect: {line!r}")
     # Connecting and each connection's hello (where a world is first loaded) are set-up.
     setup_cpu = sum(cpu_seconds(s.pid) for s in servers) - sum(setup_before)
+    on_ready()
     start = time.time() + 0.5
     for worker in workers:
         assert worker.stdin is not None
@@ -527,6 +549,63 @@ def aggregate(root: Path, profile: Profile, redis_url: str) -> list[dict[str, An
 RESULT_KEYS = {"idle": "idle_memory"}
 
 
+def instructions(root: Path, profile: Profile) -> dict[str, Any]:
+    """Instructions per action (bench/instructions.py): the live bridge under callgrind,
+    all its threads, counted over a closed-loop run after a warm-up, in rung 2's shape
+    (one client) and rung 4's (one sender and nine listeners in one world); then the
+    rules alone per resolution."""
+    if not counting.available():
+        print("  valgrind is not installed (apt-get install valgrind): skipped", flush=True)
+        return {"skipped": "valgrind is not installed"}
+    shapes: dict[str, dict[str, Any]] = {}
+    for room in (1, 10):
+        folder = fresh_folder(root, f"instructions-{room}")
+        keys = asyncio.run(seed(folder, None, ["w"]))
+        conns = [{"auth": gm_auth("w", keys["w"], f"gm{j}"), "sender": j == 0} for j in range(room)]
+        out = folder / "bridge.callgrind"
+        server = bridge_server(folder)
+        server.wrapper = counting.callgrind(out)
+        server.start_timeout = 600.0
+        server.start()
+        try:
+            plans = [{"url": server.url, "mode": "closed_action", "connections": conns}]
+            run_load([server], plans, profile.instruction_seconds / 3)  # warm-up
+            pid = server.pid
+            counted = run_load(
+                [server], plans, profile.instruction_seconds, on_ready=partial(counting.zero, pid)
+            )
+            total = counting.dump_total(pid, out)
+        finally:
+            server.stop()
+        done = int(counted["done"])
+        shapes[str(room)] = {
+            "clients": room,
+            "actions": done,
+            "errors": counted["errors"],
+            "instructions_per_action": total / done if done else float("nan"),
+        }
+        print(
+            f"  {room:>2} client(s): {shapes[str(room)]['instructions_per_action']:,.0f}",
+            flush=True,
+        )
+    engine_count = counting.engine_instructions(profile.instruction_resolutions, root)
+    return {"bridge": shapes, "engine": engine_count}
+
+
+def print_instructions(counts: dict[str, Any]) -> None:
+    if "skipped" in counts:
+        print(f"instructions: skipped ({counts['skipped']})")
+        return
+    for shape in counts["bridge"].values():
+        print(
+            f"instructions per action, the live bridge, {shape['clients']} client(s) in the "
+            f"world: {shape['instructions_per_action'] / 1e6:.2f} M "
+            f"({shape['actions']} actions, {shape['errors']} errors)"
+        )
+    per = counts["engine"]["instructions_per_resolution"]
+    print(f"instructions per resolution, the rules alone: {per / 1e3:.1f} k")
+
+
 def engine(profile: Profile) -> dict[str, Any]:
     e = time_engine(profile.engine_resolutions)
     return {"resolutions": e.resolutions, "seconds": e.seconds, "per_second": e.per_second}
@@ -563,6 +642,8 @@ def print_table(results: dict[str, Any]) -> None:
         )
     if "engine" in results:
         print(f"rules engine alone: {results['engine']['per_second']:,.0f} passive overcomes/s")
+    if "instructions" in results:
+        print_instructions(results["instructions"])
     for row in results.get("aggregate", []):
         print(
             f"{row['nodes']} bridge process(es) on one Redis: {row['actions_per_second']:.0f} "
@@ -673,7 +754,10 @@ def main() -> None:
         "(pip install py-spy) and print the top entries",
     )
     parser.add_argument(
-        "--only", nargs="*", help="parts to run (ladder growth scale idle engine aggregate)"
+        "--only",
+        nargs="*",
+        help="parts to run (ladder growth scale idle engine aggregate; and instructions, "
+        "not run unless named: callgrind's counts, a few minutes, needs valgrind)",
     )
     args = parser.parse_args()
     profile = QUICK if args.quick else FULL
@@ -700,6 +784,7 @@ def main() -> None:
             ("growth", "growth curve", lambda: growth(root, profile)),
             ("scale", "100-world run", lambda: scale(root, profile)),
             ("idle", "memory per idle client", lambda: idle_memory(root, profile)),
+            ("instructions", "instructions (callgrind)", lambda: instructions(root, profile)),
         ]
         if redis_url is not None:
             shared: str = redis_url

@@ -178,6 +178,10 @@ class Server:
     port: int = field(default_factory=free_port)
     stats_file: Path | None = None
     cores: set[int] = field(default_factory=lambda: set(SERVER_CORE))
+    # A command the interpreter runs under (valgrind for bench/instructions.py), and how
+    # long the server may take to answer its health check.
+    wrapper: list[str] = field(default_factory=list)
+    start_timeout: float = 30.0
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -194,14 +198,23 @@ class Server:
         if self.stats_file is not None:
             env["BENCH_GC_STATS"] = str(self.stats_file)
         self.process = subprocess.Popen(
-            [sys.executable, *[a.replace("{port}", str(self.port)) for a in self.args]],
+            [
+                *self.wrapper,
+                sys.executable,
+                *[a.replace("{port}", str(self.port)) for a in self.args],
+            ],
             cwd=PROJECT_ROOT,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE if os.environ.get("BENCH_QUIET_SERVER") else None,
             env=env,
         )
         pin(self.process.pid, self.cores)
-        wait_healthy(self.process, self.url + self.health_path, lambda: str(self.args))
+        wait_healthy(
+            self.process,
+            self.url + self.health_path,
+            lambda: str(self.args),
+            timeout=self.start_timeout,
+        )
         return self
 
     def gc_pauses(self, since: float, until: float) -> list[tuple[float, int, float, float]]:

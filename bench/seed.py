@@ -54,11 +54,13 @@ class EngineResult:
         return self.resolutions / self.seconds
 
 
-def time_engine(resolutions: int, scene_size: int = 50) -> EngineResult:
+def time_engine(
+    resolutions: int, scene_size: int = 50, dice: SecureDice | None = None
+) -> EngineResult:
     """Passive overcomes resolved back to back through the rules alone, on a world that
     starts afresh every ``scene_size`` resolutions (a scene's worth, so the figure is
     the rules' cost per action rather than the growth of one endless scene)."""
-    dice = SecureDice()
+    dice = dice or SecureDice()
     fresh = _hero_state()
     state = fresh
     # CPU time of this process: the machine is shared, wall time would measure others.

@@ -1,0 +1,92 @@
+"""Instructions, counted by valgrind's callgrind: a figure this machine's noise does not
+move, for comparing two versions of the bridge.
+
+On a shared 2-core machine CPU time per action moves by 10-15% from one minute to the
+next (other machines' work, the host's steal); the number of instructions the bridge
+runs for an action repeats to within about 1%. It is not time (a cache miss or a system
+call costs more than its count, and valgrind runs the threads one at a time), so the
+ladder's CPU figures stay the measure; this is the check that a change made the bridge
+do less. Needs valgrind (``apt-get install valgrind``)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bench.proc import PROJECT_ROOT
+
+CALLGRIND = ["valgrind", "--quiet", "--tool=callgrind", "--cache-sim=no"]
+# The rules' dice are seeded here, so the N and 2N runs roll the same first N.
+ENGINE_SEED = 9
+
+
+def available() -> bool:
+    """Whether valgrind and callgrind_control are installed."""
+    return shutil.which("valgrind") is not None and shutil.which("callgrind_control") is not None
+
+
+def callgrind(out: Path) -> list[str]:
+    """The command a process runs under to be counted, its counts written to ``out``."""
+    return [*CALLGRIND, f"--callgrind-out-file={out}"]
+
+
+def zero(pid: int) -> None:
+    """Reset the counters of a process running under callgrind."""
+    subprocess.run(["callgrind_control", "-z", str(pid)], check=True, capture_output=True)
+
+
+def dump_total(pid: int, out: Path, timeout: float = 120.0) -> int:
+    """Have a process running under callgrind write its counts since the last zero (to
+    ``out``.1) and return the instructions, all threads together."""
+    subprocess.run(["callgrind_control", "-d", str(pid)], check=True, capture_output=True)
+    dump = out.with_name(out.name + ".1")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if dump.exists():
+            total = total_of(dump.read_text(errors="replace"))
+            if total is not None:
+                return total
+        time.sleep(0.2)
+    raise RuntimeError(f"callgrind wrote no counts to {dump}")
+
+
+def total_of(dump: str) -> int | None:
+    """The instruction total of a callgrind output file (None while it is being written)."""
+    found = re.search(r"^(?:summary|totals):\s*(\d+)", dump, re.MULTILINE)
+    return int(found.group(1)) if found else None
+
+
+def engine_instructions(resolutions: int, folder: Path) -> dict[str, float]:
+    """Instructions per passive overcome through the rules alone: ``time_engine`` counted
+    for N and for 2N resolutions in two processes, on the same seeded dice; the
+    difference over N leaves the interpreter's start-up and imports out."""
+    totals = []
+    for count in (resolutions, 2 * resolutions):
+        out = folder / f"engine-{count}.callgrind"
+        script = (
+            "import random, sys\n"
+            "from bench.seed import time_engine\n"
+            "from bridge.rules.dice import SecureDice\n"
+            f"dice = SecureDice(random.Random({ENGINE_SEED}).randbytes)\n"
+            "time_engine(int(sys.argv[1]), dice=dice)\n"
+        )
+        subprocess.run(
+            [*callgrind(out), sys.executable, "-c", script, str(count)],
+            cwd=PROJECT_ROOT,
+            env={**os.environ, "PYTHONHASHSEED": "0"},
+            check=True,
+            capture_output=True,
+        )
+        total = total_of(out.read_text(errors="replace"))
+        if total is None:
+            raise RuntimeError(f"callgrind wrote no counts to {out}")
+        totals.append(total)
+    return {
+        "resolutions": resolutions,
+        "instructions_per_resolution": (totals[1] - totals[0]) / resolutions,
+    }
