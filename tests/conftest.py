@@ -109,16 +109,19 @@ async def connect(bridge: BridgeProcess) -> AsyncIterator[Connect]:
         client = socketio.AsyncClient(reconnection=False)
         # Every frame as it arrived, and every emit (a commit's frame unrolled, as the
         # module does) as (event, data).
-        client.frames = []  # type: ignore[attr-defined]
-        client.received = []  # type: ignore[attr-defined]
+        frames: list[tuple[str, Any]] = []
+        received: list[tuple[str, Any]] = []
+        client.frames = frames
+        client.received = received
 
-        @client.on("*", namespace=NAMESPACE)  # type: ignore[misc]
         async def _any(event: str, data: Any) -> None:
-            client.frames.append((event, data))  # type: ignore[attr-defined]
+            frames.append((event, data))
             if event == EMITS_FRAME:
-                client.received.extend((e["event"], e["data"]) for e in data["emits"])  # type: ignore[attr-defined]
+                received.extend((e["event"], e["data"]) for e in data["emits"])
             else:
-                client.received.append((event, data))  # type: ignore[attr-defined]
+                received.append((event, data))
+
+        client.on("*", _any, namespace=NAMESPACE)
 
         handshake = (
             auth

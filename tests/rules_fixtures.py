@@ -11,7 +11,7 @@ from bridge.rules.engine import Sheet, SheetSlot, apply_all, sync_character
 from bridge.rules.events import Event
 from bridge.rules.procedures import settle
 from bridge.rules.ruleset import FATE_CONDENSED, UNWRITTEN, Ruleset
-from bridge.rules.state import Action, Aspect, StressBox, StressTrack, Stunt, WorldState
+from bridge.rules.state import Action, Aspect, Character, StressBox, StressTrack, Stunt, WorldState
 
 GM_USER = Principal("gmUser", is_gm=True)
 PAUL = Principal("paul", is_gm=False)
@@ -116,7 +116,7 @@ class Table:
             action_id = f"a{self.state.action_count}"
         return self.state.actions[action_id]
 
-    def character(self, character_id: str):  # type: ignore[no-untyped-def]
+    def character(self, character_id: str) -> Character:
         return self.state.characters[character_id]
 
 

@@ -12,7 +12,7 @@ from bridge.protocol import NAMESPACE
 
 _ids = itertools.count(1)
 
-BROUSSEAU = {
+BROUSSEAU: dict[str, Any] = {
     "id": "brousseau",
     "name": "Brousseau",
     "owners": ["paul"],
@@ -26,7 +26,7 @@ BROUSSEAU = {
         {"id": "severe", "severity": 6},
     ],
 }
-MARGOT = {
+MARGOT: dict[str, Any] = {
     "id": "margot",
     "name": "Margot",
     "owners": ["anna"],
@@ -36,7 +36,7 @@ MARGOT = {
     "aspects": [{"key": "hc", "name": "Nosy Neighbour"}],
     "consequences": [{"id": "mild", "severity": 2}, {"id": "moderate", "severity": 4}],
 }
-GHOUL = {
+GHOUL: dict[str, Any] = {
     "id": "ghoul",
     "name": "Ghoul",
     "owners": [],
@@ -83,14 +83,14 @@ class Seat:
     async def wait_frames(self, count: int, tries: int = 200) -> list[tuple[str, Any]]:
         """Every frame this connection got from the world's room, once ``count`` arrived."""
         for _ in range(tries):
-            frames: list[tuple[str, Any]] = self.client.frames  # type: ignore[attr-defined]
+            frames: list[tuple[str, Any]] = self.client.frames
             if len(frames) >= count:
                 return list(frames)
             await asyncio.sleep(0.02)
         raise AssertionError(f"fewer than {count} frames arrived")
 
     def received(self, event: str) -> list[Any]:
-        return [d for e, d in self.client.received if e == event]  # type: ignore[attr-defined]
+        return [d for e, d in self.client.received if e == event]
 
 
 async def queue(gm: Seat, *rolls: list[int]) -> None:

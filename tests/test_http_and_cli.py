@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import httpx
 import pytest
@@ -73,7 +74,7 @@ def test_cli_help_documents_every_command() -> None:
         assert command in world
 
 
-def test_world_commands(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_world_commands(tmp_path: Path) -> None:
     key = add_world(tmp_path, "campaign", ruleset="fate-condensed")
     assert len(key) >= 32
     listed = json.loads(cli(tmp_path, "world", "list", "--json").stdout)
@@ -154,7 +155,9 @@ async def test_world_verify_detects_a_tampered_log(
     assert tampered.returncode == 2 and "BROKEN" in tampered.stderr
 
 
-def test_first_start_registers_a_default_world_and_prints_what_a_gm_needs(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_first_start_registers_a_default_world_and_prints_what_a_gm_needs(
+    tmp_path: Path,
+) -> None:
     bridge = BridgeProcess(tmp_path, dev_dice=False)
     bridge.start()
     try:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import pytest
 
 from bridge.rules import actions
 from bridge.rules.actions import (
     AbsorbCommand,
+    ChoiceValue,
     CostCommand,
     Helper,
     InvokeCommand,
     Principal,
+    SideName,
     StartAction,
     StressMark,
 )
@@ -37,6 +41,9 @@ from tests.rules_fixtures import (
     world,
 )
 
+Payment = Literal["fate_point", "free", "boost"]
+InvokeEffect = Literal["bonus", "reroll", "hostile"]
+
 ZERO: Roll = (0, 0, 0, 0)
 BRIDGE_ASPECT = Aspect(id="sit-bridge", name="Rickety Bridge", kind="situation")
 
@@ -62,10 +69,10 @@ def invoke(
     who: Principal,
     invoker: str,
     aspect_id: str,
-    payment: str = "fate_point",
-    effect: str = "bonus",
+    payment: Payment = "fate_point",
+    effect: InvokeEffect = "bonus",
     *rolls: Roll,
-    side: str | None = None,
+    side: SideName | None = None,
 ) -> None:
     command = InvokeCommand(
         table.action().id,
@@ -73,16 +80,14 @@ def invoke(
         aspect_id,
         payment,
         effect,
-        side,  # type: ignore[arg-type]
+        side,
     )
     table.run(lambda s: actions.invoke(s, command, who, dice(*rolls), table.ruleset))
 
 
-def pass_(table: Table, side: str, who: Principal) -> None:
+def pass_(table: Table, side: SideName, who: Principal) -> None:
     action_id = table.action().id
-    table.run(
-        lambda s: actions.pass_invokes(s, action_id, side, who, table.ruleset)  # type: ignore[arg-type]
-    )
+    table.run(lambda s: actions.pass_invokes(s, action_id, side, who, table.ruleset))
 
 
 def both_pass(table: Table, actor: Principal = PAUL, opposition: Principal = GM_USER) -> None:
@@ -91,9 +96,9 @@ def both_pass(table: Table, actor: Principal = PAUL, opposition: Principal = GM_
     pass_(table, "actor", actor)
 
 
-def choose(table: Table, choice: str, who: Principal = PAUL, **kwargs: str) -> None:
+def choose(table: Table, choice: ChoiceValue, who: Principal = PAUL, **kwargs: str) -> None:
     action_id = table.action().id
-    table.run(lambda s: actions.choose(s, action_id, choice, who, **kwargs))  # type: ignore[arg-type]
+    table.run(lambda s: actions.choose(s, action_id, choice, who, **kwargs))
 
 
 def cost(table: Table, kind: str, **kwargs: str) -> None:
@@ -333,6 +338,7 @@ def create_advantage(table: Table, roll: Roll, rating: int = 2, **kwargs: object
         table,
         PAUL,
         roll,
+        confirm=True,
         type="create_advantage",
         skill="Notice",
         passive_rating=rating,
@@ -401,7 +407,8 @@ def test_r5_2_create_advantage_fumble_choices() -> None:
 
 def test_r5_3_take_advantage_of_an_existing_aspect() -> None:
     # R5.3: tie or succeed one free invoke; excel two; fumble -> fail or serious cost + one.
-    for roll, expected in (((-1, 0, 0, 0), 1), ((1, 0, 0, 0), 1), ((1, 1, 1, 0), 2)):
+    cases: tuple[tuple[Roll, int], ...] = (((-1, 0, 0, 0), 1), ((1, 0, 0, 0), 1), ((1, 1, 1, 0), 2))
+    for roll, expected in cases:
         table = Table(with_aspect(world(), BRIDGE_ASPECT))
         start(
             table,
@@ -748,9 +755,7 @@ def test_r7_4_recovery_overcome_marks_the_consequence_addressed() -> None:
         "Brousseau",
         owners=["paul"],
         skills={"Lore": 1},
-        slots=[
-            *(s for s in ()),
-        ],
+        slots=[],
     )
 
     hurt = sheet(

@@ -91,7 +91,7 @@ def test_makers_and_wide_records_refuse_what_the_classes_refuse() -> None:
     with pytest.raises(TypeError, match="missing"):
         make_action(**{k: v for k, v in ACTION_FIELDS.items() if k != "state"})
     with pytest.raises(TypeError, match="unexpected"):
-        make_action(**ACTION_FIELDS, bogus=1)
+        make_action(**ACTION_FIELDS, bogus=1)  # type: ignore[call-arg]
     # A missing required field and an unknown one together are still refused.
     swapped = {**{k: v for k, v in ACTION_FIELDS.items() if k != "state"}, "bogus": 1}
     with pytest.raises(TypeError):
@@ -101,7 +101,7 @@ def test_makers_and_wide_records_refuse_what_the_classes_refuse() -> None:
     with pytest.raises(TypeError):
         Character(name="x")  # type: ignore[call-arg]
     with pytest.raises(TypeError):
-        Action("a1")  # type: ignore[misc]
+        Action("a1")  # type: ignore[misc, call-arg]
 
 
 def test_makers_and_wide_records_give_each_record_its_own_default_maps() -> None:

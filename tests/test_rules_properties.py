@@ -9,13 +9,20 @@ from hypothesis import event, example, given
 from hypothesis import strategies as st
 
 from bridge.rules import actions
-from bridge.rules.actions import CostCommand, Helper, InvokeCommand, StartAction
+from bridge.rules.actions import (
+    ChoiceValue,
+    CostCommand,
+    Helper,
+    InvokeCommand,
+    SideName,
+    StartAction,
+)
 from bridge.rules.consequences import place_consequence, roll_up_slot
 from bridge.rules.dice import QueuedDice, SecureDice
 from bridge.rules.draft import Draft, DraftEvents
 from bridge.rules.engine import apply_all, replay, touched_keys
 from bridge.rules.errors import RuleViolation
-from bridge.rules.events import ActionResolved
+from bridge.rules.events import ActionResolved, Event
 from bridge.rules.history import Logged, plan_undo
 from bridge.rules.procedures import _moved, settle
 from bridge.rules.ruleset import UNWRITTEN
@@ -325,7 +332,7 @@ def test_r7_2_a_moderate_consequence_skips_an_empty_mild_slot() -> None:
     assert mild.aspect_id is None
 
 
-CHOICE_FOR = {
+CHOICE_FOR: dict[str, ChoiceValue] = {
     "fail_or_cost": "fail",
     "advantage_fumble": "fail",
     "leave_mark": "aspect",
@@ -333,7 +340,7 @@ CHOICE_FOR = {
 }
 
 
-def gm_step(state: WorldState, action_id: str, dice: QueuedDice) -> list:  # type: ignore[type-arg]
+def gm_step(state: WorldState, action_id: str, dice: QueuedDice) -> list[Event]:
     """The GM's next press on an open action, whatever it waits for."""
     action = state.actions[action_id]
     if action.state == "confirming" and action.proposal is not None:
@@ -344,11 +351,11 @@ def gm_step(state: WorldState, action_id: str, dice: QueuedDice) -> list:  # typ
     if action.state == "awaiting_opposition":
         return actions.oppose(state, action_id, "Athletics", GM_USER, dice)
     if action.state == "invoking":
-        side = "actor" if not action.actor.passed else "opposition"
+        side: SideName = "actor" if not action.actor.passed else "opposition"
         return actions.pass_invokes(state, action_id, side, GM_USER, UNWRITTEN)
     if action.state == "choosing":
         choice = CHOICE_FOR[action.pending_choice or ""]
-        return actions.choose(state, action_id, choice, GM_USER)  # type: ignore[arg-type]
+        return actions.choose(state, action_id, choice, GM_USER)
     if action.state == "costing":
         kind = UNWRITTEN.costs[action.cost_severity or "serious"][0]
         command = CostCommand(action_id, kind, text="t", target_id="g", aspect_name="Ouch")

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from bridge.rules import actions, challenge, conflict, contest, fate
-from bridge.rules.actions import Helper, StartAction
+from bridge.rules.actions import Helper, Principal, StartAction
 from bridge.rules.dice import Roll
 from bridge.rules.engine import SheetSlot
 from bridge.rules.errors import RuleViolation
 from bridge.rules.ruleset import FATE_CONDENSED, UNWRITTEN
 from bridge.rules.scene import end_scene
-from bridge.rules.state import ExchangeRoll, Zone
+from bridge.rules.state import Contest, ContestSide, ExchangeRoll, Zone
 from tests.rules_fixtures import (
     ANNA,
     BROUSSEAU,
@@ -36,7 +36,7 @@ def refused(code: str, command: object) -> None:
     assert caught.value.code == code, caught.value.message
 
 
-def pass_actor(table: Table, action_id: str, who=GM_USER) -> None:  # type: ignore[no-untyped-def]
+def pass_actor(table: Table, action_id: str, who: Principal = GM_USER) -> None:
     table.run(lambda s: actions.pass_invokes(s, action_id, "actor", who, table.ruleset))
 
 
@@ -118,15 +118,15 @@ def test_r11_2_environment_contest_where_nobody_succeeds() -> None:
 
 
 def test_r11_2_environment_excel_alone_marks_two() -> None:
-    c = contest.Contest(
+    c = Contest(
         id="c",
         name="x",
         mode="environment",
         skill="s",
         passive_rating=1,
         sides=(
-            contest.ContestSide(id="s1", name="a", members=("b",)),
-            contest.ContestSide(id="s2", name="b", members=("m",)),
+            ContestSide(id="s1", name="a", members=("b",)),
+            ContestSide(id="s2", name="b", members=("m",)),
         ),
     )
     both = contest.score_exchange(

@@ -16,7 +16,7 @@ from bridge.rules.errors import RuleViolation
 from bridge.rules.events import EVENT_ADAPTER, CharacterPut, Event
 from bridge.rules.ruleset import FATE_CONDENSED
 from bridge.rules.settings import change_settings
-from bridge.rules.state import Character, StressTrack
+from bridge.rules.state import Character, HarmKind, StressTrack
 from tests.rules_fixtures import (
     ANNA,
     BROUSSEAU,
@@ -62,7 +62,7 @@ def refused(code: str, run: Callable[[], list[Event]]) -> RuleViolation:
     return caught.value
 
 
-def attack(table: Table, hit: int, *, kind: str | None = None) -> str:
+def attack(table: Table, hit: int, *, kind: HarmKind | None = None) -> str:
     """Brousseau (Athletics 3) attacks the ghoul against passive 0, on dice that land a
     plain success of exactly ``hit`` shifts (1 or 2)."""
     roll: Roll = (-1, 0, 0, 0) if hit == 2 else (-1, -1, 0, 0)
@@ -72,7 +72,7 @@ def attack(table: Table, hit: int, *, kind: str | None = None) -> str:
         skill="Athletics",
         target_id="g",
         passive_rating=0,
-        attack_kind=kind,  # type: ignore[arg-type]
+        attack_kind=kind,
     )
     queued = dice(roll)
     table.run(lambda s: actions.start_action(s, command, PAUL, queued, table.ruleset))
@@ -94,14 +94,12 @@ def boxes(character: Character) -> dict[str, list[bool]]:
     return {t.id: [b.marked for b in t.boxes] for t in character.stress}
 
 
-def start_conflict(table: Table, kind: str) -> str:
+def start_conflict(table: Table, kind: HarmKind) -> str:
     sides = (
         conflict.ConflictSideSpec("Hunters", ("b",)),
         conflict.ConflictSideSpec("Dead", ("g",)),
     )
-    table.run(
-        lambda s: conflict.start_conflict(s, "Crypt", kind, sides, GM_USER, table.ruleset)  # type: ignore[arg-type]
-    )
+    table.run(lambda s: conflict.start_conflict(s, "Crypt", kind, sides, GM_USER, table.ruleset))
     return next(iter(table.state.conflicts))
 
 
@@ -282,7 +280,7 @@ absorb_attempts = st.lists(
 @settings(max_examples=150, deadline=None)
 @given(kind=st.sampled_from(["physical", "mental"]), hit=st.integers(1, 5), tries=absorb_attempts)
 def test_r5_10_no_absorb_ever_marks_another_kinds_track(
-    kind: str, hit: int, tries: list[tuple[list[tuple[str, list[int]]], list[str]]]
+    kind: HarmKind, hit: int, tries: list[tuple[list[tuple[str, list[int]]], list[str]]]
 ) -> None:
     # R5.10, R11.3 under arbitrary absorbs: tracks of the other kind and "other" tracks never
     # change; an accepted absorb covers the whole hit; the log replays to the state.
@@ -321,7 +319,7 @@ def test_r5_10_no_absorb_ever_marks_another_kinds_track(
         assert gained + filled >= hit
     after = table.character("g")
     for old, new in zip(start.stress, after.stress, strict=True):
-        if not old.absorbs(kind):  # type: ignore[arg-type]
+        if not old.absorbs(kind):
             assert new == old, f"{new.name} changed on a {kind} hit"
     assert boxes(after)["indebted"] == [False] * 5
     assert replay(table.log, initial) == table.state

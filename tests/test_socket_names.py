@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.bridge_process import BridgeProcess
 from tests.seats import Seat
 from tests.test_readable_text import BAD_NAMES, LEGITIMATE
 from tests.test_socket_bridge import db_counts
@@ -14,20 +15,20 @@ UNREADABLE = [name for name, _ in BAD_NAMES if name]
 
 @pytest.mark.parametrize("name", UNREADABLE)
 async def test_a_bad_aspect_name_gets_an_invalid_ack_and_changes_nothing(
-    table: dict[str, Seat], bridge: object, name: str
+    table: dict[str, Seat], bridge: BridgeProcess, name: str
 ) -> None:
     # H18: a scene aspect named with an override, a control or nothing visible is refused
     # with the field, and neither the scene nor the log changes.
     gm = table["gm"]
     before_scene = await gm.ok("scene.read")
-    before_log = db_counts(bridge)  # type: ignore[arg-type]
+    before_log = db_counts(bridge)
     ack = await gm.send("scene.aspect", op="add", name=name)
     assert ack["ok"] is False
     assert ack["error"]["code"] == "invalid"
     assert ack["error"]["field"] == "name"
     assert "\u202e" not in ack["error"]["message"] and "\x1b" not in ack["error"]["message"]
     assert await gm.ok("scene.read") == before_scene
-    assert db_counts(bridge) == before_log  # type: ignore[arg-type]
+    assert db_counts(bridge) == before_log
 
 
 async def test_unreadable_sheet_names_are_refused_with_a_harmless_field(

@@ -354,7 +354,7 @@ async def test_each_commit_reaches_the_room_in_one_frame(table: dict[str, Seat])
     # each item as its own schema says, and world.sync replays the very same items.
     gm, paul, anna = table["gm"], table["paul"], table["anna"]
     since = (await gm.ok("world.sync", since=0))["last_seq"]
-    heard = {seat: len(seat.client.frames) for seat in (paul, anna)}  # type: ignore[attr-defined]
+    heard = {seat: len(seat.client.frames) for seat in (paul, anna)}
     await queue(gm, [1, 1, 1, 1])
     started = await overcome(paul, 2)
     await paul.ok("action.pass", action_id=started["action_id"], side="actor")

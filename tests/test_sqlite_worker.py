@@ -120,9 +120,12 @@ async def test_work_posted_from_another_thread_runs_between_jobs_and_a_failure_i
 
     try:
         first = worker.run(lambda: ran.append("first"))
-        poster = threading.Thread(
-            target=lambda: [worker.post(fails), worker.post(partial(ran.append, "posted"))]
-        )
+
+        def post_both() -> None:
+            worker.post(fails)
+            worker.post(partial(ran.append, "posted"))
+
+        poster = threading.Thread(target=post_both)
         await first
         poster.start()
         poster.join()

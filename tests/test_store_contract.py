@@ -65,7 +65,8 @@ async def test_worlds_are_registered_once(store: Store) -> None:
     assert await store.get_world("nope") is None
     assert await store.list_worlds() == [WORLD]
     assert await store.set_key_hash("w", "h2")
-    assert (await store.get_world("w")).key_hash == "h2"  # type: ignore[union-attr]
+    rekeyed = await store.get_world("w")
+    assert rekeyed is not None and rekeyed.key_hash == "h2"
     assert not await store.set_key_hash("nope", "x")
     snapshot = await store.load("w")
     assert snapshot is not None
@@ -302,7 +303,10 @@ async def test_encoded_snapshot_and_payloads_are_stored_as_given(store: Store) -
     await store.add_world(WORLD, {"s": 0})
     plain = event(1, GENESIS_HASH)
     encoded = EventRow(
-        *[getattr(plain, f) for f in ("seq", "type", "payload", "created_at")],
+        plain.seq,
+        plain.type,
+        plain.payload,
+        plain.created_at,
         plain.prev_hash,
         plain.hash,
         codec.dumps(plain.payload),

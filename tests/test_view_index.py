@@ -103,7 +103,7 @@ def action(number: int, state: str) -> Action:
     return Action(
         id=f"a{number}",
         type="overcome",
-        state="resolved" if state == "closed" else "invoking",  # type: ignore[arg-type]
+        state="resolved" if state == "closed" else "invoking",
         actor=side,
         opposition=side,
         opposition_kind="passive",
