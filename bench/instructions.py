@@ -40,11 +40,11 @@ def zero(pid: int) -> None:
     subprocess.run(["callgrind_control", "-z", str(pid)], check=True, capture_output=True)
 
 
-def dump_total(pid: int, out: Path, timeout: float = 120.0) -> int:
-    """Have a process running under callgrind write its counts since the last zero (to
-    ``out``.1) and return the instructions, all threads together."""
+def dump_total(pid: int, out: Path, number: int, timeout: float = 120.0) -> int:
+    """Have a process running under callgrind write its counts since the last zero (its
+    ``number``-th dump, to ``out``.N) and return the instructions, all threads together."""
     subprocess.run(["callgrind_control", "-d", str(pid)], check=True, capture_output=True)
-    dump = out.with_name(out.name + ".1")
+    dump = out.with_name(f"{out.name}.{number}")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if dump.exists():
@@ -53,6 +53,26 @@ def dump_total(pid: int, out: Path, timeout: float = 120.0) -> int:
                 return total
         time.sleep(0.2)
     raise RuntimeError(f"callgrind wrote no counts to {dump}")
+
+
+class Window:
+    """The instructions a process under callgrind runs between ``open`` and ``close``,
+    and the wall-clock seconds between them; ``first_dump`` is the number callgrind
+    gives the dump ``close`` asks for (1 for the process's first)."""
+
+    def __init__(self, pid: int, out: Path, first_dump: int = 1) -> None:
+        self.pid, self.out, self.number = pid, out, first_dump
+        self.instructions = 0
+        self.seconds = 0.0
+        self._opened = 0.0
+
+    def open(self) -> None:
+        zero(self.pid)
+        self._opened = time.monotonic()
+
+    def close(self) -> None:
+        self.seconds = time.monotonic() - self._opened
+        self.instructions = dump_total(self.pid, self.out, self.number)
 
 
 def total_of(dump: str) -> int | None:
