@@ -601,7 +601,7 @@ class FateServer(socketio.AsyncServer):  # type: ignore[misc]
 # the new one's). Measured in the 100-world run, when survivors were frozen only after
 # middle collections: (5,000, 4) paused up to 24-32 ms of CPU, (2,000, 4) 15-20 ms,
 # (1,000, 4) 12-14 ms for 40-70% more collector CPU in all; freezing after young ones too,
-# (2,000, 4) pauses 9-14 ms, with a third less collector CPU in all.
+# (2,000, 4) pauses 9-17 ms, with about 30% less collector time in all.
 GC_THRESHOLDS = (2_000, 4, 10)
 # The frozen heap is counted this often, and everything is thawed for one full collection
 # once it has grown by GC_THAW_GROWTH since the last (see GcFreezer).
