@@ -27,6 +27,13 @@ has not cached is loaded there. That is set-up, outside the measured window: the
 curve prints it apart (the first hello's latency and the server's CPU while connecting).
 A bridge connection also offers permessage-deflate, as every browser does (the bridge
 declines it unless ``serve --websocket-compression``); the echo baselines do not.
+
+Each run also reports the host's steal (the share of the cores' time a hypervisor gave
+to other machines) on the server's core and on the load generators': latency measured
+under steal is the host's. The 100-world run is tried again, up to 3 times, while over 1%
+of the server's core is stolen. ``--only instructions`` (not in the default run) counts
+instructions per action and per resolution with callgrind (bench/instructions.py): the
+figure to compare two versions by on this noisy machine.
 """
 
 from __future__ import annotations
