@@ -118,8 +118,8 @@ QUICK = Profile(
     instruction_resolutions=300,
 )
 # A latency run during which the hypervisor took more than this share of the server's core
-# measured the host more than the bridge (p99 at 200 actions/s on this 2-core machine:
-# 24-37 ms under 1% of steal, 67-98 ms at 2-5%, 200-1,500 ms at 7-24%).
+# measured the host more than the bridge (p99 at 200 actions/s on this 2-core machine, 24
+# runs: 24-40 ms under 1% of steal, 38-123 ms at 1-5%, 0.2-2.7 s from 7% up).
 STEAL_TOLERATED = 0.01
 
 
@@ -572,11 +572,7 @@ def instructions(root: Path, profile: Profile) -> dict[str, Any]:
         keys = asyncio.run(seed(folder, None, ["w"]))
         conns = [{"auth": gm_auth("w", keys["w"], f"gm{j}"), "sender": j == 0} for j in range(room)]
         out = folder / "bridge.callgrind"
-        server = bridge_server(folder)
-        server.wrapper = counting.callgrind(out)
-        server.start_timeout = 600.0
-        server.start()
-        try:
+        with bridge(folder, wrapper=counting.callgrind(out), start_timeout=600.0) as server:
             plans = [{"url": server.url, "mode": "closed_action", "connections": conns}]
             run_load([server], plans, profile.instruction_seconds / 3)  # warm-up
             window = counting.Window(server.pid, out)
@@ -594,8 +590,6 @@ def instructions(root: Path, profile: Profile) -> dict[str, Any]:
             quiet.open()
             time.sleep(profile.instruction_seconds / 3)
             quiet.close()
-        finally:
-            server.stop()
         done = int(counted["done"])
         idle_per_second = quiet.instructions / quiet.seconds
         total = window.instructions

@@ -242,7 +242,11 @@ class Server:
 
 
 def bridge_server(
-    data_dir: Path, redis_url: str | None = None, cores: set[int] | None = None
+    data_dir: Path,
+    redis_url: str | None = None,
+    cores: set[int] | None = None,
+    wrapper: list[str] | None = None,
+    start_timeout: float = 30.0,
 ) -> Server:
     store = ["--data-dir", str(data_dir)] + (["--redis", redis_url] if redis_url else [])
     server = Server(
@@ -263,6 +267,8 @@ def bridge_server(
         ],
         "/healthz",
         stats_file=data_dir / f"gc-{free_port()}.json",
+        wrapper=wrapper or [],
+        start_timeout=start_timeout,
     )
     if cores is not None:
         server.cores = cores
