@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 import pytest
 
 from bridge.rules import actions
@@ -13,6 +11,8 @@ from bridge.rules.actions import (
     CostCommand,
     Helper,
     InvokeCommand,
+    InvokeEffect,
+    Payment,
     Principal,
     SideName,
     StartAction,
@@ -40,9 +40,6 @@ from tests.rules_fixtures import (
     with_aspect,
     world,
 )
-
-Payment = Literal["fate_point", "free", "boost"]
-InvokeEffect = Literal["bonus", "reroll", "hostile"]
 
 ZERO: Roll = (0, 0, 0, 0)
 BRIDGE_ASPECT = Aspect(id="sit-bridge", name="Rickety Bridge", kind="situation")

@@ -12,6 +12,9 @@ from bridge.rules.state import (
 )
 
 SideName = Literal["actor", "opposition"]
+# How an invoke is paid for, and what it does (R4).
+Payment = Literal["fate_point", "free", "boost"]
+InvokeEffect = Literal["bonus", "reroll", "hostile"]
 MILD = 2
 
 
@@ -63,8 +66,8 @@ class InvokeCommand:
     action_id: str
     invoker: str
     aspect_id: str
-    payment: Literal["fate_point", "free", "boost"]
-    effect: Literal["bonus", "reroll", "hostile"] = "bonus"
+    payment: Payment
+    effect: InvokeEffect = "bonus"
     side: SideName | None = None
 
 
