@@ -3,6 +3,9 @@
 ``python -m bench.echo ws PORT``: aiohttp websocket echo (the frame comes back as sent).
 ``python -m bench.echo sio PORT``: python-socketio on aiohttp, every ``/fate`` event acked
 with its payload: the same server configuration as the bridge's, and no service behind it.
+``python -m bench.echo sio-room PORT``: the same, and each event's payload also goes to
+every client in the sender's room (the ``room`` its connect auth names), by python-socketio's
+own room emit: the framework's cost of the fan-out an action's emits make.
 """
 
 from __future__ import annotations
@@ -36,17 +39,28 @@ def ws_app() -> web.Application:
     return app
 
 
-def sio_app() -> web.Application:
+def sio_app(rooms: bool = False) -> web.Application:
     app = web.Application()
     sio = socketio.AsyncServer(async_mode="aiohttp", transports=["websocket"])
+    room_of: dict[str, str] = {}
 
-    async def connect(_sid: str, _environ: Any, _auth: Any = None) -> None:
-        return None
+    async def connect(sid: str, _environ: Any, auth: Any = None) -> None:
+        room = auth.get("room") if rooms and isinstance(auth, dict) else None
+        if isinstance(room, str):
+            room_of[sid] = room
+            await sio.enter_room(sid, room, namespace=NAMESPACE)
 
-    async def echo(_event: str, _sid: str, data: Any) -> Any:
+    async def disconnect(sid: str, *_reason: Any) -> None:
+        room_of.pop(sid, None)
+
+    async def echo(_event: str, sid: str, data: Any) -> Any:
+        room = room_of.get(sid)
+        if room is not None:
+            await sio.emit("echo", data, room=room, namespace=NAMESPACE)
         return data
 
     sio.on("connect", connect, namespace=NAMESPACE)
+    sio.on("disconnect", disconnect, namespace=NAMESPACE)
     sio.on("*", echo, namespace=NAMESPACE)
 
     sio.attach(app)
@@ -57,7 +71,7 @@ def sio_app() -> web.Application:
 if __name__ == "__main__":
     kind, port = sys.argv[1], int(sys.argv[2])
     web.run_app(
-        ws_app() if kind == "ws" else sio_app(),
+        ws_app() if kind == "ws" else sio_app(rooms=kind == "sio-room"),
         host="127.0.0.1",
         port=port,
         print=None,
