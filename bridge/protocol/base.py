@@ -23,6 +23,10 @@ NAMESPACE = "/fate"
 MAX_MESSAGE_BYTES = 64 * 1024
 
 Face = Literal[-1, 0, 1]
+# The wire's own names for the rules' (the protocol does not import the rules).
+SideName = Literal["actor", "opposition"]
+Payment = Literal["fate_point", "free", "boost"]
+InvokeEffect = Literal["bonus", "reroll", "hostile"]
 DiceRoll = tuple[Face, Face, Face, Face]
 # Inbound JSON arrays: strict mode refuses lists for tuples, so bound a list instead.
 DiceRollIn = Annotated[list[Face], Field(min_length=4, max_length=4)]

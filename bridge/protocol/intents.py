@@ -14,11 +14,14 @@ from bridge.protocol.base import (
     HarmKindName,
     Identifier,
     Inbound,
+    InvokeEffect,
     Name,
+    Payment,
     Rating,
     Readable,
     RequestId,
     Seq,
+    SideName,
     StressKindName,
     Text,
 )
@@ -227,13 +230,13 @@ class ActionInvoke(ActionRef):
 
     invoker: Identifier
     aspect_id: Identifier
-    payment: Literal["fate_point", "free", "boost"]
-    effect: Literal["bonus", "reroll", "hostile"] = "bonus"
-    side: Literal["actor", "opposition"] | None = None
+    payment: Payment
+    effect: InvokeEffect = "bonus"
+    side: SideName | None = None
 
 
 class ActionPass(ActionRef):
-    side: Literal["actor", "opposition"]
+    side: SideName
 
 
 class ActionChoose(ActionRef):

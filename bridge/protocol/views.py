@@ -10,7 +10,10 @@ from bridge.protocol.base import (
     ActionTypeName,
     DiceRoll,
     HarmKindName,
+    InvokeEffect,
     Outbound,
+    Payment,
+    SideName,
     StressKindName,
 )
 from bridge.protocol.intents import INTENTS
@@ -110,13 +113,13 @@ class CardSide(Outbound):
 
 
 class CardInvoke(Outbound):
-    side: Literal["actor", "opposition"]
+    side: SideName
     invoker: str
     invoker_name: str
     aspect_id: str
     aspect_name: str
-    payment: Literal["fate_point", "free", "boost"]
-    effect: Literal["bonus", "reroll", "hostile"]
+    payment: Payment
+    effect: InvokeEffect
     dice: DiceRoll | None
 
 
@@ -618,7 +621,7 @@ class HistoryRoll(Outbound):
     """One 4dF roll on an entry: who rolled, the faces, and whether it was a reroll."""
 
     character: CardCharacter | None
-    side: Literal["actor", "opposition"]
+    side: SideName
     dice: DiceRoll
     reroll: bool
 

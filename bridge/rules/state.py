@@ -344,15 +344,21 @@ class Aspect(Frozen):
     created_by_action: str | None = None
 
 
+SideName = Literal["actor", "opposition"]
+# R4: what an invoke is paid with, and what it does.
+Payment = Literal["fate_point", "free", "boost"]
+InvokeEffect = Literal["bonus", "reroll", "hostile"]
+
+
 class Invoke(Frozen):
     """One invoke on an action (R4)."""
 
-    side: Literal["actor", "opposition"]
+    side: SideName
     invoker: str
     aspect_id: str
     aspect_name: str
-    payment: Literal["fate_point", "free", "boost"]
-    effect: Literal["bonus", "reroll", "hostile"]
+    payment: Payment
+    effect: InvokeEffect
     dice: tuple[Face, Face, Face, Face] | None = None
     # A reroll's replaced dice: with them the history counts every 4dF roll made.
     replaced: tuple[Face, Face, Face, Face] | None = None

@@ -32,10 +32,7 @@ from bridge.rules.actions.commands import (
     CostCommand,
     Helper,
     InvokeCommand,
-    InvokeEffect,
-    Payment,
     Principal,
-    SideName,
     StartAction,
     StressMark,
 )
@@ -51,6 +48,7 @@ from bridge.rules.actions.declare import (
     start_action,
 )
 from bridge.rules.actions.invokes import invoke, pass_invokes
+from bridge.rules.state import InvokeEffect, Payment, SideName
 
 __all__ = [
     "AbsorbCommand",

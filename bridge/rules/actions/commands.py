@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
 from bridge.rules.state import (
     ActionType,
     HarmKind,
+    InvokeEffect,
+    Payment,
     Purpose,
+    SideName,
 )
 
-SideName = Literal["actor", "opposition"]
-# How an invoke is paid for, and what it does (R4).
-Payment = Literal["fate_point", "free", "boost"]
-InvokeEffect = Literal["bonus", "reroll", "hostile"]
 MILD = 2
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bridge.rules.actions.commands import Principal, SideName
+from bridge.rules.actions.commands import Principal
 from bridge.rules.draft import Draft
 from bridge.rules.errors import RuleViolation
 from bridge.rules.state import (
@@ -12,6 +12,7 @@ from bridge.rules.state import (
     Earning,
     Effect,
     Side,
+    SideName,
     make_aspect,
     make_effect,
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bridge.rules.actions.commands import Helper, Principal, SideName, StartAction
+from bridge.rules.actions.commands import Helper, Principal, StartAction
 from bridge.rules.actions.common import (
     add_effects,
     find_action,
@@ -40,6 +40,7 @@ from bridge.rules.state import (
     Proposal,
     Roll,
     Side,
+    SideName,
     WorldState,
     blank_record,
     make_participant,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bridge.rules.actions.commands import InvokeCommand, Principal, SideName
+from bridge.rules.actions.commands import InvokeCommand, Principal
 from bridge.rules.actions.common import (
     add_effects,
     find_action,
@@ -26,6 +26,7 @@ from bridge.rules.state import (
     Action,
     Earning,
     Invoke,
+    SideName,
     WorldState,
 )
 
