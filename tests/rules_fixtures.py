@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import pytest
+
 from bridge.rules import actions
 from bridge.rules.actions import Principal
 from bridge.rules.dice import DiceSource, QueuedDice, Roll
 from bridge.rules.engine import Sheet, SheetSlot, apply_all, sync_character
+from bridge.rules.errors import RuleViolation
 from bridge.rules.events import Event
 from bridge.rules.procedures import settle
 from bridge.rules.ruleset import FATE_CONDENSED, UNWRITTEN, Ruleset
@@ -136,3 +139,11 @@ def gm_confirms(table: Table, dice_source: DiceSource, action_id: str = "") -> N
                     s, action.id, h, True, GM_USER, dice_source
                 )
             )
+
+
+def refused(code: str, command: Callable[[], object]) -> RuleViolation:
+    """Run ``command`` and check that the rules refuse it with ``code``; the refusal."""
+    with pytest.raises(RuleViolation) as caught:
+        command()
+    assert caught.value.code == code, caught.value.message
+    return caught.value

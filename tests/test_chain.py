@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from bridge.rules.dice import QueuedDice, SecureDice
 from bridge.rules.engine import apply_all
 from bridge.rules.errors import RuleViolation
-from bridge.rules.events import EVENT_ADAPTER
+from bridge.rules.events import EVENT_ADAPTER, Event
 from bridge.rules.procedures import settle
 from bridge.store import chain
 from bridge.store.chain import (
@@ -31,7 +31,7 @@ from bridge.store.chain import (
     reference_event_hash,
     verify_chain,
 )
-from tests.test_rules_properties import initial, play_turn, rolls, run, turns
+from tests.test_rules_properties import Roll4, Turn, initial, play_turn, rolls, run, turns
 
 
 def old_event_hash(prev: str, seq: int, event_type: str, payload: Any, at: str) -> str:
@@ -95,7 +95,7 @@ def test_the_known_disagreements_go_to_the_reference() -> None:
         assert canonical_bytes(value) == canonical_json(value).encode("utf-8")
 
 
-def played_events(turns_list: list, faces_list: list) -> list[Any]:  # type: ignore[type-arg]
+def played_events(turns_list: list[Turn], faces_list: list[Roll4]) -> list[Event]:
     """Every event arbitrary play emits, as its payload would be stored."""
     state = initial()
     dice = QueuedDice(fallback=SecureDice(), rolls=faces_list)
@@ -113,7 +113,9 @@ def played_events(turns_list: list, faces_list: list) -> list[Any]:  # type: ign
 
 @settings(max_examples=60)
 @given(st.lists(turns, min_size=1, max_size=6), st.lists(rolls, min_size=60, max_size=60))
-def test_every_played_event_hashes_as_the_old_chain_did(turns_list: list, faces_list: list) -> None:  # type: ignore[type-arg]
+def test_every_played_event_hashes_as_the_old_chain_did(
+    turns_list: list[Turn], faces_list: list[Roll4]
+) -> None:
     # The property over event payloads, and the old chain: written with the old hash,
     # verified by today's verify_chain, and extended by today's event_hash identically.
     rows, prev = [], GENESIS_HASH

@@ -36,6 +36,7 @@ from tests.rules_fixtures import (
     Table,
     dice,
     gm_confirms,
+    refused,
     sheet,
     with_aspect,
     world,
@@ -103,13 +104,6 @@ def cost(table: Table, kind: str, **kwargs: str) -> None:
     table.run(lambda s: actions.apply_cost(s, command, GM_USER, table.ruleset))
 
 
-def refused(code: str, table: Table, command: object) -> RuleViolation:
-    with pytest.raises(RuleViolation) as caught:
-        command()  # type: ignore[operator]
-    assert caught.value.code == code, caught.value.message
-    return caught.value
-
-
 def slot(table: Table, character_id: str, slot_id: str):  # type: ignore[no-untyped-def]
     return next(s for s in table.character(character_id).consequences if s.id == slot_id)
 
@@ -142,7 +136,6 @@ def test_r2_2_only_the_opposers_owner_or_the_gm_picks_the_skill() -> None:
     start(table, PAUL, opposer_id="m")
     refused(
         "forbidden",
-        table,
         lambda: actions.oppose(table.state, "a1", "Notice", PAUL, dice(ZERO, ZERO)),
     )
     table.run(lambda s: actions.oppose(s, "a1", "Notice", ANNA, dice(ZERO, ZERO)))
@@ -155,7 +148,7 @@ def test_r2_2_an_overwhelmed_target_cannot_oppose() -> None:
     ghoul = state.characters["g"].model_copy(update={"overwhelmed": True})
     state = state.model_copy(update={"characters": {**state.characters, "g": ghoul}})
     table = Table(state)
-    refused("overwhelmed", table, lambda: start(table, PAUL, opposer_id="g"))
+    refused("overwhelmed", lambda: start(table, PAUL, opposer_id="g"))
 
 
 def test_r2_3_shifts_against_active_opposition() -> None:
@@ -210,7 +203,6 @@ def test_r4_1_hostile_invoke_only_in_fate_condensed() -> None:
     unwritten.run(lambda s: actions.oppose(s, "a1", "Athletics", GM_USER, dice(ZERO, ZERO)))
     refused(
         "not_in_ruleset",
-        unwritten,
         lambda: invoke(unwritten, PAUL, "b", "g.hc", "fate_point", "hostile"),
     )
 
@@ -224,7 +216,7 @@ def test_r4_2_npc_invokes_are_paid_from_the_gm_budget() -> None:
     assert table.state.gm_fate_points == 0
     assert table.action().opposition.roll.invoke_bonus == 2
     table.state = with_aspect(table.state, BRIDGE_ASPECT)
-    refused("no_fate_points", table, lambda: invoke(table, GM_USER, "g", "sit-bridge"))
+    refused("no_fate_points", lambda: invoke(table, GM_USER, "g", "sit-bridge"))
 
 
 def test_r4_2_boost_is_spent_by_the_use() -> None:
@@ -236,7 +228,7 @@ def test_r4_2_boost_is_spent_by_the_use() -> None:
     invoke(table, PAUL, "b", "boost1", "boost")
     assert "boost1" not in table.state.aspects
     assert table.action().actor.roll.invoke_bonus == 2
-    refused("not_found", table, lambda: invoke(table, PAUL, "b", "boost1", "boost"))
+    refused("not_found", lambda: invoke(table, PAUL, "b", "boost1", "boost"))
 
 
 def test_r4_3_an_aspect_is_fate_point_invoked_once_per_side_but_free_invokes_stack() -> None:
@@ -247,12 +239,12 @@ def test_r4_3_an_aspect_is_fate_point_invoked_once_per_side_but_free_invokes_sta
     )
     start(table, PAUL, ZERO, passive_rating=8)
     invoke(table, PAUL, "b", "sit-bridge", "fate_point")
-    refused("already_invoked", table, lambda: invoke(table, PAUL, "b", "sit-bridge", "fate_point"))
+    refused("already_invoked", lambda: invoke(table, PAUL, "b", "sit-bridge", "fate_point"))
     invoke(table, PAUL, "b", "sit-bridge", "free")
     invoke(table, PAUL, "b", "sit-bridge", "free")
     assert table.action().actor.roll.invoke_bonus == 6
     assert table.state.aspects["sit-bridge"].free_invokes == {}
-    refused("no_free_invokes", table, lambda: invoke(table, PAUL, "b", "sit-bridge", "free"))
+    refused("no_free_invokes", lambda: invoke(table, PAUL, "b", "sit-bridge", "free"))
 
 
 def test_r4_4_invoking_reopens_the_exchange_until_both_pass() -> None:
@@ -274,8 +266,8 @@ def test_r4_4_invoking_reopens_the_exchange_until_both_pass() -> None:
 def test_r4_4_only_a_sides_owner_or_the_gm_passes_for_it() -> None:
     table = Table(world())
     start(table, PAUL, ZERO)
-    refused("forbidden", table, lambda: pass_(table, "actor", ANNA))
-    refused("forbidden", table, lambda: pass_(table, "opposition", PAUL))
+    refused("forbidden", lambda: pass_(table, "actor", ANNA))
+    refused("forbidden", lambda: pass_(table, "opposition", PAUL))
 
 
 def test_r4_5_fate_point_on_another_characters_aspect_pays_them_at_scene_end() -> None:
@@ -312,7 +304,7 @@ def test_r4_6_no_fate_points_no_invoke_and_nothing_changes() -> None:
     )
     start(table, PAUL, ZERO)
     before = table.state
-    refused("no_fate_points", table, lambda: invoke(table, PAUL, "b", "b.hc"))
+    refused("no_fate_points", lambda: invoke(table, PAUL, "b", "b.hc"))
     assert table.state == before
 
 
@@ -323,8 +315,8 @@ def test_r4_6_only_the_holder_spends_free_invokes() -> None:
         table.state, BRIDGE_ASPECT.model_copy(update={"free_invokes": {"m": 1}})
     )
     start(table, PAUL, ZERO)
-    refused("no_free_invokes", table, lambda: invoke(table, PAUL, "b", "sit-bridge", "free"))
-    refused("forbidden", table, lambda: invoke(table, PAUL, "m", "sit-bridge", "free"))
+    refused("no_free_invokes", lambda: invoke(table, PAUL, "b", "sit-bridge", "free"))
+    refused("forbidden", lambda: invoke(table, PAUL, "m", "sit-bridge", "free"))
 
 
 # --- R5 resolution ---------------------------------------------------------------------
@@ -381,7 +373,6 @@ def test_r5_2_create_advantage_fumble_choices() -> None:
     assert unintended.action().pending_choice == "advantage_fumble"
     refused(
         "forbidden",
-        unintended,
         lambda: choose(unintended, "unintended_aspect", PAUL, aspect_name="Creaking Noise"),
     )
     choose(unintended, "unintended_aspect", GM_USER, aspect_name="Creaking Noise")
@@ -391,7 +382,6 @@ def test_r5_2_create_advantage_fumble_choices() -> None:
     assert unintended.state.aspects[aspect_id].free_invokes == {"g": 1}
     refused(
         "invalid",
-        unintended,
         lambda: actions.gift_free_invoke(unintended.state, "a1", aspect_id, "b", GM_USER),
     )
 
@@ -434,7 +424,6 @@ def test_r5_3_take_advantage_of_an_existing_aspect() -> None:
     assert fumble.state.aspects["sit-bridge"].free_invokes == {"b": 1}
     refused(
         "invalid",
-        Table(world()),
         lambda: start(Table(world()), PAUL, ZERO, type="take_advantage", target_aspect_id="nope"),
     )
 
@@ -512,7 +501,7 @@ def test_r5_6_discover_is_exhausted_until_the_situation_changes() -> None:
     # R5.6 (Decision: tracked per actor and situation; the GM may allow a repeat)
     table = Table(world())
     discover(table, (1, 0, 0, 0))
-    refused("exhausted", table, lambda: discover(table, (1, 0, 0, 0)))
+    refused("exhausted", lambda: discover(table, (1, 0, 0, 0)))
     discover(table, (1, 0, 0, 0), situation="the cellar")
     start(
         table,
@@ -549,7 +538,7 @@ def test_r5_8_an_overcome_obstacle_stays_overcome() -> None:
     table = Table(world())
     start(table, PAUL, ZERO, situation="the chasm")
     both_pass(table)
-    refused("already_overcome", table, lambda: start(table, PAUL, ZERO, situation="the chasm"))
+    refused("already_overcome", lambda: start(table, PAUL, ZERO, situation="the chasm"))
     start(table, GM_USER, ZERO, situation="the chasm", allow_repeat=True)
 
 
@@ -605,7 +594,6 @@ def test_r5_10_a_hit_is_absorbed_by_stress_and_consequences() -> None:
     action_id = table.action().id
     refused(
         "invalid",
-        table,
         lambda: actions.absorb(table.state, AbsorbCommand(action_id, marks(0, 1)), GM_USER),
     )
     table.run(
@@ -644,8 +632,8 @@ def test_r6_1_minor_costs() -> None:
     boost = Table(world())
     overcome_tie(boost)
     choose(boost, "succeed_at_cost")
-    refused("invalid", boost, lambda: cost(boost, "mild_consequence", aspect_name="X"))
-    refused("invalid", boost, lambda: cost(boost, "npc_boost", target_id="m"))
+    refused("invalid", lambda: cost(boost, "mild_consequence", aspect_name="X"))
+    refused("invalid", lambda: cost(boost, "npc_boost", target_id="m"))
     cost(boost, "npc_boost", target_id="g", aspect_name="Flanking")
     assert aspect_named(boost, "Flanking").free_invokes == {"g": 1}
     assert boost.action().succeeded is True
@@ -657,7 +645,7 @@ def test_r6_1_minor_costs() -> None:
     text = Table(world())
     overcome_tie(text)
     choose(text, "succeed_at_cost")
-    refused("invalid", text, lambda: cost(text, "wrinkle"))
+    refused("invalid", lambda: cost(text, "wrinkle"))
     cost(text, "wrinkle", text="The guard dog wakes")
     assert text.action().costs[0].text == "The guard dog wakes"
 
@@ -704,11 +692,10 @@ def test_r6_3_a_cost_on_combined_skills_falls_on_every_participant() -> None:
 def test_r6_only_the_gm_picks_the_cost_and_only_the_owner_chooses() -> None:
     table = Table(world())
     overcome_tie(table)
-    refused("forbidden", table, lambda: choose(table, "succeed_at_cost", ANNA))
+    refused("forbidden", lambda: choose(table, "succeed_at_cost", ANNA))
     choose(table, "succeed_at_cost")
     refused(
         "forbidden",
-        table,
         lambda: actions.apply_cost(
             table.state, CostCommand("a1", "wrinkle", text="x"), PAUL, UNWRITTEN
         ),
@@ -782,11 +769,9 @@ def test_r8_2_an_overwhelmed_character_cannot_act_oppose_or_help() -> None:
     table.run(lambda s: actions.roll_now(s, "a1", PAUL, dice((-1, -1, -1, -1))))
     both_pass(table)
     assert table.character("b").overwhelmed
-    refused("overwhelmed", table, lambda: start(table, PAUL, ZERO))
-    refused(
-        "overwhelmed", table, lambda: start(table, ANNA, ZERO, actor_id="m", helpers=(Helper("b"),))
-    )
-    refused("overwhelmed", table, lambda: start(table, ANNA, ZERO, actor_id="m", opposer_id="b"))
+    refused("overwhelmed", lambda: start(table, PAUL, ZERO))
+    refused("overwhelmed", lambda: start(table, ANNA, ZERO, actor_id="m", helpers=(Helper("b"),)))
+    refused("overwhelmed", lambda: start(table, ANNA, ZERO, actor_id="m", opposer_id="b"))
 
 
 def test_r9_1_r9_2_dangerous_fumble_overwhelms_the_fumbling_side() -> None:
@@ -828,10 +813,10 @@ def test_r9_3_no_concession_after_the_roll_or_when_not_dangerous() -> None:
     table = Table(world())
     start(table, PAUL, passive_rating=5, dangerous_actor=True)
     table.run(lambda s: actions.roll_now(s, "a1", PAUL, dice(ZERO)))
-    refused("wrong_state", table, lambda: actions.concede(table.state, "a1", "b", PAUL))
+    refused("wrong_state", lambda: actions.concede(table.state, "a1", "b", PAUL))
     safe = Table(world())
     start(safe, PAUL, passive_rating=5, opposer_id="g")
-    refused("not_dangerous", safe, lambda: actions.concede(safe.state, "a1", "b", PAUL))
+    refused("not_dangerous", lambda: actions.concede(safe.state, "a1", "b", PAUL))
 
 
 # --- R10 teamwork ----------------------------------------------------------------------
@@ -867,12 +852,10 @@ def test_r10_2_stack_advantages_by_handing_over_free_invokes() -> None:
     assert table.state.aspects["sit-bridge"].free_invokes == {"b": 3}
     refused(
         "no_free_invokes",
-        table,
         lambda: actions.give_free_invokes(table.state, "sit-bridge", "m", "b", 1, ANNA),
     )
     refused(
         "forbidden",
-        table,
         lambda: actions.give_free_invokes(table.state, "sit-bridge", "b", "m", 1, ANNA),
     )
 
@@ -897,11 +880,9 @@ def test_r12_6_a_boost_has_exactly_one_free_invoke_and_vanishes_when_used() -> N
 
 def test_rulesets_name_their_actions() -> None:
     table = Table(world())
-    refused("not_in_ruleset", table, lambda: start(table, PAUL, type="attack", opposer_id="g"))
+    refused("not_in_ruleset", lambda: start(table, PAUL, type="attack", opposer_id="g"))
     fc = Table(world(ruleset=FATE_CONDENSED))
-    refused(
-        "not_in_ruleset", fc, lambda: start(fc, PAUL, type="take_advantage", target_aspect_id="x")
-    )
+    refused("not_in_ruleset", lambda: start(fc, PAUL, type="take_advantage", target_aspect_id="x"))
 
 
 def test_stunt_bonus_applies_to_its_skill_and_action() -> None:
@@ -938,7 +919,7 @@ def test_r9_3_r12_1_concession_point_is_paid_when_the_scene_ends() -> None:
     table = Table(world())
     start(table, PAUL, passive_rating=5, dangerous_actor=True)
     table.run(lambda s: actions.concede(s, "a1", "b", PAUL))
-    refused("forbidden", table, lambda: end_scene(table.state, PAUL))
+    refused("forbidden", lambda: end_scene(table.state, PAUL))
     events, summary = end_scene(table.state, GM_USER)
     table.run(lambda _s: events)
     brousseau = table.character("b")

@@ -3,26 +3,16 @@
 
 from __future__ import annotations
 
-import pytest
-
 from bridge.rules import actions, challenge, contest
 from bridge.rules.actions import Helper, Principal, StartAction
 from bridge.rules.dice import Roll
 from bridge.rules.engine import replay
-from bridge.rules.errors import RuleViolation
 from bridge.rules.ruleset import UNWRITTEN
 from bridge.rules.scene import end_scene
 from bridge.rules.settings import change_settings
-from tests.rules_fixtures import ANNA, GM_USER, PAUL, Table, dice, world
+from tests.rules_fixtures import ANNA, GM_USER, PAUL, Table, dice, refused, world
 
 ZERO: Roll = (0, 0, 0, 0)
-
-
-def refused(code: str, command: object) -> RuleViolation:
-    with pytest.raises(RuleViolation) as caught:
-        command()  # type: ignore[operator]
-    assert caught.value.code == code, caught.value.message
-    return caught.value
 
 
 def declare(table: Table, who: Principal, *rolls: Roll, **fields: object) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from typing import Any
 
 from hypothesis import event, example, given
 from hypothesis import strategies as st
@@ -18,7 +19,7 @@ from bridge.rules.actions import (
     StartAction,
 )
 from bridge.rules.consequences import place_consequence, roll_up_slot
-from bridge.rules.dice import QueuedDice, SecureDice
+from bridge.rules.dice import Face, QueuedDice, SecureDice
 from bridge.rules.draft import Draft, DraftEvents
 from bridge.rules.engine import apply_all, replay, touched_keys
 from bridge.rules.errors import RuleViolation
@@ -30,6 +31,12 @@ from bridge.rules.scene import end_scene
 from bridge.rules.state import Aspect, WorldState
 from bridge.store.chain import GENESIS_HASH, event_hash, verify_chain
 from tests.rules_fixtures import ANNA, GM_USER, PAUL, sheet, with_aspect, world
+
+# A played command ("start", principal, actor, ...) and a turn's drawn choices: tuples of
+# mixed values, as the strategies below build them.
+Command = tuple[Any, ...]
+Turn = tuple[Any, ...]
+Roll4 = tuple[Face, Face, Face, Face]
 
 faces = st.sampled_from((-1, 0, 1))
 rolls = st.tuples(faces, faces, faces, faces)
@@ -90,7 +97,7 @@ def initial() -> WorldState:
     )
 
 
-def run(state: WorldState, command: tuple, dice: QueuedDice) -> list:  # type: ignore[type-arg]
+def run(state: WorldState, command: Command, dice: QueuedDice) -> list[Event]:
     kind = command[0]
     current = f"a{state.action_count}"
     if kind == "start":
@@ -176,7 +183,9 @@ def check_invariants(before: WorldState, after: WorldState) -> None:
                 assert new_slot.aspect_id == old_slot.aspect_id
 
 
-def check_draft_state_is_the_fold(before: WorldState, events: list, after: WorldState) -> None:  # type: ignore[type-arg]
+def check_draft_state_is_the_fold(
+    before: WorldState, events: list[Event], after: WorldState
+) -> None:
     # DESIGN functional core: apply_all takes the state a Draft built alongside its events;
     # it must be exactly the fold of those events (the replayed log), JSON and key order
     # included, since snapshots are written from it and must equal the replay of the log.
@@ -220,11 +229,11 @@ turns = st.tuples(
 )
 
 
-def play_turn(turn: tuple) -> list[tuple]:  # type: ignore[type-arg]
+def play_turn(turn: Turn) -> list[Command]:
     """One action as a table would play it: the right people press the right buttons."""
     actor, action_type, rating, dangerous, helped, invokes, choice, cost_kind, concede, end = turn
     owner = OWNER[actor]
-    script: list[tuple] = [("start", owner, actor, action_type, rating, dangerous, helped)]  # type: ignore[type-arg]
+    script: list[Command] = [("start", owner, actor, action_type, rating, dangerous, helped)]
     # R2.1, R9.1: the GM confirms the player's numbers; R10.1: the helper's owner accepts.
     script.append(("confirm", GM_USER, None))
     if helped:
@@ -254,7 +263,9 @@ def play_turn(turn: tuple) -> list[tuple]:  # type: ignore[type-arg]
     faces_list=[(-1, -1, -1, -1)] * 60,
 )
 @given(st.lists(turns, max_size=8), st.lists(rolls, min_size=60, max_size=60))
-def test_played_turns_keep_every_invariant_and_replay(turns_list: list, faces_list: list) -> None:  # type: ignore[type-arg]
+def test_played_turns_keep_every_invariant_and_replay(
+    turns_list: list[Turn], faces_list: list[Roll4]
+) -> None:
     state = initial()
     start_state = state
     log = []
@@ -278,7 +289,9 @@ def test_played_turns_keep_every_invariant_and_replay(turns_list: list, faces_li
 
 
 @given(st.lists(commands, max_size=25), st.lists(rolls, min_size=40, max_size=40))
-def test_arbitrary_play_keeps_every_invariant_and_replays(script: list, faces_list: list) -> None:  # type: ignore[type-arg]
+def test_arbitrary_play_keeps_every_invariant_and_replays(
+    script: list[Command], faces_list: list[Roll4]
+) -> None:
     state = initial()
     start_state = state
     log = []
@@ -365,8 +378,8 @@ def gm_step(state: WorldState, action_id: str, dice: QueuedDice) -> list[Event]:
 
 @given(st.lists(commands, max_size=25), st.lists(rolls, min_size=40, max_size=40))
 def test_every_open_action_can_be_driven_to_resolved_or_cancelled(
-    script: list,  # type: ignore[type-arg]
-    faces_list: list,  # type: ignore[type-arg]
+    script: list[Command],
+    faces_list: list[Roll4],
 ) -> None:
     # After any sequence of intents (scene ends included), no action blocks the table: the
     # GM can press it through to resolved, and cancelling it always works.
@@ -418,8 +431,8 @@ def _bookkeeping(state: WorldState) -> WorldState:
 )
 @given(st.lists(turns, min_size=1, max_size=6), st.lists(rolls, min_size=60, max_size=60))
 def test_undoing_the_last_resolution_gives_exactly_the_state_before_it(
-    turns_list: list,  # type: ignore[type-arg]
-    faces_list: list,  # type: ignore[type-arg]
+    turns_list: list[Turn],
+    faces_list: list[Roll4],
 ) -> None:
     # R3.2/R5 resolutions taken back by the GM: fate points, free invokes, consequences,
     # boosts and scene bookkeeping return exactly; the log stays one hash chain.

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-
 from bridge.rules import actions, challenge, conflict, contest, fate
 from bridge.rules.actions import Helper, Principal, StartAction
 from bridge.rules.dice import Roll
 from bridge.rules.engine import SheetSlot
-from bridge.rules.errors import RuleViolation
 from bridge.rules.ruleset import FATE_CONDENSED, UNWRITTEN
 from bridge.rules.scene import end_scene
 from bridge.rules.state import Contest, ContestSide, ExchangeRoll, Zone
@@ -23,17 +20,12 @@ from tests.rules_fixtures import (
     Table,
     dice,
     gm_confirms,
+    refused,
     sheet,
     world,
 )
 
 ZERO: Roll = (0, 0, 0, 0)
-
-
-def refused(code: str, command: object) -> None:
-    with pytest.raises(RuleViolation) as caught:
-        command()  # type: ignore[operator]
-    assert caught.value.code == code, caught.value.message
 
 
 def pass_actor(table: Table, action_id: str, who: Principal = GM_USER) -> None:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,7 +10,7 @@ from bridge.rules.actions import AbsorbCommand, StartAction, StressMark
 from bridge.rules.dice import Roll
 from bridge.rules.engine import replay
 from bridge.rules.errors import RuleViolation
-from bridge.rules.events import EVENT_ADAPTER, CharacterPut, Event
+from bridge.rules.events import EVENT_ADAPTER, CharacterPut
 from bridge.rules.ruleset import FATE_CONDENSED
 from bridge.rules.settings import change_settings
 from bridge.rules.state import Character, HarmKind, StressTrack
@@ -28,6 +25,7 @@ from tests.rules_fixtures import (
     gm_confirms,
     mental,
     physical,
+    refused,
     sheet,
     track,
     world,
@@ -53,13 +51,6 @@ def condensed(*ghoul_tracks: StressTrack, slots: bool = True) -> Table:
     # R2.1 Decision: this table trusts Paul's passive ratings; these tests are about stress.
     table.run(lambda s: change_settings(s, GM_USER, trust_player_ratings=True))
     return table
-
-
-def refused(code: str, run: Callable[[], list[Event]]) -> RuleViolation:
-    with pytest.raises(RuleViolation) as caught:
-        run()
-    assert caught.value.code == code
-    return caught.value
 
 
 def attack(table: Table, hit: int, *, kind: HarmKind | None = None) -> str:
