@@ -5,9 +5,12 @@ and latency from each request's scheduled time, under open-loop load from separa
 processes with many connections (so the per-connection rate limit is never what is
 measured). The machine is shared and noisy: compare the ratios to rung 1 and the medians.
 
-Rungs (each a fresh server):
+Rungs (each a fresh server), all at the action rungs' message rate (two intents per action)
+from as many sending connections, except 1h: per-message CPU falls as the rate rises (each
+wake of the event loop serves more messages), so only costs measured at one rate compare:
   0  aiohttp websocket echo, the same frames as rung 1
   1  python-socketio ack echo (the bridge's transport with nothing behind it)
+  1h the same at 10x the message rate (2,000/s: where every baseline ran until round 7)
   1b the bridge's own server answering a frame that names no intent (its wire's cost)
   1c python-socketio acking each message and sending it to the sender's room, by its own
      room emit: the frames an intent of rung 2 sends (its ack, and its emits to the room)
@@ -89,6 +92,7 @@ class Profile:
 
     reps: int
     rung_seconds: float
+    # Rung 1h's message rate: 10x the others' (every baseline ran at it until round 7).
     echo_rate: float
     action_rate: float
     growth: tuple[int, ...]
@@ -322,8 +326,7 @@ def action_rung(
     folder = fresh_folder(root, name)
     if redis_url:
         flush_redis(redis_url)
-    senders = int(profile.action_rate // 5)
-    worlds = [f"w{i}" for i in range(senders)]
+    worlds = [f"w{i}" for i in range(senders(profile))]
     keys = asyncio.run(seed(folder, redis_url, worlds))
     conns = [
         {"auth": gm_auth(w, keys[w], f"gm{j}"), "sender": j == 0}
@@ -347,14 +350,25 @@ def action_rung(
     return result
 
 
-def echo_rung(kind: str, profile: Profile) -> dict[str, Any]:
+def message_rate(profile: Profile) -> float:
+    """The messages per second of the action rungs (two intents per action), at which the
+    baselines run too: per-message CPU falls as the rate rises (each wake of the event
+    loop serves more messages), so only costs measured at one rate compare."""
+    return 2 * profile.action_rate
+
+
+def senders(profile: Profile) -> int:
+    """Sending connections, as in the action rungs: 5 actions per second each (the rate
+    limit is 20 messages per second)."""
+    return int(profile.action_rate // 5)
+
+
+def echo_rung(kind: str, profile: Profile, rate: float) -> dict[str, Any]:
     server = Server(["-m", "bench.echo", kind, "{port}"], "/healthz").start()
     try:
-        conns = [{"auth": {}, "sender": True} for _ in range(20)]
+        conns = [{"auth": {}, "sender": True} for _ in range(senders(profile))]
         mode = "ws_echo" if kind == "ws" else "sio_echo"
-        result = run_load(
-            [server], open_plans(server.url, conns, mode, profile.echo_rate), profile.rung_seconds
-        )
+        result = run_load([server], open_plans(server.url, conns, mode, rate), profile.rung_seconds)
     finally:
         server.stop()
     result["per_message_us"] = result["cpu_per_request_us"]
@@ -368,15 +382,14 @@ def room_echo_rung(profile: Profile, room_size: int) -> dict[str, Any]:
     being one ack and one frame to the room there too."""
     server = Server(["-m", "bench.echo", "sio-room", "{port}"], "/healthz").start()
     try:
-        rooms = int(profile.action_rate // 5)
         conns = [
             {"auth": {"room": f"w{i}"}, "sender": j == 0}
-            for i in range(rooms)
+            for i in range(senders(profile))
             for j in range(room_size)
         ]
         result = run_load(
             [server],
-            open_plans(server.url, conns, "sio_echo", 2 * profile.action_rate),
+            open_plans(server.url, conns, "sio_echo", message_rate(profile)),
             profile.rung_seconds,
         )
     finally:
@@ -388,17 +401,15 @@ def room_echo_rung(profile: Profile, room_size: int) -> dict[str, Any]:
 def wire_rung(root: Path, profile: Profile) -> dict[str, Any]:
     """The bridge's own server (hardened packet decoder, sessions, rate limiter, acks)
     answering a frame that names no intent: what the bridge adds per message before any
-    service work. 200 connections in 20 worlds, so each stays under its rate limit."""
+    service work. One connection per world, as in rung 2."""
     folder = fresh_folder(root, "r1b")
-    worlds = [f"w{i}" for i in range(20)]
+    worlds = [f"w{i}" for i in range(senders(profile))]
     keys = asyncio.run(seed(folder, None, worlds))
-    conns = [
-        {"auth": gm_auth(w, keys[w], f"gm{j}"), "sender": True} for w in worlds for j in range(10)
-    ]
+    conns = [{"auth": gm_auth(w, keys[w], "gm0"), "sender": True} for w in worlds]
     with bridge(folder) as server:
         result = run_load(
             [server],
-            open_plans(server.url, conns, "wire_echo", profile.echo_rate),
+            open_plans(server.url, conns, "wire_echo", message_rate(profile)),
             profile.rung_seconds,
             profile_as="r1b",
         )
@@ -409,6 +420,7 @@ def wire_rung(root: Path, profile: Profile) -> dict[str, Any]:
 RUNGS = (
     "0 aiohttp websocket echo",
     "1 python-socketio ack echo",
+    "1h the same at 10x the message rate",
     "1b the bridge's wire, no intent",
     "1c ack echo + a frame to the room (1)",
     "1d ack echo + a frame to a room of 10",
@@ -416,15 +428,26 @@ RUNGS = (
     "3 passive overcome, Redis",
     "4 SQLite, 10 clients in the room",
 )
-WS_ECHO, SIO_ECHO, WIRE, ROOM_ECHO, ROOM_ECHO_OF_TEN, SQLITE, REDIS, ROOM_OF_TEN = RUNGS
+(
+    WS_ECHO,
+    SIO_ECHO,
+    SIO_ECHO_FAST,
+    WIRE,
+    ROOM_ECHO,
+    ROOM_ECHO_OF_TEN,
+    SQLITE,
+    REDIS,
+    ROOM_OF_TEN,
+) = RUNGS
 
 
 def ladder(root: Path, profile: Profile, redis_url: str | None) -> dict[str, list[dict[str, Any]]]:
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in RUNGS}
     for rep in range(profile.reps):
         print(f"  ladder, repetition {rep + 1}/{profile.reps}", flush=True)
-        runs[WS_ECHO].append(echo_rung("ws", profile))
-        runs[SIO_ECHO].append(echo_rung("sio", profile))
+        runs[WS_ECHO].append(echo_rung("ws", profile, message_rate(profile)))
+        runs[SIO_ECHO].append(echo_rung("sio", profile, message_rate(profile)))
+        runs[SIO_ECHO_FAST].append(echo_rung("sio", profile, profile.echo_rate))
         runs[WIRE].append(wire_rung(root, profile))
         runs[ROOM_ECHO].append(room_echo_rung(profile, 1))
         runs[ROOM_ECHO_OF_TEN].append(room_echo_rung(profile, 10))
