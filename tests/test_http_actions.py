@@ -14,8 +14,8 @@ from bridge.http_api import ROUTES, openapi_document
 from bridge.protocol import ActionData, HistoryPage, WorldStateData
 from tests.bridge_process import BridgeProcess, add_world
 from tests.seats import Seat, queue
+from tests.test_http_api import API, bearer, overcome
 
-API = "/api/v1/worlds"
 # Every socket intent on a started action; action.start and action.odds name none.
 ACTION_VERBS = [
     event
@@ -24,24 +24,16 @@ ACTION_VERBS = [
 ]
 
 
-def bearer(key: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {key}"}
-
-
-def overcome(request_id: str, rating: int) -> dict[str, Any]:
-    """Brousseau's Athletics (+3) overcome against a passive ``rating``, as the GM starts it."""
-    return {
-        "request_id": request_id,
-        "type": "overcome",
-        "actor_id": "brousseau",
-        "skill": "Athletics",
-        "opposition": {"kind": "passive", "rating": rating},
-    }
-
-
 def verb_url(bridge: BridgeProcess, world_id: str, action_id: str, event: str) -> str:
     verb = event.removeprefix("action.").replace("_", "-")
     return f"{bridge.url}{API}/{world_id}/actions/{action_id}/{verb}"
+
+
+async def started(gm: Seat, request_id: str) -> str:
+    """The id of an open action the GM started over the socket: Brousseau's overcome
+    against Average (+1), rolled with all dice blank (a provisional succeed)."""
+    await queue(gm, [0, 0, 0, 0])
+    return str((await gm.card("action.start", **overcome(request_id, 1)))["action_id"])
 
 
 async def test_a_passive_overcome_runs_to_its_end_over_http_alone(
@@ -52,9 +44,9 @@ async def test_a_passive_overcome_runs_to_its_end_over_http_alone(
     await queue(gm, [0, 0, 0, 0])
     base = f"{bridge.url}{API}/{world[0]}"
     async with httpx.AsyncClient(headers=bearer(world[1])) as http:
-        started = await http.post(f"{base}/actions", json=overcome("life-1", 4))
-        assert started.status_code == 200, started.text
-        action_id = ActionData.model_validate(started.json()).action_id
+        opened = await http.post(f"{base}/actions", json=overcome("life-1", 4))
+        assert opened.status_code == 200, opened.text
+        action_id = ActionData.model_validate(opened.json()).action_id
         invoke = {
             "request_id": "life-2",
             "invoker": "brousseau",
@@ -135,9 +127,8 @@ async def test_a_rule_refusal_is_409_and_changes_nothing(
 ) -> None:
     # R4.4 R3.2: a resolved action is final; passing or confirming it again is refused.
     gm = table["gm"]
-    await queue(gm, [0, 0, 0, 0])
-    card = await gm.card("action.start", **overcome("r-1", 1))
-    await gm.card("action.pass", action_id=card["action_id"], side="actor")
+    action_id = await started(gm, "r-1")
+    await gm.card("action.pass", action_id=action_id, side="actor")
     base = f"{bridge.url}{API}/{world[0]}"
     async with httpx.AsyncClient(headers=bearer(world[1])) as http:
         before = (await http.get(f"{base}/history")).json()
@@ -146,7 +137,7 @@ async def test_a_rule_refusal_is_409_and_changes_nothing(
             ("action.confirm", {}),
             ("action.roll", {}),
         ):
-            url = verb_url(bridge, world[0], card["action_id"], event)
+            url = verb_url(bridge, world[0], action_id, event)
             refused = await http.post(url, json={"request_id": f"again-{event}", **body})
             assert refused.status_code == 409, (event, refused.text)
             assert refused.json()["ok"] is False
@@ -157,26 +148,21 @@ async def test_a_rule_refusal_is_409_and_changes_nothing(
 async def test_a_body_naming_another_action_is_422_and_changes_nothing(
     bridge: BridgeProcess, world: tuple[str, str], table: dict[str, Seat]
 ) -> None:
-    gm = table["gm"]
-    await queue(gm, [0, 0, 0, 0], [0, 0, 0, 0])
-    first = await gm.card("action.start", **overcome("m-1", 1))
-    second = await gm.card("action.start", **overcome("m-2", 1))
-    url = verb_url(bridge, world[0], first["action_id"], "action.pass")
+    first, second = [await started(table["gm"], f"m-{n}") for n in (1, 2)]
+    url = verb_url(bridge, world[0], first, "action.pass")
     async with httpx.AsyncClient(headers=bearer(world[1])) as http:
-        for other in (second["action_id"], "a999", "", None, 7):
+        for other in (second, "a999", "", None, 7):
             body = {"request_id": "m-3", "side": "actor", "action_id": other}
             refused = await http.post(url, json=body)
             assert refused.status_code == 422, (other, refused.text)
             assert refused.json()["error"]["code"] == "invalid"
             assert refused.json()["error"]["field"] == "action_id"
         state = (await http.get(f"{bridge.url}{API}/{world[0]}/state")).json()
-        assert state["open_actions"] == [first["action_id"], second["action_id"]]
+        assert state["open_actions"] == [first, second]
         # Naming the path's own action is fine; and the refused request_id was not used up.
-        same = await http.post(
-            url, json={"request_id": "m-3", "side": "actor", "action_id": first["action_id"]}
-        )
+        same = await http.post(url, json={"request_id": "m-3", "side": "actor", "action_id": first})
         assert same.status_code == 200 and same.json()["card"]["state"] == "resolved"
-        assert same.json()["action_id"] == first["action_id"]
+        assert same.json()["action_id"] == first
 
 
 async def test_an_unknown_or_malformed_action_gets_what_the_socket_gets(
@@ -216,8 +202,7 @@ async def test_the_gm_key_is_the_only_way_onto_an_action(
 ) -> None:
     # DESIGN Trust: the HTTP API acts as the GM, so only the world's GM key opens it.
     gm = table["gm"]
-    await queue(gm, [0, 0, 0, 0])
-    card = await gm.card("action.start", **overcome("k-1", 1))
+    action_id = await started(gm, "k-1")
     other_key = add_world(bridge, "other")
     wrong = [{}, {"Authorization": world[1]}, bearer("not-the-key"), bearer(other_key)]
     body = {"request_id": "k-2", "side": "actor"}
@@ -226,17 +211,17 @@ async def test_the_gm_key_is_the_only_way_onto_an_action(
         # failed attempts, which answers 429 beyond 30).
         for n, event in enumerate(ACTION_VERBS):
             headers = wrong[n % len(wrong)]
-            url = verb_url(bridge, world[0], card["action_id"], event)
+            url = verb_url(bridge, world[0], action_id, event)
             answer = await http.post(url, json=body, headers=headers)
             assert answer.status_code == 401, (event, headers)
             assert answer.json()["error"]["code"] == "unauthorized"
             assert answer.headers["WWW-Authenticate"].startswith("Bearer")
         # The other world's key opens the other world only: this action is not there.
-        elsewhere = verb_url(bridge, "other", card["action_id"], "action.pass")
+        elsewhere = verb_url(bridge, "other", action_id, "action.pass")
         answer = await http.post(elsewhere, json=body, headers=bearer(other_key))
         assert answer.status_code == 404 and answer.json()["error"]["code"] == "not_found"
     state = await gm.ok("world.state")
-    assert state["open_actions"] == [card["action_id"]]
+    assert state["open_actions"] == [action_id]
 
 
 def test_the_action_routes_share_the_worlds_rate_limit(tmp_path: Path) -> None:
