@@ -3,8 +3,9 @@
 Thin over the service: every route that reads or changes the game runs the socket
 intent of the same name through :meth:`BridgeService.handle`, with a GM session for
 the world whose key came as the bearer token, so validation, authorisation,
-idempotency by ``request_id`` and the commit are the socket path's own. What it emits
-reaches the world's Foundry clients like any socket intent's. Webhook settings call
+idempotency by ``request_id`` and the commit are the socket path's own; the intents
+that carry an action on take its id from the path (``actions/{action_id}/<verb>``).
+What it emits reaches the world's Foundry clients like any socket intent's. Webhook settings call
 the service's webhook methods. The route table below is also the OpenAPI document's
 source (``make schemas`` writes it to ``schemas/openapi.json``).
 """

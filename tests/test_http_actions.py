@@ -11,7 +11,7 @@ import httpx
 
 from bridge import protocol
 from bridge.http_api import ROUTES, openapi_document
-from bridge.protocol import ActionData, HistoryPage, WorldStateData
+from bridge.protocol import ActionData, ActionOddsData, HistoryPage, WorldStateData
 from tests.bridge_process import BridgeProcess, add_world
 from tests.seats import Seat, queue
 from tests.test_http_api import API, bearer, overcome
@@ -44,6 +44,12 @@ async def test_a_passive_overcome_runs_to_its_end_over_http_alone(
     await queue(gm, [0, 0, 0, 0])
     base = f"{bridge.url}{API}/{world[0]}"
     async with httpx.AsyncClient(headers=bearer(world[1])) as http:
+        # R1.1 R1.2: the odds before the roll are the socket's, and commit nothing.
+        ask = {"request_id": "life-0", "actor_id": "brousseau", "skill": "Athletics"}
+        odds = await http.post(f"{base}/actions/odds", json={**ask, "opposition": 4})
+        assert odds.status_code == 200, odds.text
+        assert odds.json() == await gm.ok("action.odds", **{**ask, "opposition": 4})
+        assert ActionOddsData.model_validate(odds.json()).modifier == 3
         opened = await http.post(f"{base}/actions", json=overcome("life-1", 4))
         assert opened.status_code == 200, opened.text
         action_id = ActionData.model_validate(opened.json()).action_id
