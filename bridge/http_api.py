@@ -3,8 +3,9 @@
 Thin over the service: every route that reads or changes the game runs the socket
 intent of the same name through :meth:`BridgeService.handle`, with a GM session for
 the world whose key came as the bearer token, so validation, authorisation,
-idempotency by ``request_id`` and the commit are the socket path's own. What it emits
-reaches the world's Foundry clients like any socket intent's. Webhook settings call
+idempotency by ``request_id`` and the commit are the socket path's own; the intents
+that carry an action on take its id from the path (``actions/{action_id}/<verb>``).
+What it emits reaches the world's Foundry clients like any socket intent's. Webhook settings call
 the service's webhook methods. The route table below is also the OpenAPI document's
 source (``make schemas`` writes it to ``schemas/openapi.json``).
 """
@@ -31,6 +32,7 @@ from bridge.protocol.http import (
     WebhookCreated,
     WebhookList,
     WebhookRemoved,
+    action_body,
 )
 from bridge.ratelimit import TokenBucket
 from bridge.service import BridgeService, IntentError, Reply, Session, error
@@ -143,12 +145,62 @@ async def _scene(call: ApiCall) -> dict[str, Any]:
     return await call.read("scene.read")
 
 
-async def _action_start(call: ApiCall) -> dict[str, Any]:
-    return await call.intent("action.start", call.body)
+WORLD = "/worlds/{world_id}"
 
 
-async def _scene_end(call: ApiCall) -> dict[str, Any]:
-    return await call.intent("scene.end", call.body)
+def _intent(event: str) -> Handler:
+    """A route that is socket intent ``event``: the body goes to it untouched, as the message."""
+
+    async def handle(call: ApiCall) -> dict[str, Any]:
+        return await call.intent(event, call.body)
+
+    return handle
+
+
+def _with_path_action(action_id: str, body: object) -> object:
+    """The body as intent message on the action the path names: its ``action_id`` is the
+    path's. A body naming another action is refused (422, field ``action_id``) rather than
+    either id silently winning; a body that is no object goes on for the intent to refuse."""
+    if not isinstance(body, dict):
+        return body
+    if "action_id" in body and body["action_id"] != action_id:
+        raise ApiError(
+            422,
+            error(
+                "invalid",
+                "The body names another action than the path: leave action_id out, or match.",
+                "action_id",
+            ),
+        )
+    return {**body, "action_id": action_id}
+
+
+def _on_action(event: str, operation_id: str, summary: str) -> Route:
+    """The route of socket intent ``event`` on a started action: ``POST
+    /worlds/{world_id}/actions/{action_id}/<verb>``, the verb being the intent's name after
+    ``action.`` with ``-`` for ``_``; the body is the intent's message (its action_id from
+    the path), the answer the intent's result."""
+    intent = protocol.INTENTS[event]
+    if not issubclass(intent, protocol.ActionRef):
+        raise TypeError(f"{event} names no action, so it has no route under an action's path")
+    verb = event.removeprefix("action.").replace("_", "-")
+
+    async def handle(call: ApiCall) -> dict[str, Any]:
+        message = _with_path_action(call.request.match_info["action_id"], call.body)
+        return await call.intent(event, message)
+
+    return Route(
+        "post",
+        f"{WORLD}/actions/{{action_id}}/{verb}",
+        operation_id,
+        f"{summary}; socket intent {event}, idempotent by request_id",
+        protocol.RESULTS[event],
+        handle,
+        request=action_body(intent),
+        # forbidden (403) too: even the GM may not, say, invoke for a character outside the action.
+        refusals=(403, 409),
+        path_params=("action_id",),
+    )
 
 
 HISTORY_QUERY = ("before", "limit", "scene", "character", "kind")
@@ -186,7 +238,6 @@ async def _webhook_remove(call: ApiCall) -> BaseModel:
     return await call.service.remove_webhook(call.world_id, call.request.match_info["webhook_id"])
 
 
-WORLD = "/worlds/{world_id}"
 ROUTES: tuple[Route, ...] = (
     Route("get", f"{WORLD}/state", "readWorldState", "The world: characters, aspects, "
           "the GM's fate points, open actions (socket intent world.state)",
@@ -208,10 +259,40 @@ ROUTES: tuple[Route, ...] = (
           }),
     Route("post", f"{WORLD}/actions", "startAction", "Start an action as the GM (socket intent "
           "action.start); a repeated request_id answers as the first time and changes nothing",
-          protocol.ActionData, _action_start, request=protocol.ActionStart, refusals=(409,)),
+          protocol.ActionData, _intent("action.start"), request=protocol.ActionStart,
+          refusals=(409,)),
+    Route("post", f"{WORLD}/actions/odds", "actionOdds", "The exact odds of each outcome "
+          "before an action exists (socket intent action.odds); commits nothing",
+          protocol.ActionOddsData, _intent("action.odds"), request=protocol.ActionOdds,
+          refusals=(409,)),
+    # The rest of an action's life (DESIGN, the path of one action, step 5), the GM's way.
+    _on_action("action.roll", "rollAction", "Close a dangerous action's concession window "
+               "and roll (R9.3)"),
+    _on_action("action.oppose", "opposeAction", "The active opposer rolls its skill (R2.2)"),
+    _on_action("action.invoke", "invokeOnAction", "Invoke an aspect for a side: +2, a reroll "
+               "or a hostile invoke, paid by fate point, free invoke or boost (R4.1, R4.2)"),
+    _on_action("action.pass", "passOnAction", "A side invokes no more; once both have passed "
+               "the action resolves (R4.4)"),
+    _on_action("action.choose", "chooseOnAction", "Make the choice the outcome offers: fail "
+               "or succeed at a cost, an aspect, a mark, a boost (R5)"),
+    _on_action("action.cost", "setActionCost", "Set the cost of a success at a cost (R6)"),
+    _on_action("action.concede", "concedeAction", "A character concedes a dangerous action "
+               "before the roll (R9.3)"),
+    _on_action("action.absorb", "absorbHit", "Absorb a hit with stress boxes and "
+               "consequences (R5.10, R7)"),
+    _on_action("action.gift", "giftFreeInvoke", "Give someone else the free invoke of a "
+               "fumbled advantage (R5.2, R5.3)"),
+    _on_action("action.cancel", "cancelAction", "Call an open action off; invoke payments "
+               "go back"),
+    _on_action("action.confirm", "confirmAction", "Confirm or change a player's proposal: "
+               "the passive rating, the danger (R2.1, R9.1)"),
+    _on_action("action.help", "answerHelp", "Accept or decline for a named helper (R10.1)"),
+    _on_action("action.hint", "takeHint", "The actor of an excelled discover takes the hint "
+               "(R5.5)"),
+    _on_action("action.hint_give", "giveHint", "Answer the hint the actor asked for (R5.5)"),
     Route("post", f"{WORLD}/scene/end", "endScene", "End the scene, session or scenario "
           "(socket intent scene.end); idempotent by request_id", protocol.SceneEndData,
-          _scene_end, request=protocol.SceneEnd, refusals=(409,)),
+          _intent("scene.end"), request=protocol.SceneEnd, refusals=(409,)),
     Route("get", f"{WORLD}/webhooks", "listWebhooks", "The world's webhooks (URLs shortened, "
           "never secrets) and its most recent deliveries and failures", WebhookList, _webhooks,
           query={"limit": {"type": "integer", "minimum": 1, "maximum": DELIVERIES_MAX}}),

@@ -4,11 +4,12 @@ socket protocol's own models (intents in, results out)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import StringConstraints
+from pydantic import Field, StringConstraints, create_model
 
 from bridge.protocol.base import Identifier, Inbound, Name, Outbound
+from bridge.protocol.intents import ActionRef
 from bridge.protocol.views import Card, CharacterSummary
 
 WebhookKindName = Literal["discord", "json"]
@@ -76,3 +77,32 @@ class WebhookCardEvent(Outbound):
     seq: int
     card_id: str
     card: Card
+
+
+def _no_default(schema: dict[str, Any]) -> None:
+    # The field is optional, not nullable: a null default would invite a null that the
+    # API then refuses as a mismatch.
+    schema.pop("default", None)
+
+
+def action_body(intent: type[ActionRef]) -> type[ActionRef]:
+    """The HTTP body of an action intent whose action is named in the path
+    (``/actions/{action_id}/...``): the intent's own message, ``action_id`` optional.
+
+    Only the OpenAPI document uses this model: the API puts the path's id into the body
+    and the service validates that with ``intent`` itself, as for a socket. A body's own
+    ``action_id``, when given, must be the path's (the API refuses another with 422)."""
+    return create_model(
+        f"{intent.__name__}Body",
+        __base__=intent,
+        __module__=__name__,
+        __doc__=intent.__doc__,
+        action_id=(
+            Identifier,
+            Field(
+                default=None,
+                description="Optional: the action is the path's; another id here is refused.",
+                json_schema_extra=_no_default,
+            ),
+        ),
+    )

@@ -222,6 +222,8 @@ class ActionRoll(ActionRef):
 
 
 class ActionOppose(ActionRef):
+    """R2.2: the active opposer rolls ``skill`` before the actor rolls."""
+
     skill: Name
 
 
@@ -236,10 +238,15 @@ class ActionInvoke(ActionRef):
 
 
 class ActionPass(ActionRef):
+    """R4.4: ``side`` invokes no more; once both sides have passed, the action resolves."""
+
     side: SideName
 
 
 class ActionChoose(ActionRef):
+    """R5, R6: the choice the outcome offers (fail or succeed at a cost, a hit's
+    consequence, an advantage's aspect or boost)."""
+
     choice: Literal[
         "fail", "succeed_at_cost", "unintended_aspect", "aspect", "mark", "full_hit", "boost"
     ]
@@ -257,6 +264,8 @@ class ActionCost(ActionRef):
 
 
 class ActionConcede(ActionRef):
+    """R9.3: ``character_id`` concedes the dangerous action before the roll."""
+
     character_id: Identifier
 
 
