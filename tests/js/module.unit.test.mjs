@@ -168,9 +168,10 @@ describe("manifest and assets", () => {
     for (const k of ["scene", "session", "scenario"]) used.add(`FATEBRIDGE.SceneEnd.Title.${k}`);
     for (const k of ["invoked_against", "conceded", "conceded_contest", "hint_unused"]) used.add(`FATEBRIDGE.FatePoint.${k}`);
     for (const k of ["overcome", "create_advantage", "take_advantage", "discover", "attack", "contest", "challenge"]) used.add(`FATEBRIDGE.History.Kind.${k}`);
+    for (const k of ["resolved", "cancelled"]) used.add(`FATEBRIDGE.History.Rolls.${k}`);
     const missing = [...used].filter((k) => typeof k.split(".").reduce((o, p) => o?.[p], lang) !== "string");
     // prefixes of keys built at run time are not keys themselves
-    const prefixes = ["Status", "Status.Reason", "Card.State", "Card.Participant", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title", "Conflict.Kind", "Scene.End", "Scene.EndExplain", "History.Kind", "Harm"].map((p) => `FATEBRIDGE.${p}`);
+    const prefixes = ["Status", "Status.Reason", "Card.State", "Card.Participant", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title", "Conflict.Kind", "Scene.End", "Scene.EndExplain", "History.Kind", "History.Rolls", "Harm"].map((p) => `FATEBRIDGE.${p}`);
     const realMissing = missing.filter((k) => !prefixes.includes(k));
     assert.deepEqual(realMissing, []);
     assert.ok(used.size > 40);
