@@ -27,6 +27,19 @@ async def overcome(
     return card
 
 
+async def brousseau_invokes(seat: Seat, action_id: str, effect: str) -> dict[str, Any]:
+    """R4.1, R4.2: Brousseau invokes his high concept with a fate point; the card after it."""
+    return await seat.card(
+        "action.invoke",
+        action_id=action_id,
+        invoker="brousseau",
+        aspect_id="brousseau.hc",
+        payment="fate_point",
+        effect=effect,
+        side="actor",
+    )
+
+
 async def test_history_pages_newest_first_with_filters_and_dice_statistics(
     table: dict[str, Seat],
 ) -> None:
@@ -34,15 +47,7 @@ async def test_history_pages_newest_first_with_filters_and_dice_statistics(
     gm, paul, anna = table["gm"], table["paul"], table["anna"]
     card = await overcome(paul, gm, "brousseau", [1, 1, 0, 0])
     await queue(gm, [1, 1, 1, 0])  # the reroll's dice
-    await paul.card(
-        "action.invoke",
-        action_id=card["action_id"],
-        invoker="brousseau",
-        aspect_id="brousseau.hc",
-        payment="fate_point",
-        effect="reroll",
-        side="actor",
-    )
+    await brousseau_invokes(paul, card["action_id"], "reroll")
     first = await paul.card("action.pass", action_id=card["action_id"], side="actor")
     assert first["state"] == "resolved"
     second = await overcome(anna, gm, "margot", [-1, -1, 0, 0], rating=-2)
@@ -106,15 +111,7 @@ async def test_gm_undo_returns_fate_points_and_free_invokes_and_marks_the_card(
         aspect_name="High Ground",
         opposition={"kind": "passive", "rating": 1},
     )
-    await paul.card(
-        "action.invoke",
-        action_id=card["action_id"],
-        invoker="brousseau",
-        aspect_id="brousseau.hc",
-        payment="fate_point",
-        effect="bonus",
-        side="actor",
-    )
+    await brousseau_invokes(paul, card["action_id"], "bonus")
     done = await paul.card("action.pass", action_id=card["action_id"], side="actor")
     assert done["state"] == "resolved"
     during = await gm.ok("world.state")
@@ -261,15 +258,7 @@ async def cancelled_roll(
     """Brousseau's overcome, rolled, a fate point invoked for +2, then called off by the GM:
     the cancelled card."""
     card = await overcome(paul, gm, "brousseau", dice, rating=4)
-    await paul.card(
-        "action.invoke",
-        action_id=card["action_id"],
-        invoker="brousseau",
-        aspect_id="brousseau.hc",
-        payment="fate_point",
-        effect="bonus",
-        side="actor",
-    )
+    await brousseau_invokes(paul, card["action_id"], "bonus")
     cancelled = await gm.card("action.cancel", action_id=card["action_id"], reason=reason)
     assert cancelled["state"] == "cancelled"
     return cancelled

@@ -522,12 +522,18 @@ test("one click, one roll: a click on an FCO skill rolls through the bridge, nev
   await page.close();
 });
 
-test("the roll history window pages the bridge's record with its dice chart, and the GM's undo marks the card", async () => {
-  // R1.1 dice against the expected 4dF shares; R4 invokes and who paid; undo returns the fate point.
+const ZIRD = "actorZird0000001";
+const OGRE = "actorOgre0000001";
+
+/**
+ * A GM's page on a history world, booted and connected, with its calls: the module api by
+ * dotted path, the dev dice queue and Zird's fate points.
+ */
+async function historyTable(url) {
   const page = await browser.newPage({ viewport: { width: 1260, height: 900 }, deviceScaleFactor: 1 });
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(historyPageUrl);
+  await page.goto(url);
   await page.waitForSelector("body[data-booted=true]");
   await page.waitForSelector("#fate-bridge-status[data-state=connected]");
   const call = (fn, payload) => page.evaluate(([f, p]) => game.modules.get("fate-bridge").api.connection.call(f, p), [fn, payload]);
@@ -538,9 +544,13 @@ test("the roll history window pages the bridge's record with its dice chart, and
     return target[parts.at(-1)](...a);
   }, [path, args]);
   const queue = async (...rolls) => assert.equal((await call("dev.queue_dice", { rolls })).ok, true);
-  const ZIRD = "actorZird0000001";
-  const OGRE = "actorOgre0000001";
   const fatePoints = async () => (await api("state")).characters.find((c) => c.id === ZIRD).fate_points;
+  return { page, errors, api, queue, fatePoints };
+}
+
+test("the roll history window pages the bridge's record with its dice chart, and the GM's undo marks the card", async () => {
+  // R1.1 dice against the expected 4dF shares; R4 invokes and who paid; undo returns the fate point.
+  const { page, errors, api, queue, fatePoints } = await historyTable(historyPageUrl);
 
   // Three resolved rolls: Zird (Lore +4, a reroll paid with a fate point), the ogre, Zird again.
   await queue([-1, -1, 0, 0], [1, 1, 0, 1]);
@@ -606,23 +616,7 @@ test("the roll history window pages the bridge's record with its dice chart, and
 
 test("a roll the GM cancels from its card stays in the roll history, tagged cancelled, with its dice, refund and reason", async () => {
   // R1.1: a roll made is on the record and in the chart; R4.2: the invoke's fate point comes back.
-  const page = await browser.newPage({ viewport: { width: 1260, height: 900 }, deviceScaleFactor: 1 });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(cancelPageUrl);
-  await page.waitForSelector("body[data-booted=true]");
-  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
-  const call = (fn, payload) => page.evaluate(([f, p]) => game.modules.get("fate-bridge").api.connection.call(f, p), [fn, payload]);
-  const api = (path, ...args) => page.evaluate(([p, a]) => {
-    const parts = p.split(".");
-    let target = game.modules.get("fate-bridge").api;
-    for (const k of parts.slice(0, -1)) target = target[k];
-    return target[parts.at(-1)](...a);
-  }, [path, args]);
-  const queue = async (...rolls) => assert.equal((await call("dev.queue_dice", { rolls })).ok, true);
-  const ZIRD = "actorZird0000001";
-  const OGRE = "actorOgre0000001";
-  const fatePoints = async () => (await api("state")).characters.find((c) => c.id === ZIRD).fate_points;
+  const { page, errors, api, queue, fatePoints } = await historyTable(cancelPageUrl);
 
   await queue([0, 1, 0, 0]);
   let roll = await api("start", OGRE, "Fight", { type: "overcome", opposition: 2 });
