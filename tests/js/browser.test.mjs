@@ -654,7 +654,6 @@ test("a roll the GM cancels from its card stays in the roll history, tagged canc
   // The chart counts both rolls and says one was called off.
   assert.match(await win.locator(".fate-bridge-chart__legend").innerText(), /2 rolls \(1 cancelled by the GM\)/);
   await win.screenshot({ path: path.join(ARTIFACTS, "history-window-cancelled.png") });
-  await win.screenshot({ path: "/tmp/history-window-cancelled.png" });
 
   // The rolls filter: only the cancelled one, then only the resolution.
   await win.locator('select[name="rolls"]').selectOption("cancelled");
