@@ -22,7 +22,7 @@ from bridge import codec, protocol
 from bridge.rules import history
 from bridge.rules.consequences import SEVERITY_NAMES
 from bridge.rules.dice import dice_total
-from bridge.rules.events import ActionResolved
+from bridge.rules.events import ActionCancelled, ActionResolved
 from bridge.rules.odds import OUTCOMES, InvokeOdds, OutcomeOdds, action_invoke_odds
 from bridge.rules.outcome import outcome_for, shifts
 from bridge.rules.ruleset import Ruleset, get_ruleset
@@ -705,7 +705,7 @@ def _build_scene_state(state: WorldState) -> View:
 
 
 def history_entry(
-    event: ActionResolved,
+    event: ActionResolved | ActionCancelled,
     seq: int,
     digest: str,
     at: str,
@@ -714,8 +714,11 @@ def history_entry(
     ruleset: Ruleset,
     undone: bool,
 ) -> protocol.HistoryEntry:
-    """One resolution as its card showed it; names as the world now knows them."""
+    """One history entry as its card showed it; names as the world now knows them. A
+    cancelled roll keeps its dice, invokes and effects (refunds, the GM's reason) and has
+    no outcome, as its card says."""
     action = event.action
+    cancelled = isinstance(event, ActionCancelled)
     card = action_card(action, state, ruleset, seq, digest)
     rolls = [
         {
@@ -745,20 +748,22 @@ def history_entry(
             "rolls": rolls,
             "invokes": card["invokes"],
             "shifts": card["shifts"],
-            "outcome": card["outcome"],
-            "outcome_label": card["outcome_label"],
-            "succeeded": action.succeeded,
+            "outcome": None if cancelled else card["outcome"],
+            "outcome_label": None if cancelled else card["outcome_label"],
+            "succeeded": None if cancelled else action.succeeded,
             "costs": [
                 {"severity": c.severity, "kind": c.kind, "text": c.text} for c in action.costs
             ],
             "effects": card["effects"],
             "undone": undone,
+            "cancelled": cancelled,
         }
     )
 
 
-def dice_distribution(counts: list[int]) -> protocol.DiceDistribution:
-    """R1.1: the 4dF sums rolled against the expected share of each (x/81)."""
+def dice_distribution(counts: list[int], cancelled: int = 0) -> protocol.DiceDistribution:
+    """R1.1: the 4dF sums rolled against the expected share of each (x/81); ``cancelled``
+    of them were rolled on actions the GM cancelled afterwards."""
     rolls = sum(counts)
     mean = sum((n - 4) * c for n, c in enumerate(counts)) / rolls if rolls else None
     return protocol.DiceDistribution(
@@ -766,4 +771,5 @@ def dice_distribution(counts: list[int]) -> protocol.DiceDistribution:
         counts=counts,
         expected=[ways / 81 for ways in history.FOUR_DF_WAYS],
         mean=mean,
+        cancelled=cancelled,
     )

@@ -203,7 +203,10 @@ def _on_action(event: str, operation_id: str, summary: str) -> Route:
     )
 
 
-HISTORY_QUERY = ("before", "limit", "scene", "character", "kind")
+HISTORY_QUERY = ("before", "limit", "scene", "character", "kind", "cancelled")
+# Query booleans as the OpenAPI route declares them; any other text goes on as text, which
+# the intent's strict validation refuses.
+QUERY_BOOLEANS = {"true": True, "false": False}
 
 
 async def _history(call: ApiCall) -> dict[str, Any]:
@@ -212,8 +215,11 @@ async def _history(call: ApiCall) -> dict[str, Any]:
     for name in HISTORY_QUERY:
         raw = call.request.query.get(name)
         if raw is not None:
-            # Numbers arrive as text; the intent's own validation judges the value.
-            payload[name] = int(raw) if raw.isdigit() and len(raw) < 19 else raw
+            # Numbers and booleans arrive as text; the intent's own validation judges the value.
+            if raw in QUERY_BOOLEANS:
+                payload[name] = QUERY_BOOLEANS[raw]
+            else:
+                payload[name] = int(raw) if raw.isdigit() and len(raw) < 19 else raw
     return await call.intent("history.read", payload)
 
 
@@ -256,6 +262,7 @@ ROUTES: tuple[Route, ...] = (
               "scene": {"type": "integer", "minimum": 1},
               "character": {"type": "string", "maxLength": 64},
               "kind": {"type": "string", "enum": list(get_args(protocol.HistoryKindName))},
+              "cancelled": {"type": "boolean"},
           }),
     Route("post", f"{WORLD}/actions", "startAction", "Start an action as the GM (socket intent "
           "action.start); a repeated request_id answers as the first time and changes nothing",

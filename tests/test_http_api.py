@@ -268,7 +268,26 @@ async def test_the_roll_history_over_http_pages_like_the_socket_intent(
         seen = [e.seq for e in first.entries + rest.entries]
         assert seen == [e["seq"] for e in socket["entries"]]
         assert [e.action_type for e in first.entries] == ["overcome", "overcome"]
-        for bad in ({"limit": "0"}, {"limit": "x"}, {"kind": "juggle"}, {"before": "-1"}):
+        for bad in (
+            {"limit": "0"},
+            {"limit": "x"},
+            {"kind": "juggle"},
+            {"before": "-1"},
+            {"cancelled": "yes"},
+            {"cancelled": "1"},
+        ):
             refused = await http.get(base, params=bad)
             assert refused.status_code == 422, (bad, refused.text)
             assert refused.json()["error"]["code"] == "invalid"
+        # A roll the GM called off is on the record; `cancelled` picks it or the others.
+        await queue(gm, [-1, -1, -1, -1])
+        card = await gm.card("action.start", **overcome("hist-cancelled", 1))
+        await gm.card("action.cancel", action_id=card["action_id"], reason="Fished")
+        only = HistoryPage.model_validate(
+            (await http.get(base, params={"cancelled": "true"})).json()
+        )
+        assert [(e.action_id, e.cancelled) for e in only.entries] == [(card["action_id"], True)]
+        rest = HistoryPage.model_validate(
+            (await http.get(base, params={"cancelled": "false"})).json()
+        )
+        assert [e.seq for e in rest.entries] == seen and not any(e.cancelled for e in rest.entries)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bridge.rules import actions
+from bridge.rules import actions, history
 from bridge.rules.actions import (
     AbsorbCommand,
     ChoiceValue,
@@ -23,7 +23,7 @@ from bridge.rules.dice import Roll
 from bridge.rules.draft import Draft
 from bridge.rules.engine import SheetSlot, replay
 from bridge.rules.errors import RuleViolation
-from bridge.rules.events import Event
+from bridge.rules.events import ActionCancelled, Event
 from bridge.rules.ruleset import FATE_CONDENSED, UNWRITTEN
 from bridge.rules.state import GM, Aspect, Earning, Stunt, WorldState
 from tests.rules_fixtures import (
@@ -1130,6 +1130,36 @@ def test_the_gm_cancels_an_open_action_and_invoke_payments_return() -> None:
     assert error.code == "wrong_state"
     error = run_refused(table, lambda s: actions.cancel(s, "a1", GM_USER, ""))
     assert error.code == "wrong_state"
+    assert replay(table.log, initial) == table.state
+
+
+def test_a_cancel_is_logged_as_one_and_is_a_history_entry_once_dice_were_rolled() -> None:
+    # R1.1: a roll made stays on the record; R2.2: before the opposer rolls, nobody has.
+    table = Table(world())
+    initial = table.state
+    start(table, PAUL, ZERO, opposer_id="g")
+    assert table.action().state == "awaiting_opposition"
+    early = table.run(lambda s: actions.cancel(s, "a1", GM_USER, "Too early"))
+    (logged,) = [e for e in early if isinstance(e, ActionCancelled)]
+    assert logged.scene == table.state.scene.number and logged.action.state == "cancelled"
+    assert history.entry_of(logged) is None
+    start(table, PAUL, ZERO, opposer_id="g")
+    # The opposer's dice, then the actor's.
+    table.run(
+        lambda s: actions.oppose(s, "a2", "Athletics", GM_USER, dice((1, 0, 0, 0), (-1, -1, 0, 0)))
+    )
+    late = table.run(lambda s: actions.cancel(s, "a2", GM_USER, ""))
+    (logged,) = [e for e in late if isinstance(e, ActionCancelled)]
+    entry = history.entry_of(logged)
+    assert entry is logged
+    assert {(r.side, r.dice) for r in history.rolls_of(entry.action)} == {
+        ("opposition", (1, 0, 0, 0)),
+        ("actor", (-1, -1, 0, 0)),
+    }
+    # Its kind is the action's own; the cancelled filter tells it from a resolution.
+    assert history.matches(entry, kind="overcome", cancelled=True)
+    assert not history.matches(entry, cancelled=False)
+    # An upsert like any other: the log replays to the same state.
     assert replay(table.log, initial) == table.state
 
 

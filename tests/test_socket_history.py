@@ -27,6 +27,19 @@ async def overcome(
     return card
 
 
+async def brousseau_invokes(seat: Seat, action_id: str, effect: str) -> dict[str, Any]:
+    """R4.1, R4.2: Brousseau invokes his high concept with a fate point; the card after it."""
+    return await seat.card(
+        "action.invoke",
+        action_id=action_id,
+        invoker="brousseau",
+        aspect_id="brousseau.hc",
+        payment="fate_point",
+        effect=effect,
+        side="actor",
+    )
+
+
 async def test_history_pages_newest_first_with_filters_and_dice_statistics(
     table: dict[str, Seat],
 ) -> None:
@@ -34,15 +47,7 @@ async def test_history_pages_newest_first_with_filters_and_dice_statistics(
     gm, paul, anna = table["gm"], table["paul"], table["anna"]
     card = await overcome(paul, gm, "brousseau", [1, 1, 0, 0])
     await queue(gm, [1, 1, 1, 0])  # the reroll's dice
-    await paul.card(
-        "action.invoke",
-        action_id=card["action_id"],
-        invoker="brousseau",
-        aspect_id="brousseau.hc",
-        payment="fate_point",
-        effect="reroll",
-        side="actor",
-    )
+    await brousseau_invokes(paul, card["action_id"], "reroll")
     first = await paul.card("action.pass", action_id=card["action_id"], side="actor")
     assert first["state"] == "resolved"
     second = await overcome(anna, gm, "margot", [-1, -1, 0, 0], rating=-2)
@@ -106,15 +111,7 @@ async def test_gm_undo_returns_fate_points_and_free_invokes_and_marks_the_card(
         aspect_name="High Ground",
         opposition={"kind": "passive", "rating": 1},
     )
-    await paul.card(
-        "action.invoke",
-        action_id=card["action_id"],
-        invoker="brousseau",
-        aspect_id="brousseau.hc",
-        payment="fate_point",
-        effect="bonus",
-        side="actor",
-    )
+    await brousseau_invokes(paul, card["action_id"], "bonus")
     done = await paul.card("action.pass", action_id=card["action_id"], side="actor")
     assert done["state"] == "resolved"
     during = await gm.ok("world.state")
@@ -253,3 +250,132 @@ async def test_scene_intents_answer_with_the_id_they_created(table: dict[str, Se
         "challenge.start", name="Escape", tasks=[{"name": "Run", "skill": "Athletics", "rating": 2}]
     )
     assert challenge["created_id"] == challenge["challenges"][0]["id"]
+
+
+async def cancelled_roll(
+    paul: Seat, gm: Seat, dice: list[int], reason: str = "Wrong skill"
+) -> dict[str, Any]:
+    """Brousseau's overcome, rolled, a fate point invoked for +2, then called off by the GM:
+    the cancelled card."""
+    card = await overcome(paul, gm, "brousseau", dice, rating=4)
+    await brousseau_invokes(paul, card["action_id"], "bonus")
+    cancelled = await gm.card("action.cancel", action_id=card["action_id"], reason=reason)
+    assert cancelled["state"] == "cancelled"
+    return cancelled
+
+
+async def test_a_roll_the_gm_cancels_stays_in_everyones_history_marked_cancelled(
+    table: dict[str, Seat],
+) -> None:
+    # R1.1: a roll made is a roll of the record, whatever the GM does with it after; R4.2
+    # its fate-point invoke is refunded and the entry lists the refund and the GM's reason.
+    gm, paul, anna = table["gm"], table["paul"], table["anna"]
+    kept = await overcome(anna, gm, "margot", [1, 0, 0, 0], rating=0)
+    await anna.card("action.pass", action_id=kept["action_id"], side="actor")
+    called_off = await cancelled_roll(paul, gm, [-1, -1, 0, -1])
+    # Cancelled before any dice (the opposer has not rolled yet, R2.2): no roll, no entry.
+    waiting = await anna.card(
+        "action.start",
+        type="overcome",
+        actor_id="margot",
+        skill="Athletics",
+        opposition={"kind": "active", "opposer_id": "brousseau"},
+    )
+    assert waiting["state"] == "awaiting_opposition"
+    assert (await gm.card("action.cancel", action_id=waiting["action_id"]))["state"] == "cancelled"
+
+    for seat in (paul, anna, gm):
+        entries = (await seat.ok("history.read"))["entries"]
+        assert [e["action_id"] for e in entries] == [called_off["action_id"], kept["action_id"]]
+        entry = entries[0]
+        assert (entry["cancelled"], entry["undone"]) == (True, False)
+        assert entries[1]["cancelled"] is False
+        assert entry["rolls"] == [
+            {
+                "character": {"id": "brousseau", "name": "Brousseau"},
+                "side": "actor",
+                "dice": [-1, -1, 0, -1],
+                "reroll": False,
+            }
+        ]
+        assert [(i["payment"], i["effect"]) for i in entry["invokes"]] == [("fate_point", "bonus")]
+        effects = [(e["kind"], e["text"], e["detail"]) for e in entry["effects"]]
+        assert effects == [
+            ("refund", "Skeptical Ghost Hunter", "fate_point"),
+            ("cancelled", "Wrong skill", ""),
+        ]
+        # No outcome stands on a cancelled action, as its card says.
+        assert entry["outcome"] is None and entry["succeeded"] is None
+        assert len(entry["hash"]) == 64 and entry["card_id"] == f"table.{called_off['action_id']}"
+
+    # The kind is the action's own; `cancelled` picks the rolls called off, or the others.
+    overcomes = (await paul.ok("history.read", kind="overcome"))["entries"]
+    assert len(overcomes) == 2
+    only = (await paul.ok("history.read", cancelled=True))["entries"]
+    assert [e["action_id"] for e in only] == [called_off["action_id"]]
+    rest = (await paul.ok("history.read", cancelled=False, kind="overcome"))["entries"]
+    assert [e["action_id"] for e in rest] == [kept["action_id"]]
+    assert (await paul.ok("history.read", cancelled=True, kind="discover"))["entries"] == []
+    assert (
+        len((await paul.ok("history.read", cancelled=True, character="brousseau"))["entries"]) == 1
+    )
+    for bad in ("yes", 1, "true", [True]):
+        ack = await paul.send("history.read", cancelled=bad)
+        assert ack["ok"] is False and ack["error"]["code"] == "invalid", (bad, ack)
+        assert ack["error"]["field"] == "cancelled"
+
+    # The chart counts the cancelled roll's dice (they were rolled), and says how many.
+    stats = await anna.ok("history.stats")
+    assert stats["world"]["rolls"] == 2 and stats["world"]["cancelled"] == 1
+    assert stats["world"]["counts"][4 - 3] == 1  # the cancelled -3
+    assert stats["characters"]["brousseau"]["cancelled"] == 1
+    assert stats["characters"]["margot"]["cancelled"] == 0
+
+
+async def test_undo_takes_back_a_cancelled_roll_like_a_resolution(
+    table: dict[str, Seat], bridge: BridgeProcess, world: tuple[str, str]
+) -> None:
+    # The GM's undo across a cancel: the newest entry (the cancelled roll) goes first and
+    # alone; an undo from an older resolution takes every later entry, cancelled ones
+    # included, and marks each undone. R4.2: the refunded fate point stays exactly right.
+    gm, paul = table["gm"], table["paul"]
+    first = await overcome(paul, gm, "brousseau", [0, 0, 0, 0])
+    await paul.card("action.pass", action_id=first["action_id"], side="actor")
+    before_cancel = await gm.ok("world.state")
+    b = await cancelled_roll(paul, gm, [-1, 0, 0, 0])
+
+    undo = await gm.ok("history.undo")
+    assert undo["action_ids"] == [b["action_id"]] and len(undo["resolutions"]) == 1
+    assert await gm.ok("world.state") == before_cancel
+    gm_entries = (await gm.ok("history.read"))["entries"]
+    assert [(e["action_id"], e["cancelled"], e["undone"]) for e in gm_entries] == [
+        (b["action_id"], True, True),
+        (first["action_id"], False, False),
+    ]
+    assert [e["action_id"] for e in (await paul.ok("history.read"))["entries"]] == [
+        first["action_id"]
+    ]
+    # A player's chart drops what the GM took back; the GM's keeps it.
+    assert (await paul.ok("history.stats"))["world"]["cancelled"] == 0
+    assert (await gm.ok("history.stats"))["world"]["cancelled"] == 1
+
+    c = await cancelled_roll(paul, gm, [1, 0, 0, 0])
+    d = await overcome(paul, gm, "brousseau", [1, 1, 0, 0])
+    await paul.card("action.pass", action_id=d["action_id"], side="actor")
+    oldest = gm_entries[-1]
+    undo = await gm.ok("history.undo", resolution=oldest["seq"])
+    # Every action put after the target (b's too: its card says undone again).
+    assert undo["action_ids"] == [
+        first["action_id"],
+        b["action_id"],
+        c["action_id"],
+        d["action_id"],
+    ]
+    assert len(undo["resolutions"]) == 3  # not b's: it was undone already
+    assert (await paul.ok("history.read"))["entries"] == []
+    assert all(e["undone"] for e in (await gm.ok("history.read"))["entries"])
+    # A cancelled roll's seq names it for "undo from here"; once undone it is none.
+    taken = next(e for e in gm_entries if e["cancelled"])
+    refused = await gm.send("history.undo", resolution=taken["seq"])
+    assert refused["error"]["code"] == "not_found"
+    assert cli(bridge, "world", "verify", world[0]).stdout.startswith("OK:")

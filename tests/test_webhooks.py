@@ -209,6 +209,71 @@ async def test_json_webhook_is_signed_over_timestamp_and_raw_body(
     assert not verify(secret, raw, "not-a-number", signature, now=START)
 
 
+async def test_a_roll_the_gm_cancels_is_posted_as_cancelled_and_a_cancel_before_any_roll_is_not(
+    rig: Rig, respx_mock: respx.MockRouter
+) -> None:
+    # R1.1: every roll made reaches the channel, the ones called off too (R4.2 the refund
+    # said); R9.1 an action still declared, before its dice, is no roll and posts nothing.
+    discord = respx_mock.post(DISCORD_URL).mock(return_value=httpx.Response(204))
+    signed = respx_mock.post(JSON_URL).mock(return_value=httpx.Response(200))
+    await rig.add("discord", DISCORD_URL)
+    await rig.add("json", JSON_URL)
+    declared = await rig.send(
+        "action.start",
+        type="overcome",
+        actor_id="brousseau",
+        skill="Athletics",
+        opposition={"kind": "passive", "rating": 2},
+        dangerous={"actor": True},
+    )
+    assert declared["card"]["state"] == "declared"
+    await rig.send("action.cancel", action_id=declared["action_id"])
+    await rig.outbox.run_once()
+    assert not discord.called and not signed.called
+
+    await rig.send("dev.queue_dice", rolls=[[-1, -1, 0, -1]])
+    started = await rig.send(
+        "action.start",
+        type="overcome",
+        actor_id="brousseau",
+        skill="Athletics",
+        opposition={"kind": "passive", "rating": 4},
+    )
+    await rig.send(
+        "action.invoke",
+        action_id=started["action_id"],
+        invoker="brousseau",
+        aspect_id="brousseau.hc",
+        payment="fate_point",
+        effect="bonus",
+        side="actor",
+    )
+    await rig.outbox.run_once()
+    assert not discord.called  # still open: nothing mirrored yet
+    cancelled = await rig.send(
+        "action.cancel", action_id=started["action_id"], reason="Wrong skill"
+    )
+    await rig.outbox.run_once()
+    assert discord.call_count == 1 and signed.call_count == 1
+    (embed,) = json.loads(discord.calls[0].request.content)["embeds"]
+    assert embed["title"] == "Brousseau: Overcome \u2014 Cancelled by the GM"
+    assert embed["color"] == 0x607D8B
+    assert "[\u2212] [\u2212] [0] [\u2212] (-3)" in embed["fields"][0]["value"]
+    invokes = next(f for f in embed["fields"] if f["name"] == "Invokes")
+    assert invokes["value"] == "Brousseau: *Skeptical Ghost Hunter* (fate point, bonus)"
+    effects = next(f for f in embed["fields"] if f["name"] == "Effects")
+    assert effects["value"].splitlines() == [
+        "Brousseau gets back what the invoke on *Skeptical Ghost Hunter* cost",
+        "Cancelled by the GM: Wrong skill",
+    ]
+    event = WebhookCardEvent.model_validate_json(signed.calls[0].request.content)
+    assert event.card.model_dump(mode="json") == cancelled["card"]
+    assert cancelled["card"]["state"] == "cancelled"
+    # Posted once, however often the outbox passes.
+    await rig.outbox.run_once()
+    assert discord.call_count == 1 and signed.call_count == 1
+
+
 async def test_429_waits_exactly_as_long_as_retry_after_says(
     rig: Rig, respx_mock: respx.MockRouter
 ) -> None:

@@ -553,8 +553,10 @@ HistoryKindName = Literal[ActionTypeName, "contest", "challenge"]
 
 
 class HistoryRead(Inbound):
-    """One page of the roll history, newest first: resolutions logged before event
-    ``before`` (all when absent), filtered by scene, character and kind."""
+    """One page of the roll history, newest first: rolls logged before event ``before``
+    (all when absent), filtered by scene, character, kind and whether the GM cancelled
+    them. ``kind`` is the action's own kind, cancelled or not; ``cancelled``: True only
+    the rolls the GM called off, False only resolutions, absent both."""
 
     request_id: RequestId
     before: Annotated[int, Field(ge=1)] | None = None
@@ -562,6 +564,7 @@ class HistoryRead(Inbound):
     scene: Annotated[int, Field(ge=1)] | None = None
     character: Identifier | None = None
     kind: HistoryKindName | None = None
+    cancelled: bool | None = None
 
 
 class HistoryStats(Inbound):

@@ -635,7 +635,9 @@ class HistoryCost(Outbound):
 
 
 class HistoryEntry(Outbound):
-    """One resolved roll as the table saw it, anchored in the log by seq and hash."""
+    """One roll as the table saw it, anchored in the log by seq and hash: a resolution,
+    or (``cancelled``) an action the GM called off after its dice were rolled, with its
+    dice, invokes and the refunds and reason its card lists in ``effects``."""
 
     seq: int
     hash: str
@@ -660,6 +662,8 @@ class HistoryEntry(Outbound):
     costs: list[HistoryCost]
     effects: list[CardEffect]
     undone: bool
+    # The GM cancelled the action after its roll: no outcome stands, the dice were rolled.
+    cancelled: bool = False
 
 
 class HistoryPage(Outbound):
@@ -678,6 +682,8 @@ class DiceDistribution(Outbound):
     counts: list[int]
     expected: list[float]
     mean: float | None
+    # Of ``rolls``, those made on actions the GM cancelled afterwards (counted in them).
+    cancelled: int = 0
 
 
 class HistoryStatsData(Outbound):
@@ -687,7 +693,8 @@ class HistoryStatsData(Outbound):
 
 
 class UndoData(Outbound):
-    """What an undo took back: every change after ``back_to``."""
+    """What an undo took back: every change after ``back_to``; ``resolutions`` lists the
+    seqs of the history entries it took back (resolutions and cancelled rolls)."""
 
     back_to: int
     seq: int

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bridge.rules.events import (
+    ActionCancelled,
     ActionPut,
     ActionResolved,
     AspectPut,
@@ -38,6 +39,7 @@ from bridge.rules.state import (
 # The events a draft builds, built without the class call's costs (see record_maker).
 _make_action_put = record_maker(ActionPut)
 _make_action_resolved = record_maker(ActionResolved)
+_make_action_cancelled = record_maker(ActionCancelled)
 _make_aspect_put = record_maker(AspectPut)
 _make_aspect_removed = record_maker(AspectRemoved)
 _make_carried_boosts_put = record_maker(CarriedBoostsPut)
@@ -280,6 +282,12 @@ class Draft:
                 if action.state == "resolved" and (was is None or was.state != "resolved"):
                     out.append(
                         _make_action_resolved(reason=reason, action=action, scene=self.scene.number)
+                    )
+                elif action.state == "cancelled" and (was is None or was.state != "cancelled"):
+                    out.append(
+                        _make_action_cancelled(
+                            reason=reason, action=action, scene=self.scene.number
+                        )
                     )
                 else:
                     out.append(_make_action_put(reason=reason, action=action))

@@ -210,7 +210,7 @@ def _fold(state: WorldState, events: Iterable[Event]) -> WorldState:
     undone: tuple[int, ...] | None = None
     for event in events:
         # The most frequent first: an action's own events.
-        if isinstance(event, ActionPut):  # and ActionResolved
+        if isinstance(event, ActionPut):  # and ActionResolved, ActionCancelled
             _put(maps, state, "actions", event.action.id, event.action)
         elif isinstance(event, AspectPut):
             _put(maps, state, "aspects", event.aspect.id, event.aspect)

@@ -59,6 +59,16 @@ class ActionResolved(ActionPut):
     scene: int
 
 
+class ActionCancelled(ActionPut):
+    """An action reaching ``cancelled`` (the GM called it off): an upsert like
+    :class:`ActionPut`, tagged so the roll history finds cancellations by type alone;
+    one whose dice were rolled is a roll of the table's record (bridge.rules.history)."""
+
+    type: Literal["action.cancelled"] = "action.cancelled"  # type: ignore[assignment]
+    # The scene it was cancelled in (R12): the history filters by it.
+    scene: int
+
+
 class HistoryUndone(Frozen):
     """The GM took back every change after event ``back_to`` (inside one scene).
 
@@ -140,6 +150,7 @@ Event = Annotated[
     | AspectRemoved
     | ActionPut
     | ActionResolved
+    | ActionCancelled
     | HistoryUndone
     | ScenePut
     | CountersPut

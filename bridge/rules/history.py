@@ -14,6 +14,7 @@ from bridge.rules.dice import Face
 from bridge.rules.engine import replay
 from bridge.rules.errors import RuleViolation
 from bridge.rules.events import (
+    ActionCancelled,
     ActionPut,
     ActionResolved,
     AspectPut,
@@ -39,6 +40,11 @@ UNDO_REASON = "history.undo"
 HistoryKind = Literal[
     "overcome", "create_advantage", "take_advantage", "discover", "attack", "contest", "challenge"
 ]
+# The log's event types that may be history entries (see ``entry_of``): a reader skips
+# every other row without decoding it.
+ENTRY_TYPES: frozenset[str] = frozenset({"action.resolved", "action.cancelled"})
+# A history entry's event: a resolution, or a cancellation after the dice were rolled.
+Entry = ActionResolved | ActionCancelled
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,20 @@ def rolls_of(action: Action) -> list[RollMade]:
     return out
 
 
+def entry_of(event: Event) -> Entry | None:
+    """The event as a roll-history entry, or None when it is none.
+
+    Guarantees: every resolution (R3.2, R5) is an entry, and so is every action the GM
+    cancelled after dice were rolled on it (R1.1: a roll made is a roll of the record,
+    or a GM could fish for rolls by calling the bad ones off). An action cancelled before
+    any dice (confirming, declared, awaiting opposition) rolled nothing: no entry."""
+    if isinstance(event, ActionResolved):
+        return event
+    if isinstance(event, ActionCancelled) and rolls_of(event.action):
+        return event
+    return None
+
+
 def participants(action: Action) -> set[str]:
     """Everyone whose roll, help or opposition the entry is about."""
     people = {*action.actor.members, *action.opposition.members}
@@ -96,18 +116,22 @@ def kind_of(action: Action) -> HistoryKind:
 
 
 def matches(
-    event: ActionResolved,
+    event: Entry,
     *,
     scene: int | None = None,
     character: str | None = None,
     kind: HistoryKind | None = None,
+    cancelled: bool | None = None,
 ) -> bool:
-    """Whether a resolution passes the history's filters (each None: any)."""
+    """Whether an entry passes the history's filters (each None: any). ``kind`` is the
+    action's own kind, cancelled or not; ``cancelled`` picks cancelled rolls (True) or
+    resolutions (False)."""
     action = event.action
     return (
         (scene is None or event.scene == scene)
         and (character is None or character in participants(action))
         and (kind is None or kind_of(action) == kind)
+        and (cancelled is None or isinstance(event, ActionCancelled) == cancelled)
     )
 
 
@@ -209,17 +233,18 @@ def commit_start(log: Sequence[Logged], index: int) -> int:
 
 
 def before_resolution(log: Sequence[Logged], current: WorldState, seq: int | None = None) -> int:
-    """``back_to`` that takes back a resolution (the newest one standing in this scene
-    when ``seq`` is None) and everything after it: the event just before the commit
-    that started its action."""
+    """``back_to`` that takes back a history entry, a resolution or a cancelled roll (the
+    newest one standing in this scene when ``seq`` is None), and everything after it:
+    the event just before the commit that started its action."""
     for index in range(len(log) - 1, -1, -1):
         item = log[index]
         if item.event.reason == SCENE_END_REASON:
             break
         if seq is not None and item.seq != seq:
             continue
-        if isinstance(item.event, ActionResolved) and item.seq not in current.undone:
-            action_id = item.event.action.id
+        entry = entry_of(item.event)
+        if entry is not None and item.seq not in current.undone:
+            action_id = entry.action.id
             first = next(
                 i
                 for i, earlier in enumerate(log[: index + 1])
@@ -231,10 +256,10 @@ def before_resolution(log: Sequence[Logged], current: WorldState, seq: int | Non
     if seq is not None:
         raise RuleViolation(
             "not_found",
-            f"Event {seq} is no resolution standing in this scene.",
+            f"Event {seq} is no roll standing in this scene.",
             "resolution",
         )
-    raise RuleViolation("nothing_to_undo", "No resolution in this scene is left to undo.")
+    raise RuleViolation("nothing_to_undo", "No roll in this scene is left to undo.")
 
 
 def plan_undo(
@@ -244,8 +269,10 @@ def plan_undo(
     back_to: int | None,
     resolution: int | None = None,
 ) -> list[Event]:
-    """The events of an undo back to event ``back_to``; without it, of the resolution
-    logged as event ``resolution`` and all after it (None: the last resolution).
+    """The events of an undo back to event ``back_to``; without it, of the history entry
+    logged as event ``resolution`` and all after it (None: the last entry standing).
+    The marker lists every entry standing after ``back_to`` (resolutions and cancelled
+    rolls alike), so the history shows each of them undone.
 
     ``log`` is the whole log in seq order, ``initial`` the state it starts from and
     ``current`` its replayed state.
@@ -282,7 +309,7 @@ def plan_undo(
     resolutions = tuple(
         item.seq
         for item in after
-        if isinstance(item.event, ActionResolved) and item.seq not in current.undone
+        if entry_of(item.event) is not None and item.seq not in current.undone
     )
     action_ids = tuple(
         dict.fromkeys(item.event.action.id for item in after if isinstance(item.event, ActionPut))

@@ -1,7 +1,8 @@
 """The roll history (read from the event log in bounded pages) and the GM's undo.
 
 Who sees what (a decision, in README and MACROS.md): every card at a Fate table is a
-public chat message, so a player's history holds every resolution the GM's does,
+public chat message, so a player's history holds every roll the GM's does, resolved
+or cancelled by the GM after its dice were rolled (bridge.rules.history.entry_of),
 except the rolls the GM took back: those are out of the story. The GM sees them
 too, marked undone. Dice statistics count the rolls of the history the viewer sees.
 """
@@ -13,7 +14,7 @@ from collections.abc import AsyncIterator
 from bridge import cards, protocol
 from bridge.rules import history
 from bridge.rules.dice import DiceSource
-from bridge.rules.events import EVENT_ADAPTER, ActionResolved, Event, HistoryUndone
+from bridge.rules.events import EVENT_ADAPTER, ActionCancelled, Event, HistoryUndone
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import WorldState
 from bridge.service.core import ServiceCore
@@ -34,7 +35,8 @@ class HistoryIntents(ServiceCore):
     async def read_history(
         self, world_id: str, viewer: Role, request: protocol.HistoryRead
     ) -> protocol.HistoryPage:
-        """One page of resolutions, newest first, as ``viewer`` may see them.
+        """One page of history entries (resolutions and cancelled rolls), newest first,
+        as ``viewer`` may see them.
 
         Reads at most ``MAX_SCAN`` events of the log, backwards from ``request.before``
         (exclusive); ``next_before`` continues where this page stopped."""
@@ -47,15 +49,18 @@ class HistoryIntents(ServiceCore):
         lowest = top + 1
         async for row in self._backwards(world_id, top):
             lowest = row.seq
-            if row.type != "action.resolved":
+            event = self._entry(row)
+            if event is None:
                 continue
-            event = EVENT_ADAPTER.validate_python(row.payload)
-            assert isinstance(event, ActionResolved)
             undone = row.seq in state.undone
             if undone and viewer != "gm":
                 continue
             if not history.matches(
-                event, scene=request.scene, character=request.character, kind=request.kind
+                event,
+                scene=request.scene,
+                character=request.character,
+                kind=request.kind,
+                cancelled=request.cancelled,
             ):
                 continue
             entries.append(
@@ -80,6 +85,14 @@ class HistoryIntents(ServiceCore):
             entries=entries, next_before=next_before, last_seq=snapshot.last_event_seq
         )
 
+    @staticmethod
+    def _entry(row: EventRow) -> history.Entry | None:
+        """The row's event as a history entry, or None; rows of other types are not
+        decoded (most of a log is none)."""
+        if row.type not in history.ENTRY_TYPES:
+            return None
+        return history.entry_of(EVENT_ADAPTER.validate_python(row.payload))
+
     async def _backwards(self, world_id: str, top: int) -> AsyncIterator[EventRow]:
         """The log read backwards from ``top`` in chunks, at most ``MAX_SCAN`` events."""
         last, budget = top, MAX_SCAN
@@ -94,28 +107,40 @@ class HistoryIntents(ServiceCore):
         self, world_id: str, viewer: Role, request: protocol.HistoryStats
     ) -> protocol.HistoryStatsData:
         """R1.1: every 4dF sum the viewer's history shows, per character and for the
-        world. Reads the whole log in bounded chunks (one pass, nothing kept)."""
+        world. Reads the whole log in bounded chunks (one pass, nothing kept).
+
+        The dice of cancelled rolls count, like any roll (and are also counted apart in
+        ``cancelled``): they were rolled, and a chart that dropped the rolls the GM called
+        off would show the dice as luckier than they fell, which is what fishing for
+        rolls by cancelling looks like; R1.1 is about every roll made."""
         snapshot, state = await self._current(world_id)
         world = [0] * 9
         per: dict[str, list[int]] = {}
+        world_cancelled, per_cancelled = 0, dict[str, int]()
         first = 1
         while first <= snapshot.last_event_seq:
             last = min(first + CHUNK * 5 - 1, snapshot.last_event_seq)
             for row in await self.store.events_between(world_id, first, last):
-                if row.type != "action.resolved" or (viewer != "gm" and row.seq in state.undone):
+                if viewer != "gm" and row.seq in state.undone:
                     continue
-                event = EVENT_ADAPTER.validate_python(row.payload)
-                assert isinstance(event, ActionResolved)
-                if request.scene is not None and event.scene != request.scene:
+                event = self._entry(row)
+                if event is None or (request.scene is not None and event.scene != request.scene):
                     continue
+                called_off = isinstance(event, ActionCancelled)
                 for roll in history.rolls_of(event.action):
                     world[sum(roll.dice) + 4] += 1
+                    world_cancelled += called_off
                     if roll.character is not None:
                         per.setdefault(roll.character, [0] * 9)[sum(roll.dice) + 4] += 1
+                        if called_off:
+                            per_cancelled[roll.character] = per_cancelled.get(roll.character, 0) + 1
             first = last + 1
         return protocol.HistoryStatsData(
-            world=cards.dice_distribution(world),
-            characters={cid: cards.dice_distribution(c) for cid, c in sorted(per.items())},
+            world=cards.dice_distribution(world, world_cancelled),
+            characters={
+                cid: cards.dice_distribution(c, per_cancelled.get(cid, 0))
+                for cid, c in sorted(per.items())
+            },
             names={
                 cid: state.characters[cid].name if cid in state.characters else cid for cid in per
             },

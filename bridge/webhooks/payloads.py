@@ -19,20 +19,32 @@ FIELDS_LIMIT = 25
 BOT_NAME = "Fate Bridge"
 OUTCOME_COLOURS = {"excel": 0xF1C40F, "succeed": 0x2ECC71, "tie": 0x95A5A6, "fumble": 0xE74C3C}
 NEUTRAL_COLOUR = 0x7289DA
+CANCELLED_COLOUR = 0x607D8B
+CANCELLED = "Cancelled by the GM"
 DASH = "\u2014"
 FACES = {1: "+", 0: "0", -1: "\u2212"}
 
 
 def mirrored_card(emit: EmitRow) -> tuple[str, protocol.CardEmit] | None:
     """The card a webhook mirrors from this emit, with the key that makes it once per
-    webhook: an action card once it is resolved, every other card when it is created."""
+    webhook: an action card once it is closed as a roll of the table's record (resolved,
+    or cancelled by the GM after its dice were rolled: the roll history's entries, see
+    bridge.rules.history.entry_of), every other card when it is created."""
     if emit.event != "card":
         return None
     card_emit = protocol.CardEmit.model_validate(emit.payload)
     card = card_emit.card
     if isinstance(card, protocol.ActionCard):
-        return (card_emit.card_id, card_emit) if card.state == "resolved" else None
+        return (card_emit.card_id, card_emit) if _recorded(card) else None
     return (card_emit.card_id, card_emit) if card_emit.op == "create" else None
+
+
+def _recorded(card: protocol.ActionCard) -> bool:
+    # A card shows a side's dice once they are rolled (a reroll replaces them): a
+    # cancelled card with none is an action called off before any roll, no roll at all.
+    if card.state == "cancelled":
+        return card.actor.dice is not None or card.opposition.dice is not None
+    return card.state == "resolved"
 
 
 def json_body(card_emit: protocol.CardEmit) -> str:
@@ -91,7 +103,11 @@ def _field(name: str, value: str, inline: bool = True) -> dict[str, Any]:
 def _action_embed(card: protocol.ActionCard) -> dict[str, Any]:
     actor = card.actor.leader.name if card.actor.leader else "Someone"
     title = f"{actor}: {card.action_label}"
-    if card.outcome_label:
+    cancelled = card.state == "cancelled"
+    if cancelled:
+        # No outcome stands, whatever the dice showed so far; the roll is still posted.
+        title += f" \u2014 {CANCELLED}"
+    elif card.outcome_label:
         title += f" \u2014 {card.outcome_label}"
     opposition = card.opposition.leader.name if card.opposition.leader else "Opposition"
     fields = [
@@ -107,18 +123,32 @@ def _action_embed(card: protocol.ActionCard) -> dict[str, Any]:
             for i in card.invokes
         ]
         fields.append(_field("Invokes", "\n".join(lines), inline=False))
+    effects = [_effect_text(e) for e in card.effects]
     if card.effects:
-        fields.append(_field("Effects", "\n".join(e.text for e in card.effects), inline=False))
+        fields.append(_field("Effects", "\n".join(effects), inline=False))
     description = " \u00b7 ".join(
         text for text in (card.situation, card.aspect_name, card.description) if text
     )
     return {
         "title": _cut(title, TITLE_LIMIT),
         "description": _cut(description, DESCRIPTION_LIMIT),
-        "color": OUTCOME_COLOURS.get(card.outcome or "", NEUTRAL_COLOUR),
+        "color": CANCELLED_COLOUR
+        if cancelled
+        else OUTCOME_COLOURS.get(card.outcome or "", NEUTRAL_COLOUR),
         "fields": fields[:FIELDS_LIMIT],
         "footer": {"text": f"event {card.event_seq} \u00b7 {card.event_hash[:12]}"},
     }
+
+
+def _effect_text(effect: protocol.CardEffect) -> str:
+    """An effect's line; a cancellation's and a refund's texts alone (the GM's reason,
+    an aspect's name) would not say what happened."""
+    if effect.kind == "cancelled":
+        return f"{CANCELLED}: {effect.text}" if effect.text else CANCELLED
+    if effect.kind == "refund":
+        who = effect.character.name if effect.character else "The GM"
+        return f"{who} gets back what the invoke on *{effect.text}* cost"
+    return effect.text
 
 
 def _contest_embed(card: protocol.ContestCard) -> dict[str, Any]:

@@ -125,7 +125,7 @@ export function createApi() {
      * rejects with a BridgeError ({code, message, field}) when the bridge refuses.
      */
     history: Object.freeze({
-      /** One page, newest first: `read({before, limit, scene, character, kind})`. */
+      /** One page, newest first: `read({before, limit, scene, character, kind, cancelled})`. */
       read: readHistory,
       /** 4dF sums per character and for the world, against the expected share: `stats({scene})`. */
       stats: historyStats,

@@ -1,6 +1,7 @@
 /**
- * The roll history window (ApplicationV2): the bridge's record of every resolved roll, paged
- * from the bridge (never the whole log), filtered by scene, character and kind, with the 4dF
+ * The roll history window (ApplicationV2): the bridge's record of every roll, resolved or cancelled
+ * by the GM, paged from the bridge (never the whole log), filtered by scene, character, kind and
+ * whether it was cancelled, with the 4dF
  * distribution against the expected one. The GM may undo from it.
  * @module history-window
  */
@@ -22,7 +23,7 @@ function characterOptions() {
 const ACTIONS = {
   async applyFilters() {
     const form = this.element.querySelector('form[data-form="history-filters"]');
-    this.view.filters = { scene: field(form, "scene"), character: field(form, "character"), kind: field(form, "kind") };
+    this.view.filters = { scene: field(form, "scene"), character: field(form, "character"), kind: field(form, "kind"), rolls: field(form, "rolls") };
     this.cursors = [];
     await this.load();
   },
@@ -89,7 +90,7 @@ export function historyWindowClass() {
       const f = this.view.filters;
       try {
         const [page, stats] = await Promise.all([
-          readHistory({ before, limit: PAGE_SIZE, scene: f.scene, character: f.character, kind: f.kind }),
+          readHistory({ before, limit: PAGE_SIZE, scene: f.scene, character: f.character, kind: f.kind, rolls: f.rolls }),
           before === null ? historyStats({ scene: f.scene }) : this.view.stats
         ]);
         Object.assign(this.view, { page, stats, error: null });

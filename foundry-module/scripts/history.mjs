@@ -34,20 +34,32 @@ export async function request(event, payload = {}) {
   return ack.data;
 }
 
+/**
+ * The window's "rolls" choice as `history.read`'s `cancelled` field: "cancelled" asks for the
+ * rolls the GM called off, "resolved" for the others, anything else for both (no field).
+ */
+const CANCELLED_FILTER = Object.freeze({ cancelled: true, resolved: false });
+
+/** The roll states the history filters by (the window's "rolls" choice). */
+export const HISTORY_ROLLS = Object.freeze(Object.keys(CANCELLED_FILTER));
+
 /** Only the filters that are set, as the bridge's `history.read` fields. */
-function filters({ before, limit, scene, character, kind } = {}) {
+function filters({ before, limit, scene, character, kind, cancelled, rolls } = {}) {
   const payload = {};
   if (before) payload.before = Number(before);
   if (limit) payload.limit = Number(limit);
   if (scene) payload.scene = Number(scene);
   if (character) payload.character = String(character);
   if (kind) payload.kind = String(kind);
+  if (typeof cancelled === "boolean") payload.cancelled = cancelled;
+  else if (Object.hasOwn(CANCELLED_FILTER, rolls ?? "")) payload.cancelled = CANCELLED_FILTER[rolls];
   return payload;
 }
 
 /**
- * One page of the roll history, newest first (`history.read`).
- * @param {{before?: number, limit?: number, scene?: number, character?: string, kind?: string}} [options]
+ * One page of the roll history, newest first (`history.read`): resolutions and the rolls the GM
+ * cancelled after their dice were rolled (`cancelled: true` only those, `false` none of them).
+ * @param {{before?: number, limit?: number, scene?: number, character?: string, kind?: string, cancelled?: boolean, rolls?: "cancelled"|"resolved"}} [options]
  * @returns {Promise<{entries: object[], next_before: number|null, last_seq: number}>}
  */
 export function readHistory(options) {
@@ -86,6 +98,9 @@ const CHART_HEIGHT = 60;
  */
 export function chartView(distribution) {
   const rolls = distribution?.rolls ?? 0;
+  // The bridge counts the dice of cancelled rolls among the rolls (they were rolled); the
+  // summary says how many, so a GM's calling rolls off shows on the chart.
+  const cancelled = distribution?.cancelled ?? 0;
   const counts = distribution?.counts ?? Array(9).fill(0);
   const expected = distribution?.expected ?? Array(9).fill(0);
   const shares = counts.map((c) => (rolls ? c / rolls : 0));
@@ -93,8 +108,9 @@ export function chartView(distribution) {
   const height = (share) => Math.round((share / top) * CHART_HEIGHT);
   return {
     rolls,
-    summary: game.i18n.format("FATEBRIDGE.History.ChartSummary", {
+    summary: game.i18n.format(cancelled ? "FATEBRIDGE.History.ChartSummaryCancelled" : "FATEBRIDGE.History.ChartSummary", {
       rolls,
+      cancelled,
       mean: distribution?.mean === null || distribution?.mean === undefined ? "\u2014" : distribution.mean.toFixed(2)
     }),
     bars: counts.map((count, i) => ({
@@ -128,6 +144,8 @@ export function entryView(entry, isGM) {
   const who = entry.actor.leader?.name ?? i18n.localize("FATEBRIDGE.Card.Nobody");
   const opposition = entry.opposition.leader?.name ?? i18n.localize("FATEBRIDGE.Card.PassiveOpposition");
   const total = (side) => (side.total ? `${side.total.label} ${signed(side.total.value)}` : "\u2014");
+  // The GM called the action off after its dice were rolled: the roll stays, no outcome does.
+  const cancelled = Boolean(entry.cancelled);
   return {
     seq: entry.seq,
     hashShort: entry.hash.slice(0, 10),
@@ -148,9 +166,10 @@ export function entryView(entry, isGM) {
       text: c.text || c.kind
     })),
     effects: entry.effects.filter((e) => e.kind !== "success" && e.kind !== "failure" && e.kind !== "cost").map((e) => effectText(e, { aspects: [] }).text),
-    outcome: entry.outcome ?? "pending",
-    outcomeLabel: entry.outcome_label ?? "",
-    shifts: entry.shifts === null ? "" : signed(entry.shifts),
+    outcome: cancelled ? "cancelled" : entry.outcome ?? "pending",
+    outcomeLabel: cancelled ? "" : entry.outcome_label ?? "",
+    shifts: cancelled || entry.shifts === null ? "" : signed(entry.shifts),
+    cancelled,
     undone: entry.undone,
     canUndo: isGM && !entry.undone
   };
@@ -174,10 +193,12 @@ export function historyContext(view, { isGM, characters }) {
     filters: {
       scene: f.scene ?? "",
       character: f.character ?? "",
-      kind: f.kind ?? ""
+      kind: f.kind ?? "",
+      rolls: f.rolls ?? ""
     },
     characters: characters.map((c) => ({ ...c, selected: c.id === f.character })),
     kinds: HISTORY_KINDS.map((k) => ({ id: k, label: i18n.localize(`FATEBRIDGE.History.Kind.${k}`), selected: k === f.kind })),
+    rollStates: HISTORY_ROLLS.map((r) => ({ id: r, label: i18n.localize(`FATEBRIDGE.History.Rolls.${r}`), selected: r === f.rolls })),
     entries: (view.page?.entries ?? []).map((e) => entryView(e, isGM)),
     empty: Boolean(view.page) && !view.page.entries.length,
     older: Boolean(view.page?.next_before),

@@ -25,6 +25,7 @@ let confirmPageUrl;
 let confirmWorld;
 let fcoPageUrl;
 let historyPageUrl;
+let cancelPageUrl;
 let stressPageUrl;
 
 function serveRepo() {
@@ -52,6 +53,7 @@ before(async () => {
   confirmWorld = await addWorld(dataDir, "browser-confirm", "Browser Confirm");
   const fcoWorld = await addWorld(dataDir, "browser-fco", "Browser FCO");
   const historyWorld = await addWorld(dataDir, "browser-history", "Browser History");
+  const cancelWorld = await addWorld(dataDir, "browser-cancel", "Browser Cancel");
   const stressWorld = await addWorld(dataDir, "browser-stress", "Browser Stress", "fate-condensed");
   bridge = await startBridge({ dataDir, port });
   server = serveRepo();
@@ -66,6 +68,8 @@ before(async () => {
   fcoPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${fq}`;
   const hq = new URLSearchParams({ bridge: bridge.url, world: historyWorld.id, key: historyWorld.key });
   historyPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${hq}`;
+  const xq = new URLSearchParams({ bridge: bridge.url, world: cancelWorld.id, key: cancelWorld.key });
+  cancelPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${xq}`;
   const tq = new URLSearchParams({ bridge: bridge.url, world: stressWorld.id, key: stressWorld.key, actors: "fco" });
   stressPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${tq}`;
   browser = await chromium.launch({
@@ -518,12 +522,18 @@ test("one click, one roll: a click on an FCO skill rolls through the bridge, nev
   await page.close();
 });
 
-test("the roll history window pages the bridge's record with its dice chart, and the GM's undo marks the card", async () => {
-  // R1.1 dice against the expected 4dF shares; R4 invokes and who paid; undo returns the fate point.
+const ZIRD = "actorZird0000001";
+const OGRE = "actorOgre0000001";
+
+/**
+ * A GM's page on a history world, booted and connected, with its calls: the module api by
+ * dotted path, the dev dice queue and Zird's fate points.
+ */
+async function historyTable(url) {
   const page = await browser.newPage({ viewport: { width: 1260, height: 900 }, deviceScaleFactor: 1 });
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(historyPageUrl);
+  await page.goto(url);
   await page.waitForSelector("body[data-booted=true]");
   await page.waitForSelector("#fate-bridge-status[data-state=connected]");
   const call = (fn, payload) => page.evaluate(([f, p]) => game.modules.get("fate-bridge").api.connection.call(f, p), [fn, payload]);
@@ -534,9 +544,13 @@ test("the roll history window pages the bridge's record with its dice chart, and
     return target[parts.at(-1)](...a);
   }, [path, args]);
   const queue = async (...rolls) => assert.equal((await call("dev.queue_dice", { rolls })).ok, true);
-  const ZIRD = "actorZird0000001";
-  const OGRE = "actorOgre0000001";
   const fatePoints = async () => (await api("state")).characters.find((c) => c.id === ZIRD).fate_points;
+  return { page, errors, api, queue, fatePoints };
+}
+
+test("the roll history window pages the bridge's record with its dice chart, and the GM's undo marks the card", async () => {
+  // R1.1 dice against the expected 4dF shares; R4 invokes and who paid; undo returns the fate point.
+  const { page, errors, api, queue, fatePoints } = await historyTable(historyPageUrl);
 
   // Three resolved rolls: Zird (Lore +4, a reroll paid with a fate point), the ogre, Zird again.
   await queue([-1, -1, 0, 0], [1, 1, 0, 1]);
@@ -596,6 +610,61 @@ test("the roll history window pages the bridge's record with its dice chart, and
   const rejected = await page.evaluate(() => game.modules.get("fate-bridge").api.undo({ backTo: 1 }).then(() => null, (e) => ({ name: e.name, code: e.code })));
   assert.equal(rejected.name, "BridgeError");
   assert.equal(rejected.code, "mid_commit", "event 1 is inside the first actor sync");
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("a roll the GM cancels from its card stays in the roll history, tagged cancelled, with its dice, refund and reason", async () => {
+  // R1.1: a roll made is on the record and in the chart; R4.2: the invoke's fate point comes back.
+  const { page, errors, api, queue, fatePoints } = await historyTable(cancelPageUrl);
+
+  await queue([0, 1, 0, 0]);
+  let roll = await api("start", OGRE, "Fight", { type: "overcome", opposition: 2 });
+  await api("pass", roll.action_id, "actor");
+  const points = await fatePoints();
+  await queue([-1, -1, 0, -1]);
+  roll = await api("start", ZIRD, "Lore", { type: "overcome", opposition: 4, description: "Read the runes" });
+  const wizard = (await api("state")).aspects.find((a) => a.name === "Wizard of the Old School").id;
+  assert.ok(await api("invoke", roll.action_id, { invoker: ZIRD, aspect_id: wizard, payment: "fate_point", effect: "bonus" }));
+  assert.equal(await fatePoints(), points - 1);
+
+  // The GM calls it off from the card, with a reason.
+  const card = page.locator(`#chat-log .chat-message:has([data-action-id="${roll.action_id}"])`);
+  await card.locator('[data-fb="cancel"]').click();
+  const dialog = page.locator("dialog.fake-dialog-v2");
+  await dialog.locator('input[name="reason"]').fill("Wrong skill");
+  await dialog.locator('button[data-action="cancelAction"]').click();
+  await card.locator(".fate-bridge-card--cancelled").waitFor();
+  assert.equal(await fatePoints(), points);
+
+  await api("history.open");
+  const win = page.locator("#fate-bridge-history");
+  await win.locator(".fate-bridge-entry").nth(1).waitFor();
+  assert.equal(await win.locator(".fate-bridge-entry").count(), 2);
+  const entry = win.locator(".fate-bridge-entry").first();
+  assert.ok(await entry.evaluate((e) => e.classList.contains("fate-bridge-entry--cancelled")));
+  assert.equal((await entry.locator(".fate-bridge-tag--cancelled").innerText()).toLowerCase(), "cancelled");
+  assert.equal(await entry.locator(".fate-bridge-die").count(), 4);
+  const text = (await entry.innerText()).replace(/\s+/g, " ");
+  assert.match(text, /Zird the Arcane: Overcome \(Lore\)/);
+  assert.match(text, /invoked Wizard of the Old School for \+2 \(fate point\)/);
+  assert.match(text, /gets back what the invoke on Wizard of the Old School cost/);
+  assert.match(text, /The GM cancelled this action: Wrong skill/);
+  assert.equal(await win.locator(".fate-bridge-entry").nth(1).locator(".fate-bridge-tag--cancelled").count(), 0);
+  // The chart counts both rolls and says one was called off.
+  assert.match(await win.locator(".fate-bridge-chart__legend").innerText(), /2 rolls \(1 cancelled by the GM\)/);
+  await win.screenshot({ path: path.join(ARTIFACTS, "history-window-cancelled.png") });
+
+  // The rolls filter: only the cancelled one, then only the resolution.
+  await win.locator('select[name="rolls"]').selectOption("cancelled");
+  await win.locator('[data-action="applyFilters"]').click();
+  await page.waitForFunction(() => document.querySelectorAll("#fate-bridge-history .fate-bridge-entry").length === 1);
+  assert.equal(await win.locator(".fate-bridge-entry--cancelled").count(), 1);
+  await win.locator('select[name="rolls"]').selectOption("resolved");
+  await win.locator('[data-action="applyFilters"]').click();
+  await win.locator(".fate-bridge-entry", { hasText: "Grumpy Ogre" }).waitFor();
+  await page.waitForFunction(() => document.querySelectorAll("#fate-bridge-history .fate-bridge-entry--cancelled").length === 0);
+  assert.equal(await win.locator(".fate-bridge-entry").count(), 1);
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -168,9 +168,10 @@ describe("manifest and assets", () => {
     for (const k of ["scene", "session", "scenario"]) used.add(`FATEBRIDGE.SceneEnd.Title.${k}`);
     for (const k of ["invoked_against", "conceded", "conceded_contest", "hint_unused"]) used.add(`FATEBRIDGE.FatePoint.${k}`);
     for (const k of ["overcome", "create_advantage", "take_advantage", "discover", "attack", "contest", "challenge"]) used.add(`FATEBRIDGE.History.Kind.${k}`);
+    for (const k of ["resolved", "cancelled"]) used.add(`FATEBRIDGE.History.Rolls.${k}`);
     const missing = [...used].filter((k) => typeof k.split(".").reduce((o, p) => o?.[p], lang) !== "string");
     // prefixes of keys built at run time are not keys themselves
-    const prefixes = ["Status", "Status.Reason", "Card.State", "Card.Participant", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title", "Conflict.Kind", "Scene.End", "Scene.EndExplain", "History.Kind", "Harm"].map((p) => `FATEBRIDGE.${p}`);
+    const prefixes = ["Status", "Status.Reason", "Card.State", "Card.Participant", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title", "Conflict.Kind", "Scene.End", "Scene.EndExplain", "History.Kind", "History.Rolls", "Harm"].map((p) => `FATEBRIDGE.${p}`);
     const realMissing = missing.filter((k) => !prefixes.includes(k));
     assert.deepEqual(realMissing, []);
     assert.ok(used.size > 40);
@@ -1151,6 +1152,68 @@ describe("roll history and undo", () => {
     assert.equal(player.entries.some((e) => e.canUndo), false, "only the GM undoes");
   });
 
+  test("a roll the GM cancelled reads as cancelled: its dice, invokes, refunds and reason stay, no outcome, tagged by the window's template", async () => {
+    // R1.1: the roll stays on the record; R4.2 the refund of its fate-point invoke is listed.
+    const zirdRef = entry().actor.leader;
+    const called = entry({
+      seq: 30, cancelled: true, outcome: null, outcome_label: null, succeeded: null, shifts: null, costs: [],
+      effects: [
+        { kind: "refund", text: "Wizard of the Old School", count: 1, character: zirdRef, aspect_id: "asp1", detail: "fate_point", cause: null },
+        { kind: "cancelled", text: "Wrong skill", count: 0, character: null, aspect_id: null, detail: "", cause: null }
+      ]
+    });
+    // An older bridge's entry has no `cancelled` field: it is a resolution.
+    const older = entry({ seq: 12 });
+    delete older.cancelled;
+    const page = { entries: [called, entry(), older], next_before: null, last_seq: 31 };
+    check(validators.results["history.read"], page, "history.read answer with a cancelled roll");
+    const ctx = history.historyContext({ page, stats: null, filters: { rolls: "cancelled" }, statsFor: "", error: null, newer: false, loading: false }, { isGM: false, characters: [] });
+    const [view, resolved, old] = ctx.entries;
+    assert.equal(view.cancelled, true);
+    assert.equal(view.outcome, "cancelled");
+    assert.equal(view.outcomeLabel, "");
+    assert.equal(view.shifts, "");
+    assert.deepEqual(view.rolls.map((r) => r.dice.map((d) => d.face)), [[1, 1, 0, 0], [-1, 0, 0, 1], [-1, -1, -1, 0]]);
+    assert.equal(view.invokes[0], "Zird the Arcane invoked Wizard of the Old School for +2 (fate point)");
+    assert.deepEqual(view.effects, ["Zird the Arcane gets back what the invoke on Wizard of the Old School cost", "The GM cancelled this action: Wrong skill"]);
+    assert.equal(resolved.cancelled, false);
+    assert.equal(old.cancelled, false);
+    assert.equal(old.outcome, "excel");
+    assert.deepEqual(ctx.rollStates.map((r) => [r.id, r.selected]), [["cancelled", true], ["resolved", false]]);
+
+    const { renderTemplate } = await import(path.join(MODULE_DIR, "scripts/compat.mjs"));
+    const { HISTORY_TEMPLATE } = await import(path.join(MODULE_DIR, "scripts/history-window.mjs"));
+    const holder = document.createElement("div");
+    holder.innerHTML = await renderTemplate(HISTORY_TEMPLATE, ctx);
+    const items = [...holder.querySelectorAll(".fate-bridge-entry")];
+    assert.equal(items.length, 3);
+    assert.ok(items[0].classList.contains("fate-bridge-entry--cancelled"));
+    assert.equal(items[0].querySelector(".fate-bridge-tag--cancelled").textContent, "cancelled");
+    assert.equal(items[0].querySelectorAll(".fate-bridge-die").length, 12, "all three rolls' dice");
+    assert.match(items[0].querySelector(".fate-bridge-entry__effects").textContent, /cancelled this action: Wrong skill/);
+    assert.equal(items[1].querySelector(".fate-bridge-tag--cancelled"), null);
+    assert.ok(!items[1].classList.contains("fate-bridge-entry--cancelled"));
+    assert.equal(holder.querySelector('select[name="rolls"] option[selected]').value, "cancelled");
+  });
+
+  test("the window's rolls filter asks the bridge for cancelled rolls, resolutions, or both, as valid history.read intents", async () => {
+    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
+    const saved = runtime.connection;
+    const sent = [];
+    runtime.connection = { connected: true, call: async (event, payload) => { sent.push(payload); return { ok: true, data: { entries: [], next_before: null, last_seq: 0 } }; } };
+    try {
+      await history.readHistory({ rolls: "cancelled", kind: "overcome" });
+      await history.readHistory({ rolls: "resolved" });
+      await history.readHistory({ rolls: "" });
+      await history.readHistory({ rolls: "juggle" });
+      await history.readHistory({ cancelled: true });
+    } finally {
+      runtime.connection = saved;
+    }
+    assert.deepEqual(sent, [{ kind: "overcome", cancelled: true }, { cancelled: false }, {}, {}, { cancelled: true }]);
+    for (const payload of sent) check(validators.client["history.read"], { request_id: "r-h", ...payload }, "history.read");
+  });
+
   test("the 4dF chart: each sum's share of the rolls beside its expected share (R1.1)", () => {
     const expected = [1, 4, 10, 16, 19, 16, 10, 4, 1].map((w) => w / 81);
     const chart = history.chartView({ rolls: 4, counts: [0, 0, 1, 0, 2, 0, 0, 1, 0], expected, mean: 0.25 });
@@ -1161,6 +1224,10 @@ describe("roll history and undo", () => {
     assert.ok(chart.bars[4].expected > chart.bars[3].expected && chart.bars[3].expected > chart.bars[0].expected);
     assert.match(chart.summary, /4 rolls, mean 0\.25/);
     assert.match(chart.bars[4].title, /2 rolls, 50% \(expected 23%\)/);
+    // The dice of cancelled rolls are among the rolls; the summary says how many.
+    const withCancelled = history.chartView({ rolls: 4, counts: [0, 0, 1, 0, 2, 0, 0, 1, 0], expected, mean: 0.25, cancelled: 1 });
+    assert.match(withCancelled.summary, /4 rolls \(1 cancelled by the GM\), mean 0\.25/);
+    assert.deepEqual(withCancelled.bars.map((b) => b.count), chart.bars.map((b) => b.count));
     const empty = history.chartView({ rolls: 0, counts: Array(9).fill(0), expected, mean: null });
     assert.equal(empty.bars.every((b) => b.rolled === 0), true);
     assert.match(empty.summary, /0 rolls, mean \u2014/);
