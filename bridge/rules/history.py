@@ -31,7 +31,16 @@ from bridge.rules.events import (
     RecordDropped,
     ScenePut,
 )
-from bridge.rules.state import Action, Challenge, Compel, Conflict, Contest, Side, WorldState
+from bridge.rules.state import (
+    Action,
+    Challenge,
+    Compel,
+    Conflict,
+    Contest,
+    Side,
+    SideName,
+    WorldState,
+)
 
 # How many of the 81 equally likely 4dF rolls give each sum, from -4 to +4 (R1.1).
 FOUR_DF_WAYS: tuple[int, ...] = (1, 4, 10, 16, 19, 16, 10, 4, 1)
@@ -60,7 +69,7 @@ class Logged:
 class RollMade:
     """One 4dF roll on an action: which side, who rolled it, its faces."""
 
-    side: Literal["actor", "opposition"]
+    side: SideName
     character: str | None
     dice: tuple[Face, Face, Face, Face]
     reroll: bool
@@ -72,7 +81,7 @@ def rolls_of(action: Action) -> list[RollMade]:
     A side's first roll is its final dice, or the dice its first reroll replaced;
     each reroll's new dice are a roll of their own (R4.1)."""
     out: list[RollMade] = []
-    sides: tuple[tuple[Literal["actor", "opposition"], Side], ...] = (
+    sides: tuple[tuple[SideName, Side], ...] = (
         ("actor", action.actor),
         ("opposition", action.opposition),
     )
