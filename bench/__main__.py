@@ -759,7 +759,7 @@ def print_ladder(runs: dict[str, list[dict[str, Any]]]) -> None:
     print()
     print(
         f"{'rung':<36}{'server CPU/request':>24}{'saturation':>12}{'ratio/msg':>10}"
-        f"{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}{'errors':>7}{'loop':>7}"
+        f"{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}{'errors':>7}{'loop':>7}{'steal':>7}"
     )
     for name in RUNGS:
         if not runs[name]:
@@ -776,7 +776,12 @@ def print_ladder(runs: dict[str, list[dict[str, Any]]]) -> None:
             f"{median_of(runs[name], 'per_message_us') / base:>10.2f}"
             f"{p50:>9.1f}{p99:>9.1f}{mx:>9.1f}{errors:>7}"
             f"{median_of(runs[name], 'loop_cpu_per_request_us') / cpu:>7.0%}"
+            f"{max(r['steal_server_cores'] for r in runs[name]):>7.1%}"
         )
+    print(
+        "steal: the most the host took of the server's core in one repetition; CPU per "
+        f"request is inflated in runs over {STEAL_TOLERATED:.0%}"
+    )
     sqlite = median_of(runs[SQLITE], "cpu_per_request_us")
     if runs[REDIS]:
         redis_ratio = median_of(runs[REDIS], "cpu_per_request_us") / sqlite
