@@ -136,3 +136,43 @@ async def test_work_posted_from_another_thread_runs_between_jobs_and_a_failure_i
     # In the order sent; the failure is logged and the thread goes on with the next job.
     assert ran == ["first", "fails", "posted", "last"]
     assert "store job posted from another thread failed" in caplog.text
+
+
+async def test_a_job_runs_in_place_only_while_the_thread_is_idle_with_nothing_queued() -> None:
+    # run_here never overtakes: while the thread runs a job, or a job waits in its queue,
+    # it refuses at once and runs nothing; once both are done it runs on the caller's own
+    # thread, and an exception reaches the caller as raised.
+    worker = sqlite._Worker()
+    started, release = threading.Event(), threading.Event()
+    ran: list[str] = []
+
+    def slow() -> None:
+        started.set()
+        release.wait(30)
+        ran.append("slow")
+
+    def here() -> int:
+        ran.append(threading.current_thread().name)
+        return 7
+
+    try:
+        running = worker.run(slow)
+        assert started.wait(30)
+        assert worker.run_here(here) == (False, None)  # the thread is running a job
+        queued = worker.run(lambda: ran.append("queued"))
+        release.set()
+        # Tried again and again as the thread finishes: the first time it runs in place,
+        # both jobs sent before it have run.
+        while not (seen := worker.run_here(lambda: list(ran)))[0]:
+            await asyncio.sleep(0)
+        assert seen == (True, ["slow", "queued"])
+        await running
+        await queued
+        assert worker.run_here(here) == (True, 7)
+        with pytest.raises(Refused):
+            worker.run_here(lambda: (_ for _ in ()).throw(Refused()))
+        assert await worker.run(lambda: "after") == "after"
+    finally:
+        release.set()
+        worker.stop()
+    assert ran == ["slow", "queued", threading.current_thread().name]
