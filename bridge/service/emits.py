@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from pydantic import BaseModel
 
@@ -22,7 +23,49 @@ from bridge.store.base import (
     EmitRow,
     EventRow,
 )
-from bridge.view_index import aspect_index, open_actions
+from bridge.view_index import ByIdentity, aspect_index, open_actions
+
+
+@dataclass(frozen=True)
+class KnownViews:
+    """Views of one state that a commit built, for the next commit to compare with
+    rather than build again: its before state is this commit's after (the service's
+    cache). ``scene``: the scene panel, if known; ``characters``: per character, its
+    patch and token status (``seq`` 0), for those known."""
+
+    scene: cards.View | None
+    characters: dict[str, tuple[cards.View, cards.View]]
+
+
+# By the state they show. Views are kept for the next state too when a commit cannot have
+# changed them (see _carried), so a plain action's two intents build the scene panel and
+# the actor's patch once each, not twice.
+_KNOWN_VIEWS: ByIdentity[WorldState, KnownViews] = ByIdentity(512)
+
+
+def _carried(
+    known: KnownViews | None,
+    before: WorldState,
+    after: WorldState,
+    events: list[Event],
+    scene_touched: bool,
+) -> KnownViews:
+    """The views of ``before`` that are ``after``'s too, exactly: the scene panel when no
+    event can change it (``touches_scene``) and no character changed (the panel shows
+    names and owners); a character's patch and status when its record is the same and
+    no aspect changed (they show its slots' aspects and the boosts it holds)."""
+    if known is None:
+        return KnownViews(None, {})
+    characters_changed = any(isinstance(e, CharacterPut) for e in events)
+    scene = None if scene_touched or characters_changed else known.scene
+    if touched_keys(events, "aspects"):
+        return KnownViews(scene, {})
+    kept = {
+        character_id: views
+        for character_id, views in known.characters.items()
+        if after.characters.get(character_id) is before.characters.get(character_id)
+    }
+    return KnownViews(scene, kept)
 
 
 def card_id(world_id: str, action_id: str) -> str:
@@ -204,26 +247,41 @@ def derive_emits(
             )
     for card_key, card in extra_cards:
         gm_card(card_key, card)
+    known_before = _KNOWN_VIEWS.get(before)
+    scene_touched = any(touches_scene(e, before) for e in events)
+    known_after = _carried(known_before, before, after, events, scene_touched)
     for character_id in sorted(touched):
         new = after.characters.get(character_id)
         if new is None:
             continue
         old = before.characters.get(character_id)
+        was = known_before.characters.get(character_id) if known_before else None
+        if was is None and old is not None:
+            was = (
+                cards.actor_patch(old, before, world_id, 0),
+                cards.token_status(old, before, world_id, 0),
+            )
         patch = cards.actor_patch(new, after, world_id, 0)
-        if old is None or cards.actor_patch(old, before, world_id, 0) != patch:
+        if was is None or was[0] != patch:
             seq += 1
             add("actor.patch", {**patch, "seq": seq})
         status = cards.token_status(new, after, world_id, 0)
-        if old is None or cards.token_status(old, before, world_id, 0) != status:
+        if was is None or was[1] != status:
             seq += 1
             add("token.status", {**status, "seq": seq})
-    if any(touches_scene(e, before) for e in events):
+        known_after.characters[character_id] = (patch, status)
+    if scene_touched:
         scene_after = cards.scene_state(after)
-        if cards.scene_state(before) != scene_after:
+        scene_before = known_before.scene if known_before else None
+        if (scene_before if scene_before is not None else cards.scene_state(before)) != (
+            scene_after
+        ):
             seq += 1
             add(
                 "scene.state", {"seq": seq, "world": world_id, "writer": "gm", "state": scene_after}
             )
+        known_after = KnownViews(scene_after, known_after.characters)
+    _KNOWN_VIEWS.put(after, known_after)
     if cards.views_checked():
         for emit in emits:
             cards.check_view(EMIT_MODELS[emit.event], emit.payload)
