@@ -6,7 +6,7 @@ changed would go unsent (or one that did not, be sent again)."""
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +67,7 @@ async def test_views_kept_for_the_next_commit_are_the_views_built_afresh(
     async def synced(actor: dict[str, Any]) -> None:
         assert (await send("actor.sync", actor=actor))["ok"]
 
-    steps = [
+    steps: list[Callable[[], Awaitable[object]]] = [
         lambda: resolved(_overcome("hero")),
         lambda: resolved(_overcome("rival")),
         lambda: resolved(_advantage("hero")),
