@@ -75,13 +75,33 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
 
     async def client_event(self, sid: str, frame: object) -> dict[str, Any]:
         """Answer one event frame (``[name, payload]``) from a client: always an ack,
-        never an exception, whatever the frame holds."""
+        never an exception, whatever the frame holds.
+
+        The commit's ``emits`` frame goes to the world's room; a sender in that room gets
+        its items in its ack instead (``protocol.AckOk``), so it is sent one frame, not
+        two. Both leave in the order the frame alone would have: the frame's receivers
+        hear it before any later commit's, and the ack is the sender's next frame."""
         reply = await self._dispatch(sid, frame)
+        ack = reply.ack
+        session = self.sessions.get(sid)
         for emission in reply.emissions:
-            await self.emit(emission.event, emission.payload, room=emission.room)
+            folded = (
+                emission.event == protocol.EMITS_FRAME
+                and session is not None
+                and session.bound
+                and emission.room == session.room
+            )
+            if folded:
+                ack = {**ack, "emits": emission.payload["emits"]}
+            await self.emit(
+                emission.event,
+                emission.payload,
+                room=emission.room,
+                skip_sid=sid if folded else None,
+            )
         if reply.emissions and self.on_commit is not None:
             self.on_commit()
-        return reply.ack
+        return ack
 
     def take_token(self, sid: str) -> bool:
         """Spend one of the connection's rate tokens; False when it has none (or is gone)."""

@@ -122,6 +122,17 @@ async def connect(bridge: BridgeProcess) -> AsyncIterator[Connect]:
                 received.append((event, data))
 
         client.on("*", _any, namespace=NAMESPACE)
+        # The sender hears its own commit in the ack (protocol.AckOk.emits): unrolled
+        # into ``received`` as the module does; ``frames`` keeps only what came as frames.
+        send = client.call
+
+        async def call(event: str, data: Any = None, **kwargs: Any) -> Any:
+            ack = await send(event, data, **kwargs)
+            if isinstance(ack, dict) and isinstance(ack.get("emits"), list):
+                received.extend((e["event"], e["data"]) for e in ack["emits"])
+            return ack
+
+        client.call = call
 
         handshake = (
             auth

@@ -18,7 +18,8 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 # 3: a commit's emits travel in one ``emits`` frame.
-PROTOCOL_VERSION = 3
+# 4: the sender hears its own commit's emits in its answer (``AckOk.emits``).
+PROTOCOL_VERSION = 4
 NAMESPACE = "/fate"
 MAX_MESSAGE_BYTES = 64 * 1024
 

@@ -66,19 +66,6 @@ class ErrorInfo(Outbound):
     field: str | None = None
 
 
-class AckOk(Outbound):
-    ok: Literal[True] = True
-    data: dict[str, Any]
-
-
-class AckError(Outbound):
-    ok: Literal[False] = False
-    error: ErrorInfo
-
-
-Ack = Annotated[AckOk | AckError, Field(discriminator="ok")]
-
-
 # --- bridge -> clients emits ------------------------------------------------
 
 
@@ -564,6 +551,27 @@ class EmitsFrame(Outbound):
 
 # The frame a commit's stored emits travel in.
 EMITS_FRAME = "emits"
+
+
+class AckOk(Outbound):
+    """An intent's answer. ``emits``: what the intent's commit sent the world's room, when
+    the sender is in it. The sender hears its own commit in its answer, not in an
+    ``emits`` frame of its own (the others in the room get the frame): one frame less for
+    every intent. A client handles them as it handles a frame, before the answer. The
+    answer to a request sent again is the stored one, without them: ``world.sync``
+    replays what a lost answer carried."""
+
+    ok: Literal[True] = True
+    data: dict[str, Any]
+    emits: list[EmitItem] | None = Field(default=None, min_length=1)
+
+
+class AckError(Outbound):
+    ok: Literal[False] = False
+    error: ErrorInfo
+
+
+Ack = Annotated[AckOk | AckError, Field(discriminator="ok")]
 
 # Every server event: the ``emits`` frame and ``notice`` on the wire, and the stored emit
 # kinds inside a frame (and in ``world.sync``), each with its own schema.

@@ -3,7 +3,7 @@
  * exponential backoff and jitter, and acked calls.
  * @module connection
  */
-import { FINAL_REFUSALS, NAMESPACE, PROTOCOL_VERSION } from "./protocol.mjs";
+import { EMITS_FRAME, FINAL_REFUSALS, NAMESPACE, PROTOCOL_VERSION } from "./protocol.mjs";
 
 /** @typedef {"connected"|"connecting"|"offline"|"refused"} ConnectionState */
 
@@ -53,6 +53,8 @@ export class ConnectionManager {
     this.statusListeners = new Set();
     /** @type {Set<() => void>} */
     this.connectListeners = new Set();
+    /** @type {Set<() => void>} */
+    this.ackLostListeners = new Set();
     /** @type {Map<string, Set<Function>>} */
     this.handlers = new Map();
   }
@@ -78,6 +80,16 @@ export class ConnectionManager {
   onConnect(fn) {
     this.connectListeners.add(fn);
     return () => this.connectListeners.delete(fn);
+  }
+
+  /**
+   * Run when a call gets no answer in time: it may have committed, and its emits came in the
+   * answer that never arrived (see {@link ConnectionManager#call}).
+   * @param {() => void} fn
+   */
+  onAckLost(fn) {
+    this.ackLostListeners.add(fn);
+    return () => this.ackLostListeners.delete(fn);
   }
 
   /**
@@ -118,6 +130,8 @@ export class ConnectionManager {
    * Never rejects: transport failures resolve to an error ack. A `rate_limited` answer (the
    * bridge refused it unread, e.g. a burst of actor syncs) is sent again, same request id,
    * after a growing pause: a busy moment slows the table down instead of losing a click.
+   * The commit's own emits come in the ack (`emits`, protocol 4): they go to the `emits`
+   * frame's listeners before the call resolves, as a frame of their own would have.
    * @param {string} event
    * @param {object} [payload]
    * @returns {Promise<import("./protocol.mjs").Ack>}
@@ -136,14 +150,27 @@ export class ConnectionManager {
     return ack;
   }
 
-  async #send(event, body) {
-    try {
-      const ack = await this.socket.timeout(this.options.timeout).emitWithAck(event, body);
-      if (ack && typeof ack === "object" && typeof ack.ok === "boolean") return ack;
-      return { ok: false, error: { code: "bad_ack", message: "The bridge sent an unexpected answer." } };
-    } catch (err) {
-      return { ok: false, error: { code: "timeout", message: String(err?.message ?? err) } };
-    }
+  #send(event, body) {
+    const socket = this.socket;
+    return new Promise((resolve) => {
+      // The callback runs as the answer's packet is read, where a frame's listeners would run.
+      socket.timeout(this.options.timeout).emit(event, body, (err, ack) => {
+        if (err) {
+          for (const fn of this.ackLostListeners) fn();
+          resolve({ ok: false, error: { code: "timeout", message: String(err?.message ?? err) } });
+          return;
+        }
+        if (!ack || typeof ack !== "object" || typeof ack.ok !== "boolean") {
+          resolve({ ok: false, error: { code: "bad_ack", message: "The bridge sent an unexpected answer." } });
+          return;
+        }
+        if (Array.isArray(ack.emits)) {
+          // Through the socket's own listeners of the frame, as a frame would be delivered.
+          for (const fn of socket.listeners(EMITS_FRAME)) fn({ emits: ack.emits });
+        }
+        resolve(ack);
+      });
+    });
   }
 
   #createSocket(io) {

@@ -4,9 +4,12 @@
  */
 
 /** The protocol version this module speaks; the bridge refuses a mismatch at connect. */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 
-/** The server event carrying one commit's emits (schemas/server/emits.json). */
+/**
+ * The server event carrying one commit's emits (schemas/server/emits.json). The sender of the
+ * intent gets the same items in its ack's `emits` instead (schemas/ack_ok.json), handled alike.
+ */
 export const EMITS_FRAME = "emits";
 
 /** Socket.IO namespace of the bridge. */

@@ -63,6 +63,10 @@ export function startConnection(overrides = {}) {
     greet(connection, catchUpOnce);
   });
   connection.on(EMITS_FRAME, (frame) => processFrame(frame));
+  // A call that timed out may have committed: its emits were in the answer that was lost.
+  connection.onAckLost(() => {
+    if (runtime.connection === connection && runtime.hello) catchUp(connection, getLastSeq() ?? runtime.hello.last_seq ?? 0);
+  });
   connection.on("notice", async (notice) => {
     showNotice(notice);
     // Once bound, a player hears the world: catch up on what it missed, then read the scene.

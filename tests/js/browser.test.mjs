@@ -91,7 +91,7 @@ test("a GM creates an advantage against an active opposer from the sheet, invoke
   await page.goto(pageUrl);
   await page.waitForSelector("body[data-booted=true]");
   await page.waitForSelector("#fate-bridge-status[data-state=connected]");
-  const api = (fn, ...args) => page.evaluate(([f, a]) => game.modules.get("fate-bridge").api.connection.call(f, a[0]), [fn, args]);
+  const api = (fn, ...args) => page.evaluate(([f, a]) => settled(game.modules.get("fate-bridge").api.connection.call(f, a[0])), [fn, args]);
   // The ogre opposes first (Fight +3, dice − − 0 0 = Average +1), then Zird rolls (Athletics +3, + 0 + 0 = Superb +5).
   assert.equal((await api("dev.queue_dice", { rolls: [[-1, -1, 0, 0], [1, 0, 1, 0]] })).ok, true);
   assert.equal((await api("fate.gm_budget", { fate_points: 2 })).ok, true);
@@ -169,7 +169,7 @@ test("odds before rolling (issue 8.7): the dialog shows the bridge's exact odds,
   await page.goto(pageUrl);
   await page.waitForSelector("body[data-booted=true]");
   await page.waitForSelector("#fate-bridge-status[data-state=connected]");
-  const api = (fn, payload) => page.evaluate(([f, a]) => game.modules.get("fate-bridge").api.connection.call(f, a), [fn, payload]);
+  const api = (fn, payload) => page.evaluate(([f, a]) => settled(game.modules.get("fate-bridge").api.connection.call(f, a)), [fn, payload]);
 
   await page.click('.fate-bridge-roll[data-skill="Athletics"]');
   const dialog = page.locator("dialog.fake-dialog-v2");
@@ -238,12 +238,12 @@ test("the scene panel, the contest tracker, the challenge board and the GM cards
   await page.goto(scenePageUrl);
   await page.waitForSelector("body[data-booted=true]");
   await page.waitForSelector("#fate-bridge-status[data-state=connected]");
-  const call = (fn, payload) => page.evaluate(([f, p]) => game.modules.get("fate-bridge").api.connection.call(f, p), [fn, payload]);
+  const call = (fn, payload) => page.evaluate(([f, p]) => settled(game.modules.get("fate-bridge").api.connection.call(f, p)), [fn, payload]);
   const api = (path, ...args) => page.evaluate(([p, a]) => {
     const parts = p.split(".");
     let target = game.modules.get("fate-bridge").api;
     for (const k of parts.slice(0, -1)) target = target[k];
-    return target[parts.at(-1)](...a);
+    return settled(target[parts.at(-1)](...a));
   }, [path, args]);
   const queue = async (...rolls) => assert.equal((await call("dev.queue_dice", { rolls })).ok, true);
   const ZIRD = "actorZird0000001";
@@ -392,16 +392,22 @@ test("the GM confirms a player's proposed rating and danger on the card: the for
   await page.goto(confirmPageUrl);
   await page.waitForSelector("body[data-booted=true]");
   await page.waitForSelector("#fate-bridge-status[data-state=connected]");
-  const api = (fn, payload) => page.evaluate(([f, a]) => game.modules.get("fate-bridge").api.connection.call(f, a), [fn, payload]);
+  const api = (fn, payload) => page.evaluate(([f, a]) => settled(game.modules.get("fate-bridge").api.connection.call(f, a)), [fn, payload]);
   const { io } = await import("socket.io-client");
   const { NAMESPACE, PROTOCOL_VERSION } = await import(path.join(REPO, "foundry-module/scripts/protocol.mjs"));
 
   // Ann plays from her own browser: a real Socket.IO client, bound through the GM's page.
   const ann = io(`${bridge.url}${NAMESPACE}`, { transports: ["websocket"], reconnection: false, auth: { world: confirmWorld.id, role: "player", user: "pagePlayerAnn001", protocol: PROTOCOL_VERSION } });
   const annCards = [];
-  ann.on("emits", (frame) => annCards.push(...frame.emits.filter((e) => e.event === "card").map((e) => e.data)));
+  const heard = (emits) => annCards.push(...emits.filter((e) => e.event === "card").map((e) => e.data));
+  ann.on("emits", (frame) => heard(frame.emits));
   let n = 0;
-  const annSend = (event, payload) => ann.timeout(10000).emitWithAck(event, { request_id: `ann-${++n}`, ...payload });
+  // Ann's own commits come back in her acks (protocol 4), everyone else's as frames.
+  const annSend = async (event, payload) => {
+    const ack = await ann.timeout(10000).emitWithAck(event, { request_id: `ann-${++n}`, ...payload });
+    if (Array.isArray(ack?.emits)) heard(ack.emits);
+    return ack;
+  };
   try {
     const hello = await annSend("hello", {});
     assert.equal(hello.ok, true);
@@ -492,7 +498,7 @@ test("one click, one roll: a click on an FCO skill rolls through the bridge, nev
   await dialog.waitFor({ state: "detached" });
 
   // The die icon rolls through the bridge: the card arrives, and FCO neither rolled nor recorded it.
-  const call = (fn, payload) => page.evaluate(([f, p]) => game.modules.get("fate-bridge").api.connection.call(f, p), [fn, payload]);
+  const call = (fn, payload) => page.evaluate(([f, p]) => settled(game.modules.get("fate-bridge").api.connection.call(f, p)), [fn, payload]);
   assert.equal((await call("dev.queue_dice", { rolls: [[1, 1, 0, -1]] })).ok, true);
   await sheet.locator('.fate-bridge-roll[data-skill="Athletics"]').click();
   await dialog.waitFor();
@@ -536,12 +542,12 @@ async function historyTable(url) {
   await page.goto(url);
   await page.waitForSelector("body[data-booted=true]");
   await page.waitForSelector("#fate-bridge-status[data-state=connected]");
-  const call = (fn, payload) => page.evaluate(([f, p]) => game.modules.get("fate-bridge").api.connection.call(f, p), [fn, payload]);
+  const call = (fn, payload) => page.evaluate(([f, p]) => settled(game.modules.get("fate-bridge").api.connection.call(f, p)), [fn, payload]);
   const api = (path, ...args) => page.evaluate(([p, a]) => {
     const parts = p.split(".");
     let target = game.modules.get("fate-bridge").api;
     for (const k of parts.slice(0, -1)) target = target[k];
-    return target[parts.at(-1)](...a);
+    return settled(target[parts.at(-1)](...a));
   }, [path, args]);
   const queue = async (...rolls) => assert.equal((await call("dev.queue_dice", { rolls })).ok, true);
   const fatePoints = async () => (await api("state")).characters.find((c) => c.id === ZIRD).fate_points;
@@ -607,7 +613,7 @@ test("the roll history window pages the bridge's record with its dice chart, and
   await win.locator(".fate-bridge-entry--undone").waitFor();
   await page.locator(`#chat-log .chat-message:has([data-action-id="${lastAction}"])`).screenshot({ path: path.join(ARTIFACTS, "undone-card.png") });
   await win.screenshot({ path: path.join(ARTIFACTS, "history-window-undone.png") });
-  const rejected = await page.evaluate(() => game.modules.get("fate-bridge").api.undo({ backTo: 1 }).then(() => null, (e) => ({ name: e.name, code: e.code })));
+  const rejected = await page.evaluate(() => settled(game.modules.get("fate-bridge").api.undo({ backTo: 1 }).then(() => null, (e) => ({ name: e.name, code: e.code }))));
   assert.equal(rejected.name, "BridgeError");
   assert.equal(rejected.code, "mid_commit", "event 1 is inside the first actor sync");
   assert.deepEqual(errors, []);
@@ -676,13 +682,13 @@ test("the absorb picker names each stress track of the hit's kind and each box's
   await page.goto(stressPageUrl);
   await page.waitForSelector("body[data-booted=true]");
   await page.waitForSelector("#fate-bridge-status[data-state=connected]");
-  const api = (fn, arg) => page.evaluate(([f, a]) => game.modules.get("fate-bridge").api.connection.call(f, a), [fn, arg]);
+  const api = (fn, arg) => page.evaluate(([f, a]) => settled(game.modules.get("fate-bridge").api.connection.call(f, a)), [fn, arg]);
   const [brawler, scrapper] = ["fcoCoreBrawler01", "fcoCondensed0001"];
   // A physical conflict; the Condensed Scrapper (Fight +3) hits the Core Brawler for 2 (0000 vs Average +1).
-  const started = await page.evaluate(([a, b]) => game.modules.get("fate-bridge").api.conflict.start({ name: "Dockside brawl", kind: "physical", sides: [{ name: "Core", members: [a] }, { name: "Condensed", members: [b] }] }), [brawler, scrapper]);
+  const started = await page.evaluate(([a, b]) => settled(game.modules.get("fate-bridge").api.conflict.start({ name: "Dockside brawl", kind: "physical", sides: [{ name: "Core", members: [a] }, { name: "Condensed", members: [b] }] })), [brawler, scrapper]);
   assert.ok(started, "the conflict started");
   assert.equal((await api("dev.queue_dice", { rolls: [[0, 0, 0, 0]] })).ok, true);
-  const data = await page.evaluate(([a, b]) => game.modules.get("fate-bridge").api.start(a, "Fight", { type: "attack", opposition: 1, targetId: b }), [scrapper, brawler]);
+  const data = await page.evaluate(([a, b]) => settled(game.modules.get("fate-bridge").api.start(a, "Fight", { type: "attack", opposition: 1, targetId: b })), [scrapper, brawler]);
   assert.equal(data.card.attack_kind, "physical");
   const card = page.locator("#chat-log .fate-bridge-card");
   await card.locator('[data-fb="pass"][data-side="actor"]').click();
@@ -715,7 +721,7 @@ test("the GM cancels an open action from its card: a confirm with a reason, and 
   await page.goto(pageUrl);
   await page.waitForSelector("body[data-booted=true]");
   await page.waitForSelector("#fate-bridge-status[data-state=connected]");
-  const call = (fn, payload) => page.evaluate(([f, p]) => game.modules.get("fate-bridge").api.connection.call(f, p), [fn, payload]);
+  const call = (fn, payload) => page.evaluate(([f, p]) => settled(game.modules.get("fate-bridge").api.connection.call(f, p)), [fn, payload]);
   assert.equal((await call("dev.queue_dice", { rolls: [[-1, -1, 0, 0]] })).ok, true);
   const started = await call("action.start", {
     request_id: "browser-cancel-1", type: "overcome", actor_id: "actorZird0000001", skill: "Athletics",
@@ -760,7 +766,7 @@ test("alike boosts read as one line with their count in the invoke picker and th
   await page.goto(pageUrl);
   await page.waitForSelector("body[data-booted=true]");
   await page.waitForSelector("#fate-bridge-status[data-state=connected]");
-  const call = (fn, p) => page.evaluate(([f, a]) => game.modules.get("fate-bridge").api.connection.call(f, a), [fn, p]);
+  const call = (fn, p) => page.evaluate(([f, a]) => settled(game.modules.get("fate-bridge").api.connection.call(f, a)), [fn, p]);
   const start = async (id, dice, rating) => {
     assert.equal((await call("dev.queue_dice", { rolls: [dice] })).ok, true);
     const started = await call("action.start", { request_id: id, type: "overcome", actor_id: "actorZird0000001", skill: "Athletics", opposition: { kind: "passive", rating } });

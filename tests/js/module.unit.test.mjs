@@ -621,7 +621,7 @@ describe("connection backoff", () => {
     const sent = [];
     const answers = [];
     c.status = { state: "connected", reason: null, message: null };
-    c.socket = { timeout: () => ({ emitWithAck: async (event, body) => { sent.push([event, body.request_id]); return answers.shift(); } }) };
+    c.socket = { timeout: () => ({ emit: (event, body, answer) => { sent.push([event, body.request_id]); setTimeout(() => answer(null, answers.shift())); } }), listeners: () => [] };
     const limited = { ok: false, error: { code: "rate_limited", message: "Too many messages; slow down.", field: null } };
     answers.push(limited, limited, { ok: true, data: { n: 1 } });
     assert.deepEqual(await c.call("world.state", {}), { ok: true, data: { n: 1 } });
@@ -635,6 +635,42 @@ describe("connection backoff", () => {
     answers.push({ ok: false, error: { code: "forbidden", message: "no", field: null } });
     assert.equal((await c.call("world.state", {})).error.code, "forbidden");
     assert.equal(sent.length, 1);
+  });
+});
+
+describe("a commit's emits in the sender's own answer (protocol 4)", () => {
+  test("the answer's emits reach the emits frame's listeners before the call resolves; a lost answer is told", async () => {
+    const { ConnectionManager } = await import(path.join(MODULE_DIR, "scripts/connection.mjs"));
+    const { EMITS_FRAME } = await import(path.join(MODULE_DIR, "scripts/protocol.mjs"));
+    const c = new ConnectionManager({ url: "http://x", world: "w", role: "gm", user: "u" });
+    const heard = [];
+    const listeners = { [EMITS_FRAME]: [(frame) => heard.push(["frame", frame])] };
+    let reply = null;
+    c.status = { state: "connected", reason: null, message: null };
+    c.socket = {
+      timeout: () => ({ emit: (event, body, answer) => setTimeout(() => reply(answer)) }),
+      listeners: (event) => listeners[event] ?? []
+    };
+    const card = { event: "card", data: { seq: 7 } };
+    reply = (answer) => answer(null, { ok: true, data: { action_id: "a1" }, emits: [card] });
+    const ack = await c.call("action.start", {});
+    assert.deepEqual(heard, [["frame", { emits: [card] }]], "handled as the frame would have been, once");
+    assert.deepEqual(ack.data, { action_id: "a1" });
+
+    heard.length = 0;
+    reply = (answer) => answer(null, { ok: true, data: {} });
+    await c.call("world.state", {});
+    assert.deepEqual(heard, [], "an answer without emits hands nothing on");
+
+    let lost = 0;
+    c.onAckLost(() => (lost += 1));
+    reply = (answer) => answer(new Error("operation has timed out"));
+    const timedOut = await c.call("action.pass", {});
+    assert.equal(timedOut.error.code, "timeout");
+    assert.equal(lost, 1, "a call that got no answer may have committed: the session catches up");
+    reply = (answer) => answer(null, "not an ack");
+    assert.equal((await c.call("world.state", {})).error.code, "bad_ack");
+    assert.equal(lost, 1);
   });
 });
 

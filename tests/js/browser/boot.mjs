@@ -41,4 +41,14 @@ await import("/foundry-module/scripts/main.mjs");
 foundry.start();
 foundry.renderActorSheet(actors[0]._id);
 window.fakeFoundry = foundry;
+// For the tests' page.evaluate calls into the module: the promise they await, kept reachable
+// until it settles. The inspector holds an awaited promise weakly, and Chromium may collect a
+// pending one that only the module's own chain of awaits reaches ("Resulting promise was
+// garbage collected").
+const kept = new Set();
+window.settled = (value) => {
+  const promise = Promise.resolve(value).finally(() => kept.delete(promise));
+  kept.add(promise);
+  return promise;
+};
 document.body.dataset.booted = "true";
