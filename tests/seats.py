@@ -97,13 +97,17 @@ async def queue(gm: Seat, *rolls: list[int]) -> None:
     await gm.ok("dev.queue_dice", rolls=list(rolls))
 
 
+def overcome_start(rating: int) -> dict[str, Any]:
+    """The ``action.start`` payload of Brousseau's Athletics (+3) overcome against a
+    passive ``rating``."""
+    return {
+        "type": "overcome",
+        "actor_id": "brousseau",
+        "skill": "Athletics",
+        "opposition": {"kind": "passive", "rating": rating},
+    }
+
+
 async def overcome(seat: Seat, rating: int, **extra: Any) -> dict[str, Any]:
     """Brousseau's Athletics (+3) overcome against a passive ``rating``: its first card."""
-    return await seat.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": rating},
-        **extra,
-    )
+    return await seat.card("action.start", **overcome_start(rating), **extra)

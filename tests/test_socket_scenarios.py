@@ -8,7 +8,7 @@ import pytest
 
 from bridge.protocol import EMITS_FRAME, AckOk, EmitsFrame
 from tests.conftest import Connect
-from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, queue
+from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, overcome_start, queue
 
 # The same scenarios on the embedded SQLite store and on Redis.
 pytestmark = pytest.mark.both_stores
@@ -315,13 +315,7 @@ async def test_two_simultaneous_invokes_race_for_the_last_fate_point(
     hello = await second.ok("hello")
     await gm.ok("user.bind", user_id="paul", nonce=hello["bind_nonce"])
     await queue(gm, [0, 0, 0, 0])
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 5},
-    )
+    card = await paul.card("action.start", **overcome_start(5))
     results = await asyncio.gather(
         paul.send(
             "action.invoke",
@@ -358,13 +352,7 @@ async def test_each_commit_reaches_the_room_in_one_frame(table: dict[str, Seat])
     heard = {seat: len(seat.client.frames) for seat in (paul, anna)}
     await queue(gm, [1, 1, 1, 1])
     await paul.ok("world.state")  # an answer that committed nothing carries no emits
-    start_ack = await paul.send(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 2},
-    )
+    start_ack = await paul.send("action.start", **overcome_start(2))
     pass_ack = await paul.send(
         "action.pass", action_id=start_ack["data"]["action_id"], side="actor"
     )

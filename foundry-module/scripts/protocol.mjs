@@ -8,7 +8,7 @@ export const PROTOCOL_VERSION = 4;
 
 /**
  * The server event carrying one commit's emits (schemas/server/emits.json). The sender of the
- * intent gets the same items in its ack's `emits` instead (schemas/ack_ok.json), handled alike.
+ * intent gets the same items in its ack's `emits` instead (schemas/ack.json), handled alike.
  */
 export const EMITS_FRAME = "emits";
 
