@@ -4,13 +4,18 @@ finish before the event loop gets to them (it is woken once for all of those).""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bridge.store import sqlite
+from bridge.store.base import CommitBatch
+from bridge.store.chain import GENESIS_HASH
+from tests.test_store_contract import WORLD, event
 
 
 class Refused(Exception):
@@ -176,3 +181,36 @@ async def test_a_job_runs_in_place_only_while_the_thread_is_idle_with_nothing_qu
         release.set()
         worker.stop()
     assert ran == ["slow", "queued", threading.current_thread().name]
+
+
+async def test_a_commit_meeting_another_writer_waits_on_the_thread_not_the_loop(
+    tmp_path: Path,
+) -> None:
+    # Another process (a CLI command, say) holds the file's write lock. A small commit,
+    # which would run in place on the event loop, must not wait there for it: busy_timeout
+    # would stall every world. It goes to the store's thread, which waits; meanwhile the
+    # loop runs on, and here it is the loop that lets the other writer go. Were the loop
+    # held in the wait, the lock would never be released in time and the commit would fail.
+    store = sqlite.SQLiteStore(tmp_path / "bridge.sqlite3")
+    await store.open()
+    other = sqlite3.connect(store.path, isolation_level=None, check_same_thread=False)
+    try:
+        await store.add_world(WORLD, {"s": 0})
+        other.execute("BEGIN IMMEDIATE")
+        first = event(1, GENESIS_HASH)
+        committing = asyncio.create_task(
+            store.commit(CommitBatch(world_id="w", expected_version=0, events=[first]))
+        )
+        await asyncio.sleep(0.05)
+        assert not committing.done()
+        other.execute("COMMIT")
+        assert await asyncio.wait_for(committing, 30) == 1
+        assert await store.events("w") == [first]
+        # With the lock free again, the next one runs in place and is as good.
+        second = event(2, first.hash)
+        batch = CommitBatch(world_id="w", expected_version=1, events=[second])
+        assert await store.commit(batch) == 2
+        assert await store.events("w") == [first, second]
+    finally:
+        other.close()
+        await store.close()

@@ -236,6 +236,9 @@ class _Worker:
 # log's length (in frames) past which the writer's thread also checkpoints it between two
 # commits, so that it starts afresh (see _Checkpointer).
 CHECKPOINT_SECONDS = 1.0
+# How long a statement waits for another connection's lock (another process writing),
+# on the store's threads; a commit run in place on the event loop never waits (_commit).
+BUSY_TIMEOUT_MS = 5000
 WAL_TRUNCATE_FRAMES = 8_000
 # How much less than the process's other threads the checkpointer weighs for the CPU
 # scheduler (Linux niceness; CFS gives nice +10 about a tenth of nice 0's share).
@@ -307,7 +310,7 @@ class _Checkpointer:
         _lower_this_threads_priority(CHECKPOINT_NICENESS)
         db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         try:
-            db.execute("PRAGMA busy_timeout=5000")
+            db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             while not self._stopping.wait(self.interval):
                 self.checkpoint(db)
                 self.passes += 1
@@ -382,7 +385,7 @@ class SQLiteStore(LocalPresence):
             # a power cut may lose the last commits.
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("PRAGMA foreign_keys=ON")
-            db.execute("PRAGMA busy_timeout=5000")
+            db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             # The checkpointer's thread copies the log into the file (_Checkpointer).
             db.execute("PRAGMA wal_autocheckpoint=0")
             # Each time the log starts afresh, its file is cut back to this.
@@ -520,7 +523,10 @@ class SQLiteStore(LocalPresence):
         to the thread, so a large write or a checkpoint never holds the loop up."""
         if batch.snapshot is None and self._thread is not None and self._db is not None:
             db = self._db
-            done, version = self._thread.run_here(lambda: _commit(db, batch))
+            try:
+                done, version = self._thread.run_here(lambda: _commit(db, batch, wait=False))
+            except _WouldWait:
+                done, version = False, None
             if done:
                 return cast(int, version)
         return await self._run(lambda db: _commit(db, batch))
@@ -592,9 +598,30 @@ def _answer(db: sqlite3.Connection, batch: CommitBatch) -> dict[str, Any] | None
     return None if done is None else cast(dict[str, Any], codec.loads(done[0]))
 
 
-def _commit(db: sqlite3.Connection, batch: CommitBatch) -> int:
+class _WouldWait(Exception):
+    """Another connection holds the write lock (another process writing to the file): a
+    commit run in place leaves it to the store's thread, which may wait for it."""
+
+
+def _begin_without_waiting(db: sqlite3.Connection) -> None:
+    """``BEGIN IMMEDIATE`` if the write lock is free now, else :class:`_WouldWait` with
+    nothing begun: on the event loop, busy_timeout would hold every world up."""
+    db.execute("PRAGMA busy_timeout=0")
+    try:
+        db.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        if exc.sqlite_errorcode == sqlite3.SQLITE_BUSY:
+            raise _WouldWait from None
+        raise
+    finally:
+        db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+
+
+def _commit(db: sqlite3.Connection, batch: CommitBatch, *, wait: bool = True) -> int:
     """The whole batch in one transaction: the request's earlier answer if it has one,
-    else the version check-and-set, then the appends.
+    else the version check-and-set, then the appends. ``wait=False``: raise
+    :class:`_WouldWait`, having done nothing, rather than wait for another connection's
+    write lock (once begun, the transaction holds it: nothing after waits).
 
     The earlier answer is looked for only when something refuses the batch: a stale
     version (then it decides between AlreadyAnswered and VersionConflict), or the answer's
@@ -605,7 +632,10 @@ def _commit(db: sqlite3.Connection, batch: CommitBatch) -> int:
     last_event = batch.events[-1] if batch.events else None
     last_emit = batch.emits[-1] if batch.emits else None
     answers = batch.request_id is not None and batch.user_id is not None
-    db.execute("BEGIN IMMEDIATE")
+    if wait:
+        db.execute("BEGIN IMMEDIATE")
+    else:
+        _begin_without_waiting(db)
     try:
         cursor = db.execute(
             "UPDATE worlds SET version = ?, "
