@@ -355,3 +355,33 @@ describe("frames the bridge cannot read", () => {
     assert.equal(again.ok, true, "the connection keeps serving");
   });
 });
+
+describe("an answer that never arrives", () => {
+  test("the bridge committed a player's action but its answer was lost: the player's client catches up and writes the card", async () => {
+    // Protocol 4: the sender hears its own commit only in the answer, so a lost answer loses
+    // the card it alone writes (the acting user, present); the module catches up from the log.
+    assert.equal((await gm.rpc("call", "world.settings", { trust_player_ratings: true })).ok, true);
+    await queue([[0, 0, 0, 0]]);
+    const before = (await player.rpc("messages")).length;
+    const syncsBefore = (await player.rpc("sent")).filter((s) => s.event === "world.sync").length;
+    await player.rpc("loseAnswerTo", "action.start");
+    const started = await player.rpc("startAction", ZIRD._id, "Athletics", { opposition: 0 });
+    assert.equal(started, null, "to the module the call failed");
+    const notes = await player.waitFor("notifications", (n) => n.some((x) => /timed out/.test(x.message)), { what: "timeout notice" });
+    assert.ok(notes.some((n) => /timed out/.test(n.message)), JSON.stringify(notes.at(-1)));
+    const messages = await player.waitFor("messages", (ms) => ms.length === before + 1, { what: "the caught-up card" });
+    const card = messages.at(-1);
+    assert.equal(card.author, PLAYER.id, "the acting user's client writes its card");
+    assert.match(card.card.state, /Invoking/);
+    assert.deepEqual(card.rollDice, [0, 0, 0, 0]);
+    const syncs = (await player.rpc("sent")).filter((s) => s.event === "world.sync");
+    assert.equal(syncs.length, syncsBefore + 1, "one catch-up");
+    // The action is real on the bridge: the card's buttons move it on.
+    const actionId = card.flags["fate-bridge"].card.action_id;
+    await player.rpc("clickCard", card.flags["fate-bridge"].cardId, 'button[data-fb="pass"][data-side="actor"]');
+    const resolved = await cardIn(player, card.flags["fate-bridge"].cardId, (m) => /Resolved/.test(m.card.state), "resolved card");
+    assert.equal(resolved.flags["fate-bridge"].card.action_id, actionId);
+    assert.equal((await player.rpc("messages")).length, before + 1, "the same message, not a second one");
+    assert.equal((await gm.rpc("call", "world.settings", { trust_player_ratings: false })).ok, true);
+  });
+});

@@ -9,8 +9,9 @@ import { io as realIo } from "socket.io-client";
 import { MODULE_DIR, bootNodeFoundry, setField, waitFor } from "./node-foundry.mjs";
 
 const sent = []; // {event, payload, ack}
-// Test knob: the tab stops handling the bridge's cards (a closing tab, a frozen page).
-const knobs = { dropCards: false, droppedCards: 0 };
+// Test knobs: the tab stops handling the bridge's cards (a closing tab, a frozen page); the
+// answer to the next intent of a name never arrives in time (the bridge answered, too late).
+const knobs = { dropCards: false, droppedCards: 0, loseAnswerTo: new Set() };
 const sockets = { created: 0, connects: 0, auths: [] };
 const RESERVED = new Set(["connect", "connect_error", "disconnect"]);
 
@@ -25,7 +26,10 @@ function io(url, opts) {
     sent.push(entry);
     const last = args.at(-1);
     if (typeof last === "function") {
+      const lost = knobs.loseAnswerTo.delete(event);
       args[args.length - 1] = (...res) => {
+        // What socket.io hands a timed-out call (socket.timeout(ms).emit): its error, no answer.
+        if (lost) return last(new Error("operation has timed out"));
         entry.ack = structuredClone(res.at(-1));
         return last(...res);
       };
@@ -269,6 +273,9 @@ const commands = {
   async reconnect() {
     const { startConnection } = await import(path.join(MODULE_DIR, "scripts/session.mjs"));
     startConnection();
+  },
+  loseAnswerTo(event) {
+    knobs.loseAnswerTo.add(event);
   },
   dropCards(on) {
     knobs.dropCards = Boolean(on);
