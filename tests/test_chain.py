@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from bridge.rules.dice import QueuedDice, SecureDice
 from bridge.rules.engine import apply_all
 from bridge.rules.errors import RuleViolation
-from bridge.rules.events import EVENT_ADAPTER, Event
+from bridge.rules.events import EVENT_ADAPTER, CountersPut, Event
 from bridge.rules.procedures import settle
 from bridge.store import chain
 from bridge.store.chain import (
@@ -125,6 +125,11 @@ def test_every_played_event_hashes_as_the_old_chain_did(
         assert canonical_bytes(payload) == canonical_json(payload).encode("utf-8")
         digest = old_event_hash(prev, seq, domain_event.type, payload, at)
         assert event_hash(prev, seq, domain_event.type, payload, at) == digest
+        # The bridge hashes the record itself, from its own sorted JSON: the same.
+        assert chain.chained_record(prev, seq, domain_event.type, domain_event, at) == (
+            digest,
+            canonical_json(payload).encode("utf-8"),
+        )
         rows.append((seq, domain_event.type, payload, at, prev, digest))
         prev = digest
     assert verify_chain(rows) is None
@@ -238,3 +243,26 @@ def test_every_form_of_float_is_seen_and_plain_payloads_need_no_split() -> None:
     assert not chain._holds_float(orjson.dumps(plain))
     # A digit then "." or "e" inside a string only sends the text on to the exact check.
     assert not chain._holds_float(orjson.dumps({"name": "v1.2 and 3e5", "n": 4}))
+
+
+class FloatRecord:
+    """A stand-in record holding a float, which no event holds: orjson writes it its own way."""
+
+    def model_dump(self, *, mode: str = "python") -> dict[str, Any]:
+        return {"ratio": 2.5e-05, "name": "x"}
+
+    def sorted_json(self) -> bytes:
+        return orjson.dumps(self.model_dump(), option=orjson.OPT_SORT_KEYS)
+
+
+def test_a_record_the_fast_form_cannot_hold_is_hashed_from_its_dump() -> None:
+    # chained_record gives chained's hash and text whatever the record holds: a float goes
+    # to the reference encoder, and so does a number orjson refuses (beyond 64 bits).
+    for record, payload in (
+        (FloatRecord(), FloatRecord().model_dump()),
+        (CountersPut(reason="x", gm_fate_points=2**70, action_count=1, aspect_count=1), None),
+    ):
+        dumped = payload if payload is not None else record.model_dump(mode="json")
+        expected = chain.chained(GENESIS_HASH, 1, "t", dumped, "at")
+        assert chain.chained_record(GENESIS_HASH, 1, "t", record, "at") == expected
+        assert expected[1] == canonical_json(dumped).encode("utf-8")

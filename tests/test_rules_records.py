@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any, get_args
 
+import orjson
 import pytest
 from pydantic import ValidationError
 
@@ -35,6 +36,16 @@ def test_event_json_written_before_loads_and_dumps_identically(payload: dict[str
     event = EVENT_ADAPTER.validate_python(payload)
     assert event.type == payload["type"]
     assert ordered(event.model_dump(mode="json")) == ordered(payload)
+
+
+@pytest.mark.parametrize("payload", WRITTEN["events"], ids=lambda p: str(p["type"]))
+def test_a_records_sorted_json_is_its_dump_sorted(payload: dict[str, Any]) -> None:
+    # The hash chain takes an event's canonical form from sorted_json, not from a dump.
+    event = EVENT_ADAPTER.validate_python(payload)
+    dumped = orjson.dumps(event.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
+    assert event.sorted_json() == dumped
+    state = WorldState.model_validate(WRITTEN["state"])
+    assert state.sorted_json() == orjson.dumps(WRITTEN["state"], option=orjson.OPT_SORT_KEYS)
 
 
 def test_every_event_type_is_in_the_fixture() -> None:

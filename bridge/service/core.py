@@ -58,7 +58,12 @@ from bridge.store.base import (
     VersionConflict,
     WorldRecord,
 )
-from bridge.store.chain import GENESIS_HASH, chained, disagreeing_anchors, verify_chain
+from bridge.store.chain import (
+    GENESIS_HASH,
+    chained_record,
+    disagreeing_anchors,
+    verify_chain,
+)
 
 Clock = Callable[[], datetime]
 COMMIT_ATTEMPTS = 5
@@ -416,13 +421,14 @@ class ServiceCore:
                 tail_size = snapshot.tail_size
                 for domain_event in events:
                     seq += 1
-                    payload = domain_event.model_dump(mode="json")
                     # The store keeps the payload in the canonical form the hash took.
-                    digest, canonical = chained(prev, seq, domain_event.type, payload, now)
+                    digest, canonical = chained_record(
+                        prev, seq, domain_event.type, domain_event, now
+                    )
                     encoded = canonical.decode("utf-8")
                     tail_size += len(encoded)
                     rows.append(
-                        EventRow(seq, domain_event.type, payload, now, prev, digest, encoded)
+                        EventRow.of_encoded(seq, domain_event.type, encoded, now, prev, digest)
                     )
                     prev = digest
                 writers = {

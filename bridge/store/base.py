@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from bridge import codec
 
@@ -34,23 +34,84 @@ class WorldRecord:
     created_at: str
 
 
-@dataclass(frozen=True)
 class EventRow:
-    """One event of the log. ``encoded`` is the payload's JSON text when the writer has
-    it already (the store then writes it as is instead of encoding the payload again);
-    it is a cache of ``payload``, so it takes no part in comparisons."""
+    """One event of the log, immutable. ``encoded`` is the payload's JSON text when the
+    writer has it already (the store then writes it as is instead of encoding the payload
+    again); it is a cache of ``payload``, so it takes no part in comparisons. A row made
+    by :meth:`of_encoded` holds only the text, and decodes ``payload`` when first asked
+    (a commit's own rows are written and hashed, seldom read back)."""
 
+    __slots__ = ("_payload", "created_at", "encoded", "hash", "prev_hash", "seq", "type")
     seq: int
     type: str
-    payload: dict[str, Any]
     created_at: str
     prev_hash: str
     hash: str
-    encoded: str | None = field(default=None, compare=False, repr=False)
+    encoded: str | None
+    _payload: dict[str, Any] | None
+
+    def __init__(
+        self,
+        seq: int,
+        type: str,
+        payload: dict[str, Any] | None,
+        created_at: str,
+        prev_hash: str,
+        hash: str,
+        encoded: str | None = None,
+    ) -> None:
+        """``payload`` None: it is ``encoded``, decoded when first read (see of_encoded)."""
+        if payload is None and encoded is None:
+            raise ValueError("an event row needs its payload or the payload's JSON text")
+        _set = object.__setattr__
+        _set(self, "seq", seq)
+        _set(self, "type", type)
+        _set(self, "_payload", payload)
+        _set(self, "created_at", created_at)
+        _set(self, "prev_hash", prev_hash)
+        _set(self, "hash", hash)
+        _set(self, "encoded", encoded)
+
+    @classmethod
+    def of_encoded(
+        cls, seq: int, type: str, encoded: str, created_at: str, prev_hash: str, hash: str
+    ) -> EventRow:
+        """A row whose payload is the JSON text ``encoded``, decoded only when read."""
+        return cls(seq, type, None, created_at, prev_hash, hash, encoded)
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        payload = self._payload
+        if payload is None:
+            payload = codec.loads(cast(str, self.encoded))  # one of the two is given
+            object.__setattr__(self, "_payload", payload)
+        return cast(dict[str, Any], payload)
 
     def payload_json(self) -> str:
         """The payload as the store writes it (the stores' one JSON codec)."""
         return self.encoded if self.encoded is not None else codec.dumps(self.payload)
+
+    def _key(self) -> tuple[int, str, dict[str, Any], str, str, str]:
+        return (self.seq, self.type, self.payload, self.created_at, self.prev_hash, self.hash)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EventRow):
+            return NotImplemented
+        return self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]  # its payload is a dict
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"EventRow is immutable: cannot set {name}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"EventRow is immutable: cannot delete {name}")
+
+    def __repr__(self) -> str:
+        return (
+            f"EventRow(seq={self.seq!r}, type={self.type!r}, payload={self.payload!r}, "
+            f"created_at={self.created_at!r}, prev_hash={self.prev_hash!r}, hash={self.hash!r})"
+        )
 
 
 @dataclass(frozen=True)

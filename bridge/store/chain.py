@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal, Protocol
 
 import orjson
 
@@ -64,8 +64,14 @@ def canonical_bytes(value: Any) -> bytes:
         fast = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except TypeError:
         return canonical_json(value).encode("utf-8")
+    return _canonical_of_sorted(fast, lambda: value)
+
+
+def _canonical_of_sorted(fast: bytes, value: Callable[[], Any]) -> bytes:
+    """``canonical_bytes`` of ``value()``, given ``fast``: orjson's sorted-keys encoding
+    of it, which is the answer unless it holds a float (see :func:`canonical_bytes`)."""
     if _holds_float(fast):
-        return canonical_json(value).encode("utf-8")
+        return canonical_json(value()).encode("utf-8")
     return fast
 
 
@@ -87,6 +93,46 @@ def chained(
     The hashed body's keys sorted are at, payload, prev, seq, type: its canonical form is
     the payload's with the other four around it, so the payload is encoded once."""
     encoded = canonical_bytes(payload)
+    return _hash_around(prev_hash, seq, event_type, encoded, created_at, lambda: payload), encoded
+
+
+class Record(Protocol):
+    """What :func:`chained_record` needs of an event: its dump, and the dump's JSON
+    with keys sorted as orjson writes it (``bridge.rules.state.Frozen``)."""
+
+    def model_dump(self, *, mode: Literal["json", "python"] = ...) -> dict[str, Any]: ...
+
+    def sorted_json(self) -> bytes: ...
+
+
+def chained_record(
+    prev_hash: str, seq: int, event_type: str, record: Record, created_at: str
+) -> tuple[str, bytes]:
+    """:func:`chained` of ``record.model_dump(mode="json")``, the same hash and bytes,
+    from the record's own sorted JSON: the dump is built only where that is not the
+    canonical form (a float) or orjson refuses the record."""
+    try:
+        fast = record.sorted_json()
+    except TypeError:
+        return chained(prev_hash, seq, event_type, record.model_dump(mode="json"), created_at)
+
+    def payload() -> Any:
+        return record.model_dump(mode="json")
+
+    encoded = _canonical_of_sorted(fast, payload)
+    return _hash_around(prev_hash, seq, event_type, encoded, created_at, payload), encoded
+
+
+def _hash_around(
+    prev_hash: str,
+    seq: int,
+    event_type: str,
+    encoded: bytes,
+    created_at: str,
+    payload: Callable[[], Any],
+) -> str:
+    """The event's hash, its payload's canonical JSON being ``encoded`` (``payload()``
+    gives the payload itself, for the reference form)."""
     try:
         body = b"".join(
             (
@@ -104,8 +150,8 @@ def chained(
             )
         )
     except TypeError:  # text orjson refuses (a lone surrogate): the reference form
-        body = canonical_bytes(_body(prev_hash, seq, event_type, payload, created_at))
-    return hashlib.sha256(body).hexdigest(), encoded
+        body = canonical_bytes(_body(prev_hash, seq, event_type, payload(), created_at))
+    return hashlib.sha256(body).hexdigest()
 
 
 def reference_event_hash(
