@@ -75,27 +75,33 @@ class DraftEvents(list[Event]):
     in the draft, not in the fold), so a draft that dropped anything seals nothing and
     ``apply_all`` folds its events as any others.
 
-    ``after`` holds only while the list is as the draft made it: ``apply_all`` checks."""
+    ``after`` holds only while the list is as the draft made it: ``apply_all`` checks.
+    Only :meth:`Draft.events` makes one, and seals it at once."""
 
-    base: WorldState | None = None
-    after: WorldState | None = None
+    # Slots: one is made per intent, and its four attributes are set on every one.
+    __slots__ = ("_made", "after", "base", "contained")
+    base: WorldState | None
+    after: WorldState | None
     # The draft's own list of the events, which nothing else holds: compared with this
     # one item by item (identity first, no copy) to see that nobody changed it.
-    _made: list[Event] | None = None
+    _made: list[Event] | None
     # Whether an action they put is in a contest or a challenge: only such an action's
     # events give procedures anything to react to (bridge.rules.procedures.settle).
-    # True until sealed: unknown.
-    contained: bool = True
+    contained: bool
 
-    def seal(self, base: WorldState, after: WorldState, made: list[Event], contained: bool) -> None:
-        """``made``: a list equal to this one that only this object holds from now on;
-        ``contained``: whether an action put is in a contest or challenge."""
+    def seal(
+        self, base: WorldState, after: WorldState | None, made: list[Event], contained: bool
+    ) -> None:
+        """``after``: the state the events lead to from ``base``, None when the draft did
+        not build it (it dropped a record); ``made``: a list equal to this one that only
+        this object holds from now on; ``contained``: whether an action put is in a
+        contest or challenge."""
         self.base, self.after, self._made, self.contained = base, after, made, contained
 
     def result_from(self, state: WorldState) -> WorldState | None:
         """The state these events lead to from ``state``, if the draft built it: only
         from its own base, and only while the list holds exactly the events it made."""
-        if state is self.base and self._made == self:
+        if state is self.base and self.after is not None and self._made == self:
             return self.after
         return None
 
@@ -327,8 +333,8 @@ class Draft:
             else:  # "carried"
                 out.append(_make_carried_boosts_put(reason=reason, aspect_ids=self.carried_boosts))
         events = DraftEvents(out)
-        if out and not self._dropped:
-            events.seal(self.base, self._after(), out, contained)
+        built = self._after() if out and not self._dropped else None
+        events.seal(self.base, built, out, contained)
         self._owned.clear()
         return events
 

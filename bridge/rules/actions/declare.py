@@ -81,10 +81,17 @@ def declare(
     require_active(actor, "act", "actor_id")
     attack_kind = _attack_kind(draft, command, actor)
 
-    participants = name_participants(draft, actor, command.skill, command.helpers, principal)
-    joined = _joined(draft, participants)
-    leader, lead_skill = _leader(joined)
-    named = [p.character_id for p in participants]
+    if command.helpers:
+        participants = name_participants(draft, actor, command.skill, command.helpers, principal)
+        joined = _joined(draft, participants)
+        leader, lead_skill = _leader(joined)
+        named = [p.character_id for p in participants]
+    else:
+        # The actor alone, as most actions are: it joins, leads and rolls (R10.1).
+        participants = (make_participant(character_id=actor.id, skill=command.skill),)
+        joined = [(actor, command.skill)]
+        leader, lead_skill = actor, command.skill
+        named = [actor.id]
 
     target_aspect_id = command.target_aspect_id
     if command.type == "take_advantage" and (
