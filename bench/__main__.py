@@ -616,8 +616,10 @@ RESULT_KEYS = {"idle": "idle_memory"}
 def instructions(root: Path, profile: Profile) -> dict[str, Any]:
     """Instructions per action (bench/instructions.py): the live bridge under callgrind,
     all its threads, counted over a closed-loop run after a warm-up, in rung 2's shape
-    (one client) and rung 4's (one sender and nine listeners in one world); then the
-    rules alone per resolution."""
+    (one client) and rung 4's (one sender and nine listeners in one world); rung 1's
+    python-socketio ack echo per message, counted the same way, for rung 2's ratio in
+    instructions (which this machine's noise does not move); then the rules alone per
+    resolution."""
     if not counting.available():
         print("  valgrind is not installed (apt-get install valgrind): skipped", flush=True)
         return {"skipped": "valgrind is not installed"}
@@ -629,40 +631,70 @@ def instructions(root: Path, profile: Profile) -> dict[str, Any]:
         out = folder / "bridge.callgrind"
         with bridge(folder, wrapper=counting.callgrind(out), start_timeout=600.0) as server:
             plans = [{"url": server.url, "mode": "closed_action", "connections": conns}]
-            run_load([server], plans, profile.instruction_seconds / 3)  # warm-up
-            window = counting.Window(server.pid, out)
-            counted = run_load(
-                [server],
-                plans,
-                profile.instruction_seconds,
-                on_ready=window.open,
-                on_done=window.close,
-            )
-            # What the bridge runs by the clock, not per action (the checkpointer's passes,
-            # timers), counted while it is idle after the run, is taken out: under valgrind
-            # an action takes a machine-dependent time, and that work grows with it.
-            quiet = counting.Window(server.pid, out, first_dump=2)
-            quiet.open()
-            time.sleep(profile.instruction_seconds / 3)
-            quiet.close()
-        done = int(counted["done"])
-        idle_per_second = quiet.instructions / quiet.seconds
-        total = window.instructions
-        net = total - idle_per_second * window.seconds
+            counted = _counted(server, plans, out, profile)
         shapes[str(room)] = {
             "clients": room,
-            "actions": done,
+            "actions": counted["done"],
             "errors": counted["errors"],
-            "instructions_per_action": net / done if done else float("nan"),
-            "raw_instructions_per_action": total / done if done else float("nan"),
-            "idle_instructions_per_second": idle_per_second,
+            "instructions_per_action": counted["per_request"],
+            "raw_instructions_per_action": counted["raw"],
+            "idle_instructions_per_second": counted["idle_instructions_per_second"],
         }
         print(
             f"  {room:>2} client(s): {shapes[str(room)]['instructions_per_action']:,.0f}",
             flush=True,
         )
+    folder = fresh_folder(root, "instructions-echo")
+    out = folder / "echo.callgrind"
+    echo_server = Server(
+        ["-m", "bench.echo", "sio", "{port}"],
+        "/healthz",
+        wrapper=counting.callgrind(out),
+        start_timeout=600.0,
+    ).start()
+    try:
+        conns = [{"auth": {}, "sender": True} for _ in range(senders(profile))]
+        # Open loop at a rate the echo keeps up with under valgrind (it has no closed mode).
+        plans = open_plans(echo_server.url, conns, "sio_echo", ECHO_COUNTED_RATE)
+        echo = _counted(echo_server, plans, out, profile)
+    finally:
+        echo_server.stop()
+    print(f"  rung 1 echo: {echo['per_request']:,.0f} per message", flush=True)
     engine_count = counting.engine_instructions(profile.instruction_resolutions, root)
-    return {"bridge": shapes, "engine": engine_count}
+    return {"bridge": shapes, "echo": echo, "engine": engine_count}
+
+
+# Messages per second for the echo counted under callgrind (which runs it ~50x slower).
+ECHO_COUNTED_RATE = 20.0
+
+
+def _counted(
+    server: Server, plans: list[dict[str, Any]], out: Path, profile: Profile
+) -> dict[str, Any]:
+    """A server under callgrind, run with ``plans`` after a warm-up: requests done and
+    errors, and instructions per request (``per_request``), less what it runs by the
+    clock, not per request (the bridge's checkpointer passes, timers), counted while it
+    is idle after the run: under valgrind a request takes a machine-dependent time, and
+    that work grows with it (``raw``: before it is taken out)."""
+    run_load([server], plans, profile.instruction_seconds / 3)  # warm-up
+    window = counting.Window(server.pid, out)
+    counted = run_load(
+        [server], plans, profile.instruction_seconds, on_ready=window.open, on_done=window.close
+    )
+    quiet = counting.Window(server.pid, out, first_dump=2)
+    quiet.open()
+    time.sleep(profile.instruction_seconds / 3)
+    quiet.close()
+    done = int(counted["done"])
+    idle_per_second = quiet.instructions / quiet.seconds
+    net = window.instructions - idle_per_second * window.seconds
+    return {
+        "done": done,
+        "errors": counted["errors"],
+        "per_request": net / done if done else float("nan"),
+        "raw": window.instructions / done if done else float("nan"),
+        "idle_instructions_per_second": idle_per_second,
+    }
 
 
 def print_instructions(counts: dict[str, Any]) -> None:
@@ -676,6 +708,16 @@ def print_instructions(counts: dict[str, Any]) -> None:
             f"({shape['actions']} actions, {shape['errors']} errors; "
             f"{shape['raw_instructions_per_action'] / 1e6:.2f} M before the clock's own work, "
             f"{shape['idle_instructions_per_second'] / 1e6:.1f} M/s, is taken out)"
+        )
+    echo = counts.get("echo")
+    if echo is not None:
+        single = counts["bridge"]["1"]["instructions_per_action"]
+        # Rung 2's ratio is per intent message: an action is two.
+        print(
+            f"instructions per message, rung 1's python-socketio ack echo: "
+            f"{echo['per_request'] / 1e3:,.0f} k ({echo['done']} messages, {echo['errors']} "
+            f"errors); rung 2's per intent message {single / 2 / 1e3:,.0f} k = "
+            f"{single / 2 / echo['per_request']:.2f}x rung 1"
         )
     per = counts["engine"]["instructions_per_resolution"]
     print(f"instructions per resolution, the rules alone: {per / 1e3:.1f} k")
