@@ -174,12 +174,12 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
 class RoomFanOut(socketio.AsyncManager):  # type: ignore[misc]
     """python-socketio's local delivery of an emit, without a task per receiver.
 
-    The frame is encoded once per emit (as python-socketio does) and queued to each
-    receiver's engine.io socket in turn: the queue is unbounded, so queuing never waits,
-    and a task (plus ``asyncio.wait`` over all of them) per receiver per emit was pure
-    overhead. Each receiver's own writer task still sends its frames in order. A receiver
-    whose socket has just closed is skipped. Emits with a callback (not used by the
-    bridge) take python-socketio's own path."""
+    The frame is encoded once per emit (as python-socketio does), not at all when nobody
+    is left to hear it, and queued to each receiver's engine.io socket in turn: the queue
+    is unbounded, so queuing never waits, and a task (plus ``asyncio.wait`` over all of
+    them) per receiver per emit was pure overhead. Each receiver's own writer task still
+    sends its frames in order. A receiver whose socket has just closed is skipped. Emits
+    with a callback (not used by the bridge) take python-socketio's own path."""
 
     async def emit(
         self,
@@ -199,15 +199,17 @@ class RoomFanOut(socketio.AsyncManager):  # type: ignore[misc]
         room = to or room
         if namespace not in self.rooms:
             return None
-        args = list(data) if isinstance(data, tuple) else [] if data is None else [data]
         skipped = skip_sid if isinstance(skip_sid, list) else [skip_sid]
+        receivers = [e for sid, e in self.get_participants(namespace, room) if sid not in skipped]
+        if not receivers:
+            # A sender alone in its world hears its commit in its ack: nothing to encode.
+            return None
+        args = list(data) if isinstance(data, tuple) else [] if data is None else [data]
         encoded = self.server.packet_class(
             socketio.packet.EVENT, namespace=namespace, data=[event, *args]
         ).encode()
         frame = engineio.packet.Packet(engineio.packet.MESSAGE, encoded)
-        for sid, eio_sid in self.get_participants(namespace, room):
-            if sid in skipped:
-                continue
+        for eio_sid in receivers:
             try:
                 await self.server._send_eio_packet(eio_sid, frame)
             except engineio.exceptions.SocketIsClosedError:
