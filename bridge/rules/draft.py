@@ -72,8 +72,8 @@ class DraftEvents(list[Event]):
     folding them over the base gives each map the draft's values; a key already in the
     base keeps its place in both; a new key goes last in both, in the order it was first
     changed. Only a drop can break that order (a key dropped and put again moves last
-    in the draft, not in the fold), so a draft that dropped anything seals nothing and
-    ``apply_all`` folds its events as any others.
+    in the draft, not in the fold), so a draft that dropped anything holds no state
+    (``after`` is None) and ``apply_all`` folds its events as any others.
 
     ``after`` holds only while the list is as the draft made it: ``apply_all`` checks.
     Only :meth:`Draft.events` makes one, and seals it at once."""

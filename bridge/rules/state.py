@@ -76,8 +76,9 @@ class Frozen:
         """``orjson.dumps(self.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)``,
         the same bytes, without building the dump: orjson reads each record's fields
         from its ``__dict__``, which holds exactly its fields (see _fast_init), and their
-        values are JSON's own types or records (tests/test_rules_records.py checks the
-        agreement on arbitrary play). Raises ``TypeError`` for what orjson refuses."""
+        values are JSON's own types or records (checked on every event type in
+        tests/test_rules_records.py, on arbitrary play in tests/test_chain.py). Raises
+        ``TypeError`` for what orjson refuses."""
         return orjson.dumps(self, default=_fields_of, option=_SORTED_RECORDS)
 
     @classmethod
