@@ -57,6 +57,22 @@ def event(seq: int, prev: str) -> EventRow:
     return EventRow(seq, "test", payload, "t", prev, event_hash(prev, seq, "test", payload, "t"))
 
 
+def test_an_event_row_from_its_text_is_the_row_from_its_payload() -> None:
+    # A commit's own rows hold only the payload's text (bridge.service.core): read, they
+    # give the payload, and compare equal to rows built from it; rows are immutable.
+    text = codec.dumps({"b": [1, {"c": None}], "a": "x"})
+    lazy = EventRow.of_encoded(1, "t", text, "at", GENESIS_HASH, "h")
+    eager = EventRow(1, "t", {"b": [1, {"c": None}], "a": "x"}, "at", GENESIS_HASH, "h")
+    assert lazy.payload_json() == text
+    assert lazy == eager and lazy.payload == eager.payload
+    assert lazy != EventRow(1, "t", {"a": "y"}, "at", GENESIS_HASH, "h")
+    assert repr(lazy) == repr(eager)
+    with pytest.raises(AttributeError):
+        lazy.seq = 2
+    with pytest.raises(ValueError, match="payload"):
+        EventRow(1, "t", None, "at", GENESIS_HASH, "h")
+
+
 async def test_worlds_are_registered_once(store: Store) -> None:
     await store.add_world(WORLD, {"s": 0})
     with pytest.raises(WorldExists):
