@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import copy
+import pickle
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
@@ -67,6 +69,7 @@ def test_an_event_row_from_its_text_is_the_row_from_its_payload() -> None:
     assert lazy == eager and lazy.payload == eager.payload
     assert lazy != EventRow(1, "t", {"a": "y"}, "at", GENESIS_HASH, "h")
     assert repr(lazy) == repr(eager)
+    assert copy.deepcopy(lazy) == lazy and pickle.loads(pickle.dumps(eager)) == eager
     with pytest.raises(AttributeError):
         lazy.seq = 2
     with pytest.raises(ValueError, match="payload"):

@@ -101,6 +101,11 @@ class EventRow:
 
     __hash__ = None  # type: ignore[assignment]  # its payload is a dict
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # copy and pickle rebuild it through __init__ (setting its slots is refused).
+        fields = (self.seq, self.type, self._payload, self.created_at, self.prev_hash)
+        return (EventRow, (*fields, self.hash, self.encoded))
+
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"EventRow is immutable: cannot set {name}")
 
