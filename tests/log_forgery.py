@@ -12,11 +12,35 @@ import json
 import sqlite3
 import sys
 from pathlib import Path
+from typing import Any
 
 from bridge.rules.engine import replay
 from bridge.rules.events import EVENT_ADAPTER
 from bridge.rules.state import WorldState
 from bridge.store.chain import GENESIS_HASH, event_hash
+
+
+def rewrite_event(
+    db: sqlite3.Connection,
+    world: str,
+    seq: int,
+    payload: Any,
+    hashes: tuple[str, str] | None = None,
+) -> None:
+    """Replace event ``seq``'s payload (and its ``(prev_hash, hash)``, when given) in the
+    commit row that holds it, as someone editing the file could."""
+    rowid, text = db.execute(
+        "SELECT rowid, events FROM commits WHERE world_id = ? AND last_event_seq >= ? "
+        "ORDER BY last_event_seq LIMIT 1",
+        (world, seq),
+    ).fetchone()
+    events = json.loads(text)
+    for event in events:
+        if event[0] == seq:
+            event[5] = payload
+            if hashes is not None:
+                event[3], event[4] = hashes
+    db.execute("UPDATE commits SET events = ? WHERE rowid = ?", (json.dumps(events), rowid))
 
 
 def rewrite_and_rehash(db_path: Path, world: str) -> None:
@@ -37,11 +61,7 @@ def rewrite_and_rehash(db_path: Path, world: str) -> None:
                 roll["dice"] = [1, 1, 1, 1]
                 forged = True
             digest = event_hash(prev, seq, event_type, payload, created_at)
-            db.execute(
-                "UPDATE events SET payload = ?, prev_hash = ?, hash = ? "
-                "WHERE world_id = ? AND seq = ?",
-                (json.dumps(payload), prev, digest, world, seq),
-            )
+            rewrite_event(db, world, seq, payload, (prev, digest))
             payloads.append(payload)
             prev = digest
         assert forged

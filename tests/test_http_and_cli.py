@@ -18,6 +18,7 @@ from bridge import __version__
 from bridge.protocol import PROTOCOL_VERSION
 from tests.bridge_process import BridgeProcess, add_world, cli
 from tests.conftest import Connect
+from tests.log_forgery import rewrite_event
 from tests.seats import BROUSSEAU, Seat, queue
 
 
@@ -133,10 +134,7 @@ async def test_world_verify_detects_a_tampered_log(
         ).fetchone()
         event = json.loads(payload)
         event["action"]["actor"]["roll"]["dice"] = [1, 1, 1, 1]
-        db.execute(
-            "UPDATE events SET payload = ? WHERE world_id = ? AND seq = ?",
-            (json.dumps(event), world[0], seq),
-        )
+        rewrite_event(db, world[0], seq, event)
     tampered = subprocess.run(
         [
             sys.executable,

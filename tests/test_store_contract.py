@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import pickle
+import sqlite3
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
@@ -153,6 +154,94 @@ async def test_events_page_by_seq_range(store: Store) -> None:
     assert await store.events_between("w", 6, 99) == rows[5:]
     assert await store.events_between("w", 5, 4) == []
     assert await store.events_between("other", 1, 7) == []
+
+
+async def test_events_and_emits_page_across_commits(store: Store) -> None:
+    # Commits of several events and emits each: pages start and end inside a commit.
+    await store.add_world(WORLD, {})
+    rows, prev = [], GENESIS_HASH
+    for seq in range(1, 11):
+        rows.append(event(seq, prev))
+        prev = rows[-1].hash
+    emits = [EmitRow(n, "card", {"n": n}) for n in range(1, 11)]
+    # (events, emits) of each commit; the second emits nothing.
+    bounds = [((0, 3), (0, 3)), ((3, 4), (3, 3)), ((4, 8), (3, 7)), ((8, 10), (7, 9))]
+    for version, ((start, end), (first, last)) in enumerate(bounds):
+        batch = CommitBatch(
+            world_id="w",
+            expected_version=version,
+            events=rows[start:end],
+            emits=emits[first:last],
+        )
+        await store.commit(batch)
+    # A commit with emits and no events, and one with neither, join the log too.
+    await store.commit(CommitBatch(world_id="w", expected_version=4, emits=emits[9:]))
+    await store.commit(CommitBatch(world_id="w", expected_version=5))
+    assert await store.events_between("w", 2, 5) == rows[1:5]
+    assert await store.events_between("w", 4, 4) == [rows[3]]
+    assert await store.events("w", 6) == rows[6:]
+    assert await store.events("w") == rows
+    snapshot = await store.load("w")
+    assert snapshot is not None
+    assert (snapshot.tail, snapshot.last_event_seq, snapshot.last_emit_seq) == (
+        tuple(rows),
+        10,
+        10,
+    )
+    assert await store.emits_since("w", 0, 100) == emits
+    assert [e.seq for e in await store.emits_since("w", 1, 2)] == [2, 3]
+    assert [e.seq for e in await store.emits_since("w", 3, 2)] == [4, 5]
+    assert [e.seq for e in await store.emits_since("w", 8, 5)] == [9, 10]
+    assert await store.emits_since("w", 10, 5) == []
+
+
+async def test_an_answer_showing_a_card_of_its_commit_is_returned_whole(store: Store) -> None:
+    # The answer to an action intent shows the card its commit emits (the same object):
+    # a store may keep it once; the answer read back is whole, now and after a restart.
+    await store.add_world(WORLD, {})
+    card = {"kind": "action", "action_id": "a1", "name": "Zoë's roll", "dice": [1, 0, -1, 0]}
+    card_emit = EmitRow(2, "card", {"seq": 2, "card_id": "w.a1", "card": card})
+    response = {"ok": True, "data": {"action_id": "a1", "card_id": "w.a1", "card": card}}
+    batch = CommitBatch(
+        world_id="w",
+        expected_version=0,
+        events=[event(1, GENESIS_HASH)],
+        emits=[EmitRow(1, "scene.state", {"seq": 1}), card_emit],
+        user_id="u",
+        request_id="r1",
+        response=response,
+        response_card_emit=2,
+        created_at="t",
+    )
+    await store.commit(batch)
+    whole = copy.deepcopy(response)
+    assert await store.get_response("w", "u", "r1") == whole
+    with pytest.raises(AlreadyAnswered) as done:
+        await store.commit(replace(batch, expected_version=1))
+    assert done.value.response == whole
+    other = same_store(store)
+    await other.open()
+    try:
+        assert await other.get_response("w", "u", "r1") == whole
+    finally:
+        await other.close()
+    # A hint that names no emit of the batch, or one whose card is another object, keeps
+    # the answer as it is.
+    for seq, shown in ((9, card), (2, dict(card))):
+        wrong = {"ok": True, "data": {"card": shown}}
+        request = f"r-{seq}-{shown is card}"
+        await store.commit(
+            CommitBatch(
+                world_id="w",
+                expected_version=1 if seq == 9 else 2,
+                emits=[EmitRow(3 if seq == 9 else 4, "card", {"card": card})],
+                user_id="u",
+                request_id=request,
+                response=wrong,
+                response_card_emit=seq,
+            )
+        )
+        assert await store.get_response("w", "u", request) == wrong
 
 
 async def test_racing_commits_exactly_one_wins(store: Store) -> None:
@@ -347,3 +436,35 @@ async def test_encoded_snapshot_and_payloads_are_stored_as_given(store: Store) -
         (),
         0,
     )
+
+
+async def test_sqlite_writes_a_commit_as_one_row_and_an_answers_card_once(
+    tmp_path: Path,
+) -> None:
+    # What makes a SQLite commit cheap: one row for all its events and emits, and the
+    # answer without a second copy of the card its commit emits.
+    store = SQLiteStore(tmp_path / "bridge.sqlite3")
+    await store.open()
+    try:
+        await store.add_world(WORLD, {})
+        card = {"kind": "action", "action_id": "a1", "text": "x" * 2000}
+        emits = [EmitRow(1, "card", {"seq": 1, "card": card}), EmitRow(2, "scene.state", {})]
+        first = event(1, GENESIS_HASH)
+        await store.commit(
+            CommitBatch(
+                world_id="w",
+                expected_version=0,
+                events=[first, event(2, first.hash)],
+                emits=emits,
+                user_id="u",
+                request_id="r1",
+                response={"ok": True, "data": {"card": card}},
+                response_card_emit=1,
+            )
+        )
+    finally:
+        await store.close()
+    db = sqlite3.connect(tmp_path / "bridge.sqlite3")
+    assert db.execute("SELECT last_event_seq, last_emit_seq FROM commits").fetchall() == [(2, 2)]
+    response, card_emit = db.execute("SELECT response, card_emit FROM requests").fetchone()
+    assert (codec.loads(response), card_emit) == ({"ok": True, "data": {"card": None}}, 1)

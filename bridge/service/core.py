@@ -143,6 +143,15 @@ def rebuild(snapshot: Snapshot) -> WorldState:
     )
 
 
+def answered_card(data: BaseModel | dict[str, Any], emits: list[EmitRow]) -> int | None:
+    """The seq of the emit whose card an answer shows (the same object), if any: the
+    store then keeps that card once (``CommitBatch.response_card_emit``)."""
+    card = data.get("card") if isinstance(data, dict) else None
+    if card is None:
+        return None
+    return next((e.seq for e in emits if e.event == "card" and e.payload["card"] is card), None)
+
+
 def created_record(before: WorldState, events: list[Event]) -> str | None:
     """The id of the first contest, challenge, conflict, compel or aspect the events create."""
     known: Mapping[str, object]
@@ -451,7 +460,8 @@ class ServiceCore:
                     extra_cards(after) if extra_cards else [],
                     present.__getitem__,
                 )
-                ack = ok(answer(after, rows, emits))
+                data = answer(after, rows, emits)
+                ack = ok(data)
                 head_seq = rows[-1].seq if rows else snapshot.last_event_seq
                 saved = (
                     state_json(after)
@@ -469,6 +479,7 @@ class ServiceCore:
                             user_id=session.user_id,
                             request_id=request_id,
                             response=ack,
+                            response_card_emit=answered_card(data, emits),
                             created_at=now,
                         )
                     )

@@ -165,6 +165,9 @@ class CommitBatch:
 
     A batch with a ``request_id`` is written at most once per ``(user_id,
     request_id)``: the commit looks the request up first, in the same atomic step.
+    ``response_card_emit`` names the batch's emit whose card the answer's ``data.card``
+    is (the same object): a store may then keep that card once, with the emit, and put
+    it back in the answer it returns.
     """
 
     world_id: str
@@ -175,6 +178,7 @@ class CommitBatch:
     user_id: str | None = None
     request_id: str | None = None
     response: dict[str, Any] | None = None
+    response_card_emit: int | None = None
     created_at: str = ""
 
 
