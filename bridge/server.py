@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import logging
 import time
@@ -19,7 +20,6 @@ from urllib.parse import parse_qs, urlsplit
 import engineio
 import socketio
 from aiohttp import web
-from engineio.async_drivers import aiohttp as engineio_aiohttp
 
 from bridge import __version__, codec, protocol
 from bridge.http_api import API_RATE_PER_SECOND, HttpApi
@@ -27,6 +27,7 @@ from bridge.module_package import ZIP_NAME, build_zip, manifest
 from bridge.ratelimit import TokenBucket
 from bridge.service import BridgeService, ConnectRefused, Reply, Session, error
 from bridge.service.session import user_room
+from bridge.websocket_session import BridgeWebSocket
 from bridge.wire import GuardedPacket, MalformedFrame
 
 log = logging.getLogger("bridge.server")
@@ -743,26 +744,6 @@ async def module_zip(request: web.Request) -> web.Response:
     )
 
 
-class PlainWebSocket(engineio_aiohttp.WebSocket):  # type: ignore[misc]
-    """Engine.IO's aiohttp websocket without permessage-deflate.
-
-    Every browser offers the extension and aiohttp accepts it by default; then each frame
-    is deflated once per receiver (each connection has its own compressor), which cost
-    12-28% of an action's CPU with ten clients in a room. Socket.IO's own server leaves
-    it off by default for that reason. ``create_app(websocket_compression=True)`` keeps
-    aiohttp's default, for a host where bandwidth is dearer than CPU."""
-
-    async def __call__(self, environ: dict[str, Any]) -> web.WebSocketResponse:
-        request: web.Request = environ["aiohttp.request"]
-        self._sock = web.WebSocketResponse(
-            max_msg_size=self.server.max_http_buffer_size, compress=False
-        )
-        await self._sock.prepare(request)
-        self.environ = environ
-        await self.handler(self)
-        return self._sock
-
-
 def create_app(
     service: BridgeService,
     *,
@@ -780,7 +761,7 @@ def create_app(
     the clients of all (python-socketio's AsyncRedisManager). ``on_commit`` is called
     after any intent that committed something (it wakes the webhook outbox).
     Websockets decline permessage-deflate unless ``websocket_compression``
-    (see :class:`PlainWebSocket`).
+    (see :class:`bridge.websocket_session.BridgeWebSocket`).
     """
     app = web.Application(client_max_size=TRANSPORT_LIMIT_BYTES)
     app[SERVICE_KEY] = service
@@ -797,10 +778,12 @@ def create_app(
         json=codec,
         client_manager=fan_out,
     )
-    if not websocket_compression:
-        # Per server, not engine.io's shared table: another server in this process keeps
-        # its own choice.
-        sio.eio._async = {**sio.eio._async, "websocket": PlainWebSocket}
+    # Per server, not engine.io's shared table: another server in this process keeps its
+    # own websockets.
+    sio.eio._async = {
+        **sio.eio._async,
+        "websocket": functools.partial(BridgeWebSocket, compress=websocket_compression),
+    }
     sio.attach(app)
     if isinstance(fan_out, RedisRoomFanOut):
         shared: RedisRoomFanOut = fan_out
