@@ -106,6 +106,9 @@ class Profile:
     # The instructions part (callgrind): each shape's counted run, and the rules alone.
     instruction_seconds: float = 30.0
     instruction_resolutions: int = 1000
+    # The paired part: turns of rung 1 and rung 2, each this long.
+    pairs: int = 8
+    pair_seconds: float = 4.0
 
 
 FULL = Profile(3, 8.0, 2000, 100, (0, 500, 2000), 10, 30.0, 3, 500, 5000, 10.0)
@@ -123,6 +126,8 @@ QUICK = Profile(
     3.0,
     instruction_seconds=10.0,
     instruction_resolutions=300,
+    pairs=4,
+    pair_seconds=2.0,
 )
 # A latency run during which the hypervisor took more than this share of the server's core
 # measured the host more than the bridge (p99 at 200 actions/s on this 2-core machine, 24
@@ -613,6 +618,64 @@ def aggregate(root: Path, profile: Profile, redis_url: str) -> list[dict[str, An
 RESULT_KEYS = {"idle": "idle_memory"}
 
 
+def paired(root: Path, profile: Profile) -> dict[str, Any]:
+    """Rung 2's ratio to rung 1, measured in turns: one echo server and one bridge
+    (SQLite, one client per world, as in rungs 1 and 2), both started and warmed once,
+    then echo, action, echo, ... for ``pairs`` actions, each turn ``pair_seconds`` long.
+    The host's speed drifts over minutes (rung 1 alone moved 25% between repetitions
+    of one ladder), so each action turn is compared with the echo turns just before and
+    after it; the figure is the median of those ratios, per intent message."""
+    echo_server = Server(["-m", "bench.echo", "sio", "{port}"], "/healthz").start()
+    folder = fresh_folder(root, "paired")
+    worlds = [f"w{i}" for i in range(senders(profile))]
+    keys = asyncio.run(seed(folder, None, worlds))
+    conns = [{"auth": gm_auth(w, keys[w], "gm0"), "sender": True} for w in worlds]
+    echo_conns = [{"auth": {}, "sender": True} for _ in worlds]
+    try:
+        with bridge(folder) as action_server:
+            echo_plans = open_plans(echo_server.url, echo_conns, "sio_echo", message_rate(profile))
+            action_plans = open_plans(action_server.url, conns, "action", profile.action_rate)
+            run_load([echo_server], echo_plans, 1.0)
+            run_load([action_server], action_plans, 1.0)
+            echoes: list[float] = []
+            actions: list[float] = []
+            for _turn in range(profile.pairs):
+                echo = run_load([echo_server], echo_plans, profile.pair_seconds)
+                echoes.append(echo["cpu_per_request_us"])
+                action = run_load([action_server], action_plans, profile.pair_seconds)
+                actions.append(action["cpu_per_request_us"] / 2)
+            echoes.append(
+                run_load([echo_server], echo_plans, profile.pair_seconds)["cpu_per_request_us"]
+            )
+    finally:
+        echo_server.stop()
+    ratios = [
+        action / ((before + after) / 2)
+        for action, before, after in zip(actions, echoes, echoes[1:], strict=False)
+    ]
+    median, (low, high) = statistics.median(ratios), _quartiles(ratios)
+    print(
+        f"  rung 2 / rung 1 in turns: {median:.2f} per intent message "
+        f"(quartiles {low:.2f}-{high:.2f}, {len(ratios)} turns)",
+        flush=True,
+    )
+    return {
+        "echo_per_message_us": echoes,
+        "action_per_message_us": actions,
+        "ratios": ratios,
+        "median_ratio": median,
+        "ratio_quartiles": [low, high],
+    }
+
+
+def _quartiles(values: list[float]) -> tuple[float, float]:
+    """The first and third quartiles (the values themselves when fewer than four)."""
+    if len(values) < 4:
+        return min(values), max(values)
+    cuts = statistics.quantiles(values, n=4)
+    return cuts[0], cuts[2]
+
+
 def instructions(root: Path, profile: Profile) -> dict[str, Any]:
     """Instructions per action (bench/instructions.py): the live bridge under callgrind,
     all its threads, counted over a closed-loop run after a warm-up, in rung 2's shape
@@ -754,6 +817,15 @@ def print_table(results: dict[str, Any]) -> None:
     """The ladder as ratios to rung 1, then the other parts; parts not run are skipped."""
     if "ladder" in results:
         print_ladder(results["ladder"])
+    if "paired" in results:
+        pair = results["paired"]
+        low, high = pair["ratio_quartiles"]
+        print(
+            f"rung 2 / rung 1 measured in turns: {pair['median_ratio']:.2f} per intent message "
+            f"(median of {len(pair['ratios'])} turns, quartiles {low:.2f}-{high:.2f}; "
+            f"rung 1 {statistics.median(pair['echo_per_message_us']):.0f} us, rung 2 "
+            f"{statistics.median(pair['action_per_message_us']):.0f} us per message)"
+        )
     if "growth" in results:
         print_growth(results["growth"])
     if "scale" in results:
@@ -915,12 +987,12 @@ def main() -> None:
     parser.add_argument(
         "--only",
         nargs="*",
-        help="parts to run (ladder growth scale idle engine aggregate; and instructions, "
+        help="parts to run (ladder paired growth scale idle engine aggregate; and instructions, "
         "not run unless named: callgrind's counts, a few minutes, needs valgrind)",
     )
     args = parser.parse_args()
     profile = QUICK if args.quick else FULL
-    parts = set(args.only or ["ladder", "growth", "scale", "idle", "engine", "aggregate"])
+    parts = set(args.only or ["ladder", "paired", "growth", "scale", "idle", "engine", "aggregate"])
     results: dict[str, Any] = {
         "profile": profile.__dict__,
         "cores": CORES,
@@ -940,6 +1012,7 @@ def main() -> None:
         steps: list[tuple[str, str, Callable[[], Any]]] = [
             ("engine", "rules engine alone", lambda: engine(profile)),
             ("ladder", "ladder", lambda: ladder(root, profile, redis_url)),
+            ("paired", "rung 2 against rung 1, in turns", lambda: paired(root, profile)),
             ("growth", "growth curve", lambda: growth(root, profile)),
             ("scale", "100-world run", lambda: scale(root, profile)),
             ("idle", "memory per idle client", lambda: idle_memory(root, profile)),
