@@ -27,7 +27,7 @@ from bridge.module_package import ZIP_NAME, build_zip, manifest
 from bridge.ratelimit import TokenBucket
 from bridge.service import BridgeService, ConnectRefused, Reply, Session, error
 from bridge.service.session import user_room
-from bridge.websocket_session import BridgeWebSocket
+from bridge.websocket_session import BridgeEngineIO, BridgeWebSocket
 from bridge.wire import GuardedPacket, MalformedFrame
 
 log = logging.getLogger("bridge.server")
@@ -511,6 +511,9 @@ class FateServer(socketio.AsyncServer):  # type: ignore[misc]
         task = asyncio.ensure_future(work)
         self._tasks.add(task)  # keep a reference until it ends
         task.add_done_callback(self._tasks.discard)
+
+    def _engineio_server_class(self) -> type[BridgeEngineIO]:
+        return BridgeEngineIO
 
     async def _handle_eio_connect(self, eio_sid: str, environ: Any) -> Any:
         result = await super()._handle_eio_connect(eio_sid, environ)

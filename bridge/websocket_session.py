@@ -11,16 +11,20 @@ itself and the writer awaits its queue; a connection that stays silent for the
 timeout Engine.IO allows (``ping_interval + ping_timeout``: a live client answers
 every ping well within it) is cut by one timer per quiet spell, not one per message.
 
-What a session does with each packet is still engineio's own (``AsyncSocket.receive``
-and ``send``); only the waiting is done here.
+What a session does with each packet it receives is still engineio's own (a message
+goes to python-socketio's handler, any other packet to ``AsyncSocket.receive``). A
+packet to send goes straight to the websocket when nothing waits to go before it
+(:class:`Lane`), else through the session's queue as engineio sends it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
+import engineio
 from aiohttp import web
 from engineio import exceptions, packet
 from engineio.async_drivers import aiohttp as engineio_aiohttp
@@ -56,6 +60,13 @@ class BridgeWebSocket(engineio_aiohttp.WebSocket):  # type: ignore[misc]
             await self.handler(self)
         return self._sock
 
+    async def send(self, message: str | bytes) -> None:
+        """engineio's ``send``, without asking on every frame which sends are coroutines."""
+        if isinstance(message, str):
+            await self._sock.send_str(message)
+        else:
+            await self._sock.send_bytes(message)
+
 
 async def serve_session(session: AsyncSocket, ws: BridgeWebSocket, request: web.Request) -> None:
     """Run a websocket-only Engine.IO session until either side closes it, as
@@ -66,7 +77,15 @@ async def serve_session(session: AsyncSocket, ws: BridgeWebSocket, request: web.
     server = session.server
     session.connected = True
     session.upgraded = True
-    writer = asyncio.ensure_future(_send_queued(session, ws))
+    # A message goes straight to the server's handler (python-socketio's, awaited in
+    # order as engineio does for it), skipping the log line engineio formats for each.
+    on_message = server.handlers.get("message")
+    if server.async_handlers or not asyncio.iscoroutinefunction(on_message):
+        on_message = None
+    lane = Lane(session, ws, request)
+    lanes: dict[str, Lane] | None = getattr(server, "lanes", None)
+    if lanes is not None:
+        lanes[session.sid] = lane
     silence = Silence(server.ping_interval + server.ping_timeout, _abort(request))
     try:
         while True:
@@ -78,7 +97,11 @@ async def serve_session(session: AsyncSocket, ws: BridgeWebSocket, request: web.
             if data and len(data) > server.max_http_buffer_size:
                 break
             try:
-                await session.receive(packet.Packet(encoded_packet=data))
+                received = packet.Packet(encoded_packet=data)
+                if on_message is not None and received.packet_type == packet.MESSAGE:
+                    await on_message(session.sid, received.data)
+                else:
+                    await session.receive(received)
             except exceptions.UnknownPacketError:
                 pass
             except exceptions.SocketIsClosedError:
@@ -88,25 +111,81 @@ async def serve_session(session: AsyncSocket, ws: BridgeWebSocket, request: web.
                 server.logger.exception("Unknown receive error")
     finally:
         silence.cancel()
-        await session.queue.put(None)  # the writer sends what is queued, then ends
-        await writer
+        if lanes is not None:
+            lanes.pop(session.sid, None)
+        await lane.finish()
     await session.close(wait=False, abort=True, reason=server.reason.TRANSPORT_CLOSE)
 
 
-async def _send_queued(session: AsyncSocket, ws: BridgeWebSocket) -> None:
-    """Send the session's queued packets in order until it queues ``None`` (or the
-    socket fails), then close the websocket."""
-    queue = session.queue
-    while True:
-        item = await queue.get()
-        queue.task_done()
-        if item is None:
-            break
-        try:
-            await ws.send(item.encode())
-        except Exception:
-            break
-    await ws.close()
+class BridgeEngineIO(engineio.AsyncServer):  # type: ignore[misc]
+    """engineio's server, whose websocket sessions (:func:`serve_session`) send each
+    packet through their :class:`Lane`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Engine.IO session id -> the way out of a session served here.
+        self.lanes: dict[str, Lane] = {}
+
+    async def send_packet(self, sid: str, pkt: packet.Packet) -> None:
+        lane = self.lanes.get(sid)
+        if lane is None:
+            await super().send_packet(sid, pkt)
+        else:
+            await lane.send(pkt)
+
+
+class Lane:
+    """A session's packets to the websocket, in the order they are sent.
+
+    A packet goes straight out when nothing is queued before it and the socket's buffer
+    is empty (an uncompressed frame is written to the transport at once, before any
+    wait, so nothing can overtake it); otherwise it joins the session's queue, which one
+    task sends in order. Compressed frames always queue: aiohttp may compress a large
+    one in a thread. So an answer costs no task switch, and a slow client's backlog
+    never makes a sender wait."""
+
+    def __init__(self, session: AsyncSocket, ws: BridgeWebSocket, request: web.Request) -> None:
+        self.session = session
+        self.ws = ws
+        self.request = request
+        self._sender = asyncio.ensure_future(self._send_queued())
+
+    async def send(self, pkt: packet.Packet) -> None:
+        """As ``AsyncSocket.send``: nothing for a session past its ping timeout (engineio
+        closes it), else the packet is on its way in order."""
+        session = self.session
+        if not await session.check_ping_timeout():
+            return
+        transport = self.request.transport
+        if (
+            self.ws.compress
+            or not session.queue.empty()
+            or transport is None
+            or transport.get_write_buffer_size()
+        ):
+            await session.queue.put(pkt)
+            return
+        # A failure means the socket is closing: its read loop ends the session.
+        with contextlib.suppress(Exception):
+            await self.ws.send(pkt.encode())
+
+    async def finish(self) -> None:
+        """Send what is queued, then close the websocket."""
+        await self.session.queue.put(None)
+        await self._sender
+
+    async def _send_queued(self) -> None:
+        queue = self.session.queue
+        while True:
+            item = await queue.get()
+            queue.task_done()
+            if item is None:
+                break
+            try:
+                await self.ws.send(item.encode())
+            except Exception:
+                break
+        await self.ws.close()
 
 
 def _abort(request: web.Request) -> Callable[[], None]:

@@ -1,7 +1,9 @@
 """The bridge's Engine.IO websocket session (bridge.websocket_session) against a real
 engineio server on a real port, with a client speaking Engine.IO 4 by hand: packets in
-order both ways, pings answered keep a connection, silence past Engine.IO's timeout
-cuts it, a frame over the size limit ends it, and either side's close ends it cleanly."""
+order both ways (sent straight out, or queued behind a slow reader's backlog), pings
+answered keep a connection, silence past Engine.IO's timeout cuts it, a frame over the
+size limit ends it, and either side's close ends it cleanly. Every test runs on the
+bridge's engineio server (sends go through a Lane) and on engineio's own (they queue)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import engineio
 import pytest
 from aiohttp import web
 
-from bridge.websocket_session import BridgeWebSocket, Silence
+from bridge.websocket_session import BridgeEngineIO, BridgeWebSocket, Silence
 
 PING_INTERVAL = 0.3
 PING_TIMEOUT = 0.3
@@ -24,10 +26,11 @@ LIMIT = 1000
 
 
 class EchoServer:
-    """engineio with the bridge's websocket: every message comes back twice, in order."""
+    """engineio with the bridge's websocket: every message comes back twice, in order;
+    ``flood N SIZE`` is answered by N messages of SIZE characters at once."""
 
-    def __init__(self) -> None:
-        self.eio = engineio.AsyncServer(
+    def __init__(self, server_class: type[engineio.AsyncServer]) -> None:
+        self.eio = server_class(
             async_mode="aiohttp",
             transports=["websocket"],
             ping_interval=PING_INTERVAL,
@@ -48,6 +51,11 @@ class EchoServer:
         self.connected.append(sid)
 
     async def message(self, sid: str, data: Any) -> None:
+        if data.startswith("flood "):
+            count, size = (int(n) for n in data.split()[1:])
+            for n in range(count):
+                await self.eio.send(sid, f"{n}:" + "x" * size)
+            return
         await self.eio.send(sid, data)
         await self.eio.send(sid, f"again:{data}")
 
@@ -55,9 +63,9 @@ class EchoServer:
         self.gone[sid] = str(reason)
 
 
-@pytest.fixture
-async def served() -> AsyncIterator[tuple[EchoServer, str]]:
-    server = EchoServer()
+@pytest.fixture(params=[BridgeEngineIO, engineio.AsyncServer])
+async def served(request: pytest.FixtureRequest) -> AsyncIterator[tuple[EchoServer, str]]:
+    server = EchoServer(request.param)
     app = web.Application()
     server.eio.attach(app)
     runner = web.AppRunner(app)
@@ -96,6 +104,36 @@ async def test_messages_come_back_in_order_and_answered_pings_keep_the_connectio
         assert got == [f"4{p}m{n}" for n in range(20) for p in ("", "again:")]
         assert pings >= 2 and not ws.closed
         assert server.connected and not server.gone
+
+
+async def test_a_slow_readers_backlog_arrives_whole_and_in_order(
+    served: tuple[EchoServer, str],
+) -> None:
+    # 400 frames of 100 kB at once fill the socket's buffer: the rest queue behind it.
+    server, url = served
+    async with aiohttp.ClientSession() as http, http.ws_connect(url) as ws:
+        await ws.receive_str(timeout=5)
+        await ws.send_str("4flood 400 100000")
+        await asyncio.sleep(0.5)  # read nothing meanwhile
+        await ws.send_str("4after")
+        got: list[str] = []
+        while len(got) < 402:
+            frame = await ws.receive_str(timeout=10)
+            if frame == "2":
+                await ws.send_str("3")
+            else:
+                got.append(frame[:20])
+    assert got == [f"4{n}:" + "x" * (20 - len(f"4{n}:")) for n in range(400)] + [
+        "4after",
+        "4again:after",
+    ]
+    for _ in range(100):
+        if server.gone:
+            break
+        await asyncio.sleep(0.02)
+    assert len(server.gone) == 1
+    if isinstance(server.eio, BridgeEngineIO):
+        assert server.eio.lanes == {}, "a closed session leaves no lane behind"
 
 
 async def test_silence_past_engineios_timeout_cuts_the_connection(
