@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import aiohttp
@@ -61,6 +61,13 @@ class EchoServer:
 
     async def disconnect(self, sid: str, reason: Any) -> None:
         self.gone[sid] = str(reason)
+
+
+async def until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
+    """Wait (bounded) for the server's side of a close to catch up with the client's."""
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
 
 
 @pytest.fixture(params=[BridgeEngineIO, engineio.AsyncServer])
@@ -127,10 +134,7 @@ async def test_a_slow_readers_backlog_arrives_whole_and_in_order(
         "4after",
         "4again:after",
     ]
-    for _ in range(100):
-        if server.gone:
-            break
-        await asyncio.sleep(0.02)
+    await until(lambda: bool(server.gone))
     assert len(server.gone) == 1
     if isinstance(server.eio, BridgeEngineIO):
         assert server.eio.lanes == {}, "a closed session leaves no lane behind"
@@ -151,10 +155,7 @@ async def test_silence_past_engineios_timeout_cuts_the_connection(
                 break
             heard.append(message.data)
     assert heard == ["2"], "cut after a ping went unanswered, never before"
-    for _ in range(50):
-        if server.gone:
-            break
-        await asyncio.sleep(0.02)
+    await until(lambda: bool(server.gone))
     assert list(server.gone.values()) == [str(server.eio.reason.TRANSPORT_CLOSE)]
 
 
@@ -170,10 +171,7 @@ async def test_a_frame_over_the_limit_or_a_client_close_ends_the_session(
             assert message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
         async with http.ws_connect(url) as ws:
             await ws.receive_str(timeout=5)
-        for _ in range(50):
-            if len(server.gone) == 2:
-                break
-            await asyncio.sleep(0.02)
+        await until(lambda: len(server.gone) == 2)
     assert len(server.gone) == 2 and len(server.connected) == 2
 
 
