@@ -60,6 +60,8 @@ STATUS_OF_CODE = {
     "internal": 500,
 }
 RULE_REFUSAL_STATUS = 409
+# aiohttp's own refusals under /api/, in the ack's codes (any other status is "invalid").
+AIOHTTP_REFUSAL_CODES: dict[int, protocol.ErrorCode] = {404: "not_found", 413: "too_large"}
 
 
 class ApiError(Exception):
@@ -73,7 +75,9 @@ def _status(ack: dict[str, Any]) -> int:
     return STATUS_OF_CODE.get(ack["error"]["code"], RULE_REFUSAL_STATUS)
 
 
-def error_response(status: int, code: str, message: str, field: str | None = None) -> web.Response:
+def error_response(
+    status: int, code: protocol.ErrorCode, message: str, field: str | None = None
+) -> web.Response:
     headers = {"WWW-Authenticate": 'Bearer realm="fate-bridge"'} if status == 401 else None
     return web.json_response(error(code, message, field), status=status, headers=headers)
 
@@ -353,7 +357,7 @@ class HttpApi:
         except web.HTTPException as exc:
             if not request.path.startswith(API_PREFIX) or exc.status < 400:
                 raise
-            code = {404: "not_found", 413: "too_large"}.get(exc.status, "invalid")
+            code = AIOHTTP_REFUSAL_CODES.get(exc.status, "invalid")
             response = error_response(exc.status, code, exc.reason)
             if "Allow" in exc.headers:
                 response.headers["Allow"] = exc.headers["Allow"]

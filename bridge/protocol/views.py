@@ -48,6 +48,9 @@ ErrorCode = Literal[
     "has_fate_points",
     "needs_overcome",
     "no_slot",
+    "nothing_to_undo",
+    "mid_commit",
+    "scene_ended",
     "internal",
 ]
 
@@ -61,7 +64,7 @@ class Health(Outbound):
 
 
 class ErrorInfo(Outbound):
-    code: ErrorCode | str
+    code: ErrorCode
     message: str
     field: str | None = None
 

@@ -2,12 +2,42 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
+# Every code the rules refuse with. The wire's ``ErrorCode`` (bridge.protocol) must list each
+# of them: the service hands ``RuleViolation.code`` to an ack typed with it, so mypy refuses a
+# code added here and missing there.
+RuleCode = Literal[
+    "invalid",
+    "forbidden",
+    "not_found",
+    "unknown_actor",
+    "wrong_state",
+    "overwhelmed",
+    "no_fate_points",
+    "no_free_invokes",
+    "already_invoked",
+    "not_dangerous",
+    "not_in_ruleset",
+    "exhausted",
+    "already_overcome",
+    "awaiting_gm",
+    "advantage_pending",
+    "forfeited",
+    "has_fate_points",
+    "needs_overcome",
+    "no_slot",
+    "nothing_to_undo",
+    "mid_commit",
+    "scene_ended",
+]
+
 
 class RuleViolation(Exception):
     """A command the rules refuse; ``code`` is machine-readable, the message is for people."""
 
-    def __init__(self, code: str, message: str, field: str | None = None) -> None:
+    def __init__(self, code: RuleCode, message: str, field: str | None = None) -> None:
         super().__init__(message)
-        self.code = code
+        self.code: RuleCode = code
         self.message = message
         self.field = field

@@ -23,9 +23,9 @@ def utc_now() -> datetime:
 class IntentError(Exception):
     """An intent refused with a machine-readable code and a message for people."""
 
-    def __init__(self, code: str, message: str, field: str | None = None) -> None:
+    def __init__(self, code: protocol.ErrorCode, message: str, field: str | None = None) -> None:
         super().__init__(message)
-        self.code = code
+        self.code: protocol.ErrorCode = code
         self.message = message
         self.field = field
 
@@ -93,7 +93,8 @@ def ok(data: BaseModel | dict[str, Any]) -> dict[str, Any]:
     return {"ok": True, "data": data if isinstance(data, dict) else data.model_dump(mode="json")}
 
 
-def error(code: str, message: str, field_name: str | None = None) -> dict[str, Any]:
+def error(code: protocol.ErrorCode, message: str, field_name: str | None = None) -> dict[str, Any]:
+    """The error ack (``protocol.AckError``'s shape), with a code the wire lists."""
     info = protocol.ErrorInfo(code=code, message=message, field=field_name)
     return protocol.AckError(error=info).model_dump(mode="json")
 
