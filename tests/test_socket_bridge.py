@@ -240,6 +240,33 @@ async def test_repeated_request_id_returns_the_first_answer(
     assert len([e for e, _ in gm.received if e == "card"]) == 1
 
 
+async def test_a_request_id_used_again_on_another_event_is_another_request(
+    bridge: BridgeProcess, connect: Connect, world: tuple[str, str]
+) -> None:
+    # Found by the socket fuzzer: action.absorb sent with the request id of an earlier
+    # actor.sync was answered with that sync's world view, an answer of another shape.
+    gm = await connect(world[0], key=world[1])
+    rolled = await _sync_and_roll(gm)
+    refused = await call(gm, "action.absorb", {"request_id": "sync-1", "action_id": "a9"})
+    assert refused["ok"] is False and refused["error"]["code"] == "not_found", refused
+    passed = await call(
+        gm, "action.pass", {"request_id": "sync-1", "action_id": "a1", "side": "actor"}
+    )
+    assert passed["ok"], passed
+    assert passed["data"]["action_id"] == "a1"
+    assert passed["data"]["card"]["state"] != rolled["data"]["card"]["state"]
+    # A retry of each is still answered as the first time, and changes nothing.
+    before = db_counts(bridge)
+    again = await call(
+        gm, "action.pass", {"request_id": "sync-1", "action_id": "a1", "side": "actor"}
+    )
+    assert again == {key: value for key, value in passed.items() if key != "emits"}
+    synced = await call(gm, "actor.sync", {"request_id": "sync-1", "actor": ATHLETE})
+    # The first answer (a sync of the same sheet now would say nothing changed).
+    assert synced == {"ok": True, "data": {"actor_id": ATHLETE["id"], "changed": True}}
+    assert db_counts(bridge) == before
+
+
 async def test_the_event_log_is_a_verifiable_hash_chain(
     bridge: BridgeProcess, connect: Connect, world: tuple[str, str]
 ) -> None:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from bridge.protocol import INTENTS, NAMESPACE, PROTOCOL_VERSION, ErrorCode
+from bridge.protocol import EVENT_OF, INTENTS, NAMESPACE, PROTOCOL_VERSION, ErrorCode
 from bridge.rules.errors import RuleCode
 from tests.bridge_process import BridgeProcess
 from tests.raw_socket import RawSocket
@@ -230,6 +230,11 @@ KNOWN_CODES = set(get_args(ErrorCode)) - {"internal"}
 def test_every_code_the_rules_refuse_with_is_one_the_wire_lists() -> None:
     # A rule's refusal reaches the client as its ack's code: the schema must name each one.
     assert set(get_args(RuleCode)) <= KNOWN_CODES
+
+
+def test_every_event_has_a_model_of_its_own() -> None:
+    # An answer is kept under its event and request id (service.session.request_key).
+    assert sorted(EVENT_OF.values()) == sorted(INTENTS)
 
 
 IDS = ["brousseau", "margot", "ghoul", "paul", "gm", "a1", "a2", "c1", "x1", "brousseau.hc", "mild"]

@@ -33,6 +33,7 @@ from bridge.protocol.base import (
     shown,
 )
 from bridge.protocol.intents import (
+    EVENT_OF,
     INTENTS,
     ActionAbsorb,
     ActionCancel,
@@ -192,6 +193,7 @@ __all__ = [
     "ANCHOR_PAGE",
     "EMITS",
     "EMITS_FRAME",
+    "EVENT_OF",
     "HISTORY_ANCHORS_FORMAT",
     "INTENTS",
     "MAX_MESSAGE_BYTES",

@@ -638,3 +638,6 @@ INTENTS: dict[str, type[Inbound]] = {
     "history.undo": HistoryUndo,
     "dev.queue_dice": DevQueueDice,
 }
+
+# Each intent's event by its model: every event has a model of its own.
+EVENT_OF: dict[type[object], str] = {model: event for event, model in INTENTS.items()}

@@ -15,6 +15,7 @@ from bridge.service.session import (
     Reply,
     Session,
     ok,
+    request_key,
 )
 from bridge.store.base import (
     EmitRow,
@@ -52,7 +53,7 @@ class ActionIntents(ServiceCore):
         )
         return await self._run_action(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, ruleset, dice, who: actions.start_action(
                 state, command, who, dice, ruleset
             ),
@@ -81,7 +82,7 @@ class ActionIntents(ServiceCore):
     async def _action_roll(self, session: Session, intent: protocol.ActionRoll) -> Reply:
         return await self._run_action(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, dice, who: actions.roll_now(state, intent.action_id, who, dice),
             intent.action_id,
         )
@@ -89,7 +90,7 @@ class ActionIntents(ServiceCore):
     async def _action_oppose(self, session: Session, intent: protocol.ActionOppose) -> Reply:
         return await self._run_action(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, dice, who: actions.oppose(
                 state, intent.action_id, intent.skill, who, dice
             ),
@@ -107,7 +108,7 @@ class ActionIntents(ServiceCore):
         )
         return await self._run_action(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, ruleset, dice, who: actions.invoke(state, command, who, dice, ruleset),
             intent.action_id,
         )
@@ -115,7 +116,7 @@ class ActionIntents(ServiceCore):
     async def _action_pass(self, session: Session, intent: protocol.ActionPass) -> Reply:
         return await self._run_action(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, ruleset, _d, who: actions.pass_invokes(
                 state, intent.action_id, intent.side, who, ruleset
             ),
@@ -125,7 +126,7 @@ class ActionIntents(ServiceCore):
     async def _action_choose(self, session: Session, intent: protocol.ActionChoose) -> Reply:
         return await self._run_action(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, _d, who: actions.choose(
                 state,
                 intent.action_id,
@@ -147,7 +148,7 @@ class ActionIntents(ServiceCore):
         )
         return await self._run_action(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, ruleset, _d, who: actions.apply_cost(state, command, who, ruleset),
             intent.action_id,
         )
@@ -155,7 +156,7 @@ class ActionIntents(ServiceCore):
     async def _action_concede(self, session: Session, intent: protocol.ActionConcede) -> Reply:
         return await self._run_action(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, _d, who: actions.concede(
                 state, intent.action_id, intent.character_id, who
             ),
@@ -170,7 +171,7 @@ class ActionIntents(ServiceCore):
         )
         return await self._run_action(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, _d, who: actions.absorb(state, command, who),
             intent.action_id,
         )
@@ -178,7 +179,7 @@ class ActionIntents(ServiceCore):
     async def _action_gift(self, session: Session, intent: protocol.ActionGift) -> Reply:
         return await self._run_action(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, _d, who: actions.gift_free_invoke(
                 state, intent.action_id, intent.aspect_id, intent.holder, who
             ),
@@ -188,7 +189,7 @@ class ActionIntents(ServiceCore):
     async def _action_cancel(self, session: Session, intent: protocol.ActionCancel) -> Reply:
         return await self._run_action(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, _d, who: actions.cancel(state, intent.action_id, who, intent.reason),
             intent.action_id,
         )
@@ -197,7 +198,7 @@ class ActionIntents(ServiceCore):
         danger = intent.dangerous
         return await self._run_action(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, dice, who: actions.confirm(
                 state,
                 intent.action_id,
@@ -213,7 +214,7 @@ class ActionIntents(ServiceCore):
     async def _action_help(self, session: Session, intent: protocol.ActionHelp) -> Reply:
         return await self._run_action(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, dice, who: actions.answer_help(
                 state, intent.action_id, intent.character_id, intent.accept, who, dice
             ),
@@ -223,7 +224,7 @@ class ActionIntents(ServiceCore):
     async def _action_hint(self, session: Session, intent: protocol.ActionHint) -> Reply:
         return await self._run_action(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, _d, who: actions.take_hint(state, intent.action_id, who),
             intent.action_id,
         )
@@ -231,7 +232,7 @@ class ActionIntents(ServiceCore):
     async def _action_hint_give(self, session: Session, intent: protocol.ActionHintGive) -> Reply:
         return await self._run_action(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, _d, who: actions.give_hint(state, intent.action_id, intent.text, who),
             intent.action_id,
         )
@@ -250,4 +251,4 @@ class ActionIntents(ServiceCore):
                 aspect_id=aspect.id, free_invokes=dict(aspect.free_invokes)
             )
 
-        return await self._mutate(session, intent.request_id, decide, answer)
+        return await self._mutate(session, request_key(intent), decide, answer)

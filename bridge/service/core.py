@@ -389,13 +389,14 @@ class ServiceCore:
     async def _mutate(
         self,
         session: Session,
-        request_id: str,
+        request: str,
         decide: Decide,
         answer: Answer,
         after_commit: Callable[[], None] | None = None,
         extra_cards: ExtraCards | None = None,
     ) -> Reply:
-        """Run one state-changing intent exactly once per request id.
+        """Run one state-changing intent exactly once per request (``request``: its
+        :func:`~bridge.service.session.request_key`, the event and the request id).
 
         Rules, then persistence of the events + emits + answer (+ now and then a
         snapshot) in one store round trip: the commit answers a request id it has
@@ -416,7 +417,7 @@ class ServiceCore:
                     dice.put_back()
                     # A retry of a request already answered, or a world another writer
                     # moved on, must not be refused on this process's view of it.
-                    answered = await self.store.get_response(world_id, session.user_id, request_id)
+                    answered = await self.store.get_response(world_id, session.user_id, request)
                     if answered is not None:
                         return Reply(answered)
                     if await self.store.version(world_id) != snapshot.version:
@@ -477,7 +478,7 @@ class ServiceCore:
                             events=rows,
                             emits=emits,
                             user_id=session.user_id,
-                            request_id=request_id,
+                            request_id=request,
                             response=ack,
                             response_card_emit=answered_card(data, emits),
                             created_at=now,
@@ -511,7 +512,7 @@ class ServiceCore:
     async def _run_action(
         self,
         session: Session,
-        request_id: str,
+        request: str,
         decide: Callable[[WorldState, Ruleset, DiceSource, actions.Principal], list[Event]],
         action_id: str | None,
     ) -> Reply:
@@ -540,12 +541,12 @@ class ServiceCore:
                 )
             return {"action_id": ident, "card_id": card_id(world_id, ident), "card": card}
 
-        return await self._mutate(session, request_id, run, answer)
+        return await self._mutate(session, request, run, answer)
 
     async def _scene_change(
         self,
         session: Session,
-        request_id: str,
+        request: str,
         decide: Callable[[WorldState, Ruleset, DiceSource, actions.Principal], list[Event]],
     ) -> Reply:
         """Intents on the scene and its procedures answer with the scene as it now is,
@@ -560,7 +561,7 @@ class ServiceCore:
 
         return await self._mutate(
             session,
-            request_id,
+            request,
             run,
             lambda state, _rows, _e: {**cards.scene_state(state), "created_id": created[0]},
         )

@@ -19,7 +19,7 @@ from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import WorldState
 from bridge.service.core import ServiceCore
 from bridge.service.emits import card_id
-from bridge.service.session import IntentError, Reply, Role, Session, ok
+from bridge.service.session import IntentError, Reply, Role, Session, ok, request_key
 from bridge.store.base import EmitRow, EventRow
 
 # Events read per store call, and at most per history page: a page costs the same
@@ -202,7 +202,7 @@ class HistoryIntents(ServiceCore):
                 card_ids=[card_id(world_id, a) for a in undone.action_ids],
             )
 
-        return await self._mutate(session, intent.request_id, decide, answer)
+        return await self._mutate(session, request_key(intent), decide, answer)
 
 
 class _StaleLog(Exception):

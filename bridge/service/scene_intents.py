@@ -21,6 +21,7 @@ from bridge.service.session import (
     Reply,
     Session,
     ok,
+    request_key,
 )
 from bridge.store.base import (
     EmitRow,
@@ -51,7 +52,7 @@ class SceneIntents(ServiceCore):
             return [(f"scene{summary.ended_scene}", card)]
 
         return await self._mutate(
-            session, intent.request_id, decide, answer, extra_cards=scene_card
+            session, request_key(intent), decide, answer, extra_cards=scene_card
         )
 
     async def _scene_read(self, session: Session, intent: protocol.SceneRead) -> Reply:
@@ -61,7 +62,7 @@ class SceneIntents(ServiceCore):
     async def _world_settings(self, session: Session, intent: protocol.WorldSettingsIn) -> Reply:
         return await self._scene_change(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, _d, who: change_settings(
                 state, who, trust_player_ratings=intent.trust_player_ratings
             ),
@@ -70,7 +71,7 @@ class SceneIntents(ServiceCore):
     async def _scene_aspect(self, session: Session, intent: protocol.SceneAspect) -> Reply:
         return await self._scene_change(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, _d, who: scene_rules.edit_aspect(
                 state,
                 who,
@@ -86,7 +87,7 @@ class SceneIntents(ServiceCore):
         sides = [contest_rules.SideSpec(s.name, tuple(s.members)) for s in intent.sides]
         return await self._scene_change(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, ruleset, _d, who: contest_rules.start_contest(
                 state,
                 intent.name,
@@ -102,7 +103,7 @@ class SceneIntents(ServiceCore):
     async def _contest_roll(self, session: Session, intent: protocol.ContestRoll) -> Reply:
         return await self._run_action(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, ruleset, dice, who: contest_rules.contest_roll(
                 state, intent.contest_id, intent.side_id, who, dice, ruleset, intent.skill
             ),
@@ -115,7 +116,7 @@ class SceneIntents(ServiceCore):
         opposition = intent.opposition
         return await self._run_action(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, ruleset, dice, who: contest_rules.contest_advantage(
                 state,
                 intent.contest_id,
@@ -140,7 +141,7 @@ class SceneIntents(ServiceCore):
     async def _contest_twist(self, session: Session, intent: protocol.ContestTwist) -> Reply:
         return await self._scene_change(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, _d, who: contest_rules.name_twist(
                 state, intent.contest_id, intent.name, who
             ),
@@ -149,7 +150,7 @@ class SceneIntents(ServiceCore):
     async def _contest_concede(self, session: Session, intent: protocol.ContestConcede) -> Reply:
         return await self._scene_change(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, _d, who: contest_rules.concede_contest(
                 state, intent.contest_id, intent.side_id, who
             ),
@@ -159,7 +160,7 @@ class SceneIntents(ServiceCore):
         tasks = [challenge_rules.TaskSpec(t.name, t.skill, t.rating) for t in intent.tasks]
         return await self._scene_change(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, _d, who: challenge_rules.start_challenge(
                 state, intent.name, tasks, who
             ),
@@ -169,7 +170,7 @@ class SceneIntents(ServiceCore):
         helpers = tuple(actions.Helper(h.character_id, h.skill) for h in intent.helpers)
         return await self._run_action(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, ruleset, dice, who: challenge_rules.roll_task(
                 state,
                 intent.challenge_id,
@@ -189,7 +190,7 @@ class SceneIntents(ServiceCore):
     ) -> Reply:
         return await self._run_action(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, ruleset, dice, who: challenge_rules.try_advantage(
                 state,
                 intent.challenge_id,
@@ -207,7 +208,7 @@ class SceneIntents(ServiceCore):
     async def _challenge_carry(self, session: Session, intent: protocol.ChallengeCarry) -> Reply:
         return await self._scene_change(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, _d, who: challenge_rules.carry_boosts(
                 state, intent.challenge_id, intent.carry, who
             ),
@@ -218,7 +219,7 @@ class SceneIntents(ServiceCore):
         zones = [Zone(name=z.name, adjacent=tuple(z.adjacent)) for z in intent.zones]
         return await self._scene_change(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, ruleset, _d, who: conflict_rules.start_conflict(
                 state,
                 intent.name,
@@ -237,7 +238,7 @@ class SceneIntents(ServiceCore):
     async def _conflict_order(self, session: Session, intent: protocol.ConflictOrder) -> Reply:
         return await self._scene_change(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, _d, who: conflict_rules.reorder(
                 state, intent.conflict_id, tuple(intent.order), who
             ),
@@ -246,14 +247,14 @@ class SceneIntents(ServiceCore):
     async def _conflict_next(self, session: Session, intent: protocol.ConflictNext) -> Reply:
         return await self._scene_change(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, _d, who: conflict_rules.next_turn(state, intent.conflict_id, who),
         )
 
     async def _conflict_move(self, session: Session, intent: protocol.ConflictMove) -> Reply:
         return await self._scene_change(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, _d, who: conflict_rules.move(
                 state,
                 intent.conflict_id,
@@ -267,14 +268,14 @@ class SceneIntents(ServiceCore):
     async def _conflict_end(self, session: Session, intent: protocol.ConflictEnd) -> Reply:
         return await self._scene_change(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, _d, who: conflict_rules.end_conflict(state, intent.conflict_id, who),
         )
 
     async def _fate_compel(self, session: Session, intent: protocol.FateCompel) -> Reply:
         return await self._scene_change(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, _d, who: fate_rules.offer_compel(
                 state, intent.character_id, intent.text, who, intent.aspect_id
             ),
@@ -285,7 +286,7 @@ class SceneIntents(ServiceCore):
     ) -> Reply:
         return await self._scene_change(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, _d, who: fate_rules.answer_compel(
                 state, intent.compel_id, intent.accept, who
             ),
@@ -295,7 +296,7 @@ class SceneIntents(ServiceCore):
         principal = session.principal
         return await self._mutate(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, _d: fate_rules.spend(
                 state, intent.character_id, intent.purpose, principal
             ),
@@ -306,7 +307,7 @@ class SceneIntents(ServiceCore):
         principal = session.principal
         return await self._mutate(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, ruleset, _d: fate_rules.sacrifice(
                 state, intent.character_id, intent.severity, intent.name, principal, ruleset
             ),

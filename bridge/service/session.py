@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -77,6 +77,21 @@ def emits_frame(emits: Sequence[EmitRow], room: str) -> Emission:
         {"emits": [{"event": e.event, "data": e.payload} for e in emits]},
         room,
     )
+
+
+class Requested(Protocol):
+    """An intent that changes the world: it names its request."""
+
+    @property
+    def request_id(self) -> str: ...
+
+
+def request_key(intent: Requested) -> str:
+    """The key an intent's answer is kept under: its event and its request id. A retry
+    (the same event, the same id) gets the first answer and changes nothing; the same id
+    on another event is another request, answered as its own, so an answer never has
+    another event's shape."""
+    return f"{protocol.EVENT_OF[type(intent)]}:{intent.request_id}"
 
 
 def world_room(world_id: str) -> str:

@@ -17,6 +17,7 @@ from bridge.service.session import (
     Reply,
     Session,
     ok,
+    request_key,
     user_room,
 )
 
@@ -106,7 +107,7 @@ class WorldIntents(ServiceCore):
 
         return await self._mutate(
             session,
-            intent.request_id,
+            request_key(intent),
             decide,
             lambda _s, rows, _e: protocol.ActorSyncData(actor_id=data.id, changed=bool(rows)),
         )
@@ -162,7 +163,7 @@ class WorldIntents(ServiceCore):
 
         return await self._mutate(
             session,
-            intent.request_id,
+            request_key(intent),
             decide,
             lambda _s, rows, _e: protocol.CardWrittenData(
                 action_id=intent.action_id, author=intent.author, changed=bool(rows)
@@ -173,7 +174,7 @@ class WorldIntents(ServiceCore):
         self._require_gm(session)
         return await self._mutate(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda state, _r, _d: actions.set_gm_budget(state, intent.fate_points),
             lambda state, _rows, _e: protocol.GmBudgetData(gm_fate_points=state.gm_fate_points),
         )
@@ -191,7 +192,7 @@ class WorldIntents(ServiceCore):
         # Queued only after the commit, so a repeated request id queues nothing twice.
         return await self._mutate(
             session,
-            intent.request_id,
+            request_key(intent),
             lambda _s, _r, _d: [],
             lambda _s, _rows, _e: protocol.DevQueueDiceData(queued=queued),
             after_commit=lambda: queue.queue(rolls),
