@@ -26,9 +26,11 @@ test: lint schemas-check test-python test-js
 test-python: $(VENV)/.installed node_modules/.installed
 	$(PY) -m pytest -q
 
-# Long randomized property runs (not derandomized); add what they find as @example.
-fuzz: $(VENV)/.installed
-	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -q tests/test_rules_properties.py
+# Long randomized runs of every property test (rules, chain, views, the socket fuzzer), not
+# derandomized; add what they find as @example.
+PROPERTY_TESTS = $(shell grep -l '@given' tests/test_*.py)
+fuzz: $(VENV)/.installed node_modules/.installed
+	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -q $(PROPERTY_TESTS)
 
 test-js: $(VENV)/.installed node_modules/.installed
 	npm test

@@ -8,30 +8,14 @@ from typing import Any
 
 import pytest
 import socketio
-from hypothesis import HealthCheck, settings
 
 from bench.proc import flush_redis
 from bench.proc import redis_server as start_redis
 from bridge.protocol import EMITS_FRAME, NAMESPACE, PROTOCOL_VERSION
+from tests import fuzzing  # noqa: F401 - loads the hypothesis profile
 from tests.bridge_process import BridgeProcess, add_world
 from tests.receiver import receiver  # noqa: F401 - a fixture for every module
 from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat
-
-# Property tests run derandomized by default, so every clean clone (and CI) passes or fails
-# the same way; `make fuzz` selects the "fuzz" profile for long random runs. Whatever a fuzz
-# run finds becomes an @example on its test.
-settings.register_profile(
-    "ci", max_examples=200, derandomize=True, database=None, print_blob=True, deadline=None
-)
-settings.register_profile(
-    "fuzz",
-    max_examples=5_000,
-    derandomize=False,
-    deadline=None,
-    print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # Every emit and answer the bridge builds (in this process and in the bridge processes the
 # tests start, which inherit the environment) is checked against its protocol model: the

@@ -20,6 +20,7 @@ from bridge.rules.state import Character
 from bridge.service import BridgeService, Session
 from bridge.service.core import state_json
 from bridge.store.sqlite import SQLiteStore
+from tests.fuzzing import examples
 from tests.seats import BROUSSEAU, GHOUL, MARGOT
 
 CHARACTERS = ["brousseau", "margot", "ghoul"]
@@ -181,7 +182,7 @@ async def play(table: Table, rng: random.Random, steps: int) -> None:
 
 
 @pytest.mark.parametrize("ruleset", ["unwritten", "fate-condensed"])
-@settings(max_examples=8)
+@settings(max_examples=examples(8))
 @given(seed=st.integers(0, 2**32 - 1))
 async def test_every_view_is_its_models_json_and_cached_views_equal_fresh_ones(
     tmp_path_factory: pytest.TempPathFactory, ruleset: str, seed: int
@@ -257,7 +258,7 @@ NASTY = [
 ]
 
 
-@settings(max_examples=10)
+@settings(max_examples=examples(10))
 @given(seed=st.integers(0, 2**32 - 1), name=st.sampled_from(NASTY) | st.text())
 @example(seed=1, name=NASTY[-1])
 async def test_a_snapshot_is_the_states_dump_byte_for_byte(

@@ -31,6 +31,7 @@ from bridge.store.chain import (
     reference_event_hash,
     verify_chain,
 )
+from tests.fuzzing import examples
 from tests.test_rules_properties import Roll4, Turn, initial, play_turn, rolls, run, turns
 
 
@@ -72,7 +73,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=2000)
+@settings(max_examples=examples(2000))
 @given(json_values)
 def test_the_fast_canonical_form_is_the_reference_byte_for_byte(value: Any) -> None:
     assert canonical_bytes(value) == canonical_json(value).encode("utf-8")
@@ -111,7 +112,7 @@ def played_events(turns_list: list[Turn], faces_list: list[Roll4]) -> list[Event
     return emitted
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(st.lists(turns, min_size=1, max_size=6), st.lists(rolls, min_size=60, max_size=60))
 def test_every_played_event_hashes_as_the_old_chain_did(
     turns_list: list[Turn], faces_list: list[Roll4]
@@ -196,7 +197,7 @@ def test_text_that_looks_like_numbers_takes_the_fast_path(monkeypatch: pytest.Mo
         ).encode("utf-8")
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(json_values)
 def test_a_float_is_always_seen(value: Any) -> None:
     # The guard may say yes without a float (an escaped quote), never no with one.
@@ -217,7 +218,7 @@ def test_a_float_is_always_seen(value: Any) -> None:
         assert chain._holds_float(encoded)
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(json_values, st.text(), st.text(), st.integers(1, 2**62))
 def test_the_chained_body_is_the_reference_form(
     payload: Any, created_at: str, event_type: str, seq: int

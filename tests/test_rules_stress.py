@@ -14,6 +14,7 @@ from bridge.rules.events import EVENT_ADAPTER, CharacterPut
 from bridge.rules.ruleset import FATE_CONDENSED
 from bridge.rules.settings import change_settings
 from bridge.rules.state import Character, HarmKind, StressTrack
+from tests.fuzzing import examples
 from tests.rules_fixtures import (
     ANNA,
     BROUSSEAU,
@@ -268,7 +269,7 @@ absorb_attempts = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(kind=st.sampled_from(["physical", "mental"]), hit=st.integers(1, 5), tries=absorb_attempts)
 def test_r5_10_no_absorb_ever_marks_another_kinds_track(
     kind: HarmKind, hit: int, tries: list[tuple[list[tuple[str, list[int]]], list[str]]]

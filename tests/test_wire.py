@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from bridge.protocol import EVENT_OF, INTENTS, NAMESPACE, PROTOCOL_VERSION, ErrorCode
 from bridge.rules.errors import RuleCode
 from tests.bridge_process import BridgeProcess
+from tests.fuzzing import examples
 from tests.raw_socket import RawSocket
 from tests.seats import Seat
 
@@ -323,7 +324,7 @@ def frames(draw: st.DrawFn) -> tuple[str, Any, Any]:
 
 
 @settings(
-    max_examples=150,
+    max_examples=examples(150),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
