@@ -17,41 +17,23 @@ from bridge.protocol.base import (
     StressKindName,
 )
 from bridge.protocol.intents import INTENTS
+from bridge.rules.errors import RuleCode
 
 # --- acks ------------------------------------------------------------------
 
+# An ack's error codes: the transport's and the service's own, and every code the rules
+# refuse with (one home for those: bridge.rules.errors).
 ErrorCode = Literal[
-    "invalid",
     "unknown_event",
     "too_large",
     "rate_limited",
-    "forbidden",
     "unauthorized",
-    "not_found",
-    "unknown_actor",
     "unbound",
-    "overwhelmed",
-    "wrong_state",
-    "no_fate_points",
-    "no_free_invokes",
-    "already_invoked",
-    "not_dangerous",
-    "not_in_ruleset",
-    "exhausted",
-    "already_overcome",
     "no_gm",
-    "awaiting_gm",
-    "advantage_pending",
     "dev_dice_disabled",
     "conflict",
-    "forfeited",
-    "has_fate_points",
-    "needs_overcome",
-    "no_slot",
-    "nothing_to_undo",
-    "mid_commit",
-    "scene_ended",
     "internal",
+    RuleCode,
 ]
 
 

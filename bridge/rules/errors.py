@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-# Every code the rules refuse with. The wire's ``ErrorCode`` (bridge.protocol) must list each
-# of them: the service hands ``RuleViolation.code`` to an ack typed with it, so mypy refuses a
-# code added here and missing there.
+# Every code the rules refuse with; the wire's ``ErrorCode`` (bridge.protocol) includes them.
 RuleCode = Literal[
     "invalid",
     "forbidden",
