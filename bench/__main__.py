@@ -676,27 +676,37 @@ def _quartiles(values: list[float]) -> tuple[float, float]:
     return cuts[0], cuts[2]
 
 
-def instructions(root: Path, profile: Profile) -> dict[str, Any]:
+def instructions(root: Path, profile: Profile, redis_url: str | None) -> dict[str, Any]:
     """Instructions per action (bench/instructions.py): the live bridge under callgrind,
     all its threads, counted over a closed-loop run after a warm-up, in rung 2's shape
-    (one client) and rung 4's (one sender and nine listeners in one world); rung 1's
-    python-socketio ack echo per message, counted the same way, for rung 2's ratio in
-    instructions (which this machine's noise does not move); then the rules alone per
-    resolution."""
+    (one client), rung 4's (one sender and nine listeners in one world) and, when
+    ``redis_url`` is given, rung 3's (rung 2 on Redis; redis-server's own work is not
+    the bridge's and is not counted, as in the ladder); rung 1's python-socketio ack
+    echo per message, counted the same way, for rung 2's ratio in instructions (which
+    this machine's noise does not move); then the rules alone per resolution."""
     if not counting.available():
         print("  valgrind is not installed (apt-get install valgrind): skipped", flush=True)
         return {"skipped": "valgrind is not installed"}
     shapes: dict[str, dict[str, Any]] = {}
-    for room in (1, 10):
-        folder = fresh_folder(root, f"instructions-{room}")
-        keys = asyncio.run(seed(folder, None, ["w"]))
+    # (shape's key, clients in the world, store): SQLite unless a Redis URL is given.
+    runs: list[tuple[str, int, str | None]] = [("1", 1, None), ("10", 10, None)]
+    if redis_url is not None:
+        runs.append((REDIS_SHAPE, 1, redis_url))
+    for shape, room, store_url in runs:
+        folder = fresh_folder(root, f"instructions-{shape}")
+        if store_url:
+            flush_redis(store_url)
+        keys = asyncio.run(seed(folder, store_url, ["w"]))
         conns = [{"auth": gm_auth("w", keys["w"], f"gm{j}"), "sender": j == 0} for j in range(room)]
         out = folder / "bridge.callgrind"
-        with bridge(folder, wrapper=counting.callgrind(out), start_timeout=600.0) as server:
+        with bridge(
+            folder, store_url, wrapper=counting.callgrind(out), start_timeout=600.0
+        ) as server:
             plans = [{"url": server.url, "mode": "closed_action", "connections": conns}]
             counted = _counted(server, plans, out, profile)
-        shapes[str(room)] = {
+        shapes[shape] = {
             "clients": room,
+            "store": "redis" if store_url else "sqlite",
             "actions": counted["done"],
             "errors": counted["errors"],
             "instructions_per_action": counted["per_request"],
@@ -704,7 +714,8 @@ def instructions(root: Path, profile: Profile) -> dict[str, Any]:
             "idle_instructions_per_second": counted["idle_instructions_per_second"],
         }
         print(
-            f"  {room:>2} client(s): {shapes[str(room)]['instructions_per_action']:,.0f}",
+            f"  {room:>2} client(s), {shapes[shape]['store']}: "
+            f"{shapes[shape]['instructions_per_action']:,.0f}",
             flush=True,
         )
     folder = fresh_folder(root, "instructions-echo")
@@ -727,6 +738,8 @@ def instructions(root: Path, profile: Profile) -> dict[str, Any]:
     return {"bridge": shapes, "echo": echo, "engine": engine_count}
 
 
+# The key of rung 3's shape (rung 2 on Redis) among the counted shapes.
+REDIS_SHAPE = "1-redis"
 # Messages per second for the echo counted under callgrind (which runs it ~50x slower).
 ECHO_COUNTED_RATE = 20.0
 
@@ -767,7 +780,8 @@ def print_instructions(counts: dict[str, Any]) -> None:
     for shape in counts["bridge"].values():
         print(
             f"instructions per action, the live bridge, {shape['clients']} client(s) in the "
-            f"world: {shape['instructions_per_action'] / 1e6:.2f} M "
+            f"world, {shape.get('store', 'sqlite')}: "
+            f"{shape['instructions_per_action'] / 1e6:.2f} M "
             f"({shape['actions']} actions, {shape['errors']} errors; "
             f"{shape['raw_instructions_per_action'] / 1e6:.2f} M before the clock's own work, "
             f"{shape['idle_instructions_per_second'] / 1e6:.1f} M/s, is taken out)"
@@ -781,6 +795,13 @@ def print_instructions(counts: dict[str, Any]) -> None:
             f"{echo['per_request'] / 1e3:,.0f} k ({echo['done']} messages, {echo['errors']} "
             f"errors); rung 2's per intent message {single / 2 / 1e3:,.0f} k = "
             f"{single / 2 / echo['per_request']:.2f}x rung 1"
+        )
+    on_redis = counts["bridge"].get(REDIS_SHAPE)
+    if on_redis is not None:
+        sqlite = counts["bridge"]["1"]["instructions_per_action"]
+        print(
+            f"instructions per action, Redis / SQLite: "
+            f"{on_redis['instructions_per_action'] / sqlite:.2f} (redis-server's own not counted)"
         )
     per = counts["engine"]["instructions_per_resolution"]
     print(f"instructions per resolution, the rules alone: {per / 1e3:.1f} k")
@@ -1016,7 +1037,11 @@ def main() -> None:
             ("growth", "growth curve", lambda: growth(root, profile)),
             ("scale", "100-world run", lambda: scale(root, profile)),
             ("idle", "memory per idle client", lambda: idle_memory(root, profile)),
-            ("instructions", "instructions (callgrind)", lambda: instructions(root, profile)),
+            (
+                "instructions",
+                "instructions (callgrind)",
+                lambda: instructions(root, profile, redis_url),
+            ),
         ]
         if redis_url is not None:
             shared: str = redis_url
