@@ -780,7 +780,7 @@ def print_instructions(counts: dict[str, Any]) -> None:
     for shape in counts["bridge"].values():
         print(
             f"instructions per action, the live bridge, {shape['clients']} client(s) in the "
-            f"world, {shape.get('store', 'sqlite')}: "
+            f"world, {shape['store']}: "
             f"{shape['instructions_per_action'] / 1e6:.2f} M "
             f"({shape['actions']} actions, {shape['errors']} errors; "
             f"{shape['raw_instructions_per_action'] / 1e6:.2f} M before the clock's own work, "
