@@ -20,13 +20,15 @@ from urllib.parse import parse_qs, urlsplit
 import engineio
 import socketio
 from aiohttp import web
+from pydantic import ValidationError
 
 from bridge import __version__, codec, protocol
 from bridge.http_api import API_RATE_PER_SECOND, HttpApi
-from bridge.module_package import ZIP_NAME, build_zip, manifest
+from bridge.module_package import ZIP_NAME, build_zip, document_routes, manifest
 from bridge.ratelimit import TokenBucket
-from bridge.service import BridgeService, ConnectRefused, Reply, Session, error
-from bridge.service.session import user_room
+from bridge.relay import RelayedUser, RelayTable, TooManyRelayedUsers
+from bridge.service import BridgeService, ConnectRefused, Reply, Session, error, ok
+from bridge.service.session import user_room, validation_error
 from bridge.websocket_session import BridgeEngineIO, BridgeWebSocket
 from bridge.wire import GuardedPacket, MalformedFrame
 
@@ -60,6 +62,7 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
         self.on_commit = on_commit
         self.sessions: dict[str, Session] = {}
         self.buckets: dict[str, TokenBucket] = {}
+        self.relays = RelayTable()
 
     async def trigger_event(self, event: str, *args: Any) -> Any:
         if event == "connect":
@@ -70,6 +73,8 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
             gone = self.sessions.pop(sid, None)
             if gone is not None:
                 await self.service.disconnect(gone)
+            for relayed in self.relays.drop_connection(sid):
+                await self.service.disconnect(relayed.session)
             self.buckets.pop(sid, None)
             return None
         return error("unknown_event", "Client events go through client_event.")
@@ -132,8 +137,16 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
         session = self.sessions.get(sid)
         if session is None:
             return Reply(error("forbidden", "Not connected."))
-        # Every frame spends a token first, whatever it is: refusals are not free.
-        if not self.take_token(sid):
+        relaying = (
+            session.role == "gm" and isinstance(frame, list) and bool(frame) and frame[0] == "relay"
+        )
+        # Every frame spends a token first, whatever it is: refusals are not free. A
+        # relayed intent spends the relayed user's (below), so one player's flood is that
+        # player's; the GM connection's relay total bounds them all.
+        if relaying:
+            if not self.relays.take_total(sid, time.monotonic()):
+                return Reply(error("rate_limited", "Too many relayed messages; slow down."))
+        elif not self.take_token(sid):
             return Reply(error("rate_limited", "Too many messages; slow down."))
         if not isinstance(frame, list) or not frame:
             return Reply(error("invalid", "Send an event name and one JSON object."))
@@ -151,6 +164,10 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
             return Reply(
                 error("too_large", f"The message is over {protocol.MAX_MESSAGE_BYTES} bytes.")
             )
+        if event == "relay":
+            return await self._relay(session, payload[0])
+        if event == "relay.leave":
+            return await self._relay_leave(session, payload[0])
         try:
             was_bound = session.bound
             reply = await self.service.handle(session, event, payload[0])
@@ -162,6 +179,60 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
         except Exception:
             log.exception("handler for %s failed", event)
             return Reply(error("internal", "The bridge failed on this message; nothing changed."))
+
+    async def _relay(self, gm: Session, body: object) -> Reply:
+        """One relayed intent: handled as its user's own, on that user's session."""
+        if gm.role != "gm":
+            return Reply(error("forbidden", "Only a GM's connection relays other users' intents."))
+        try:
+            envelope = protocol.Relay.model_validate(body)
+        except ValidationError as exc:
+            return Reply(validation_error(exc))
+        if envelope.event not in protocol.INTENTS:
+            shown = protocol.shown(envelope.event)
+            return Reply(error("unknown_event", f"The bridge has no event {shown!r}.", "event"))
+        if envelope.event in protocol.NOT_RELAYED:
+            return Reply(
+                error("forbidden", f"{envelope.event!r} is not relayed for another user.", "event")
+            )
+        now = time.monotonic()
+        relayed = self.relays.get(gm.sid, envelope.user)
+        if relayed is not None and relayed.session.role != envelope.role:
+            # Foundry changed the user's role: a new session with the new authority.
+            await self._forget_relayed(gm.sid, envelope.user)
+            relayed = None
+        if relayed is None:
+            try:
+                relayed = self.relays.add(gm, envelope.user, envelope.role, now)
+            except TooManyRelayedUsers:
+                return Reply(
+                    error("rate_limited", "This connection relays for too many users.", "user")
+                )
+            await self.service.connected(relayed.session)
+        if not relayed.bucket.take(now):
+            return Reply(error("rate_limited", "Too many messages from this user; slow down."))
+        try:
+            return await self.service.handle(relayed.session, envelope.event, envelope.payload)
+        except Exception:
+            log.exception("relayed handler for %s failed", envelope.event)
+            return Reply(error("internal", "The bridge failed on this message; nothing changed."))
+
+    async def _relay_leave(self, gm: Session, body: object) -> Reply:
+        """The GM's client says a relayed user left the table: no longer present."""
+        if gm.role != "gm":
+            return Reply(error("forbidden", "Only a GM's connection relays other users' intents."))
+        try:
+            leave = protocol.RelayLeave.model_validate(body)
+        except ValidationError as exc:
+            return Reply(validation_error(exc))
+        left = await self._forget_relayed(gm.sid, leave.user)
+        return Reply(ok(protocol.RelayLeaveData(user=leave.user, left=left is not None)))
+
+    async def _forget_relayed(self, sid: str, user_id: str) -> RelayedUser | None:
+        relayed = self.relays.remove(sid, user_id)
+        if relayed is not None:
+            await self.service.disconnect(relayed.session)
+        return relayed
 
     async def _bind_local(self, vouched: tuple[str, str, str]) -> None:
         """Bind this process's connections that carry the vouched nonce, and let them
@@ -804,4 +875,6 @@ def create_app(
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/module/module.json", module_manifest)
     app.router.add_get(f"/module/{ZIP_NAME}", module_zip)
+    # The documents the manifest links to (readme, bugs, license, changelog).
+    app.router.add_routes(document_routes())
     return app

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, field_validator
 
@@ -585,6 +585,30 @@ class HistoryUndo(Inbound):
     resolution: Annotated[int, Field(ge=1)] | None = None
 
 
+class Relay(Inbound):
+    """GM only, relay mode (DESIGN "Reach and trust"): an intent a Foundry user sent the
+    active GM's client over Foundry's own socket, forwarded on the GM's connection.
+
+    ``user`` is the sender's id as Foundry's server stamped it on that socket message,
+    never an id the message itself claimed. The bridge handles ``payload`` as intent
+    ``event`` from that user, with a player's authority (``role`` ``gm`` only for a user
+    Foundry itself calls a GM), under that user's own rate limit. The ack is the relayed
+    intent's own ack. ``relay``, ``relay.leave`` and ``user.bind`` are not relayed."""
+
+    user: Identifier
+    role: Literal["player", "gm"] = "player"
+    event: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    payload: dict[str, Any]
+
+
+class RelayLeave(Inbound):
+    """GM only, relay mode: Foundry says ``user`` has left the table, so the bridge stops
+    counting it present (its cards go to the GM's client to write)."""
+
+    request_id: RequestId
+    user: Identifier
+
+
 INTENTS: dict[str, type[Inbound]] = {
     "hello": Hello,
     "world.sync": WorldSync,
@@ -637,7 +661,13 @@ INTENTS: dict[str, type[Inbound]] = {
     "history.stats": HistoryStats,
     "history.undo": HistoryUndo,
     "dev.queue_dice": DevQueueDice,
+    "relay": Relay,
+    "relay.leave": RelayLeave,
 }
+
+# Intents the GM's connection cannot relay for another user: the envelopes themselves, and
+# the direct mode's binding (a relayed user is who Foundry says it is).
+NOT_RELAYED = frozenset({"relay", "relay.leave", "user.bind"})
 
 # Each intent's event by its model: every event has a model of its own.
 EVENT_OF: dict[type[object], str] = {model: event for event, model in INTENTS.items()}

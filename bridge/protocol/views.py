@@ -736,6 +736,12 @@ class UserBindData(Outbound):
     bound: bool
 
 
+class RelayLeaveData(Outbound):
+    user: str
+    # False when the bridge was relaying nothing for that user on this connection.
+    left: bool
+
+
 class AspectGiveData(Outbound):
     aspect_id: str
     free_invokes: dict[str, int]
@@ -855,4 +861,6 @@ RESULTS: dict[str, type[Outbound]] = {
     "history.stats": HistoryStatsData,
     "history.undo": UndoData,
     "dev.queue_dice": DevQueueDiceData,
+    # "relay" answers with the relayed intent's own result.
+    "relay.leave": RelayLeaveData,
 }

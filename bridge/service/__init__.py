@@ -106,7 +106,13 @@ class BridgeService(WorldIntents, ActionIntents, SceneIntents, HistoryIntents, W
             "history.stats": self._history_stats,
             "history.undo": self._history_undo,
             "dev.queue_dice": self._dev_queue_dice,
+            # Envelopes the socket server opens itself (bridge.relay): never reach here.
+            "relay": self._socket_only,
+            "relay.leave": self._socket_only,
         }
         missing = set(protocol.INTENTS) ^ set(self._handlers)
         if missing:
             raise RuntimeError(f"intents without handlers or models: {sorted(missing)}")
+
+    async def _socket_only(self, session: Session, intent: object) -> Reply:
+        raise IntentError("forbidden", "Relays travel only on a GM's socket connection.")
