@@ -4,7 +4,8 @@ In relay mode (DESIGN "Reach and trust") only the active GM's browser talks to t
 A player's intent reaches it inside a ``relay`` envelope naming the Foundry user who sent
 it (the id Foundry's server stamped on the socket message). Each relayed user gets a
 session of its own on that GM connection: a player's authority (never the GM's), its own
-rate limit, and presence while Foundry says it is at the table.
+rate limit, and presence while Foundry says it is at the table. A GM never acts through a
+relay: what a GM may read must not cross Foundry's socket, which every client hears.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bridge.ratelimit import TokenBucket
-from bridge.service.session import Role, Session
+from bridge.service.session import Session
 
 # Each relayed user's own budget: the same as a directly connected client's.
 RELAYED_RATE_PER_SECOND = 20.0
@@ -54,13 +55,14 @@ class RelayTable:
     def get(self, sid: str, user_id: str) -> RelayedUser | None:
         return self._by_sid.get(sid, {}).get(user_id)
 
-    def add(self, gm: Session, user_id: str, role: Role, now: float) -> RelayedUser:
-        """A new relayed user on ``gm``'s connection, bound (Foundry vouched for it) and
-        not yet counted present. Raises :class:`TooManyRelayedUsers` at the cap."""
+    def add(self, gm: Session, user_id: str, now: float) -> RelayedUser:
+        """A new relayed user on ``gm``'s connection: a player (never the GM's authority),
+        bound (Foundry vouched for it) and not yet counted present. Raises
+        :class:`TooManyRelayedUsers` at the cap."""
         users = self._by_sid.setdefault(gm.sid, {})
         if len(users) >= MAX_RELAYED_USERS:
             raise TooManyRelayedUsers
-        session = Session(f"{gm.sid}>{user_id}", gm.world_id, user_id, role, bound=True)
+        session = Session(f"{gm.sid}>{user_id}", gm.world_id, user_id, "player", bound=True)
         relayed = RelayedUser(
             session, TokenBucket(RELAYED_RATE_PER_SECOND, RELAYED_BURST, stamp=now)
         )

@@ -197,13 +197,9 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
             )
         now = time.monotonic()
         relayed = self.relays.get(gm.sid, envelope.user)
-        if relayed is not None and relayed.session.role != envelope.role:
-            # Foundry changed the user's role: a new session with the new authority.
-            await self._forget_relayed(gm.sid, envelope.user)
-            relayed = None
         if relayed is None:
             try:
-                relayed = self.relays.add(gm, envelope.user, envelope.role, now)
+                relayed = self.relays.add(gm, envelope.user, now)
             except TooManyRelayedUsers:
                 return Reply(
                     error("rate_limited", "This connection relays for too many users.", "user")

@@ -23,14 +23,13 @@ _ids = itertools.count(1)
 class RelayedSeat:
     """A Foundry user whose intents the GM's client relays (as the module's relay host does)."""
 
-    def __init__(self, gm: Seat, user: str, role: str = "player") -> None:
+    def __init__(self, gm: Seat, user: str) -> None:
         self.gm = gm
         self.user = user
-        self.role = role
 
     async def send(self, event: str, **payload: Any) -> dict[str, Any]:
         payload.setdefault("request_id", f"relayed{next(_ids)}")
-        envelope = {"user": self.user, "role": self.role, "event": event, "payload": payload}
+        envelope = {"user": self.user, "event": event, "payload": payload}
         return await relay(self.gm, envelope)
 
     async def ok(self, event: str, **payload: Any) -> dict[str, Any]:
@@ -116,16 +115,16 @@ async def test_a_relayed_player_has_a_players_authority_only(
     assert brousseau["fate_points"] == 2
 
 
-async def test_a_relayed_gm_user_has_the_gms_authority(
+async def test_a_relayed_user_never_has_the_gms_authority(
     connect: Connect, world: tuple[str, str]
 ) -> None:
     gm, _paul, _anna = await relay_table(connect, world)
-    # An assistant GM (Foundry says isGM) whose browser cannot reach the bridge.
-    assistant = RelayedSeat(gm, "assistant", role="gm")
-    assert (await assistant.ok("fate.gm_budget", fate_points=4))["gm_fate_points"] == 4
-    # The same user relayed as a player (Foundry demoted it) is a player at once.
-    demoted = RelayedSeat(gm, "assistant")
-    assert await demoted.code("fate.gm_budget", fate_points=1) == "forbidden"
+    # Even the GM's own user id, relayed, is a player: GMs act on their own connection.
+    as_gm = RelayedSeat(gm, "theGM")
+    assert (await as_gm.ok("hello"))["role"] == "player"
+    assert await as_gm.code("fate.gm_budget", fate_points=4) == "forbidden"
+    bad = {"user": "paul", "role": "gm", "event": "hello", "payload": {"request_id": "r"}}
+    assert (await relay(gm, bad))["error"]["code"] == "invalid"
 
 
 async def test_only_a_gm_connection_relays(connect: Connect, world: tuple[str, str]) -> None:
@@ -156,7 +155,6 @@ async def test_bad_envelopes_are_refused_and_change_nothing(
         ({"user": "paul", "event": "hello", "payload": "hi"}, "invalid"),
         ({"user": "paul", "event": "hello"}, "invalid"),
         ({"user": "", "event": "hello", "payload": {}}, "invalid"),
-        ({"user": "paul", "role": "owner", "event": "hello", "payload": {}}, "invalid"),
         ({"user": "paul", "event": "hello", "payload": {}, "sender": "anna"}, "invalid"),
     ]
     for envelope, code in bad:

@@ -591,12 +591,12 @@ class Relay(Inbound):
 
     ``user`` is the sender's id as Foundry's server stamped it on that socket message,
     never an id the message itself claimed. The bridge handles ``payload`` as intent
-    ``event`` from that user, with a player's authority (``role`` ``gm`` only for a user
-    Foundry itself calls a GM), under that user's own rate limit. The ack is the relayed
-    intent's own ack. ``relay``, ``relay.leave`` and ``user.bind`` are not relayed."""
+    ``event`` from that user, always with a player's authority (a GM acts on its own
+    connection, so GM-only answers never cross Foundry's socket, which every client
+    hears), under that user's own rate limit. The ack is the relayed intent's own ack.
+    ``relay``, ``relay.leave`` and ``user.bind`` are not relayed."""
 
     user: Identifier
-    role: Literal["player", "gm"] = "player"
     event: Annotated[str, StringConstraints(min_length=1, max_length=64)]
     payload: dict[str, Any]
 
