@@ -34,21 +34,65 @@ export async function resolveIo() {
   return mod.io ?? mod.default;
 }
 
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * Why a connection to `url` failed, as far as a page can tell (browsers hide a websocket's
+ * failure reason on purpose): an https page's ws:// to another machine is mixed content; a
+ * denied "Local network access" permission blocks loopback and private addresses (Chrome
+ * 142+); a timeout; and otherwise nothing listening, or (https) an untrusted certificate.
+ * @param {string} url           the bridge URL tried
+ * @param {unknown} err          socket.io's connect_error
+ * @param {string} [pageProtocol] the Foundry page's `location.protocol`
+ * @param {string|null} [lna]    the "local-network-access" permission's state, if the browser has one
+ * @returns {"mixed_content"|"local_network_denied"|"timeout"|"refused"|"unreachable"}
+ */
+export function unreachableReason(url, err, pageProtocol, lna = null) {
+  let target = null;
+  try {
+    target = new URL(url);
+  } catch {
+    return "unreachable";
+  }
+  const host = target.hostname.toLowerCase();
+  const loopback = LOOPBACK_HOSTS.has(host) || host.endsWith(".localhost") || /^127\./.test(host);
+  if (pageProtocol === "https:" && target.protocol === "http:" && !loopback) return "mixed_content";
+  if (lna === "denied") return "local_network_denied";
+  if (/time ?out/i.test(String(err?.message ?? err))) return "timeout";
+  return target.protocol === "https:" ? "unreachable" : "refused";
+}
+
+/**
+ * The state of Chrome's "local-network-access" permission, or null where the browser has no
+ * such permission (the query throws) or no Permissions API.
+ * @returns {Promise<string|null>}
+ */
+export async function localNetworkAccess() {
+  try {
+    const status = await globalThis.navigator?.permissions?.query({ name: "local-network-access" });
+    return status?.state ?? null;
+  } catch {
+    return null;
+  }
+}
+
 /** A fresh request id for an intent. */
 export function requestId() {
   return globalThis.crypto.randomUUID();
 }
 
-export class ConnectionManager {
-  /** @param {ConnectionOptions} options */
+/**
+ * What every way of reaching the bridge shares: its status and listeners, and acked calls with
+ * their retries. A subclass sends one message ({@link IntentChannel#send}) and reports its
+ * status, connects and emits through the protected methods; the rest of the module sees only
+ * this interface, whether the bridge is reached directly or relayed by the GM's client.
+ */
+export class IntentChannel {
+  /** @param {{timeout?: number, rateRetries?: number, rateDelay?: number}} options */
   constructor(options) {
-    this.options = { baseDelay: 1000, maxDelay: 30000, timeout: 10000, rateRetries: 6, rateDelay: 250, ...options };
+    this.options = { timeout: 10000, rateRetries: 6, rateDelay: 250, ...options };
     /** @type {ConnectionStatus} */
     this.status = { state: "offline", reason: null, message: null };
-    this.socket = null;
-    this.attempt = 0;
-    this.retryTimer = null;
-    this.stopped = true;
     /** @type {Set<(status: ConnectionStatus) => void>} */
     this.statusListeners = new Set();
     /** @type {Set<() => void>} */
@@ -84,7 +128,7 @@ export class ConnectionManager {
 
   /**
    * Run when a call gets no answer in time: it may have committed, and its emits came in the
-   * answer that never arrived (see {@link ConnectionManager#call}).
+   * answer that never arrived (see {@link IntentChannel#call}).
    * @param {() => void} fn
    */
   onAckLost(fn) {
@@ -93,14 +137,137 @@ export class ConnectionManager {
   }
 
   /**
-   * Handle a bridge -> client emit (`card`, `notice`, ...).
+   * Handle a bridge -> client emit (`emits`, `notice`, ...).
    * @param {string} event
    * @param {Function} fn
    */
   on(event, fn) {
     if (!this.handlers.has(event)) this.handlers.set(event, new Set());
     this.handlers.get(event).add(fn);
+  }
+
+  /**
+   * Stop handling an emit.
+   * @param {string} event
+   * @param {Function} fn
+   */
+  off(event, fn) {
+    this.handlers.get(event)?.delete(fn);
+  }
+
+  /**
+   * Send an intent and wait for its ack. A fresh `request_id` is added unless the payload
+   * names one. Never rejects: transport failures resolve to an error ack. A `rate_limited`
+   * answer (the bridge refused it unread, e.g. a burst of actor syncs) is sent again, same
+   * request id, after a growing pause: a busy moment slows the table down instead of losing
+   * a click. The commit's own emits come in the ack (`emits`, protocol 4): they go to the
+   * `emits` frame's listeners before the call resolves, as a frame of their own would have.
+   * @param {string} event
+   * @param {object} [payload]
+   * @returns {Promise<import("./protocol.mjs").Ack>}
+   */
+  async call(event, payload = {}) {
+    if (!this.connected) return this.offlineAck();
+    const body = { request_id: requestId(), ...payload };
+    let ack = await this.send(event, body);
+    for (let retry = 0; retry < this.options.rateRetries && ack.error?.code === "rate_limited"; retry++) {
+      await new Promise((resolve) => setTimeout(resolve, this.options.rateDelay * 2 ** retry));
+      if (!this.connected) break;
+      ack = await this.send(event, body);
+    }
+    return ack;
+  }
+
+  /**
+   * The answer to a call made while the bridge cannot be reached.
+   * @returns {import("./protocol.mjs").Ack}
+   */
+  offlineAck() {
+    return { ok: false, error: { code: "offline", message: this.status.message ?? "offline" } };
+  }
+
+  /**
+   * Send one message as it is and resolve to its ack (never rejects). Subclasses implement it.
+   * @param {string} _event
+   * @param {object} _body
+   * @returns {Promise<import("./protocol.mjs").Ack>}
+   */
+  async send(_event, _body) {
+    return this.offlineAck();
+  }
+
+  /** Close and stop retrying. */
+  disconnect() {}
+
+  /**
+   * Check an ack's shape and hand its emits to the frame's listeners, as a frame would be.
+   * @param {unknown} ack
+   * @returns {import("./protocol.mjs").Ack}
+   */
+  receiveAck(ack) {
+    if (!ack || typeof ack !== "object" || typeof ack.ok !== "boolean") {
+      return { ok: false, error: { code: "bad_ack", message: "The bridge sent an unexpected answer." } };
+    }
+    if (Array.isArray(ack.emits)) this.deliver(EMITS_FRAME, { emits: ack.emits });
+    return ack;
+  }
+
+  /** The call's answer never came: it may have committed. */
+  ackLost(err) {
+    for (const fn of this.ackLostListeners) fn();
+    return { ok: false, error: { code: "timeout", message: String(err?.message ?? err) } };
+  }
+
+  /**
+   * Run the listeners of one bridge emit.
+   * @param {string} event
+   * @param {unknown} data
+   */
+  deliver(event, data) {
+    for (const fn of this.handlers.get(event) ?? []) fn(data);
+  }
+
+  /** Tell the connect listeners. */
+  connectedNow() {
+    for (const fn of this.connectListeners) fn();
+  }
+
+  setStatus(state, reason, message) {
+    const prev = this.status;
+    if (prev.state === state && prev.reason === reason && prev.message === message) return;
+    this.status = { state, reason, message };
+    for (const fn of this.statusListeners) fn(this.status);
+  }
+}
+
+/** The bridge reached directly: this browser's own Socket.IO connection. */
+export class ConnectionManager extends IntentChannel {
+  /** @param {ConnectionOptions} options */
+  constructor(options) {
+    super({ baseDelay: 1000, maxDelay: 30000, ...options });
+    this.socket = null;
+    this.attempt = 0;
+    this.retryTimer = null;
+    this.stopped = true;
+  }
+
+  /**
+   * Handle a bridge -> client emit (`card`, `notice`, ...).
+   * @param {string} event
+   * @param {Function} fn
+   */
+  on(event, fn) {
+    super.on(event, fn);
     this.socket?.on(event, fn);
+  }
+
+  /**
+   * @param {string} event
+   * @param {Function} fn
+   */
+  off(event, fn) {
+    super.off(event, fn);
+    this.socket?.off(event, fn);
   }
 
   /** Open the connection; retries on its own until connected, refused or closed. */
@@ -122,55 +289,31 @@ export class ConnectionManager {
     this.socket?.disconnect();
     this.socket?.removeAllListeners?.();
     this.socket = null;
-    this.#setStatus("offline", "closed", null);
+    this.setStatus("offline", "closed", null);
   }
 
   /**
-   * Send an intent and wait for its ack. A fresh `request_id` is added.
-   * Never rejects: transport failures resolve to an error ack. A `rate_limited` answer (the
-   * bridge refused it unread, e.g. a burst of actor syncs) is sent again, same request id,
-   * after a growing pause: a busy moment slows the table down instead of losing a click.
-   * The commit's own emits come in the ack (`emits`, protocol 4): they go to the `emits`
-   * frame's listeners before the call resolves, as a frame of their own would have.
+   * One message on the socket, as it is; resolves to its ack.
    * @param {string} event
-   * @param {object} [payload]
+   * @param {object} body
    * @returns {Promise<import("./protocol.mjs").Ack>}
    */
-  async call(event, payload = {}) {
-    if (!this.connected || !this.socket) {
-      return { ok: false, error: { code: "offline", message: this.status.message ?? "offline" } };
-    }
-    const body = { request_id: requestId(), ...payload };
-    let ack = await this.#send(event, body);
-    for (let retry = 0; retry < this.options.rateRetries && ack.error?.code === "rate_limited"; retry++) {
-      await new Promise((resolve) => setTimeout(resolve, this.options.rateDelay * 2 ** retry));
-      if (!this.connected || !this.socket) break;
-      ack = await this.#send(event, body);
-    }
-    return ack;
-  }
-
-  #send(event, body) {
+  send(event, body) {
     const socket = this.socket;
+    if (!this.connected || !socket) return Promise.resolve(this.offlineAck());
     return new Promise((resolve) => {
       // The callback runs as the answer's packet is read, where a frame's listeners would run.
-      socket.timeout(this.options.timeout).emit(event, body, (err, ack) => {
-        if (err) {
-          for (const fn of this.ackLostListeners) fn();
-          resolve({ ok: false, error: { code: "timeout", message: String(err?.message ?? err) } });
-          return;
-        }
-        if (!ack || typeof ack !== "object" || typeof ack.ok !== "boolean") {
-          resolve({ ok: false, error: { code: "bad_ack", message: "The bridge sent an unexpected answer." } });
-          return;
-        }
-        if (Array.isArray(ack.emits)) {
-          // Through the socket's own listeners of the frame, as a frame would be delivered.
-          for (const fn of socket.listeners(EMITS_FRAME)) fn({ emits: ack.emits });
-        }
-        resolve(ack);
-      });
+      socket.timeout(this.options.timeout).emit(event, body, (err, ack) => resolve(err ? this.ackLost(err) : this.receiveAck(ack)));
     });
+  }
+
+  /**
+   * Run the listeners of one bridge emit: the socket's own, which every frame reaches.
+   * @param {string} event
+   * @param {unknown} data
+   */
+  deliver(event, data) {
+    for (const fn of this.socket?.listeners(event) ?? []) fn(data);
   }
 
   #createSocket(io) {
@@ -186,13 +329,13 @@ export class ConnectionManager {
     });
     socket.on("connect", () => {
       this.attempt = 0;
-      this.#setStatus("connected", null, null);
-      for (const fn of this.connectListeners) fn();
+      this.setStatus("connected", null, null);
+      this.connectedNow();
     });
     socket.on("connect_error", (err) => this.#onConnectError(err));
     socket.on("disconnect", (reason) => {
       if (this.stopped) return;
-      this.#setStatus("offline", String(reason), null);
+      this.setStatus("offline", String(reason), null);
       this.#scheduleRetry();
     });
     for (const [event, fns] of this.handlers) for (const fn of fns) socket.on(event, fn);
@@ -201,18 +344,21 @@ export class ConnectionManager {
 
   #open() {
     if (this.stopped || !this.socket || this.socket.connected) return;
-    this.#setStatus("connecting", null, null);
+    this.setStatus("connecting", null, null);
     this.socket.connect();
   }
 
-  #onConnectError(err) {
+  async #onConnectError(err) {
     const data = err?.data && typeof err.data === "object" ? err.data : null;
     const reason = typeof data?.reason === "string" ? data.reason : null;
     if (reason && FINAL_REFUSALS.includes(reason)) {
-      this.#setStatus("refused", reason, String(data.message ?? err.message));
+      this.setStatus("refused", reason, String(data.message ?? err.message));
       return;
     }
-    this.#setStatus("offline", reason ?? "unreachable", String(data?.message ?? err?.message ?? err));
+    const socket = this.socket;
+    const why = reason ?? unreachableReason(this.options.url, err, globalThis.location?.protocol, await localNetworkAccess());
+    if (this.stopped || socket !== this.socket) return;
+    this.setStatus("offline", why, String(data?.message ?? err?.message ?? err));
     this.#scheduleRetry();
   }
 
@@ -230,12 +376,5 @@ export class ConnectionManager {
       this.retryTimer = null;
       this.#open();
     }, this.nextDelay());
-  }
-
-  #setStatus(state, reason, message) {
-    const prev = this.status;
-    if (prev.state === state && prev.reason === reason && prev.message === message) return;
-    this.status = { state, reason, message };
-    for (const fn of this.statusListeners) fn(this.status);
   }
 }

@@ -8,7 +8,7 @@ import { onUpdateUser } from "./binding.mjs";
 import { renderControls } from "./card-controls.mjs";
 import { decorateMessage } from "./cards.mjs";
 import { ACTOR_SHEET_RENDER_HOOKS, CHAT_MESSAGE_RENDER_HOOK, PLAYERS_RENDER_HOOK, loadTemplates } from "./compat.mjs";
-import { startConnection } from "./session.mjs";
+import { followActiveGM, startConnection } from "./session.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 import { registerSettings } from "./settings.mjs";
 import { onRenderActorSheet } from "./sheet.mjs";
@@ -58,6 +58,7 @@ Hooks.on(CHAT_MESSAGE_RENDER_HOOK, (message, html) => {
 Hooks.on(PLAYERS_RENDER_HOOK, () => showStatus());
 Hooks.on("updateActor", onUpdateActor);
 Hooks.on("updateUser", onUpdateUser);
+Hooks.on("userConnected", (user, connected) => followActiveGM(user, connected));
 Hooks.on("canvasReady", () => syncSceneTokens());
 Hooks.on("createToken", (token, options) => onCreateToken(token, options));
 Hooks.on("updateToken", (token, changed, options) => onUpdateToken(token, changed, options));

@@ -4,8 +4,10 @@
  */
 
 export const runtime = {
-  /** @type {import("./connection.mjs").ConnectionManager|null} */
+  /** @type {import("./connection.mjs").IntentChannel|null} the way to the bridge */
   connection: null,
+  /** @type {import("./relay.mjs").RelayHost|null} set while this client relays for the others */
+  relayHost: null,
   /** @type {object|null} the `hello` answer of the current connection */
   hello: null
 };

@@ -9,8 +9,9 @@ import { adapterFor } from "./adapters/index.mjs";
 import { foundryVersion, isActiveGM, moduleVersion } from "./compat.mjs";
 import { ConnectionManager } from "./connection.mjs";
 import { EMITS_FRAME, PROTOCOL_VERSION } from "./protocol.mjs";
+import { RelayConnection, RelayHost } from "./relay.mjs";
 import { runtime } from "./runtime.mjs";
-import { connectionSettings, getLastSeq, setLastSeq } from "./settings.mjs";
+import { CONNECTION_MODES, connectionSettings, getLastSeq, setLastSeq } from "./settings.mjs";
 import { refreshSheetStatus } from "./sheet.mjs";
 import { showStatus } from "./status.mjs";
 import { handleActorPatch, handleTokenStatus } from "./world-writes.mjs";
@@ -28,22 +29,29 @@ export const EMIT_HANDLERS = Object.freeze({
 const NOTICE_LEVELS = { info: "info", warning: "warn", error: "error" };
 
 /**
- * (Re)open the connection with the current settings.
+ * (Re)open the connection with the current settings. In relay mode (the default) a player's
+ * client reaches the bridge through the active GM's client; a GM connects itself, and the
+ * active GM relays for everyone else. In direct mode every client connects itself.
  * @param {Partial<import("./connection.mjs").ConnectionOptions>} [overrides]
- * @returns {import("./connection.mjs").ConnectionManager}
+ * @returns {import("./connection.mjs").IntentChannel}
  */
 export function startConnection(overrides = {}) {
   runtime.connection?.disconnect();
-  const { url, world, key } = connectionSettings();
+  runtime.relayHost?.stop();
+  runtime.relayHost = null;
+  const { url, world, key, mode } = connectionSettings();
   const isGM = Boolean(game.user.isGM);
-  const connection = new ConnectionManager({
-    url,
-    world,
-    role: isGM ? "gm" : "player",
-    user: game.user.id,
-    key: isGM ? key : undefined,
-    ...overrides
-  });
+  const relayed = mode === CONNECTION_MODES.relay && !isGM;
+  const connection = relayed
+    ? new RelayConnection(overrides)
+    : new ConnectionManager({
+      url,
+      world,
+      role: isGM ? "gm" : "player",
+      user: game.user.id,
+      key: isGM ? key : undefined,
+      ...overrides
+    });
   runtime.connection = connection;
   runtime.hello = null;
   connection.onStatus((status) => {
@@ -77,7 +85,29 @@ export function startConnection(overrides = {}) {
   });
   showStatus(connection.status);
   connection.connect();
+  followActiveGM();
   return connection;
+}
+
+/**
+ * Relay mode: the active GM's client relays, and players follow whoever that is. Called at
+ * start and whenever Foundry says a user connected or left (hook `userConnected`).
+ * @param {User} [user]         the user who connected or left
+ * @param {boolean} [connected]
+ */
+export function followActiveGM(user, connected) {
+  const connection = runtime.connection;
+  if (!connection || connectionSettings().mode !== CONNECTION_MODES.relay) return;
+  if (connection instanceof RelayConnection) {
+    connection.follow();
+    return;
+  }
+  if (isActiveGM() && !runtime.relayHost) runtime.relayHost = new RelayHost(connection).start();
+  else if (!isActiveGM() && runtime.relayHost) {
+    runtime.relayHost.stop();
+    runtime.relayHost = null;
+  }
+  if (user && connected === false) runtime.relayHost?.userLeft(user);
 }
 
 /**

@@ -9,8 +9,11 @@ export const SETTINGS = Object.freeze({
   worldId: "worldId",
   gmKey: "gmKey",
   lastSeq: "lastSeq",
-  nativeFcoRolls: "nativeFcoRolls"
+  connectionMode: "connectionMode"
 });
+
+/** How players reach the bridge (DESIGN "Reach and trust"). */
+export const CONNECTION_MODES = Object.freeze({ relay: "relay", direct: "direct" });
 
 /**
  * Register the settings; called from the `init` hook.
@@ -45,14 +48,19 @@ export function registerSettings(onConnectionChange) {
     default: "",
     onChange
   });
-  // Per browser: one user may prefer fate-core-official's own rolls on its sheets.
-  game.settings.register(MODULE_ID, SETTINGS.nativeFcoRolls, {
-    name: "FATEBRIDGE.Settings.NativeFcoRolls.Name",
-    hint: "FATEBRIDGE.Settings.NativeFcoRolls.Hint",
-    scope: "client",
+  // World-wide: relayed through the GM's client, or every browser connects itself.
+  game.settings.register(MODULE_ID, SETTINGS.connectionMode, {
+    name: "FATEBRIDGE.Settings.ConnectionMode.Name",
+    hint: "FATEBRIDGE.Settings.ConnectionMode.Hint",
+    scope: "world",
     config: true,
-    type: Boolean,
-    default: false
+    type: String,
+    choices: {
+      [CONNECTION_MODES.relay]: "FATEBRIDGE.Settings.ConnectionMode.Relay",
+      [CONNECTION_MODES.direct]: "FATEBRIDGE.Settings.ConnectionMode.Direct"
+    },
+    default: CONNECTION_MODES.relay,
+    onChange
   });
   game.settings.register(MODULE_ID, SETTINGS.lastSeq, {
     scope: "client",
@@ -64,19 +72,16 @@ export function registerSettings(onConnectionChange) {
 
 /**
  * The connection's parameters as the settings give them.
- * @returns {{url: string, world: string, key: string}}
+ * @returns {{url: string, world: string, key: string, mode: "relay"|"direct"}}
  */
 export function connectionSettings() {
+  const mode = game.settings.get(MODULE_ID, SETTINGS.connectionMode);
   return {
     url: String(game.settings.get(MODULE_ID, SETTINGS.bridgeUrl) ?? "").replace(/\/+$/, ""),
     world: String(game.settings.get(MODULE_ID, SETTINGS.worldId) ?? ""),
-    key: String(game.settings.get(MODULE_ID, SETTINGS.gmKey) ?? "")
+    key: String(game.settings.get(MODULE_ID, SETTINGS.gmKey) ?? ""),
+    mode: mode === CONNECTION_MODES.direct ? CONNECTION_MODES.direct : CONNECTION_MODES.relay
   };
-}
-
-/** Whether fate-core-official's sheets roll skills natively on this client (not through the bridge). */
-export function nativeFcoRolls() {
-  return Boolean(game.settings.get(MODULE_ID, SETTINGS.nativeFcoRolls));
 }
 
 /** Key of this Foundry world + bridge world in the client-side `lastSeq` record. */

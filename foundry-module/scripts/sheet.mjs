@@ -11,7 +11,7 @@ import { dialogClass, renderTemplate, sheetActor, sheetRoot } from "./compat.mjs
 import { ladderEntry, signed } from "./format.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
-import { nativeFcoRolls } from "./settings.mjs";
+import { statusText } from "./status.mjs";
 
 export const PANEL_TEMPLATE = `modules/${MODULE_ID}/templates/skill-panel.hbs`;
 export const SKILL_EDIT_TEMPLATE = `modules/${MODULE_ID}/templates/skill-edit.hbs`;
@@ -45,24 +45,17 @@ export async function onRenderActorSheet(app, html) {
 const takenOver = new WeakSet();
 
 /**
- * Whether a skill click on an FCO sheet rolls through the bridge: yes unless this client's
- * setting restores FCO's native rolling.
- */
-export function bridgeRollsFcoSkills() {
-  return !nativeFcoRolls();
-}
-
-/**
- * One click, one roll. While the bridge rolls FCO skills, the sheet's own die icon becomes the
+ * One click, one roll. While the bridge can be reached, the sheet's own die icon becomes the
  * bridge's control and a click anywhere on a skill name goes to the bridge: a capture listener
  * on the sheet's root sees the click before FCO's listener on the skill div and stops it there,
- * so FCO's native roll never runs for that click. Offline, the click rolls nothing and the
- * sheet says why. With native rolling restored, the sheet is left as FCO made it.
+ * so FCO's native roll never runs for that click. While it cannot (unreachable, refused, no GM
+ * to relay), the click goes on to FCO, which rolls it natively, and a notice says why the
+ * bridge did not resolve it: a bridge that is down never takes a roll away.
  * @param {HTMLElement} root
  * @param {Actor} actor
  */
 export function injectSkillButtons(root, actor) {
-  if (!actor.isOwner || !bridgeRollsFcoSkills()) return;
+  if (!actor.isOwner) return;
   for (const el of root.querySelectorAll(FCO_SKILL_SELECTOR)) {
     const skill = el.dataset.skillname;
     const title = game.i18n.format("FATEBRIDGE.Roll.Button", { skill });
@@ -87,32 +80,34 @@ export function injectSkillButtons(root, actor) {
 }
 
 /**
- * The capture listener: a click on a skill (not on an extra's plug icon) is the bridge's.
+ * The capture listener: a click on a skill (not on an extra's plug icon) is the bridge's while
+ * the bridge can be reached, and FCO's own otherwise.
  * @param {MouseEvent} event
  * @param {Actor} actor
  */
 function onSkillClick(event, actor) {
-  if (!bridgeRollsFcoSkills()) return;
   const row = event.target?.closest?.(FCO_SKILL_SELECTOR);
   if (!row || event.target.closest(FCO_EXTRA_SELECTOR)) return;
+  const skill = row.dataset.skillname;
+  if (!runtime.connection?.connected) {
+    // FCO's listener rolls it (after its own double-click guard); say why once per click.
+    if (event.detail > 1) return;
+    showSheetStatus(row.closest(".fate-bridge-sheet") ?? event.currentTarget);
+    ui.notifications.info(game.i18n.format("FATEBRIDGE.Sheet.OfflineClick", { skill, ...offlineWords() }));
+    return;
+  }
   event.stopPropagation();
   event.preventDefault();
   // The second click of a double click is not a second roll.
   if (event.detail > 1) return;
-  const skill = row.dataset.skillname;
-  if (!runtime.connection?.connected) {
-    showSheetStatus(row.closest(".fate-bridge-sheet") ?? event.currentTarget);
-    ui.notifications.warn(game.i18n.format("FATEBRIDGE.Sheet.OfflineClick", { skill, ...offlineWords() }));
-    return;
-  }
   startAction(actor, skill);
 }
 
-/** The connection's state in words, and the bridge's reason when it gave one. */
+/** The connection's state in words, and why, as the status badge says it. */
 function offlineWords() {
-  const status = runtime.connection?.status;
-  const state = game.i18n.localize(`FATEBRIDGE.Status.${status?.state ?? "offline"}`).toLowerCase();
-  return { state, detail: status?.message ? ` (${status.message})` : "" };
+  const status = runtime.connection?.status ?? { state: "offline", reason: null, message: null };
+  const { label, detail } = statusText(status);
+  return { state: label.toLowerCase(), detail: detail ? ` (${detail})` : "" };
 }
 
 /**

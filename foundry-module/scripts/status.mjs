@@ -4,6 +4,7 @@
  * @module status
  */
 import { PLAYERS_ELEMENT_ID } from "./compat.mjs";
+import { connectionSettings } from "./settings.mjs";
 
 export const STATUS_ELEMENT_ID = "fate-bridge-status";
 
@@ -11,16 +12,18 @@ export const STATUS_ELEMENT_ID = "fate-bridge-status";
 let current = { state: "offline", reason: null, message: null };
 
 /**
- * Text shown for a status; refusals explain themselves.
+ * Text shown for a status: a refusal or a failed connection says why in words (naming the
+ * bridge URL it tried), anything else shows the transport's or the relay's own message.
  * @param {import("./connection.mjs").ConnectionStatus} status
  */
 export function statusText(status) {
   const i18n = game.i18n;
   const label = i18n.localize(`FATEBRIDGE.Status.${status.state}`);
-  if (status.state !== "refused") return { label, detail: status.message ?? "" };
   const key = `FATEBRIDGE.Status.Reason.${status.reason}`;
-  const known = i18n.localize(key);
-  return { label, detail: known === key ? status.message ?? status.reason ?? "" : known };
+  const known = status.reason ? i18n.format(key, { url: connectionSettings().url }) : key;
+  if (known !== key) return { label, detail: known };
+  if (status.state !== "refused") return { label, detail: status.message ?? "" };
+  return { label, detail: status.message ?? status.reason ?? "" };
 }
 
 /**
@@ -45,7 +48,7 @@ export function showStatus(status = current) {
   el.dataset.reason = status.reason ?? "";
   el.querySelector(".fate-bridge-status__label").textContent = `${game.i18n.localize("FATEBRIDGE.Title")}: ${label}`;
   const detailEl = el.querySelector(".fate-bridge-status__detail");
-  detailEl.textContent = status.state === "refused" ? detail : "";
+  detailEl.textContent = status.state === "connected" ? "" : detail;
   el.title = detail;
 }
 

@@ -35,6 +35,8 @@ function clientOptions(user, key) {
     settings: {
       "fate-bridge.bridgeUrl": `http://127.0.0.1:${port}`,
       "fate-bridge.worldId": world.id,
+      // Every browser connects itself (relay mode: tests/js/relay.integration.test.mjs).
+      "fate-bridge.connectionMode": "direct",
       ...(key === undefined ? {} : { "fate-bridge.gmKey": key })
     }
   };

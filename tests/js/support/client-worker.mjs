@@ -6,12 +6,13 @@
 import path from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import { io as realIo } from "socket.io-client";
+import { installFcoStandIn } from "./fco-stand-in.mjs";
 import { MODULE_DIR, bootNodeFoundry, setField, waitFor } from "./node-foundry.mjs";
 
 const sent = []; // {event, payload, ack}
 // Test knobs: the tab stops handling the bridge's cards (a closing tab, a frozen page); the
 // answer to the next intent of a name never arrives in time (the bridge answered, too late).
-const knobs = { dropCards: false, droppedCards: 0, loseAnswerTo: new Set() };
+const knobs = { dropCards: false, droppedCards: 0, loseAnswerTo: new Set(), dropRelayAnswers: false };
 const sockets = { created: 0, connects: 0, auths: [] };
 const RESERVED = new Set(["connect", "connect_error", "disconnect"]);
 
@@ -52,7 +53,16 @@ function io(url, opts) {
   return socket;
 }
 
-const foundry = await bootNodeFoundry(workerData.foundry, { io });
+// Foundry's own socket is not the bridge's: its messages are not counted as sent intents.
+const foundry = await bootNodeFoundry(workerData.foundry, { io, foundryIo: realIo });
+// fate-core-official's own sheet listeners and chat hooks, where a test asks for them.
+if (workerData.foundry.fcoStandIn) installFcoStandIn(foundry);
+// Test knob: this client's relay answers are lost on their way (a GM that leaves mid-request).
+const emitOnFoundry = foundry.game.socket.emit.bind(foundry.game.socket);
+foundry.game.socket.emit = (channel, message, ...rest) => {
+  if (knobs.dropRelayAnswers && message?.t === "relay.answer") return undefined;
+  return emitOnFoundry(channel, message, ...rest);
+};
 const api = () => foundry.game.modules.get("fate-bridge").api;
 const sheets = new Map();
 
@@ -149,7 +159,9 @@ const commands = {
       cardId: m.flags["fate-bridge"].cardId, kind: m.flags["fate-bridge"].card.kind, author: m.author?.id ?? null, text: clean(m.element?.textContent), html: m.content
     }));
   },
-  start() {
+  async start() {
+    // As a page loads: Foundry knows who is active before the ready hook.
+    await foundry.foundryConnected;
     foundry.start();
   },
   viewScene(tokens, sceneId) {
@@ -269,10 +281,42 @@ const commands = {
   },
   disconnect() {
     api().connection.disconnect();
+    foundry.game.socket?.disconnect?.();
+  },
+  /** Send a raw message on Foundry's socket, as a tampered client could. */
+  foundryEmit(channel, ...args) {
+    foundry.game.socket.emit(channel, ...args);
+  },
+  /** Listen on a module channel and keep what arrives, with the arguments as received. */
+  foundryListen(channel) {
+    const heard = [];
+    foundry.game.socket.on(channel, (...args) => heard.push(args));
+    commands.foundryHeard = () => heard;
+  },
+  foundryHeard() {
+    return [];
+  },
+  /** Whether this client relays for the others (relay mode, the active GM). */
+  async relaying() {
+    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
+    return Boolean(runtime.relayHost?.running);
   },
   async reconnect() {
     const { startConnection } = await import(path.join(MODULE_DIR, "scripts/session.mjs"));
     startConnection();
+  },
+  dropRelayAnswers(on) {
+    knobs.dropRelayAnswers = Boolean(on);
+  },
+  /** The native rolls fate-core-official's sheet made (the stand-in records them). */
+  nativeRolls() {
+    return foundry.log.fcoNativeRolls ?? [];
+  },
+  /** Click a skill name on a rendered sheet, as a user does. */
+  async clickSkill(actorId, skill) {
+    const el = sheets.get(actorId);
+    const row = await waitFor(() => [...el.querySelectorAll('div[name="skill"]')].find((r) => r.dataset.skillname === skill), { what: `skill ${skill}` });
+    row.click();
   },
   loseAnswerTo(event) {
     knobs.loseAnswerTo.add(event);

@@ -173,8 +173,16 @@ export function install(options) {
     }
   }
   const users = new Collection(options.users.map((u) => [u.id, new User(u)]));
+  // Foundry's Users#activeGM: the active GMs by role, highest first, then by id. A test may
+  // pin it (options.activeGM) when no Foundry server tells the client who is active.
   Object.defineProperty(users, "activeGM", {
-    get: () => users.get(options.activeGM) ?? users.find((u) => u.isGM && u.active) ?? null
+    get: () => {
+      const pinned = users.get(options.activeGM);
+      if (pinned) return pinned;
+      const role = (u) => u.role ?? (u.isGM ? 4 : 1);
+      const gms = users.filter((u) => u.isGM && u.active).sort((a, b) => role(b) - role(a) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      return gms[0] ?? null;
+    }
   });
 
   // ---- settings ----------------------------------------------------------
@@ -733,6 +741,36 @@ export function install(options) {
     return parts[4] === "Actor" ? token?.actor ?? null : null;
   };
 
+  // ---- Foundry's socket ----------------------------------------------------
+  /**
+   * `game.socket`: with a Foundry server (tests/js/support/foundry-server.mjs) a real
+   * Socket.IO connection to it as this user, whose module channel reaches every other client
+   * and whose presence drives `user.active` and the `userConnected` hook; without one, a lone
+   * client's socket whose messages reach nobody.
+   */
+  function foundrySocket() {
+    if (!options.foundryServer) {
+      const sent = [];
+      log.foundrySocketSent = sent;
+      return { on() {}, off() {}, emit: (...args) => sent.push(args), connected: false };
+    }
+    for (const u of users.values()) u.active = u.id === options.userId;
+    const socket = options.foundryIo(options.foundryServer, { transports: ["websocket"], auth: { userId: options.userId } });
+    const setActive = (user, active) => {
+      if (!user || user.id === options.userId || user.active === active) return;
+      user.active = active;
+      Hooks.callAll("userConnected", user, active);
+    };
+    handle.foundryConnected = new Promise((resolve) => {
+      socket.on("activeUsers", (ids) => {
+        for (const user of users.values()) setActive(user, ids.includes(user.id));
+        resolve();
+      });
+    });
+    socket.on("userActivity", (userId, activity) => setActive(users.get(userId), Boolean(activity?.active)));
+    return socket;
+  }
+
   // ---- globals -----------------------------------------------------------
   const moduleData = { id: "fate-bridge", version: "0.1.0", active: true, ...(options.module ?? {}) };
   const game = {
@@ -749,6 +787,7 @@ export function install(options) {
     scenes,
     i18n,
     settings,
+    socket: null,
     modules: new Map([["fate-bridge", moduleData]])
   };
   const startScene = new Scene(options.scene ?? {});
@@ -788,6 +827,8 @@ export function install(options) {
   // ---- handle for tests --------------------------------------------------
   let sheetCount = 0;
   const handle = {
+    /** Resolves once Foundry's server said who is active (when there is a server). */
+    foundryConnected: Promise.resolve(),
     /** Functions a stand-in system registers to attach its own sheet listeners: (root, actor). */
     sheetRenderers: [],
     log,
@@ -899,5 +940,6 @@ export function install(options) {
       return log.dialogs.filter((d) => !d.closed);
     }
   };
+  game.socket = foundrySocket();
   return handle;
 }

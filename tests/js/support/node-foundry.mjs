@@ -23,9 +23,10 @@ export async function readJson(rel) {
 
 /**
  * @param {object} options  install() options without Handlebars/loadText/lang
- * @param {{io?: Function}} [extra]  the socket.io-client `io` to expose as Foundry's global io
+ * @param {{io?: Function, foundryIo?: Function}} [extra]  the socket.io-client `io` to expose as
+ *   Foundry's global io, and the one `game.socket` connects to a Foundry server with
  */
-export async function bootNodeFoundry(options, { io } = {}) {
+export async function bootNodeFoundry(options, { io, foundryIo } = {}) {
   const { document, HTMLElement, Event: DomEvent } = parseHTML(
     '<!doctype html><html><body><nav id="players"></nav><ol id="chat-log"></ol><div id="sheets"></div></body></html>'
   );
@@ -34,7 +35,7 @@ export async function bootNodeFoundry(options, { io } = {}) {
   globalThis.DomEvent = DomEvent; // linkedom's Event, for dispatching on its nodes
   if (io) globalThis.io = io;
   const lang = await readJson("foundry-module/lang/en.json");
-  const foundry = install({ Handlebars, loadText, lang, ...options });
+  const foundry = install({ Handlebars, loadText, lang, foundryIo: foundryIo ?? io, ...options });
   await import(pathToFileURL(path.join(MODULE_DIR, "scripts/main.mjs")).href);
   return foundry;
 }
