@@ -8,6 +8,7 @@ import path from "node:path";
 import { after, before, test } from "node:test";
 import { chromium } from "playwright-core";
 import { addWorld, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
+import { startFoundryServer } from "./support/foundry-server.mjs";
 import { REPO } from "./support/node-foundry.mjs";
 
 const ARTIFACTS = path.join(REPO, "tests/artifacts");
@@ -27,6 +28,8 @@ let fcoPageUrl;
 let historyPageUrl;
 let cancelPageUrl;
 let stressPageUrl;
+let foundryServer;
+let relayPage;
 
 function serveRepo() {
   return http.createServer(async (req, res) => {
@@ -55,7 +58,9 @@ before(async () => {
   const historyWorld = await addWorld(dataDir, "browser-history", "Browser History");
   const cancelWorld = await addWorld(dataDir, "browser-cancel", "Browser Cancel");
   const stressWorld = await addWorld(dataDir, "browser-stress", "Browser Stress", "fate-condensed");
+  const relayWorld = await addWorld(dataDir, "browser-relay", "Browser Relay");
   bridge = await startBridge({ dataDir, port });
+  foundryServer = await startFoundryServer();
   server = serveRepo();
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   const q = new URLSearchParams({ bridge: bridge.url, world: world.id, key: world.key });
@@ -72,6 +77,9 @@ before(async () => {
   cancelPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${xq}`;
   const tq = new URLSearchParams({ bridge: bridge.url, world: stressWorld.id, key: stressWorld.key, actors: "fco" });
   stressPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${tq}`;
+  const base = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html`;
+  relayPage = (user, key) => `${base}?${new URLSearchParams({ bridge: bridge.url, world: relayWorld.id, foundry: foundryServer.url, user, ...(key ? { key } : {}) })}`;
+  relayPage.gmKey = relayWorld.key;
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
     args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-quic", "--no-first-run", "--disable-sync"]
@@ -81,6 +89,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await new Promise((r) => (server ? server.close(r) : r()));
+  await foundryServer?.close();
   await bridge?.stop();
 });
 
@@ -467,7 +476,7 @@ test("the GM confirms a player's proposed rating and danger on the card: the for
   await page.close();
 });
 
-test("one click, one roll: a click on an FCO skill rolls through the bridge, never natively; offline the sheet says so; the setting restores FCO's rolls", async () => {
+test("one click, one roll: a click on an FCO skill rolls through the bridge, never natively; offline FCO rolls it and the sheet says why", async () => {
   const page = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
@@ -508,22 +517,23 @@ test("one click, one roll: a click on an FCO skill rolls through the bridge, nev
   assert.deepEqual(await page.evaluate(() => game.scenes.viewed.getFlag("fate-core-official", "rolls") ?? []), [], "FCO did not record the bridge's roll");
   assert.deepEqual(await page.evaluate(() => window.fakeFoundry.log.hookErrors.map((e) => String(e.error))), []);
 
-  // Offline: the click rolls nothing, natively or otherwise, and the sheet says why.
+  // Offline: the click is FCO's again (its own dice), the sheet and a notice say why.
   await page.evaluate(() => game.modules.get("fate-bridge").api.connection.disconnect());
   await sheet.locator(".fate-bridge-sheet-status").waitFor();
-  assert.match(await sheet.locator(".fate-bridge-sheet-status").innerText(), /Fate Bridge is offline: a skill click rolls nothing/);
+  assert.match(await sheet.locator(".fate-bridge-sheet-status").innerText(), /Fate Bridge is offline: skill clicks roll with fate-core-official's own dice until it is back/);
   await sheet.locator('[name="skill"][data-skillname="Lore"]').click({ position: { x: 8, y: 6 } });
   assert.equal(await page.locator("dialog.fake-dialog-v2").count(), 0);
-  assert.equal(await nativeRolls(), 0, "offline is not a silent native roll");
+  assert.equal(await nativeRolls(), 1, "a bridge that is down never takes a roll away");
   const notes = await page.evaluate(() => window.fakeFoundry.log.notifications.map((n) => n.message));
-  assert.ok(notes.some((n) => /Lore was not rolled: Fate Bridge is offline/.test(n)), JSON.stringify(notes));
+  assert.ok(notes.some((n) => /Lore rolled by fate-core-official, not resolved by Fate Bridge: the bridge is offline/.test(n)), JSON.stringify(notes));
   await sheet.screenshot({ path: path.join(ARTIFACTS, "fco-sheet-offline.png") });
-
-  // The client setting restores FCO's own rolling.
-  await page.evaluate(() => game.settings.set("fate-bridge", "nativeFcoRolls", true));
+  // Back online, clicks are the bridge's again.
+  await page.evaluate(() => game.modules.get("fate-bridge").api.connection.connect());
+  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
   await sheet.locator('[name="skill"][data-skillname="Lore"]').click({ position: { x: 8, y: 6 } });
+  await dialog.waitFor();
+  await dialog.locator('[data-action="close"]').click();
   assert.equal(await nativeRolls(), 1);
-  assert.equal(await page.locator("dialog.fake-dialog-v2").count(), 0);
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -799,6 +809,64 @@ test("alike boosts read as one line with their count in the invoke picker and th
   assert.equal(await boost.count(), 1);
   assert.match(await boost.innerText(), new RegExp(`×${momentum.count}`));
   await panel.screenshot({ path: path.join(ARTIFACTS, "scene-panel-boosts.png") });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("relay mode: a player's page reaches the bridge only through Foundry, rolls from its sheet and plays its card; with no GM, FCO rolls", async () => {
+  const sockets = (page) => {
+    const urls = [];
+    page.on("websocket", (ws) => urls.push(ws.url()));
+    return urls;
+  };
+  const errors = [];
+  const gmPage = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
+  gmPage.on("pageerror", (e) => errors.push(`gm: ${e}`));
+  const gmSockets = sockets(gmPage);
+  await gmPage.goto(relayPage("pageGmUser000001", relayPage.gmKey));
+  await gmPage.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const gmCall = (fn, payload) => gmPage.evaluate(([f, p]) => settled(game.modules.get("fate-bridge").api.connection.call(f, p)), [fn, payload]);
+  assert.equal((await gmCall("world.settings", { trust_player_ratings: true })).ok, true);
+
+  const page = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
+  page.on("pageerror", (e) => errors.push(`player: ${e}`));
+  const playerSockets = sockets(page);
+  await page.goto(relayPage("pagePlayerAnn001"));
+  await page.waitForSelector("body[data-booted=true]");
+  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  assert.equal(await page.evaluate(() => game.user.isGM), false);
+
+  assert.equal((await gmCall("dev.queue_dice", { rolls: [[1, 0, 1, 0]] })).ok, true);
+  const sheet = page.locator(".fcoSheet").first();
+  await sheet.locator('.fate-bridge-roll[data-skill="Athletics"]').click();
+  const dialog = page.locator("dialog.fake-dialog-v2");
+  await dialog.waitFor();
+  assert.equal(await dialog.locator(".window-title").textContent(), "Zird the Arcane: take an action");
+  await dialog.locator('button[data-action="roll"]').click();
+  const card = page.locator("#chat-log .fate-bridge-card");
+  await card.locator('[data-fb="pass"][data-side="actor"]').waitFor();
+  assert.deepEqual(await card.locator(".fate-bridge-side--actor .fate-bridge-die").evaluateAll((ds) => ds.map((d) => Number(d.dataset.face))), [1, 0, 1, 0]);
+  await page.screenshot({ path: path.join(ARTIFACTS, "relay-player-card.png") });
+  await card.locator('[data-fb="pass"][data-side="actor"]').click();
+  await page.locator("#chat-log .fate-bridge-card--state-resolved").waitFor();
+  assert.equal(await page.locator("#chat-log .chat-message").count(), 1, "the player's own client wrote its card once");
+  await page.screenshot({ path: path.join(ARTIFACTS, "relay-player-resolved.png") });
+
+  // Only the GM's browser dialed the bridge; the player's only Foundry.
+  const bridgePort = new URL(bridge.url).port;
+  assert.ok(gmSockets.some((u) => u.includes(`:${bridgePort}/`)), JSON.stringify(gmSockets));
+  assert.equal(playerSockets.some((u) => u.includes(`:${bridgePort}/`)), false, JSON.stringify(playerSockets));
+
+  // The GM leaves: the player waits for a GM, and a skill click is FCO's own roll, with a notice.
+  await gmPage.close();
+  await page.waitForSelector("#fate-bridge-status[data-state=offline][data-reason=no_gm]");
+  assert.match(await page.locator("#fate-bridge-status").innerText(), /waiting for a GM/);
+  await sheet.locator('[name="skill"][data-skillname="Lore"]').click({ position: { x: 8, y: 6 } });
+  assert.equal(await page.evaluate(() => window.fakeFoundry.log.fcoNativeRolls.length), 1);
+  assert.equal(await page.locator("dialog.fake-dialog-v2").count(), 0);
+  const notes = await page.evaluate(() => window.fakeFoundry.log.notifications.map((n) => n.message));
+  assert.ok(notes.some((n) => /Lore rolled by fate-core-official, not resolved by Fate Bridge: the bridge is offline \(waiting for a GM/.test(n)), JSON.stringify(notes));
+  await page.screenshot({ path: path.join(ARTIFACTS, "relay-player-no-gm.png") });
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -1,6 +1,9 @@
 // Installs the fake Foundry in this page, then loads the module's real scripts and starts it.
 // Query: ?bridge=URL&world=ID&key=KEY&user=ID&system=ID&actors=fco (FCO 4.7 default characters:
-// the Core and Condensed fixtures instead of Zird and the ogre)
+// the Core and Condensed fixtures instead of Zird and the ogre); &foundry=URL joins a fake Foundry
+// server (tests/js/support/foundry-server.mjs), so pages of one table hear each other on the
+// module's socket, and Foundry says who is active; &mode=direct|relay (default: direct without
+// a Foundry server, as a lone GM page is tested; relay with one).
 import { install } from "/tests/js/support/fake-foundry.mjs";
 import { ogre, zird } from "/tests/js/fixtures/actors.mjs";
 import { installFcoStandIn } from "/tests/js/support/fco-stand-in.mjs";
@@ -8,7 +11,12 @@ import { installFcoStandIn } from "/tests/js/support/fco-stand-in.mjs";
 const q = new URLSearchParams(location.search);
 // ?noio=1: a page without a global `io`, so the module must load its packed fallback.
 if (q.get("noio") === "1") delete window.io;
-const GM = { id: q.get("user") ?? "pageGmUser000001", name: "Gamemaster", isGM: true };
+const ANN = { id: "pagePlayerAnn001", name: "Ann", isGM: false, active: false };
+const GM = { id: q.get("gm") ?? "pageGmUser000001", name: "Gamemaster", isGM: true };
+if (!q.get("gm") && q.get("user") && q.get("user") !== ANN.id) GM.id = q.get("user");
+const userId = q.get("user") ?? GM.id;
+const foundryServer = q.get("foundry");
+const mode = q.get("mode") ?? (foundryServer ? "relay" : "direct");
 const loadText = async (p) => {
   const res = await fetch(`/foundry-module/${p.replace(/^\/?modules\/fate-bridge\//, "")}`);
   if (!res.ok) throw new Error(`${p}: ${res.status}`);
@@ -24,20 +32,25 @@ const foundry = install({
   Handlebars: window.Handlebars,
   loadText,
   lang,
-  users: [GM, { id: "pagePlayerAnn001", name: "Ann", isGM: false, active: false }],
-  userId: GM.id,
-  activeGM: GM.id,
+  users: [GM, ANN],
+  userId,
+  // Without a Foundry server nobody tells the page who is active: the GM is.
+  activeGM: foundryServer ? undefined : GM.id,
+  foundryServer,
+  foundryIo: window.io,
   systemId: q.get("system") ?? "fate-core-official",
   actors,
   settings: {
     "fate-bridge.bridgeUrl": q.get("bridge") ?? "http://127.0.0.1:8765",
     "fate-bridge.worldId": q.get("world") ?? "default",
-    "fate-bridge.gmKey": q.get("key") ?? ""
+    "fate-bridge.gmKey": q.get("key") ?? "",
+    "fate-bridge.connectionMode": mode
   }
 });
 // fate-core-official's own chat hooks and skill listener, as its code behaves (issue 8).
 if ((q.get("system") ?? "fate-core-official") === "fate-core-official") installFcoStandIn(foundry);
 await import("/foundry-module/scripts/main.mjs");
+await foundry.foundryConnected;
 foundry.start();
 foundry.renderActorSheet(actors[0]._id);
 window.fakeFoundry = foundry;
