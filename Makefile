@@ -8,18 +8,28 @@ DATA ?= data
 
 .PHONY: run test test-python test-js fuzz lint schemas schemas-check module bench clean
 
-$(VENV)/.installed: pyproject.toml
+# `make run` installs the bridge and its runtime dependencies only; the suites and linters
+# add the development tools ([dev]), which also satisfy the runtime's marker.
+$(VENV)/.runtime: pyproject.toml setup.py
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
-	touch $@
+	touch $@ $(VENV)/.runtime
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-run: $(VENV)/.installed node_modules/.installed
-	$(PY) -m bridge --data-dir $(DATA) serve --host $(HOST) --port $(PORT)
+# Serves without Node: the module's zip then leaves out the socket.io-client fallback, which
+# Foundry's page never needs (it has its own `io`).
+run: $(VENV)/.runtime
+	$(VENV)/bin/fate-bridge --data-dir $(DATA) serve --host $(HOST) --port $(PORT)
 
 test: lint schemas-check test-python test-js
 

@@ -133,7 +133,7 @@ describe("manifest and assets", () => {
     const manifest = await readJson("foundry-module/module.json");
     assert.equal(manifest.id, "fate-bridge");
     assert.equal(manifest.title, "Fate Bridge");
-    assert.equal(manifest.version, "0.2.0");
+    assert.equal(manifest.version, (await readJson("package.json")).version); // one version everywhere
     assert.deepEqual(manifest.compatibility, { minimum: "13", verified: "14" });
     assert.equal(manifest.socket, true);
     assert.equal(manifest.relationships?.systems, undefined);
