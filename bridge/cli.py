@@ -1,4 +1,4 @@
-"""``python -m bridge``: serve the bridge and manage its worlds."""
+"""``fate-bridge`` (or ``python -m bridge``): serve the bridge and manage its worlds."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import json
 import logging
 import os
 import re
-import socket
 import sys
+import traceback
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +25,22 @@ from bridge.rules.ruleset import RULESETS
 from bridge.server import HANDSHAKE_TIMEOUT_SECONDS, create_app, tune_gc
 from bridge.service import BridgeService, IntentError
 from bridge.service.session import validation_error
+from bridge.startup import (
+    PROGRAM,
+    DataLock,
+    StartupError,
+    check_redis_url,
+    command,
+    default_data_dir,
+    is_wildcard,
+    listen_error,
+    open_store,
+    prepare_data_dir,
+    reachable_addresses,
+    require_database,
+    store_flags,
+    url_for,
+)
 from bridge.store.base import Store, WorldExists
 from bridge.store.redis import DEFAULT_PRESENCE_TTL, RedisStore
 from bridge.store.sqlite import SQLiteStore
@@ -33,7 +49,6 @@ from bridge.webhooks.outbox import WebhookOutbox
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
-DEFAULT_DATA = "data"
 DEFAULT_WORLD = "default"
 DB_NAME = "bridge.sqlite3"
 WORLD_ID = re.compile(r"^[A-Za-z0-9_.:\-]{1,64}$")
@@ -47,14 +62,21 @@ def _world_id(value: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m bridge",
+        prog=PROGRAM,
         description="Fate Bridge: the authoritative Fate referee behind a Foundry VTT module.",
     )
-    parser.add_argument("--version", action="version", version=f"fate-bridge {__version__}")
+    parser.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
     parser.add_argument(
         "--data-dir",
-        default=os.environ.get("FATE_BRIDGE_DATA", DEFAULT_DATA),
-        help="folder for the SQLite database (env FATE_BRIDGE_DATA; default %(default)s)",
+        type=Path,
+        default=None,
+        help="folder for the SQLite database (env FATE_BRIDGE_DATA; default the user's data "
+        f"folder, here {default_data_dir()})",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the traceback behind a start-up error (include it when reporting one)",
     )
     parser.add_argument(
         "--redis",
@@ -205,19 +227,66 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _resolve_data_dir(args: argparse.Namespace) -> None:
+    """``--data-dir``, else ``FATE_BRIDGE_DATA``, else the user's data folder; notes which,
+    so that printed commands name the folder unless it is the default."""
+    given = args.data_dir or os.environ.get("FATE_BRIDGE_DATA")
+    args.data_dir_is_default = not given
+    args.data_dir = Path(given) if given else default_data_dir()
+
+
+def _store_flags(args: argparse.Namespace) -> list[str]:
+    return store_flags(args.data_dir, default=args.data_dir_is_default, redis_url=args.redis)
+
+
+def _db_path(args: argparse.Namespace) -> Path:
+    path: Path = args.data_dir / DB_NAME
+    return path
+
+
 def _store(args: argparse.Namespace) -> Store:
     """Redis when ``--redis`` is given (several bridges share it), else embedded SQLite."""
     if args.redis:
         return RedisStore(
             args.redis, presence_ttl=getattr(args, "presence_ttl", DEFAULT_PRESENCE_TTL)
         )
-    return SQLiteStore(Path(args.data_dir) / DB_NAME)
+    return SQLiteStore(_db_path(args))
+
+
+async def _open_store(args: argparse.Namespace, *, create: bool) -> Store:
+    """The store, opened after the checks that turn a wrong setting into one line: a Redis
+    URL that cannot be one, a data folder that cannot be used, and (``create`` false) a
+    database that is not there yet, which is then left uncreated."""
+    if args.redis:
+        check_redis_url(args.redis)
+    elif create:
+        prepare_data_dir(args.data_dir, create=True, parents=args.data_dir_is_default)
+    else:
+        require_database(_db_path(args), _store_flags(args))
+        prepare_data_dir(args.data_dir, create=False, parents=False)
+    store = _store(args)
+    await open_store(store, redis_url=args.redis, db_path=_db_path(args))
+    return store
+
+
+async def _require_world(store: Store, args: argparse.Namespace) -> None:
+    if await store.get_world(args.id) is not None:
+        return
+    where = f"Redis at {_store_flags(args)[1]}" if args.redis else str(_db_path(args).absolute())
+    known = [w.id for w in await store.list_worlds()]
+    there = f" (its worlds: {', '.join(known)})" if known else " (it has no worlds yet)"
+    flags = _store_flags(args)
+    raise StartupError(
+        f"no world {args.id!r} in {where}{there}: check the id, or register it with "
+        f"`{command(flags, 'world', 'add', args.id)}`"
+    )
 
 
 async def _world_command(args: argparse.Namespace) -> int:
-    store = _store(args)
-    await store.open()
+    store = await _open_store(args, create=args.world_command == "add")
     try:
+        if args.world_command not in ("add", "list"):
+            await _require_world(store, args)
         service = BridgeService(store)
         if args.world_command == "webhooks":
             return await _webhooks_command(store, args)
@@ -244,11 +313,11 @@ async def _world_command(args: argparse.Namespace) -> int:
                     print(f"{w.id}\t{w.ruleset}\t{w.name}")
             return 0
         if args.world_command == "verify":
-            return await _verify(service, store, args.id, args.chat_log)
+            return await _verify(service, args.id, args.chat_log)
         new_key = await service.rotate_key(args.id)
         if new_key is None:
-            print(f"error: no world {args.id!r}", file=sys.stderr)
-            return 1
+            await _require_world(store, args)  # removed since the check: says so
+            return 2
         print(json.dumps({"id": args.id, "key": new_key}) if args.json else f"GM key: {new_key}")
         return 0
     finally:
@@ -338,14 +407,9 @@ def _read_chat_log(path: Path, world_id: str) -> list[tuple[int, str]]:
     return [(a.seq, a.hash) for a in export.anchors]
 
 
-async def _verify(
-    service: BridgeService, store: Store, world_id: str, chat_log: Path | None
-) -> int:
+async def _verify(service: BridgeService, world_id: str, chat_log: Path | None) -> int:
     """Exit 0 when every check of ``verify_history`` holds, 2 when one fails, 1 when the
-    world or the chat-log file cannot be used."""
-    if await store.get_world(world_id) is None:
-        print(f"error: no world {world_id!r}", file=sys.stderr)
-        return 1
+    chat-log file cannot be used (an unknown world was refused before, with 2)."""
     anchors: list[tuple[int, str]] = []
     if chat_log is not None:
         try:
@@ -369,14 +433,21 @@ async def _verify(
     return 0
 
 
-def _banner(base_url: str, world_id: str, key: str | None, dev_dice: bool) -> str:
+def _banner(
+    base_url: str,
+    world_id: str,
+    key: str | None,
+    dev_dice: bool,
+    rotate: str,
+    reachable: list[str] | None = None,
+) -> str:
+    """What a GM needs, printed once the bridge listens. ``rotate`` is the command that
+    prints a new GM key; ``reachable``, the URLs of a bridge on every interface."""
     key_line = (
         f"  GM key:        {key}\n"
-        "                 (shown once: paste it into Foundry now; "
-        f"`python -m bridge world rotate-key {world_id}` makes a new one)"
+        f"                 (shown once: paste it into Foundry now; `{rotate}` makes a new one)"
         if key
-        else "  GM key:        shown when the world was created; "
-        f"`python -m bridge world rotate-key {world_id}` prints a new one"
+        else f"  GM key:        shown when the world was created; `{rotate}` prints a new one"
     )
     lines = [
         "",
@@ -386,6 +457,11 @@ def _banner(base_url: str, world_id: str, key: str | None, dev_dice: bool) -> st
         key_line,
         "  Module manifest (Foundry > Add-on Modules > Install Module > Manifest URL):",
         f"                 {base_url}/module/module.json",
+    ]
+    if reachable:
+        lines.append("  Listening on every interface; this machine can be reached at:")
+        lines += [f"                 {url}" for url in reachable]
+    lines += [
         "In Foundry: enable Fate Bridge, then Configure Settings > Fate Bridge:",
         "  set the bridge URL and world id (world settings), and the GM key (client setting).",
     ]
@@ -395,22 +471,35 @@ def _banner(base_url: str, world_id: str, key: str | None, dev_dice: bool) -> st
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    store = _store(args)
-    await store.open()
+    lock: DataLock | None = None
+    if not args.redis:
+        # Checked before anything is opened: the one line says what to fix.
+        prepare_data_dir(args.data_dir, create=True, parents=args.data_dir_is_default)
+        lock = DataLock(_db_path(args))
+        lock.acquire()
+    try:
+        return await _serve_store(args, await _open_store(args, create=True))
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+async def _serve_store(args: argparse.Namespace, store: Store) -> int:
     hooks = webhook_store_for(store)
     await hooks.open()
     service = BridgeService(store, dev_dice=args.dev_dice, webhooks=hooks)
     # The one HTTP client every webhook goes out through.
     client = httpx.AsyncClient(headers={"User-Agent": f"fate-bridge/{__version__}"})
     outbox = WebhookOutbox(store, hooks, client)
-    first_key: str | None = None
-    worlds = await store.list_worlds()
-    if not worlds and not args.no_default_world:
-        _record, first_key = await service.add_world(DEFAULT_WORLD, "Default world")
-        worlds = await store.list_worlds()
-    # Listening on every interface: tell the GM a name Foundry can reach, not 0.0.0.0.
-    shown_host = socket.gethostname() if args.host in ("0.0.0.0", "::", "") else args.host
-    base_url = args.public_url or f"http://{shown_host}:{args.port}"
+    # Listening on every interface: tell the GM the addresses Foundry can reach, not 0.0.0.0.
+    reachable: list[str] = []
+    shown_host = args.host
+    if is_wildcard(args.host):
+        addresses = reachable_addresses(args.host)
+        reachable = [url_for(address, args.port) for address in addresses]
+        outward = [a for a in addresses if a not in ("127.0.0.1", "::1")]
+        shown_host = (outward or addresses or ["127.0.0.1"])[0]
+    base_url = args.public_url or url_for(shown_host, args.port)
     app = create_app(
         service,
         cors_origins=args.cors_origin or "*",
@@ -424,19 +513,32 @@ async def _serve(args: argparse.Namespace) -> int:
     # aiohttp's keepalive timer starts when a connection opens and closes it if no complete
     # request has arrived by then: the timeout for slow or partial HTTP headers.
     runner = web.AppRunner(app, access_log=None, keepalive_timeout=args.handshake_timeout)
-    await runner.setup()
-    assert runner.server is not None
     gate = AddressGate(args.max_connections_per_address)
     listener: asyncio.Server | None = None
     try:
-        listener = await listen(runner.server, args.host, args.port, gate)
+        await runner.setup()
+        assert runner.server is not None
+        try:
+            listener = await listen(runner.server, args.host, args.port, gate, start_serving=False)
+        except OSError as exc:
+            raise listen_error(exc, args.host, args.port) from exc
+        # The default world only once the port is ours (a key is never made and lost),
+        # and the first answer only once the banner is out.
+        first_key: str | None = None
+        worlds = await store.list_worlds()
+        if not worlds and not args.no_default_world:
+            _record, first_key = await service.add_world(DEFAULT_WORLD, "Default world")
+            worlds = await store.list_worlds()
         outbox.start()
         tune_gc()
         shown = worlds[0].id if worlds else DEFAULT_WORLD
-        print(_banner(base_url, shown, first_key, args.dev_dice), flush=True)
+        rotate = command(_store_flags(args), "world", "rotate-key", shown)
+        banner = _banner(base_url, shown, first_key, args.dev_dice, rotate, reachable)
+        print(banner, flush=True)
         if len(worlds) > 1:
             print(f"  Other worlds: {', '.join(w.id for w in worlds[1:])}", flush=True)
         print(f"Listening on {base_url} (protocol {protocol.PROTOCOL_VERSION}).", flush=True)
+        await listener.start_serving()
         await asyncio.Event().wait()
     finally:
         await outbox.stop()
@@ -473,10 +575,22 @@ def _build_module(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    _resolve_data_dir(args)
     logging.basicConfig(
         level=os.environ.get("FATE_BRIDGE_LOG", "WARNING").upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    try:
+        return _run(args)
+    except StartupError as exc:
+        # One line a GM can act on; --debug adds how it came about.
+        if args.debug:
+            traceback.print_exc()
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.command == "serve":
         try:
             return asyncio.run(_serve(args))

@@ -99,8 +99,17 @@ class _GatedProtocol(asyncio.Protocol):
 
 
 async def listen(
-    protocol_factory: Callable[[], asyncio.Protocol], host: str, port: int, gate: AddressGate
+    protocol_factory: Callable[[], asyncio.Protocol],
+    host: str,
+    port: int,
+    gate: AddressGate,
+    *,
+    start_serving: bool = True,
 ) -> asyncio.Server:
-    """Listen on ``host:port`` with every connection passing ``gate`` first."""
+    """Listen on ``host:port`` with every connection passing ``gate`` first. With
+    ``start_serving`` false the port is bound (so taken) but connections wait in the
+    backlog until ``Server.start_serving()``."""
     loop = asyncio.get_running_loop()
-    return await loop.create_server(gate.factory(protocol_factory), host, port, backlog=128)
+    return await loop.create_server(
+        gate.factory(protocol_factory), host, port, backlog=128, start_serving=start_serving
+    )

@@ -571,7 +571,7 @@ def openapi_document() -> dict[str, Any]:
                 "gmKey": {
                     "type": "http",
                     "scheme": "bearer",
-                    "description": "The world's GM key (`python -m bridge world rotate-key`)",
+                    "description": "The world's GM key (`fate-bridge world rotate-key`)",
                 }
             },
         },

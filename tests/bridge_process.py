@@ -13,6 +13,9 @@ from pathlib import Path
 
 from bench.proc import PROJECT_ROOT, free_port, wait_healthy
 
+# How the tests run the bridge's command: this interpreter's, from the source tree.
+PYTHON_M_BRIDGE = (sys.executable, "-m", "bridge")
+
 
 def store_args(target: Path | BridgeProcess) -> list[str]:
     """The global flags that point the CLI at a data folder, or at a bridge's store."""
@@ -21,15 +24,23 @@ def store_args(target: Path | BridgeProcess) -> list[str]:
     return ["--data-dir", str(target)]
 
 
-def cli(target: Path | BridgeProcess, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m bridge`` with the given arguments; raises on failure."""
+def cli(
+    target: Path | BridgeProcess,
+    *args: str,
+    check: bool = True,
+    cwd: Path = PROJECT_ROOT,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m bridge`` with the given arguments; raises on failure unless
+    ``check`` is false."""
     return subprocess.run(
-        [sys.executable, "-m", "bridge", *store_args(target), *args],
-        cwd=PROJECT_ROOT,
+        [*PYTHON_M_BRIDGE, *store_args(target), *args],
+        cwd=cwd,
         capture_output=True,
         text=True,
-        check=True,
+        check=check,
         timeout=60,
+        env=env,
     )
 
 
@@ -48,6 +59,10 @@ class BridgeProcess:
     redis_url: str | None = None
     process: subprocess.Popen[str] | None = None
     output: list[str] = field(default_factory=list)
+    # The command that runs the bridge, and the folder it runs in (an installed
+    # ``fate-bridge`` from elsewhere, say).
+    program: tuple[str, ...] = PYTHON_M_BRIDGE
+    cwd: Path = PROJECT_ROOT
 
     @property
     def url(self) -> str:
@@ -59,14 +74,14 @@ class BridgeProcess:
         return [*args, "--redis", self.redis_url] if self.redis_url else args
 
     def start(self, *extra: str) -> BridgeProcess:
-        args = [sys.executable, "-m", "bridge", *self.store_args, "serve"]
+        args = [*self.program, *self.store_args, "serve"]
         args += ["--host", "127.0.0.1", "--port", str(self.port), *extra]
         if self.dev_dice:
             args.append("--dev-dice")
         log = open(self.data_dir / f"bridge-{self.port}.log", "a")  # noqa: SIM115
         self.process = subprocess.Popen(
             args,
-            cwd=PROJECT_ROOT,
+            cwd=self.cwd,
             stdout=log,
             stderr=subprocess.STDOUT,
             text=True,
