@@ -19,6 +19,39 @@ export const CHANNEL = `module.${MODULE_ID}`;
 /** The bridge's own bound on one message (bridge/protocol MAX_MESSAGE_BYTES). */
 export const MAX_RELAYED_BYTES = 64 * 1024;
 
+/**
+ * The most the relay puts in one message on Foundry's socket: well under the server's buffer
+ * (Socket.IO's default is 1 MB, and a message over it drops the sender's connection). A larger
+ * answer (a page of `world.sync`) goes in parts; a larger batch of emits in several batches.
+ */
+export const MAX_SOCKET_MESSAGE = 256 * 1024;
+
+/**
+ * A list cut into runs whose JSON stays under `limit` characters each (an item over it alone
+ * makes a run of one).
+ * @template T
+ * @param {T[]} items
+ * @param {number} limit
+ * @returns {T[][]}
+ */
+export function batches(items, limit) {
+  const out = [];
+  let run = [];
+  let size = 0;
+  for (const item of items) {
+    const length = JSON.stringify(item).length + 1;
+    if (run.length && size + length > limit) {
+      out.push(run);
+      run = [];
+      size = 0;
+    }
+    run.push(item);
+    size += length;
+  }
+  if (run.length) out.push(run);
+  return out;
+}
+
 /** The kinds of message on the channel. */
 export const RELAY = Object.freeze({
   request: "relay.request",
@@ -152,6 +185,7 @@ export class RelayConnection extends IntentChannel {
       if (!was) {
         // Requests the last host never answered go to this one, same request ids.
         for (const [id, entry] of this.pending) {
+          entry.parts = undefined;
           this.#arm(id, entry);
           this.#post({ t: RELAY.request, event: entry.event, payload: entry.body });
         }
@@ -169,9 +203,22 @@ export class RelayConnection extends IntentChannel {
   #onAnswer(message) {
     const entry = this.pending.get(message.id);
     if (!entry) return; // answered already (two GMs relayed it), or given up on
+    let ack = message.ack;
+    if (Number.isInteger(message.parts) && message.parts > 1) {
+      // A large answer, in parts: whole once every part is here.
+      entry.parts ??= new Array(message.parts).fill(null);
+      if (entry.parts.length !== message.parts || !(message.part >= 0 && message.part < message.parts)) return;
+      entry.parts[message.part] = String(message.chunk ?? "");
+      if (entry.parts.includes(null)) return;
+      try {
+        ack = JSON.parse(entry.parts.join(""));
+      } catch {
+        ack = null;
+      }
+    }
     this.pending.delete(message.id);
     clearTimeout(entry.timer);
-    entry.resolve(this.receiveAck(message.ack));
+    entry.resolve(this.receiveAck(ack));
   }
 }
 
@@ -200,7 +247,8 @@ export class RelayHost {
     this.unsubscribe.push(this.connection.onStatus(() => this.announce()));
     // Every frame this GM hears (its own answers' emits included) reaches every client.
     const forward = (frame) => {
-      if (this.running && Array.isArray(frame?.emits)) this.#post({ t: RELAY.emits, emits: frame.emits });
+      if (!this.running || !Array.isArray(frame?.emits)) return;
+      for (const emits of batches(frame.emits, MAX_SOCKET_MESSAGE)) this.#post({ t: RELAY.emits, emits });
     };
     this.connection.on(EMITS_FRAME, forward);
     this.unsubscribe.push(() => this.connection.off(EMITS_FRAME, forward));
@@ -265,6 +313,18 @@ export class RelayHost {
   }
 
   #answer(to, id, ack) {
-    if (this.running) this.#post({ t: RELAY.answer, to, id, ack });
+    if (!this.running) return;
+    const text = JSON.stringify(ack);
+    if (text.length <= MAX_SOCKET_MESSAGE) {
+      this.#post({ t: RELAY.answer, to, id, ack });
+      return;
+    }
+    // Half the bound per part: escaped again inside the message, a part at most doubles.
+    const step = MAX_SOCKET_MESSAGE / 2;
+    const parts = Math.ceil(text.length / step);
+    for (let part = 0; part < parts; part++) {
+      const chunk = text.slice(part * step, (part + 1) * step);
+      this.#post({ t: RELAY.answer, to, id, part, parts, chunk });
+    }
   }
 }
