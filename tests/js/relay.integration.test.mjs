@@ -23,6 +23,7 @@ const ZIRD = zird(ANN.id);
 const BORIN = { ...ogre(), _id: "actorBorin000001", name: "Borin", ownership: { default: 0, [BOB.id]: 3 } };
 
 let bridge;
+let dataDir;
 let foundry;
 let world;
 let validators;
@@ -93,7 +94,7 @@ async function rawFoundryClient(userId) {
 
 before(async () => {
   validators = await loadValidators();
-  const dataDir = await tempDataDir();
+  dataDir = await tempDataDir();
   world = await addWorld(dataDir, "relay-world", "Relay World");
   bridge = await startBridge({ dataDir, port: await freePort() });
   foundry = await startFoundryServer();
@@ -356,5 +357,33 @@ describe("the active GM changes", () => {
     await queue([0, 0, 0, 0]);
     const again = await ann.rpc("startAction", ZIRD._id, "Athletics", { opposition: 1 });
     assert.ok(again?.card_id, "the bridge resolves Ann's rolls again");
+  });
+
+  test("a player who closes Foundry stops counting as present on the bridge (the GM's client says so)", async () => {
+    await gm.waitFor("relaying", (r) => r === true, { what: "the GM relays" });
+    await bob.close();
+    clients.splice(clients.indexOf(bob), 1);
+    const sent = await gm.waitFor("sent", (s) => s.some((x) => x.event === "relay.leave" && x.ack), { what: "relay.leave" });
+    const leave = sent.find((x) => x.event === "relay.leave");
+    assert.equal(leave.payload.user, BOB.id);
+    assert.equal(leave.ack.ok, true);
+  });
+
+  test("the bridge restarts: the player is told the GM's bridge is down, FCO rolls meanwhile, and the relay resumes with nothing lost", async () => {
+    const before = await gm.rpc("call", "world.sync", { since: 0 });
+    await bridge.stop();
+    const down = await ann.waitFor("status", (s) => s.state === "offline" && s.reason === "gm_offline", { what: "the GM's bridge down" });
+    assert.match(down.badge, /GM's bridge is not connected/);
+    const refused = await ann.rpc("call", "hello", {});
+    assert.equal(refused.ok, false);
+    assert.equal(refused.error.code, "offline");
+    bridge = await startBridge({ dataDir, port: bridge.port });
+    await connected(gm, "gm after the restart");
+    await connected(ann, "ann after the restart");
+    const after = await gm.rpc("call", "world.sync", { since: 0 });
+    assert.equal(after.data.last_seq, before.data.last_seq, "the log is as it was");
+    await queue([1, 0, 0, 0]);
+    const data = await ann.rpc("startAction", ZIRD._id, "Athletics", { opposition: 1 });
+    assert.ok(data?.card_id, "Ann acts again through the relay");
   });
 });
