@@ -107,7 +107,8 @@ function onSkillClick(event, actor) {
 function offlineWords() {
   const status = runtime.connection?.status ?? { state: "offline", reason: null, message: null };
   const { label, detail } = statusText(status);
-  return { state: label.toLowerCase(), detail: detail ? ` (${detail})` : "" };
+  const reason = String(detail ?? "").trim().replace(/\.$/, "");
+  return { state: label.toLowerCase(), detail: reason ? ` (${reason})` : "" };
 }
 
 /**

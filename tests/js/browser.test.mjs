@@ -3,7 +3,11 @@
 import assert from "node:assert/strict";
 import { createReadStream } from "node:fs";
 import { mkdir, stat } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { readFile } from "node:fs/promises";
 import http from "node:http";
+import https from "node:https";
+import { promisify } from "node:util";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { chromium } from "playwright-core";
@@ -31,8 +35,9 @@ let stressPageUrl;
 let foundryServer;
 let relayPage;
 
-function serveRepo() {
-  return http.createServer(async (req, res) => {
+function serveRepo(tls = null) {
+  const serve = tls ? (handler) => https.createServer(tls, handler) : (handler) => http.createServer(handler);
+  return serve(async (req, res) => {
     const rel = decodeURIComponent(new URL(req.url, "http://x").pathname);
     // As in the zip the bridge builds: the socket.io-client ESM build as the module's vendor file.
     const file = rel === VENDOR_URL ? VENDOR_FILE : path.join(REPO, rel);
@@ -869,4 +874,41 @@ test("relay mode: a player's page reaches the bridge only through Foundry, rolls
   await page.screenshot({ path: path.join(ARTIFACTS, "relay-player-no-gm.png") });
   assert.deepEqual(errors, []);
   await page.close();
+});
+
+test("an https Foundry page: loopback's ws:// is allowed, another host's ws:// is refused as mixed content and the badge says so", async () => {
+  // A self-signed certificate for this test's https page (openssl, as Debian ships it).
+  const dir = await tempDataDir();
+  await promisify(execFile)("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+    "-keyout", path.join(dir, "key.pem"), "-out", path.join(dir, "cert.pem")]);
+  const tlsServer = serveRepo({ key: await readFile(path.join(dir, "key.pem")), cert: await readFile(path.join(dir, "cert.pem")) });
+  await new Promise((r) => tlsServer.listen(0, "127.0.0.1", r));
+  // "bridge.test" names the same loopback bridge, but to the browser it is another machine.
+  const strict = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run",
+      "--host-resolver-rules=MAP bridge.test 127.0.0.1"]
+  });
+  try {
+    const context = await strict.newContext({ ignoreHTTPSErrors: true, viewport: { width: 900, height: 500 } });
+    const pageFor = async (bridgeUrl) => {
+      const page = await context.newPage();
+      const q = new URLSearchParams({ bridge: bridgeUrl, world: "browser-world", key: "not-needed" });
+      await page.goto(`https://127.0.0.1:${tlsServer.address().port}/tests/js/browser/index.html?${q}`);
+      await page.waitForSelector("body[data-booted=true]");
+      assert.equal(await page.evaluate(() => location.protocol), "https:");
+      return page;
+    };
+    // Loopback: the websocket opens (the bridge then refuses the made-up key: it was reached).
+    const local = await pageFor(bridge.url);
+    await local.waitForSelector("#fate-bridge-status[data-state=refused][data-reason=bad_key]");
+    // Another host over ws://: Chromium refuses before any connection, the badge names why.
+    const remote = await pageFor(`http://bridge.test:${new URL(bridge.url).port}`);
+    await remote.waitForSelector("#fate-bridge-status[data-state=offline][data-reason=mixed_content]");
+    assert.match(await remote.locator("#fate-bridge-status").innerText(), /This https page may not open ws:\/\/ to http:\/\/bridge\.test/);
+    await remote.screenshot({ path: path.join(ARTIFACTS, "status-mixed-content.png") });
+  } finally {
+    await strict.close();
+    await new Promise((r) => tlsServer.close(r));
+  }
 });
