@@ -20,7 +20,11 @@ const ANN = { id: "annUser000000001", name: "Ann", isGM: false, role: 1 };
 const BOB = { id: "bobUser000000001", name: "Bob", isGM: false, role: 1 };
 const USERS = [GM, ASSISTANT, ANN, BOB];
 const ZIRD = zird(ANN.id);
-const BORIN = { ...ogre(), _id: "actorBorin000001", name: "Borin", ownership: { default: 0, [BOB.id]: 3 } };
+const BORIN = (() => {
+  const actor = { ...ogre(), _id: "actorBorin000001", name: "Borin", ownership: { default: 0, [BOB.id]: 3 } };
+  actor.system = { ...actor.system, details: { fatePoints: { current: 2, refresh: 2, boosts: 0 } } };
+  return actor;
+})();
 
 let bridge;
 let dataDir;
@@ -175,10 +179,14 @@ describe("relay mode: players reach the bridge through Foundry", () => {
     const bobAspect = data.card.aspects.find((a) => a.name === "Hungry Bridge Ogre").id;
     assert.equal((await ann.rpc("call", "action.invoke", { action_id: data.action_id, invoker: ZIRD._id, aspect_id: annAspect, payment: "fate_point", effect: "bonus", side: "actor" })).ok, true);
     const bobInvoke = await bob.rpc("call", "action.invoke", { action_id: data.action_id, invoker: BORIN._id, aspect_id: bobAspect, payment: "fate_point", effect: "bonus", side: "opposition" });
-    assert.equal(bobInvoke.ok, false, "Borin has no fate point to pay");
-    assert.equal(bobInvoke.error.code, "no_fate_points", JSON.stringify(bobInvoke));
-    message = await cardIn(ann, cardId, (m) => m.card.invokes.length === 1, "Ann's invoke on the card");
+    assert.equal(bobInvoke.ok, true, JSON.stringify(bobInvoke));
+    // Bob may not spend Ann's character's points.
+    const stolen = await bob.rpc("call", "action.invoke", { action_id: data.action_id, invoker: ZIRD._id, aspect_id: annAspect, payment: "fate_point", effect: "bonus", side: "opposition" });
+    assert.equal(stolen.ok, false);
+    message = await cardIn(ann, cardId, (m) => m.card.invokes.length === 2, "both invokes on the card");
     assert.match(message.card.invokes[0], /Zird the Arcane invoked Wizard of the Old School/);
+    assert.match(message.card.invokes[1], /Borin invoked Hungry Bridge Ogre/);
+    assert.equal(message.card.opposition.fp, "1 FP");
     // Bob's client heard the same emits and updated nothing it does not write.
     const bobView = byCard(cardId)(await bob.rpc("messages"));
     assert.ok(bobView);
