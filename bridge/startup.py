@@ -141,6 +141,12 @@ def _check_writable(path: Path) -> None:
 def require_database(db_path: Path, flags: Sequence[str]) -> None:
     """A world command other than ``add`` needs the database there already: it never
     creates one (an empty one in the wrong folder would hide the real one)."""
+    folder = db_path.parent
+    if folder.exists() and not folder.is_dir():
+        raise StartupError(
+            f"the data folder {folder.absolute()} is a file, not a folder: pass the "
+            "--data-dir your bridge uses"
+        )
     if not db_path.is_file():
         raise StartupError(
             f"no bridge database in {db_path.parent.absolute()}: pass the --data-dir your "

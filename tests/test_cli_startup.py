@@ -94,6 +94,8 @@ def test_a_data_folder_under_a_file_is_one_line(tmp_path: Path) -> None:
     assert "is a file, not a folder" in line
     line = refused(cli(blocker / "sub", "world", "add", "w", check=False))
     assert "is a file, not a folder" in line
+    line = refused(cli(blocker, "world", "list", check=False))
+    assert "is a file, not a folder" in line
 
 
 def test_a_data_folder_whose_parent_is_missing_is_one_line_and_not_created(
