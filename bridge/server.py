@@ -14,7 +14,7 @@ import gc
 import logging
 import time
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 import engineio
@@ -45,6 +45,7 @@ JOIN_RATE_PER_SECOND = 1.0
 JOIN_BURST = 5.0
 
 SERVICE_KEY = web.AppKey("service", BridgeService)
+_Envelope = TypeVar("_Envelope", protocol.Relay, protocol.RelayLeave)
 CONFIG_KEY = web.AppKey("config", dict[str, Any])
 
 
@@ -180,14 +181,21 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
             log.exception("handler for %s failed", event)
             return Reply(error("internal", "The bridge failed on this message; nothing changed."))
 
-    async def _relay(self, gm: Session, body: object) -> Reply:
-        """One relayed intent: handled as its user's own, on that user's session."""
+    @staticmethod
+    def _opened(gm: Session, model: type[_Envelope], body: object) -> _Envelope | Reply:
+        """A relay envelope from a GM's connection, validated; or the refusal to answer with."""
         if gm.role != "gm":
             return Reply(error("forbidden", "Only a GM's connection relays other users' intents."))
         try:
-            envelope = protocol.Relay.model_validate(body)
+            return model.model_validate(body)
         except ValidationError as exc:
             return Reply(validation_error(exc))
+
+    async def _relay(self, gm: Session, body: object) -> Reply:
+        """One relayed intent: handled as its user's own, on that user's session."""
+        envelope = self._opened(gm, protocol.Relay, body)
+        if isinstance(envelope, Reply):
+            return envelope
         if envelope.event not in protocol.INTENTS:
             shown = protocol.shown(envelope.event)
             return Reply(error("unknown_event", f"The bridge has no event {shown!r}.", "event"))
@@ -215,12 +223,9 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
 
     async def _relay_leave(self, gm: Session, body: object) -> Reply:
         """The GM's client says a relayed user left the table: no longer present."""
-        if gm.role != "gm":
-            return Reply(error("forbidden", "Only a GM's connection relays other users' intents."))
-        try:
-            leave = protocol.RelayLeave.model_validate(body)
-        except ValidationError as exc:
-            return Reply(validation_error(exc))
+        leave = self._opened(gm, protocol.RelayLeave, body)
+        if isinstance(leave, Reply):
+            return leave
         left = await self._forget_relayed(gm.sid, leave.user)
         return Reply(ok(protocol.RelayLeaveData(user=leave.user, left=left is not None)))
 

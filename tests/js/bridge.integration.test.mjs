@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { addWorld, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
+import { byCard, cardIn, showMessage } from "./support/chat.mjs";
 import { FoundryClient } from "./support/clients.mjs";
 import { check, loadValidators } from "./support/schemas.mjs";
 import { ogre, zird } from "./fixtures/actors.mjs";
@@ -64,24 +65,6 @@ async function assertSentValid(client) {
   const ids = sent.map((s) => s.payload.request_id);
   assert.equal(new Set(ids).size, ids.length, "every request has a fresh request_id");
   return sent;
-}
-
-const byCard = (cardId) => (messages) => messages.find((m) => m.flags["fate-bridge"].cardId === cardId);
-
-/** Wait for the writer's message of a card to reach a state. */
-async function cardIn(client, cardId, predicate, what) {
-  const messages = await client.waitFor("messages", (ms) => {
-    const m = byCard(cardId)(ms);
-    return m && predicate(m);
-  }, { what });
-  return byCard(cardId)(messages);
-}
-
-/** Foundry's server: the writer's message reaches another client. */
-async function relayMessage(from, to, cardId) {
-  const data = await from.rpc("messageData", cardId);
-  await to.rpc("receiveMessage", data);
-  return (await to.rpc("messages")).find((m) => m.flags["fate-bridge"].cardId === cardId);
 }
 
 const queue = async (rolls) => assert.equal((await gm.rpc("call", "dev.queue_dice", { rolls })).ok, true);
@@ -189,7 +172,7 @@ describe("actions through the card, permissions, patches and statuses", () => {
 
     // Permissions: the player sees Invoke/Pass for its own side only; the GM may invoke for both.
     assert.deepEqual(message.controls, ["invoke:actor", "pass:actor"]);
-    const gmView = await relayMessage(player, gm, cardId);
+    const gmView = await showMessage(player, gm, cardId);
     assert.deepEqual(gmView.controls, ["invoke:actor", "pass:actor", "invoke:opposition", "cancel"], "the GM may also cancel an open action");
     assert.equal(gmView.costPicker, false);
 
@@ -239,7 +222,7 @@ describe("actions through the card, permissions, patches and statuses", () => {
     assert.deepEqual(message.controls, [], "the player has nothing to press while the GM picks the cost");
     assert.equal(message.costPicker, false);
 
-    const gmView = await relayMessage(player, gm, cardId);
+    const gmView = await showMessage(player, gm, cardId);
     assert.equal(gmView.costPicker, true);
     const hello = await gm.rpc("hello");
     assert.deepEqual(gmView.costKinds, hello.costs.minor);
@@ -299,14 +282,14 @@ describe("the GM owns the numbers: confirming on the card (R2.1, R9.1, R10.1)", 
     let message = await cardIn(player, cardId, (m) => m.card.state, "confirming card");
     assert.match(message.card.state, /Awaiting confirmation/);
     assert.deepEqual(message.controls, [], "the player presses nothing: the GM confirms and answers for the NPC");
-    let gmView = await relayMessage(player, gm, cardId);
+    let gmView = await showMessage(player, gm, cardId);
     assert.deepEqual(gmView.controls, ["confirm", `help:${OGRE._id}`, `help:${OGRE._id}`, "cancel"]);
 
     // R10.1: the GM accepts for the Ogre (an NPC has no other owner).
     await gm.rpc("clickCard", cardId, 'button[data-fb="help"][data-accept="true"]');
     message = await cardIn(player, cardId, (m) => m.flags["fate-bridge"].card.actor.helpers.length, "the Ogre joined");
     assert.deepEqual(message.flags["fate-bridge"].card.actor.helpers.map((h) => h.name), ["Grumpy Ogre"]);
-    gmView = await relayMessage(player, gm, cardId);
+    gmView = await showMessage(player, gm, cardId);
     assert.deepEqual(gmView.controls, ["confirm", "cancel"]);
 
     // R2.1, R9.1: the GM changes the rating to Fair (+2) and keeps the danger; one click.

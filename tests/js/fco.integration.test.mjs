@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { addWorld, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
+import { byCard, cardIn, showMessage } from "./support/chat.mjs";
 import { FoundryClient } from "./support/clients.mjs";
 import { check, loadValidators } from "./support/schemas.mjs";
 import { goblin, ogre, zird } from "./fixtures/actors.mjs";
@@ -57,21 +58,6 @@ async function bindPlayer() {
   await player.waitFor("notifications", (n) => n.some((x) => /confirmed who you are/.test(x.message)), { what: "bound notice" });
 }
 
-const byCard = (cardId) => (messages) => messages.find((m) => m.flags["fate-bridge"].cardId === cardId);
-
-async function cardIn(client, cardId, predicate, what) {
-  const messages = await client.waitFor("messages", (ms) => {
-    const m = byCard(cardId)(ms);
-    return m && predicate(m);
-  }, { what });
-  return byCard(cardId)(messages);
-}
-
-/** Foundry's server: a message written by one client reaches another. */
-async function relayMessage(from, to, cardId) {
-  await to.rpc("receiveMessage", await from.rpc("messageData", cardId));
-}
-
 const queue = async (rolls) => assert.equal((await gm.rpc("call", "dev.queue_dice", { rolls })).ok, true);
 
 before(async () => {
@@ -116,7 +102,7 @@ describe("cards never freeze (issue 8.4)", () => {
     check(validators.results["card.written"], report.ack.data, "card.written result");
 
     // The player comes back: Foundry gives it the GM's message; the bridge binds it again.
-    await relayMessage(gm, player, cardId);
+    await showMessage(gm, player, cardId);
     await player.rpc("reconnect");
     await bindPlayer();
     await player.rpc("clickCard", cardId, 'button[data-fb="choose"][data-choice="fail"]');

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { io as ioClient } from "socket.io-client";
 import { addWorld, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
+import { byCard, cardIn, showMessage } from "./support/chat.mjs";
 import { FoundryClient } from "./support/clients.mjs";
 import { startFoundryServer } from "./support/foundry-server.mjs";
 import { check, loadValidators } from "./support/schemas.mjs";
@@ -63,22 +64,6 @@ async function launch(name, user, key, extra = {}) {
 const connected = (client, what) => client.waitFor("status", (s) => s.state === "connected", { what: `${what} connected` });
 const greeted = (client, what) => client.waitFor("hello", (h) => h !== null, { what: `${what} hello` });
 const queue = async (...rolls) => assert.equal((await gm.rpc("call", "dev.queue_dice", { rolls })).ok, true);
-const byCard = (cardId) => (messages) => messages.find((m) => m.flags["fate-bridge"].cardId === cardId);
-
-async function cardIn(client, cardId, predicate, what) {
-  const messages = await client.waitFor("messages", (ms) => {
-    const m = byCard(cardId)(ms);
-    return m && predicate(m);
-  }, { what });
-  return byCard(cardId)(messages);
-}
-
-/** Foundry's server: the writer's chat message reaches another client. */
-async function showMessage(from, to, cardId) {
-  await to.rpc("receiveMessage", await from.rpc("messageData", cardId));
-  return byCard(cardId)(await to.rpc("messages"));
-}
-
 /** The relay envelopes a GM's client sent the bridge, with their acks. */
 async function relayed(client) {
   return (await client.rpc("sent")).filter((s) => s.event === "relay");
