@@ -294,7 +294,12 @@ async def _world_command(args: argparse.Namespace) -> int:
             try:
                 record, key = await service.add_world(args.id, args.name or args.id, args.ruleset)
             except WorldExists:
-                print(f"error: world {args.id!r} already exists", file=sys.stderr)
+                rotate = command(_store_flags(args), "world", "rotate-key", args.id)
+                print(
+                    f"error: world {args.id!r} already exists: pick another id, or `{rotate}` "
+                    "prints a new GM key for it",
+                    file=sys.stderr,
+                )
                 return 1
             info = {"id": record.id, "name": record.name, "ruleset": record.ruleset, "key": key}
             if args.json:
@@ -311,6 +316,9 @@ async def _world_command(args: argparse.Namespace) -> int:
             else:
                 for w in worlds:
                     print(f"{w.id}\t{w.ruleset}\t{w.name}")
+                if not worlds:
+                    add = command(_store_flags(args), "world", "add", "ID")
+                    print(f"No worlds yet: `{add}` registers one.", file=sys.stderr)
             return 0
         if args.world_command == "verify":
             return await _verify(service, args.id, args.chat_log)

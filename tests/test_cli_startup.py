@@ -70,6 +70,8 @@ def test_a_port_in_use_is_one_line_and_makes_no_key(tmp_path: Path) -> None:
     assert f"port {port} is already in use" in line and "--port" in line
     # The default world (and its GM key, shown once) waits for the port: none was made.
     assert json.loads(cli(tmp_path, "world", "list", "--json").stdout) == []
+    listed = cli(tmp_path, "world", "list")
+    assert listed.stdout == "" and "No worlds yet" in listed.stderr
 
 
 def test_the_debug_flag_shows_the_traceback(tmp_path: Path) -> None:
