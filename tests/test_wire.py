@@ -285,7 +285,9 @@ def from_schema(schema: dict[str, Any], defs: dict[str, Any], depth: int = 0) ->
         required = {k: props.pop(k) for k in schema.get("required", []) if k in props}
         return st.fixed_dictionaries(required, optional=props)
     if kind == "object":
-        values = from_schema(schema.get("additionalProperties") or {}, defs, depth + 1)
+        extra = schema.get("additionalProperties")
+        # ``true`` (any value, as a relay's payload) is any JSON.
+        values = from_schema(extra if isinstance(extra, dict) else {}, defs, depth + 1)
         return st.dictionaries(st.sampled_from(IDS + SKILLS), values, max_size=3)
     return JSON
 
@@ -297,6 +299,16 @@ def intent_payloads(event: str) -> Any:
 
 
 PAYLOADS = {event: intent_payloads(event) for event in INTENTS}
+# A relay envelope mostly carries another intent shaped like its own model.
+PAYLOADS["relay"] = st.one_of(
+    PAYLOADS["relay"],
+    st.sampled_from(sorted(INTENTS)).flatmap(
+        lambda inner: st.fixed_dictionaries(
+            {"user": st.sampled_from(["paul", "anna", "gm"]), "event": st.just(inner)},
+            optional={"payload": PAYLOADS[inner]},
+        )
+    ),
+)
 
 
 @st.composite
@@ -326,6 +338,8 @@ def frames(draw: st.DrawFn) -> tuple[str, Any, Any]:
 # Found by `make fuzz`: the rules' refusals of an undo carried codes the wire did not list.
 @example(frame=("gm", "history.undo", {"request_id": "brousseau"}))
 @example(frame=("gm", "history.undo", {"request_id": "u1", "back_to": 10**6}))
+@example(frame=("gm", "relay", {"user": "paul", "event": "relay", "payload": {"user": "paul"}}))
+@example(frame=("paul", "relay", {"user": "anna", "event": "hello", "payload": {}}))
 async def test_no_input_reaches_a_handler_crash(
     table: dict[str, Seat], frame: tuple[str, Any, Any]
 ) -> None:
