@@ -18,9 +18,14 @@ wake of the event loop serves more messages), so only costs measured at one rate
   2  passive overcome (action.start + action.pass) on SQLite, one client per world
   3  the same on Redis
   4  SQLite, 10 clients in each world's room
-Then: the growth curve (0 / 500 / 2,000 resolved actions in one scene), the 100-world run
-(1,000 clients, 200 actions/s), memory per idle client, the rules engine alone, and the
-aggregate rate of 1 and 2 bridge processes on one Redis. JSON goes to bench/results.json
+Then: the relay hop (issue 24; ``relay``): a player's passive overcomes through a fake
+Foundry server and the GM's client (bench/foundry.py, bench/relay_host.py,
+bench/relay_load.py) beside the direct path, both at 10 actions/s at once on one bridge,
+with each path's p50/p90/p99, their ratio, where a relayed intent's time goes, and the fake
+Foundry server's and the relay host's CPU per relayed action; the growth curve (0 / 500 /
+2,000 resolved actions in one scene), the 100-world run (1,000 clients, 200 actions/s),
+memory per idle client, the rules engine alone, and the aggregate rate of 1 and 2 bridge
+processes on one Redis. JSON goes to bench/results.json
 (with each part's duration); ``--profile`` adds py-spy's top entries for rungs 1b-4 and the
 100-world run when py-spy is installed. GC figures are the server's own collections in the
 run's window: ``gc_max_pause_ms`` is wall time (it includes waiting for a core on a busy
@@ -58,6 +63,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 from bench import instructions as counting
 from bench.proc import (
@@ -109,6 +116,8 @@ class Profile:
     # The paired part: turns of rung 1 and rung 2, each this long.
     pairs: int = 8
     pair_seconds: float = 4.0
+    # The relay part: seconds of load on both paths at once, after a short warm-up.
+    relay_seconds: float = 25.0
 
 
 FULL = Profile(3, 8.0, 2000, 100, (0, 500, 2000), 10, 30.0, 3, 500, 5000, 10.0)
@@ -128,6 +137,7 @@ QUICK = Profile(
     instruction_resolutions=300,
     pairs=4,
     pair_seconds=2.0,
+    relay_seconds=8.0,
 )
 # A latency run during which the hypervisor took more than this share of the server's core
 # measured the host more than the bridge (p99 at 200 actions/s on this 2-core machine, 24
@@ -145,6 +155,7 @@ def percentile(values: list[float], q: float) -> float:
 def latency_summary(values: list[float]) -> dict[str, float]:
     return {
         "p50_ms": percentile(values, 0.50) * 1000,
+        "p90_ms": percentile(values, 0.90) * 1000,
         "p99_ms": percentile(values, 0.99) * 1000,
         "max_ms": (max(values) if values else float("nan")) * 1000,
     }
@@ -170,12 +181,16 @@ def run_load(
     the servers' CPU over the run (drain included). With ``--profile``, a run named by
     ``profile_as`` also records the first server's profile (py-spy) over the run.
     ``on_ready`` runs once every generator has connected, just before the start;
-    ``on_done`` once every generator has reported, before they disconnect."""
+    ``on_done`` once every generator has reported, before they disconnect.
+
+    A plan's ``generator`` names the module that runs it (bench.load unless given; any
+    other keeps its contract, as bench.relay_load does); plans that name a ``group`` are
+    also summed by group (``groups``: each one's counts and latencies)."""
     workers = []
     setup_before = [cpu_seconds(s.pid) for s in servers]
     for index, plan in enumerate(plans):
         worker = subprocess.Popen(
-            [sys.executable, "-m", "bench.load"],
+            [sys.executable, "-m", plan.get("generator", "bench.load")],
             cwd=PROJECT_ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -234,7 +249,12 @@ def run_load(
     done = sum(r["done"] for r in results)
     cpu = sum(cpu_after) - sum(cpu_before)
     loop_cpu = sum(loop_after) - sum(loop_before)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for plan, result in zip(plans, results, strict=True):
+        if "group" in plan:
+            groups.setdefault(plan["group"], []).append(result)
     return {
+        **({"groups": {name: group_summary(rs) for name, rs in groups.items()}} if groups else {}),
         "sent": sum(r["sent"] for r in results),
         "done": done,
         "errors": sum(r["errors"] for r in results),
@@ -264,6 +284,20 @@ def run_load(
             str(gen): max((d for _t, g, d, _c in pauses if g == gen), default=0.0) * 1000
             for gen in (0, 1, 2)
         },
+    }
+
+
+def group_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """What one group of generators saw (the servers' CPU is the whole run's)."""
+    return {
+        "sent": sum(r["sent"] for r in results),
+        "done": sum(r["done"] for r in results),
+        "errors": sum(r["errors"] for r in results),
+        "error_samples": [e for r in results for e in r["error_samples"]][:5],
+        "emits_received": sum(r["emits"] for r in results),
+        "latency": latency_summary([x for r in results for x in r["latencies"]]),
+        "intent_latency": latency_summary([x for r in results for x in r["intent_latencies"]]),
+        "hello_latency": latency_summary([x for r in results for x in r["hello_latencies"]]),
     }
 
 
@@ -305,12 +339,16 @@ def open_store(folder: Path, redis_url: str | None) -> Store:
 
 
 async def seed(
-    folder: Path, redis_url: str | None, worlds: list[str], resolved: int = 0
+    folder: Path,
+    redis_url: str | None,
+    worlds: list[str],
+    resolved: int = 0,
+    owners: list[str] | None = None,
 ) -> dict[str, str]:
     store = open_store(folder, redis_url)
     await store.open()
     try:
-        return await seed_worlds(store, worlds, resolved)
+        return await seed_worlds(store, worlds, resolved, owners)
     finally:
         await store.close()
 
@@ -668,6 +706,209 @@ def paired(root: Path, profile: Profile) -> dict[str, Any]:
     }
 
 
+# The relay part: each path's actions per second (issue 24's target: the relayed action's
+# p50 within 2x the direct one's at this rate), the Foundry users of its world (the GM whose
+# client relays, and the players who own the hero and send), and its warm-up.
+RELAY_RATE = 10.0
+RELAY_GM = "gm"
+RELAY_PLAYERS = ("player1", "player2")
+RELAY_WARMUP_SECONDS = 2.0
+
+
+def relay(root: Path, profile: Profile) -> dict[str, Any]:
+    """The relay hop beside the direct path, both at ``RELAY_RATE`` actions/s at once on one
+    bridge (so the host's noise falls on both alike), open loop.
+
+    Direct: rung 2's passive overcomes over bench/load.py's connections straight to the
+    bridge (one world per sending connection, 5 actions/s each, as in the ladder). Relayed:
+    the players of one more world, on the fake Foundry server (bench/foundry.py), each
+    intent carried by the GM's client (bench/relay_host.py) on its own bridge connection,
+    the players' generator being bench/relay_load.py; the players own the hero, and their
+    world trusts its players' ratings, so their overcome is the same two intents (bench/
+    seed.py). The fake Foundry server and the relay
+    host run on the load generators' cores (in a real table they are other machines); their
+    CPU per relayed action is read from /proc over the run, as the bridge's is."""
+    folder = fresh_folder(root, "relay")
+    direct_worlds = [f"d{i}" for i in range(max(1, round(RELAY_RATE / 5)))]
+    keys = asyncio.run(seed(folder, None, direct_worlds))
+    relay_key = asyncio.run(seed(folder, None, ["relay"], owners=list(RELAY_PLAYERS)))["relay"]
+    conns = [{"auth": gm_auth(w, keys[w], "gm0"), "sender": True} for w in direct_worlds]
+    foundry = Server(["-m", "bench.foundry", "{port}"], "/healthz", cores=set(LOAD_CORES))
+    with bridge(folder) as server, running(foundry):
+        host = start_relay_host(foundry.url, server.url, gm_auth("relay", relay_key, RELAY_GM))
+        try:
+            plans = [
+                *(
+                    {**p, "group": "direct"}
+                    for p in open_plans(server.url, conns, "action", RELAY_RATE)
+                ),
+                {
+                    "generator": "bench.relay_load",
+                    "group": "relayed",
+                    "url": foundry.url,
+                    "host": RELAY_GM,
+                    "players": list(RELAY_PLAYERS),
+                    "rate": RELAY_RATE,
+                    # Between the direct path's sends, so neither waits on the other's.
+                    "offset": 0.5 / RELAY_RATE,
+                    "grace": 20.0,
+                },
+            ]
+            run_load([server], plans, RELAY_WARMUP_SECONDS)
+            marks: list[tuple[float, float, dict[str, int]]] = []
+            timed: list[dict[str, list[float]]] = []
+
+            def mark() -> None:
+                stats = httpx.get(foundry.url + "/stats", timeout=5).json()
+                marks.append((cpu_seconds(foundry.pid), cpu_seconds(host.pid), stats))
+                timed.append(relay_host_stats(host))
+
+            result = run_load([server], plans, profile.relay_seconds, on_ready=mark, on_done=mark)
+        finally:
+            stop_relay_host(host)
+    groups = result.pop("groups")
+    direct, relayed = groups["direct"], groups["relayed"]
+    (foundry_before, host_before, stats_before), (foundry_after, host_after, stats_after) = marks
+    actions = relayed["done"]
+
+    def per_action(value: float) -> float:
+        return value / actions if actions else float("nan")
+
+    def ratio(key: str, of: str = "latency") -> float:
+        return float(relayed[of][key] / direct[of][key])
+
+    out = {
+        "rate_actions_per_second": RELAY_RATE,
+        "seconds": profile.relay_seconds,
+        "players": len(RELAY_PLAYERS),
+        "direct_connections": len(conns),
+        "direct": direct,
+        "relayed": relayed,
+        "ratio_p50": ratio("p50_ms"),
+        "ratio_p90": ratio("p90_ms"),
+        "ratio_p99": ratio("p99_ms"),
+        "intent_ratio_p50": ratio("p50_ms", "intent_latency"),
+        # The bridge's CPU is both paths' (one process serves them): per action of either.
+        "bridge_cpu_per_action_us": result["cpu_per_request_us"],
+        "foundry_cpu_per_action_us": per_action(foundry_after - foundry_before) * 1e6,
+        "relay_host_cpu_per_action_us": per_action(host_after - host_before) * 1e6,
+        "foundry_forwarded_per_action": per_action(
+            stats_after["forwarded"] - stats_before["forwarded"]
+        ),
+        "foundry_delivered_per_action": per_action(
+            stats_after["delivered"] - stats_before["delivered"]
+        ),
+        # The relay host's own timings of the relayed intents: its call to the bridge, and
+        # the request's arrival to its answer's emit; the rest of a relayed intent's latency
+        # is the Foundry hops (the player to the host, the host to the player).
+        "host_bridge_call": latency_summary(timed[-1]["bridge_calls"]),
+        "host_handled": latency_summary(timed[-1]["handled"]),
+        "steal_server_cores": result["steal_server_cores"],
+        "steal_load_cores": result["steal_load_cores"],
+        "run": result,
+    }
+    print(
+        f"  direct p50 {direct['latency']['p50_ms']:.1f} ms, relayed p50 "
+        f"{relayed['latency']['p50_ms']:.1f} ms: {out['ratio_p50']:.2f}x",
+        flush=True,
+    )
+    return out
+
+
+@contextmanager
+def running(server: Server) -> Iterator[Server]:
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def start_relay_host(
+    foundry_url: str, bridge_url: str, auth: dict[str, Any]
+) -> subprocess.Popen[str]:
+    """The GM's client (bench/relay_host.py), on the load generators' cores; returns once
+    it is connected to both servers."""
+    host = subprocess.Popen(
+        [sys.executable, "-m", "bench.relay_host"],
+        cwd=PROJECT_ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    pin(host.pid, LOAD_CORES)
+    assert host.stdin is not None and host.stdout is not None
+    config = {"foundry": foundry_url, "bridge": bridge_url, "auth": auth, "user": RELAY_GM}
+    host.stdin.write(json.dumps(config) + "\n")
+    host.stdin.flush()
+    line = host.stdout.readline()
+    if line.strip() != "ready":
+        stop_relay_host(host)
+        raise RuntimeError(f"relay host failed to connect: {line!r}")
+    return host
+
+
+def relay_host_stats(host: subprocess.Popen[str]) -> dict[str, list[float]]:
+    """What the relay host timed since it was last asked (bench/relay_host.py)."""
+    assert host.stdin is not None and host.stdout is not None
+    host.stdin.write("stats\n")
+    host.stdin.flush()
+    stats: dict[str, list[float]] = json.loads(host.stdout.readline())
+    return stats
+
+
+def stop_relay_host(host: subprocess.Popen[str]) -> None:
+    try:
+        if host.stdin is not None:
+            host.stdin.write("close\n")
+            host.stdin.flush()
+        host.wait(timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        host.kill()
+        host.wait()
+
+
+def print_relay(r: dict[str, Any]) -> None:
+    print(
+        f"relay hop: {r['rate_actions_per_second']:.0f} actions/s on each path at once, one "
+        f"bridge ({r['direct_connections']} direct connections; {r['players']} players through "
+        f"the fake Foundry server and the GM's client)"
+    )
+    print(
+        f"  {'path':<10}{'p50 ms':>9}{'p90 ms':>9}{'p99 ms':>9}{'max ms':>9}"
+        f"{'intent p50':>12}{'intent p99':>12}{'actions':>9}{'errors':>8}"
+    )
+    for name in ("direct", "relayed"):
+        path = r[name]
+        lat, intent = path["latency"], path["intent_latency"]
+        print(
+            f"  {name:<10}{lat['p50_ms']:>9.1f}{lat['p90_ms']:>9.1f}{lat['p99_ms']:>9.1f}"
+            f"{lat['max_ms']:>9.1f}{intent['p50_ms']:>12.1f}{intent['p99_ms']:>12.1f}"
+            f"{path['done']:>9}{path['errors']:>8}"
+        )
+    print(
+        f"  relayed / direct: p50 {r['ratio_p50']:.2f}x (target: within 2x), p90 "
+        f"{r['ratio_p90']:.2f}x, p99 {r['ratio_p99']:.2f}x; per intent p50 "
+        f"{r['intent_ratio_p50']:.2f}x"
+    )
+    call, handled = r["host_bridge_call"], r["host_handled"]
+    print(
+        f"  a relayed intent at the relay host: its call to the bridge p50 {call['p50_ms']:.1f} "
+        f"ms (p99 {call['p99_ms']:.1f}), arrival to answer p50 {handled['p50_ms']:.1f} ms (p99 "
+        f"{handled['p99_ms']:.1f}); the player's p50 {r['relayed']['intent_latency']['p50_ms']:.1f}"
+        f" ms (the rest is the Foundry hops)"
+    )
+    print(
+        f"  CPU per relayed action: fake Foundry server {r['foundry_cpu_per_action_us']:.0f} us "
+        f"({r['foundry_forwarded_per_action']:.1f} messages forwarded, "
+        f"{r['foundry_delivered_per_action']:.1f} delivered), relay host "
+        f"{r['relay_host_cpu_per_action_us']:.0f} us; the bridge "
+        f"{r['bridge_cpu_per_action_us']:.0f} us per action of either path; {stolen(r)}"
+    )
+    for sample in (r["direct"]["error_samples"] + r["relayed"]["error_samples"])[:3]:
+        print(f"  error: {sample}")
+
+
 def _quartiles(values: list[float]) -> tuple[float, float]:
     """The first and third quartiles (the values themselves when fewer than four)."""
     if len(values) < 4:
@@ -847,6 +1088,8 @@ def print_table(results: dict[str, Any]) -> None:
             f"rung 1 {statistics.median(pair['echo_per_message_us']):.0f} us, rung 2 "
             f"{statistics.median(pair['action_per_message_us']):.0f} us per message)"
         )
+    if "relay" in results:
+        print_relay(results["relay"])
     if "growth" in results:
         print_growth(results["growth"])
     if "scale" in results:
@@ -1008,12 +1251,15 @@ def main() -> None:
     parser.add_argument(
         "--only",
         nargs="*",
-        help="parts to run (ladder paired growth scale idle engine aggregate; and instructions, "
+        help="parts to run (ladder paired relay growth scale idle engine aggregate; and "
+        "instructions, "
         "not run unless named: callgrind's counts, a few minutes, needs valgrind)",
     )
     args = parser.parse_args()
     profile = QUICK if args.quick else FULL
-    parts = set(args.only or ["ladder", "paired", "growth", "scale", "idle", "engine", "aggregate"])
+    parts = set(
+        args.only or ["ladder", "paired", "relay", "growth", "scale", "idle", "engine", "aggregate"]
+    )
     results: dict[str, Any] = {
         "profile": profile.__dict__,
         "cores": CORES,
@@ -1034,6 +1280,7 @@ def main() -> None:
             ("engine", "rules engine alone", lambda: engine(profile)),
             ("ladder", "ladder", lambda: ladder(root, profile, redis_url)),
             ("paired", "rung 2 against rung 1, in turns", lambda: paired(root, profile)),
+            ("relay", "the relay hop beside the direct path", lambda: relay(root, profile)),
             ("growth", "growth curve", lambda: growth(root, profile)),
             ("scale", "100-world run", lambda: scale(root, profile)),
             ("idle", "memory per idle client", lambda: idle_memory(root, profile)),

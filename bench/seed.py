@@ -87,17 +87,34 @@ def _hero_state() -> WorldState:
     return apply_all(state, sync_character(state, sheet, get_ruleset(state.ruleset)))
 
 
-async def seed_worlds(store: Store, world_ids: list[str], resolved: int = 0) -> dict[str, str]:
+async def seed_worlds(
+    store: Store,
+    world_ids: list[str],
+    resolved: int = 0,
+    owners: list[str] | None = None,
+) -> dict[str, str]:
     """Register each world with the hero synced (through the service, as a GM would), then
-    append ``resolved`` passive overcomes to each in one commit; returns the GM keys."""
+    append ``resolved`` passive overcomes to each in one commit; returns the GM keys.
+
+    ``owners``: the Foundry users who own the hero, for players to act (the relay part's:
+    a relayed user acts with a player's authority, only for what it owns). Such a world
+    also trusts its players' ratings (R2.1), so a player's passive overcome is the same
+    two intents as a GM's (start, pass) rather than waiting on the GM's confirm."""
     service = BridgeService(store)
+    hero = HERO if owners is None else {**HERO, "owners": owners}
     keys: dict[str, str] = {}
     for world_id in world_ids:
         _record, keys[world_id] = await service.add_world(world_id, world_id)
         gm = Session("seed", world_id, "seed", "gm", bound=True)
-        reply = await service.handle(gm, "actor.sync", {"request_id": "seed", "actor": HERO})
+        reply = await service.handle(gm, "actor.sync", {"request_id": "seed", "actor": hero})
         if not reply.ack["ok"]:
             raise RuntimeError(reply.ack)
+        if owners is not None:
+            reply = await service.handle(
+                gm, "world.settings", {"request_id": "seed-trust", "trust_player_ratings": True}
+            )
+            if not reply.ack["ok"]:
+                raise RuntimeError(reply.ack)
         if resolved:
             await _append_actions(store, world_id, resolved)
     return keys
