@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -29,6 +30,15 @@ from aiohttp import web
 from engineio import exceptions, packet
 from engineio.async_drivers import aiohttp as engineio_aiohttp
 from engineio.async_socket import AsyncSocket
+
+log = logging.getLogger("bridge.websocket_session")
+
+# What a websocket-only client sends: a close, pongs to the server's pings, messages. An
+# open, ping, upgrade or noop comes only from a long-polling client upgrading (which the
+# bridge does not offer), and a type past 6 from nobody; engineio logs a traceback for
+# each packet it cannot place (an IndexError naming the type), so a loop of them filled
+# the log. Such a packet, or a frame that is no packet at all, ends the connection.
+CLIENT_PACKETS = frozenset({packet.CLOSE, packet.PONG, packet.MESSAGE})
 
 
 class BridgeWebSocket(engineio_aiohttp.WebSocket):  # type: ignore[misc]
@@ -73,7 +83,9 @@ async def serve_session(session: AsyncSocket, ws: BridgeWebSocket, request: web.
     ``AsyncSocket._websocket_handler`` does: every frame received goes to
     ``session.receive``; everything the session queues is sent in order; at the end the
     session closes as a lost transport. A frame over the server's size limit, or one
-    that is not text or bytes, ends the session as there."""
+    that is not text or bytes, ends the session as there; so does a packet no
+    websocket client sends (:data:`CLIENT_PACKETS`) or a frame that is no packet, with
+    one log line for the connection (:func:`_refuse_packet`)."""
     server = session.server
     session.connected = True
     session.upgraded = True
@@ -98,6 +110,13 @@ async def serve_session(session: AsyncSocket, ws: BridgeWebSocket, request: web.
                 break
             try:
                 received = packet.Packet(encoded_packet=data)
+            except Exception:  # no type digit, an empty frame, bad base64
+                _refuse_packet(session, request, data, "a frame that is no Engine.IO packet")
+                break
+            if received.packet_type not in CLIENT_PACKETS:
+                _refuse_packet(session, request, data, "an Engine.IO packet no client sends")
+                break
+            try:
                 if on_message is not None and received.packet_type == packet.MESSAGE:
                     await on_message(session.sid, received.data)
                 else:
@@ -115,6 +134,14 @@ async def serve_session(session: AsyncSocket, ws: BridgeWebSocket, request: web.
             lanes.pop(session.sid, None)
         await lane.finish()
     await session.close(wait=False, abort=True, reason=server.reason.TRANSPORT_CLOSE)
+
+
+def _refuse_packet(
+    session: AsyncSocket, request: web.Request, data: str | bytes, what: str
+) -> None:
+    """The one log line of a connection closed for what it sent (its first bytes shown,
+    escaped): the connection ends here, so a flood of such packets is one line."""
+    log.warning("closed connection %s from %s: %s (%.20r)", session.sid, request.remote, what, data)
 
 
 class BridgeEngineIO(engineio.AsyncServer):  # type: ignore[misc]
