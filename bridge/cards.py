@@ -182,15 +182,20 @@ def _prompt_view(kind: str, users: list[str], gm: bool, options: list[str]) -> V
 def _prompt(state: WorldState, action: Action, ruleset: Ruleset) -> View:
     actor_users = _controllers(state, action.actor)
     if action.state == "confirming":
-        # R2.1, R9.1: the GM confirms; R10.1: invited helpers' owners answer; once only
-        # helpers are left, the acting side may roll without them.
+        # R2.1, R9.1: the GM confirms; R10.1: invited helpers' owners answer; consent to
+        # harm (DESIGN Reach and trust): the owners of the characters it would touch
+        # answer. Once only helpers are left, the acting side may roll without them.
         invited = tuple(p.character_id for p in action.participants if p.status == "invited")
-        users = _owners(state, invited)
-        options = ["confirm"] if action.proposal is not None else ["roll"]
-        if action.proposal is None:
+        asked = tuple(c.character_id for c in action.consents if c.status == "asked")
+        users = _owners(state, invited + asked)
+        options = ["confirm"] if action.proposal is not None else []
+        if action.proposal is None and not asked:
+            options.append("roll")
             users += [u for u in actor_users if u not in users]
         if invited:
             options.append("help")
+        if asked:
+            options.append("consent")
         return _prompt_view("confirm", users, True, options)
     if action.hint == "offered":
         return _prompt_view("hint", actor_users, True, ["take"])
@@ -317,6 +322,16 @@ def action_card(
                 "controllers": _owners(state, (p.character_id,)),
             }
             for p in action.participants
+        ],
+        "consents": [
+            {
+                "character": _who(state, c.character_id)
+                or _character_view(c.character_id, c.character_id),
+                "parts": list(c.parts),
+                "status": c.status,
+                "controllers": _owners(state, (c.character_id,)),
+            }
+            for c in action.consents
         ],
         "hint": {"status": action.hint, "text": action.hint_text} if action.hint else None,
         "description": action.description,

@@ -124,21 +124,22 @@ class Table:
 
 
 def gm_confirms(table: Table, dice_source: DiceSource, action_id: str = "") -> None:
-    """R2.1, R9.1, R10.1: the GM confirms a player's proposal as it stands and accepts
-    every helper still invited, so the action goes on as declared."""
+    """R2.1, R9.1, R10.1: the GM confirms a player's proposal as it stands, accepts
+    every helper still invited and every character the action would touch (consent to
+    harm, DESIGN Reach and trust), so the action goes on as declared."""
     action = table.action(action_id)
     if action.state != "confirming":
         return
     if action.proposal is not None:
         table.run(lambda s: actions.confirm(s, action.id, GM_USER, dice_source))
-    for participant in action.participants:
-        if participant.status == "invited":
-            helper_id = participant.character_id
-            table.run(
-                lambda s, h=helper_id: actions.answer_help(  # type: ignore[misc]
-                    s, action.id, h, True, GM_USER, dice_source
-                )
+    answering = [p.character_id for p in action.participants if p.status == "invited"]
+    answering += [c.character_id for c in action.consents if c.character_id not in answering]
+    for character_id in answering:
+        table.run(
+            lambda s, c=character_id: actions.answer_help(  # type: ignore[misc]
+                s, action.id, c, True, GM_USER, dice_source
             )
+        )
 
 
 def refused(code: str, command: Callable[[], object]) -> RuleViolation:

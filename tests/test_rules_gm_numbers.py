@@ -147,6 +147,9 @@ def test_r9_1_a_players_danger_flag_does_not_overwhelm_without_the_gm() -> None:
         lambda: actions.oppose(table.state, action_id, "Athletics", ANNA, dice(ZERO, ZERO)),
     )
     table.run(lambda s: actions.confirm(s, action_id, GM_USER, dice(), dangerous_opposition=False))
+    # Consent to harm (DESIGN Reach and trust): Margot is Anna's, so Anna says yes too.
+    assert table.action(action_id).state == "confirming"
+    table.run(lambda s: actions.answer_help(s, action_id, "m", True, ANNA, dice()))
     assert table.action(action_id).state == "awaiting_opposition"
     table.run(
         lambda s: actions.oppose(

@@ -246,6 +246,7 @@ def test_a_declared_action_filled_in_place_is_the_record_the_class_builds(
         "attack_kind": "physical" if action_type == "attack" else None,
         "proposal": proposal,
         "participants": participants,
+        "consents": (),
     }
     built = Action(
         **computed,

@@ -143,7 +143,9 @@ def test_r5_10_overflow_goes_into_consequences_and_beyond_them_takes_the_target_
     attack_out = StartAction(
         type="attack", actor_id="b", skill="Athletics", target_id="g", passive_rating=0
     )
-    out.run(lambda s: actions.start_action(s, attack_out, PAUL, dice((-1, -1, 0, 0)), out.ruleset))
+    rolled = dice((-1, -1, 0, 0))
+    out.run(lambda s: actions.start_action(s, attack_out, PAUL, rolled, out.ruleset))
+    gm_confirms(out, rolled)  # consent to harm: the GM accepts for the ghoul
     next_id = out.action().id
     out.run(lambda s: actions.pass_invokes(s, next_id, "actor", PAUL, out.ruleset))
     assert out.character("g").overwhelmed
@@ -168,9 +170,9 @@ def test_r5_10_other_tracks_are_never_marked_and_any_tracks_take_both_kinds() ->
     attack_command = StartAction(
         type="attack", actor_id="b", skill="Athletics", target_id="g", passive_rating=0
     )
-    out.run(
-        lambda s: actions.start_action(s, attack_command, PAUL, dice((-1, -1, 0, 0)), out.ruleset)
-    )
+    rolled = dice((-1, -1, 0, 0))
+    out.run(lambda s: actions.start_action(s, attack_command, PAUL, rolled, out.ruleset))
+    gm_confirms(out, rolled)  # consent to harm: the GM accepts for the ghoul
     next_id = out.action().id
     out.run(lambda s: actions.pass_invokes(s, next_id, "actor", PAUL, out.ruleset))
     assert out.character("g").overwhelmed
@@ -282,7 +284,9 @@ def test_r5_10_no_absorb_ever_marks_another_kinds_track(
     command = StartAction(
         type="attack", actor_id="b", skill="Athletics", target_id="g", passive_rating=3 - hit
     )
-    table.run(lambda s: actions.start_action(s, command, PAUL, dice(ZERO), table.ruleset))
+    rolled = dice(ZERO)
+    table.run(lambda s: actions.start_action(s, command, PAUL, rolled, table.ruleset))
+    gm_confirms(table, rolled)  # R2.1 and consent to harm: the GM confirms for the ghoul
     action_id = table.action().id
     table.run(lambda s: actions.pass_invokes(s, action_id, "actor", PAUL, table.ruleset))
     if table.action().pending_choice == "attack_style":

@@ -127,6 +127,9 @@ async def test_r9_1_a_players_danger_flag_does_not_overwhelm_another_players_cha
     card = await gm.card(
         "action.confirm", action_id=action_id, dangerous={"actor": False, "opposition": False}
     )
+    # Consent to harm (DESIGN Reach and trust): Margot opposes only once Anna says yes.
+    assert card["state"] == "confirming" and card["prompt"]["options"] == ["consent"]
+    card = await anna.card("action.help", action_id=action_id, character_id="margot", accept=True)
     assert card["state"] == "awaiting_opposition"
     assert card["opposition"]["dangerous"] is False
     await queue(gm, [-1, -1, 0, 0], BEST_DICE)

@@ -281,6 +281,10 @@ async def test_a_roll_the_gm_cancels_stays_in_everyones_history_marked_cancelled
         skill="Athletics",
         opposition={"kind": "active", "opposer_id": "brousseau"},
     )
+    # Consent to harm (DESIGN Reach and trust): Brousseau opposes once Paul says yes.
+    waiting = await paul.card(
+        "action.help", action_id=waiting["action_id"], character_id="brousseau", accept=True
+    )
     assert waiting["state"] == "awaiting_opposition"
     assert (await gm.card("action.cancel", action_id=waiting["action_id"]))["state"] == "cancelled"
 

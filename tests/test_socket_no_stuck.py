@@ -55,6 +55,10 @@ async def test_r5_9_an_attack_without_a_target_is_refused_not_stuck(
     await queue(gm, [0, 0, -1, 0])
     card = await paul.card("action.start", **attack, target_id="ghoul")
     card = await gm.card("action.confirm", action_id=card["action_id"])  # R2.1: Paul's rating
+    # Consent to harm (DESIGN Reach and trust): the ghoul is the GM's to put in harm's way.
+    card = await gm.card(
+        "action.help", action_id=card["action_id"], character_id="ghoul", accept=True
+    )
     card = await paul.card("action.pass", action_id=card["action_id"], side="actor")
     assert card["state"] in ("absorbing", "resolved")
     assert {"kind": "hit", "count": 1} in [

@@ -63,9 +63,18 @@ async def test_active_opposition_with_invokes_from_both_sides(table: dict[str, S
         skill="Athletics",
         opposition={"kind": "active", "opposer_id": "margot"},
     )
+    action_id = card["action_id"]
+    # Consent to harm (DESIGN Reach and trust): Margot is Anna's, so Anna says yes first.
+    assert card["state"] == "confirming"
+    assert card["prompt"] == {
+        "kind": "confirm",
+        "users": ["anna"],
+        "gm": True,
+        "options": ["consent"],
+    }
+    card = await anna.card("action.help", action_id=action_id, character_id="margot", accept=True)
     assert card["state"] == "awaiting_opposition"
     assert card["prompt"] == {"kind": "oppose", "users": ["anna"], "gm": True, "options": []}
-    action_id = card["action_id"]
     await queue(gm, [1, 0, 0, 0], [0, 0, 0, 0])
     card = await anna.card("action.oppose", action_id=action_id, skill="Athletics")
     assert card["opposition"]["total"]["value"] == 3 and card["actor"]["total"]["value"] == 3
@@ -212,6 +221,10 @@ async def test_concession_pays_a_fate_point_at_scene_end(table: dict[str, Seat])
         dangerous={"actor": True, "opposition": False},
     )
     card = await gm.card("action.confirm", action_id=card["action_id"])  # R9.1
+    # Consent to harm: the ghoul is the GM's to put in Brousseau's way.
+    card = await gm.card(
+        "action.help", action_id=card["action_id"], character_id="ghoul", accept=True
+    )
     card = await paul.card("action.concede", action_id=card["action_id"], character_id="brousseau")
     assert card["state"] == "resolved" and card["succeeded"] is False
     before = {c["id"]: c for c in (await gm.ok("world.state"))["characters"]}
@@ -233,7 +246,7 @@ async def test_concession_pays_a_fate_point_at_scene_end(table: dict[str, Seat])
 
 async def test_leave_a_mark_on_a_full_track_overwhelms_the_target(table: dict[str, Seat]) -> None:
     # R5.4 R7.2 R8.1
-    gm, paul = table["gm"], table["paul"]
+    gm, paul, anna = table["gm"], table["paul"], table["anna"]
     await gm.ok(
         "actor.sync",
         actor={
@@ -255,6 +268,9 @@ async def test_leave_a_mark_on_a_full_track_overwhelms_the_target(table: dict[st
         aspect_name="Rattled",
     )
     action_id = card["action_id"]
+    # Consent to harm: a mark on Margot needs Anna's yes.
+    assert card["state"] == "confirming"
+    await anna.card("action.help", action_id=action_id, character_id="margot", accept=True)
     card = await paul.card("action.pass", action_id=action_id, side="actor")
     assert card["pending_choice"] == "leave_mark" and card["outcome"] == "excel"
     card = await paul.card(

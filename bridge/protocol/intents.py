@@ -305,7 +305,10 @@ class ActionConfirm(ActionRef):
 
 
 class ActionHelp(ActionRef):
-    """R10.1 Decision: a named helper's owner (or the GM) accepts or declines."""
+    """A character's owner (or the GM) answers for it on a player's action: R10.1 Decision,
+    a named helper joins or stays out; consent to harm (DESIGN Reach and trust), a
+    character the action would target or have oppose it, or whose aspect it is about,
+    lets it go on or, declined, calls it off."""
 
     character_id: Identifier
     accept: bool

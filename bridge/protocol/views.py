@@ -147,6 +147,18 @@ class CardParticipant(Outbound):
     controllers: list[str]
 
 
+class CardConsent(Outbound):
+    """Consent to harm (DESIGN Reach and trust): a character a player's action would touch
+    that the player does not own, and the parts it plays (``target``, ``opposer``,
+    ``aspect``: an aspect on it the action is about). ``asked`` waits for ``controllers``
+    (its owners) or the GM to accept (action.help); ``declined`` called the action off."""
+
+    character: CardCharacter
+    parts: list[Literal["target", "opposer", "aspect"]]
+    status: Literal["asked", "accepted", "declined"]
+    controllers: list[str]
+
+
 class CardHint(Outbound):
     """R5.5: an excelled discover's hint: on offer, asked for, or given (with its text)."""
 
@@ -232,6 +244,8 @@ class ActionCard(Outbound):
     prompt: CardPrompt
     proposal: CardProposal | None = None
     participants: list[CardParticipant] = []
+    # Consent to harm: the characters of others this player's action would touch.
+    consents: list[CardConsent] = []
     hint: CardHint | None = None
     description: str | None = None
     # The GM took this action back (history.undo): the card shows it, without controls.

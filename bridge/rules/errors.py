@@ -20,6 +20,7 @@ RuleCode = Literal[
     "exhausted",
     "already_overcome",
     "awaiting_gm",
+    "awaiting_consent",
     "advantage_pending",
     "forfeited",
     "has_fate_points",

@@ -21,7 +21,7 @@ from typing import (
 )
 
 import orjson
-from pydantic import BeforeValidator, ConfigDict, TypeAdapter
+from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter
 
 from bridge.rules.dice import Face
 from bridge.rules.ruleset import Outcome
@@ -46,6 +46,11 @@ class Frozen:
 
     # Read by pydantic when it validates the dataclass: unknown keys are refused.
     __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+    # Fields added after records of the class were written, left out of the record's JSON
+    # while empty (each annotated ``LEFT_OUT_WHEN_EMPTY`` for pydantic's dumps too): a
+    # record written before them dumps byte for byte as it was written (the hash chain,
+    # and snapshots compared with the replay of their log, see tests/test_rules_records.py).
+    __left_out_when_empty__: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -96,8 +101,20 @@ _SORTED_RECORDS = orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS
 
 def _fields_of(value: object) -> dict[str, Any]:
     if isinstance(value, Frozen):
-        return value.__dict__
+        fields = value.__dict__
+        left_out = value.__left_out_when_empty__
+        if left_out and not all(fields[name] for name in left_out):
+            fields = {k: v for k, v in fields.items() if v or k not in left_out}
+        return fields
     raise TypeError(f"not a record: {type(value).__name__}")
+
+
+def _empty(value: object) -> bool:
+    return not value
+
+
+LEFT_OUT_WHEN_EMPTY = Field(exclude_if=_empty)
+"""A field's pydantic annotation, for a field named in ``__left_out_when_empty__``."""
 
 
 _R = TypeVar("_R")
@@ -440,6 +457,10 @@ class Effect(Frozen):
         "cancelled",  # the GM called the action off (text: why)
         "refund",  # a cancelled action's invoke payment returned (detail: the payment)
         "vanished",  # what the action was about is gone (detail: "aspect" / "consequence")
+        # A character's owner (or the GM) said no to the action touching it, which called
+        # it off (DESIGN Reach and trust): character_id is that character; detail the
+        # first of its parts ("target" / "opposer" / "aspect").
+        "declined",
     ]
     character_id: str | None = None
     aspect_id: str | None = None
@@ -461,7 +482,8 @@ class Cost(Frozen):
 
 
 ActionState = Literal[
-    "confirming",  # R2.1, R9.1, R10.1: the GM confirms a player's numbers; helpers accept
+    "confirming",  # R2.1, R9.1, R10.1: the GM confirms a player's numbers; helpers and
+    # the owners of characters the action would touch accept (DESIGN Reach and trust)
     "declared",  # dangerous: the concession window before any dice
     "awaiting_opposition",  # active opposition: the opposer picks a skill and rolls first
     "invoking",  # dice are down; both sides invoke or pass (R4.4)
@@ -506,6 +528,22 @@ class Participant(Frozen):
     status: ParticipantStatus = "joined"
 
 
+ConsentPart = Literal["target", "opposer", "aspect"]
+ConsentStatus = Literal["asked", "accepted", "declined"]
+
+
+class Consent(Frozen):
+    """Consent to harm (DESIGN Reach and trust; R2.1, R9.1, R10.1 extended): a character a
+    player's action would touch that the player does not own: as its ``target``, as its
+    active ``opposer``, or through an ``aspect`` on it the action is about. The action
+    waits in ``confirming`` until its owner (or the GM) accepts; a decline calls the
+    action off. The GM's own actions ask nobody."""
+
+    character_id: str
+    parts: tuple[ConsentPart, ...]
+    status: ConsentStatus = "asked"
+
+
 HintStatus = Literal["offered", "asked", "given"]
 
 
@@ -516,6 +554,8 @@ Purpose = Literal[
 
 class Action(Frozen):
     """One action's resolution so far (R2-R10)."""
+
+    __left_out_when_empty__ = ("consents",)
 
     id: str
     type: ActionType
@@ -543,6 +583,11 @@ class Action(Frozen):
     # R10.1: everyone named on the acting side, with whether they joined (empty on
     # records declared before helpers had to accept).
     participants: tuple[Participant, ...] = ()
+    # Consent to harm (DESIGN Reach and trust): the characters of other users this
+    # player's action would touch, each with its owner's answer (empty on records
+    # declared before an action had to ask, and on every action the GM started; left
+    # out of the JSON while empty, so those records dump as they were written).
+    consents: Annotated[tuple[Consent, ...], LEFT_OUT_WHEN_EMPTY] = ()
     # R5.5: an excelled discover's hint: offered, asked for by the actor, given by the GM.
     hint: HintStatus | None = None
     hint_text: str | None = None
@@ -722,6 +767,7 @@ make_action = record_maker(Action)
 make_side = record_maker(Side)
 make_roll = record_maker(Roll)
 make_participant = record_maker(Participant)
+make_consent = record_maker(Consent)
 make_aspect = record_maker(Aspect)
 make_effect = record_maker(Effect)
 

@@ -7,7 +7,9 @@ dice and the ruleset, and returns the events that follow. The state machine:
                                                              \\-> absorbing (Fate Condensed hits)
 
 ``confirming`` holds a player's action while the GM confirms its opposition rating and
-danger (R2.1, R9.1) and named helpers accept (R10.1).
+danger (R2.1, R9.1), named helpers accept (R10.1), and the owners (or the GM) of the
+characters of others it would target, have oppose it or use an aspect of say yes (consent
+to harm, DESIGN Reach and trust); a no calls it off (-> cancelled).
 
 Only the states an action needs are visited: a passive, safe overcome goes
 straight from the roll to the invoke phase.

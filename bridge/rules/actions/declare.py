@@ -30,6 +30,8 @@ from bridge.rules.state import (
     Action,
     ActionState,
     Character,
+    Consent,
+    ConsentPart,
     Earning,
     Effect,
     HarmKind,
@@ -43,6 +45,8 @@ from bridge.rules.state import (
     SideName,
     WorldState,
     blank_record,
+    make_consent,
+    make_effect,
     make_participant,
     make_roll,
     make_side,
@@ -160,6 +164,7 @@ def declare(
         )
 
     proposal = _proposal(draft, command, principal, passive, recovery_slot_id)
+    consents = _consents(draft, command, principal)
     action_id = draft.new_action_id()
     opposition_action: OppositionAction | None = None
     if opposer is not None:
@@ -174,7 +179,7 @@ def declare(
     # The action is built once, in the state it goes on to (rolled, when nothing waits),
     # and so is its acting side: with its dice, when it goes straight to them.
     state: ActionState
-    if proposal is not None or _any_invited(participants):
+    if proposal is not None or consents or _any_invited(participants):
         state = "confirming"
     else:
         dangerous = command.dangerous_actor or command.dangerous_opposition
@@ -201,6 +206,7 @@ def declare(
         attack_kind=attack_kind,
         proposal=proposal,
         participants=participants,
+        consents=consents,
     )
     return draft.put_action(action)
 
@@ -220,12 +226,13 @@ def _declared_action(
     attack_kind: HarmKind | None,
     proposal: Proposal | None,
     participants: tuple[Participant, ...],
+    consents: tuple[Consent, ...],
 ) -> Action:
     """The action as declared: what declare worked out, and the command's own type, target
     aspect, aspect name, situation, description and procedure ids as given; the same
-    record as ``Action(...)`` with those 22 fields (every other at its default).
+    record as ``Action(...)`` with those 23 fields (every other at its default).
 
-    Filled in place (see ``blank_record``): ``make_action`` with 22 keywords cost three
+    Filled in place (see ``blank_record``): ``make_action`` with 23 keywords cost three
     times as much, most of it in building and unpacking keyword dicts."""
     action, values = blank_record(Action)
     values["id"] = id
@@ -250,6 +257,7 @@ def _declared_action(
     values["task_id"] = command.task_id
     values["proposal"] = proposal
     values["participants"] = participants
+    values["consents"] = consents
     return action
 
 
@@ -280,6 +288,42 @@ def _proposal(
         dangerous_actor=command.dangerous_actor,
         dangerous_opposition=command.dangerous_opposition,
     )
+
+
+def _consents(draft: Draft, command: StartAction, principal: Principal) -> tuple[Consent, ...]:
+    """Consent to harm (DESIGN Reach and trust: the GM owns "whom a player's action may
+    harm"): every character this player's action would touch that the player does not
+    own, with the parts it plays: the target (named, or the opposer when none is named),
+    the active opposer, the character an aspect the action is about sits on. NPCs too:
+    their owner is the GM. Empty for the GM's own actions, and for a player's action that
+    touches only its own characters and the scene. Trusting the players' ratings (R2.1)
+    changes nothing here."""
+    target_id = command.target_id or command.opposer_id
+    aspect_id = command.target_aspect_id
+    if principal.is_gm or (target_id is None and aspect_id is None):
+        return ()
+    parts: dict[str, list[ConsentPart]] = {}
+    characters = draft.characters
+    user = principal.user_id
+
+    def ask(character_id: str | None, part: ConsentPart) -> None:
+        character = characters.get(character_id) if character_id is not None else None
+        if character is not None and user not in character.owners:
+            parts.setdefault(character.id, []).append(part)
+
+    ask(target_id, "target")
+    ask(command.opposer_id, "opposer")
+    if aspect_id is not None:
+        ask(draft.aspects[aspect_id].attached_to, "aspect")
+    return tuple(
+        make_consent(character_id=character_id, parts=tuple(named), status="asked")
+        for character_id, named in parts.items()
+    )
+
+
+def _asked(consents: Sequence[Consent]) -> list[str]:
+    """The characters whose owners have not answered yet (DESIGN Reach and trust)."""
+    return [c.character_id for c in consents if c.status == "asked"]
 
 
 def compose_actor_side(
@@ -517,6 +561,17 @@ def roll_now(
                 "The GM has not confirmed this action's opposition and danger yet.",
                 "action_id",
             )
+        waiting = _asked(action.consents)
+        if waiting:
+            # Consent to harm (DESIGN Reach and trust): never rolled past; the GM may
+            # cancel an action nobody answers.
+            names = ", ".join(draft.characters[c].name for c in waiting if c in draft.characters)
+            raise RuleViolation(
+                "awaiting_consent",
+                f"This action waits for a yes for {names or 'a character'}: "
+                "its owner or the GM answers on the card.",
+                "action_id",
+            )
         participants = tuple(
             p.model_copy(update={"status": "dropped"}) if p.status == "invited" else p
             for p in action.participants
@@ -580,9 +635,13 @@ def answer_help(
     principal: Principal,
     dice: DiceSource,
 ) -> list[Event]:
-    """R10.1 Decision: a helper a player named joins only when its owner (or the GM)
-    accepts; a declined helper stays out. When nobody is left to answer and the GM has
-    confirmed, the action goes on."""
+    """A character's owner (or the GM) answers for it on a player's action waiting in
+    ``confirming``. R10.1 Decision: a helper the player named joins only when accepted; a
+    declined helper stays out. Consent to harm (DESIGN Reach and trust): a character the
+    action would touch (its target, its opposer, an aspect on it) that the player does not
+    own: accepted, the action may go on; declined, the action is called off, with the
+    card saying so. When nobody is left to answer and the GM has confirmed, the action
+    goes on."""
     draft = Draft(state, "action.help")
     action = find_action(draft, action_id, "confirming")
     invited = next(
@@ -593,26 +652,75 @@ def answer_help(
         ),
         None,
     )
-    if invited is None:
-        raise RuleViolation(
-            "not_found", "That character is not waiting to join this action.", "character_id"
-        )
-    helper = find_character(draft, character_id, "character_id")
-    require_control(principal, helper, "character_id")
-    if accept:
-        require_active(helper, "help", "character_id")
-    status: ParticipantStatus = "joined" if accept else "declined"
-    participants = tuple(
-        p.model_copy(update={"status": status}) if p is invited else p for p in action.participants
+    asked = next(
+        (c for c in action.consents if c.character_id == character_id and c.status == "asked"),
+        None,
     )
-    actor = compose_actor_side(draft, participants, action.type, dangerous=action.actor.dangerous)
-    action = action.model_copy(update={"participants": participants, "actor": actor})
+    if invited is None and asked is None:
+        raise RuleViolation(
+            "not_found",
+            "That character is not waiting for an answer on this action.",
+            "character_id",
+        )
+    character = find_character(draft, character_id, "character_id")
+    require_control(principal, character, "character_id")
+    if invited is not None:
+        if accept:
+            require_active(character, "help", "character_id")
+        status: ParticipantStatus = "joined" if accept else "declined"
+        participants = tuple(
+            p.model_copy(update={"status": status}) if p is invited else p
+            for p in action.participants
+        )
+        actor = compose_actor_side(
+            draft, participants, action.type, dangerous=action.actor.dangerous
+        )
+        action = action.model_copy(update={"participants": participants, "actor": actor})
+    if asked is not None:
+        consents = tuple(
+            c.model_copy(update={"status": "accepted" if accept else "declined"})
+            if c is asked
+            else c
+            for c in action.consents
+        )
+        action = action.model_copy(update={"consents": consents})
+        if not accept:
+            _called_off(draft, action, asked)
+            return draft.events()
     _proceed_when_answered(draft, action, dice)
     return draft.events()
 
 
+def _called_off(draft: Draft, action: Action, declined: Consent) -> None:
+    """Consent to harm: a decline calls the action off before any dice (nothing was rolled
+    or paid yet); helpers still unanswered are dropped. A contest or challenge frees its
+    slot itself (bridge.rules.procedures observes the cancellation)."""
+    participants = tuple(
+        p.model_copy(update={"status": "dropped"}) if p.status == "invited" else p
+        for p in action.participants
+    )
+    character = draft.characters.get(declined.character_id)
+    name = character.name if character is not None else declined.character_id
+    effect = make_effect(
+        kind="declined",
+        character_id=declined.character_id,
+        # In words for readers without the card's own (a webhook, the log).
+        text=f"Declined for {name} ({' and '.join(declined.parts)}): the action is called off",
+        detail=declined.parts[0],
+    )
+    draft.put_action(
+        add_effects(action, effect).model_copy(
+            update={"state": "cancelled", "participants": participants}
+        )
+    )
+
+
 def _proceed_when_answered(draft: Draft, action: Action, dice: DiceSource) -> None:
-    if action.proposal is None and not any(p.status == "invited" for p in action.participants):
+    if (
+        action.proposal is None
+        and not _any_invited(action.participants)
+        and not _asked(action.consents)
+    ):
         proceed(draft, action, dice)
     else:
         draft.put_action(action)
