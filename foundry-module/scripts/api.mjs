@@ -113,6 +113,14 @@ export function createApi() {
     help(actionId, characterId, accept = true) {
       return send("action.help", { action_id: actionRef(actionId), character_id: characterId, accept: Boolean(accept) });
     },
+    /**
+     * Consent to harm (DESIGN Reach and trust): the owner (or the GM) of a character a
+     * player's action would target, have oppose it or use an aspect of, accepts it or, with
+     * `accept` false, calls the action off. The same intent as `help`.
+     */
+    consent(actionId, characterId, accept = true) {
+      return send("action.help", { action_id: actionRef(actionId), character_id: characterId, accept: Boolean(accept) });
+    },
     /** The actor takes an excelled discover's hint; the GM answers it with `text` (R5.5). */
     takeHint(actionId) {
       return send("action.hint", { action_id: actionRef(actionId) });

@@ -7,6 +7,7 @@
 import { characterActor } from "./characters.mjs";
 import { adapterFor } from "./adapters/index.mjs";
 import { renderTemplate } from "./compat.mjs";
+import { consentParts } from "./card-view.mjs";
 import { ladderEntry } from "./format.mjs";
 import { send } from "./intents.mjs";
 import { askAbsorb, askCancel, askGift, askInvoke, canCancel, canGift } from "./pickers.mjs";
@@ -129,8 +130,9 @@ function promptContext(card, user) {
 /**
  * The confirmation controls (R2.1, R9.1, R10.1), added to `ctx`; false when this user has
  * nothing to press. The GM's form starts from what the player proposed, so one click
- * confirms it; a helper's owner (or the GM) accepts or declines; once only helpers are
- * left, the acting side may roll without them.
+ * confirms it; a helper's owner (or the GM) accepts or declines; so does the owner (or the
+ * GM) of a character the action would touch (consent to harm, DESIGN Reach and trust);
+ * once only helpers are left, the acting side may roll without them.
  * @param {object} ctx
  * @param {import("./protocol.mjs").ActionCard} card
  * @param {User} user
@@ -155,8 +157,16 @@ function confirmContext(ctx, card, user) {
       accept: i18n.localize("FATEBRIDGE.Controls.HelpAccept"),
       decline: i18n.localize("FATEBRIDGE.Controls.HelpDecline")
     }));
+  ctx.consents = (card.consents ?? [])
+    .filter((c) => c.status === "asked" && (user.isGM || c.controllers.includes(user.id)))
+    .map((c) => ({
+      id: c.character.id,
+      label: i18n.format("FATEBRIDGE.Controls.ConsentAsked", { actor: card.actor.leader?.name ?? "", name: c.character.name, parts: consentParts(c.parts) }),
+      accept: i18n.localize("FATEBRIDGE.Controls.ConsentAccept"),
+      decline: i18n.localize("FATEBRIDGE.Controls.ConsentDecline")
+    }));
   if (options.includes("roll") && controlsSide(card.actor, user)) ctx.rollWithout = i18n.localize("FATEBRIDGE.Controls.RollWithout");
-  return Boolean(ctx.confirm || ctx.invited.length || ctx.rollWithout);
+  return Boolean(ctx.confirm || ctx.invited.length || ctx.consents.length || ctx.rollWithout);
 }
 
 /** The ladder from Terrible to Legendary as options, plus the proposal if it lies beyond. */
@@ -210,6 +220,8 @@ export async function intentFor(card, button, holder) {
       return ["action.confirm", payload];
     }
     case "help": return ["action.help", { action_id, character_id: character, accept: button.dataset.accept === "true" }];
+    // Consent to harm: the owner's (or the GM's) answer for a character goes by action.help too.
+    case "consent": return ["action.help", { action_id, character_id: character, accept: button.dataset.accept === "true" }];
     case "hint": return ["action.hint", { action_id }];
     case "hint-give": return ["action.hint_give", { action_id, text: field(holder, "hintText") }];
     case "roll": return ["action.roll", { action_id }];

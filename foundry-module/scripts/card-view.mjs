@@ -120,6 +120,10 @@ export function effectText(effect, card) {
     case "vanished":
       key += effect.detail;
       break;
+    case "declined":
+      // Consent to harm: the part the character played ("target", "opposer", "aspect").
+      key += effect.detail;
+      break;
     case "questions":
       if (effect.count === 1) key += "One";
       break;
@@ -182,6 +186,23 @@ export function participantLines(card) {
   }));
 }
 
+/** Consent to harm: the parts a character plays in an action (CardConsent.parts), in words. */
+export function consentParts(parts) {
+  return (parts ?? []).map((part) => word(`FATEBRIDGE.Card.ConsentPart.${part}`, part)).join(", ");
+}
+
+/**
+ * Consent to harm (DESIGN Reach and trust): the characters of others the player's action
+ * would touch, each waiting for a yes, accepted or declined, in words.
+ * @param {import("./protocol.mjs").ActionCard} card
+ */
+export function consentLines(card) {
+  return (card.consents ?? []).map((c) => ({
+    status: c.status,
+    text: game.i18n.format(`FATEBRIDGE.Card.Consent.${c.status}`, { name: c.character.name, parts: consentParts(c.parts) })
+  }));
+}
+
 /**
  * Everything the card template shows.
  * @param {import("./protocol.mjs").ActionCard} card
@@ -201,6 +222,7 @@ export function cardContext(card, seq) {
     description: card.description || null,
     proposal: proposalText(card),
     participants: participantLines(card),
+    consents: consentLines(card),
     actor: sideView(card.actor, "actor", card),
     opposition: sideView(card.opposition, "opposition", card),
     // A cancelled action has no outcome, whatever its dice showed so far.
@@ -212,7 +234,8 @@ export function cardContext(card, seq) {
     provisional: card.provisional,
     final,
     state: card.state,
-    stateLabel: i18n.localize(`FATEBRIDGE.Card.State.${card.state}`),
+    // Called off by a "no" to consent to harm, not by the GM.
+    stateLabel: i18n.localize(`FATEBRIDGE.Card.State.${card.state === "cancelled" && card.effects.some((e) => e.kind === "declined") ? "declined" : card.state}`),
     invokes: card.invokes.map((inv) => ({ side: inv.side, text: invokeText(inv), dice: diceView(inv.dice) })),
     effects: card.effects.filter((e) => e.kind !== "success" && e.kind !== "failure").map((e) => effectText(e, card)),
     verdict: card.succeeded === null ? null : i18n.localize(card.succeeded ? "FATEBRIDGE.Card.Succeeded" : "FATEBRIDGE.Card.Failed"),

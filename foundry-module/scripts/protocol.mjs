@@ -114,6 +114,9 @@ export const STATUS_IDS = Object.freeze({
  * @property {boolean} provisional
  * @property {number} pending_hit
  * @property {"physical"|"mental"|null} [attack_kind]  an attack's kind of harm (R11.3)
+ * @property {{character: {id: string, name: string}, parts: ("target"|"opposer"|"aspect")[], status: "asked"|"accepted"|"declined", controllers: string[]}[]} [consents]
+ *   consent to harm (DESIGN Reach and trust): characters of others a player's action would
+ *   touch; "asked" ones wait for their owners (`controllers`) or the GM (action.help)
  */
 
 /**

@@ -159,6 +159,10 @@ describe("manifest and assets", () => {
     for (const c of ["fail", "succeed_at_cost", "unintended_aspect", "aspect", "mark", "full_hit", "boost"]) used.add(`FATEBRIDGE.Choice.${c}`);
     for (const k of ["boost", "aspect", "free_invokes", "consequence", "overwhelmed", "questions", "hint", "hintAsked", "hintGiven", "hit", "stress", "cost", "fate_point", "conceded"]) used.add(`FATEBRIDGE.Card.Effect.${k}`);
     for (const k of ["invited", "declined", "dropped"]) used.add(`FATEBRIDGE.Card.Participant.${k}`);
+    // Consent to harm: each answer's line, each part's word, each decline's effect, its state.
+    for (const k of ["asked", "accepted", "declined"]) used.add(`FATEBRIDGE.Card.Consent.${k}`);
+    for (const k of ["target", "opposer", "aspect"]) used.add(`FATEBRIDGE.Card.ConsentPart.${k}`) && used.add(`FATEBRIDGE.Card.Effect.declined${k}`);
+    used.add("FATEBRIDGE.Card.State.declined");
     for (const k of ["overwhelmed", "mild", "moderate", "severe", "boost"]) used.add(`FATEBRIDGE.StatusEffect.${k}`);
     for (let v = -2; v <= 8; v++) used.add(`FATEBRIDGE.Ladder.${v}`);
     for (const k of ["mild", "moderate", "severe"]) used.add(`FATEBRIDGE.Severity.${k}`);
@@ -171,7 +175,7 @@ describe("manifest and assets", () => {
     for (const k of ["resolved", "cancelled"]) used.add(`FATEBRIDGE.History.Rolls.${k}`);
     const missing = [...used].filter((k) => typeof k.split(".").reduce((o, p) => o?.[p], lang) !== "string");
     // prefixes of keys built at run time are not keys themselves
-    const prefixes = ["Status", "Status.Reason", "Card.State", "Card.Participant", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title", "Conflict.Kind", "Scene.End", "Scene.EndExplain", "History.Kind", "History.Rolls", "Harm"].map((p) => `FATEBRIDGE.${p}`);
+    const prefixes = ["Status", "Status.Reason", "Card.State", "Card.Participant", "Card.Consent", "Card.ConsentPart", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title", "Conflict.Kind", "Scene.End", "Scene.EndExplain", "History.Kind", "History.Rolls", "Harm"].map((p) => `FATEBRIDGE.${p}`);
     const realMissing = missing.filter((k) => !prefixes.includes(k));
     assert.deepEqual(realMissing, []);
     assert.ok(used.size > 40);
@@ -1092,6 +1096,126 @@ describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5
     assert.equal(view.scenePanelContext(state).trustRatings, true);
     assert.equal(view.scenePanelContext({ ...state, settings: { trust_player_ratings: false } }).trustRatings, false);
     check(validators.client["world.settings"], { request_id: "r-set-1", trust_player_ratings: false }, "world.settings");
+  });
+});
+
+describe("consent to harm: who sees accept and decline (DESIGN Reach and trust)", () => {
+  const ACTOR_OWNER = "otherPlayer0001";
+  const THIRD = { id: "thirdPlayer0001", name: "Carl", isGM: false };
+  const zirdRef = { id: "actorAthlete0001", name: "Zird the Arcane" };
+  const pierreRef = { id: "actorPierre00001", name: "Pierre" };
+  const margotRef = { id: "actorMargot00001", name: "Margot" };
+  const ogreRef = { id: "actorOgre0000001", name: "Grumpy Ogre" };
+  const asUser = async (userId, fn) => {
+    const saved = foundry.game.user;
+    foundry.game.user = foundry.game.users.get(userId);
+    try {
+      return await fn();
+    } finally {
+      foundry.game.user = saved;
+    }
+  };
+  /** Another player's advantage on Margot (this client's player's), opposed by his own Pierre. */
+  const asking = (overrides = {}) => workedCard({
+    action_type: "create_advantage", action_label: "Create an Advantage", aspect_name: "Pinned Down",
+    state: "confirming", outcome: null, outcome_label: null, shifts: null, succeeded: null, effects: [],
+    actor: side({ leader: zirdRef, controllers: [ACTOR_OWNER], skill: "Athletics", skill_rating: { value: 3, label: "Good" }, fate_points: 3 }),
+    opposition: side({ leader: pierreRef, controllers: [ACTOR_OWNER] }),
+    opposition_kind: "active", opposition_action: "oppose", target: margotRef,
+    consents: [{ character: margotRef, parts: ["target"], status: "asked", controllers: [PLAYER.id] }],
+    prompt: { kind: "confirm", users: [PLAYER.id], gm: true, options: ["consent"] },
+    ...overrides
+  });
+  const cardEmit = (card, seq = 120) => ({ seq, world: "w", writer: GM.id, op: "create", card_id: `w.consent.${seq}`, card });
+  const rendered = async (ctx) => {
+    const { renderTemplate } = await import(path.join(MODULE_DIR, "scripts/compat.mjs"));
+    const holder = document.createElement("div");
+    holder.innerHTML = await renderTemplate(controls.CONTROLS_TEMPLATE, ctx);
+    return holder;
+  };
+
+  test("the owner and the GM see Accept/Decline; the acting player and a third player see nothing; each press is a valid action.help", async () => {
+    const card = asking();
+    check(validators.server.card, cardEmit(card), "consent card");
+    const owner = await asUser(PLAYER.id, () => controls.controlsContext(card));
+    assert.equal(owner.kind, "confirm");
+    assert.deepEqual(owner.consents.map((c) => [c.id, c.label, c.accept, c.decline]), [
+      [margotRef.id, "Allow Zird the Arcane's action on Margot (targeted)?", "Accept", "Decline"]
+    ]);
+    assert.equal(owner.confirm, undefined, "no GM form: nothing here is the GM's numbers");
+    assert.equal(owner.rollWithout, undefined, "nobody rolls past a consent");
+    const holder = await rendered(owner);
+    assert.equal(holder.querySelectorAll('[data-fb="consent"]').length, 2);
+    const [event, payload] = await controls.intentFor(card, holder.querySelector('[data-fb="consent"][data-accept="true"]'), holder);
+    assert.equal(event, "action.help");
+    assert.deepEqual(payload, { action_id: card.action_id, character_id: margotRef.id, accept: true });
+    check(validators.client["action.help"], { request_id: "r-consent-1", ...payload }, "action.help");
+    const [, declined] = await controls.intentFor(card, holder.querySelector('[data-fb="consent"][data-accept="false"]'), holder);
+    assert.deepEqual(declined, { action_id: card.action_id, character_id: margotRef.id, accept: false });
+    check(validators.client["action.help"], { request_id: "r-consent-2", ...declined }, "action.help");
+    // The GM may answer for any character.
+    const gm = controls.controlsContext(card, GM);
+    assert.deepEqual(gm.consents.map((c) => c.id), [margotRef.id]);
+    assert.ok(gm.cancelLabel, "and may still call the action off");
+    // The acting player and a third player: no accept, no decline.
+    assert.equal(controls.controlsContext(card, { id: ACTOR_OWNER, isGM: false }), null);
+    assert.equal(controls.controlsContext(card, THIRD), null);
+    // Even a card whose prompt names the acting player (it waits for his helper too) shows him no
+    // button for Margot: only her owners (controllers) and the GM answer for her.
+    const helped = asking({
+      participants: [
+        { character: zirdRef, skill: "Athletics", status: "joined", controllers: [ACTOR_OWNER] },
+        { character: pierreRef, skill: "Athletics", status: "invited", controllers: [ACTOR_OWNER] }
+      ],
+      prompt: { kind: "confirm", users: [PLAYER.id, ACTOR_OWNER], gm: true, options: ["help", "consent"] }
+    });
+    check(validators.server.card, cardEmit(helped), "consent and helper card");
+    const actor = controls.controlsContext(helped, { id: ACTOR_OWNER, isGM: false });
+    assert.deepEqual(actor.consents, []);
+    assert.deepEqual(actor.invited.map((i) => i.id), [pierreRef.id]);
+    const margots = await asUser(PLAYER.id, () => controls.controlsContext(helped));
+    assert.deepEqual([margots.consents.map((c) => c.id), margots.invited], [[margotRef.id], []]);
+  });
+
+  test("an NPC's yes is the GM's alone; an answered consent offers nothing more", async () => {
+    const npc = asking({
+      target: ogreRef,
+      consents: [{ character: ogreRef, parts: ["target", "opposer"], status: "asked", controllers: [] }],
+      opposition: side({ leader: ogreRef }),
+      prompt: { kind: "confirm", users: [], gm: true, options: ["consent"] }
+    });
+    check(validators.server.card, cardEmit(npc), "NPC consent card");
+    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(npc)), null);
+    assert.equal(controls.controlsContext(npc, { id: ACTOR_OWNER, isGM: false }), null);
+    const gm = controls.controlsContext(npc, GM);
+    assert.deepEqual(gm.consents.map((c) => c.label), ["Allow Zird the Arcane's action on Grumpy Ogre (targeted, opposing)?"]);
+    const accepted = asking({
+      state: "awaiting_opposition",
+      consents: [{ character: margotRef, parts: ["target"], status: "accepted", controllers: [PLAYER.id] }],
+      prompt: { kind: "oppose", users: [ACTOR_OWNER], gm: true, options: [] }
+    });
+    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(accepted)), null);
+  });
+
+  test("the card says whose yes it waits for; a decline reads as called off, with nothing to press", async () => {
+    const waiting = await cards.handleCardEmit(cardEmit(asking(), 121));
+    const text = (message, sel) => [...message.element.querySelectorAll(sel)].map((e) => e.textContent.replace(/\s+/g, " ").trim());
+    assert.deepEqual(text(waiting, ".fate-bridge-card__consent"), ["Margot (targeted) — waits for a yes from their owner or the GM"]);
+    assert.deepEqual(text(waiting, ".fate-bridge-card__state"), ["Awaiting confirmation"]);
+    assert.equal(waiting.element.querySelectorAll('[data-fb="consent"]').length, 2, "this client's user is the GM: Accept and Decline");
+    const card = asking({
+      state: "cancelled",
+      consents: [{ character: margotRef, parts: ["target"], status: "declined", controllers: [PLAYER.id] }],
+      effects: [{ kind: "declined", text: "Declined for Margot (target): the action is called off", count: 0, character: margotRef, aspect_id: null, detail: "target", cause: null }],
+      prompt: { kind: "none", users: [], gm: false, options: [] }
+    });
+    check(validators.server.card, cardEmit(card, 122), "declined card");
+    const declined = await cards.handleCardEmit(cardEmit(card, 122));
+    assert.deepEqual(text(declined, ".fate-bridge-card__state"), ["Declined — called off"]);
+    assert.deepEqual(text(declined, ".fate-bridge-card__consent"), ["Margot (targeted) — declined"]);
+    assert.deepEqual(text(declined, ".fate-bridge-card__effect"), ["Declined for Margot: not to be targeted. The action is called off."]);
+    assert.equal(declined.element.querySelectorAll("[data-fb]").length, 0, "a called-off action offers nothing");
+    for (const user of [GM, PLAYER]) assert.equal(controls.controlsContext(card, user), null);
   });
 });
 

@@ -154,7 +154,11 @@ describe("relay mode: players reach the bridge through Foundry", () => {
     assert.ok(data?.card_id, JSON.stringify(data));
     const cardId = data.card_id;
     await cardIn(ann, cardId, (m) => m.card.state, "Ann's card");
-    // Bob sees the message through Foundry and opposes from it.
+    // Bob sees the message through Foundry and opposes from it, once he said yes to Borin
+    // opposing (consent to harm, DESIGN Reach and trust: Borin is his).
+    await showMessage(ann, bob, cardId);
+    await bob.rpc("clickCard", cardId, 'button[data-fb="consent"][data-accept="true"]');
+    await cardIn(ann, cardId, (m) => /Waiting for the opposition/.test(m.card.state), "Bob's yes");
     await showMessage(ann, bob, cardId);
     await bob.rpc("setCardField", cardId, "skill", "Fight");
     await bob.rpc("clickCard", cardId, 'button[data-fb="oppose"]');

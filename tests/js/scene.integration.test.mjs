@@ -225,6 +225,9 @@ describe("the scene panel on an Unwritten world", () => {
 
     const started = await ann.rpc("startAction", ZIRD._id, "Athletics", { opposerId: OGRE._id });
     assert.ok(started?.action_id, "now the player can name the NPC");
+    // Consent to harm (DESIGN Reach and trust): the GM says yes to the Ogre opposing.
+    const yes = await gm.rpc("call", "action.help", { action_id: started.action_id, character_id: OGRE._id, accept: true });
+    assert.equal(yes.ok, true, JSON.stringify(yes));
     // The GM opposes, so the action does not stay in the way.
     await queue([0, 0, 0, 0], [0, 0, 0, 0]);
     const oppose = await gm.rpc("call", "action.oppose", { action_id: started.action_id, skill: "Fight" });
