@@ -60,6 +60,12 @@ class Frozen:
             )
         dataclass(frozen=True, kw_only=True)(cls)
         cls.__init__ = _fast_init(cls)  # type: ignore[method-assign]
+        left_out = cls.__left_out_when_empty__
+        if left_out:
+            names = {spec.name for spec in fields(cls)}  # type: ignore[arg-type]
+            if not set(left_out) <= names:
+                raise TypeError(f"{cls.__name__}: __left_out_when_empty__ names a non-field")
+            _LEFT_OUT[cls] = left_out
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None) -> Self:
         """A shallow copy with ``update`` applied. Like pydantic's, the update is not
@@ -99,12 +105,25 @@ _ADAPTERS: dict[type[Frozen], TypeAdapter[Any]] = {}
 _SORTED_RECORDS = orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS
 
 
+# The record classes with fields left out of their JSON while empty, and those fields:
+# looked up by type, as the few classes that have any are (records' own lookups of a class
+# attribute cost several times as much, on every record the hash chain encodes).
+_LEFT_OUT: dict[type, tuple[str, ...]] = {}
+
+
 def _fields_of(value: object) -> dict[str, Any]:
     if isinstance(value, Frozen):
         fields = value.__dict__
-        left_out = value.__left_out_when_empty__
-        if left_out and not all(fields[name] for name in left_out):
-            fields = {k: v for k, v in fields.items() if v or k not in left_out}
+        left_out = _LEFT_OUT.get(type(value))
+        if left_out is None:
+            return fields
+        own = fields
+        for name in left_out:
+            if not fields[name]:
+                # A copy without it (a dict copy and a delete: no comprehension).
+                if fields is own:
+                    fields = dict(own)
+                del fields[name]
         return fields
     raise TypeError(f"not a record: {type(value).__name__}")
 
