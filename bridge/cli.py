@@ -19,10 +19,15 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from bridge import __version__, protocol
-from bridge.connections import DEFAULT_PER_ADDRESS, AddressGate, listen
+from bridge.connections import (
+    DEFAULT_PER_ADDRESS,
+    DEFAULT_UNBOUND_PER_ADDRESS,
+    AddressGate,
+    listen,
+)
 from bridge.protocol.http import WebhookCreate, WebhookList
 from bridge.rules.ruleset import RULESETS
-from bridge.server import HANDSHAKE_TIMEOUT_SECONDS, create_app, tune_gc
+from bridge.server import BIND_TIMEOUT_SECONDS, HANDSHAKE_TIMEOUT_SECONDS, create_app, tune_gc
 from bridge.service import BridgeService, IntentError
 from bridge.service.session import validation_error
 from bridge.startup import (
@@ -129,9 +134,29 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=int(os.environ.get("FATE_BRIDGE_MAX_PER_ADDRESS", DEFAULT_PER_ADDRESS)),
         metavar="N",
-        help="refuse connections past N open ones from one address; 0 for no cap "
+        help="refuse connections past N open ones from one address that have not joined "
+        "the bridge, and joined GM and bound player connections past N more; 0 for no cap "
         "(behind a reverse proxy every connection comes from the proxy: raise it there; "
         "env FATE_BRIDGE_MAX_PER_ADDRESS; default %(default)s)",
+    )
+    serve.add_argument(
+        "--max-unbound-per-address",
+        type=int,
+        default=int(
+            os.environ.get("FATE_BRIDGE_MAX_UNBOUND_PER_ADDRESS", DEFAULT_UNBOUND_PER_ADDRESS)
+        ),
+        metavar="N",
+        help="refuse a player's connection past N from one address that no GM has bound yet "
+        "(direct mode; they never count against a GM's); 0 for no cap (env "
+        "FATE_BRIDGE_MAX_UNBOUND_PER_ADDRESS; default %(default)s)",
+    )
+    serve.add_argument(
+        "--bind-timeout",
+        type=float,
+        default=float(os.environ.get("FATE_BRIDGE_BIND_TIMEOUT", BIND_TIMEOUT_SECONDS)),
+        metavar="SECONDS",
+        help="close a player's connection, with a notice, that no GM has bound within this "
+        "long (direct mode; env FATE_BRIDGE_BIND_TIMEOUT; default %(default)s)",
     )
     serve.add_argument(
         "--handshake-timeout",
@@ -508,6 +533,7 @@ async def _serve_store(args: argparse.Namespace, store: Store) -> int:
         outward = [a for a in addresses if a not in ("127.0.0.1", "::1")]
         shown_host = (outward or addresses or ["127.0.0.1"])[0]
     base_url = args.public_url or url_for(shown_host, args.port)
+    gate = AddressGate(args.max_connections_per_address)
     app = create_app(
         service,
         cors_origins=args.cors_origin or "*",
@@ -517,11 +543,14 @@ async def _serve_store(args: argparse.Namespace, store: Store) -> int:
         on_commit=outbox.nudge,
         api_rate=args.api_rate,
         websocket_compression=args.websocket_compression,
+        gate=gate,
+        bind_timeout=args.bind_timeout,
+        max_per_address=args.max_connections_per_address,
+        max_unbound_per_address=args.max_unbound_per_address,
     )
     # aiohttp's keepalive timer starts when a connection opens and closes it if no complete
     # request has arrived by then: the timeout for slow or partial HTTP headers.
     runner = web.AppRunner(app, access_log=None, keepalive_timeout=args.handshake_timeout)
-    gate = AddressGate(args.max_connections_per_address)
     listener: asyncio.Server | None = None
     try:
         await runner.setup()

@@ -1,9 +1,17 @@
-"""TCP connections before HTTP: at most so many open connections per remote address.
+"""Connections per remote address: strangers at the TCP level, seats once they join.
 
-aiohttp has no such limit; this wraps each connection's protocol, so a connection over
-the cap is answered with a plain HTTP refusal and closed before aiohttp sees a byte.
-(Partial requests are timed out by aiohttp's keepalive timer, which starts when the
-connection opens: see ``serve`` in :mod:`bridge.cli`.)
+aiohttp has no limit on open connections; :class:`AddressGate` wraps each connection's
+protocol, so a connection over the cap is answered with a plain HTTP refusal and closed
+before aiohttp sees a byte. (Partial requests are timed out by aiohttp's keepalive timer,
+which starts when the connection opens: see ``serve`` in :mod:`bridge.cli`.)
+
+The gate counts strangers: every connection from the moment it opens (an HTTP request,
+a websocket that has not joined ``/fate``) until the Socket.IO server claims it for a
+seat (:meth:`AddressGate.claim`). Joined sockets are counted by :class:`Seats` in pools
+of their own, so that players nobody has vouched for (issue 26: 32 of them held the
+address's whole cap, and the GM was refused on the socket and on the HTTP API) fill only
+their own, smaller pool, and every connection that has not joined is closed by the
+server's timeouts within seconds.
 """
 
 from __future__ import annotations
@@ -16,6 +24,15 @@ from typing import Any
 log = logging.getLogger("bridge.connections")
 
 DEFAULT_PER_ADDRESS = 32
+# Players joined with a world id whom the GM's client has not vouched for yet (direct mode).
+DEFAULT_UNBOUND_PER_ADDRESS = 8
+
+
+def peer_address(transport: Any) -> str:
+    """The remote address of a connection's transport (what both the gate and the seats
+    count by), or "unknown"."""
+    peer = transport.get_extra_info("peername") if transport is not None else None
+    return str(peer[0]) if isinstance(peer, tuple) and peer else "unknown"
 
 
 def refusal(limit: int) -> bytes:
@@ -33,11 +50,14 @@ def refusal(limit: int) -> bytes:
 
 
 class AddressGate:
-    """Counts open connections per remote address; ``limit`` 0 means no cap."""
+    """Counts open connections per remote address that no seat has claimed (strangers);
+    ``limit`` 0 means no cap."""
 
     def __init__(self, limit: int = DEFAULT_PER_ADDRESS) -> None:
         self.limit = limit
         self.open: dict[str, int] = {}
+        # Each admitted connection's protocol, by its transport (what a request knows).
+        self._by_transport: dict[Any, _GatedProtocol] = {}
 
     def admit(self, address: str) -> bool:
         count = self.open.get(address, 0)
@@ -53,6 +73,22 @@ class AddressGate:
         else:
             self.open.pop(address, None)
 
+    def claim(self, transport: Any) -> None:
+        """The connection joined a seat: it no longer counts as a stranger (a connection
+        the gate never admitted, e.g. one served in-process, is ignored)."""
+        gated = self._by_transport.get(transport)
+        if gated is not None and gated.address is not None and not gated.claimed:
+            gated.claimed = True
+            self.release(gated.address)
+
+    def unclaim(self, transport: Any) -> None:
+        """The connection left its seat but stays open: a stranger again (counted, never
+        refused: it is already open)."""
+        gated = self._by_transport.get(transport)
+        if gated is not None and gated.address is not None and gated.claimed:
+            gated.claimed = False
+            self.open[gated.address] = self.open.get(gated.address, 0) + 1
+
     def factory(self, inner: Callable[[], asyncio.Protocol]) -> Callable[[], asyncio.Protocol]:
         """A protocol factory for ``loop.create_server`` that gates ``inner``'s protocols."""
         return lambda: _GatedProtocol(inner(), self)
@@ -65,16 +101,20 @@ class _GatedProtocol(asyncio.Protocol):
         self.inner = inner
         self.gate = gate
         self.address: str | None = None
+        self.transport: Any = None
+        # Claimed by a seat (see AddressGate.claim): then not counted among the strangers.
+        self.claimed = False
 
     def connection_made(self, transport: Any) -> None:
-        peer = transport.get_extra_info("peername")
-        address = str(peer[0]) if isinstance(peer, tuple) and peer else "unknown"
+        address = peer_address(transport)
         if not self.gate.admit(address):
             log.warning("refused a connection from %s: over %d open", address, self.gate.limit)
             transport.write(refusal(self.gate.limit))
             transport.close()
             return
         self.address = address
+        self.transport = transport
+        self.gate._by_transport[transport] = self
         self.inner.connection_made(transport)
 
     def data_received(self, data: bytes) -> None:
@@ -86,7 +126,9 @@ class _GatedProtocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self.address is not None:
-            self.gate.release(self.address)
+            self.gate._by_transport.pop(self.transport, None)
+            if not self.claimed:
+                self.gate.release(self.address)
             self.inner.connection_lost(exc)
 
     def pause_writing(self) -> None:
@@ -96,6 +138,70 @@ class _GatedProtocol(asyncio.Protocol):
     def resume_writing(self) -> None:
         if self.address is not None:
             self.inner.resume_writing()
+
+
+class Seats:
+    """Sockets joined to ``/fate``, per remote address, in two pools with caps of their own
+    (0: no cap): unbound players, who joined with a world id and wait for the GM's client
+    to vouch for them (direct mode), at most ``unbound_limit``; and seated sockets, a GM
+    with the world's key or a bound player, at most ``limit``. A GM is never refused for
+    the unbound players of its address, and an unbound player never for the seated ones."""
+
+    def __init__(
+        self, limit: int = DEFAULT_PER_ADDRESS, unbound_limit: int = DEFAULT_UNBOUND_PER_ADDRESS
+    ) -> None:
+        self.limit = limit
+        self.unbound_limit = unbound_limit
+        # sid -> (address, bound)
+        self._held: dict[str, tuple[str, bool]] = {}
+        self._counts: dict[tuple[str, bool], int] = {}
+
+    def count(self, address: str, *, bound: bool) -> int:
+        return self._counts.get((address, bound), 0)
+
+    def _room(self, address: str, *, bound: bool) -> bool:
+        cap = self.limit if bound else self.unbound_limit
+        return not cap or self.count(address, bound=bound) < cap
+
+    def _add(self, sid: str, address: str, *, bound: bool) -> None:
+        self._held[sid] = (address, bound)
+        self._counts[(address, bound)] = self.count(address, bound=bound) + 1
+
+    def take(self, sid: str, address: str, *, bound: bool) -> bool:
+        """Seat ``sid`` in its pool; False (nothing taken) when the pool is full."""
+        if sid in self._held:
+            return True
+        if not self._room(address, bound=bound):
+            return False
+        self._add(sid, address, bound=bound)
+        return True
+
+    def bind(self, sid: str) -> bool:
+        """An unbound player was vouched for: it moves to the seated pool. False when that
+        pool is full (it stays unbound)."""
+        held = self._held.get(sid)
+        if held is None or held[1]:
+            return held is not None
+        address = held[0]
+        if not self._room(address, bound=True):
+            return False
+        self.leave(sid)
+        self._add(sid, address, bound=True)
+        return True
+
+    def is_unbound(self, sid: str) -> bool:
+        held = self._held.get(sid)
+        return held is not None and not held[1]
+
+    def leave(self, sid: str) -> None:
+        held = self._held.pop(sid, None)
+        if held is None:
+            return
+        left = self._counts.get(held, 0) - 1
+        if left > 0:
+            self._counts[held] = left
+        else:
+            self._counts.pop(held, None)
 
 
 async def listen(

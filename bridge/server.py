@@ -23,6 +23,13 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from bridge import __version__, codec, protocol
+from bridge.connections import (
+    DEFAULT_PER_ADDRESS,
+    DEFAULT_UNBOUND_PER_ADDRESS,
+    AddressGate,
+    Seats,
+    peer_address,
+)
 from bridge.http_api import API_RATE_PER_SECOND, HttpApi
 from bridge.module_package import ZIP_NAME, build_zip, document_routes, manifest
 from bridge.ratelimit import TokenBucket
@@ -38,8 +45,12 @@ log = logging.getLogger("bridge.server")
 TRANSPORT_LIMIT_BYTES = 1024 * 1024
 RATE_PER_SECOND = 20.0
 RATE_BURST = 40.0
-# A connection must finish its HTTP request, and then join /fate, within this many seconds.
-HANDSHAKE_TIMEOUT_SECONDS = 10.0
+# A connection must finish its HTTP request, and then join /fate, within this many seconds
+# (a join refused does not count; a socket that leaves /fate must join again as soon).
+HANDSHAKE_TIMEOUT_SECONDS = 5.0
+# A player joined with a world id must be bound (the GM's client vouching for it, direct
+# mode) within this many seconds, or it is told why and closed.
+BIND_TIMEOUT_SECONDS = 30.0
 # Namespace joins per websocket (a reconnecting client opens a new websocket).
 JOIN_RATE_PER_SECOND = 1.0
 JOIN_BURST = 5.0
@@ -71,6 +82,8 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
             return await self._connect(sid, auth)
         if event == "disconnect":
             sid = args[0]
+            if isinstance(self.server, FateServer):
+                self.server.left(sid)
             gone = self.sessions.pop(sid, None)
             if gone is not None:
                 await self.service.disconnect(gone)
@@ -122,6 +135,13 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
             raise socketio.exceptions.ConnectionRefusedError(
                 "refused", refused.refusal.model_dump(mode="json")
             ) from None
+        if isinstance(self.server, FateServer):
+            full = self.server.take_seat(sid, session)
+            if full is not None:
+                await self.service.disconnect(session)  # its binding nonce goes
+                raise socketio.exceptions.ConnectionRefusedError(
+                    "rate_limited", {"reason": "rate_limited", "message": full}
+                )
         self.sessions[sid] = session
         self.buckets[sid] = TokenBucket(RATE_PER_SECOND, RATE_BURST, stamp=time.monotonic())
         # A player hears the world only once the GM's client has vouched for it (the
@@ -173,7 +193,7 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
             was_bound = session.bound
             reply = await self.service.handle(session, event, payload[0])
             if session.bound and not was_bound:
-                await self.enter_room(sid, session.room)
+                await self.now_bound(sid, session)
             if reply.vouched is not None:
                 await self._bind_local(reply.vouched)
             return reply
@@ -241,7 +261,14 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
         for sid, session in list(self.sessions.items()):
             if (session.world_id, session.user_id, session.bind_nonce) == vouched:
                 await self.service.bind(session)
-                await self.enter_room(sid, session.room)
+                await self.now_bound(sid, session)
+
+    async def now_bound(self, sid: str, session: Session) -> None:
+        """A player's connection was just vouched for: it hears the world from now on, and
+        moves from the unbound players' seats to the seated ones."""
+        await self.enter_room(sid, session.room)
+        if isinstance(self.server, FateServer):
+            self.server.seated(sid)
 
 
 class RoomFanOut(socketio.AsyncManager):  # type: ignore[misc]
@@ -566,16 +593,38 @@ class FateServer(socketio.AsyncServer):  # type: ignore[misc]
     - A frame the decoder cannot read (:class:`MalformedFrame`) is counted per connection,
       logged in one line, answered with an error ack when it carried an ack id, and the
       client gets a ``notice`` so its user sees an error instead of waiting for a timeout.
-    - A websocket that has not joined ``/fate`` within ``join_timeout`` seconds is closed.
+    - A websocket that has not joined ``/fate`` within ``join_timeout`` seconds is closed;
+      a refused join does not stop the clock, and leaving ``/fate`` starts it again.
+    - Joined sockets take seats per remote address (:class:`Seats`): a player nobody has
+      vouched for takes one of the few unbound seats, and is told why and closed unless
+      bound within ``bind_timeout`` seconds; a GM (the world's key) or a bound player
+      takes a seated one. A joined socket is no longer a stranger at the TCP gate
+      (:meth:`AddressGate.claim`), so unbound players never crowd a GM out of the
+      socket or the HTTP API.
     """
 
-    def __init__(self, namespace: FateNamespace, *, join_timeout: float, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        namespace: FateNamespace,
+        *,
+        join_timeout: float,
+        bind_timeout: float = BIND_TIMEOUT_SECONDS,
+        seats: Seats | None = None,
+        gate: AddressGate | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(serializer=GuardedPacket, **kwargs)
         self.fate = namespace
         self.register_namespace(namespace)
         self.join_timeout = join_timeout
+        self.bind_timeout = bind_timeout
+        self.seats = seats or Seats()
+        self.gate = gate
         self._malformed: dict[str, int] = {}
         self._join_timers: dict[str, asyncio.TimerHandle] = {}
+        self._bind_timers: dict[str, asyncio.TimerHandle] = {}
+        # Connections whose join was refused for want of a seat: closed once told so.
+        self._unseated: set[str] = set()
         self._joins: dict[str, TokenBucket] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -589,34 +638,139 @@ class FateServer(socketio.AsyncServer):  # type: ignore[misc]
 
     async def _handle_eio_connect(self, eio_sid: str, environ: Any) -> Any:
         result = await super()._handle_eio_connect(eio_sid, environ)
-        loop = asyncio.get_running_loop()
-        self._join_timers[eio_sid] = loop.call_later(
+        self._start_join_clock(eio_sid)
+        return result
+
+    def _start_join_clock(self, eio_sid: str) -> None:
+        timer = self._join_timers.pop(eio_sid, None)
+        if timer is not None:
+            timer.cancel()
+        self._join_timers[eio_sid] = asyncio.get_running_loop().call_later(
             self.join_timeout, lambda: self._spawn(self._close_unjoined(eio_sid))
         )
-        return result
 
     async def _close_unjoined(self, eio_sid: str) -> None:
         self._join_timers.pop(eio_sid, None)
         if self.manager.sid_from_eio_sid(eio_sid, protocol.NAMESPACE) is not None:
             return
-        request = self.environ.get(eio_sid, {}).get("aiohttp.request")
         log.info("closing %s: no namespace joined within %ss", eio_sid, self.join_timeout)
+        await self._hang_up(eio_sid)
+
+    def _transport(self, eio_sid: str) -> Any:
+        request = self.environ.get(eio_sid, {}).get("aiohttp.request")
+        return getattr(request, "transport", None)
+
+    async def _hang_up(self, eio_sid: str) -> None:
+        """Close an Engine.IO connection (what was sent before goes first)."""
+        transport = self._transport(eio_sid)
         await self.eio.disconnect(eio_sid)
         # Engine.IO's close packet asks the client to hang up; one that ignores it loses
         # its TCP connection a moment later.
-        transport = getattr(request, "transport", None)
         if transport is not None:
             asyncio.get_running_loop().call_later(1.0, transport.close)
 
-    async def _handle_eio_disconnect(self, eio_sid: str, reason: Any = None) -> None:
-        timer = self._join_timers.pop(eio_sid, None)
+    # --- seats ------------------------------------------------------------------------
+
+    def take_seat(self, sid: str, session: Session) -> str | None:
+        """Seat a socket joining ``/fate`` as ``session``; None when seated, else why not
+        (the join is refused). An unbound player's bind clock starts here."""
+        eio_sid = self.manager.eio_sid_from_sid(sid, protocol.NAMESPACE)
+        transport = self._transport(eio_sid) if eio_sid is not None else None
+        address = peer_address(transport)
+        if not self.seats.take(sid, address, bound=session.bound):
+            if eio_sid is not None:
+                self._unseated.add(eio_sid)
+            if session.bound:
+                return (
+                    f"Too many connections from your address ({self.seats.limit} GM and "
+                    "player connections); close some and try again."
+                )
+            return (
+                f"Too many players from your address wait to be confirmed by a GM "
+                f"({self.seats.unbound_limit}); try again in a moment."
+            )
+        if self.gate is not None and transport is not None:
+            self.gate.claim(transport)
+        if not session.bound:
+            self._bind_timers[sid] = asyncio.get_running_loop().call_later(
+                self.bind_timeout, lambda: self._spawn(self._bind_expired(sid))
+            )
+        return None
+
+    def seated(self, sid: str) -> None:
+        """A joined player was just bound: from an unbound seat to a seated one (closed
+        with a notice when its address has no seat left)."""
+        timer = self._bind_timers.pop(sid, None)
         if timer is not None:
             timer.cancel()
+        if not self.seats.bind(sid):
+            message = (
+                f"Too many connections from your address ({self.seats.limit} GM and player "
+                "connections); close some and try again."
+            )
+            self._spawn(self._close_seat(sid, "too_many_connections", message))
+
+    def left(self, sid: str) -> None:
+        """A socket left ``/fate`` (or closed): its seat is free."""
+        timer = self._bind_timers.pop(sid, None)
+        if timer is not None:
+            timer.cancel()
+        self.seats.leave(sid)
+        eio_sid = self.manager.eio_sid_from_sid(sid, protocol.NAMESPACE)
+        transport = self._transport(eio_sid) if eio_sid is not None else None
+        if self.gate is not None and transport is not None:
+            self.gate.unclaim(transport)
+
+    async def _bind_expired(self, sid: str) -> None:
+        self._bind_timers.pop(sid, None)
+        session = self.fate.sessions.get(sid)
+        if session is None or session.bound or not self.seats.is_unbound(sid):
+            return
+        # The GM's client may have vouched through another bridge process (Redis): this
+        # process learns it from the store, as at the player's next intent.
+        if session.bind_nonce is not None and await self.fate.service.store.nonce_bound(
+            session.world_id, session.user_id, session.bind_nonce
+        ):
+            await self.fate.service.bind(session)
+            await self.fate.now_bound(sid, session)
+            return
+        log.info("closing %s: not bound within %ss", sid, self.bind_timeout)
+        message = (
+            f"No GM confirmed which Foundry user this connection is within "
+            f"{self.bind_timeout:g} s (a GM must be connected to the bridge); reconnecting "
+            "starts again."
+        )
+        await self._close_seat(sid, "bind_timeout", message)
+
+    async def _close_seat(self, sid: str, code: str, message: str) -> None:
+        """Tell a joined socket why, then close its connection."""
+        eio_sid = self.manager.eio_sid_from_sid(sid, protocol.NAMESPACE)
+        if eio_sid is None:
+            return
+        notice = protocol.Notice(level="error", code=code, message=message)
+        await self.emit(
+            "notice", notice.model_dump(mode="json"), to=sid, namespace=protocol.NAMESPACE
+        )
+        await self._hang_up(eio_sid)
+
+    async def _handle_eio_disconnect(self, eio_sid: str, reason: Any = None) -> None:
         self._joins.pop(eio_sid, None)
         count = self._malformed.pop(eio_sid, 0)
         if count:
             log.warning("connection %s closed after %d malformed frames", eio_sid, count)
-        await super()._handle_eio_disconnect(eio_sid, reason)
+        try:
+            await super()._handle_eio_disconnect(eio_sid, reason)
+        finally:
+            # After the namespaces' disconnects, which start the join clock again.
+            timer = self._join_timers.pop(eio_sid, None)
+            if timer is not None:
+                timer.cancel()
+
+    async def _handle_disconnect(self, eio_sid: str, namespace: Any, reason: Any = None) -> None:
+        await super()._handle_disconnect(eio_sid, namespace, reason)
+        # Left /fate with the websocket open: it must join again in time, like a new one.
+        if eio_sid in self.environ and namespace == protocol.NAMESPACE:
+            self._start_join_clock(eio_sid)
 
     async def _handle_eio_message(self, eio_sid: str, data: Any) -> None:
         try:
@@ -672,10 +826,18 @@ class FateServer(socketio.AsyncServer):  # type: ignore[misc]
                 ),
             )
             return
-        timer = self._join_timers.pop(eio_sid, None)
-        if timer is not None:
-            timer.cancel()
         await super()._handle_connect(eio_sid, namespace, data)
+        if eio_sid in self._unseated:
+            # Refused for want of a seat, and told so: the connection goes at once.
+            self._unseated.discard(eio_sid)
+            self._spawn(self._hang_up(eio_sid))
+            return
+        # Only a join that succeeded stops the clock: a socket sending wrong keys is closed
+        # as one that sends nothing.
+        if self.manager.sid_from_eio_sid(eio_sid, protocol.NAMESPACE) is not None:
+            timer = self._join_timers.pop(eio_sid, None)
+            if timer is not None:
+                timer.cancel()
 
     async def _handle_event(self, eio_sid: str, namespace: Any, ack_id: Any, data: Any) -> None:
         namespace = namespace or "/"
@@ -829,6 +991,10 @@ def create_app(
     on_commit: Callable[[], None] | None = None,
     api_rate: float = API_RATE_PER_SECOND,
     websocket_compression: bool = False,
+    gate: AddressGate | None = None,
+    bind_timeout: float = BIND_TIMEOUT_SECONDS,
+    max_per_address: int = DEFAULT_PER_ADDRESS,
+    max_unbound_per_address: int = DEFAULT_UNBOUND_PER_ADDRESS,
 ) -> web.Application:
     """Build the app; the caller opens and closes the service's store around it.
 
@@ -836,7 +1002,10 @@ def create_app(
     the clients of all (python-socketio's AsyncRedisManager). ``on_commit`` is called
     after any intent that committed something (it wakes the webhook outbox).
     Websockets decline permessage-deflate unless ``websocket_compression``
-    (see :class:`bridge.websocket_session.BridgeWebSocket`).
+    (see :class:`bridge.websocket_session.BridgeWebSocket`). ``gate`` is the TCP listener's
+    (its strangers stop counting once they join ``/fate``); joined sockets are capped per
+    address at ``max_per_address`` GMs and bound players and ``max_unbound_per_address``
+    players not yet bound, who must be bound within ``bind_timeout`` seconds (0: no cap).
     """
     app = web.Application(client_max_size=TRANSPORT_LIMIT_BYTES)
     app[SERVICE_KEY] = service
@@ -845,6 +1014,9 @@ def create_app(
     sio = FateServer(
         FateNamespace(service, on_commit),
         join_timeout=handshake_timeout,
+        bind_timeout=bind_timeout,
+        seats=Seats(max_per_address, max_unbound_per_address),
+        gate=gate,
         async_mode="aiohttp",
         cors_allowed_origins=cors_origins,
         max_http_buffer_size=TRANSPORT_LIMIT_BYTES,
