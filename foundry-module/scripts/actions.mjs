@@ -8,6 +8,7 @@ import { isActiveGM } from "./compat.mjs";
 import { ensureConnected, send } from "./intents.mjs";
 import { askAction } from "./roll-dialog.mjs";
 import { runtime } from "./runtime.mjs";
+import { expand, staleChanges } from "./stale-guard.mjs";
 
 /** Marker in update options for writes that came from the bridge: never sent back (no echo). */
 export const BRIDGE_WRITE = "fateBridgeWrite";
@@ -37,6 +38,8 @@ export function syncActor(actor) {
  * @property {string} [description]
  * @property {"physical"|"mental"} [attackKind]  an attack's kind of harm (R11.3; in a conflict, the
  *   conflict's kind is used and a different one refused)
+ * @property {string[]} [stunts]  stunts the roll names (R13.8): FCO's stunt roll buttons name
+ *   theirs, for the dialog to tick
  */
 
 /**
@@ -116,7 +119,10 @@ export function rollOvercome(actor, skill, options = {}) {
 
 /**
  * `updateActor` hook: the active GM's client tells the bridge about a user's edits, never about
- * the bridge's own writes (the BRIDGE_WRITE option marks them).
+ * the bridge's own writes (the BRIDGE_WRITE option marks them), never about a system's halfway
+ * write (fate-core-official empties a block before writing it back), and never the values a
+ * stale sheet re-submits: those are put back to what the bridge wrote (stale-guard.mjs), and
+ * only the rest of the update, if any of it matters, is sent.
  * @param {Actor} actor
  * @param {object} changed
  * @param {object} options
@@ -124,8 +130,16 @@ export function rollOvercome(actor, skill, options = {}) {
 export function onUpdateActor(actor, changed, options) {
   if (options?.[BRIDGE_WRITE]) return;
   if (!runtime.connection?.connected || !isActiveGM()) return;
-  if (!adapterFor().isCharacter(actor) || !adapterFor().isRelevantChange(changed)) return;
-  syncActor(actor).then((ack) => {
+  const adapter = adapterFor();
+  if (!adapter.isCharacter(actor) || adapter.isTransientChange?.(changed, options)) return;
+  const { restore, rest } = staleChanges(actor, changed, adapter.guardedFields?.(actor) ?? []);
+  const stale = Object.keys(restore).length > 0;
+  const relevant = adapter.isRelevantChange(stale ? expand(rest) : changed);
+  if (!stale && !relevant) return;
+  (async () => {
+    if (stale) await actor.update(restore, { [BRIDGE_WRITE]: true });
+    if (!relevant) return;
+    const ack = await syncActor(actor);
     if (!ack.ok) console.warn("fate-bridge | actor.sync failed", ack.error);
-  });
+  })().catch((err) => console.error("fate-bridge | actor update failed", err));
 }

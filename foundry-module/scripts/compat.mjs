@@ -141,11 +141,19 @@ export function registerStatusEffects(effects) {
 }
 
 /**
- * Whether an actor currently shows a status (v13/v14: `actor.statuses` is a Set of ids).
+ * Whether an actor currently shows a status: an active effect of the actor carries it. Read from
+ * `actor.effects`, as `toggleStatusEffect` itself does: `actor.statuses` is derived data that a
+ * system may never fill (fate-core-official 4.7.14 on v14 overrides `applyActiveEffects` with a
+ * no-op, so there it stays empty while the effects and their token icons are there).
  * @param {Actor} actor
  * @param {string} id
  */
 export function hasStatus(actor, id) {
+  const effects = actor?.effects;
+  if (effects) {
+    const list = effects.contents ?? [...effects.values()];
+    return list.some((e) => !e?.disabled && Boolean(e?.statuses?.has?.(id)));
+  }
   return Boolean(actor?.statuses?.has?.(id));
 }
 
@@ -167,12 +175,29 @@ export function targetedActorIds() {
 }
 
 /**
- * Character ids of the tokens on the viewed scene, once each.
+ * Character ids of the tokens on the viewed scene this user sees, once each: a Token placeable's
+ * `isVisible` (false for a player on a hidden token or one outside the player's vision), or, for
+ * a TokenDocument, not hidden unless the user is a GM.
  * @returns {string[]}
  */
 export function sceneActorIds() {
   const tokens = globalThis.canvas?.tokens?.placeables ?? game.scenes?.viewed?.tokens?.contents ?? [];
-  return [...new Set([...tokens].map((t) => tokenCharacterId(t)).filter(Boolean))];
+  const seen = (t) => {
+    const shown = t?.isVisible ?? (t?.document ? t.visible : undefined);
+    if (typeof shown === "boolean") return shown;
+    return !(t?.document ?? t)?.hidden || Boolean(game.user?.isGM);
+  };
+  return [...new Set([...tokens].filter(seen).map((t) => tokenCharacterId(t)).filter(Boolean))];
+}
+
+/**
+ * Whether this user may see an actor's sheet data (skills): a GM, or at least Observer.
+ * @param {Actor} actor
+ */
+export function mayObserve(actor, user = game.user) {
+  if (user?.isGM) return true;
+  if (typeof actor?.testUserPermission === "function") return actor.testUserPermission(user, "OBSERVER");
+  return Boolean(actor?.isOwner);
 }
 
 /**

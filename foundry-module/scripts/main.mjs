@@ -20,6 +20,7 @@ import { openScenePanel } from "./scene-panel.mjs";
 import { openHistory } from "./history-window.mjs";
 import { addSceneWriter } from "./scene-state.mjs";
 import { onCreateToken, onUpdateToken, syncSceneTokens } from "./scene-tokens.mjs";
+import { onRenderFateUtilities, onUpdateScene, onUpdateUser as onFcoUpdateUser, writeFcoStores } from "./fco-utilities.mjs";
 
 Hooks.once("init", () => {
   registerSettings(() => {
@@ -42,6 +43,7 @@ Hooks.once("init", () => {
     `modules/${MODULE_ID}/templates/history-window.hbs`
   ]);
   addSceneWriter(writeConflicts);
+  addSceneWriter(writeFcoStores);
   const module = game.modules.get(MODULE_ID);
   if (module) module.api = createApi();
 });
@@ -58,6 +60,10 @@ Hooks.on(CHAT_MESSAGE_RENDER_HOOK, (message, html) => {
 Hooks.on(PLAYERS_RENDER_HOOK, () => showStatus());
 Hooks.on("updateActor", onUpdateActor);
 Hooks.on("updateUser", onUpdateUser);
+// fate-core-official's Fate Utilities: the GM's pool, situation aspects and roll tab.
+Hooks.on("updateUser", onFcoUpdateUser);
+Hooks.on("updateScene", onUpdateScene);
+Hooks.on("renderFateUtilities", onRenderFateUtilities);
 Hooks.on("userConnected", (user, connected) => followActiveGM(user, connected));
 Hooks.on("canvasReady", () => syncSceneTokens());
 Hooks.on("createToken", (token, options) => onCreateToken(token, options));

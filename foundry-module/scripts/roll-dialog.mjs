@@ -5,7 +5,7 @@
  */
 import { characterActor, characterId, characterName } from "./characters.mjs";
 import { adapterFor } from "./adapters/index.mjs";
-import { dialogClass, renderTemplate, sceneActorIds, targetedActorIds } from "./compat.mjs";
+import { dialogClass, mayObserve, renderTemplate, sceneActorIds, targetedActorIds } from "./compat.mjs";
 import { ladderEntry } from "./format.mjs";
 import { worldState } from "./intents.mjs";
 import { DEFAULT_OPPOSITION, LADDER_MAX, LADDER_MIN, MODULE_ID } from "./protocol.mjs";
@@ -35,6 +35,11 @@ export function ladderOptions(selected = DEFAULT_OPPOSITION) {
   return options;
 }
 
+/** The ids of the actions a character may start under the bridge's ruleset (hello), else overcome. */
+export function startableActions() {
+  return runtime.hello?.actions?.length ? runtime.hello.actions.map((a) => a.id) : ["overcome"];
+}
+
 /** The ruleset's actions from hello, else overcome only. */
 function actionOptions(selected) {
   const actions = runtime.hello?.actions?.length ? runtime.hello.actions : [{ id: "overcome", label: game.i18n.localize("FATEBRIDGE.Action.overcome") }];
@@ -42,8 +47,8 @@ function actionOptions(selected) {
 }
 
 /**
- * Other characters the user may pick: targeted tokens first, then the scene's tokens; without a
- * scene, every actor the user can see.
+ * Other characters the user may pick: targeted tokens first, then the scene's tokens the user
+ * sees (a player is not offered a hidden token); without a scene, every actor the user can see.
  * @param {Actor} actor
  */
 export function candidates(actor) {
@@ -87,7 +92,8 @@ export function dialogContext({ actor, skill, request = {}, state = null }) {
       label: a.attached_to ? `${a.name} (${a.attached_to.name})` : a.name,
       selected: a.id === request.targetAspectId
     })),
-    helpers: others.map(({ actor: o, id, name }) => {
+    // A helper's skills are sheet data: a player sees those of characters it may observe only.
+    helpers: others.filter(({ actor: o }) => mayObserve(o)).map(({ actor: o, id, name }) => {
       const theirs = adapterFor().skills(o);
       return {
         id,

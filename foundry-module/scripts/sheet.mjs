@@ -4,13 +4,14 @@
  * @module sheet
  */
 import { startAction } from "./actions.mjs";
-import { SYSTEM_ID as FCO } from "./adapters/fate-core-official.mjs";
+import { SYSTEM_ID as FCO, stuntNamed, stuntRoll } from "./adapters/fate-core-official.mjs";
 import { setSkill, skills as flagSkills } from "./adapters/generic.mjs";
 import { toRating, toSkillName } from "./adapters/common.mjs";
 import { dialogClass, renderTemplate, sheetActor, sheetRoot } from "./compat.mjs";
 import { ladderEntry, signed } from "./format.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
+import { startableActions } from "./roll-dialog.mjs";
 import { statusText } from "./status.mjs";
 
 export const PANEL_TEMPLATE = `modules/${MODULE_ID}/templates/skill-panel.hbs`;
@@ -20,12 +21,20 @@ export const SKILL_EDIT_TEMPLATE = `modules/${MODULE_ID}/templates/skill-edit.hb
  * fate-core-official's sheet (class `fcoCharacter`, template fate-core-officialSheet.html): each
  * shown skill is a `div[name="skill"][data-skillname]` holding, for owners, FCO's own die icon
  * (`i.fa-dice[data-skillname]`). `fcoCharacter._onRender` gives every such div a click listener
- * (owners only) that rolls the skill natively (`_onSkill_name` -> `rollSkill`, after a 300 ms
- * double-click guard). Hidden skills (`skill.hidden`) are not rendered at all.
+ * (owners only) that rolls the skill natively (`_onSkill_name` -> `rollSkill`) after a 300 ms
+ * double-click guard: the second click of a double click (`event.detail > 1`) cancels the roll,
+ * and the double click itself shares the skill to chat (its `.mf_draggable` dblclick listener).
+ * Hidden skills (`skill.hidden`) are not rendered at all. A stunt with a linked skill has, for
+ * owners, a roll button `button[name="stunt_name"][data-linkedskill="<name>_<skill>_<bonus>"]`
+ * (`_on_stunt_roll_click` -> `rollStunt`).
  */
 const FCO_SKILL_SELECTOR = 'div[name="skill"][data-skillname]';
 const FCO_DIE_SELECTOR = "i.fa-dice[data-skillname]";
 const FCO_EXTRA_SELECTOR = "[data-extra_id]";
+const FCO_STUNT_SELECTOR = 'button[name="stunt_name"][data-linkedskill]';
+
+/** FCO's wait to tell a click from a double click (fcoCharacter `_onSkill_name`), in ms. */
+export const DOUBLE_CLICK_MS = 300;
 
 /**
  * Render hook of actor sheets (v2 and legacy).
@@ -79,13 +88,20 @@ export function injectSkillButtons(root, actor) {
   root.addEventListener("click", (event) => onSkillClick(event, actor), { capture: true });
 }
 
+/** Sheet root -> the timer of a single click waiting to be told from a double click. */
+const pendingClicks = new WeakMap();
+
 /**
- * The capture listener: a click on a skill (not on an extra's plug icon) is the bridge's while
- * the bridge can be reached, and FCO's own otherwise.
+ * The capture listener: a click on a skill (not on an extra's plug icon) or on a stunt's roll
+ * button is the bridge's while the bridge can be reached, and FCO's own otherwise. Like FCO, a
+ * skill click waits DOUBLE_CLICK_MS: the second click of a double click cancels it, so a double
+ * click starts no roll and FCO's share to chat (its dblclick listener, left alone) runs.
  * @param {MouseEvent} event
  * @param {Actor} actor
  */
 function onSkillClick(event, actor) {
+  const stunt = event.target?.closest?.(FCO_STUNT_SELECTOR);
+  if (stunt) return onStuntClick(event, actor, stunt);
   const row = event.target?.closest?.(FCO_SKILL_SELECTOR);
   if (!row || event.target.closest(FCO_EXTRA_SELECTOR)) return;
   const skill = row.dataset.skillname;
@@ -98,9 +114,35 @@ function onSkillClick(event, actor) {
   }
   event.stopPropagation();
   event.preventDefault();
-  // The second click of a double click is not a second roll.
+  const root = event.currentTarget;
+  clearTimeout(pendingClicks.get(root));
+  pendingClicks.delete(root);
+  // The second click of a double click: no roll (the dblclick that follows is FCO's).
   if (event.detail > 1) return;
-  startAction(actor, skill);
+  // A click without a count (keyboard, a script) cannot become a double click.
+  if (event.detail !== 1) return void startAction(actor, skill);
+  pendingClicks.set(root, setTimeout(() => {
+    pendingClicks.delete(root);
+    startAction(actor, skill);
+  }, DOUBLE_CLICK_MS));
+}
+
+/**
+ * FCO's stunt roll button: the bridge's action with the stunt's linked skill and action, naming
+ * the stunt, when the bridge can roll it (adapter `stuntRoll`); otherwise (offline, a "Special"
+ * or missing skill, a defend-only stunt) FCO rolls it.
+ * @param {MouseEvent} event
+ * @param {Actor} actor
+ * @param {HTMLElement} button
+ */
+function onStuntClick(event, actor, button) {
+  if (!runtime.connection?.connected) return;
+  const name = stuntNamed(actor, button.dataset.linkedskill);
+  const roll = name ? stuntRoll(actor, name, startableActions()) : null;
+  if (!roll) return;
+  event.stopPropagation();
+  event.preventDefault();
+  startAction(actor, roll.skill, { type: roll.type, stunts: [roll.stunt] });
 }
 
 /** The connection's state in words, and why, as the status badge says it. */

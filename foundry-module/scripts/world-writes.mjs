@@ -9,6 +9,7 @@ import { BRIDGE_WRITE } from "./actions.mjs";
 import { adapterFor } from "./adapters/index.mjs";
 import { hasStatus, isActiveGM, registerStatusEffects } from "./compat.mjs";
 import { MODULE_ID, STATUS_IDS } from "./protocol.mjs";
+import { recordWritten } from "./stale-guard.mjs";
 
 const ICONS = Object.freeze({
   overwhelmed: "icons/svg/unconscious.svg",
@@ -34,7 +35,8 @@ function writesForGm(emit) {
 }
 
 /**
- * Write an `actor.patch` into the actor with the BRIDGE_WRITE marker (no echo back).
+ * Write an `actor.patch` into the actor with the BRIDGE_WRITE marker (no echo back), keeping what
+ * it wrote into the fields a stale sheet could re-submit (stale-guard.mjs).
  * @param {import("./protocol.mjs").ActorPatch} patch
  * @returns {Promise<Actor|null>}
  */
@@ -43,13 +45,17 @@ export async function handleActorPatch(patch) {
   const actor = characterActor(patch.actor_id);
   if (!actor) return null;
   if ((actor.flags?.[MODULE_ID]?.patchSeq ?? -1) >= patch.seq) return null;
-  const update = { ...adapterFor().patchUpdate(actor, patch), [`flags.${MODULE_ID}.patchSeq`]: patch.seq };
+  const adapter = adapterFor();
+  const update = { ...adapter.patchUpdate(actor, patch), [`flags.${MODULE_ID}.patchSeq`]: patch.seq };
+  recordWritten(actor, update, adapter.guardedFields?.(actor) ?? []);
   await actor.update(update, { [BRIDGE_WRITE]: true });
   return actor;
 }
 
 /**
- * Set the module's status effects on the actor (and so its tokens) as the bridge says.
+ * Set the module's status effects on the actor (and so its tokens) as the bridge says. What the
+ * actor shows is read from its effects (compat `hasStatus`), never from `actor.statuses`, which
+ * fate-core-official on v14 leaves empty.
  * @param {{seq: number, writer: string, actor_id: string, statuses: Record<string, boolean>}} emit
  * @returns {Promise<string[]|null>} the status ids toggled
  */

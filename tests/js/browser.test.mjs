@@ -29,6 +29,7 @@ let scenePageUrl;
 let confirmPageUrl;
 let confirmWorld;
 let fcoPageUrl;
+let fco14PageUrl;
 let historyPageUrl;
 let cancelPageUrl;
 let stressPageUrl;
@@ -60,6 +61,7 @@ before(async () => {
   const sceneWorld = await addWorld(dataDir, "browser-scene", "Browser Scene");
   confirmWorld = await addWorld(dataDir, "browser-confirm", "Browser Confirm");
   const fcoWorld = await addWorld(dataDir, "browser-fco", "Browser FCO");
+  const fco14World = await addWorld(dataDir, "browser-fco14", "Browser FCO on Foundry 14");
   const historyWorld = await addWorld(dataDir, "browser-history", "Browser History");
   const cancelWorld = await addWorld(dataDir, "browser-cancel", "Browser Cancel");
   const stressWorld = await addWorld(dataDir, "browser-stress", "Browser Stress", "fate-condensed");
@@ -76,6 +78,8 @@ before(async () => {
   confirmPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${cq}`;
   const fq = new URLSearchParams({ bridge: bridge.url, world: fcoWorld.id, key: fcoWorld.key });
   fcoPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${fq}`;
+  const f14 = new URLSearchParams({ bridge: bridge.url, world: fco14World.id, key: fco14World.key, generation: "14" });
+  fco14PageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${f14}`;
   const hq = new URLSearchParams({ bridge: bridge.url, world: historyWorld.id, key: historyWorld.key });
   historyPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${hq}`;
   const xq = new URLSearchParams({ bridge: bridge.url, world: cancelWorld.id, key: cancelWorld.key });
@@ -494,7 +498,7 @@ test("one click, one roll: a click on an FCO skill rolls through the bridge, nev
 
   // One control per skill: FCO's own die icon is the bridge's; no second die is added.
   assert.equal(await sheet.locator('[name="skill"]').count(), 3);
-  assert.equal(await sheet.locator(".fa-dice").count(), 3);
+  assert.equal(await sheet.locator(".mfate-skills-list .fa-dice").count(), 3);
   assert.equal(await sheet.locator(".fate-bridge-roll").count(), 3);
   assert.equal(await sheet.locator(".fate-bridge-sheet-status").isVisible(), false, "connected: nothing to say");
 
@@ -504,12 +508,11 @@ test("one click, one roll: a click on an FCO skill rolls through the bridge, nev
   assert.equal(await dialog.locator("select[name=skill]").inputValue(), "Lore");
   await dialog.locator('[data-action="close"]').click();
   await dialog.waitFor({ state: "detached" });
-  // A double click is one roll, not two.
+  // A double click is FCO's (it shares the skill to chat): no roll at all (issue 25).
   await sheet.locator('[name="skill"][data-skillname="Will"]').dblclick({ position: { x: 8, y: 6 } });
-  await dialog.waitFor();
-  assert.equal(await page.locator("dialog.fake-dialog-v2").count(), 1);
-  await dialog.locator('[data-action="close"]').click();
-  await dialog.waitFor({ state: "detached" });
+  await page.waitForFunction(() => window.fakeFoundry.log.fcoShared.length === 1);
+  await page.waitForTimeout(400);
+  assert.equal(await page.locator("dialog.fake-dialog-v2").count(), 0);
 
   // The die icon rolls through the bridge: the card arrives, and FCO neither rolled nor recorded it.
   const call = (fn, payload) => page.evaluate(([f, p]) => settled(game.modules.get("fate-bridge").api.connection.call(f, p)), [fn, payload]);
@@ -527,6 +530,8 @@ test("one click, one roll: a click on an FCO skill rolls through the bridge, nev
   await sheet.locator(".fate-bridge-sheet-status").waitFor();
   assert.match(await sheet.locator(".fate-bridge-sheet-status").innerText(), /Fate Bridge is offline: skill clicks roll with fate-core-official's own dice until it is back/);
   await sheet.locator('[name="skill"][data-skillname="Lore"]').click({ position: { x: 8, y: 6 } });
+  // FCO rolls once its 300 ms double-click guard has passed.
+  await page.waitForFunction(() => window.fakeFoundry.log.fcoNativeRolls.length === 1);
   assert.equal(await page.locator("dialog.fake-dialog-v2").count(), 0);
   assert.equal(await nativeRolls(), 1, "a bridge that is down never takes a roll away");
   const notes = await page.evaluate(() => window.fakeFoundry.log.notifications.map((n) => n.message));
@@ -569,6 +574,89 @@ async function historyTable(url) {
   return { page, errors, api, queue, fatePoints };
 }
 
+
+test("FCO 4.7.14 on Foundry 14: a boost's status icon comes off though FCO keeps statuses empty; a double click on a skill is FCO's share to chat", async () => {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(fco14PageUrl);
+  await page.waitForSelector("body[data-booted=true]");
+  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  assert.equal(await page.evaluate(() => game.release.generation), 14);
+  const call = (fn, payload) => page.evaluate(([f, p]) => settled(game.modules.get("fate-bridge").api.connection.call(f, p)), [fn, payload]);
+  const zird = () => page.evaluate(() => {
+    const a = game.actors.get("actorZird0000001");
+    return { effects: a.effects.contents.flatMap((e) => [...e.statuses]), statuses: [...a.statuses], boosts: a.system.details.fatePoints.boosts };
+  });
+  const sheet = page.locator(".fcoSheet").first();
+  const dialog = page.locator("dialog.fake-dialog-v2");
+
+  // An excelled overcome gives Zird a boost: the bridge's token.status puts the icon on.
+  assert.equal((await call("dev.queue_dice", { rolls: [[1, 1, 1, 1]] })).ok, true);
+  const started = await page.evaluate(() => settled(game.modules.get("fate-bridge").api.start("actorZird0000001", "Athletics", { opposition: 0 })));
+  assert.ok(started?.card_id);
+  const card = page.locator("#chat-log .fate-bridge-card").last();
+  await card.locator('[data-fb="pass"][data-side="actor"]').click();
+  await page.waitForFunction(() => game.actors.get("actorZird0000001").effects.contents.some((e) => e.statuses.has("fate-bridge-boost")));
+  // What Zird's token shows (its actor's status effects), drawn beside the sheet for the screenshots.
+  const tokenStrip = () => page.evaluate(() => {
+    const a = game.actors.get("actorZird0000001");
+    let el = document.getElementById("token-strip");
+    if (!el) {
+      el = document.createElement("div");
+      el.id = "token-strip";
+      el.style.cssText = "margin:8px 16px;padding:6px 10px;border:2px solid #888;border-radius:6px;background:#f0ebe0;color:#222;font:14px sans-serif;width:380px";
+      document.getElementById("sheets").append(el);
+    }
+    const shown = a.effects.contents.map((e) => e.name).join(", ") || "none";
+    el.textContent = `Token of ${a.name} (Foundry ${game.release.generation}): status icons: ${shown}; actor.statuses: [${[...a.statuses].join(", ")}]`;
+  });
+  await tokenStrip();
+  await page.locator("#sheets").screenshot({ path: path.join(ARTIFACTS, "fco14-status-on.png") });
+  let now = await zird();
+  // Zird's sheet names a moderate consequence (Twisted Ankle): its icon is there too.
+  assert.deepEqual(now.effects.sort(), ["fate-bridge-boost", "fate-bridge-moderate"]);
+  assert.deepEqual(now.statuses, [], "FCO 4.7.14's actor leaves statuses empty on Foundry 14");
+  assert.equal(now.boosts, 1, "FCO's boost counter shows the bridge's boost");
+  // The GM takes the boost off the scene: the icon comes off too.
+  const boost = await page.evaluate(() => game.modules.get("fate-bridge").api.scene.aspects.find((a) => a.kind === "boost")?.id);
+  assert.ok(boost);
+  assert.equal((await call("scene.aspect", { op: "remove", aspect_id: boost })).ok, true);
+  await page.waitForFunction(() => !game.actors.get("actorZird0000001").effects.contents.some((e) => e.statuses.has("fate-bridge-boost")));
+  now = await zird();
+  assert.deepEqual(now.effects, ["fate-bridge-moderate"]);
+  assert.equal(now.boosts, 0);
+  await tokenStrip();
+  await page.locator("#sheets").screenshot({ path: path.join(ARTIFACTS, "fco14-status-off.png") });
+
+  // A double click on a skill name is FCO's share to chat; no roll dialog, no native roll.
+  const messages = await page.locator("#chat-log .chat-message").count();
+  await sheet.locator('[name="skill"][data-skillname="Lore"]').dblclick({ position: { x: 8, y: 6 } });
+  await page.locator("#chat-log .chat-message", { hasText: "Shared from Zird the Arcane" }).waitFor();
+  await page.waitForTimeout(400);
+  assert.equal(await dialog.count(), 0, "the double click opened no roll dialog");
+  assert.equal(await page.locator("#chat-log .chat-message").count(), messages + 1);
+  assert.deepEqual(await page.evaluate(() => window.fakeFoundry.log.fcoShared), [{ actor: "actorZird0000001", type: "skill", name: "Lore" }]);
+  assert.equal(await page.evaluate(() => window.fakeFoundry.log.fcoNativeRolls.length), 0);
+  // One click: the bridge's dialog, once FCO's double-click wait is over.
+  await sheet.locator('[name="skill"][data-skillname="Lore"]').click({ position: { x: 8, y: 6 } });
+  await dialog.waitFor();
+  assert.equal(await dialog.locator("select[name=skill]").inputValue(), "Lore");
+  await dialog.locator('[data-action="close"]').click();
+  await dialog.waitFor({ state: "detached" });
+  // FCO's stunt button: the bridge's action with the stunt's skill and action.
+  await sheet.locator('button[name="stunt_name"][data-linkedskill^="Scholar_"]').click();
+  await dialog.waitFor();
+  assert.equal(await dialog.locator("select[name=skill]").inputValue(), "Lore");
+  assert.equal(await dialog.locator("select[name=type]").inputValue(), "create_advantage");
+  await dialog.locator('[data-action="close"]').click();
+  await dialog.waitFor({ state: "detached" });
+  assert.equal(await page.evaluate(() => window.fakeFoundry.log.fcoNativeRolls.length), 0);
+  await page.locator("#sheets").screenshot({ path: path.join(ARTIFACTS, "fco14-sheet.png") });
+  await page.screenshot({ path: path.join(ARTIFACTS, "fco14-page.png") });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
 test("the roll history window pages the bridge's record with its dice chart, and the GM's undo marks the card", async () => {
   // R1.1 dice against the expected 4dF shares; R4 invokes and who paid; undo returns the fate point.
   const { page, errors, api, queue, fatePoints } = await historyTable(historyPageUrl);
@@ -867,7 +955,8 @@ test("relay mode: a player's page reaches the bridge only through Foundry, rolls
   await page.waitForSelector("#fate-bridge-status[data-state=offline][data-reason=no_gm]");
   assert.match(await page.locator("#fate-bridge-status").innerText(), /waiting for a GM/);
   await sheet.locator('[name="skill"][data-skillname="Lore"]').click({ position: { x: 8, y: 6 } });
-  assert.equal(await page.evaluate(() => window.fakeFoundry.log.fcoNativeRolls.length), 1);
+  // FCO rolls once its 300 ms double-click guard has passed.
+  await page.waitForFunction(() => window.fakeFoundry.log.fcoNativeRolls.length === 1);
   assert.equal(await page.locator("dialog.fake-dialog-v2").count(), 0);
   const notes = await page.evaluate(() => window.fakeFoundry.log.notifications.map((n) => n.message));
   assert.ok(notes.some((n) => /Lore rolled by fate-core-official, not resolved by Fate Bridge: the bridge is offline \(waiting for a GM/.test(n)), JSON.stringify(notes));

@@ -217,7 +217,7 @@ describe("the adapter reads all of FCO's sheet (issue 8.6)", () => {
     assert.equal("boosts" in data(), false);
   });
 
-  test("an actor.patch writes names where FCO keeps them, only boxes on as_name tracks, and the boost counter", async () => {
+  test("an actor.patch writes names where FCO keeps them, only boxes on as_name tracks, and its boosts into the counter", async () => {
     const actor = foundry.game.actors.get(READER);
     const ids = data().consequences.map((c) => c.id);
     const slot = (i, name) => ({ id: ids[i], severity: data().consequences[i].severity, name, status: name ? "fresh" : null });
@@ -234,9 +234,10 @@ describe("the adapter reads all of FCO's sheet (issue 8.6)", () => {
     assert.deepEqual(update["system.tracks.Wounded.box_values"], [true]);
     assert.equal("system.tracks.Wounded.aspect.name" in update, false);
     assert.deepEqual(update["system.tracks.Legacy.aspect"], { name: "Old Scar", when_marked: true, as_name: false }, "a string aspect mode becomes FCO's object form");
-    assert.equal(update["system.details.fatePoints.boosts"], 1);
+    // The sheet's two boosts were given in FCO (issue 25): they stay beside the bridge's one.
+    assert.equal(update["system.details.fatePoints.boosts"], 3);
     await writes.handleActorPatch(patch);
-    assert.equal(actor.system.details.fatePoints.boosts, 1);
+    assert.equal(actor.system.details.fatePoints.boosts, 3);
     assert.equal(actor.system.tracks.Wounded.name, "Wounded");
     // Read back: the sheet now says what the bridge said.
     assert.deepEqual(data().consequences.map((c) => c.name ?? null), ["Mild (not named on the sheet)", null, "Exhausted", "Wounded", "Old Scar"]);

@@ -9,9 +9,15 @@
  *    `{name, when_marked, as_name}` for consequences; a stress track's kind comes from its
  *    category, linked skills and name (`trackKind`), each box's value from `label` and
  *    `harm_can_absorb` (`boxValues`);
- *  - `details.fatePoints {current, refresh, boosts}` (boosts: a counter the bridge keeps showing
- *    the boosts the character holds; the bridge's boosts are named aspects, so the counter is
- *    not read);
+ *  - `details.fatePoints {current, refresh, boosts}` (boosts: a counter that Fate Utilities and
+ *    the sheet edit too; the bridge adds the boosts it says the character holds to the ones given
+ *    in FCO, and never reads the counter: the bridge's boosts are named aspects);
+ *  - keys: FCO keys every block by `tob64(name)` (base64 of the name, no "=") and re-keys the
+ *    blocks of every actor to that at each world load (`rationaliseKeys`) and at creation; a
+ *    character default applied to an actor brings name keys until then. Wire ids are therefore
+ *    derived from the name's tob64, not the key, and a track the bridge wrote into keeps its id
+ *    in the track itself (`fate_bridge_id`), so a renamed track (FCO's track editor writes a copy
+ *    of it under the new name's key) is still the same slot;
  *  - skills with `hidden` are not on the sheet and not offered; actors of type "Thing" are not
  *    characters.
  * @module adapters/fate-core-official
@@ -29,6 +35,41 @@ const STUNT_ACTIONS = Object.freeze({
   attack: ["attack"],
   defend: ["defend", "oppose"]
 });
+
+/** Where a track keeps the wire id the bridge knows it by, once the bridge has written into it. */
+export const TRACK_ID_FIELD = "fate_bridge_id";
+
+/**
+ * FCO's key for a name (its fcoConstants.tob64): the name's UTF-8 bytes in base64, without "=".
+ * @param {string} name
+ */
+export function fcoKey(name) {
+  const bytes = new TextEncoder().encode(String(name));
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return globalThis.btoa(binary).replace(/=/g, "");
+}
+
+/**
+ * Wire ids for keyed entries that survive FCO's re-keying: an id the entry carries (a track the
+ * bridge wrote into), else the id of the key FCO gives its name (the key itself after
+ * FCO's `rationaliseKeys`), else the key. An id two entries would share falls back to the key.
+ * @param {[string, object][]} entries
+ * @returns {Map<string, string>} key -> id
+ */
+function stableIds(entries) {
+  const ids = new Map();
+  const used = new Set();
+  for (const [key, entry] of entries) {
+    const pinned = typeof entry?.[TRACK_ID_FIELD] === "string" && entry[TRACK_ID_FIELD] ? entry[TRACK_ID_FIELD] : null;
+    const named = typeof entry?.name === "string" && entry.name !== "" ? toIdentifier(fcoKey(entry.name)) : null;
+    let id = pinned ?? named ?? toIdentifier(key);
+    if (used.has(id)) id = toIdentifier(key);
+    used.add(id);
+    ids.set(key, id);
+  }
+  return ids;
+}
 
 /** fate-core-official's character actor type; its other type, "Thing", is an item holder. */
 export const CHARACTER_TYPE = "fate-core-official";
@@ -168,9 +209,9 @@ export function trackKind(track) {
  * @returns {{key: string, id: string, track: object}[]}
  */
 export function consequenceTracks(actor) {
-  return Object.entries(actor.system?.tracks ?? {})
-    .filter(([, t]) => t?.enabled !== false && isConsequenceTrack(t))
-    .map(([key, track]) => ({ key, id: toIdentifier(key), track }));
+  const entries = Object.entries(actor.system?.tracks ?? {}).filter(([, t]) => t?.enabled !== false && isConsequenceTrack(t));
+  const ids = stableIds(entries);
+  return entries.map(([key, track]) => ({ key, id: ids.get(key), track }));
 }
 
 /**
@@ -179,9 +220,10 @@ export function consequenceTracks(actor) {
  * @returns {{key: string, id: string, track: object, kind: string, values: number[]}[]}
  */
 export function stressTracks(actor) {
-  return Object.entries(actor.system?.tracks ?? {})
-    .filter(([, t]) => isStressTrack(t))
-    .map(([key, track]) => ({ key, id: toIdentifier(key), track, kind: trackKind(track), values: boxValues(track) }))
+  const entries = Object.entries(actor.system?.tracks ?? {}).filter(([, t]) => isStressTrack(t));
+  const ids = stableIds(entries);
+  return entries
+    .map(([key, track]) => ({ key, id: ids.get(key), track, kind: trackKind(track), values: boxValues(track) }))
     .slice(0, 12);
 }
 
@@ -200,10 +242,12 @@ function stunts(actor) {
 }
 
 function aspects(actor) {
+  const entries = Object.entries(actor.system?.aspects ?? {});
+  const ids = stableIds(entries);
   const out = [];
-  for (const [key, aspect] of Object.entries(actor.system?.aspects ?? {})) {
+  for (const [key, aspect] of entries) {
     const name = toAspectText(aspect?.value);
-    if (name) out.push({ key: toIdentifier(key), name });
+    if (name) out.push({ key: ids.get(key), name });
   }
   return out.slice(0, 40);
 }
@@ -256,10 +300,15 @@ export function patchUpdate(actor, patch) {
     [`flags.${MODULE_ID}.overwhelmed`]: patch.overwhelmed,
     [`flags.${MODULE_ID}.consequences`]: patch.consequences
   };
-  // FCO's boost counter shows the boosts the bridge says the character holds.
-  if (Number.isInteger(patch.boosts)) update["system.details.fatePoints.boosts"] = patch.boosts;
+  // FCO's boost counter: the boosts given in FCO (Fate Utilities, the sheet) stay; the bridge's
+  // own count replaces the one it wrote last.
+  if (Number.isInteger(patch.boosts)) {
+    update["system.details.fatePoints.boosts"] = fcoOwnBoosts(actor) + patch.boosts;
+    update[`flags.${MODULE_ID}.boosts`] = patch.boosts;
+  }
   const slots = new Map(patch.consequences.map((s) => [s.id, s]));
   for (const { key, id, track } of consequenceTracks(actor)) {
+    pinTrackId(update, key, id, track);
     const slot = slots.get(id);
     if (!slot) continue;
     const filled = Boolean(slot.name);
@@ -276,6 +325,7 @@ export function patchUpdate(actor, patch) {
   // another track's boxes, nor any track of kind "other".
   const patched = new Map((patch.stress ?? []).map((t) => [t.id, t]));
   for (const { key, id, track, kind } of stressTracks(actor)) {
+    pinTrackId(update, key, id, track);
     const from = patched.get(id);
     if (!from || kind === "other" || from.kind === "other") continue;
     const marks = boxMarks(track);
@@ -286,12 +336,101 @@ export function patchUpdate(actor, patch) {
 }
 
 /**
- * Whether an actor update touched something the bridge knows about.
+ * A track the bridge knows keeps its wire id from now on: FCO moves the whole track object when
+ * it re-keys or renames it (EditEntityTrack saves a copy), so the id goes along.
+ */
+function pinTrackId(update, key, id, track) {
+  if (track?.[TRACK_ID_FIELD] !== id) update[`system.tracks.${key}.${TRACK_ID_FIELD}`] = id;
+}
+
+/**
+ * The boosts given in FCO itself: the counter less what the bridge wrote last. An actor the
+ * bridge wrote before it kept that count (patchSeq, no count) had a counter that was the bridge's.
+ * @param {Actor} actor
+ */
+function fcoOwnBoosts(actor) {
+  const counter = Math.max(0, Math.trunc(Number(actor.system?.details?.fatePoints?.boosts) || 0));
+  const flags = actor.flags?.[MODULE_ID] ?? {};
+  const bridge = Number.isInteger(flags.boosts) ? flags.boosts : Number.isInteger(flags.patchSeq) ? counter : 0;
+  return Math.max(0, counter - bridge);
+}
+
+/**
+ * Whether an actor update touched something the bridge knows about. FCO's boost counter alone is
+ * not: the bridge never reads it.
  * @param {object} changed  the diff passed to `updateActor`
  */
 export function isRelevantChange(changed) {
   const s = changed.system ?? {};
-  const flat = Object.keys(changed).some((k) => /^system\.(skills|aspects|stunts|tracks|details\.fatePoints)/.test(k));
+  const flat = Object.keys(changed).some((k) => /^(name|ownership)(\.|$)|^system\.(skills|aspects|stunts|tracks)(\.|$)/.test(k)
+    || (/^system\.details\.fatePoints(\.|$)/.test(k) && !/\.boosts$/.test(k)));
+  const fatePoints = s.details?.fatePoints;
+  const points = fatePoints && typeof fatePoints === "object" && Object.keys(fatePoints).some((k) => k !== "boosts");
   return "name" in changed || "ownership" in changed || flat
-    || Boolean(s.skills || s.aspects || s.stunts || s.tracks || s.details?.fatePoints);
+    || Boolean(s.skills || s.aspects || s.stunts || s.tracks || points);
+}
+
+/**
+ * FCO's writes that are halfway: its editors empty a block (`system.tracks: null`, or a
+ * replacement by `{}` marked with its own `noHook` option) and write it back in the next update;
+ * the actor is not in the state the sheet means until then.
+ * @param {object} changed
+ * @param {object} [options]
+ */
+export function isTransientChange(changed, options) {
+  if (options?.noHook) return true;
+  const blocks = ["skills", "aspects", "stunts", "tracks"];
+  return blocks.some((b) => changed?.system?.[b] === null || changed?.[`system.${b}`] === null);
+}
+
+/**
+ * The fields FCO's sheet form re-submits whole on every change and on close that the bridge
+ * writes: fate points and the names of consequences named when marked. A stale sheet sends the
+ * values it was rendered with (stale-guard.mjs).
+ * @param {Actor} actor
+ * @returns {{id: string, path: string}[]}
+ */
+export function guardedFields(actor) {
+  const out = [{ id: "fate_points", path: "system.details.fatePoints.current" }];
+  for (const { key, id, track } of consequenceTracks(actor)) {
+    if (trackAspectMode(track) === "as_name" || !track.aspect || typeof track.aspect !== "object") continue;
+    out.push({ id: `consequence:${id}`, path: `system.tracks.${key}.aspect.name` });
+  }
+  return out;
+}
+
+/** A stunt's action flags in the order its roll button picks an action to start. */
+const STUNT_START = Object.freeze([["overcome", "overcome"], ["caa", "create_advantage"], ["attack", "attack"]]);
+
+/**
+ * What FCO's roll button of a stunt (the sheet's, or Fate Utilities' "Stunt:" roll) becomes on
+ * the bridge: the stunt's linked skill, the first of its actions the ruleset lets a character
+ * start (overcome, create an advantage, attack), and the stunt itself. Null when the bridge cannot
+ * roll it: a "Special" or missing skill (FCO asks for one), no startable action (defend-only: a
+ * defense is rolled against someone's action), or no stunt of that name.
+ * @param {Actor} actor
+ * @param {string} name
+ * @param {string[]} startable  action ids the ruleset offers
+ * @returns {{skill: string, type: string, stunt: string}|null}
+ */
+export function stuntRoll(actor, name, startable) {
+  const stunt = Object.values(actor.system?.stunts ?? {}).find((s) => s?.name === name);
+  if (!stunt) return null;
+  const skill = toSkillName(stunt.linked_skill);
+  if (!skill || !(skill in skills(actor))) return null;
+  const type = STUNT_START.find(([flag, action]) => stunt[flag] && startable.includes(action))?.[1];
+  return type ? { skill, type, stunt: stunt.name } : null;
+}
+
+/**
+ * The stunt a roll button names: FCO's `data-linkedskill` (sheet) and Fate Utilities' option
+ * value ("stunt_" first) are "<name>_<linked skill>_<bonus>"; names may hold "_", so the whole
+ * string is matched against each stunt.
+ * @param {Actor} actor
+ * @param {string} text
+ * @returns {string|null} the stunt's name
+ */
+export function stuntNamed(actor, text) {
+  const wanted = String(text ?? "");
+  return Object.values(actor.system?.stunts ?? {}).find((s) => `${s?.name}_${s?.linked_skill}_${s?.bonus}` === wanted)?.name ?? null;
 }

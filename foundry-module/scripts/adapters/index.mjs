@@ -13,6 +13,10 @@ import * as generic from "./generic.mjs";
  * @property {(actor: Actor) => import("../protocol.mjs").ActorData} toActorData
  * @property {(actor: Actor, patch: import("../protocol.mjs").ActorPatch) => object} patchUpdate
  * @property {(changed: object) => boolean} isRelevantChange
+ * @property {(changed: object, options?: object) => boolean} [isTransientChange]  a system's
+ *   halfway write (a block emptied before it is written back): not synced
+ * @property {(actor: Actor) => {id: string, path: string}[]} [guardedFields]  fields the bridge
+ *   writes that a stale sheet may re-submit (stale-guard.mjs)
  */
 
 /**

@@ -3,10 +3,11 @@
 // the Core and Condensed fixtures instead of Zird and the ogre); &foundry=URL joins a fake Foundry
 // server (tests/js/support/foundry-server.mjs), so pages of one table hear each other on the
 // module's socket, and Foundry says who is active; &mode=direct|relay (default: direct without
-// a Foundry server, as a lone GM page is tested; relay with one).
+// a Foundry server, as a lone GM page is tested; relay with one); &generation=14 runs the page as
+// Foundry 14 (default 13).
 import { install } from "/tests/js/support/fake-foundry.mjs";
 import { ogre, zird } from "/tests/js/fixtures/actors.mjs";
-import { installFcoStandIn } from "/tests/js/support/fco-stand-in.mjs";
+import { fcoActorClass, installFcoStandIn } from "/tests/js/support/fco-stand-in.mjs";
 
 const q = new URLSearchParams(location.search);
 // ?noio=1: a page without a global `io`, so the module must load its packed fallback.
@@ -39,6 +40,9 @@ const foundry = install({
   foundryServer,
   foundryIo: window.io,
   systemId: q.get("system") ?? "fate-core-official",
+  generation: Number(q.get("generation") ?? 13),
+  // fate-core-official's Actor class (on Foundry 14 it leaves `statuses` empty).
+  actorClass: (q.get("system") ?? "fate-core-official") === "fate-core-official" ? fcoActorClass : undefined,
   actors,
   settings: {
     "fate-bridge.bridgeUrl": q.get("bridge") ?? "http://127.0.0.1:8765",

@@ -6,7 +6,7 @@
 import path from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import { io as realIo } from "socket.io-client";
-import { installFcoStandIn } from "./fco-stand-in.mjs";
+import { FCO_CLICK_GUARD_MS, installFcoStandIn, userClick } from "./fco-stand-in.mjs";
 import { MODULE_DIR, bootNodeFoundry, setField, waitFor } from "./node-foundry.mjs";
 
 const sent = []; // {event, payload, ack}
@@ -312,11 +312,15 @@ const commands = {
   nativeRolls() {
     return foundry.log.fcoNativeRolls ?? [];
   },
-  /** Click a skill name on a rendered sheet, as a user does. */
+  /**
+   * Click a skill name on a rendered sheet, as a user does (one click, `detail` 1); resolves once
+   * fate-core-official's double-click guard has passed, so a native roll is made by then.
+   */
   async clickSkill(actorId, skill) {
     const el = sheets.get(actorId);
     const row = await waitFor(() => [...el.querySelectorAll('div[name="skill"]')].find((r) => r.dataset.skillname === skill), { what: `skill ${skill}` });
-    row.click();
+    userClick(row);
+    await new Promise((r) => setTimeout(r, FCO_CLICK_GUARD_MS + 50));
   },
   loseAnswerTo(event) {
     knobs.loseAnswerTo.add(event);

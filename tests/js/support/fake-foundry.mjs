@@ -41,19 +41,78 @@ class ForcedDeletion {
   }
 }
 const isForcedDeletion = (v) => v instanceof ForcedDeletion || (v && typeof v === "object" && v.fakeForcedDeletion === true);
+/**
+ * v14's replacement operator: `_replace(value)` (a ForcedReplacement) puts `value` in place of
+ * the whole object it is merged into, where a plain object would merge (fate-core-official
+ * 4.7.14 writes `{"system.tracks": _replace(tracks)}` when it re-keys or rebuilds a block).
+ */
+class ForcedReplacement {
+  constructor(replacement) {
+    this.fakeForcedReplacement = true;
+    this.replacement = replacement;
+  }
+}
+const isForcedReplacement = (v) => v instanceof ForcedReplacement || (v && typeof v === "object" && v.fakeForcedReplacement === true);
 /** Uses of the `-=key` form under v14, where it is deprecated. */
 const deprecatedDeletions = [];
 let currentGeneration = 13;
 
-/** Foundry's update merge: nested objects merge, `-=key` (v13) and `_del` (v14) delete. */
+const isPlainObject = (v) => Boolean(v) && typeof v === "object" && !Array.isArray(v) && !isForcedDeletion(v) && !isForcedReplacement(v);
+
+function deepEqual(a, b) {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]));
+}
+
+/**
+ * Foundry's update diff (`diff: true`, the default): of the changes asked, only those that
+ * differ from the document's current data, in the shape they were asked (flat dotted keys
+ * stay flat). Deletions and replacements always count. An update whose diff is empty is not
+ * made at all: no request, no hook.
+ */
+function diffUpdate(target, changes) {
+  const out = {};
+  for (const [key, value] of Object.entries(changes)) {
+    if (isForcedDeletion(value) || isForcedReplacement(value) || key.startsWith("-=") || key.startsWith("==")) {
+      out[key] = value;
+      continue;
+    }
+    const current = key.includes(".") ? lookup(target, key) : target?.[key];
+    if (isPlainObject(value) && isPlainObject(current)) {
+      const inner = diffUpdate(current, value);
+      if (Object.keys(inner).length) out[key] = inner;
+    } else if (!deepEqual(current, value)) {
+      out[key] = value;
+    }
+  }
+  return out;
+}
+
+/** Foundry's update merge: nested objects merge, `-=key` (v13) and `_del` (v14) delete, `_replace` (v14) replaces. */
 function mergeUpdate(target, changes) {
   for (const [key, value] of Object.entries(changes)) {
     if (isForcedDeletion(value)) {
       if (currentGeneration < 14) throw new Error("fake Foundry: _del is a v14 operator");
       delete target[key];
+    } else if (isForcedReplacement(value)) {
+      if (currentGeneration < 14) throw new Error("fake Foundry: _replace is a v14 operator");
+      if (key.includes(".")) {
+        const [head, ...rest] = key.split(".");
+        target[head] ??= {};
+        mergeUpdate(target[head], { [rest.join(".")]: value });
+      } else {
+        target[key] = structuredClone(value.replacement);
+      }
     } else if (key.startsWith("-=")) {
       if (currentGeneration >= 14) deprecatedDeletions.push(key);
       delete target[key.slice(2)];
+    } else if (key.startsWith("==")) {
+      // v13's forced replacement key (fate-core-official 4.7.13 re-keys with `{"==tracks": ...}`).
+      target[key.slice(2)] = structuredClone(value);
     } else if (key.includes(".")) {
       const [head, ...rest] = key.split(".");
       target[head] ??= {};
@@ -69,6 +128,69 @@ function mergeUpdate(target, changes) {
 
 function lookup(obj, path) {
   return path.split(".").reduce((o, k) => (o && typeof o === "object" ? o[k] : undefined), obj);
+}
+
+/** Text for HTML (element content and attribute values). */
+function esc(text) {
+  return String(text ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+}
+
+/**
+ * The parts of fate-core-official 4.7.14's character sheet (templates/fate-core-officialSheet.html)
+ * the module and FCO's listeners key on, with FCO's names and classes:
+ *  - the fate point fields (`system.details.fatePoints.current|refresh|boosts`: form fields, so
+ *    submitted with the whole form);
+ *  - the skill list: hidden skills are not rendered; a skill name is a
+ *    `div.mf_draggable[name=skill][data-skillname]` (double click: FCO shares it to chat), with
+ *    FCO's die icon for owners only;
+ *  - enabled tracks: the name (`i.mf_draggable`), FCO's roll icon `i[name=roll_track]` for owners
+ *    when the track is rollable ("full"/"empty"), the boxes (`input.fco-box`, not form fields:
+ *    FCO writes them from a click listener), and for a consequence named when marked its name
+ *    field `system.tracks.<key>.aspect.name`;
+ *  - aspects: `system.aspects.<key>.value` text areas;
+ *  - stunts: the name, and for owners FCO's stunt roll button `button[name=stunt_name]` with
+ *    `data-linkedskill="<name>_<linked skill>_<bonus>"` unless the stunt has no linked skill.
+ * Prose, extras and the other panels are left out.
+ */
+function fcoSheetBody(actor) {
+  const sys = actor.system ?? {};
+  const owner = actor.isOwner;
+  const fp = sys.details?.fatePoints ?? {};
+  const num = (label, name, value) => `<label class="mfate-sheet__meta-label">${label} <input class="mfate-sheet__meta-value" type="number" name="${name}" value="${value ?? ""}"></label>`;
+  let body = `<div class="mfate-sheet"><div class="mfate-sheet__meta">${num("Fate points", "system.details.fatePoints.current", fp.current)}`
+    + `${num("Refresh", "system.details.fatePoints.refresh", fp.refresh)}${num("Boosts", "system.details.fatePoints.boosts", fp.boosts)}</div>`;
+  const drag = (type, name) => `class="mf_draggable" data-mfdtype="${type}" data-mfname="${esc(name)}" data-mfactorid="${esc(actor.id)}"`;
+  body += `<ul class="mfate-skills-list">`;
+  for (const [key, skill] of Object.entries(sys.skills ?? {})) {
+    if (skill.hidden) continue;
+    const name = esc(skill.name ?? key);
+    const die = owner ? `<i data-skillname="${name}" class="fas fa-dice fu_button"></i>` : "";
+    body += `<li class="mfate-skills-list__item"><div class="mfate-skills-list__number">${esc(skill.rank)}</div>`
+      + `<div class="mfate-skills-list__skill-name mf_draggable" name="skill" data-skillname="${name}" data-mfdtype="skill" data-mfname="${name}" data-mfactorid="${esc(actor.id)}">${name}`
+      + `${die}</div></li>`;
+  }
+  body += `</ul><div class="tracks_body">`;
+  for (const [key, track] of Object.entries(sys.tracks ?? {})) {
+    if (!track?.enabled) continue;
+    const roll = owner && ["full", "empty"].includes(track.rollable) ? `<i data-trackname="${esc(track.name)}" name="roll_track" class="fas fa-dice fu_button"></i>` : "";
+    const boxes = (track.box_values ?? []).map((v, i) => `<input type="checkbox" class="fco-box" data-boxinfo="${esc(track.name)}_${i}_${!v}"${v ? " checked" : ""}>`).join("");
+    const named = track.aspect?.when_marked ? `<input type="text" class="aspect_box" name="system.tracks.${esc(key)}.aspect.name" value="${esc(track.aspect.name)}">` : "";
+    body += `<div class="mfate-tracks__list" data-track="${esc(track.name)}"><i ${drag("track", track.name)}>${esc(track.name)}</i>${roll}`
+      + `<div class="mfate-tracks__boxes">${boxes}${named}</div></div>`;
+  }
+  body += `</div><ul class="mfate-aspects-list">`;
+  for (const [key, aspect] of Object.entries(sys.aspects ?? {})) {
+    body += `<li name="aspect" class="mfate-aspects-list__item"><i ${drag("aspect", aspect.name)}>${esc(aspect.name)}</i>`
+      + `<textarea class="mfate-aspects-list__input" name="system.aspects.${esc(key)}.value">${esc(aspect.value)}</textarea></li>`;
+  }
+  body += `</ul><div class="mfate-stunts__table">`;
+  for (const stunt of Object.values(sys.stunts ?? {})) {
+    const button = owner && stunt.linked_skill !== "None"
+      ? `<button type="button" name="stunt_name" data-linkedskill="${esc(stunt.name)}_${esc(stunt.linked_skill)}_${esc(stunt.bonus)}" class="fas fa-dice mfate-stunts__row-header-icon fu_button"></button>`
+      : "";
+    body += `<div class="mfate-stunts__row"><i ${drag("stunt", stunt.name)}>${esc(stunt.name)} (${esc(stunt.linked_skill)})</i>${button}</div>`;
+  }
+  return body + `</div></div>`;
 }
 
 /**
@@ -92,7 +214,7 @@ export function install(options) {
     log.refused.push(what);
     throw new Error(`fake Foundry: ${what}`);
   }
-  const log = { notifications: [], created: [], updated: [], dialogs: [], hooks: [], hookErrors: [], userUpdates: [], statusToggles: [], actorUpdates: [], apps: [], combatWrites: [], refused: [], savedFiles: [] };
+  const log = { notifications: [], created: [], updated: [], dialogs: [], hooks: [], hookErrors: [], userUpdates: [], statusToggles: [], actorUpdates: [], apps: [], combatWrites: [], refused: [], savedFiles: [], sceneUpdates: [] };
 
   const Hooks = {
     on(name, fn) {
@@ -274,6 +396,28 @@ export function install(options) {
   }
 
   // ---- documents ---------------------------------------------------------
+  /**
+   * An Active Effect embedded in an actor: a status effect is one whose `statuses` holds the
+   * status id (Foundry's `ActiveEffect.fromStatusEffect`); its token shows the effect's icon.
+   */
+  class ActiveEffect {
+    constructor(data, parent) {
+      this._id = data._id ?? randomID();
+      this.name = data.name ?? "";
+      this.img = data.img ?? null;
+      this.statuses = new Set(data.statuses ?? []);
+      this.disabled = Boolean(data.disabled);
+      this.flags = structuredClone(data.flags ?? {});
+      this.parent = parent;
+      this.documentName = "ActiveEffect";
+    }
+    get id() {
+      return this._id;
+    }
+    get active() {
+      return !this.disabled;
+    }
+  }
   class Actor {
     constructor(data) {
       this._id = data._id ?? randomID();
@@ -284,9 +428,40 @@ export function install(options) {
       this.ownership = structuredClone(data.ownership ?? { default: 0 });
       this.documentName = "Actor";
       this.updates = [];
-      this.statuses = new Set(data.statuses ?? []);
       // A synthetic actor's parent is its unlinked TokenDocument; a world actor has none.
       this.parent = data.parent ?? null;
+      // Status effects are embedded Active Effects; `statuses` is derived from them.
+      this.effects = new Collection();
+      for (const e of data.effects ?? []) {
+        const effect = new ActiveEffect(e, this);
+        this.effects.set(effect.id, effect);
+      }
+      for (const statusId of data.statuses ?? []) {
+        const effect = new ActiveEffect({ name: statusId, statuses: [statusId] }, this);
+        this.effects.set(effect.id, effect);
+      }
+      this.statuses = new Set();
+      this.prepareData();
+    }
+    /** Foundry's data preparation; derived data (here `statuses`) comes from applyActiveEffects. */
+    prepareData() {
+      this.applyActiveEffects();
+    }
+    /**
+     * Foundry's Actor#applyActiveEffects: clears `statuses` and adds every status of every
+     * active effect. A system may override it (fate-core-official 4.7.14 makes it do nothing,
+     * so there `statuses` stays empty: see tests/js/support/fco-stand-in.mjs).
+     */
+    applyActiveEffects() {
+      this.statuses.clear();
+      for (const effect of this.effects.values()) {
+        if (!effect.active) continue;
+        for (const statusId of effect.statuses) this.statuses.add(statusId);
+      }
+    }
+    /** Effects a token shows as icons: those with a status (Foundry's temporary effects). */
+    get temporaryEffects() {
+      return this.effects.filter((e) => e.active && e.statuses.size > 0);
     }
     get id() {
       return this._id;
@@ -304,6 +479,10 @@ export function install(options) {
     get isOwner() {
       return this.testUserPermission(game.user, "OWNER");
     }
+    /** Foundry: at least limited permission (the actor is listed and its token's name shown). */
+    get visible() {
+      return this.testUserPermission(game.user, "LIMITED");
+    }
     /** Foundry's document permission test, for the levels the module asks about. */
     testUserPermission(user, level) {
       const need = CONST.DOCUMENT_OWNERSHIP_LEVELS[level] ?? level;
@@ -312,33 +491,58 @@ export function install(options) {
     getFlag(scope, key) {
       return this.flags?.[scope]?.[key];
     }
+    /**
+     * Like Foundry's: the changes are diffed against the actor's data (`diff: false` skips it);
+     * an update that changes nothing is not made and fires no hook. `updateActor` gets the diff.
+     */
     async update(changes, opts = {}) {
       if (!this.isOwner) refuse(`${game.user.name} may not update ${this.name}`);
-      const diff = structuredClone(changes);
-      mergeUpdate(this, diff);
+      const asked = structuredClone(changes);
+      const diff = opts.diff === false ? asked : diffUpdate(this, asked);
+      if (Object.keys(diff).length === 0) return this;
+      mergeUpdate(this, structuredClone(diff));
+      this.prepareData();
       this.updates.push({ changes: diff, options: opts });
       // A synthetic actor's changes land in its token's ActorDelta, not on the base actor.
       log.actorUpdates.push({ id: this.id, token: this.token?.id ?? null, changes: diff, options: structuredClone(opts) });
       Hooks.callAll("updateActor", this, diff, opts, game.user.id);
       return this;
     }
-    /** v13/v14: toggles the status on the actor (its tokens show it). */
+    /**
+     * Foundry's Actor#toggleStatusEffect (v12-v14): it looks for the status among the actor's
+     * effects (never at `statuses`): with `active: true` an existing effect stays, `false`
+     * deletes it (or does nothing when there is none), no `active` toggles; a new effect is
+     * created from the status's config.
+     */
     async toggleStatusEffect(statusId, { active, overlay = false } = {}) {
       if (!this.isOwner) refuse(`${game.user.name} may not change statuses of ${this.name}`);
-      const known = Array.isArray(CONFIG.statusEffects) ? CONFIG.statusEffects.some((e) => e.id === statusId) : statusId in CONFIG.statusEffects;
-      if (!known) throw new Error(`fake Foundry: unknown status effect ${statusId}`);
-      const on = active ?? !this.statuses.has(statusId);
-      if (on) this.statuses.add(statusId);
-      else this.statuses.delete(statusId);
-      log.statusToggles.push({ actor: this.id, token: this.token?.id ?? null, status: statusId, active: on, overlay });
-      return on;
+      const status = Array.isArray(CONFIG.statusEffects) ? CONFIG.statusEffects.find((e) => e.id === statusId) : CONFIG.statusEffects[statusId];
+      if (!status) throw new Error(`fake Foundry: unknown status effect ${statusId}`);
+      const existing = this.effects.filter((e) => e.statuses.size === 1 && e.statuses.has(statusId));
+      const record = (on) => log.statusToggles.push({ actor: this.id, token: this.token?.id ?? null, status: statusId, active: on, overlay });
+      if (existing.length) {
+        if (active) return true;
+        for (const e of existing) this.effects.delete(e.id);
+        this.prepareData();
+        record(false);
+        return false;
+      }
+      if (active === false) return undefined;
+      const effect = new ActiveEffect({ name: status.name, img: status.img, statuses: [statusId], flags: overlay ? { core: { overlay: true } } : {} }, this);
+      this.effects.set(effect.id, effect);
+      this.prepareData();
+      record(true);
+      return effect;
     }
     async setFlag(scope, key, value) {
       return this.update({ flags: { [scope]: { [key]: value } } });
     }
   }
+  // The system's Actor document class (a system may register its own subclass; the fake takes
+  // it as `options.actorClass(Actor, generation)`).
+  const ActorClass = options.actorClass ? options.actorClass(Actor, options.generation ?? 13) : Actor;
   const actors = new Collection((options.actors ?? []).map((a) => {
-    const actor = new Actor(a);
+    const actor = new ActorClass(a);
     return [actor.id, actor];
   }));
 
@@ -682,11 +886,26 @@ export function install(options) {
     getFlag(scope, key) {
       return this.flags?.[scope]?.[key];
     }
-    /** Scenes belong to the GM: only a GM may update one. */
-    async setFlag(scope, key, value) {
+    /**
+     * Scenes belong to the GM: only a GM may update one. Diffed like an actor's update; fires
+     * `updateScene(scene, changed, options, userId)`.
+     */
+    async update(changes, opts = {}) {
       if (!game.user.isGM) refuse(`${game.user.name} may not update scene ${this.id}`);
-      mergeUpdate(this.flags, { [scope]: { [key]: value } });
+      const asked = structuredClone(changes);
+      const diff = opts.diff === false ? asked : diffUpdate(this, asked);
+      if (Object.keys(diff).length === 0) return this;
+      mergeUpdate(this, structuredClone(diff));
+      log.sceneUpdates.push({ id: this.id, changes: diff, options: structuredClone(opts) });
+      Hooks.callAll("updateScene", this, diff, opts, game.user.id);
       return this;
+    }
+    async setFlag(scope, key, value) {
+      return this.update({ flags: { [scope]: { [key]: value } } });
+    }
+    async unsetFlag(scope, key) {
+      const del = currentGeneration >= 14 ? { [key]: globalThis._del } : { [`-=${key}`]: null };
+      return this.update({ flags: { [scope]: del } });
     }
   }
 
@@ -702,6 +921,8 @@ export function install(options) {
       this.actorId = data.actorId;
       this.actorLink = data.actorLink ?? true;
       this.delta = structuredClone(data.delta ?? {});
+      // A hidden token is drawn for GMs only.
+      this.hidden = Boolean(data.hidden);
       this.parent = scene;
       this.documentName = "Token";
       this._synthetic = null;
@@ -723,7 +944,7 @@ export function install(options) {
       if (!base || this.actorLink) return base;
       if (!this._synthetic) {
         const system = mergeUpdate(structuredClone(base.system), structuredClone(this.delta.system ?? {}));
-        this._synthetic = new Actor({ _id: base.id, name: this.delta.name ?? base.name, type: base.type, system, flags: structuredClone(base.flags), ownership: structuredClone(base.ownership), parent: this });
+        this._synthetic = new ActorClass({ _id: base.id, name: this.delta.name ?? base.name, type: base.type, system, flags: structuredClone(base.flags), ownership: structuredClone(base.ownership), parent: this });
       }
       return this._synthetic;
     }
@@ -803,8 +1024,13 @@ export function install(options) {
   currentGeneration = generation;
   deprecatedDeletions.length = 0;
   log.deprecatedDeletions = deprecatedDeletions;
-  if (generation >= 14) globalThis._del = Object.freeze(new ForcedDeletion());
-  else delete globalThis._del;
+  if (generation >= 14) {
+    globalThis._del = Object.freeze(new ForcedDeletion());
+    globalThis._replace = (value) => new ForcedReplacement(value);
+  } else {
+    delete globalThis._del;
+    delete globalThis._replace;
+  }
   game.version = `${generation}.351`;
   game.release = { generation, version: game.version };
   // v13: an array of {id, name, img}; v14: an object keyed by id.
@@ -812,7 +1038,8 @@ export function install(options) {
   globalThis.CONST = { DOCUMENT_OWNERSHIP_LEVELS: { NONE: 0, LIMITED: 1, OBSERVER: 2, OWNER: 3 } };
   globalThis.ChatMessage = ChatMessage;
   globalThis.Roll = Roll;
-  globalThis.Actor = Actor;
+  globalThis.Actor = ActorClass;
+  globalThis.ActiveEffect = ActiveEffect;
   globalThis.Combat = Combat;
   globalThis.foundry = {
     applications: {
@@ -843,36 +1070,33 @@ export function install(options) {
     },
     /**
      * Render an actor sheet into the page and fire the render hooks an ApplicationV2 sheet fires.
-     * fate-core-official gets the skill list markup of its `fcoCharacter` sheet; other systems a
-     * plain sheet.
-     * @param {string} actorId
+     * fate-core-official gets the markup of its `fcoCharacter` sheet (a form: fate points, skill
+     * list, tracks, aspects, stunts; see fcoSheetBody); other systems a plain sheet. Given the
+     * element of a rendered sheet, renders it again in place, as an ApplicationV2 re-render
+     * keeps its root element and replaces its content.
+     * @param {string|Actor} actorId
+     * @param {{element?: HTMLElement}} [options]
      * @returns {HTMLElement}
      */
-    renderActorSheet(actorId) {
+    renderActorSheet(actorId, { element } = {}) {
       const actor = typeof actorId === "object" ? actorId : actors.get(actorId) ?? globalThis.fromUuidSync(actorId)?.actor;
-      const el = document.createElement("div");
-      el.id = `ActorSheet-${++sheetCount}-${actor.id}`;
-      el.className = "application sheet actor";
       const isFco = game.system.id === "fate-core-official";
-      let body = `<section class="window-content"><h2 class="sheet-name">${actor.name}</h2>`;
+      let el = element;
+      if (!el) {
+        // fcoCharacter's DEFAULT_OPTIONS: tag "form", submitted on change and on close.
+        el = document.createElement(isFco ? "form" : "div");
+        el.id = `ActorSheet-${++sheetCount}-${actor.id}`;
+        el.className = "application sheet actor";
+        (document.getElementById("sheets") ?? document.body).append(el);
+      }
+      let body = `<section class="window-content"><h2 class="sheet-name">${esc(actor.name)}</h2>`;
       if (isFco) {
-        // fate-core-official's skill list: hidden skills are not rendered; the die icon is
-        // there for owners only (templates/fate-core-officialSheet.html).
         el.classList.add("fcoSheet");
-        body += `<ul class="mfate-skills-list">`;
-        for (const [key, skill] of Object.entries(actor.system.skills ?? {})) {
-          if (skill.hidden) continue;
-          const die = actor.isOwner ? `<i data-skillname="${skill.name ?? key}" class="fas fa-dice fu_button"></i>` : "";
-          body += `<li class="mfate-skills-list__item"><div class="mfate-skills-list__number">${skill.rank}</div>`
-            + `<div class="mfate-skills-list__skill-name mf_draggable" name="skill" data-skillname="${skill.name ?? key}">${skill.name ?? key}`
-            + `${die}</div></li>`;
-        }
-        body += `</ul>`;
+        body += fcoSheetBody(actor);
       } else {
         body += `<p class="system-notes">A character of ${game.system.id}.</p>`;
       }
       el.innerHTML = body + "</section>";
-      (document.getElementById("sheets") ?? document.body).append(el);
       // The sheet's own listeners (its _onRender) are attached before the render hooks fire.
       for (const fn of handle.sheetRenderers) fn(el, actor);
       const app = { id: el.id, actor, document: actor, element: el, rendered: true };
@@ -919,7 +1143,12 @@ export function install(options) {
         scene.tokens.set(token.id, token);
       }
       scenes.viewed = scene;
-      globalThis.canvas = { ready: true, scene };
+      // The canvas's Token placeables: `isVisible` is false for a hidden token unless the user
+      // is a GM (Foundry also hides tokens outside a player's vision; the fake has no vision).
+      const placeables = () => scene.tokens.contents.map((doc) => ({
+        id: doc.id, document: doc, get actor() { return doc.actor; }, get isVisible() { return !doc.hidden || Boolean(game.user.isGM); }
+      }));
+      globalThis.canvas = { ready: true, scene, tokens: { get placeables() { return placeables(); } } };
       Hooks.callAll("canvasReady", globalThis.canvas);
       return scene;
     },

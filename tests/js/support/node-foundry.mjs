@@ -7,6 +7,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import Handlebars from "handlebars";
 import { parseHTML } from "linkedom";
 import { install } from "./fake-foundry.mjs";
+import { fcoActorClass } from "./fco-stand-in.mjs";
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 export const MODULE_DIR = path.join(REPO, "foundry-module");
@@ -22,6 +23,67 @@ export async function readJson(rel) {
 }
 
 /**
+ * linkedom dispatches an event to its target and then up the tree, with no capture phase: a
+ * listener added with `{capture: true}` on an ancestor runs last, after the target's own. Browsers
+ * run capture listeners first, from the document down, and an ancestor that stops the event
+ * there keeps it from the target (the module takes FCO's clicks over this way). This gives the
+ * Node DOM that phase: capture listeners on ancestors are kept aside and run, top down, before
+ * linkedom's own dispatch, with `target` and `currentTarget` set; stopping propagation there
+ * ends the event.
+ * @param {Document} document
+ */
+function addCapturePhase(document) {
+  let proto = Object.getPrototypeOf(document.body);
+  while (proto && !Object.hasOwn(proto, "dispatchEvent")) proto = Object.getPrototypeOf(proto);
+  if (!proto || proto.fakeCapturePhase) return;
+  proto.fakeCapturePhase = true;
+  const captures = new WeakMap(); // node -> Map(type -> listener[])
+  const { addEventListener: add, removeEventListener: remove, dispatchEvent: dispatch } = proto;
+  const isCapture = (opts) => opts === true || Boolean(opts?.capture);
+  proto.addEventListener = function (type, fn, opts) {
+    if (!isCapture(opts)) return add.call(this, type, fn, opts);
+    if (!captures.has(this)) captures.set(this, new Map());
+    const list = captures.get(this).get(type) ?? [];
+    if (!list.includes(fn)) list.push(fn);
+    captures.get(this).set(type, list);
+  };
+  proto.removeEventListener = function (type, fn, opts) {
+    if (!isCapture(opts)) return remove.call(this, type, fn, opts);
+    const list = captures.get(this)?.get(type);
+    if (list) captures.get(this).set(type, list.filter((f) => f !== fn));
+  };
+  proto.dispatchEvent = function (event) {
+    const path = [];
+    for (let node = this.parentNode; node; node = node.parentNode) path.unshift(node);
+    path.push(this);
+    let stopped = false;
+    const stop = event.stopPropagation?.bind(event);
+    const stopNow = event.stopImmediatePropagation?.bind(event);
+    event.stopPropagation = () => {
+      stopped = true;
+      stop?.();
+    };
+    event.stopImmediatePropagation = () => {
+      stopped = true;
+      stopNow?.();
+    };
+    // linkedom sets `target` in its own dispatch, after this phase.
+    if (!event.target) Object.defineProperty(event, "target", { value: this, configurable: true, writable: true });
+    for (const node of path) {
+      for (const fn of captures.get(node)?.get(event.type) ?? []) {
+        Object.defineProperty(event, "currentTarget", { value: node, configurable: true, writable: true });
+        if (typeof fn === "function") fn.call(node, event);
+        else fn?.handleEvent?.(event);
+        if (stopped) return !event.defaultPrevented;
+      }
+    }
+    Object.defineProperty(event, "currentTarget", { value: null, configurable: true, writable: true });
+    delete event.currentTarget;
+    return dispatch.call(this, event);
+  };
+}
+
+/**
  * @param {object} options  install() options without Handlebars/loadText/lang
  * @param {{io?: Function, foundryIo?: Function}} [extra]  the socket.io-client `io` to expose as
  *   Foundry's global io, and the one `game.socket` connects to a Foundry server with
@@ -30,12 +92,15 @@ export async function bootNodeFoundry(options, { io, foundryIo } = {}) {
   const { document, HTMLElement, Event: DomEvent } = parseHTML(
     '<!doctype html><html><body><nav id="players"></nav><ol id="chat-log"></ol><div id="sheets"></div></body></html>'
   );
+  addCapturePhase(document);
   globalThis.document = document;
   globalThis.HTMLElement = HTMLElement;
   globalThis.DomEvent = DomEvent; // linkedom's Event, for dispatching on its nodes
   if (io) globalThis.io = io;
   const lang = await readJson("foundry-module/lang/en.json");
-  const foundry = install({ Handlebars, loadText, lang, foundryIo: foundryIo ?? io, ...options });
+  // fate-core-official's worlds have its Actor class (what it does to statuses on Foundry 14).
+  const actorClass = options.actorClass ?? (options.systemId === "fate-core-official" ? fcoActorClass : undefined);
+  const foundry = install({ Handlebars, loadText, lang, foundryIo: foundryIo ?? io, ...options, actorClass });
   await import(pathToFileURL(path.join(MODULE_DIR, "scripts/main.mjs")).href);
   return foundry;
 }
