@@ -12,7 +12,6 @@ source (``make schemas`` writes it to ``schemas/openapi.json``).
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -24,7 +23,7 @@ from aiohttp import web
 from pydantic import BaseModel, ValidationError
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
-from bridge import protocol
+from bridge import codec, protocol
 from bridge.auth import key_matches
 from bridge.protocol.http import (
     CharacterList,
@@ -223,17 +222,26 @@ async def _history(call: ApiCall) -> dict[str, Any]:
             if raw in QUERY_BOOLEANS:
                 payload[name] = QUERY_BOOLEANS[raw]
             else:
-                payload[name] = int(raw) if raw.isdigit() and len(raw) < 19 else raw
+                number = _query_number(raw)
+                payload[name] = raw if number is None else number
     return await call.intent("history.read", payload)
 
 
+def _query_number(raw: str) -> int | None:
+    """A query's whole number: ASCII digits only (``str.isdigit`` takes superscripts and
+    other scripts' digits too), at most 18 of them; None for anything else."""
+    if raw.isascii() and raw.isdigit() and len(raw) < 19:
+        return int(raw)
+    return None
+
+
 async def _webhooks(call: ApiCall) -> BaseModel:
-    raw = call.request.query.get("limit", "50")
-    if not raw.isdigit() or not 1 <= int(raw) <= DELIVERIES_MAX:
+    limit = _query_number(call.request.query.get("limit", "50"))
+    if limit is None or not 1 <= limit <= DELIVERIES_MAX:
         raise ApiError(
             422, error("invalid", f"limit is a whole number from 1 to {DELIVERIES_MAX}.", "limit")
         )
-    return await call.service.list_webhooks(call.world_id, int(raw))
+    return await call.service.list_webhooks(call.world_id, limit)
 
 
 async def _webhook_add(call: ApiCall) -> BaseModel:
@@ -406,15 +414,32 @@ class HttpApi:
 
     @staticmethod
     async def _body(request: web.Request) -> object:
-        raw = await request.content.read(protocol.MAX_MESSAGE_BYTES + 1)
-        if len(raw) > protocol.MAX_MESSAGE_BYTES:
-            raise ApiError(
-                413, error("too_large", f"The body is over {protocol.MAX_MESSAGE_BYTES} bytes.")
-            )
+        """The whole body as JSON, however many segments it came in; 413 past
+        MAX_MESSAGE_BYTES, 400 when it is not JSON or nests past MAX_NESTING."""
+        limit = protocol.MAX_MESSAGE_BYTES
+        too_large = ApiError(413, error("too_large", f"The body is over {limit} bytes."))
+        if request.content_length is not None and request.content_length > limit:
+            raise too_large
+        raw = bytearray()
+        # read(n) answers with what has arrived so far: read on until the end.
+        while chunk := await request.content.read(limit + 1 - len(raw)):
+            raw += chunk
+            if len(raw) > limit:
+                raise too_large
+        too_deep = ApiError(
+            400, error("invalid", f"The body nests deeper than {codec.MAX_NESTING} levels.")
+        )
         try:
-            return json.loads(raw)
-        except (UnicodeDecodeError, ValueError) as exc:
+            body = codec.loads(bytes(raw))
+        except codec.TooDeep as exc:
+            raise too_deep from exc
+        except ValueError as exc:  # UnicodeDecodeError too
             raise ApiError(400, error("invalid", "The body is not JSON.")) from exc
+        if raw.count(b"[") + raw.count(b"{") > codec.MAX_NESTING and codec.nests_deeper_than(
+            body, codec.MAX_NESTING
+        ):
+            raise too_deep
+        return body
 
     def _wrap(self, route: Route) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def handle(request: web.Request) -> web.Response:
@@ -495,7 +520,9 @@ def openapi_document() -> dict[str, Any]:
             },
         }
         if route.request is not None:
-            responses["400"] = _error_response("The body is not JSON")
+            responses["400"] = _error_response(
+                f"The body is not JSON, or nests deeper than {codec.MAX_NESTING} levels"
+            )
             responses["413"] = _error_response("The body is too large")
             responses["422"] = _error_response("The body breaks the schema (ack error 'invalid')")
         for status in route.refusals:

@@ -178,7 +178,11 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
         if len(payload) != 1:
             return Reply(error("invalid", "Send exactly one JSON object per event."))
         try:
-            size = len(codec.dumps_bytes(payload[0]))
+            size = codec.encoded_size(payload[0], codec.MAX_NESTING, protocol.MAX_MESSAGE_BYTES)
+        except codec.TooDeep:
+            return Reply(
+                error("invalid", f"The message nests deeper than {codec.MAX_NESTING} levels.")
+            )
         except (TypeError, ValueError):
             return Reply(error("invalid", "The message is not JSON."))
         if size > protocol.MAX_MESSAGE_BYTES:
