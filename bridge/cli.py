@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
 from aiohttp import web
 from pydantic import ValidationError
 
@@ -25,6 +24,7 @@ from bridge.connections import (
     AddressGate,
     listen,
 )
+from bridge.logs import redact_urls_in_logs
 from bridge.protocol.http import WebhookCreate, WebhookList
 from bridge.rules.ruleset import RULESETS
 from bridge.server import BIND_TIMEOUT_SECONDS, HANDSHAKE_TIMEOUT_SECONDS, create_app, tune_gc
@@ -51,6 +51,7 @@ from bridge.store.redis import DEFAULT_PRESENCE_TTL, RedisStore
 from bridge.store.sqlite import SQLiteStore
 from bridge.store.webhooks import webhook_store_for
 from bridge.webhooks.outbox import WebhookOutbox
+from bridge.webhooks.reach import ALLOW_ENV, WebhookReach, webhook_client
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -63,6 +64,37 @@ def _world_id(value: str) -> str:
     if not WORLD_ID.match(value):
         raise argparse.ArgumentTypeError("use 1-64 letters, digits, '_', '.', ':' or '-'")
     return value
+
+
+def _allow_entry(value: str) -> str:
+    try:
+        WebhookReach.from_entries([value])
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+    return value
+
+
+def _add_webhook_allow(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--webhook-allow",
+        action="append",
+        type=_allow_entry,
+        default=[],
+        metavar="HOST_OR_RANGE",
+        help="also send webhooks to this host name or address range (CIDR), e.g. a "
+        "self-hosted bridge's 192.168.1.0/24 or n8n.lan (repeatable; env "
+        f"{ALLOW_ENV}, comma-separated; default only public internet addresses)",
+    )
+
+
+def _webhook_reach(args: argparse.Namespace) -> WebhookReach:
+    """Where webhooks may go: public addresses, and what --webhook-allow and the
+    environment name."""
+    entries = WebhookReach.entries_from_env(os.environ)
+    try:
+        return WebhookReach.from_entries([*entries, *getattr(args, "webhook_allow", [])])
+    except ValueError as exc:
+        raise StartupError(f"{ALLOW_ENV}: {exc}") from exc
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -183,6 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
         "in CPU for every frame to every client (env FATE_BRIDGE_WEBSOCKET_COMPRESSION=1; "
         "off by default)",
     )
+    _add_webhook_allow(serve)
     serve.add_argument(
         "--no-default-world",
         action="store_true",
@@ -235,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     hooks_add.add_argument("url", help="the Discord webhook URL, or your endpoint's URL")
     hooks_add.add_argument("--name", help="a name to tell webhooks apart")
     hooks_add.add_argument("--json", action="store_true", help="print JSON")
+    _add_webhook_allow(hooks_add)
     hooks_remove = webhooks.add_parser("remove", help="remove a webhook")
     hooks_remove.add_argument("id", type=_world_id)
     hooks_remove.add_argument("webhook_id")
@@ -363,7 +397,7 @@ async def _webhooks_command(store: Store, args: argparse.Namespace) -> int:
     hooks = webhook_store_for(store)
     await hooks.open()
     try:
-        service = BridgeService(store, webhooks=hooks)
+        service = BridgeService(store, webhooks=hooks, webhook_reach=_webhook_reach(args))
         try:
             if args.webhooks_command == "add":
                 created = await service.add_webhook(
@@ -504,6 +538,7 @@ def _banner(
 
 
 async def _serve(args: argparse.Namespace) -> int:
+    args.reach = _webhook_reach(args)  # a wrong FATE_BRIDGE_WEBHOOK_ALLOW is one line, first
     lock: DataLock | None = None
     if not args.redis:
         # Checked before anything is opened: the one line says what to fix.
@@ -518,11 +553,12 @@ async def _serve(args: argparse.Namespace) -> int:
 
 
 async def _serve_store(args: argparse.Namespace, store: Store) -> int:
+    reach: WebhookReach = args.reach
     hooks = webhook_store_for(store)
     await hooks.open()
-    service = BridgeService(store, dev_dice=args.dev_dice, webhooks=hooks)
-    # The one HTTP client every webhook goes out through.
-    client = httpx.AsyncClient(headers={"User-Agent": f"fate-bridge/{__version__}"})
+    service = BridgeService(store, dev_dice=args.dev_dice, webhooks=hooks, webhook_reach=reach)
+    # The one HTTP client every webhook goes out through, checking every address it dials.
+    client = webhook_client(reach)
     outbox = WebhookOutbox(store, hooks, client)
     # Listening on every interface: tell the GM the addresses Foundry can reach, not 0.0.0.0.
     reachable: list[str] = []
@@ -617,6 +653,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=os.environ.get("FATE_BRIDGE_LOG", "WARNING").upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    redact_urls_in_logs()
     try:
         return _run(args)
     except StartupError as exc:

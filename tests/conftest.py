@@ -50,16 +50,23 @@ def redis_url(redis_server: str) -> str:
     return redis_server.rsplit("/", 1)[0] + f"/{next(_prefixes) % 16}"
 
 
+def bridge_args(request: pytest.FixtureRequest) -> tuple[str, ...]:
+    """The flags a test's ``bridge_args`` marker adds to ``serve`` (none without one)."""
+    marker = request.node.get_closest_marker("bridge_args")
+    return tuple(marker.args) if marker is not None else ()
+
+
 @pytest.fixture
 def bridge(
     tmp_path: Path, store_kind: str, request: pytest.FixtureRequest
 ) -> Iterator[BridgeProcess]:
-    """A real bridge process with --dev-dice, on its own data folder (or Redis) and port."""
+    """A real bridge process with --dev-dice, on its own data folder (or Redis) and port,
+    with the flags of the test's ``bridge_args`` marker."""
     redis = None
     if store_kind == "redis":
         redis = request.getfixturevalue("redis_url")
         flush_redis(redis)
-    process = BridgeProcess(tmp_path, redis_url=redis).start()
+    process = BridgeProcess(tmp_path, redis_url=redis).start(*bridge_args(request))
     try:
         yield process
     finally:

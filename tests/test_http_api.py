@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import time
@@ -177,6 +178,7 @@ def test_a_flood_gets_429_with_retry_after(tmp_path: Path) -> None:
 
 
 @pytest.mark.both_stores
+@pytest.mark.bridge_args("--webhook-allow", "127.0.0.1")  # a self-hosted bridge's own endpoint
 async def test_a_signed_webhook_set_up_over_http_mirrors_a_resolved_card(
     bridge: BridgeProcess, world: tuple[str, str], table: dict[str, Seat], receiver: Receiver
 ) -> None:
@@ -222,7 +224,11 @@ def test_world_webhooks_from_the_command_line(tmp_path: Path) -> None:
     )
     assert added["secret"] is None
     assert added["webhook"]["url_hint"] == "https://discord.com/api/webhooks/123456789/\u2026"
-    signed = cli(tmp_path, "world", "webhooks", "add", "camp", "json", "https://a.test/h").stdout
+    # A name the host allows is taken as it is (no lookup; nothing here asks DNS).
+    signed = cli(
+        tmp_path, "world", "webhooks", "add", "camp", "json", "https://a.test/h",
+        "--webhook-allow", "a.test",
+    ).stdout  # fmt: skip
     assert "Signing secret (shown once): whsec_" in signed
     listing = cli(tmp_path, "world", "webhooks", "list", "camp").stdout
     assert added["webhook"]["id"] in listing and "t0ken-secret" not in listing
@@ -235,6 +241,9 @@ def test_world_webhooks_from_the_command_line(tmp_path: Path) -> None:
         ["add", "camp", "discord", "https://example.com/api/webhooks/1/x"],
         ["add", "camp", "json", "gopher://a.test/"],
         ["add", "camp", "json", ""],
+        ["add", "camp", "json", "http://127.0.0.1:8080/h"],
+        ["add", "camp", "json", "http://169.254.169.254/latest/meta-data/"],
+        ["add", "camp", "json", "http://127.0.0.2/h", "--webhook-allow", "127.0.0.1"],
         ["add", "nowhere", "json", "https://a.test/h"],
         ["remove", "camp", "wh_nothere"],
         ["list", "nowhere"],
@@ -250,6 +259,16 @@ def test_world_webhooks_from_the_command_line(tmp_path: Path) -> None:
         # An unknown world is refused before the command runs, like every start-up error.
         status = 2 if "nowhere" in args else 1
         assert refused.returncode == status and refused.stderr.startswith("error: "), args
+    not_a_host = cli(
+        tmp_path, "world", "webhooks", "add", "camp", "json", "http://127.0.0.1/h",
+        "--webhook-allow", "not a host", check=False,
+    )  # fmt: skip
+    assert not_a_host.returncode == 2 and "neither a host name" in not_a_host.stderr
+    allowed = cli(
+        tmp_path, "world", "webhooks", "add", "camp", "json", "http://127.0.0.1:8080/h",
+        env={**os.environ, "FATE_BRIDGE_WEBHOOK_ALLOW": "10.0.0.0/8, 127.0.0.1"},
+    )  # fmt: skip
+    assert "Signing secret" in allowed.stdout
 
 
 async def test_the_roll_history_over_http_pages_like_the_socket_intent(

@@ -41,7 +41,10 @@ def live(tmp_path: Path) -> Iterator[tuple[BridgeProcess, str]]:
     process = BridgeProcess(tmp_path).start("--api-rate", "1000")
     try:
         key = add_world(process, "table")
-        cli(process, "world", "webhooks", "add", "table", "json", "http://127.0.0.1:9/hook")
+        cli(
+            process, "world", "webhooks", "add", "table", "json", "http://127.0.0.1:9/hook",
+            "--webhook-allow", "127.0.0.1",
+        )  # fmt: skip
         yield process, key
     finally:
         process.stop()

@@ -11,7 +11,7 @@ import pytest
 
 from bench.proc import flush_redis
 from tests.bridge_process import BridgeProcess, add_world, cli
-from tests.conftest import Connect
+from tests.conftest import Connect, bridge_args
 from tests.receiver import Receiver
 from tests.seats import BROUSSEAU, Seat, overcome, queue
 
@@ -19,10 +19,12 @@ pytestmark = pytest.mark.redis_only
 
 
 @pytest.fixture
-def second_node(tmp_path: Path, bridge: BridgeProcess) -> Iterator[BridgeProcess]:
+def second_node(
+    tmp_path: Path, bridge: BridgeProcess, request: pytest.FixtureRequest
+) -> Iterator[BridgeProcess]:
     other = BridgeProcess(tmp_path / "node-b", redis_url=bridge.redis_url)
     other.data_dir.mkdir()
-    other.start()
+    other.start(*bridge_args(request))
     try:
         yield other
     finally:
@@ -82,12 +84,16 @@ def test_flush_is_per_database(redis_url: str) -> None:
     flush_redis(redis_url)  # the helper the fixtures rely on works on a live server
 
 
+@pytest.mark.bridge_args("--webhook-allow", "127.0.0.1")  # the receiver is on loopback
 async def test_two_nodes_send_each_webhook_item_once(
     bridge: BridgeProcess, second_node: BridgeProcess, connect: Connect, receiver: Receiver
 ) -> None:
     """Both nodes run the outbox on one Redis; the lease lets exactly one send each item."""
     key = add_world(bridge, "shared")
-    added = cli(second_node, "world", "webhooks", "add", "shared", "json", receiver.url, "--json")
+    added = cli(
+        second_node, "world", "webhooks", "add", "shared", "json", receiver.url, "--json",
+        "--webhook-allow", "127.0.0.1",
+    )  # fmt: skip
     assert json.loads(added.stdout)["secret"].startswith("whsec_")
     gm_a = Seat(await connect("shared", key=key, user="gm"))
     gm_b = Seat(await connect("shared", key=key, user="gm2", url=second_node.url))

@@ -1,7 +1,8 @@
-"""Outbound webhooks from the persisted outbox: every outbound path under respx, with the
-real service and real SQLite (and Redis for the one-node-delivers test). The outbox's
-clock and jitter are injected, so retries are driven by moving the clock, never by
-waiting."""
+"""Outbound webhooks from the persisted outbox: every outbound path under respx, through
+the bridge's own guarded client, with the real service and real SQLite (and Redis for the
+one-node-delivers test). The outbox's clock and jitter are injected, so retries are
+driven by moving the clock, never by waiting; a stub resolver answers the one name a
+webhook is added with, so nothing asks DNS."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from bridge.store.redis import RedisStore
 from bridge.store.sqlite import SQLiteStore
 from bridge.store.webhooks import WebhookStore, webhook_store_for
 from bridge.webhooks.outbox import RetryPolicy, WebhookOutbox
+from bridge.webhooks.reach import WebhookReach, webhook_client
 from bridge.webhooks.signing import (
     DELIVERY_HEADER,
     REPLAY_WINDOW_SECONDS,
@@ -43,6 +45,15 @@ JSON_URL = "https://automation.example/hooks/fate?token=abc"
 START = 1_800_000_000.0
 REQUEST_IDS = itertools.count(1)
 POLICY = RetryPolicy(base_seconds=2.0, cap_seconds=60.0, give_up_after=300.0)
+
+
+async def stub_resolve(host: str, port: int) -> list[str]:
+    """The example hosts' public answer; no other name is looked up here."""
+    assert host == "automation.example", host
+    return ["93.184.216.34"]
+
+
+REACH = WebhookReach(resolve=stub_resolve)
 
 
 class FakeClock:
@@ -104,7 +115,7 @@ async def open_rig(store: Store, clock: FakeClock, client: httpx.AsyncClient) ->
     await store.open()
     hooks = webhook_store_for(store)
     await hooks.open()
-    service = BridgeService(store, dev_dice=True, webhooks=hooks)
+    service = BridgeService(store, dev_dice=True, webhooks=hooks, webhook_reach=REACH)
     outbox = WebhookOutbox(
         store, hooks, client, clock=clock, sleep=never_sleep, jitter=lambda: 0.5, policy=POLICY
     )
@@ -118,7 +129,7 @@ async def close_rig(rig: Rig) -> None:
 
 @pytest.fixture
 async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
-    async with httpx.AsyncClient() as client:
+    async with webhook_client(REACH) as client:
         built = await open_rig(SQLiteStore(tmp_path / "bridge.sqlite3"), FakeClock(), client)
         await built.service.add_world(WORLD, "Table")
         await built.send("actor.sync", actor=BROUSSEAU)
@@ -287,7 +298,7 @@ async def test_429_waits_exactly_as_long_as_retry_after_says(
     await rig.resolve_overcome([0, 0, 0, 0])
     await rig.outbox.run_once()
     (pending,) = await rig.deliveries()
-    assert pending["status"] == "pending" and pending["last_error"] == "HTTP 429"
+    assert pending["status"] == "retrying" and pending["last_error"] == "HTTP 429"
     assert pending["next_at"] == START + 30
     rig.clock.now = START + 29
     assert await rig.outbox.run_once() == 0
@@ -310,7 +321,7 @@ async def test_5xx_backs_off_exponentially_with_jitter_then_succeeds(
     for _ in range(3):
         await rig.outbox.run_once()
         (delivery,) = await rig.deliveries()
-        if delivery["status"] != "pending":
+        if delivery["status"] != "retrying":
             break
         waits.append(delivery["next_at"] - rig.clock.now)
         rig.clock.now = delivery["next_at"]
@@ -325,7 +336,9 @@ async def test_5xx_backs_off_exponentially_with_jitter_then_succeeds(
     assert len(bodies) == 1 and len(ids) == 1 and len(set(stamps)) == 3
 
 
-async def test_a_network_error_is_retried(rig: Rig, respx_mock: respx.MockRouter) -> None:
+async def test_a_network_error_is_retried_and_shown_as_no_answer(
+    rig: Rig, respx_mock: respx.MockRouter
+) -> None:
     route = respx_mock.post(DISCORD_URL).mock(
         side_effect=[httpx.ConnectError("connection refused"), httpx.Response(204)]
     )
@@ -333,8 +346,9 @@ async def test_a_network_error_is_retried(rig: Rig, respx_mock: respx.MockRouter
     await rig.resolve_overcome([0, 0, 0, 0])
     await rig.outbox.run_once()
     (pending,) = await rig.deliveries()
-    assert pending["status"] == "pending"
-    assert pending["last_error"] == "ConnectError: connection refused"
+    assert pending["status"] == "retrying"
+    # Never how it failed: that would map the host's network for whoever chose the URL.
+    assert pending["last_error"] == "no answer"
     rig.clock.now = pending["next_at"]
     await rig.outbox.run_once()
     (delivered,) = await rig.deliveries()
@@ -350,7 +364,7 @@ async def test_gives_up_after_a_bounded_time_and_records_the_failure(
     for _ in range(50):
         await rig.outbox.run_once()
         (delivery,) = await rig.deliveries()
-        if delivery["status"] != "pending":
+        if delivery["status"] != "retrying":
             break
         rig.clock.now = delivery["next_at"]
     assert delivery["status"] == "failed"
@@ -380,7 +394,7 @@ async def test_undelivered_items_are_sent_once_after_a_restart(
         side_effect=[httpx.ConnectError("down"), httpx.Response(200)]
     )
     clock = FakeClock()
-    async with httpx.AsyncClient() as client:
+    async with webhook_client(REACH) as client:
         first = await open_rig(SQLiteStore(tmp_path / "bridge.sqlite3"), clock, client)
         await first.service.add_world(WORLD, "Table")
         await first.send("actor.sync", actor=BROUSSEAU)
@@ -392,7 +406,7 @@ async def test_undelivered_items_are_sent_once_after_a_restart(
         await first.outbox.drain()  # the first card: target down
         await close_rig(first)
     clock.now += 60
-    async with httpx.AsyncClient() as client:
+    async with webhook_client(REACH) as client:
         second = await open_rig(SQLiteStore(tmp_path / "bridge.sqlite3"), clock, client)
         route.side_effect = None
         route.return_value = httpx.Response(200)
@@ -462,6 +476,8 @@ async def test_bad_webhook_settings_get_clear_errors(rig: Rig) -> None:
         ("json", "ftp://automation.example/x"),
         ("json", "not a url"),
         ("json", "https://"),
+        ("json", "http://127.0.0.1:8080/hook"),
+        ("json", "http://169.254.169.254/latest/meta-data/"),
     ]
     for kind, url in bad:
         with pytest.raises(IntentError) as refused:
@@ -501,7 +517,7 @@ async def test_on_redis_exactly_one_node_delivers_each_item(
     flush_redis(redis_url)
     route = respx_mock.post(JSON_URL).mock(return_value=httpx.Response(200))
     clock = FakeClock()
-    async with httpx.AsyncClient() as client_a, httpx.AsyncClient() as client_b:
+    async with webhook_client(REACH) as client_a, webhook_client(REACH) as client_b:
         node_a = await open_rig(RedisStore(redis_url), clock, client_a)
         node_b = await open_rig(RedisStore(redis_url), clock, client_b)
         try:

@@ -46,10 +46,15 @@ class WebhookCreated(Outbound):
 
 
 class DeliveryView(Outbound):
+    """One delivery of a card to a webhook: ``pending`` until first tried, ``retrying``
+    after a try that did not deliver (``next_at`` says when), then ``delivered`` or
+    ``failed``. ``last_error`` is the HTTP status of a target that answered (``HTTP
+    404``) or ``no answer``; never how a connection failed."""
+
     id: str
     webhook_id: str
     key: str
-    status: Literal["pending", "delivered", "failed"]
+    status: Literal["pending", "retrying", "delivered", "failed"]
     attempts: int
     created_at: float
     next_at: float | None

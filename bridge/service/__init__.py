@@ -25,6 +25,7 @@ from bridge.service.webhook_settings import WebhookSettings
 from bridge.service.world_intents import WorldIntents
 from bridge.store.base import Store
 from bridge.store.webhooks import WebhookStore
+from bridge.webhooks.reach import WebhookReach
 
 __all__ = [
     "BridgeService",
@@ -51,9 +52,12 @@ class BridgeService(WorldIntents, ActionIntents, SceneIntents, HistoryIntents, W
         dev_dice: bool = False,
         clock: Clock = utc_now,
         webhooks: WebhookStore | None = None,
+        webhook_reach: WebhookReach | None = None,
     ) -> None:
         super().__init__(store, dev_dice=dev_dice, clock=clock)
         self.webhooks = webhooks
+        if webhook_reach is not None:
+            self.webhook_reach = webhook_reach
         self._handlers: dict[str, Callable[[Session, Any], Awaitable[Reply]]] = {
             "hello": self._hello,
             "world.sync": self._world_sync,

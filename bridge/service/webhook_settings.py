@@ -8,6 +8,8 @@ so a player's connection can't either.
 
 from __future__ import annotations
 
+import logging
+import re
 import secrets
 
 import httpx
@@ -23,7 +25,11 @@ from bridge.protocol.http import (
 from bridge.service.core import ServiceCore
 from bridge.service.session import IntentError
 from bridge.store.webhooks import Delivery, WebhookRecord, WebhookStore
+from bridge.webhooks.outbox import NO_ANSWER, REMOVED
+from bridge.webhooks.reach import TargetRefused, WebhookReach, refused_message
 from bridge.webhooks.signing import new_secret
+
+log = logging.getLogger("bridge.webhooks")
 
 DISCORD_HOSTS = frozenset(
     {"discord.com", "discordapp.com", "ptb.discord.com", "canary.discord.com"}
@@ -48,17 +54,33 @@ def webhook_view(hook: WebhookRecord) -> WebhookView:
     )
 
 
+# What a delivery's error may say to a GM (the outbox writes no more): the HTTP status of a
+# target that answered, or that none did.
+_SHOWN_ERROR = re.compile(r"(gave up after \d+ attempts: )?(HTTP \d{3}|no answer)")
+_GAVE_UP = re.compile(r"gave up after \d+ attempts: ")
+
+
+def shown_error(error: str) -> str:
+    """A delivery's error as a GM reads it; a record from before this rule (``ConnectError:
+    ...``) reads as no answer."""
+    if not error or error == REMOVED or _SHOWN_ERROR.fullmatch(error):
+        return error
+    gave_up = _GAVE_UP.match(error)
+    return (gave_up.group(0) if gave_up else "") + NO_ANSWER
+
+
 def delivery_view(delivery: Delivery) -> DeliveryView:
+    status = delivery.status
     return DeliveryView(
         id=delivery.id,
         webhook_id=delivery.webhook_id,
         key=delivery.key,
-        status=delivery.status,
+        status="retrying" if status == "pending" and delivery.attempts else status,
         attempts=delivery.attempts,
         created_at=delivery.created_at,
-        next_at=delivery.next_at if delivery.status == "pending" else None,
+        next_at=delivery.next_at if status == "pending" else None,
         finished_at=delivery.finished_at,
-        last_error=delivery.last_error,
+        last_error=shown_error(delivery.last_error),
     )
 
 
@@ -93,6 +115,7 @@ class WebhookSettings(ServiceCore):
     """Webhook management for a world's GM (CLI or HTTP API with the GM key)."""
 
     webhooks: WebhookStore | None = None
+    webhook_reach: WebhookReach = WebhookReach()
 
     def _hooks(self) -> WebhookStore:
         if self.webhooks is None:
@@ -108,6 +131,7 @@ class WebhookSettings(ServiceCore):
             raise IntentError(
                 "invalid", f"A world has at most {WEBHOOKS_PER_WORLD} webhooks; remove one first."
             )
+        await self._check_reach(world_id, httpx.URL(url))
         secret = new_secret() if request.kind == "json" else ""
         hook = WebhookRecord(
             world_id=world_id,
@@ -120,6 +144,23 @@ class WebhookSettings(ServiceCore):
         )
         await hooks.add_webhook(hook, snapshot.last_emit_seq)
         return WebhookCreated(webhook=webhook_view(hook), secret=secret or None)
+
+    async def _check_reach(self, world_id: str, url: httpx.URL) -> None:
+        """Only where a stranger's request may go (DESIGN "Reach and trust"); checked
+        again at every send. Discord's own hosts are public by name."""
+        if url.host in DISCORD_HOSTS:
+            return
+        try:
+            await self.webhook_reach.check_url(url)
+        except TargetRefused as refused:
+            log.info(
+                "webhook refused in %s: %s://%s: %s",
+                world_id,
+                url.scheme,
+                url.host,
+                refused.reason,
+            )
+            raise IntentError("invalid", refused_message(url), "url") from None
 
     async def list_webhooks(self, world_id: str, limit: int = DELIVERIES_LISTED) -> WebhookList:
         hooks = self._hooks()

@@ -3,8 +3,14 @@
 Runs beside the server on every bridge process, after the state commits and apart
 from it: an action never waits on a webhook, and a webhook's failure is recorded on
 its delivery, never on the action. Every send goes through the one shared
-``httpx.AsyncClient`` handed in. The clock, the sleep and the jitter are injected so
-tests drive retries without waiting.
+``httpx.AsyncClient`` handed in (the bridge's is :func:`bridge.webhooks.reach.webhook_client`,
+which connects only where a stranger's request may go). The clock, the sleep and the
+jitter are injected so tests drive retries without waiting.
+
+A delivery records the HTTP status of a target that answered, or :data:`NO_ANSWER`:
+never how a connection failed, which would map the host's network for whoever chose
+the URL. The log names a webhook by its id and its URL's scheme and host only; a
+Discord webhook's URL is its secret.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from bridge import protocol
 from bridge.store.base import Store
 from bridge.store.webhooks import Delivery, DeliveryStatus, WebhookRecord, WebhookStore
 from bridge.webhooks import payloads
+from bridge.webhooks.reach import TargetRefused
 from bridge.webhooks.signing import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
 
 log = logging.getLogger("bridge.webhooks")
@@ -34,6 +41,11 @@ Sleep = Callable[[float], Awaitable[None]]
 # Emits read per world per pass; the next pass reads on from there.
 SCAN_PAGE = 200
 ERROR_LIMIT = 300
+# A delivery's error when no HTTP answer came: refused, timed out, unreachable, or an
+# address the bridge does not send to. Retried like any of them, so that even the
+# pace of retries tells nothing of which.
+NO_ANSWER = "no answer"
+REMOVED = "the webhook was removed"
 
 
 # The shortest time between two passes; a card reaches its webhooks at most this much later.
@@ -182,7 +194,7 @@ class WebhookOutbox:
     async def _attempt(self, delivery: Delivery, hook: WebhookRecord | None) -> None:
         attempts = delivery.attempts + 1
         if hook is None:
-            await self._settle(delivery, "failed", attempts, "the webhook was removed")
+            await self._settle(delivery, "failed", attempts, REMOVED)
             return
         body = delivery.body.encode("utf-8")
         headers = {"Content-Type": "application/json", DELIVERY_HEADER: delivery.id}
@@ -191,13 +203,36 @@ class WebhookOutbox:
             headers[TIMESTAMP_HEADER] = str(stamp)
             headers[SIGNATURE_HEADER] = sign(hook.secret, stamp, body)
         retry_in: float | None = None
+        url = httpx.URL(hook.url)
         try:
             response = await self.client.post(
-                hook.url, content=body, headers=headers, timeout=self.policy.request_timeout
+                url,
+                content=body,
+                headers=headers,
+                timeout=self.policy.request_timeout,
+                follow_redirects=False,
             )
+        except TargetRefused as refused:
+            log.warning(
+                "webhook %s in %s: not sent to %s://%s: %s (a self-hosted bridge can allow "
+                "it with --webhook-allow)",
+                hook.id,
+                delivery.world_id,
+                url.scheme,
+                url.host,
+                refused.reason,
+            )
+            error = NO_ANSWER
         except httpx.HTTPError as exc:
-            # Never the URL in the record: a Discord webhook's URL is its secret.
-            error = f"{type(exc).__name__}: {str(exc) or 'no detail'}".replace(hook.url, "<url>")
+            log.info(
+                "webhook %s in %s: no answer from %s://%s (%s)",
+                hook.id,
+                delivery.world_id,
+                url.scheme,
+                url.host,
+                type(exc).__name__,
+            )
+            error = NO_ANSWER
         else:
             if response.is_success:
                 await self._settle(delivery, "delivered", attempts, "")
