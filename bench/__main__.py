@@ -24,14 +24,16 @@ bench/relay_load.py) beside the direct path, both at 10 actions/s at once on one
 with each path's p50/p90/p99, their ratio, where a relayed intent's time goes, and the fake
 Foundry server's and the relay host's CPU per relayed action; the growth curve (0 / 500 /
 2,000 resolved actions in one scene), the 100-world run (1,000 clients, 200 actions/s),
-memory per idle client, the rules engine alone, and the aggregate rate of 1 and 2 bridge
-processes on one Redis. JSON goes to bench/results.json
-(with each part's duration); ``--profile`` adds py-spy's top entries for rungs 1b-4 and the
-100-world run when py-spy is installed. GC figures are the server's own collections in the
-run's window: ``gc_max_pause_ms`` is wall time (it includes waiting for a core on a busy
-machine), ``gc_max_pause_cpu_ms`` the CPU the collection used. The ladder's "loop" column
-is the share of the server's CPU spent on its event loop's thread (the rest ran on the
-SQLite store's worker thread and executors).
+memory per idle client, the rules engine alone, the aggregate rate of 1 and 2 bridge
+processes on one Redis, and the history flood (issue 26; ``history_flood``, bench/
+history_flood.py): another world's GM's latency, quiet and while six players of one world
+send history reads at the rate limit (the target: p99 within 2x of quiet). JSON goes to
+bench/results.json (with each part's duration); ``--profile`` adds py-spy's top entries for
+rungs 1b-4 and the 100-world run when py-spy is installed. GC figures are the server's own
+collections in the run's window: ``gc_max_pause_ms`` is wall time (it includes waiting for a
+core on a busy machine), ``gc_max_pause_cpu_ms`` the CPU the collection used. The ladder's
+"loop" column is the share of the server's CPU spent on its event loop's thread (the rest
+ran on the SQLite store's worker thread and executors).
 
 Each bridge connection says hello once connected, as the module does; a world the bridge
 has not cached is loaded there. That is set-up, outside the measured window: the growth
@@ -66,6 +68,7 @@ from typing import Any
 
 import httpx
 
+from bench import history_flood as flooding
 from bench import instructions as counting
 from bench.proc import (
     CORES,
@@ -118,6 +121,8 @@ class Profile:
     pair_seconds: float = 4.0
     # The relay part: seconds of load on both paths at once, after a short warm-up.
     relay_seconds: float = 25.0
+    # The history flood: seconds of each phase (quiet, then flooded).
+    flood_seconds: float = 10.0
 
 
 FULL = Profile(3, 8.0, 2000, 100, (0, 500, 2000), 10, 30.0, 3, 500, 5000, 10.0)
@@ -138,6 +143,7 @@ QUICK = Profile(
     pairs=4,
     pair_seconds=2.0,
     relay_seconds=8.0,
+    flood_seconds=5.0,
 )
 # A latency run during which the hypervisor took more than this share of the server's core
 # measured the host more than the bridge (p99 at 200 actions/s on this 2-core machine, 24
@@ -815,6 +821,41 @@ def relay(root: Path, profile: Profile) -> dict[str, Any]:
     return out
 
 
+def history_flood(root: Path, profile: Profile) -> dict[str, Any]:
+    """Another world's GM while one world's players flood history reads (bench/
+    history_flood.py): the GM's latency quiet and flooded, and what the flood got."""
+    raw = flooding.run(fresh_folder(root, "history_flood"), profile.flood_seconds)
+    out = {key: value for key, value in raw.items() if key not in ("quiet", "flooded")}
+    for phase in ("quiet", "flooded"):
+        out[phase] = {
+            "latency": latency_summary(raw[phase]["latencies"]),
+            "intents": len(raw[phase]["latencies"]),
+            "failed": raw[phase]["failed"],
+        }
+    out["ratio_p99"] = out["flooded"]["latency"]["p99_ms"] / out["quiet"]["latency"]["p99_ms"]
+    out["ratio_p50"] = out["flooded"]["latency"]["p50_ms"] / out["quiet"]["latency"]["p50_ms"]
+    print_history_flood(out)
+    return out
+
+
+def print_history_flood(out: dict[str, Any]) -> None:
+    quiet, flooded = out["quiet"]["latency"], out["flooded"]["latency"]
+    answers: dict[str, int] = {}
+    for per in out["flood"]["by_read"].values():
+        for got, n in per.items():
+            answers[got] = answers.get(got, 0) + n
+    print(
+        f"history flood ({out['flooders']} players of one world at "
+        f"{out['flood_rate_per_connection']:.0f} reads/s each, {out['flooded_log_events']:,} "
+        f"events in its log): another world's GM p50 {quiet['p50_ms']:.1f} -> "
+        f"{flooded['p50_ms']:.1f} ms, p99 {quiet['p99_ms']:.1f} -> {flooded['p99_ms']:.1f} ms "
+        f"(x{out['ratio_p99']:.2f}; target 2), max {flooded['max_ms']:.0f} ms, failed "
+        f"{sum(out['flooded']['failed'].values())}; server busy "
+        f"{out['quiet_server_busy']:.0%} -> {out['flooded_server_busy']:.0%}; the flood's "
+        f"answers {answers}, drained {out['flood']['drained_seconds_after']:.1f} s after"
+    )
+
+
 @contextmanager
 def running(server: Server) -> Iterator[Server]:
     server.start()
@@ -1090,6 +1131,8 @@ def print_table(results: dict[str, Any]) -> None:
         )
     if "relay" in results:
         print_relay(results["relay"])
+    if "history_flood" in results:
+        print_history_flood(results["history_flood"])
     if "growth" in results:
         print_growth(results["growth"])
     if "scale" in results:
@@ -1251,14 +1294,26 @@ def main() -> None:
     parser.add_argument(
         "--only",
         nargs="*",
-        help="parts to run (ladder paired relay growth scale idle engine aggregate; and "
+        help="parts to run (ladder paired relay history_flood growth scale idle engine "
+        "aggregate; and "
         "instructions, "
         "not run unless named: callgrind's counts, a few minutes, needs valgrind)",
     )
     args = parser.parse_args()
     profile = QUICK if args.quick else FULL
     parts = set(
-        args.only or ["ladder", "paired", "relay", "growth", "scale", "idle", "engine", "aggregate"]
+        args.only
+        or [
+            "ladder",
+            "paired",
+            "relay",
+            "history_flood",
+            "growth",
+            "scale",
+            "idle",
+            "engine",
+            "aggregate",
+        ]
     )
     results: dict[str, Any] = {
         "profile": profile.__dict__,
@@ -1281,6 +1336,11 @@ def main() -> None:
             ("ladder", "ladder", lambda: ladder(root, profile, redis_url)),
             ("paired", "rung 2 against rung 1, in turns", lambda: paired(root, profile)),
             ("relay", "the relay hop beside the direct path", lambda: relay(root, profile)),
+            (
+                "history_flood",
+                "another world's GM during a history flood",
+                lambda: history_flood(root, profile),
+            ),
             ("growth", "growth curve", lambda: growth(root, profile)),
             ("scale", "100-world run", lambda: scale(root, profile)),
             ("idle", "memory per idle client", lambda: idle_memory(root, profile)),

@@ -15,6 +15,7 @@ from bridge.rules.ruleset import get_ruleset
 from bridge.rules.state import WorldState
 from bridge.service import BridgeService, Session
 from bridge.service.core import rebuild
+from bridge.service.history_index import index_rows
 from bridge.store.base import CommitBatch, EventRow, Store
 from bridge.store.chain import event_hash
 
@@ -144,5 +145,6 @@ async def _append_actions(store: Store, world_id: str, resolved: int) -> None:
             snapshot=state.model_dump(mode="json"),
             events=rows,
             created_at=now,
+            history=index_rows(rows, events),
         )
     )

@@ -54,6 +54,9 @@ BIND_TIMEOUT_SECONDS = 30.0
 # Namespace joins per websocket (a reconnecting client opens a new websocket).
 JOIN_RATE_PER_SECOND = 1.0
 JOIN_BURST = 5.0
+# Reads whose answers say what they cost (Reply.cost): one connection's take turns, each
+# after the last one's cost is paid, so a burst of heavy reads costs its sender (issue 26).
+COSTED_READS = frozenset({"history.read", "history.stats"})
 
 SERVICE_KEY = web.AppKey("service", BridgeService)
 _Envelope = TypeVar("_Envelope", protocol.Relay, protocol.RelayLeave)
@@ -75,6 +78,8 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
         self.sessions: dict[str, Session] = {}
         self.buckets: dict[str, TokenBucket] = {}
         self.relays = RelayTable()
+        # Per connection (or relayed user): the turn its costed reads take.
+        self._read_turns: dict[str, asyncio.Lock] = {}
 
     async def trigger_event(self, event: str, *args: Any) -> Any:
         if event == "connect":
@@ -88,8 +93,10 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
             if gone is not None:
                 await self.service.disconnect(gone)
             for relayed in self.relays.drop_connection(sid):
+                self._read_turns.pop(relayed.session.sid, None)
                 await self.service.disconnect(relayed.session)
             self.buckets.pop(sid, None)
+            self._read_turns.pop(sid, None)
             return None
         return error("unknown_event", "Client events go through client_event.")
 
@@ -195,7 +202,7 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
             return await self._relay_leave(session, payload[0])
         try:
             was_bound = session.bound
-            reply = await self.service.handle(session, event, payload[0])
+            reply = await self._paid(session, event, payload[0], self.buckets.get(sid))
             if session.bound and not was_bound:
                 await self.now_bound(sid, session)
             if reply.vouched is not None:
@@ -204,6 +211,23 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
         except Exception:
             log.exception("handler for %s failed", event)
             return Reply(error("internal", "The bridge failed on this message; nothing changed."))
+
+    async def _paid(
+        self, session: Session, event: str, payload: object, bucket: TokenBucket | None
+    ) -> Reply:
+        """The service's answer, its cost beyond the message's token charged to ``bucket``
+        (the sender's). A costed read waits for the sender's previous one, and is refused
+        while the sender still owes a token for what it read before."""
+        if event not in COSTED_READS or bucket is None:
+            reply = await self.service.handle(session, event, payload)
+        else:
+            async with self._read_turns.setdefault(session.sid, asyncio.Lock()):
+                if bucket.in_debt(time.monotonic()):
+                    return Reply(error("rate_limited", "Too much read lately; slow down."))
+                reply = await self.service.handle(session, event, payload)
+        if bucket is not None and reply.cost > 1:
+            bucket.spend(reply.cost - 1, time.monotonic())
+        return reply
 
     @staticmethod
     def _opened(gm: Session, model: type[_Envelope], body: object) -> _Envelope | Reply:
@@ -240,7 +264,9 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
         if not relayed.bucket.take(now):
             return Reply(error("rate_limited", "Too many messages from this user; slow down."))
         try:
-            return await self.service.handle(relayed.session, envelope.event, envelope.payload)
+            return await self._paid(
+                relayed.session, envelope.event, envelope.payload, relayed.bucket
+            )
         except Exception:
             log.exception("relayed handler for %s failed", envelope.event)
             return Reply(error("internal", "The bridge failed on this message; nothing changed."))

@@ -37,6 +37,7 @@ from bridge.rules.procedures import settle
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import WorldState
 from bridge.service.emits import ExtraCards, card_id, card_writer_candidate, derive_emits
+from bridge.service.history_index import index_rows
 from bridge.service.session import (
     ConnectRefused,
     IntentError,
@@ -482,6 +483,7 @@ class ServiceCore:
                             response=ack,
                             response_card_emit=answered_card(data, emits),
                             created_at=now,
+                            history=index_rows(rows, events),
                         )
                     )
                 except AlreadyAnswered as done:

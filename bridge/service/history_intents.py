@@ -1,156 +1,253 @@
-"""The roll history (read from the event log in bounded pages) and the GM's undo.
+"""The roll history (read by the history index in pages) and the GM's undo.
 
 Who sees what (a decision, in README and MACROS.md): every card at a Fate table is a
 public chat message, so a player's history holds every roll the GM's does, resolved
 or cancelled by the GM after its dice were rolled (bridge.rules.history.entry_of),
 except the rolls the GM took back: those are out of the story. The GM sees them
 too, marked undone. Dice statistics count the rolls of the history the viewer sees.
+
+Each reader pays for what it reads (issue 26): a page reads the index rows and the events
+of the entries it returns, never the log (bridge.store.base.HistoryQuery), and the dice
+statistics are kept as the log grows (history_index.DiceTally). Each answer carries its
+cost in rate tokens (``Reply.cost``): one, plus the entries built and the rows looked at,
+which the server charges the reader's own connection.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections import OrderedDict
 
 from bridge import cards, protocol
 from bridge.rules import history
 from bridge.rules.dice import DiceSource
-from bridge.rules.events import EVENT_ADAPTER, ActionCancelled, Event, HistoryUndone
+from bridge.rules.events import EVENT_ADAPTER, Event, HistoryUndone
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import WorldState
-from bridge.service.core import ServiceCore
+from bridge.service.core import Clock, ServiceCore
 from bridge.service.emits import card_id
-from bridge.service.session import IntentError, Reply, Role, Session, ok, request_key
-from bridge.store.base import EmitRow, EventRow
+from bridge.service.history_index import DiceTally, index_rows
+from bridge.service.session import (
+    IntentError,
+    Reply,
+    Role,
+    Session,
+    ok,
+    request_key,
+    utc_now,
+)
+from bridge.store.base import EmitRow, EventRow, HistoryQuery, Store
 
-# Events read per store call, and at most per history page: a page costs the same
-# however long the world's log has grown.
-CHUNK = 200
-MAX_SCAN = 2000
+# Events read per store call when indexing a log written before the index existed.
+CHUNK = 1000
 UNDO_ATTEMPTS = 3
+# What a read costs in rate tokens, a token being about a cheap intent's work: an entry
+# built (its card view: 0.5-1 ms), an entry whose view was built already for this
+# version of the world, an index row looked at, an event read to index an old log or a
+# row folded into the dice statistics.
+ENTRY_COST = 0.5
+CACHED_ENTRY_COST = 0.05
+ROW_COST = 1 / 200
+EVENT_COST = 1 / 200
+# Entries built between two turns of the event loop: a page never holds other worlds up
+# for longer than a few entries take.
+YIELD_EVERY = 4
+# Entry views kept (by world, version, seq, undone): a page read again before the world
+# changes costs what serialising it does.
+ENTRY_VIEWS = 1024
 
 
 class HistoryIntents(ServiceCore):
     """``history.read``, ``history.stats`` and ``history.undo``."""
 
+    def __init__(self, store: Store, *, dev_dice: bool = False, clock: Clock = utc_now) -> None:
+        super().__init__(store, dev_dice=dev_dice, clock=clock)
+        # Entry views built, by (world, version, seq, undone), least recently used first.
+        self._entry_views: OrderedDict[tuple[str, int, int, bool], protocol.HistoryEntry] = (
+            OrderedDict()
+        )
+        # Per world: its dice tally, the lock its updates take turns on, and the indexing
+        # of its old log under way (every reader meanwhile waits on it).
+        self._tallies: dict[str, DiceTally] = {}
+        self._tally_locks: dict[str, asyncio.Lock] = {}
+        self._indexing: dict[str, asyncio.Task[float]] = {}
+
     async def read_history(
         self, world_id: str, viewer: Role, request: protocol.HistoryRead
     ) -> protocol.HistoryPage:
         """One page of history entries (resolutions and cancelled rolls), newest first,
-        as ``viewer`` may see them.
+        as ``viewer`` may see them, from before ``request.before`` (exclusive);
+        ``next_before`` continues where this page stopped."""
+        return (await self._read_page(world_id, viewer, request))[0]
 
-        Reads at most ``MAX_SCAN`` events of the log, backwards from ``request.before``
-        (exclusive); ``next_before`` continues where this page stopped."""
+    async def _read_page(
+        self, world_id: str, viewer: Role, request: protocol.HistoryRead
+    ) -> tuple[protocol.HistoryPage, float]:
+        """The page and what it cost (rate tokens)."""
         snapshot, state = await self._current(world_id)
+        cost = 1.0 + await self._indexed(world_id)
         ruleset = get_ruleset(snapshot.world.ruleset)
-        top = snapshot.last_event_seq
+        # Not past the state's last event: the page and the state agree.
+        before = snapshot.last_event_seq + 1
         if request.before is not None:
-            top = min(top, request.before - 1)
-        entries: list[protocol.HistoryEntry] = []
-        lowest = top + 1
-        async for row in self._backwards(world_id, top):
-            lowest = row.seq
-            event = self._entry(row)
-            if event is None:
-                continue
-            undone = row.seq in state.undone
-            if undone and viewer != "gm":
-                continue
-            if not history.matches(
-                event,
+            before = min(before, request.before)
+        found = await self.store.history_page(
+            world_id,
+            HistoryQuery(
+                limit=request.limit,
+                before=before,
                 scene=request.scene,
                 character=request.character,
                 kind=request.kind,
                 cancelled=request.cancelled,
-            ):
-                continue
-            entries.append(
-                cards.history_entry(
-                    event,
-                    row.seq,
-                    row.hash,
-                    row.created_at,
-                    card_id(world_id, event.action.id),
-                    state,
-                    ruleset,
-                    undone,
-                )
-            )
-            if len(entries) == request.limit:
-                break
+                skip=frozenset() if viewer == "gm" else frozenset(state.undone),
+            ),
+        )
+        cost += found.examined * ROW_COST
+        entries: list[protocol.HistoryEntry] = []
+        built = 0
+        for row in found.events:
+            undone = row.seq in state.undone
+            key = (world_id, snapshot.version, row.seq, undone)
+            view = self._entry_views.get(key)
+            if view is None:
+                if built and built % YIELD_EVERY == 0:
+                    await asyncio.sleep(0)  # let other connections' work in
+                view = self._entry_view(world_id, row, state, ruleset, undone)
+                built += 1
+                if view is None:
+                    continue
+                self._entry_views[key] = view
+                if len(self._entry_views) > ENTRY_VIEWS:
+                    self._entry_views.popitem(last=False)
+            else:
+                self._entry_views.move_to_end(key)
+            entries.append(view)
+        cost += built * ENTRY_COST + max(0, len(entries) - built) * CACHED_ENTRY_COST
         if len(entries) == request.limit:
             next_before: int | None = entries[-1].seq
+        elif found.exhausted or found.lowest is None or found.lowest <= 1:
+            next_before = None
         else:
-            next_before = lowest if lowest > 1 else None
-        return protocol.HistoryPage(
+            next_before = found.lowest
+        page = protocol.HistoryPage(
             entries=entries, next_before=next_before, last_seq=snapshot.last_event_seq
         )
+        return page, cost
 
     @staticmethod
-    def _entry(row: EventRow) -> history.Entry | None:
-        """The row's event as a history entry, or None; rows of other types are not
-        decoded (most of a log is none)."""
-        if row.type not in history.ENTRY_TYPES:
+    def _entry_view(
+        world_id: str, row: EventRow, state: WorldState, ruleset: Ruleset, undone: bool
+    ) -> protocol.HistoryEntry | None:
+        event = history.entry_of(EVENT_ADAPTER.validate_python(row.payload))
+        if event is None:  # the index names entries only; a forged store might not
             return None
-        return history.entry_of(EVENT_ADAPTER.validate_python(row.payload))
+        return cards.history_entry(
+            event,
+            row.seq,
+            row.hash,
+            row.created_at,
+            card_id(world_id, event.action.id),
+            state,
+            ruleset,
+            undone,
+        )
 
-    async def _backwards(self, world_id: str, top: int) -> AsyncIterator[EventRow]:
-        """The log read backwards from ``top`` in chunks, at most ``MAX_SCAN`` events."""
-        last, budget = top, MAX_SCAN
-        while last >= 1 and budget > 0:
-            first = max(1, last - min(CHUNK, budget) + 1)
-            for row in reversed(await self.store.events_between(world_id, first, last)):
-                yield row
-            budget -= last - first + 1
-            last = first - 1
+    async def _indexed(self, world_id: str) -> float:
+        """Make sure the index holds every entry of the world's log: a log written before
+        the index existed is indexed now, once (callers meanwhile share the work). Returns
+        what this caller's share cost (rate tokens)."""
+        running = self._indexing.get(world_id)
+        if running is not None:
+            return await asyncio.shield(running)
+        pending = await self.store.history_pending(world_id)
+        if not pending:
+            return 0.0
+        running = self._indexing.get(world_id)
+        if running is None:
+            running = asyncio.ensure_future(self._index_old_log(world_id, pending))
+            self._indexing[world_id] = running
+            running.add_done_callback(lambda _t: self._indexing.pop(world_id, None))
+        return await asyncio.shield(running)
+
+    async def _index_old_log(self, world_id: str, pending: int) -> float:
+        rows = []
+        first = 1
+        while first <= pending:
+            last = min(first + CHUNK - 1, pending)
+            rows += index_rows(await self.store.events_between(world_id, first, last))
+            first = last + 1
+            await asyncio.sleep(0)
+        await self.store.index_history(world_id, rows, pending)
+        return pending * EVENT_COST
 
     async def history_stats(
         self, world_id: str, viewer: Role, request: protocol.HistoryStats
     ) -> protocol.HistoryStatsData:
         """R1.1: every 4dF sum the viewer's history shows, per character and for the
-        world. Reads the whole log in bounded chunks (one pass, nothing kept).
+        world, from the tally kept as the log grows.
 
         The dice of cancelled rolls count, like any roll (and are also counted apart in
         ``cancelled``): they were rolled, and a chart that dropped the rolls the GM called
         off would show the dice as luckier than they fell, which is what fishing for
         rolls by cancelling looks like; R1.1 is about every roll made."""
+        return (await self._stats(world_id, viewer, request))[0]
+
+    async def _stats(
+        self, world_id: str, viewer: Role, request: protocol.HistoryStats
+    ) -> tuple[protocol.HistoryStatsData, float]:
         snapshot, state = await self._current(world_id)
-        world = [0] * 9
-        per: dict[str, list[int]] = {}
-        world_cancelled, per_cancelled = 0, dict[str, int]()
-        first = 1
-        while first <= snapshot.last_event_seq:
-            last = min(first + CHUNK * 5 - 1, snapshot.last_event_seq)
-            for row in await self.store.events_between(world_id, first, last):
-                if viewer != "gm" and row.seq in state.undone:
-                    continue
-                event = self._entry(row)
-                if event is None or (request.scene is not None and event.scene != request.scene):
-                    continue
-                called_off = isinstance(event, ActionCancelled)
-                for roll in history.rolls_of(event.action):
-                    world[sum(roll.dice) + 4] += 1
-                    world_cancelled += called_off
-                    if roll.character is not None:
-                        per.setdefault(roll.character, [0] * 9)[sum(roll.dice) + 4] += 1
-                        if called_off:
-                            per_cancelled[roll.character] = per_cancelled.get(roll.character, 0) + 1
-            first = last + 1
-        return protocol.HistoryStatsData(
-            world=cards.dice_distribution(world, world_cancelled),
+        cost = 1.0 + await self._indexed(world_id)
+        cost += await self._tally_up(world_id, snapshot.last_event_seq, frozenset(state.undone))
+        counts = self._tallies[world_id].counts(viewer == "gm", request.scene)
+        data = protocol.HistoryStatsData(
+            world=cards.dice_distribution(list(counts.world), counts.cancelled),
             characters={
-                cid: cards.dice_distribution(c, per_cancelled.get(cid, 0))
-                for cid, c in sorted(per.items())
+                cid: cards.dice_distribution(list(c), counts.per_cancelled.get(cid, 0))
+                for cid, c in sorted(counts.per.items())
+                if any(c)
             },
             names={
-                cid: state.characters[cid].name if cid in state.characters else cid for cid in per
+                cid: state.characters[cid].name if cid in state.characters else cid
+                for cid, c in counts.per.items()
+                if any(c)
             },
         )
+        return data, cost
+
+    async def _tally_up(self, world_id: str, upto: int, undone: frozenset[int]) -> float:
+        """Bring the world's dice tally to event ``upto`` with ``undone`` entries taken
+        back: only the rows since, and the entries undone since, are read. Returns what
+        that cost (rate tokens)."""
+        async with self._tally_locks.setdefault(world_id, asyncio.Lock()):
+            tally = self._tallies.get(world_id)
+            if tally is not None and tally.seq >= upto:
+                return 0.0  # as of this state already (an undo is an event: seq moves)
+            if tally is None or not tally.undone <= undone:
+                tally = self._tallies[world_id] = DiceTally()
+            rows = [
+                r for r in await self.store.history_rows(world_id, after=tally.seq) if r.seq <= upto
+            ]
+            counted_to = tally.seq
+            newly = undone - tally.undone
+            tally.add(rows, undone)
+            read = len(rows)
+            # Entries counted before and undone since leave what players see.
+            taken = [seq for seq in newly if seq <= counted_to]
+            if taken:
+                back = await self.store.history_rows(world_id, seqs=taken)
+                tally.take_back(back)
+                read += len(back)
+            tally.seq, tally.undone = upto, undone
+            return read * EVENT_COST
 
     async def _history_read(self, session: Session, intent: protocol.HistoryRead) -> Reply:
-        return Reply(ok(await self.read_history(session.world_id, session.role, intent)))
+        page, cost = await self._read_page(session.world_id, session.role, intent)
+        return Reply(ok(page), cost=cost)
 
     async def _history_stats(self, session: Session, intent: protocol.HistoryStats) -> Reply:
-        return Reply(ok(await self.history_stats(session.world_id, session.role, intent)))
+        data, cost = await self._stats(session.world_id, session.role, intent)
+        return Reply(ok(data), cost=cost)
 
     async def _history_undo(self, session: Session, intent: protocol.HistoryUndo) -> Reply:
         """GM: the undo is itself events (restoring upserts and a marker), appended to

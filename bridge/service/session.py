@@ -67,6 +67,9 @@ class Reply:
     # (world, user, nonce) the GM's client just vouched for: the server binds any
     # connection of its own with that nonce at once (others notice on their next intent).
     vouched: tuple[str, str, str] | None = None
+    # What answering cost, in rate tokens (one: a cheap intent's work); a read says what
+    # it read, and the server charges the sender's connection that (issue 26).
+    cost: float = 1.0
 
 
 def emits_frame(emits: Sequence[EmitRow], room: str) -> Emission:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
@@ -152,6 +153,56 @@ class Snapshot:
 
 
 @dataclass(frozen=True)
+class HistoryRow:
+    """One roll-history entry of the log as the history index keeps it, written with the
+    commit that logs its event (the service decides which events are entries: the store
+    keeps what it is given). ``characters``: everyone the entry is about (the history's
+    character filter); ``rolls``: each 4dF roll made on it, who rolled it (None: nobody
+    named) and the dice's sum, -4 to +4 (the dice statistics)."""
+
+    seq: int
+    scene: int
+    kind: str
+    cancelled: bool
+    characters: tuple[str, ...] = ()
+    rolls: tuple[tuple[str | None, int], ...] = ()
+
+
+# Index rows one history page looks at, at most: a page costs the same however long the
+# log, and however many rows a player may not see (undone ones) lie in the way.
+HISTORY_SCAN = 2000
+
+
+@dataclass(frozen=True)
+class HistoryQuery:
+    """One page of the history index, newest first: entries logged before event
+    ``before`` (None: all) that pass every filter given (None: any), leaving out the seqs
+    in ``skip``, at most ``limit`` of them; at most ``scan`` index rows are looked at."""
+
+    limit: int
+    before: int | None = None
+    scene: int | None = None
+    character: str | None = None
+    kind: str | None = None
+    cancelled: bool | None = None
+    skip: frozenset[int] = frozenset()
+    scan: int = HISTORY_SCAN
+
+
+@dataclass(frozen=True)
+class HistoryFound:
+    """A page of the history index: the events of its entries, newest first; whether no
+    older entry passes the filters (``exhausted``), else the lowest seq looked at (where
+    the next page starts when the scan stopped first); and how many index rows were
+    looked at (what the page cost)."""
+
+    events: list[EventRow]
+    exhausted: bool
+    lowest: int | None
+    examined: int
+
+
+@dataclass(frozen=True)
 class CommitBatch:
     """Everything one intent changes, written in one transaction (or not at all).
 
@@ -168,6 +219,9 @@ class CommitBatch:
     ``response_card_emit`` names the batch's emit whose card the answer's ``data.card``
     is (the same object): a store may then keep that card once, with the emit, and put
     it back in the answer it returns.
+
+    ``history`` holds the index rows of the batch's events that are roll-history
+    entries (:class:`HistoryRow`), written in the same step.
     """
 
     world_id: str
@@ -180,6 +234,7 @@ class CommitBatch:
     response: dict[str, Any] | None = None
     response_card_emit: int | None = None
     created_at: str = ""
+    history: list[HistoryRow] = field(default_factory=list)
 
 
 class Store(Protocol):
@@ -235,6 +290,30 @@ class Store(Protocol):
     async def events_between(self, world_id: str, first: int, last: int) -> list[EventRow]:
         """The events with ``first <= seq <= last``, in seq order (a bounded page of the
         log: the roll history reads it backwards without loading it whole)."""
+        ...
+
+    # The history index: the log's roll-history entries by scene, character and kind.
+
+    async def history_page(self, world_id: str, query: HistoryQuery) -> HistoryFound:
+        """One page of entries (see :class:`HistoryQuery`), read by the index: what it
+        costs grows with the page and the rows skipped, never with the log."""
+        ...
+
+    async def history_rows(
+        self, world_id: str, *, after: int = 0, seqs: Collection[int] | None = None
+    ) -> list[HistoryRow]:
+        """The index rows with seq over ``after``, or (``seqs`` given) those seqs', in seq
+        order."""
+        ...
+
+    async def history_pending(self, world_id: str) -> int:
+        """The log's events ``1..n`` written before the index existed and not indexed yet
+        (0: the index holds every entry). A world registered with this store has 0."""
+        ...
+
+    async def index_history(self, world_id: str, rows: list[HistoryRow], pending: int) -> None:
+        """Index the entries among events ``1..pending`` (``history_pending``'s answer,
+        read first): afterwards the world has none pending. Idempotent."""
         ...
 
     # Connections and player binding, shared by every bridge process on this store.

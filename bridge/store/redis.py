@@ -15,7 +15,7 @@ import contextlib
 import inspect
 import logging
 import secrets
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Collection
 from dataclasses import asdict
 from typing import Any, TypeVar
 
@@ -27,6 +27,9 @@ from bridge.store.base import (
     CommitBatch,
     EmitRow,
     EventRow,
+    HistoryFound,
+    HistoryQuery,
+    HistoryRow,
     Snapshot,
     VersionConflict,
     WorldExists,
@@ -63,12 +66,16 @@ return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
 """
 DEFAULT_PRESENCE_TTL = 15.0
 
-# KEYS: world hash, events list, emits list, requests hash
+# KEYS: world hash, events list, emits list, requests hash, history rows hash, then
+#       each history row's index sets in the order of the rows (see _history_keys).
 # ARGV: expected version, snapshot ('' for none), last event seq, last event hash,
-#       last emit seq, request field, response, then the count of events and the
-#       events, then the emits.
+#       last emit seq, request field, response, the counts of events and of emits, the
+#       events, the emits, then per history row its seq, its JSON and how many index
+#       sets it joins.
 # Returns the new version, 0 for a version conflict, or (a string) the answer an
-# earlier commit stored under the request field: then nothing is written.
+# earlier commit stored under the request field: then nothing is written. A world
+# written before the history index existed learns here which events it has not
+# indexed (history_pending: those up to this commit's first).
 _COMMIT = """
 if ARGV[6] ~= '' then
   local answered = redis.call('HGET', KEYS[4], ARGV[6])
@@ -82,6 +89,10 @@ if version == nil or version ~= tonumber(ARGV[1]) then
 end
 redis.call('HSET', KEYS[1], 'version', version + 1)
 if ARGV[3] ~= '' then
+  if redis.call('HEXISTS', KEYS[1], 'history_pending') == 0 then
+    redis.call('HSET', KEYS[1], 'history_pending',
+               redis.call('HGET', KEYS[1], 'last_event_seq') or 0)
+  end
   redis.call('HSET', KEYS[1], 'last_event_seq', ARGV[3], 'last_event_hash', ARGV[4])
 end
 if ARGV[2] ~= '' then
@@ -95,13 +106,92 @@ if ARGV[6] ~= '' then
   redis.call('HSET', KEYS[4], ARGV[6], ARGV[7])
 end
 local events = tonumber(ARGV[8])
+local emits = tonumber(ARGV[9])
 for i = 1, events do
-  redis.call('RPUSH', KEYS[2], ARGV[8 + i])
+  redis.call('RPUSH', KEYS[2], ARGV[9 + i])
 end
-for i = 9 + events, #ARGV do
+for i = 10 + events, 9 + events + emits do
   redis.call('RPUSH', KEYS[3], ARGV[i])
 end
+local key = 6
+local i = 10 + events + emits
+while i <= #ARGV do
+  local seq, row, sets = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
+  redis.call('HSET', KEYS[5], seq, row)
+  for k = key, key + sets - 1 do
+    redis.call('ZADD', KEYS[k], seq, seq)
+  end
+  key = key + sets
+  i = i + 3
+end
 return version + 1
+"""
+
+# KEYS: the index set to walk (the narrowest filter's), the history rows hash, the events
+# list. ARGV: the seq to start below, limit, rows to look at at most, then the filters
+# ('' for any: scene, kind, cancelled 0/1, character), then the seqs to leave out.
+# Returns the events found (newest first), 1 when no older row passes, the lowest seq
+# looked at (0: none) and how many rows were looked at.
+_HISTORY_PAGE = """
+local limit, scan = tonumber(ARGV[2]), tonumber(ARGV[3])
+local scene, kind, cancelled, character = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+local skip = {}
+for i = 8, #ARGV do
+  skip[ARGV[i]] = true
+end
+local filtered = scene ~= '' or kind ~= '' or cancelled ~= '' or character ~= ''
+local found, examined, lowest, below = {}, 0, 0, '(' .. ARGV[1]
+while #found < limit and examined < scan do
+  local want = math.max(1, math.min(limit - #found + #ARGV - 7, scan - examined))
+  local seqs = redis.call('ZREVRANGEBYSCORE', KEYS[1], below, '-inf', 'LIMIT', 0, want)
+  for _, seq in ipairs(seqs) do
+    examined = examined + 1
+    lowest = tonumber(seq)
+    below = '(' .. seq
+    if not skip[seq] then
+      local pass = true
+      if filtered then
+        local row = cjson.decode(redis.call('HGET', KEYS[2], seq))
+        pass = (scene == '' or tostring(row[1]) == scene)
+          and (kind == '' or row[2] == kind)
+          and (cancelled == '' or tostring(row[3]) == cancelled)
+        if pass and character ~= '' then
+          pass = false
+          for _, who in ipairs(row[4]) do
+            if who == character then
+              pass = true
+              break
+            end
+          end
+        end
+      end
+      if pass then
+        local event = redis.call('LINDEX', KEYS[3], tonumber(seq) - 1)
+        if event then
+          found[#found + 1] = event
+        end
+        if #found == limit then
+          return {found, 0, lowest, examined}
+        end
+      end
+    end
+  end
+  if #seqs < want then
+    return {found, 1, lowest, examined}
+  end
+end
+return {found, 0, lowest, examined}
+"""
+
+# KEYS: world hash. ARGV: the pending count the caller indexed. The world has none pending
+# once it says so still (or, never written since the index existed, its log ends there).
+_HISTORY_INDEXED = """
+local pending = redis.call('HGET', KEYS[1], 'history_pending')
+  or redis.call('HGET', KEYS[1], 'last_event_seq')
+if tonumber(pending) == tonumber(ARGV[1]) then
+  redis.call('HSET', KEYS[1], 'history_pending', 0)
+end
+return 0
 """
 
 # KEYS: world hash, events list. Returns the world hash's fields (flat) and then the
@@ -133,6 +223,24 @@ def _event(raw: str) -> EventRow:
     return EventRow(**codec.loads(raw))
 
 
+def _history_json(row: HistoryRow) -> str:
+    """A history row as the rows hash keeps it: [scene, kind, cancelled, characters, rolls]."""
+    rolls = [list(roll) for roll in row.rolls]
+    return codec.dumps([row.scene, row.kind, int(row.cancelled), list(row.characters), rolls])
+
+
+def _history_row(seq: int, raw: str) -> HistoryRow:
+    scene, kind, cancelled, characters, rolls = codec.loads(raw)
+    return HistoryRow(
+        seq,
+        scene,
+        kind,
+        bool(cancelled),
+        tuple(characters),
+        tuple((who, total) for who, total in rolls),
+    )
+
+
 async def _done(result: Awaitable[T] | T) -> T:
     """redis-py types its asyncio methods as "awaitable or value"; this settles either."""
     if inspect.isawaitable(result):
@@ -157,6 +265,8 @@ class RedisStore:
         self._heartbeat: asyncio.Task[None] | None = None
         self._commit_script: Any = None
         self._load_script: Any = None
+        self._history_page_script: Any = None
+        self._history_indexed_script: Any = None
         self._presence_touch: Any = None
         self._presence_count: Any = None
 
@@ -176,6 +286,8 @@ class RedisStore:
         # Registered scripts run by hash (EVALSHA), not resent with every call.
         self._commit_script = self._redis.register_script(_COMMIT)
         self._load_script = self._redis.register_script(_LOAD)
+        self._history_page_script = self._redis.register_script(_HISTORY_PAGE)
+        self._history_indexed_script = self._redis.register_script(_HISTORY_INDEXED)
         self._presence_touch = self._redis.register_script(_PRESENCE_TOUCH)
         self._presence_count = self._redis.register_script(_PRESENCE_COUNT)
 
@@ -210,6 +322,7 @@ class RedisStore:
                     "last_event_seq": 0,
                     "last_event_hash": GENESIS_HASH,
                     "last_emit_seq": 0,
+                    "history_pending": 0,
                 },
             )
         )
@@ -281,6 +394,7 @@ class RedisStore:
             request_field,
             codec.dumps(batch.response) if request_field else "",
             len(batch.events),
+            len(batch.emits),
             *(_event_json(e) for e in batch.events),
             *(
                 codec.dumps({"seq": m.seq, "event": m.event, "payload": m.payload})
@@ -292,7 +406,12 @@ class RedisStore:
             self._key("events", batch.world_id),
             self._key("emits", batch.world_id),
             self._key("requests", batch.world_id),
+            self._key("history", batch.world_id),
         ]
+        for row in batch.history:
+            sets = self._history_keys(batch.world_id, row)
+            keys += sets
+            args += [row.seq, _history_json(row), len(sets)]
         result = await self._commit_script(keys=keys, args=args)
         if isinstance(result, str):
             raise AlreadyAnswered(codec.loads(result))
@@ -328,6 +447,89 @@ class RedisStore:
         start = max(first, 1) - 1
         raw = await _done(self.redis.lrange(self._key("events", world_id), start, last - 1))
         return [_event(item) for item in raw]
+
+    def _history_set(self, world_id: str, *by: str) -> str:
+        """One index set of the world's history (its members and scores are seqs)."""
+        return self._key("history-by", world_id, *by)
+
+    def _history_keys(self, world_id: str, row: HistoryRow) -> list[str]:
+        return [
+            self._history_set(world_id, "all"),
+            self._history_set(world_id, "scene", str(row.scene)),
+            self._history_set(world_id, "kind", row.kind),
+            self._history_set(world_id, "cancelled", str(int(row.cancelled))),
+            *(self._history_set(world_id, "character", who) for who in row.characters),
+        ]
+
+    async def history_page(self, world_id: str, query: HistoryQuery) -> HistoryFound:
+        # The set of the narrowest filter is walked; the script checks the others.
+        if query.character is not None:
+            walked = self._history_set(world_id, "character", query.character)
+        elif query.scene is not None:
+            walked = self._history_set(world_id, "scene", str(query.scene))
+        elif query.kind is not None:
+            walked = self._history_set(world_id, "kind", query.kind)
+        elif query.cancelled is not None:
+            walked = self._history_set(world_id, "cancelled", str(int(query.cancelled)))
+        else:
+            walked = self._history_set(world_id, "all")
+        below = "+inf" if query.before is None else query.before
+        skip = [s for s in query.skip if query.before is None or s < query.before]
+        found = await self._history_page_script(
+            keys=[walked, self._key("history", world_id), self._key("events", world_id)],
+            args=[
+                below,
+                query.limit,
+                query.scan,
+                "" if query.scene is None else query.scene,
+                query.kind or "",
+                "" if query.cancelled is None else int(query.cancelled),
+                query.character or "",
+                *skip,
+            ],
+        )
+        events, exhausted, lowest, examined = found
+        return HistoryFound(
+            [_event(item) for item in events],
+            bool(int(exhausted)),
+            int(lowest) or None,
+            int(examined),
+        )
+
+    async def history_rows(
+        self, world_id: str, *, after: int = 0, seqs: Collection[int] | None = None
+    ) -> list[HistoryRow]:
+        if seqs is None:
+            members = await _done(
+                self.redis.zrangebyscore(self._history_set(world_id, "all"), f"({after}", "+inf")
+            )
+            wanted = [int(m) for m in members]
+        else:
+            wanted = sorted(set(seqs))
+        if not wanted:
+            return []
+        raw = await _done(self.redis.hmget(self._key("history", world_id), wanted))
+        return [_history_row(seq, row) for seq, row in zip(wanted, raw, strict=True) if row]
+
+    async def history_pending(self, world_id: str) -> int:
+        pending, last = await _done(
+            self.redis.hmget(self._key("world", world_id), ["history_pending", "last_event_seq"])
+        )
+        # Not written since the index existed: every event it has is pending.
+        return int(pending if pending is not None else last or 0)
+
+    async def index_history(self, world_id: str, rows: list[HistoryRow], pending: int) -> None:
+        if rows:
+            writes = self.redis.pipeline(transaction=True)
+            writes.hset(
+                self._key("history", world_id),
+                mapping={str(row.seq): _history_json(row) for row in rows},
+            )
+            for row in rows:
+                for key in self._history_keys(world_id, row):
+                    writes.zadd(key, {str(row.seq): row.seq})
+            await writes.execute()
+        await self._history_indexed_script(keys=[self._key("world", world_id)], args=[pending])
 
     async def add_presence(self, world_id: str, user_id: str, delta: int) -> None:
         key = (world_id, user_id)

@@ -15,7 +15,7 @@ import queue
 import sqlite3
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -27,6 +27,9 @@ from bridge.store.base import (
     CommitBatch,
     EmitRow,
     EventRow,
+    HistoryFound,
+    HistoryQuery,
+    HistoryRow,
     Snapshot,
     VersionConflict,
     WorldExists,
@@ -154,6 +157,35 @@ MIGRATIONS: tuple[str, ...] = (
             emit.value ->> 1 AS event, emit.value ->> 2 AS payload
         FROM commits, json_each(commits.emits) AS emit;
     """,
+    # The history index (issue 26): a row per roll-history entry, written with the commit
+    # that logs it, found by scene, kind or cancellation (an index each) and by character
+    # (a row per character it is about), newest first; a page reads what it returns, not
+    # the log. The entries of a log written before are indexed by the bridge the first time
+    # the world's history is read (deciding what is an entry is the rules', not SQL's):
+    # until then ``history_pending`` names the events 1..n not indexed yet.
+    """
+    CREATE TABLE history (
+        world_id TEXT NOT NULL REFERENCES worlds(id),
+        seq INTEGER NOT NULL,
+        scene INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        cancelled INTEGER NOT NULL,
+        characters TEXT NOT NULL,
+        rolls TEXT NOT NULL,
+        PRIMARY KEY (world_id, seq)
+    ) WITHOUT ROWID;
+    CREATE INDEX history_by_scene ON history (world_id, scene, seq);
+    CREATE INDEX history_by_kind ON history (world_id, kind, seq);
+    CREATE INDEX history_by_cancelled ON history (world_id, cancelled, seq);
+    CREATE TABLE history_characters (
+        world_id TEXT NOT NULL REFERENCES worlds(id),
+        character TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (world_id, character, seq)
+    ) WITHOUT ROWID;
+    ALTER TABLE worlds ADD COLUMN history_pending INTEGER NOT NULL DEFAULT 0;
+    UPDATE worlds SET history_pending = last_event_seq;
+    """,
 )
 
 
@@ -209,6 +241,110 @@ def _events_from(db: sqlite3.Connection, world_id: str, first: int) -> Iterator[
         for row in _events_of(text):
             if row.seq >= first:
                 yield row
+
+
+def _event_at(
+    db: sqlite3.Connection, world_id: str, seq: int, commits: dict[int, list[EventRow]]
+) -> EventRow | None:
+    """Event ``seq`` of the world, from the commit row that holds it (``commits``: the
+    rows decoded so far in this call, by their last event's seq)."""
+    for last, rows in commits.items():
+        if rows and rows[0].seq <= seq <= last:
+            return next((r for r in rows if r.seq == seq), None)
+    found = db.execute(
+        "SELECT last_event_seq, events FROM commits WHERE world_id = ? AND last_event_seq >= ? "
+        "ORDER BY last_event_seq LIMIT 1",
+        (world_id, seq),
+    ).fetchone()
+    if found is None:
+        return None
+    rows = commits[found[0]] = _events_of(found[1])
+    return next((r for r in rows if r.seq == seq), None)
+
+
+def _history_row(row: sqlite3.Row | tuple[Any, ...]) -> HistoryRow:
+    seq, scene, kind, cancelled, characters, rolls = row
+    return HistoryRow(
+        seq,
+        scene,
+        kind,
+        bool(cancelled),
+        tuple(codec.loads(characters)),
+        tuple((who, total) for who, total in codec.loads(rolls)),
+    )
+
+
+_HISTORY_COLUMNS = "h.seq, h.scene, h.kind, h.cancelled, h.characters, h.rolls"
+
+
+def _write_history(db: sqlite3.Connection, world_id: str, rows: list[HistoryRow]) -> None:
+    if not rows:
+        return
+    db.executemany(
+        "INSERT OR REPLACE INTO history (world_id, seq, scene, kind, cancelled, characters, "
+        "rolls) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                world_id,
+                r.seq,
+                r.scene,
+                r.kind,
+                int(r.cancelled),
+                codec.dumps(list(r.characters)),
+                codec.dumps([list(roll) for roll in r.rolls]),
+            )
+            for r in rows
+        ],
+    )
+    db.executemany(
+        "INSERT OR IGNORE INTO history_characters (world_id, character, seq) VALUES (?, ?, ?)",
+        [(world_id, who, r.seq) for r in rows for who in r.characters],
+    )
+
+
+def _history_page(db: sqlite3.Connection, world_id: str, query: HistoryQuery) -> HistoryFound:
+    """The index read newest first in batches, each one statement over the index that
+    serves the query's narrowest filter (a character's rows, else a scene's, a kind's, the
+    cancelled ones, else all), the others checked on the same rows."""
+    if query.character is not None:
+        source = "history_characters c JOIN history h ON h.world_id = c.world_id AND h.seq = c.seq"
+        where = ["c.world_id = ?", "c.character = ?"]
+        args: list[Any] = [world_id, query.character]
+        order = "c.seq"
+    else:
+        source, where, args, order = "history h", ["h.world_id = ?"], [world_id], "h.seq"
+    for column, value in (
+        ("h.scene", query.scene),
+        ("h.kind", query.kind),
+        ("h.cancelled", None if query.cancelled is None else int(query.cancelled)),
+    ):
+        if value is not None:
+            where.append(f"{column} = ?")
+            args.append(value)
+    sql = (
+        f"SELECT {_HISTORY_COLUMNS} FROM {source} WHERE {' AND '.join(where)} AND {order} < ? "
+        f"ORDER BY {order} DESC LIMIT ?"
+    )
+    found: list[EventRow] = []
+    commits: dict[int, list[EventRow]] = {}
+    below = query.before if query.before is not None else sys.maxsize
+    examined, lowest = 0, None
+    while len(found) < query.limit and examined < query.scan:
+        batch = min(query.limit - len(found) + len(query.skip), query.scan - examined)
+        rows = db.execute(sql, (*args, below, max(1, batch))).fetchall()
+        for row in rows:
+            examined += 1
+            lowest = below = row[0]
+            if row[0] in query.skip:
+                continue
+            event = _event_at(db, world_id, row[0], commits)
+            if event is not None:
+                found.append(event)
+            if len(found) == query.limit:
+                return HistoryFound(found, False, lowest, examined)
+        if len(rows) < max(1, batch):
+            return HistoryFound(found, True, lowest, examined)
+    return HistoryFound(found, False, lowest, examined)
 
 
 def _emit_card(db: sqlite3.Connection, world_id: str, seq: int) -> Any:
@@ -715,6 +851,62 @@ class SQLiteStore(LocalPresence):
 
         return await self._run(page)
 
+    async def history_page(self, world_id: str, query: HistoryQuery) -> HistoryFound:
+        def page(db: sqlite3.Connection) -> HistoryFound:
+            db.execute("BEGIN")  # the index and the commits it points at, read together
+            try:
+                return _history_page(db, world_id, query)
+            finally:
+                db.execute("COMMIT")
+
+        return await self._run(page)
+
+    async def history_rows(
+        self, world_id: str, *, after: int = 0, seqs: Collection[int] | None = None
+    ) -> list[HistoryRow]:
+        def rows(db: sqlite3.Connection) -> list[HistoryRow]:
+            select = f"SELECT {_HISTORY_COLUMNS} FROM history h WHERE h.world_id = ?"
+            if seqs is None:
+                found = db.execute(f"{select} AND h.seq > ? ORDER BY h.seq", (world_id, after))
+                return [_history_row(row) for row in found]
+            wanted = sorted(set(seqs))
+            out: list[HistoryRow] = []
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                marks = ",".join("?" * len(part))
+                found = db.execute(
+                    f"{select} AND h.seq IN ({marks}) ORDER BY h.seq", (world_id, *part)
+                )
+                out += (_history_row(row) for row in found)
+            return out
+
+        return await self._run(rows)
+
+    async def history_pending(self, world_id: str) -> int:
+        def pending(db: sqlite3.Connection) -> int:
+            row = db.execute(
+                "SELECT history_pending FROM worlds WHERE id = ?", (world_id,)
+            ).fetchone()
+            return int(row[0]) if row else 0
+
+        return await self._run(pending)
+
+    async def index_history(self, world_id: str, rows: list[HistoryRow], pending: int) -> None:
+        def index(db: sqlite3.Connection) -> None:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                _write_history(db, world_id, rows)
+                db.execute(
+                    "UPDATE worlds SET history_pending = 0 WHERE id = ? AND history_pending = ?",
+                    (world_id, pending),
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+        await self._run(index)
+
 
 def _migrate(db: sqlite3.Connection) -> None:
     current = int(db.execute("PRAGMA user_version").fetchone()[0])
@@ -851,6 +1043,7 @@ def _commit(db: sqlite3.Connection, batch: CommitBatch, *, wait: bool = True) ->
                     _emits_text(batch.emits),
                 ),
             )
+        _write_history(db, batch.world_id, batch.history)
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")
