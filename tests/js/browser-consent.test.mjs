@@ -4,17 +4,13 @@
 // it off and the card says so. The fake Foundry page loads the module's real scripts and a
 // real bridge; the player is a real Socket.IO client. Screenshots go to tests/artifacts.
 import assert from "node:assert/strict";
-import { createReadStream } from "node:fs";
-import { mkdir, stat } from "node:fs/promises";
-import http from "node:http";
+import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { chromium } from "playwright-core";
 import { addWorld, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
+import { ARTIFACTS, launchChromium, serveRepo } from "./support/browser-page.mjs";
 import { REPO } from "./support/node-foundry.mjs";
 
-const ARTIFACTS = path.join(REPO, "tests/artifacts");
-const TYPES = { ".html": "text/html", ".mjs": "text/javascript", ".js": "text/javascript", ".css": "text/css", ".json": "application/json", ".hbs": "text/plain" };
 const ANN = "pagePlayerAnn001";
 
 let bridge;
@@ -29,25 +25,12 @@ before(async () => {
   const port = await freePort();
   world = await addWorld(dataDir, "browser-consent", "Browser Consent");
   bridge = await startBridge({ dataDir, port });
-  server = http.createServer(async (req, res) => {
-    const rel = decodeURIComponent(new URL(req.url, "http://x").pathname);
-    const file = path.join(REPO, rel);
-    if (!file.startsWith(REPO + path.sep) || rel.includes("..")) return res.writeHead(403).end();
-    try {
-      if (!(await stat(file)).isFile()) throw new Error("not a file");
-      res.writeHead(200, { "content-type": TYPES[path.extname(file)] ?? "application/octet-stream" });
-      createReadStream(file).pipe(res);
-    } catch {
-      res.writeHead(404).end();
-    }
-  });
+  server = serveRepo();
+
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   const q = new URLSearchParams({ bridge: bridge.url, world: world.id, key: world.key });
   pageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${q}`;
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-quic", "--no-first-run", "--disable-sync"]
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

@@ -1,25 +1,17 @@
 // Headless Chromium: the fake Foundry page loads the module's real scripts, connects to a real
 // bridge, and a user clicks the roll control, answers the dialog and sees the card in chat.
 import assert from "node:assert/strict";
-import { createReadStream } from "node:fs";
-import { mkdir, stat } from "node:fs/promises";
 import { execFile } from "node:child_process";
-import { readFile } from "node:fs/promises";
-import http from "node:http";
-import https from "node:https";
+import { mkdir, readFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { chromium } from "playwright-core";
 import { addWorld, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
 import { startFoundryServer } from "./support/foundry-server.mjs";
+import { ARTIFACTS, VENDOR_URL, launchChromium, serveRepo } from "./support/browser-page.mjs";
 import { REPO } from "./support/node-foundry.mjs";
 
-const ARTIFACTS = path.join(REPO, "tests/artifacts");
-const TYPES = { ".html": "text/html", ".mjs": "text/javascript", ".js": "text/javascript", ".css": "text/css", ".json": "application/json", ".hbs": "text/plain" };
 
-const VENDOR_URL = "/foundry-module/scripts/vendor/socket.io.esm.min.js";
-const VENDOR_FILE = path.join(REPO, "node_modules/socket.io-client/dist/socket.io.esm.min.js");
 
 let bridge;
 let server;
@@ -36,22 +28,6 @@ let stressPageUrl;
 let foundryServer;
 let relayPage;
 
-function serveRepo(tls = null) {
-  const serve = tls ? (handler) => https.createServer(tls, handler) : (handler) => http.createServer(handler);
-  return serve(async (req, res) => {
-    const rel = decodeURIComponent(new URL(req.url, "http://x").pathname);
-    // As in the zip the bridge builds: the socket.io-client ESM build as the module's vendor file.
-    const file = rel === VENDOR_URL ? VENDOR_FILE : path.join(REPO, rel);
-    if (!file.startsWith(REPO + path.sep) || rel.includes("..")) return res.writeHead(403).end();
-    try {
-      if (!(await stat(file)).isFile()) throw new Error("not a file");
-      res.writeHead(200, { "content-type": TYPES[path.extname(file)] ?? "application/octet-stream" });
-      createReadStream(file).pipe(res);
-    } catch {
-      res.writeHead(404).end();
-    }
-  });
-}
 
 before(async () => {
   await mkdir(ARTIFACTS, { recursive: true });
@@ -89,10 +65,7 @@ before(async () => {
   const base = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html`;
   relayPage = (user, key) => `${base}?${new URLSearchParams({ bridge: bridge.url, world: relayWorld.id, foundry: foundryServer.url, user, ...(key ? { key } : {}) })}`;
   relayPage.gmKey = relayWorld.key;
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-quic", "--no-first-run", "--disable-sync"]
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {
@@ -973,11 +946,7 @@ test("an https Foundry page: loopback's ws:// is allowed, another host's ws:// i
   const tlsServer = serveRepo({ key: await readFile(path.join(dir, "key.pem")), cert: await readFile(path.join(dir, "cert.pem")) });
   await new Promise((r) => tlsServer.listen(0, "127.0.0.1", r));
   // "bridge.test" names the same loopback bridge, but to the browser it is another machine.
-  const strict = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run",
-      "--host-resolver-rules=MAP bridge.test 127.0.0.1"]
-  });
+  const strict = await launchChromium(["--host-resolver-rules=MAP bridge.test 127.0.0.1"]);
   try {
     const context = await strict.newContext({ ignoreHTTPSErrors: true, viewport: { width: 900, height: 500 } });
     const pageFor = async (bridgeUrl) => {
