@@ -28,12 +28,13 @@ memory per idle client, the rules engine alone, the aggregate rate of 1 and 2 br
 processes on one Redis, and the history flood (issue 26; ``history_flood``, bench/
 history_flood.py): another world's GM's latency, quiet and while six players of one world
 send history reads at the rate limit (the target: p99 within 2x of quiet). JSON goes to
-bench/results.json (with each part's duration); ``--profile`` adds py-spy's top entries for
-rungs 1b-4 and the 100-world run when py-spy is installed. GC figures are the server's own
-collections in the run's window: ``gc_max_pause_ms`` is wall time (it includes waiting for a
-core on a busy machine), ``gc_max_pause_cpu_ms`` the CPU the collection used. The ladder's
-"loop" column is the share of the server's CPU spent on its event loop's thread (the rest
-ran on the SQLite store's worker thread and executors).
+bench/results/ (git-ignored; a file per run, named by its start, with each part's duration;
+the figures worth keeping are the README's bench table); ``--profile`` adds py-spy's top
+entries for rungs 1b-4 and the 100-world run when py-spy is installed. GC figures are the
+server's own collections in the run's window: ``gc_max_pause_ms`` is wall time (it includes
+waiting for a core on a busy machine), ``gc_max_pause_cpu_ms`` the CPU the collection used.
+The ladder's "loop" column is the share of the server's CPU spent on its event loop's thread
+(the rest ran on the SQLite store's worker thread and executors).
 
 Each bridge connection says hello once connected, as the module does; a world the bridge
 has not cached is loaded there. That is set-up, outside the measured window: the growth
@@ -94,6 +95,9 @@ from bridge.store.redis import RedisStore
 from bridge.store.sqlite import SQLiteStore
 
 DB_NAME = "bridge.sqlite3"
+# Measurements stay out of the product: each run's JSON goes here (git-ignored); the figures
+# worth keeping are the README's bench table.
+RESULTS_DIR = PROJECT_ROOT / "bench" / "results"
 
 
 @dataclass(frozen=True)
@@ -1284,7 +1288,11 @@ def stolen(run: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench")
     parser.add_argument("--quick", action="store_true", help="about a minute: one repetition")
-    parser.add_argument("--out", default=str(PROJECT_ROOT / "bench" / "results.json"))
+    parser.add_argument(
+        "--out",
+        help="where the JSON goes (default: a file per run in bench/results/, git-ignored, "
+        "named by the run's start)",
+    )
     parser.add_argument(
         "--profile",
         action="store_true",
@@ -1367,10 +1375,17 @@ def main() -> None:
             began = time.monotonic()
             results[RESULT_KEYS.get(part, part)] = run()
             timings[part] = round(time.monotonic() - began, 1)
-    Path(args.out).write_text(json.dumps(results, indent=1))
+    out = Path(args.out) if args.out else results_file(results["started"])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=1))
     print_table(results)
     shown = ", ".join(f"{part} {seconds:.0f}s" for part, seconds in timings.items())
-    print(f"\nwrote {args.out} ({shown})")
+    print(f"\nwrote {out} ({shown})")
+
+
+def results_file(started: str) -> Path:
+    """A run's own file in the git-ignored results folder, named by its start (UTC)."""
+    return RESULTS_DIR / f"{started.replace(':', '').replace('-', '')}.json"
 
 
 @contextmanager
