@@ -129,6 +129,8 @@ def _side(state: WorldState, side: Side, ruleset: Ruleset) -> View:
         "dangerous": side.dangerous,
         "passed": side.passed,
         "fate_points": None if leader is None or leader.is_npc else leader.fate_points,
+        "stunts": list(roll.stunts),
+        "full_defense": roll.defense_bonus > 0,
     }
 
 
@@ -339,6 +341,7 @@ def action_card(
         "event_seq": event_seq,
         "event_hash": event_hash,
         "invoke_odds": _invoke_odds(action, ruleset) if action.state == "invoking" else None,
+        "stress_rule": action.stress_rule or None,
     }
 
 
@@ -391,6 +394,7 @@ def _slots(character: Character, state: WorldState) -> list[View]:
             "severity": s.severity,
             "name": state.aspects[s.aspect_id].name if s.aspect_id in state.aspects else None,
             "status": s.status,
+            "harm": s.harm,
         }
         for s in character.consequences
     ]
@@ -673,6 +677,27 @@ def conflict_view(conflict: Conflict, state: WorldState) -> View:
         ],
         "state": conflict.state,
         "winner": conflict.winner,
+        "order_method": conflict.order_method or "ranked",
+        "current": conflict.current,
+        "acted": list(conflict.acted),
+        "full_defense": list(conflict.full_defense),
+        "conceded": list(conflict.conceded),
+        "clears_stress": conflict.clears_stress,
+    }
+
+
+def rules_info(ruleset: Ruleset, state: WorldState) -> View:
+    """``protocol.RulesetInfo``: what the module shows and offers under this ruleset."""
+    return {
+        "id": ruleset.id,
+        "title": ruleset.title,
+        "conflicts": ruleset.conflicts,
+        "ratings": ruleset.ratings,
+        "turn_order": ruleset.turn_order if ruleset.conflicts else None,
+        "full_defense": ruleset.full_defense == "always"
+        or (ruleset.full_defense == "option" and state.settings.full_defense),
+        "stress_rule": ruleset.stress_rule,
+        "stunts_chosen": ruleset.stunts_chosen,
     }
 
 
@@ -693,8 +718,12 @@ def _build_scene_state(state: WorldState) -> View:
     scene = state.scene
     return {
         "ruleset": state.ruleset,
+        "rules": rules_info(ruleset, state),
         "scene": {"number": scene.number, "session": scene.session, "scenario": scene.scenario},
-        "settings": {"trust_player_ratings": state.settings.trust_player_ratings},
+        "settings": {
+            "trust_player_ratings": state.settings.trust_player_ratings,
+            "full_defense": state.settings.full_defense,
+        },
         "gm_fate_points": state.gm_fate_points,
         "aspects": _entries(state, lambda a: a.kind in ("situation", "boost")),
         "contests": [contest_view(c, state, ruleset) for c in state.contests.values()],

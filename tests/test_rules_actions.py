@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bridge.rules import actions, history
+from bridge.rules import actions, history, scene
 from bridge.rules.actions import (
     AbsorbCommand,
     ChoiceValue,
@@ -366,18 +366,25 @@ def test_r5_2_create_advantage_tie_gives_a_boost_instead() -> None:
 
 
 def test_r5_2_create_advantage_fumble_choices() -> None:
-    # R5.2: fail; an unintended aspect the GM names with no free invokes; or a serious cost
-    # (Decision: the aspect is then placed with one free invoke); the GM may gift a free invoke.
+    # R5.2: fail; an aspect not what the actor intended, which the actor chooses and
+    # describes (the GM may rename it) with no free invokes; or a serious cost (Decision:
+    # the aspect is then placed with one free invoke); the GM may gift a free invoke.
     unintended = Table(world())
     create_advantage(unintended, (-1, -1, 0, 0))
     assert unintended.action().pending_choice == "advantage_fumble"
     refused(
         "forbidden",
-        lambda: choose(unintended, "unintended_aspect", PAUL, aspect_name="Creaking Noise"),
+        lambda: choose(unintended, "unintended_aspect", ANNA, aspect_name="Creaking Noise"),
     )
-    choose(unintended, "unintended_aspect", GM_USER, aspect_name="Creaking Noise")
+    refused("invalid", lambda: choose(unintended, "unintended_aspect", PAUL))
+    choose(unintended, "unintended_aspect", PAUL, aspect_name="Creaking Noise")
     assert aspect_named(unintended, "Creaking Noise").free_invokes == {}
     aspect_id = aspect_named(unintended, "Creaking Noise").id
+    # R5.2: the GM may rename it.
+    unintended.run(
+        lambda s: scene.edit_aspect(s, GM_USER, "edit", aspect_id=aspect_id, name="Loud Creak")
+    )
+    assert unintended.state.aspects[aspect_id].name == "Loud Creak"
     unintended.run(lambda s: actions.gift_free_invoke(s, "a1", aspect_id, "g", GM_USER))
     assert unintended.state.aspects[aspect_id].free_invokes == {"g": 1}
     refused(

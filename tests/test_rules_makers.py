@@ -247,6 +247,7 @@ def test_a_declared_action_filled_in_place_is_the_record_the_class_builds(
         "proposal": proposal,
         "participants": participants,
         "consents": (),
+        "stress_rule": "one_box" if action_type == "attack" else "",
     }
     built = Action(
         **computed,

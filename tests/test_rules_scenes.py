@@ -6,7 +6,7 @@ from bridge.rules import actions, challenge, conflict, contest, fate
 from bridge.rules.actions import Helper, Principal, StartAction
 from bridge.rules.dice import Roll
 from bridge.rules.engine import SheetSlot
-from bridge.rules.ruleset import FATE_CONDENSED, UNWRITTEN
+from bridge.rules.ruleset import FATE_ACCELERATED, UNWRITTEN
 from bridge.rules.scene import end_scene
 from bridge.rules.state import Contest, ContestSide, ExchangeRoll, Zone
 from tests.rules_fixtures import (
@@ -295,7 +295,7 @@ def fc_cast() -> Table:
     ally = sheet("m", "Margot", owners=["anna"], skills={"Quick": 2, "Careful": 3})
     boss = sheet("g", "Ghoul", skills={"Quick": 3})
     minion = sheet("z", "Zombie", skills={"Quick": 0})
-    return Table(world(hero, ally, boss, minion, ruleset=FATE_CONDENSED))
+    return Table(world(hero, ally, boss, minion, ruleset=FATE_ACCELERATED))
 
 
 SIDES = [
@@ -305,12 +305,12 @@ SIDES = [
 
 
 def test_r11_3_turn_order_with_ties_and_grouped_npcs() -> None:
-    # R11.3: physical by Quick, highest first; ties broken by the GM; NPCs grouped at
-    # their best NPC's place.
+    # R11.3, R13.5 (Fate Accelerated, seed 003): physical by Quick, highest first; ties
+    # broken by the GM; NPCs grouped at their best NPC's place.
     table = fc_cast()
     table.run(
         lambda s: conflict.start_conflict(
-            s, "Graveyard", "physical", SIDES, GM_USER, FATE_CONDENSED, group_npcs=True
+            s, "Graveyard", "physical", SIDES, GM_USER, FATE_ACCELERATED, group_npcs=True
         )
     )
     c = next(iter(table.state.conflicts.values()))
@@ -325,7 +325,7 @@ def test_r11_3_turn_order_with_ties_and_grouped_npcs() -> None:
     mental = fc_cast()
     mental.run(
         lambda s: conflict.start_conflict(
-            s, "Seance", "mental", SIDES, GM_USER, FATE_CONDENSED, tie_break=["g"]
+            s, "Seance", "mental", SIDES, GM_USER, FATE_ACCELERATED, tie_break=["g"]
         )
     )
     m = next(iter(mental.state.conflicts.values()))
@@ -342,7 +342,7 @@ def test_r11_3_exchanges_skip_the_fallen_and_end_with_one_side() -> None:
             "physical",
             SIDES,
             GM_USER,
-            FATE_CONDENSED,
+            FATE_ACCELERATED,
             tie_break=["b", "g"],
             zones=[
                 Zone(name="Gate", adjacent=("Crypt",)),
@@ -369,7 +369,7 @@ def test_r11_3_exchanges_skip_the_fallen_and_end_with_one_side() -> None:
     assert c.state == "ended" and c.winner == "s1"
 
 
-def test_r11_3_conflicts_belong_to_fate_condensed() -> None:
+def test_r11_3_conflicts_belong_to_the_fate_rulesets() -> None:
     table = Table(world())
     refused(
         "not_in_ruleset",

@@ -77,7 +77,7 @@ async def test_r2_1_the_world_setting_lets_a_table_trust_its_players_ratings(
     bad = await gm.send("world.settings", trust_danger=True)
     assert bad["error"]["code"] == "invalid"
     scene = await gm.ok("world.settings", trust_player_ratings=True)
-    assert scene["settings"] == {"trust_player_ratings": True}
+    assert scene["settings"] == {"trust_player_ratings": True, "full_defense": False}
     emitted = await gm.wait_for(
         "scene.state", lambda e: e["state"]["settings"]["trust_player_ratings"]
     )

@@ -58,6 +58,10 @@ class WorldSync(Inbound):
     since: Seq = 0
 
 
+StuntNames = Annotated[list[Name], Field(max_length=20)]
+"""R13.8: stunts a roll names (checked by the rules: the roller's, matching, once each)."""
+
+
 class StuntData(Inbound):
     """A stunt's bonus: +``bonus`` to ``skill`` on the listed actions (all when empty)."""
 
@@ -78,6 +82,8 @@ class ConsequenceSlotData(Inbound):
     id: Identifier
     severity: Annotated[int, Field(ge=1, le=12)]
     name: Name | None = None
+    # R13.3: the extra mild slot of Physique or Will at Superb takes only this harm.
+    harm: HarmKindName | None = None
 
 
 class StressBoxData(Inbound):
@@ -210,6 +216,8 @@ class ActionStart(Inbound):
     description: Text | None = None
     # R11.3: an attack's kind of harm; in a conflict it must be the conflict's (the default).
     attack_kind: HarmKindName | None = None
+    # R13.8: the actor's stunts that apply to this roll, by name (each once).
+    stunts: StuntNames | None = None
 
 
 class ActionRef(Inbound):
@@ -222,9 +230,11 @@ class ActionRoll(ActionRef):
 
 
 class ActionOppose(ActionRef):
-    """R2.2: the active opposer rolls ``skill`` before the actor rolls."""
+    """R2.2: the active opposer rolls ``skill`` before the actor rolls; R13.8 with the
+    stunts of its that apply."""
 
     skill: Name
+    stunts: StuntNames | None = None
 
 
 class ActionInvoke(ActionRef):
@@ -363,6 +373,15 @@ class WorldSettingsIn(Inbound):
 
     request_id: RequestId
     trust_player_ratings: bool | None = None
+    # R13.7: Fate Condensed's optional full defense.
+    full_defense: bool | None = None
+
+
+class WorldRuleset(Inbound):
+    """GM: R13.9, the rules the world plays from now on (between procedures only)."""
+
+    request_id: RequestId
+    ruleset: Annotated[str, StringConstraints(min_length=1, max_length=40)]
 
 
 class SceneRead(Inbound):
@@ -466,6 +485,8 @@ class ConflictStart(Inbound):
     order_skill: Name | None = None
     group_npcs: bool = False
     tie_break: Annotated[list[Identifier], Field(max_length=60)] = []
+    # R13.5, elective order (Fate Condensed): who opens.
+    first_id: Identifier | None = None
 
 
 class ConflictRef(Inbound):
@@ -478,7 +499,21 @@ class ConflictOrder(ConflictRef):
 
 
 class ConflictNext(ConflictRef):
-    """Hand the turn on."""
+    """Hand the turn on; R13.5 elective order: to ``next_id``."""
+
+    next_id: Identifier | None = None
+
+
+class ConflictCharacter(ConflictRef):
+    character_id: Identifier
+
+
+class ConflictFullDefense(ConflictCharacter):
+    """R13.7: on its turn, instead of acting, +2 on defend rolls until its next turn."""
+
+
+class ConflictConcede(ConflictCharacter):
+    """R13.6: out of the conflict now; paid 1 + its consequences when the conflict ends."""
 
 
 class ConflictMove(ConflictRef):
@@ -543,6 +578,7 @@ class ActionOdds(Inbound):
     skill: Name
     helpers: Annotated[list[HelperIn], Field(max_length=12)] = []
     opposition: Annotated[int, Field(ge=-20, le=40)]
+    stunts: StuntNames | None = None
 
 
 class WorldVerify(Inbound):
@@ -641,6 +677,7 @@ INTENTS: dict[str, type[Inbound]] = {
     "scene.aspect": SceneAspect,
     "scene.read": SceneRead,
     "world.settings": WorldSettingsIn,
+    "world.ruleset": WorldRuleset,
     "contest.start": ContestStart,
     "contest.roll": ContestRoll,
     "contest.advantage": ContestAdvantage,
@@ -655,6 +692,8 @@ INTENTS: dict[str, type[Inbound]] = {
     "conflict.next": ConflictNext,
     "conflict.move": ConflictMove,
     "conflict.end": ConflictEnd,
+    "conflict.full_defense": ConflictFullDefense,
+    "conflict.concede": ConflictConcede,
     "fate.compel": FateCompel,
     "fate.compel_answer": FateCompelAnswer,
     "fate.spend": FateSpend,

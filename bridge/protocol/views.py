@@ -82,6 +82,10 @@ class CardSide(Outbound):
     dangerous: bool
     passed: bool
     fate_points: int | None
+    # R13.8: the stunts this roll named (their bonus is ``stunt_bonus``).
+    stunts: list[str] = []
+    # R13.7: +2 of full defense on this defend roll (in the total).
+    full_defense: bool = False
 
 
 class CardInvoke(Outbound):
@@ -254,6 +258,10 @@ class ActionCard(Outbound):
     event_hash: str
     # In the invoke phase: what a +2 or a reroll would change, for each side (invoke picker).
     invoke_odds: InvokeOddsView | None = None
+    # R13.2: how many boxes an attack's hit may mark ("ones": any number of one-shift
+    # boxes, a bigger box alone; "one_box": one, the smallest free box that fits); None
+    # for other actions and attacks from before R13 (each box absorbs its value).
+    stress_rule: Literal["ones", "one_box"] | None = None
 
 
 class ContestSideView(Outbound):
@@ -360,6 +368,18 @@ class ConflictView(Outbound):
     zones: list[ZoneView]
     state: Literal["open", "ended"]
     winner: str | None
+    # R13.5: ranked by rating, or elective (whoever acted picks who is next).
+    order_method: Literal["ranked", "elective"] = "ranked"
+    # Whose turn it is while the conflict is open.
+    current: str | None = None
+    # Elective order: who has acted this exchange.
+    acted: list[str] = []
+    # R13.7: who is in full defense until its next turn.
+    full_defense: list[str] = []
+    # R13.6: who conceded (paid when the conflict ends).
+    conceded: list[str] = []
+    # R13.4: the conflict's end clears its members' stress (Fate Core).
+    clears_stress: bool = False
 
 
 class CompelView(Outbound):
@@ -381,12 +401,28 @@ class WorldSettingsView(Outbound):
     """The table's settings (``world.settings``)."""
 
     trust_player_ratings: bool
+    # R13.7: Fate Condensed's optional full defense is on.
+    full_defense: bool = False
+
+
+class RulesetInfo(Outbound):
+    """What the module needs to know of the world's ruleset (R13)."""
+
+    id: str
+    title: str
+    conflicts: bool
+    ratings: Literal["skills", "approaches"]
+    turn_order: Literal["ranked", "elective"] | None
+    full_defense: bool
+    stress_rule: Literal["ones", "one_box"] | None
+    stunts_chosen: bool
 
 
 class SceneState(Outbound):
     """Everything the GM's scene panel and the players' view show."""
 
     ruleset: str
+    rules: RulesetInfo
     scene: SceneInfo
     settings: WorldSettingsView
     gm_fate_points: int
@@ -463,6 +499,8 @@ class SlotState(Outbound):
     severity: int
     name: str | None
     status: Literal["fresh", "addressed", "recovering"]
+    # R13.3: an extra mild slot takes only this kind of harm (None: any).
+    harm: HarmKindName | None = None
 
 
 class StressBoxView(Outbound):
@@ -605,6 +643,7 @@ class HelloData(Outbound):
     hostile_invokes: bool
     # Players: write this into your User's flag ``fate-bridge.bindNonce`` to be bound.
     bind_nonce: str | None = None
+    rules: RulesetInfo | None = None
 
 
 class StoredEmit(Outbound):
@@ -729,6 +768,13 @@ class CharacterSummary(Outbound):
     overwhelmed: bool
     consequences: list[SlotState]
     stress: list[StressTrackView]
+
+
+class WorldRulesetData(Outbound):
+    ruleset: str
+    # False when the world already played this ruleset.
+    changed: bool
+    rules: RulesetInfo
 
 
 class WorldStateData(Outbound):
@@ -866,6 +912,7 @@ RESULTS: dict[str, type[Outbound]] = {
     "challenge.roll": ActionData,
     "challenge.advantage": ActionData,
     "world.settings": SceneState,
+    "world.ruleset": WorldRulesetData,
     "fate.compel": SceneState,
     "fate.compel_answer": SceneState,
     "fate.spend": WorldStateData,

@@ -1,4 +1,4 @@
-"""Conflicts (R11.3, Fate Condensed): zones, turn order, exchanges, one side left."""
+"""Conflicts (R11.3, R13.5-R13.7): zones, turn order, exchanges, one side left."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from bridge.rules.errors import RuleViolation
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import Character, Conflict, ConflictSide, WorldState, Zone
+from bridge.rules.turns import close, conflict_of, end_if_decided, standing_sides
 
 
 @dataclass(frozen=True)
@@ -27,13 +28,21 @@ def turn_order(
     *,
     group_npcs: bool,
     tie_break: Sequence[str] = (),
+    tie_skills: Sequence[str] = (),
 ) -> tuple[tuple[str, ...], dict[str, int], tuple[tuple[str, ...], ...]]:
-    """R11.3: highest first; ties broken by the GM's ``tie_break`` order, then by name.
+    """R11.3: highest first; R13.5: ties broken by ``tie_skills`` in turn (Fate Core:
+    Athletics then Physique, or Rapport then Will), then by the GM's ``tie_break``
+    order, then by name.
 
     With ``group_npcs`` every NPC acts at its best NPC's place, together. Returns
     the order, each character's effective rating, and the groups still tied.
     """
     rating = {c.id: c.skills.get(skill, 0) for c in characters}
+    by_id = {c.id: c for c in characters}
+
+    def tie_values(head: str) -> tuple[int, ...]:
+        return tuple(-by_id[head].skills.get(s, 0) for s in tie_skills)
+
     preference = {cid: n for n, cid in enumerate(tie_break)}
     npcs = [c for c in characters if c.is_npc] if group_npcs else []
     entries: list[tuple[int, str, tuple[str, ...]]] = []
@@ -46,18 +55,24 @@ def turn_order(
         entries.append((best, block[0], block))
         for member in block:
             rating[member] = best
-    by_id = {c.id: c for c in characters}
 
-    def key(entry: tuple[int, str, tuple[str, ...]]) -> tuple[int, int, str]:
+    def key(
+        entry: tuple[int, str, tuple[str, ...]],
+    ) -> tuple[int, tuple[int, ...], int, str]:
         value, head, _ = entry
-        return (-value, preference.get(head, len(preference)), by_id[head].name)
+        return (
+            -value,
+            tie_values(head),
+            preference.get(head, len(preference)),
+            by_id[head].name,
+        )
 
     entries.sort(key=key)
     order = tuple(member for _, _, block in entries for member in block)
     ties: list[tuple[str, ...]] = []
-    values = sorted({e[0] for e in entries}, reverse=True)
-    for value in values:
-        heads = [e[1] for e in entries if e[0] == value]
+    groups = sorted({(e[0], tie_values(e[1])) for e in entries}, key=lambda g: (-g[0], g[1]))
+    for value, tied in groups:
+        heads = [e[1] for e in entries if e[0] == value and tie_values(e[1]) == tied]
         if len(heads) > 1 and not all(h in preference for h in heads):
             ties.append(tuple(heads))
     return order, rating, tuple(ties)
@@ -76,7 +91,11 @@ def start_conflict(
     order_skill: str | None = None,
     group_npcs: bool = False,
     tie_break: Sequence[str] = (),
+    first_id: str | None = None,
 ) -> list[Event]:
+    """R11.3, R13.5: the GM starts a conflict; its order is ranked by the ruleset's skill
+    for its kind (``order_skill`` overrides it), or elective (Fate Condensed), opened by
+    ``first_id`` (default: the first member of the first side)."""
     if not principal.is_gm:
         raise RuleViolation("forbidden", "Only the GM may start a conflict.")
     if not ruleset.conflicts:
@@ -110,8 +129,34 @@ def start_conflict(
     for who, where in placed.items():
         if where not in zone_names or who not in {m.id for m in members}:
             raise RuleViolation("invalid", f"Can't place {who!r} in {where!r}.", "positions")
-    skill = order_skill or ruleset.turn_order_skills[kind]
-    order, ratings, ties = turn_order(members, skill, group_npcs=group_npcs, tie_break=tie_break)
+    for joining in members:
+        if conflict_of(draft, joining.id) is not None:
+            raise RuleViolation("invalid", f"{joining.name} is already in a conflict.", "sides")
+    elective = ruleset.turn_order == "elective" and order_skill is None
+    turn = 0
+    if elective:
+        # R13.5 (Condensed): no ratings; whoever opens, then whoever acted picks.
+        order = tuple(m.id for m in members)
+        ratings: dict[str, int] = {}
+        ties: tuple[tuple[str, ...], ...] = ()
+        skill = ""
+        if first_id is not None:
+            if first_id not in order:
+                raise RuleViolation("invalid", "Whoever opens must be in the conflict.", "first_id")
+            turn = order.index(first_id)
+    else:
+        if first_id is not None:
+            raise RuleViolation(
+                "invalid", "The turn order is by rating here: nobody picks who opens.", "first_id"
+            )
+        skill = order_skill or ruleset.turn_order_skills[kind]
+        order, ratings, ties = turn_order(
+            members,
+            skill,
+            group_npcs=group_npcs,
+            tie_break=tie_break,
+            tie_skills=() if order_skill else ruleset.turn_tie_skills.get(kind, ()),
+        )
     conflict = Conflict(
         id=draft.new_id("conflict"),
         name=name,
@@ -126,6 +171,9 @@ def start_conflict(
         order=order,
         ratings=ratings,
         ties=ties,
+        turn=turn,
+        order_method="elective" if elective else "",
+        clears_stress=ruleset.stress_clears == "conflict",
     )
     draft.put_conflict(conflict)
     return draft.events()
@@ -163,25 +211,33 @@ def _active(draft: Draft, character_id: str) -> bool:
     return not draft.character(character_id).overwhelmed
 
 
-def _ended(draft: Draft, conflict: Conflict) -> Conflict:
-    standing = [s for s in conflict.sides if any(_active(draft, m) for m in s.members)]
-    if len(standing) <= 1:
-        return conflict.model_copy(
-            update={"state": "ended", "winner": standing[0].id if standing else None}
-        )
-    return conflict
-
-
-def next_turn(state: WorldState, conflict_id: str, principal: Principal) -> list[Event]:
-    """Hand the turn on, skipping anyone out of the conflict; a new exchange wraps around.
+def next_turn(
+    state: WorldState,
+    conflict_id: str,
+    principal: Principal,
+    next_id: str | None = None,
+) -> list[Event]:
+    """Hand the turn on. Ranked (R11.3): to the next in order still in, a new exchange
+    wrapping around. Elective (R13.5): to ``next_id``, picked by whoever acted (the GM for
+    an NPC) among those who have not acted this exchange; once all have, whoever acted
+    last picks who opens the next. R13.7: full defense ends when its taker's turn comes.
     The conflict ends when only one side still has characters in it."""
     draft = Draft(state, "conflict.next")
     conflict = _conflict(draft, conflict_id)
     current = draft.character(conflict.order[conflict.turn])
     if not (principal.is_gm or may_control(principal, current)):
         raise RuleViolation("forbidden", f"It is {current.name}'s turn.", "conflict_id")
-    conflict = _ended(draft, conflict)
-    if conflict.state == "open":
+    standing = standing_sides(draft, conflict)
+    if len(standing) <= 1:
+        close(draft, conflict, standing[0] if standing else None)
+        return draft.events()
+    if conflict.order_method == "elective":
+        conflict = _elective_next(draft, conflict, current, next_id)
+    else:
+        if next_id is not None:
+            raise RuleViolation(
+                "invalid", "The turn order is by rating here: nobody picks who is next.", "next_id"
+            )
         turn, exchange = conflict.turn, conflict.exchange
         for _ in range(len(conflict.order)):
             turn += 1
@@ -190,8 +246,105 @@ def next_turn(state: WorldState, conflict_id: str, principal: Principal) -> list
             if _active(draft, conflict.order[turn]):
                 break
         conflict = conflict.model_copy(update={"turn": turn, "exchange": exchange})
+    upcoming = conflict.order[conflict.turn]
+    if upcoming in conflict.full_defense:
+        defending = tuple(c for c in conflict.full_defense if c != upcoming)
+        conflict = conflict.model_copy(update={"full_defense": defending})
     draft.put_conflict(conflict)
     return draft.events()
+
+
+def _elective_next(
+    draft: Draft, conflict: Conflict, current: Character, next_id: str | None
+) -> Conflict:
+    acted = conflict.acted if current.id in conflict.acted else (*conflict.acted, current.id)
+    still_in = [c for c in conflict.order if _active(draft, c)]
+    waiting = [c for c in still_in if c not in acted]
+    exchange = conflict.exchange
+    if not waiting:
+        acted, waiting, exchange = (), still_in, exchange + 1
+    if next_id is None:
+        names = ", ".join(draft.character(c).name for c in waiting)
+        raise RuleViolation("invalid", f"Pick who goes next: {names}.", "next_id")
+    if next_id not in waiting:
+        raise RuleViolation(
+            "invalid",
+            "Pick someone still in the conflict who has not acted this exchange."
+            if next_id in still_in
+            else "Pick someone still in the conflict.",
+            "next_id",
+        )
+    return conflict.model_copy(
+        update={"turn": conflict.order.index(next_id), "acted": acted, "exchange": exchange}
+    )
+
+
+def full_defense(
+    state: WorldState,
+    conflict_id: str,
+    character_id: str,
+    principal: Principal,
+    ruleset: Ruleset,
+) -> list[Event]:
+    """R13.7: on its turn, instead of acting, a character takes +2 on every defend roll
+    until its next turn (Fate Core; Fate Condensed when the world turned it on)."""
+    draft = Draft(state, "conflict.full_defense")
+    if not (
+        ruleset.full_defense == "always"
+        or (ruleset.full_defense == "option" and state.settings.full_defense)
+    ):
+        raise RuleViolation(
+            "not_in_ruleset",
+            f"{ruleset.title} plays without full defense"
+            + (" unless the GM turns it on." if ruleset.full_defense == "option" else "."),
+            "conflict_id",
+        )
+    conflict = _conflict(draft, conflict_id)
+    character = _member(draft, conflict, character_id)
+    if not may_control(principal, character):
+        raise RuleViolation("forbidden", f"You may not act for {character.name}.", "character_id")
+    if conflict.current != character_id and not principal.is_gm:
+        raise RuleViolation(
+            "not_your_turn", f"{character.name} takes full defense on its own turn.", "character_id"
+        )
+    if character_id in conflict.full_defense:
+        raise RuleViolation(
+            "invalid", f"{character.name} is already in full defense.", "character_id"
+        )
+    draft.put_conflict(
+        conflict.model_copy(update={"full_defense": (*conflict.full_defense, character_id)})
+    )
+    return draft.events()
+
+
+def concede(
+    state: WorldState, conflict_id: str, character_id: str, principal: Principal
+) -> list[Event]:
+    """R13.6: the character's owner (or the GM) concedes: it is out of the conflict at
+    once, and when the conflict ends it gets one fate point plus one per consequence it
+    took in it. The conflict ends at once if only one side is left."""
+    draft = Draft(state, "conflict.concede")
+    conflict = _conflict(draft, conflict_id)
+    character = _member(draft, conflict, character_id)
+    if not may_control(principal, character):
+        raise RuleViolation(
+            "forbidden", f"You may not concede for {character.name}.", "character_id"
+        )
+    if character.overwhelmed:
+        raise RuleViolation(
+            "invalid", f"{character.name} is already out of the conflict.", "character_id"
+        )
+    draft.put_conflict(conflict.model_copy(update={"conceded": (*conflict.conceded, character_id)}))
+    draft.put_character(character.model_copy(update={"overwhelmed": True, "overwhelmed_by": None}))
+    end_if_decided(draft, character_id)
+    return draft.events()
+
+
+def _member(draft: Draft, conflict: Conflict, character_id: str) -> Character:
+    character = draft.characters.get(character_id)
+    if character is None or character_id not in conflict.order:
+        raise RuleViolation("invalid", "That character is not in this conflict.", "character_id")
+    return character
 
 
 def move(
@@ -232,12 +385,11 @@ def move(
 
 
 def end_conflict(state: WorldState, conflict_id: str, principal: Principal) -> list[Event]:
+    """The GM ends a conflict: the side still standing wins when only one is left."""
     if not principal.is_gm:
         raise RuleViolation("forbidden", "Only the GM may end a conflict.")
     draft = Draft(state, "conflict.end")
     conflict = _conflict(draft, conflict_id)
-    ended = _ended(draft, conflict)
-    draft.put_conflict(
-        ended if ended.state == "ended" else ended.model_copy(update={"state": "ended"})
-    )
+    standing = standing_sides(draft, conflict)
+    close(draft, conflict, standing[0] if len(standing) == 1 else None)
     return draft.events()

@@ -5,7 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bridge.rules.draft import Draft
-from bridge.rules.state import Aspect, Character, ConsequenceSlot, Effect, HarmKind
+from bridge.rules.state import (
+    Aspect,
+    Character,
+    ConsequenceSlot,
+    Effect,
+    HarmKind,
+    StressRuleName,
+)
+from bridge.rules.turns import end_if_decided, note_consequence
 
 SEVERITY_NAMES = {2: "mild", 4: "moderate", 6: "severe"}
 
@@ -14,9 +22,14 @@ def severity_name(severity: int) -> str:
     return SEVERITY_NAMES.get(severity, f"{severity}-shift")
 
 
-def roll_up_slot(character: Character, severity: int) -> ConsequenceSlot | None:
-    """R7.2: the lowest empty slot whose severity is at least ``severity``, else None."""
-    fitting = [s for s in character.consequences if s.empty and s.severity >= severity]
+def roll_up_slot(
+    character: Character, severity: int, harm: HarmKind | None = None
+) -> ConsequenceSlot | None:
+    """R7.2: the lowest empty slot whose severity is at least ``severity`` and that takes
+    this harm (R13.3: an extra mild slot only its own kind; None, a cost, none), else None."""
+    fitting = [
+        s for s in character.consequences if s.empty and s.severity >= severity and s.takes(harm)
+    ]
     return min(fitting, key=lambda s: s.severity) if fitting else None
 
 
@@ -33,6 +46,7 @@ def overwhelm(draft: Draft, character_id: str, caused_by: str | None) -> Effect:
     draft.put_character(
         character.model_copy(update={"overwhelmed": True, "overwhelmed_by": caused_by})
     )
+    end_if_decided(draft, character_id)  # R13.6: at once, not at the next turn
     return Effect(kind="overwhelmed", character_id=character_id, cause=caused_by)
 
 
@@ -44,12 +58,17 @@ def place_consequence(
     *,
     caused_by: str | None,
     free_invokes: dict[str, int] | None = None,
+    slot_id: str | None = None,
 ) -> Placement:
-    """R7.2 as one step: fill the rolled-up slot with a new consequence aspect,
-    or overwhelm the character when no slot fits. Never drops or duplicates one.
+    """R7.2 as one step: fill the rolled-up slot (``slot_id``: that empty slot, as an
+    absorb chose it) with a new consequence aspect, or overwhelm the character when no
+    slot fits. Never drops or duplicates one.
     """
     character = draft.character(character_id)
-    slot = roll_up_slot(character, severity)
+    if slot_id is not None:
+        slot = next((s for s in character.consequences if s.id == slot_id and s.empty), None)
+    else:
+        slot = roll_up_slot(character, severity)
     if slot is None:
         return Placement(None, None, (overwhelm(draft, character_id, caused_by),))
     aspect = draft.put_aspect(
@@ -66,6 +85,8 @@ def place_consequence(
     )
     slots = tuple(filled if s.id == slot.id else s for s in character.consequences)
     draft.put_character(character.model_copy(update={"consequences": slots}))
+    if draft.conflicts:
+        note_consequence(draft, character_id)
     effect = Effect(
         kind="consequence",
         character_id=character_id,
@@ -77,8 +98,16 @@ def place_consequence(
     return Placement(filled, aspect, (effect,))
 
 
-def absorb_capacity(character: Character, harm: HarmKind) -> int:
-    """How many shifts of a hit of ``harm`` the character could still absorb (R5.10):
-    the free boxes' values on the tracks of that kind, plus its empty consequences."""
-    boxes = sum(t.free_shifts for t in character.stress if t.absorbs(harm))
-    return boxes + sum(s.severity for s in character.consequences if s.empty)
+def absorb_capacity(character: Character, harm: HarmKind, rule: StressRuleName = "") -> int:
+    """How many shifts of a hit of ``harm`` the character could still absorb (R5.10,
+    R13.2): the boxes the per-hit ``rule`` lets one hit mark on the tracks of that kind
+    ("one_box": the best free box; "ones": every free one-shift box, or one bigger box;
+    "": every free box), plus its empty consequences that take that harm (R13.3)."""
+    free = [b.value for t in character.stress if t.absorbs(harm) for b in t.boxes if not b.marked]
+    if rule == "one_box":
+        boxes = max(free, default=0)
+    elif rule == "ones":
+        boxes = max(sum(v for v in free if v == 1), max(free, default=0))
+    else:
+        boxes = sum(free)
+    return boxes + sum(s.severity for s in character.consequences if s.empty and s.takes(harm))

@@ -22,6 +22,7 @@ from bridge.rules.events import (
     Event,
     HistoryUndone,
     RecordDropped,
+    RulesetPut,
     ScenePut,
     SettingsPut,
 )
@@ -30,6 +31,7 @@ from bridge.rules.state import (
     Aspect,
     Character,
     ConsequenceSlot,
+    HarmKind,
     StressBox,
     StressTrack,
     Stunt,
@@ -44,6 +46,8 @@ class SheetSlot:
     id: str
     severity: int
     name: str | None = None
+    # R13.3: an extra mild slot's kind of harm (None: any).
+    harm: HarmKind | None = None
 
 
 @dataclass(frozen=True)
@@ -62,17 +66,37 @@ class Sheet:
     stress: tuple[StressTrack, ...] | None = None
 
 
-def default_stress(ruleset: Ruleset) -> tuple[StressTrack, ...]:
-    """The ruleset's stress tracks, every box free (R5.10 Decision)."""
+def default_stress(
+    ruleset: Ruleset, skills: dict[str, int] | None = None
+) -> tuple[StressTrack, ...]:
+    """The ruleset's stress tracks for a character with these ratings, every box free
+    (R5.10 Decision; R13.2: Physique and Will add boxes)."""
     return tuple(
         StressTrack(
             id=track.id,
             name=track.name,
             kind=track.kind,
-            boxes=tuple(StressBox(value=value) for value in track.values),
+            boxes=tuple(StressBox(value=value) for value in track.box_values(skills or {})),
         )
         for track in ruleset.stress_tracks
     )
+
+
+def default_consequences(
+    ruleset: Ruleset, skills: dict[str, int] | None = None
+) -> tuple[ConsequenceSlot, ...]:
+    """R7.1 Decision: one slot of each of the ruleset's severities; R13.3: Physique or
+    Will at the ruleset's mark adds a mild slot for that kind of harm alone."""
+    slots = [
+        ConsequenceSlot(id=severity_name(severity), severity=severity)
+        for severity in ruleset.consequence_slots
+    ]
+    if ruleset.extra_mild_at is not None:
+        for harm, skill in ruleset.harm_skills.items():
+            if (skills or {}).get(skill, 0) >= ruleset.extra_mild_at:
+                kind: HarmKind = "physical" if harm == "physical" else "mental"
+                slots.append(ConsequenceSlot(id=f"mild-{kind}", severity=2, harm=kind))
+    return tuple(slots)
 
 
 def sync_character(state: WorldState, sheet: Sheet, ruleset: Ruleset) -> list[Event]:
@@ -83,18 +107,15 @@ def sync_character(state: WorldState, sheet: Sheet, ruleset: Ruleset) -> list[Ev
     point count (a GM's edit); the bridge owns everything
     the rules produced that a sheet has no place for (pending points, overwhelm).
     A new character whose sheet says nothing of consequences or stress gets the
-    ruleset's (R7.1 Decision: one slot of each severity; Fate Condensed's stress).
+    ruleset's (R7.1 Decision, R13.2, R13.3: grown by Physique and Will).
     """
     draft = Draft(state, "actor.sync")
     old = state.characters.get(sheet.id)
     base = old or Character(
         id=sheet.id,
         name=sheet.name,
-        consequences=tuple(
-            ConsequenceSlot(id=severity_name(severity), severity=severity)
-            for severity in ruleset.consequence_slots
-        ),
-        stress=default_stress(ruleset),
+        consequences=default_consequences(ruleset, sheet.skills),
+        stress=default_stress(ruleset, sheet.skills),
     )
     updates: dict[str, object] = {"name": sheet.name, "owners": sheet.owners}
     if sheet.skills is not None:
@@ -138,7 +159,7 @@ def _merge_slots(draft: Draft, base: Character, sheet: Sheet) -> tuple[Consequen
         slot = current.pop(wanted.id, None) or ConsequenceSlot(
             id=wanted.id, severity=wanted.severity
         )
-        slot = slot.model_copy(update={"severity": wanted.severity})
+        slot = slot.model_copy(update={"severity": wanted.severity, "harm": wanted.harm})
         if wanted.name and slot.aspect_id is None:
             aspect = draft.put_aspect(
                 Aspect(
@@ -241,6 +262,8 @@ def _fold(state: WorldState, events: Iterable[Event]) -> WorldState:
             fields["carried_boosts"] = event.aspect_ids
         elif isinstance(event, SettingsPut):
             fields["settings"] = event.settings
+        elif isinstance(event, RulesetPut):
+            fields["ruleset"] = event.ruleset
         else:
             raise TypeError(f"unhandled event {event!r}")
     if undone is not None:

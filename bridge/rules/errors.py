@@ -29,6 +29,7 @@ RuleCode = Literal[
     "nothing_to_undo",
     "mid_commit",
     "scene_ended",
+    "not_your_turn",
 ]
 
 

@@ -124,6 +124,14 @@ class SettingsPut(Frozen):
     settings: WorldSettings
 
 
+class RulesetPut(Frozen):
+    """R13.9: the GM chose the rules the world plays from now on."""
+
+    type: Literal["ruleset.put"] = "ruleset.put"
+    reason: str
+    ruleset: str
+
+
 Collection = Literal["actions", "contests", "challenges", "conflicts", "compels"]
 
 
@@ -160,6 +168,7 @@ Event = Annotated[
     | CompelPut
     | CarriedBoostsPut
     | SettingsPut
+    | RulesetPut
     | RecordDropped,
     Field(discriminator="type"),
 ]

@@ -10,7 +10,9 @@ from bridge.rules.actions import Principal
 from bridge.rules.draft import Draft
 from bridge.rules.errors import RuleViolation
 from bridge.rules.events import Event
+from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import GM, Aspect, Earning, Scene, WorldState
+from bridge.rules.turns import clear_stress, close
 
 MILD = 2
 
@@ -30,6 +32,8 @@ class SceneEndSummary:
     cleared_aspects: list[str] = field(default_factory=list)
     no_longer_overwhelmed: list[str] = field(default_factory=list)
     refreshed: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # R13.4: the characters whose stress boxes the scene's end freed.
+    stress_cleared: list[str] = field(default_factory=list)
 
 
 Scope = Literal["scene", "session", "scenario"]
@@ -42,6 +46,7 @@ def end_scene(
     keep_aspects: tuple[str, ...] = (),
     scope: Scope = "scene",
     gm_budget: int | None = None,
+    ruleset: Ruleset | None = None,
 ) -> tuple[list[Event], SceneEndSummary]:
     """R12.1: recovery (R7.5), fate point payouts (R4.5, R9.3, R5.5), boosts expire,
     overwhelmed clears, situation aspects go unless the GM keeps them.
@@ -51,7 +56,8 @@ def end_scene(
     earlier scenario), and refreshes fate points (R12.2): a new session refills up
     to refresh and keeps extras; a new scenario resets to refresh.
     The GM's budget for the next scene is ``gm_budget``, by default one point per
-    player character.
+    player character. R13.4: under a ruleset whose stress clears (at the end of each
+    scene, or after the conflict, which a scene's end is too) every box is freed.
     """
     if not principal.is_gm:
         raise RuleViolation("forbidden", "Only the GM may end the scene.")
@@ -88,8 +94,13 @@ def end_scene(
             summary.fate_points[character.id] = (gained, reasons)
         if character.overwhelmed:
             summary.no_longer_overwhelmed.append(character.id)
+        stress = character.stress
+        if ruleset is not None and ruleset.stress_clears and any(t.marked for t in stress):
+            stress = clear_stress(stress)
+            summary.stress_cleared.append(character.id)
         updated = character.model_copy(
             update={
+                "stress": stress,
                 "consequences": tuple(slots),
                 "fate_points": character.fate_points + gained,
                 "pending_fate_points": 0,
@@ -133,6 +144,9 @@ def _archive(draft: Draft) -> list[str]:
     unfinished = [c.name for c in draft.contests.values() if c.state == "open"]
     unfinished += [c.name for c in draft.challenges.values() if c.state == "open"]
     unfinished += [c.name for c in draft.conflicts.values() if c.state == "open"]
+    for conflict in list(draft.conflicts.values()):
+        if conflict.state == "open" and conflict.conceded:
+            close(draft, conflict, None)  # R13.6: concessions are paid when it ends
     for contest_id in list(draft.contests):
         draft.drop_contest(contest_id)
     for challenge_id in list(draft.challenges):

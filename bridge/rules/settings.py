@@ -1,25 +1,65 @@
-"""World settings the GM chooses for the table."""
+"""World settings and the ruleset the GM chooses for the table."""
 
 from __future__ import annotations
 
 from bridge.rules.actions import Principal
 from bridge.rules.errors import RuleViolation
-from bridge.rules.events import Event, SettingsPut
+from bridge.rules.events import Event, RulesetPut, SettingsPut
+from bridge.rules.ruleset import RULESETS
 from bridge.rules.state import WorldState
 
 
 def change_settings(
-    state: WorldState, principal: Principal, *, trust_player_ratings: bool | None = None
+    state: WorldState,
+    principal: Principal,
+    *,
+    trust_player_ratings: bool | None = None,
+    full_defense: bool | None = None,
 ) -> list[Event]:
     """GM only; fields left out keep their value; no event when nothing changes.
     R2.1 Decision: ``trust_player_ratings`` lets players' passive ratings through
-    without the GM's confirmation (danger and helpers are confirmed either way)."""
+    without the GM's confirmation (danger and helpers are confirmed either way).
+    R13.7: ``full_defense`` turns on Fate Condensed's optional full defense."""
     if not principal.is_gm:
         raise RuleViolation("forbidden", "Only the GM changes the world's settings.")
     updates: dict[str, object] = {}
     if trust_player_ratings is not None:
         updates["trust_player_ratings"] = trust_player_ratings
+    if full_defense is not None:
+        updates["full_defense"] = full_defense
     settings = state.settings.model_copy(update=updates)
     if settings == state.settings:
         return []
     return [SettingsPut(reason="world.settings", settings=settings)]
+
+
+def change_ruleset(state: WorldState, principal: Principal, ruleset_id: str) -> list[Event]:
+    """R13.9: the GM sets the rules the world plays from the next intent on; the log
+    keeps everything before (replay never reads the ruleset). Only between procedures:
+    refused while a conflict, contest or challenge is open or an action unresolved, so
+    nothing started under one ruleset finishes under another. No event when unchanged."""
+    if not principal.is_gm:
+        raise RuleViolation("forbidden", "Only the GM chooses the world's rules.")
+    if ruleset_id not in RULESETS:
+        raise RuleViolation(
+            "invalid",
+            f"There is no ruleset {ruleset_id!r}; choose one of: {', '.join(sorted(RULESETS))}.",
+            "ruleset",
+        )
+    if ruleset_id == state.ruleset:
+        return []
+    busy = [
+        *(f"the conflict {c.name!r}" for c in state.conflicts.values() if c.state == "open"),
+        *(f"the contest {c.name!r}" for c in state.contests.values() if c.state == "open"),
+        *(f"the challenge {c.name!r}" for c in state.challenges.values() if c.state == "open"),
+    ]
+    unresolved = sum(1 for a in state.actions.values() if not a.closed)
+    if unresolved:
+        busy.append(f"{unresolved} unresolved action{'s' if unresolved > 1 else ''}")
+    if busy:
+        raise RuleViolation(
+            "wrong_state",
+            f"Change the rules between scenes: finish {', '.join(busy)} first.",
+            "ruleset",
+        )
+    return [RulesetPut(reason="world.ruleset", ruleset=ruleset_id)]

@@ -312,12 +312,21 @@ class Stunt(Frozen):
 class ConsequenceSlot(Frozen):
     """One consequence slot (R7.1); filled when ``aspect_id`` is set."""
 
+    __left_out_when_empty__ = ("harm",)
+
     id: str
     severity: int
     aspect_id: str | None = None
     status: ConsequenceStatus = "fresh"
     # Scene / session / scenario counters at the moment recovery started (R7.5).
     recovering_since: tuple[int, int, int] | None = None
+    # R13.3: the Superb extra mild slot takes only this kind of harm (None: any).
+    harm: Annotated[HarmKind | None, LEFT_OUT_WHEN_EMPTY] = None
+
+    def takes(self, harm: HarmKind | None) -> bool:
+        """Whether this slot may hold a consequence of ``harm`` (None: not a hit's harm,
+        e.g. a cost, which only an unkinded slot takes)."""
+        return self.harm is None or self.harm == harm
 
     @property
     def empty(self) -> bool:
@@ -346,6 +355,11 @@ class StressTrack(Frozen):
     @property
     def free_shifts(self) -> int:
         return sum(box.value for box in self.boxes if not box.marked)
+
+    @property
+    def marked(self) -> bool:
+        """Whether any box is marked."""
+        return any(box.marked for box in self.boxes)
 
 
 class Earning(Frozen):
@@ -424,6 +438,8 @@ class Invoke(Frozen):
 class Roll(Frozen):
     """One side's roll and everything added to it (R1.2)."""
 
+    __left_out_when_empty__ = ("stunts", "defense_bonus")
+
     skill: str | None = None
     skill_rating: int = 0
     stunt_bonus: int = 0
@@ -431,13 +447,24 @@ class Roll(Frozen):
     invoke_bonus: int = 0
     dice: tuple[Face, Face, Face, Face] | None = None
     passive_rating: int | None = None
+    # R13.8: the stunts the roll named (their bonuses are ``stunt_bonus``).
+    stunts: Annotated[tuple[str, ...], LEFT_OUT_WHEN_EMPTY] = ()
+    # R13.7: full defense's +2 on a defend roll.
+    defense_bonus: Annotated[int, LEFT_OUT_WHEN_EMPTY] = 0
 
     @property
     def total(self) -> int:
         if self.passive_rating is not None:
             return self.passive_rating + self.invoke_bonus
         dice = sum(self.dice) if self.dice else 0
-        return dice + self.skill_rating + self.stunt_bonus + self.teamwork_bonus + self.invoke_bonus
+        return (
+            dice
+            + self.skill_rating
+            + self.stunt_bonus
+            + self.teamwork_bonus
+            + self.invoke_bonus
+            + self.defense_bonus
+        )
 
 
 class Side(Frozen):
@@ -571,10 +598,15 @@ Purpose = Literal[
 ]
 
 
+# R13.2: an attack's per-hit box rule, from its ruleset when declared ("": the summing
+# rule of records from before R13).
+StressRuleName = Literal["", "ones", "one_box"]
+
+
 class Action(Frozen):
     """One action's resolution so far (R2-R10)."""
 
-    __left_out_when_empty__ = ("consents",)
+    __left_out_when_empty__ = ("consents", "stress_rule")
 
     id: str
     type: ActionType
@@ -612,6 +644,8 @@ class Action(Frozen):
     hint_text: str | None = None
     # R11.3 Decision: an attack's kind picks the stress tracks that may absorb it (R5.10).
     attack_kind: HarmKind | None = None
+    # R13.2: how many boxes its hit may mark (see StressRuleName).
+    stress_rule: Annotated[StressRuleName, LEFT_OUT_WHEN_EMPTY] = ""
     effects: tuple[Effect, ...] = ()
     succeeded: bool | None = None
     # Zoomed-in procedures (R11) this action belongs to.
@@ -708,7 +742,16 @@ class ConflictSide(Frozen):
 
 
 class Conflict(Frozen):
-    """R11.3 (Fate Condensed): zones, turn order, exchanges, until one side remains."""
+    """R11.3, R13.5-R13.7: zones, turn order, exchanges, until one side remains."""
+
+    __left_out_when_empty__ = (
+        "order_method",
+        "acted",
+        "full_defense",
+        "conceded",
+        "consequences_taken",
+        "clears_stress",
+    )
 
     id: str
     name: str
@@ -724,6 +767,24 @@ class Conflict(Frozen):
     exchange: int = 1
     state: Literal["open", "ended"] = "open"
     winner: str | None = None
+    # R13.5: "" is ranked (every record before elective order was); "elective" lets
+    # whoever acted pick who goes next, ``acted`` holding this exchange's.
+    order_method: Annotated[Literal["", "elective"], LEFT_OUT_WHEN_EMPTY] = ""
+    acted: Annotated[tuple[str, ...], LEFT_OUT_WHEN_EMPTY] = ()
+    # R13.7: who took full defense, until its next turn.
+    full_defense: Annotated[tuple[str, ...], LEFT_OUT_WHEN_EMPTY] = ()
+    # R13.6: who conceded, and the consequences each member took in this conflict.
+    conceded: Annotated[tuple[str, ...], LEFT_OUT_WHEN_EMPTY] = ()
+    consequences_taken: Annotated[dict[str, int], LEFT_OUT_WHEN_EMPTY] = field(default_factory=dict)
+    # R13.4: Fate Core clears its members' stress when the conflict ends.
+    clears_stress: Annotated[bool, LEFT_OUT_WHEN_EMPTY] = False
+
+    @property
+    def current(self) -> str | None:
+        """Whose turn it is, while the conflict is open."""
+        if self.state != "open" or not self.order:
+            return None
+        return self.order[self.turn]
 
 
 class Compel(Frozen):
@@ -753,9 +814,13 @@ class Scene(Frozen):
 class WorldSettings(Frozen):
     """How a table chooses to play, set by the GM."""
 
+    __left_out_when_empty__ = ("full_defense",)
+
     # R2.1 Decision: a table may trust its players' passive opposition ratings (off by
     # default); danger (R9.1) and helpers (R10.1) are confirmed either way.
     trust_player_ratings: bool = False
+    # R13.7: Fate Condensed's optional full defense, turned on.
+    full_defense: Annotated[bool, LEFT_OUT_WHEN_EMPTY] = False
 
 
 class WorldState(Frozen):

@@ -50,6 +50,7 @@ class ActionIntents(ServiceCore):
             allow_repeat=intent.allow_repeat and session.role == "gm",
             description=intent.description,
             attack_kind=intent.attack_kind,
+            stunts=None if intent.stunts is None else tuple(intent.stunts),
         )
         return await self._run_action(
             session,
@@ -62,11 +63,18 @@ class ActionIntents(ServiceCore):
 
     async def _action_odds(self, session: Session, intent: protocol.ActionOdds) -> Reply:
         """A read for the roll dialog: the exact odds before any action exists (no commit)."""
-        snapshot, state = await self._current(session.world_id)
-        ruleset = get_ruleset(snapshot.world.ruleset)
+        _snapshot, state = await self._current(session.world_id)
+        ruleset = get_ruleset(state.ruleset)
         helpers = tuple(actions.Helper(h.character_id, h.skill) for h in intent.helpers)
         modifier, odds = actions.odds_before_roll(
-            state, intent.actor_id, intent.skill, intent.type, helpers, intent.opposition, ruleset
+            state,
+            intent.actor_id,
+            intent.skill,
+            intent.type,
+            helpers,
+            intent.opposition,
+            ruleset,
+            None if intent.stunts is None else tuple(intent.stunts),
         )
         return Reply(
             ok(
@@ -91,8 +99,14 @@ class ActionIntents(ServiceCore):
         return await self._run_action(
             session,
             request_key(intent),
-            lambda state, _r, dice, who: actions.oppose(
-                state, intent.action_id, intent.skill, who, dice
+            lambda state, ruleset, dice, who: actions.oppose(
+                state,
+                intent.action_id,
+                intent.skill,
+                who,
+                dice,
+                ruleset,
+                None if intent.stunts is None else tuple(intent.stunts),
             ),
             intent.action_id,
         )

@@ -409,7 +409,8 @@ class ServiceCore:
         async with self._lock(world_id):
             for _ in range(COMMIT_ATTEMPTS):
                 snapshot, before = await self._trusted(world_id)
-                ruleset = get_ruleset(snapshot.world.ruleset)
+                # R13.9: the state's own ruleset (the GM may have changed it since).
+                ruleset = get_ruleset(before.ruleset)
                 dice = AttemptDice(self.dice_for(world_id))
                 try:
                     # Procedures react to the actions they contain (R11): one stream.

@@ -86,7 +86,7 @@ class HistoryIntents(ServiceCore):
         """The page and what it cost (rate tokens)."""
         snapshot, state = await self._current(world_id)
         cost = 1.0 + await self._indexed(world_id)
-        ruleset = get_ruleset(snapshot.world.ruleset)
+        ruleset = get_ruleset(state.ruleset)
         # Not past the state's last event: the page and the state agree.
         before = snapshot.last_event_seq + 1
         if request.before is not None:

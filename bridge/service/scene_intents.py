@@ -13,8 +13,8 @@ from bridge.rules import fate as fate_rules
 from bridge.rules import scene as scene_rules
 from bridge.rules.dice import DiceSource
 from bridge.rules.events import Event
-from bridge.rules.ruleset import Ruleset
-from bridge.rules.settings import change_settings
+from bridge.rules.ruleset import Ruleset, get_ruleset
+from bridge.rules.settings import change_ruleset, change_settings
 from bridge.rules.state import WorldState, Zone
 from bridge.service.core import ServiceCore
 from bridge.service.session import (
@@ -38,7 +38,12 @@ class SceneIntents(ServiceCore):
 
         def decide(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> list[Event]:
             events, summary = scene_rules.end_scene(
-                state, principal, tuple(intent.keep_aspects), intent.scope, intent.gm_budget
+                state,
+                principal,
+                tuple(intent.keep_aspects),
+                intent.scope,
+                intent.gm_budget,
+                ruleset,
             )
             summaries[:] = [summary]
             return events
@@ -64,9 +69,30 @@ class SceneIntents(ServiceCore):
             session,
             request_key(intent),
             lambda state, _r, _d, who: change_settings(
-                state, who, trust_player_ratings=intent.trust_player_ratings
+                state,
+                who,
+                trust_player_ratings=intent.trust_player_ratings,
+                full_defense=intent.full_defense,
             ),
         )
+
+    async def _world_ruleset(self, session: Session, intent: protocol.WorldRuleset) -> Reply:
+        """R13.9: the GM chooses the rules; the answer says what they are now."""
+        principal = session.principal
+
+        def decide(state: WorldState, _ruleset: Ruleset, _dice: DiceSource) -> list[Event]:
+            return change_ruleset(state, principal, intent.ruleset)
+
+        def answer(state: WorldState, rows: list[EventRow], _e: list[EmitRow]) -> BaseModel:
+            return protocol.WorldRulesetData(
+                ruleset=state.ruleset,
+                changed=bool(rows),
+                rules=protocol.RulesetInfo.model_validate(
+                    cards.rules_info(get_ruleset(state.ruleset), state)
+                ),
+            )
+
+        return await self._mutate(session, request_key(intent), decide, answer)
 
     async def _scene_aspect(self, session: Session, intent: protocol.SceneAspect) -> Reply:
         return await self._scene_change(
@@ -232,6 +258,7 @@ class SceneIntents(ServiceCore):
                 order_skill=intent.order_skill,
                 group_npcs=intent.group_npcs,
                 tie_break=tuple(intent.tie_break),
+                first_id=intent.first_id,
             ),
         )
 
@@ -248,7 +275,29 @@ class SceneIntents(ServiceCore):
         return await self._scene_change(
             session,
             request_key(intent),
-            lambda state, _r, _d, who: conflict_rules.next_turn(state, intent.conflict_id, who),
+            lambda state, _r, _d, who: conflict_rules.next_turn(
+                state, intent.conflict_id, who, intent.next_id
+            ),
+        )
+
+    async def _conflict_full_defense(
+        self, session: Session, intent: protocol.ConflictFullDefense
+    ) -> Reply:
+        return await self._scene_change(
+            session,
+            request_key(intent),
+            lambda state, ruleset, _d, who: conflict_rules.full_defense(
+                state, intent.conflict_id, intent.character_id, who, ruleset
+            ),
+        )
+
+    async def _conflict_concede(self, session: Session, intent: protocol.ConflictConcede) -> Reply:
+        return await self._scene_change(
+            session,
+            request_key(intent),
+            lambda state, _r, _d, who: conflict_rules.concede(
+                state, intent.conflict_id, intent.character_id, who
+            ),
         )
 
     async def _conflict_move(self, session: Session, intent: protocol.ConflictMove) -> Reply:

@@ -39,8 +39,8 @@ class WorldIntents(ServiceCore):
     """Intents about the world, its actors and its users."""
 
     async def _hello(self, session: Session, intent: protocol.Hello) -> Reply:
-        snapshot, _state = await self._current(session.world_id)
-        ruleset = get_ruleset(snapshot.world.ruleset)
+        snapshot, state = await self._current(session.world_id)
+        ruleset = get_ruleset(state.ruleset)
         return Reply(
             ok(
                 protocol.HelloData(
@@ -48,7 +48,7 @@ class WorldIntents(ServiceCore):
                     protocol=protocol.PROTOCOL_VERSION,
                     world=snapshot.world.id,
                     world_name=snapshot.world.name,
-                    ruleset=snapshot.world.ruleset,
+                    ruleset=state.ruleset,
                     user=session.user_id,
                     role=session.role,
                     dev_dice=self.dev_dice,
@@ -61,6 +61,7 @@ class WorldIntents(ServiceCore):
                     ],
                     costs={k: list(v) for k, v in ruleset.costs.items()},
                     hostile_invokes=ruleset.hostile_invokes,
+                    rules=protocol.RulesetInfo.model_validate(cards.rules_info(ruleset, state)),
                 )
             )
         )
@@ -98,7 +99,7 @@ class WorldIntents(ServiceCore):
             refresh=data.refresh,
             consequences=None
             if data.consequences is None
-            else tuple(SheetSlot(c.id, c.severity, c.name) for c in data.consequences),
+            else tuple(SheetSlot(c.id, c.severity, c.name, c.harm) for c in data.consequences),
             stress=None if data.stress is None else tuple(stress_track(t) for t in data.stress),
         )
 

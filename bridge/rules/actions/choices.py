@@ -30,8 +30,11 @@ from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import (
     GM,
+    Character,
     Cost,
     Effect,
+    HarmKind,
+    StressRuleName,
     StressTrack,
     WorldState,
 )
@@ -68,8 +71,9 @@ def choose(
             "choice",
         )
     if choice == "unintended_aspect":
-        # R5.2: the GM names it; nobody gains free invokes from it.
-        require_gm(principal)
+        # R5.2: the actor (or the GM) chooses and describes it; the GM may rename it on
+        # the scene panel. Nobody gains free invokes from it.
+        require_control(principal, leader, "choice")
         if not aspect_name:
             raise RuleViolation("invalid", "Name the unintended aspect.", "aspect_name")
         effect = place_situation_aspect(
@@ -207,19 +211,24 @@ def gift_free_invoke(
 
 
 def absorb(state: WorldState, command: AbsorbCommand, principal: Principal) -> list[Event]:
-    """R5.10: mark boxes on stress tracks of the hit's kind (each absorbs its value) and
-    fill consequences (their value); together they must absorb the whole hit.
+    """R5.10, R13.2: mark boxes on stress tracks of the hit's kind and fill consequences
+    that take that harm (R13.3); together they must absorb the whole hit. How many boxes
+    one hit may mark is the attack's rule: "one_box" (Core, Accelerated) one box, the
+    smallest free one worth the shifts the consequences leave; "ones" (Condensed) any
+    number of one-shift boxes, a box worth more only alone; "" (records from before
+    R13) any boxes, each absorbing its value.
 
-    Tracks of another kind, and tracks of kind "other", are refused: nothing is marked."""
+    Whatever is refused changes nothing: tracks of another kind or of kind "other",
+    boxes taken or missing, a slot taken or of the other harm, too little absorbed."""
     draft = Draft(state, "action.absorb")
     action = find_action(draft, command.action_id, "absorbing")
     target = draft.character(action.target_id or "")
     require_control(principal, target, "action_id")
     harm = action.attack_kind or "physical"
+    rule = action.stress_rule
     tracks = {t.id: t for t in target.stress}
     marked: dict[str, StressTrack] = {}
-    effects: list[Effect] = []
-    absorbed = 0
+    chosen: list[tuple[StressTrack, int]] = []
     for mark in command.stress:
         track = marked.get(mark.track_id) or tracks.get(mark.track_id)
         if track is None:
@@ -234,43 +243,60 @@ def absorb(state: WorldState, command: AbsorbCommand, principal: Principal) -> l
                 "stress",
             )
         boxes = list(track.boxes)
-        shifts = 0
         for index in sorted(set(mark.boxes)):
             if index < 0 or index >= len(boxes) or boxes[index].marked:
                 raise RuleViolation(
                     "invalid", f"{track.name} box {index + 1} is not free.", "stress"
                 )
             boxes[index] = boxes[index].model_copy(update={"marked": True})
-            shifts += boxes[index].value
+            chosen.append((track, index))
         marked[track.id] = track.model_copy(update={"boxes": tuple(boxes)})
-        absorbed += shifts
-        if shifts:
-            effects.append(
-                Effect(
-                    kind="stress",
-                    character_id=target.id,
-                    count=len(set(mark.boxes)),
-                    text=track.name,
-                    detail=str(shifts),
-                )
-            )
     slots = {s.id: s for s in target.consequences}
+    from_consequences = 0
     for slot_id in command.consequences:
         slot = slots.get(slot_id)
         if slot is None or not slot.empty:
             raise RuleViolation("invalid", "That consequence slot is not free.", "consequences")
-        absorbed += slot.severity
+        if not slot.takes(harm):
+            raise RuleViolation(
+                "invalid",
+                f"That mild consequence takes only {slot.harm} harm, and this hit is {harm}.",
+                "consequences",
+            )
+        from_consequences += slot.severity
+    _check_box_rule(target, harm, rule, chosen, action.pending_hit - from_consequences)
+    from_boxes = sum(track.boxes[index].value for track, index in chosen)
+    if rule in ("one_box", "ones") and len(chosen) == 1:
+        # One box absorbs up to its value: no more than what is left of the hit.
+        from_boxes = min(from_boxes, max(action.pending_hit - from_consequences, 0))
+    absorbed = from_boxes + from_consequences
     if absorbed < action.pending_hit:
         raise RuleViolation(
             "invalid",
             f"The hit is {action.pending_hit} shifts; that absorbs only {absorbed}.",
             "consequences",
         )
+    effects: list[Effect] = []
+    for track_id, track in marked.items():
+        boxes_here = [index for t, index in chosen if t.id == track_id]
+        shifts = sum(tracks[track_id].boxes[i].value for i in boxes_here)
+        if boxes_here:
+            effects.append(
+                Effect(
+                    kind="stress",
+                    character_id=target.id,
+                    count=len(boxes_here),
+                    text=track.name,
+                    detail=str(shifts),
+                )
+            )
     stress = tuple(marked.get(t.id, t) for t in target.stress)
     draft.put_character(target.model_copy(update={"stress": stress}))
     for slot_id, name in command.consequences.items():
         slot = slots[slot_id]
-        placement = place_consequence(draft, target.id, slot.severity, name, caused_by=None)
+        placement = place_consequence(
+            draft, target.id, slot.severity, name, caused_by=None, slot_id=slot_id
+        )
         effects.extend(placement.effects)
     finish(
         draft,
@@ -278,6 +304,60 @@ def absorb(state: WorldState, command: AbsorbCommand, principal: Principal) -> l
         succeeded=True,
     )
     return draft.events()
+
+
+def _check_box_rule(
+    target: Character,
+    harm: HarmKind,
+    rule: StressRuleName,
+    chosen: list[tuple[StressTrack, int]],
+    left: int,
+) -> None:
+    """R13.2: the boxes ``chosen`` for one hit follow the attack's per-hit rule, given the
+    ``left`` shifts the consequences chosen do not absorb."""
+    if rule == "":
+        return
+    values = [track.boxes[index].value for track, index in chosen]
+    if rule == "one_box" and len(values) > 1:
+        raise RuleViolation(
+            "invalid", "One hit marks one stress box at most (and any consequences).", "stress"
+        )
+    if rule == "ones" and len(values) > 1 and any(v > 1 for v in values):
+        raise RuleViolation(
+            "invalid",
+            "A box worth more than one shift is marked alone: one box per hit.",
+            "stress",
+        )
+    if len(values) != 1 or (rule == "ones" and values[0] == 1):
+        return
+    track, index = chosen[0]
+    value = values[0]
+    if left <= 0:
+        raise RuleViolation(
+            "invalid", "The consequences absorb the whole hit: mark no stress box.", "stress"
+        )
+    if value < left:
+        raise RuleViolation(
+            "invalid",
+            f"{track.name} box {index + 1} absorbs {value}, and {left} shifts are left; "
+            "choose a bigger box or more consequences.",
+            "stress",
+        )
+    smaller = [
+        (box.value, t, i)
+        for t in target.stress
+        if t.absorbs(harm)
+        for i, box in enumerate(t.boxes)
+        if not box.marked and left <= box.value < value
+    ]
+    if smaller:
+        fit, fit_track, fit_index = min(smaller, key=lambda entry: entry[0])
+        raise RuleViolation(
+            "invalid",
+            f"Mark {fit_track.name} box {fit_index + 1} (worth {fit}): the smallest free box "
+            f"that absorbs {left} shifts.",
+            "stress",
+        )
 
 
 def give_free_invokes(

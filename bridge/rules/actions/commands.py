@@ -52,6 +52,8 @@ class StartAction:
     description: str | None = None
     # R11.3: an attack's kind; inside a conflict it is the conflict's.
     attack_kind: HarmKind | None = None
+    # R13.8: the stunts the roll names (None: none named).
+    stunts: tuple[str, ...] | None = None
     purpose: Purpose = "action"
     contest_id: str | None = None
     side_id: str | None = None

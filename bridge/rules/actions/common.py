@@ -13,6 +13,7 @@ from bridge.rules.state import (
     Effect,
     Side,
     SideName,
+    Stunt,
     make_aspect,
     make_effect,
 )
@@ -71,15 +72,58 @@ def find_action(draft: Draft, action_id: str, *states: str) -> Action:
     return action
 
 
-def stunt_bonus(character: Character, skill: str, action: str) -> int:
-    """R1.2: the bonuses of stunts tied to this skill and action type."""
-    if not character.stunts:
-        return 0
-    return sum(
-        s.bonus
+def stunt_applies(stunt: Stunt, skill: str, action: str) -> bool:
+    """R13.8: a stunt is tied to its skill and, when it lists them, its action types."""
+    return stunt.skill == skill and (not stunt.actions or action in stunt.actions)
+
+
+def stunt_bonus(
+    character: Character, skill: str, action: str, named: tuple[str, ...] | None = None
+) -> tuple[int, tuple[str, ...]]:
+    """R1.2: the bonus of the stunts that apply to this roll, and their names. ``named``:
+    the stunts the roll named (R13.8), of which those of this character that match count
+    once each; None: every stunt tied to this skill and action type (Unwritten's rolls
+    that name none)."""
+    if not character.stunts or named == ():
+        return 0, ()
+    used = [
+        s
         for s in character.stunts
-        if s.skill == skill and (not s.actions or action in s.actions)
-    )
+        if stunt_applies(s, skill, action) and (named is None or s.name in named)
+    ]
+    if not used:
+        return 0, ()
+    # Each stunt counts once per roll, though a sheet may list a name twice.
+    seen: dict[str, int] = {}
+    for stunt in used:
+        seen.setdefault(stunt.name, stunt.bonus)
+    return sum(seen.values()), tuple(seen)
+
+
+def check_stunts(
+    character: Character, skill: str, action: str, named: tuple[str, ...], field_name: str
+) -> None:
+    """R13.8: every stunt a roll names is the character's, fits the skill and action,
+    and is named once; else a refusal naming the first that is not."""
+    if len(set(named)) != len(named):
+        twice = next(n for n in named if named.count(n) > 1)
+        raise RuleViolation(
+            "invalid", f"{twice!r} is named twice; a stunt counts once.", field_name
+        )
+    own = {s.name: s for s in character.stunts}
+    for name in named:
+        stunt = own.get(name)
+        if stunt is None:
+            raise RuleViolation(
+                "invalid", f"{name!r} is not one of {character.name}'s stunts.", field_name
+            )
+        if not any(stunt_applies(s, skill, action) for s in character.stunts if s.name == name):
+            what = action.replace("_", " ")
+            raise RuleViolation(
+                "invalid",
+                f"{name!r} does not apply to {skill} when you {what}.",
+                field_name,
+            )
 
 
 def situation_key(character_id: str, situation: str) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from bridge.rules.actions.commands import Helper, Principal, StartAction
 from bridge.rules.actions.common import (
     add_effects,
+    check_stunts,
     find_action,
     find_character,
     may_control,
@@ -43,6 +44,7 @@ from bridge.rules.state import (
     Roll,
     Side,
     SideName,
+    StressRuleName,
     WorldState,
     blank_record,
     make_consent,
@@ -51,6 +53,7 @@ from bridge.rules.state import (
     make_roll,
     make_side,
 )
+from bridge.rules.turns import in_full_defense, require_turn
 
 
 def start_action(
@@ -84,18 +87,22 @@ def declare(
     require_control(principal, actor, "actor_id")
     require_active(actor, "act", "actor_id")
     attack_kind = _attack_kind(draft, command, actor)
+    require_turn(draft, actor, principal)
+    named = named_stunts(command.stunts, ruleset)
+    if command.stunts:
+        check_stunts(actor, command.skill, command.type, command.stunts, "stunts")
 
     if command.helpers:
         participants = name_participants(draft, actor, command.skill, command.helpers, principal)
         joined = _joined(draft, participants)
         leader, lead_skill = _leader(joined)
-        named = [p.character_id for p in participants]
+        members = [p.character_id for p in participants]
     else:
         # The actor alone, as most actions are: it joins, leads and rolls (R10.1).
         participants = (make_participant(character_id=actor.id, skill=command.skill),)
         joined = [(actor, command.skill)]
         leader, lead_skill = actor, command.skill
-        named = [actor.id]
+        members = [actor.id]
 
     target_aspect_id = command.target_aspect_id
     if command.type == "take_advantage" and (
@@ -110,7 +117,7 @@ def declare(
         raise RuleViolation("invalid", "Name the aspect you want to create.", "aspect_name")
     if command.target_id is not None:
         find_character(draft, command.target_id, "target_id")
-        if command.type == "attack" and command.target_id in named:
+        if command.type == "attack" and command.target_id in members:
             raise RuleViolation("invalid", "A character cannot attack itself.", "target_id")
     if command.type == "attack" and command.target_id is None and command.opposer_id is None:
         # R5.9, R5.10: a hit lands on someone; without a target it could never resolve.
@@ -156,7 +163,7 @@ def declare(
     if command.opposer_id is not None:
         opposer = find_character(draft, command.opposer_id, "opposer_id")
         require_active(opposer, "oppose", "opposer_id")
-        if opposer.id in named:
+        if opposer.id in members:
             raise RuleViolation("invalid", "A character cannot oppose itself.", "opposer_id")
     elif passive is None:
         raise RuleViolation(
@@ -191,6 +198,7 @@ def declare(
         command.type,
         dangerous=command.dangerous_actor,
         faces=dice.roll() if state == "invoking" else None,
+        stunts=named,
     )
     action = _declared_action(
         command,
@@ -207,6 +215,7 @@ def declare(
         proposal=proposal,
         participants=participants,
         consents=consents,
+        stress_rule=(ruleset.stress_rule or "") if command.type == "attack" else "",
     )
     return draft.put_action(action)
 
@@ -227,6 +236,7 @@ def _declared_action(
     proposal: Proposal | None,
     participants: tuple[Participant, ...],
     consents: tuple[Consent, ...],
+    stress_rule: StressRuleName,
 ) -> Action:
     """The action as declared: what declare worked out, and the command's own type, target
     aspect, aspect name, situation, description and procedure ids as given; the same
@@ -258,6 +268,7 @@ def _declared_action(
     values["proposal"] = proposal
     values["participants"] = participants
     values["consents"] = consents
+    values["stress_rule"] = stress_rule
     return action
 
 
@@ -332,13 +343,15 @@ def compose_actor_side(
     action_type: str,
     *,
     dangerous: bool = False,
+    stunts: tuple[str, ...] | None = None,
 ) -> Side:
     """R10.1: of the participants who joined, the highest skill leads and alone rolls;
     every other with at least +1 in its similar skill adds +1 (teamwork). ``dangerous``:
-    the acting side's danger (R9.1), which the participants do not change."""
+    the acting side's danger (R9.1), which the participants do not change; ``stunts``:
+    the stunts the roll names (R13.8; None: every matching one)."""
     joined = _joined(draft, participants)
     leader, lead_skill = _leader(joined)
-    return _side_of(joined, leader, lead_skill, action_type, dangerous=dangerous)
+    return _side_of(joined, leader, lead_skill, action_type, dangerous=dangerous, stunts=stunts)
 
 
 # Passive opposition sides as declared, by rating and danger: records never change, so
@@ -379,6 +392,7 @@ def _side_of(
     *,
     dangerous: bool,
     faces: tuple[Face, Face, Face, Face] | None = None,
+    stunts: tuple[str, ...] | None = None,
 ) -> Side:
     """:func:`compose_actor_side` once its leader is known (``_leader(joined)``), with
     the leader's dice when ``faces`` are given."""
@@ -389,18 +403,17 @@ def _side_of(
             1 for c, skill in joined if c.id != leader.id and c.skills.get(skill, 0) >= 1
         )
         helpers = tuple(c.id for c, _ in joined if c.id != leader.id)
-    return make_side(
-        leader=leader.id,
-        helpers=helpers,
-        roll=make_roll(
-            skill=lead_skill,
-            skill_rating=leader.skills.get(lead_skill, 0),
-            stunt_bonus=stunt_bonus(leader, lead_skill, action_type),
-            teamwork_bonus=teamwork,
-            dice=faces,
-        ),
-        dangerous=dangerous,
+    bonus, used = stunt_bonus(leader, lead_skill, action_type, stunts)
+    roll = make_roll(
+        skill=lead_skill,
+        skill_rating=leader.skills.get(lead_skill, 0),
+        stunt_bonus=bonus,
+        teamwork_bonus=teamwork,
+        dice=faces,
     )
+    if used:
+        roll = roll.model_copy(update={"stunts": used})
+    return make_side(leader=leader.id, helpers=helpers, roll=roll, dangerous=dangerous)
 
 
 def _any_invited(participants: Sequence[Participant]) -> bool:
@@ -492,13 +505,17 @@ def odds_before_roll(
     helpers: Sequence[Helper],
     opposition_total: int,
     ruleset: Ruleset,
+    stunts: tuple[str, ...] | None = None,
 ) -> tuple[int, OutcomeOdds]:
     """The modifier the actor's roll would have (skill, stunts, teamwork: what ``declare``
     gives it) and the exact odds of each outcome against ``opposition_total``. Changes nothing."""
     draft = Draft(state, "odds")
     actor = find_character(draft, actor_id, "actor_id")
+    if stunts:
+        check_stunts(actor, skill, action_type, stunts, "stunts")
     participants = name_participants(draft, actor, skill, helpers, None)
-    lead = compose_actor_side(draft, participants, action_type).roll
+    named = named_stunts(stunts, ruleset)
+    lead = compose_actor_side(draft, participants, action_type, stunts=named).roll
     return lead.total, roll_odds(lead.total, opposition_total, ruleset)
 
 
@@ -522,6 +539,14 @@ def _attack_kind(draft: Draft, command: StartAction, actor: Character) -> HarmKi
             "attack_kind",
         )
     return conflict.kind
+
+
+def named_stunts(named: tuple[str, ...] | None, ruleset: Ruleset) -> tuple[str, ...] | None:
+    """R13.8: the stunts a roll counts: those it names; naming none, none under the SRD
+    rulesets, every matching one (None) under Unwritten."""
+    if named is not None:
+        return named
+    return () if ruleset.stunts_chosen else None
 
 
 def _leader(participants: Sequence[tuple[Character, str]]) -> tuple[Character, str]:
@@ -673,7 +698,11 @@ def answer_help(
             for p in action.participants
         )
         actor = compose_actor_side(
-            draft, participants, action.type, dangerous=action.actor.dangerous
+            draft,
+            participants,
+            action.type,
+            dangerous=action.actor.dangerous,
+            stunts=action.actor.roll.stunts,
         )
         action = action.model_copy(update={"participants": participants, "actor": actor})
     if asked is not None:
@@ -732,19 +761,30 @@ def oppose(
     skill: str,
     principal: Principal,
     dice: DiceSource,
+    ruleset: Ruleset | None = None,
+    stunts: tuple[str, ...] | None = None,
 ) -> list[Event]:
-    """R2.2: the opposer picks its skill and rolls, then the actor rolls."""
+    """R2.2: the opposer picks its skill (and, R13.8, the stunts that apply) and rolls,
+    then the actor rolls. R13.7: a defender in full defense adds +2.
+    ``ruleset``: None reads as Unwritten's (every matching stunt unless named)."""
     draft = Draft(state, "action.oppose")
     action = find_action(draft, action_id, "awaiting_opposition")
     opposer = draft.character(action.opposition.leader or "")
     require_control(principal, opposer, "action_id")
     require_active(opposer, "oppose", "action_id")
     kind = action.opposition_action or "oppose"
+    if stunts:
+        check_stunts(opposer, skill, kind, stunts, "stunts")
+    bonus, used = stunt_bonus(
+        opposer, skill, kind, named_stunts(stunts, ruleset) if ruleset else stunts
+    )
     roll = Roll(
         skill=skill,
         skill_rating=opposer.skills.get(skill, 0),
-        stunt_bonus=stunt_bonus(opposer, skill, kind),
+        stunt_bonus=bonus,
         dice=dice.roll(),
+        stunts=used,
+        defense_bonus=2 if kind == "defend" and in_full_defense(draft, opposer.id) else 0,
     )
     action = action.model_copy(
         update={"opposition": action.opposition.model_copy(update={"roll": roll})}

@@ -123,7 +123,7 @@ def start_hit(draft: Draft, action: Action, hit: int) -> None:
         return
     effect = Effect(kind="hit", character_id=target.id, count=hit)
     action = add_effects(action, effect)
-    if absorb_capacity(target, action.attack_kind or "physical") < hit:
+    if absorb_capacity(target, action.attack_kind or "physical", action.stress_rule) < hit:
         out = overwhelm(draft, target.id, caused_by=action.actor.leader)
         finish(draft, add_effects(action, out), succeeded=True)
         return
