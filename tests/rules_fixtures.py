@@ -13,7 +13,7 @@ from bridge.rules.engine import Sheet, SheetSlot, apply_all, sync_character
 from bridge.rules.errors import RuleViolation
 from bridge.rules.events import Event
 from bridge.rules.procedures import settle
-from bridge.rules.ruleset import FATE_CONDENSED, UNWRITTEN, Ruleset
+from bridge.rules.ruleset import UNWRITTEN, Ruleset, get_ruleset
 from bridge.rules.state import Action, Aspect, Character, StressBox, StressTrack, Stunt, WorldState
 
 GM_USER = Principal("gmUser", is_gm=True)
@@ -102,10 +102,13 @@ class Table:
 
     def __init__(self, state: WorldState, ruleset: Ruleset | None = None) -> None:
         self.state = state
-        self.ruleset = ruleset or (
-            FATE_CONDENSED if state.ruleset == "fate-condensed" else UNWRITTEN
-        )
+        self._ruleset = ruleset
         self.log: list[Event] = []
+
+    @property
+    def ruleset(self) -> Ruleset:
+        """The ruleset given, else the world's own (R13.9: it follows a change)."""
+        return self._ruleset or get_ruleset(self.state.ruleset)
 
     def run(self, command: Callable[[WorldState], list[Event]]) -> list[Event]:
         # As the service does: the procedures observe what the command changed (R11).

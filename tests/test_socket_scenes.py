@@ -154,11 +154,11 @@ async def test_conflicts_are_refused_in_unwritten_with_a_reason(table: dict[str,
     assert refused["error"]["code"] == "not_in_ruleset"
 
 
-async def test_a_fate_condensed_conflict_orders_turns(connect: Connect, bridge: Any) -> None:
-    # R11.3 over the wire, in a Fate Condensed world.
+async def test_a_fate_accelerated_conflict_orders_turns(connect: Connect, bridge: Any) -> None:
+    # R11.3, R13.5 over the wire, in a Fate Accelerated world (Quick, seed 003).
     from tests.bridge_process import add_world
 
-    key = add_world(bridge, "fc", ruleset="fate-condensed")
+    key = add_world(bridge, "fc", ruleset="fate-accelerated")
     gm = Seat(await connect("fc", key=key, user="gm"))
     for actor, quick in ((BROUSSEAU, 3), (MARGOT, 1), (GHOUL, 3)):
         await gm.ok("actor.sync", actor={**actor, "skills": {**actor["skills"], "Quick": quick}})
