@@ -58,7 +58,7 @@ export const STATUS_IDS = Object.freeze({
  * @property {{key: string, name: string}[]} [aspects]
  * @property {number} [fate_points]
  * @property {number} [refresh]
- * @property {{id: string, severity: number, name?: string}[]} [consequences]
+ * @property {{id: string, severity: number, name?: string, harm?: "physical"|"mental"}[]} [consequences]
  * @property {StressTrack[]} [stress]
  */
 

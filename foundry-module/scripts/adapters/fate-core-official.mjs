@@ -204,6 +204,18 @@ export function trackKind(track) {
 }
 
 /**
+ * R13.3: the kind of harm a consequence slot alone takes: FCO's Core and Condensed extra mild
+ * slots are enabled by Physique (or Will) at Superb and named "Physical"/"Mental"; every other
+ * consequence takes any harm (undefined, left out of the wire).
+ * @param {object} track
+ * @returns {"physical"|"mental"|undefined}
+ */
+export function consequenceHarm(track) {
+  const kind = trackKind(track);
+  return kind === "physical" || kind === "mental" ? kind : undefined;
+}
+
+/**
  * Consequence tracks, in the sheet's order, with their wire ids.
  * @param {Actor} actor
  * @returns {{key: string, id: string, track: object}[]}
@@ -276,7 +288,8 @@ export function toActorData(actor) {
     consequences: consequenceTracks(actor).slice(0, 12).map(({ id, track }) => ({
       id,
       severity: clampInt(track.harm_can_absorb, 1, 12),
-      name: consequenceName(track)
+      name: consequenceName(track),
+      harm: consequenceHarm(track)
     })).map(compact),
     stress
   });
