@@ -74,12 +74,10 @@ from bench import instructions as counting
 from bench.proc import (
     CORES,
     LOAD_CORES,
-    PROJECT_ROOT,
     Server,
     bridge_server,
     core_ticks,
     cpu_seconds,
-    flush_redis,
     main_thread_cpu_seconds,
     pin,
     redis_pid,
@@ -93,6 +91,7 @@ from bridge.protocol import PROTOCOL_VERSION
 from bridge.store.base import Store
 from bridge.store.redis import RedisStore
 from bridge.store.sqlite import SQLiteStore
+from tests.bridge_process import PROJECT_ROOT, flush_redis
 
 DB_NAME = "bridge.sqlite3"
 # Measurements stay out of the product: each run's JSON goes here (git-ignored); the figures

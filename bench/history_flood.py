@@ -28,7 +28,7 @@ from typing import Any
 import aiohttp
 
 from bench.load import Conn, start_payload
-from bench.proc import LOAD_CORES, PROJECT_ROOT, bridge_server, cpu_seconds, pin
+from bench.proc import LOAD_CORES, bridge_server, cpu_seconds, pin
 from bench.seed import resolve_passive, seed_worlds
 from bridge.protocol import PROTOCOL_VERSION
 from bridge.rules.dice import SecureDice
@@ -37,6 +37,7 @@ from bridge.service.history_index import index_rows
 from bridge.store.base import CommitBatch, EventRow, Store
 from bridge.store.chain import chained_record
 from bridge.store.sqlite import SQLiteStore
+from tests.bridge_process import PROJECT_ROOT
 
 FLOOD_RESOLVED = 420  # five events each: 2,100 events in the flooded world's log
 FLOODERS = 6

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.proc import PROJECT_ROOT
+from tests.bridge_process import PROJECT_ROOT
 
 CALLGRIND = ["valgrind", "--quiet", "--tool=callgrind", "--cache-sim=no"]
 # The rules' dice are seeded here, so the N and 2N runs roll the same first N.

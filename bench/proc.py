@@ -1,38 +1,29 @@
-"""Processes the bench starts and watches: free ports, redis-server, CPU and memory from /proc.
+"""Processes the bench starts and watches: servers pinned to cores, CPU and memory from /proc.
 
-The one home of these helpers: the tests start their bridges and Redis servers through
-them too (``tests/bridge_process.py``); the bench imports nothing from tests/."""
+Free ports, redis-server and the wait for health come from the tests' launcher
+(``tests/bridge_process.py``, their one home); this adds the pinning and the readings."""
 
 from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
+from tests.bridge_process import PROJECT_ROOT, free_port, wait_healthy
+from tests.bridge_process import redis_server as unpinned_redis_server
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 CORES = sorted(os.sched_getaffinity(0))
 # The server under test gets the first core; load generators and Redis the rest.
 SERVER_CORE = {CORES[0]}
 LOAD_CORES = set(CORES[1:]) or SERVER_CORE
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def cpu_seconds(pid: int) -> float:
@@ -105,45 +96,12 @@ def pin(pid: int, cores: set[int]) -> None:
 
 @contextmanager
 def redis_server(folder: Path, cores: set[int] | None = None) -> Iterator[str]:
-    """A throwaway redis-server on a free loopback port (no persistence), pinned to
-    ``cores`` when given; yields its URL."""
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            "redis-server",
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(folder),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-    )
-    if cores is not None:
-        pin(process.pid, cores)
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1) as probe:
-                    probe.sendall(b"PING\r\n")
-                    if probe.recv(16).startswith(b"+PONG"):
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise RuntimeError("redis-server did not start")
-            time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    """A throwaway redis-server (the tests' launcher's), pinned to ``cores`` when given;
+    yields its URL."""
+    with unpinned_redis_server(folder) as url:
+        if cores is not None:
+            pin(redis_pid(url), cores)
+        yield url
 
 
 def redis_pid(url: str) -> int:
@@ -156,35 +114,6 @@ def redis_pid(url: str) -> int:
         return int(info["process_id"])
     finally:
         client.close()
-
-
-def flush_redis(url: str) -> None:
-    """Empty one Redis database (each test, and each bench part, gets a fresh one)."""
-    import redis
-
-    client = redis.Redis.from_url(url)
-    try:
-        client.flushdb()
-    finally:
-        client.close()
-
-
-def wait_healthy(
-    process: subprocess.Popen[Any], url: str, describe: Callable[[], str], timeout: float = 30
-) -> None:
-    """Return once ``url`` answers 200; raise (with ``describe()``, e.g. the server's log)
-    when the process exits first or the timeout passes."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited early: {describe()}")
-        try:
-            if httpx.get(url, timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.05)
-    raise RuntimeError(f"server did not become healthy: {describe()}")
 
 
 @dataclass

@@ -1,20 +1,106 @@
-"""Run the real bridge as a child process on a free loopback port.
+"""Run the real bridge as a child process on a free loopback port, and the redis-server
+it may stand on.
 
-Ports, Redis and the wait for health come from :mod:`bench.proc` (their one home)."""
+The one home of the launcher: free ports, a throwaway redis-server, the wait for health and
+the bridge process itself. The bench starts its servers with these too (bench/proc.py adds
+its CPU pinning and /proc readings around them); nothing here imports the bench."""
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from bench.proc import PROJECT_ROOT, free_port, wait_healthy
+import httpx
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 # How the tests run the bridge's command: this interpreter's, from the source tree.
 PYTHON_M_BRIDGE = (sys.executable, "-m", "bridge")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextmanager
+def redis_server(folder: Path) -> Iterator[str]:
+    """A throwaway redis-server on a free loopback port (no persistence); yields its URL."""
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(folder),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1) as probe:
+                    probe.sendall(b"PING\r\n")
+                    if probe.recv(16).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError("redis-server did not start")
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def flush_redis(url: str) -> None:
+    """Empty one Redis database (each test, and each bench part, gets a fresh one)."""
+    import redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        client.flushdb()
+    finally:
+        client.close()
+
+
+def wait_healthy(
+    process: subprocess.Popen[Any], url: str, describe: Callable[[], str], timeout: float = 30
+) -> None:
+    """Return once ``url`` answers 200; raise (with ``describe()``, e.g. the server's log)
+    when the process exits first or the timeout passes."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited early: {describe()}")
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError(f"server did not become healthy: {describe()}")
 
 
 def store_args(target: Path | BridgeProcess) -> list[str]:

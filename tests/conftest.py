@@ -9,11 +9,10 @@ from typing import Any
 import pytest
 import socketio
 
-from bench.proc import flush_redis
-from bench.proc import redis_server as start_redis
 from bridge.protocol import EMITS_FRAME, NAMESPACE, PROTOCOL_VERSION
 from tests import fuzzing  # noqa: F401 - loads the hypothesis profile
-from tests.bridge_process import BridgeProcess, add_world
+from tests.bridge_process import BridgeProcess, add_world, flush_redis
+from tests.bridge_process import redis_server as start_redis
 from tests.receiver import receiver  # noqa: F401 - a fixture for every module
 from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat
 
@@ -178,5 +177,5 @@ async def table(strict_table: dict[str, Seat]) -> dict[str, Seat]:
     world setting), so scenarios about other rules need no confirmation step; danger
     and helpers are still the GM's and the owners' to confirm."""
     settings = await strict_table["gm"].ok("world.settings", trust_player_ratings=True)
-    assert settings["settings"] == {"trust_player_ratings": True}
+    assert settings["settings"] == {"trust_player_ratings": True, "full_defense": False}
     return strict_table

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import pytest
 from aiohttp import web
 
-from bench.proc import free_port
+from tests.bridge_process import free_port
 
 
 @dataclass

@@ -16,12 +16,11 @@ from aiohttp import web
 
 from bench.foundry import foundry_app
 from bench.load import CallFailed
-from bench.proc import free_port
 from bench.relay_host import CHANNEL, RelayHost, sender_of
 from bench.relay_load import Player, passive_overcome
 from bench.seed import HERO
 from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
-from tests.bridge_process import BridgeProcess
+from tests.bridge_process import BridgeProcess, free_port
 
 WAIT = 10.0
 _tags = itertools.count(1)

@@ -22,10 +22,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bench.proc import PROJECT_ROOT, free_port
 from bridge import __version__
 from bridge.module_package import manifest
-from tests.bridge_process import BridgeProcess, add_world, cli
+from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world, cli, free_port
 
 FAILS = 2
 MODULE_FILES = (

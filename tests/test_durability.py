@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from bench.proc import flush_redis
 from bridge import codec
 from bridge.service import BridgeService, Session
 from bridge.service.core import SNAPSHOT_MIN_TAIL, SNAPSHOT_TAIL_SHARE
@@ -22,7 +21,7 @@ from bridge.store.base import CommitBatch, Snapshot, Store
 from bridge.store.chain import verify_chain
 from bridge.store.redis import RedisStore
 from bridge.store.sqlite import SQLiteStore
-from tests.bridge_process import BridgeProcess, cli
+from tests.bridge_process import BridgeProcess, cli, flush_redis
 from tests.conftest import Connect
 from tests.seats import BROUSSEAU, Seat, queue
 

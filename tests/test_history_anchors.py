@@ -16,10 +16,9 @@ from typing import Any
 
 import pytest
 
-from bench.proc import PROJECT_ROOT
 from bridge.protocol import ANCHOR_PAGE, HISTORY_ANCHORS_FORMAT
 from bridge.store.redis import RedisStore
-from tests.bridge_process import BridgeProcess, store_args
+from tests.bridge_process import PROJECT_ROOT, BridgeProcess, store_args
 from tests.conftest import Connect
 from tests.log_forgery import rewrite_and_rehash
 from tests.seats import BROUSSEAU, Seat, queue

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from bench.proc import flush_redis
 from bridge import protocol
 from bridge.rules import history
 from bridge.rules.events import EVENT_ADAPTER, ActionCancelled
@@ -22,6 +21,7 @@ from bridge.store.base import CommitBatch, EventRow, HistoryQuery, HistoryRow, S
 from bridge.store.chain import GENESIS_HASH, event_hash
 from bridge.store.redis import RedisStore, _done
 from bridge.store.sqlite import MIGRATIONS, SQLiteStore
+from tests.bridge_process import flush_redis
 
 WORLD = WorldRecord(id="w", name="World", ruleset="unwritten", key_hash="h", created_at="t0")
 

@@ -13,10 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bench.proc import PROJECT_ROOT
 from bridge import __version__
 from bridge.protocol import PROTOCOL_VERSION
-from tests.bridge_process import BridgeProcess, add_world, cli
+from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world, cli
 from tests.conftest import Connect
 from tests.log_forgery import rewrite_event
 from tests.seats import BROUSSEAU, Seat, queue

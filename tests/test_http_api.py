@@ -15,11 +15,10 @@ from typing import Any
 import httpx
 import pytest
 
-from bench.proc import PROJECT_ROOT
 from bridge.protocol import ActionData, CharacterSummary, HistoryPage, SceneState, WorldStateData
 from bridge.protocol.http import WebhookCardEvent, WebhookList
 from bridge.webhooks.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
-from tests.bridge_process import BridgeProcess, add_world, cli
+from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world, cli
 from tests.receiver import Receiver
 from tests.seats import Seat, queue
 

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.proc import flush_redis
-from tests.bridge_process import BridgeProcess, add_world, cli
+from tests.bridge_process import BridgeProcess, add_world, cli, flush_redis
 from tests.conftest import Connect, bridge_args
 from tests.receiver import Receiver
 from tests.seats import BROUSSEAU, Seat, overcome, queue

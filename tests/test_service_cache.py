@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from bench.proc import flush_redis
 from bridge.service import BridgeService, Reply, Session
 from bridge.store.base import Snapshot
 from bridge.store.redis import RedisStore
+from tests.bridge_process import flush_redis
 
 ACTOR = {"id": "hero", "name": "Hero", "owners": ["p"], "fate_points": 3}
 START = {

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.proc import flush_redis
 from bridge import codec
 from bridge.store.base import (
     AlreadyAnswered,
@@ -27,6 +26,7 @@ from bridge.store.base import (
 from bridge.store.chain import GENESIS_HASH, event_hash
 from bridge.store.redis import RedisStore
 from bridge.store.sqlite import SQLiteStore
+from tests.bridge_process import flush_redis
 
 
 def same_store(store: Store) -> Store:

@@ -18,7 +18,6 @@ import pytest
 import respx
 from aiohttp import web
 
-from bench.proc import free_port
 from bridge.logs import RedactUrls, redact_urls
 from bridge.protocol.http import WebhookCreate
 from bridge.service import BridgeService, IntentError, Session
@@ -32,6 +31,7 @@ from bridge.webhooks.reach import (
     is_public,
     webhook_client,
 )
+from tests.bridge_process import free_port
 from tests.seats import BROUSSEAU
 
 WORLD = "table"

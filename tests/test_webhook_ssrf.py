@@ -19,9 +19,8 @@ import pytest
 import socketio
 from aiohttp import web
 
-from bench.proc import free_port
 from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
-from tests.bridge_process import BridgeProcess, add_world, cli
+from tests.bridge_process import BridgeProcess, add_world, cli, free_port
 from tests.seats import BROUSSEAU, Seat, overcome, queue
 
 API = "/api/v1/worlds"

@@ -19,7 +19,6 @@ import httpx
 import pytest
 import respx
 
-from bench.proc import flush_redis
 from bridge.protocol.http import WebhookCardEvent, WebhookCreate
 from bridge.service import BridgeService, Session
 from bridge.store.base import Store
@@ -37,6 +36,7 @@ from bridge.webhooks.signing import (
     sign,
     verify,
 )
+from tests.bridge_process import flush_redis
 from tests.seats import BROUSSEAU
 
 WORLD = "table"
