@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 
 from tests.bridge_process import BridgeProcess, add_world, cli, flush_redis
 from tests.conftest import Connect, bridge_args
@@ -80,7 +81,26 @@ async def test_two_nodes_share_rooms_binding_and_state(
 
 
 def test_flush_is_per_database(redis_url: str) -> None:
-    flush_redis(redis_url)  # the helper the fixtures rely on works on a live server
+    """The flush every Redis fixture starts with empties the test's own database, every key
+    in it, and leaves the server's other databases (other tests', other deployments') alone."""
+    base, number = redis_url.rsplit("/", 1)
+    neighbour_url = f"{base}/{(int(number) + 1) % 16}"
+    mine, neighbour = redis.Redis.from_url(redis_url), redis.Redis.from_url(neighbour_url)
+    key = "test:flush-is-per-database"
+    try:
+        mine.set(key, "mine")
+        mine.hset(f"{key}:hash", "field", "1")
+        mine.zadd(f"{key}:sorted", {"member": 1})
+        neighbour.set(key, "neighbour")
+        assert mine.exists(key, f"{key}:hash", f"{key}:sorted") == 3
+        flush_redis(redis_url)
+        assert mine.dbsize() == 0
+        assert mine.get(key) is None
+        assert neighbour.get(key) == b"neighbour"
+    finally:
+        neighbour.delete(key)
+        mine.close()
+        neighbour.close()
 
 
 @pytest.mark.bridge_args("--webhook-allow", "127.0.0.1")  # the receiver is on loopback
