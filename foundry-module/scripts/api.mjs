@@ -13,6 +13,7 @@ import { historyStats, readHistory, undo } from "./history.mjs";
 import { openHistory } from "./history-window.mjs";
 import { askSceneEnd, openScenePanel } from "./scene-panel.mjs";
 import { currentScene, readScene } from "./scene-state.mjs";
+import { fcoProposal, offerRuleset, setRuleset } from "./ruleset.mjs";
 
 /**
  * @param {Actor|string} actorOrId  an Actor, an actor id or an actor name
@@ -183,10 +184,13 @@ export function createApi() {
     challenge: Object.freeze({
       start: scene.startChallenge, roll: scene.challengeRoll, advantage: scene.challengeAdvantage, carry: scene.carryBoosts
     }),
-    /** Conflicts (Fate Condensed, R11.3); turn order shows in the Combat tracker. */
+    /** Conflicts (R11.3, R13); turn order shows in the Combat tracker. next(id, nextId) under elective order. */
     conflict: Object.freeze({
-      start: scene.startConflict, order: scene.conflictOrder, next: scene.conflictNext, move: scene.conflictMove, end: scene.conflictEnd
+      start: scene.startConflict, order: scene.conflictOrder, next: scene.conflictNext, move: scene.conflictMove, end: scene.conflictEnd,
+      fullDefense: scene.conflictFullDefense, concede: scene.conflictConcede
     }),
+    /** R13.9: the world's rules. propose() what FCO's game plays; set(id) switches the bridge (GM). */
+    ruleset: Object.freeze({ propose: fcoProposal, set: setRuleset, offer: offerRuleset }),
     /** The newest card of an action in this client's chat. */
     card: latestCard,
     /**

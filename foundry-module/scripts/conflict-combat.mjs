@@ -1,8 +1,9 @@
 /**
- * Conflicts use Foundry's Combat tracker for turn order (R11.3). The bridge decides the order;
+ * Conflicts use Foundry's Combat tracker for turn order (R11.3, R13.5). The bridge decides the order;
  * the active GM's client writes it: one Combat per open conflict (flag `conflictId`), a combatant
  * per character (its token on the viewed scene when there is one), initiatives descending in the
- * bridge's order, the current turn and round from the conflict. An ended conflict's Combat goes.
+ * bridge's order, the current turn and round from the conflict, those out (taken out, conceded)
+ * defeated. An ended conflict's Combat goes.
  * @module conflict-combat
  */
 import { characterActor, isTokenCharacterId, tokenCharacterId } from "./characters.mjs";
@@ -37,6 +38,22 @@ export function initiatives(conflict) {
 }
 
 /**
+ * The tracker's turn: the index in the bridge's order of the character whose turn it is
+ * (R13.5: `current`, picked under elective order), else the bridge's turn index.
+ * @param {object} conflict  ConflictView
+ */
+export function trackerTurn(conflict) {
+  const i = conflict.current ? conflict.order.findIndex((t) => t.character.id === conflict.current) : -1;
+  return i >= 0 ? i : conflict.turn;
+}
+
+/** Characters out of the conflict (taken out or conceded, R13.6): defeated in the tracker. */
+function outOf(conflict) {
+  const conceded = new Set(conflict.conceded ?? []);
+  return new Set(conflict.order.filter((t) => t.out || conceded.has(t.character.id)).map((t) => t.character.id));
+}
+
+/**
  * Write one conflict into its Combat (create, add/update combatants, turn, round).
  * @param {object} conflict  ConflictView
  * @returns {Promise<Combat|null>}
@@ -52,6 +69,7 @@ export async function writeConflict(conflict) {
     combat = await Combat.create({ scene: sceneId, active: true, flags: { [MODULE_ID]: { conflictId: conflict.id, name: conflict.name } } });
   }
   const wanted = initiatives(conflict);
+  const out = outOf(conflict);
   const existing = new Map(combat.combatants.contents.map((c) => [combatantCharacterId(c), c]));
   const create = [];
   const update = [];
@@ -62,17 +80,20 @@ export async function writeConflict(conflict) {
       // A combatant names the world actor; an unlinked token's combatant names its token too.
       const actorId = token?.actorId ?? (isTokenCharacterId(characterId) ? characterActor(characterId)?.id : characterId);
       if (!actorId) continue;
-      const data = { actorId, initiative, flags: { [MODULE_ID]: { conflictId: conflict.id } } };
+      const data = { actorId, initiative, defeated: out.has(characterId), flags: { [MODULE_ID]: { conflictId: conflict.id } } };
       if (token) Object.assign(data, { tokenId: token.id, sceneId: game.scenes.viewed.id });
       create.push(data);
-    } else if (have.initiative !== initiative) update.push({ _id: have.id, initiative });
+    } else if (have.initiative !== initiative || Boolean(have.defeated) !== out.has(characterId)) {
+      update.push({ _id: have.id, initiative, defeated: out.has(characterId) });
+    }
   }
   const gone = [...existing.entries()].filter(([characterId]) => !wanted.has(characterId)).map(([, c]) => c.id);
   if (create.length) await combat.createEmbeddedDocuments("Combatant", create);
   if (update.length) await combat.updateEmbeddedDocuments("Combatant", update);
   if (gone.length) await combat.deleteEmbeddedDocuments("Combatant", gone);
   const round = Math.max(1, conflict.exchange);
-  if (combat.turn !== conflict.turn || combat.round !== round) await combat.update({ turn: conflict.turn, round });
+  const turn = trackerTurn(conflict);
+  if (combat.turn !== turn || combat.round !== round) await combat.update({ turn, round });
   return combat;
 }
 

@@ -11,6 +11,7 @@ import { ACTOR_SHEET_RENDER_HOOKS, CHAT_MESSAGE_RENDER_HOOK, PLAYERS_RENDER_HOOK
 import { followActiveGM, startConnection } from "./session.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 import { registerSettings } from "./settings.mjs";
+import { followRuleset, onRulesetSetting } from "./ruleset.mjs";
 import { onRenderActorSheet } from "./sheet.mjs";
 import { showStatus } from "./status.mjs";
 import { registerStatuses } from "./world-writes.mjs";
@@ -18,14 +19,14 @@ import { writeConflicts } from "./conflict-combat.mjs";
 import { addSceneControl } from "./compat.mjs";
 import { openScenePanel } from "./scene-panel.mjs";
 import { openHistory } from "./history-window.mjs";
-import { addSceneWriter } from "./scene-state.mjs";
+import { addSceneWriter, onSceneState } from "./scene-state.mjs";
 import { onCreateToken, onUpdateToken, syncSceneTokens } from "./scene-tokens.mjs";
 import { onRenderFateUtilities, onUpdateScene, onUpdateUser as onFcoUpdateUser, writeFcoStores } from "./fco-utilities.mjs";
 
 Hooks.once("init", () => {
   registerSettings(() => {
     if (game.ready) startConnection();
-  });
+  }, { onRulesetChange: onRulesetSetting });
   registerStatuses();
   loadTemplates([
     `modules/${MODULE_ID}/templates/action-card.hbs`,
@@ -44,6 +45,7 @@ Hooks.once("init", () => {
   ]);
   addSceneWriter(writeConflicts);
   addSceneWriter(writeFcoStores);
+  onSceneState(followRuleset);
   const module = game.modules.get(MODULE_ID);
   if (module) module.api = createApi();
 });

@@ -153,15 +153,18 @@ export function carryBoosts(challengeId, carry) {
 }
 
 /**
- * GM: a conflict (Fate Condensed, R11.3); the bridge decides the turn order.
- * @param {{name: string, kind: "physical"|"mental", sides: {name: string, members: string[]}[], zones?: {name: string, adjacent: string[]}[], positions?: Record<string, string>, groupNpcs?: boolean, tieBreak?: string[]}} spec
+ * GM: a conflict (R11.3, R13.5); the bridge decides the turn order, or under elective order
+ * (Fate Condensed) starts with `firstId` (default: the first member of the first side).
+ * @param {{name: string, kind: "physical"|"mental", sides: {name: string, members: string[]}[], zones?: {name: string, adjacent: string[]}[], positions?: Record<string, string>, groupNpcs?: boolean, tieBreak?: string[], firstId?: string}} spec
  */
-export async function startConflict({ name, kind, sides, zones = [], positions = {}, groupNpcs = false, tieBreak = [] }) {
+export async function startConflict({ name, kind, sides, zones = [], positions = {}, groupNpcs = false, tieBreak = [], firstId = null }) {
   if (!(await syncInvolved(sides.flatMap((s) => s.members)))) return null;
-  return sceneIntent("conflict.start", {
+  const payload = {
     name: trimmed(name), kind, sides: sides.map((s) => ({ name: trimmed(s.name), members: s.members })),
     zones, positions, group_npcs: Boolean(groupNpcs), tie_break: tieBreak
-  });
+  };
+  if (firstId) payload.first_id = firstId;
+  return sceneIntent("conflict.start", payload);
 }
 
 /** GM breaks ties: the whole order, only tied characters moved. */
@@ -169,8 +172,25 @@ export function conflictOrder(conflictId, order) {
   return sceneIntent("conflict.order", { conflict_id: conflictId, order });
 }
 
-export function conflictNext(conflictId) {
-  return sceneIntent("conflict.next", { conflict_id: conflictId });
+/**
+ * Hand the turn on: ranked order to the next in line; elective order (R13.5) to `nextId`.
+ * @param {string} conflictId
+ * @param {string|null} [nextId]
+ */
+export function conflictNext(conflictId, nextId = null) {
+  const payload = { conflict_id: conflictId };
+  if (nextId) payload.next_id = nextId;
+  return sceneIntent("conflict.next", payload);
+}
+
+/** R13.7: on its turn, instead of acting, the character takes +2 on every defend roll until its next turn. */
+export function conflictFullDefense(conflictId, characterId) {
+  return sceneIntent("conflict.full_defense", { conflict_id: conflictId, character_id: characterId });
+}
+
+/** R13.6: the character concedes: out now, paid 1 + its consequences when the conflict ends. */
+export function conflictConcede(conflictId, characterId) {
+  return sceneIntent("conflict.concede", { conflict_id: conflictId, character_id: characterId });
 }
 
 export function conflictMove(conflictId, characterId, zone, force = false) {

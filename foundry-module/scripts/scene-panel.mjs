@@ -1,6 +1,6 @@
 /**
  * The scene panel (ApplicationV2): situation aspects and boosts, the GM's budget, compels, the
- * contest tracker, the challenge board, conflicts (Fate Condensed) and the scene/session/scenario
+ * contest tracker, the challenge board, conflicts (where the ruleset has them) and the scene/session/scenario
  * end. Re-rendered on every `scene.state`. The GM sees controls and set-up forms; a player a
  * read-only scene plus what it may answer or roll.
  * @module scene-panel
@@ -338,7 +338,9 @@ export const PANEL_ACTIONS = {
     if (sides.length < 2) return notify("FATEBRIDGE.Contest.NeedSides");
     const zones = readZones(form.querySelector('[name="conflictZones"]')?.value);
     const positions = zones.length ? Object.fromEntries(sides.flatMap((s) => s.members).map((id) => [id, zones[0].name])) : {};
-    const data = await act.startConflict({ name, kind: value(form, "conflictKind"), sides, zones, positions, groupNpcs: checked(form, "groupNpcs") });
+    const first = value(form, "conflictFirst");
+    const firstId = first && sides.some((sd) => sd.members.includes(first)) ? first : null;
+    const data = await act.startConflict({ name, kind: value(form, "conflictKind"), sides, zones, positions, groupNpcs: checked(form, "groupNpcs"), firstId });
     if (data) this.clearForm("conflict");
   },
   async conflictOrder(_event, target) {
@@ -352,7 +354,18 @@ export const PANEL_ACTIONS = {
     await act.conflictOrder(conflict.id, order);
   },
   async conflictNext(_event, target) {
-    await act.conflictNext(target.dataset.conflict);
+    const conflict = currentScene()?.conflicts.find((c) => c.id === target.dataset.conflict);
+    if (conflict?.order_method !== "elective") return act.conflictNext(target.dataset.conflict);
+    // R13.5: whoever acted names who goes next, among the choices the panel offers.
+    const nextId = value(target.closest("form"), "nextId");
+    if (!nextId) return notify("FATEBRIDGE.Conflict.NeedNext");
+    await act.conflictNext(conflict.id, nextId);
+  },
+  async conflictFullDefense(_event, target) {
+    await act.conflictFullDefense(target.dataset.conflict, target.dataset.character);
+  },
+  async conflictConcede(_event, target) {
+    await act.conflictConcede(target.dataset.conflict, target.dataset.character);
   },
   async conflictMove(_event, target) {
     await act.conflictMove(target.dataset.conflict, target.dataset.character, value(target.closest("form"), "zone"));

@@ -11,8 +11,15 @@ import { DEFAULT_OPPOSITION, LADDER_MAX, LADDER_MIN } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
 import { contestFacts, exchangeResult, exchangeRows, progressMarks, taskView } from "./scene-cards.mjs";
 
-/** The ruleset whose conflicts have turn order and zones (R11.3). */
-export const CONFLICT_RULESET = "fate-condensed";
+/**
+ * What the world's ruleset allows (R13): the scene's `rules`, else hello's (a bridge before
+ * R13 sends neither: no conflicts).
+ * @param {object|null} state  SceneState
+ * @returns {object|null} RulesetInfo
+ */
+export function rulesOf(state) {
+  return state?.rules ?? runtime.hello?.rules ?? null;
+}
 /** Side slots the set-up forms offer. */
 export const SIDE_SLOTS = 3;
 
@@ -121,40 +128,117 @@ export function challengeView(challenge, user = game.user) {
   };
 }
 
-/** @param {object} conflict ConflictView */
-export function conflictView(conflict, user = game.user) {
+/** The id of the character whose turn it is (R13.5), from `current` or the turn index. */
+export function currentTurn(conflict) {
+  if (conflict.current !== undefined) return conflict.current;
+  return conflict.order[conflict.turn]?.character.id ?? null;
+}
+
+/** Whether a character is still in the conflict: neither taken out nor conceded (R13.6). */
+function stillIn(conflict, turn) {
+  return !turn.out && !(conflict.conceded ?? []).includes(turn.character.id);
+}
+
+/**
+ * R13.5 elective order: who may go next once the current character has acted: those still in
+ * who have not acted this exchange; when everyone has, anyone still in opens the next exchange.
+ * @param {object} conflict  ConflictView
+ * @returns {{id: string, name: string, newExchange: boolean}[]}
+ */
+export function electiveChoices(conflict) {
+  const current = currentTurn(conflict);
+  const acted = new Set(conflict.acted ?? []);
+  if (current) acted.add(current);
+  const inIt = conflict.order.filter((t) => stillIn(conflict, t));
+  const waiting = inIt.filter((t) => !acted.has(t.character.id));
+  const newExchange = waiting.length === 0;
+  return (newExchange ? inIt : waiting).map((t) => ({ id: t.character.id, name: t.character.name, newExchange }));
+}
+
+/** The side a character is on. */
+function sideOf(conflict, characterId) {
+  return conflict.sides.find((s) => s.members.some((m) => (m.id ?? m) === characterId)) ?? null;
+}
+
+/** Whether the user acts for this character in the conflict: the GM, or its side's controller. */
+function actsFor(conflict, characterId, user) {
+  const side = sideOf(conflict, characterId);
+  return Boolean(user.isGM || (side && controls(side, user)));
+}
+
+/**
+ * R13.7: "Full defense" shows on the character whose turn it is, for its controller or the GM,
+ * when the ruleset (or the world's option) has it and the character has not taken it yet.
+ */
+export function canFullDefend(conflict, characterId, rules, user = game.user) {
+  const turn = conflict.order.find((t) => t.character.id === characterId);
+  return Boolean(conflict.state === "open" && rules?.full_defense && turn && stillIn(conflict, turn)
+    && currentTurn(conflict) === characterId && !(conflict.full_defense ?? []).includes(characterId)
+    && actsFor(conflict, characterId, user));
+}
+
+/** R13.6: "Concede" shows on every character still in, for its controller or the GM. */
+export function canConcede(conflict, characterId, user = game.user) {
+  const turn = conflict.order.find((t) => t.character.id === characterId);
+  return Boolean(conflict.state === "open" && turn && stillIn(conflict, turn) && actsFor(conflict, characterId, user));
+}
+
+/**
+ * @param {object} conflict ConflictView
+ * @param {User} [user]
+ * @param {object|null} [rules]  RulesetInfo
+ */
+export function conflictView(conflict, user = game.user, rules = null) {
   const i18n = game.i18n;
   const open = conflict.state === "open";
+  const elective = conflict.order_method === "elective";
   const tieOf = new Map();
   conflict.ties.forEach((group, i) => group.forEach((id) => tieOf.set(id, i)));
   const sideName = new Map(conflict.sides.map((s) => [s.id, s.name]));
-  const current = conflict.order[conflict.turn]?.character.id ?? null;
-  const currentSide = conflict.sides.find((s) => s.members.some((m) => m.id === current));
+  const current = currentTurn(conflict);
+  const acted = new Set(conflict.acted ?? []);
+  const defending = new Set(conflict.full_defense ?? []);
+  const conceded = new Set(conflict.conceded ?? []);
   const where = new Map();
   for (const z of conflict.zones) for (const o of z.occupants) where.set(o.id, z.name);
   const turns = conflict.order.map((t, index) => {
     const tie = tieOf.get(t.character.id);
     const prev = conflict.order[index - 1];
     const next = conflict.order[index + 1];
+    const id = t.character.id;
     return {
-      id: t.character.id,
+      id,
       name: t.character.name,
       side: sideName.get(t.side_id) ?? "",
-      rating: signed(t.rating),
-      current: t.character.id === current,
-      out: t.out,
+      rating: elective ? null : signed(t.rating),
+      current: id === current,
+      out: t.out || conceded.has(id),
       npc: t.npc,
+      acted: acted.has(id),
+      fullDefense: defending.has(id),
+      conceded: conceded.has(id),
       tie: tie === undefined ? null : tie + 1,
       canUp: Boolean(user.isGM && open && tie !== undefined && prev && tieOf.get(prev.character.id) === tie),
-      canDown: Boolean(user.isGM && open && tie !== undefined && next && tieOf.get(next.character.id) === tie)
+      canDown: Boolean(user.isGM && open && tie !== undefined && next && tieOf.get(next.character.id) === tie),
+      canFullDefense: canFullDefend(conflict, id, rules, user),
+      canConcede: canConcede(conflict, id, user)
     };
   });
+  const currentTurnRow = turns.find((t) => t.current);
   const zoneNames = conflict.zones.map((z) => z.name);
+  const canNext = open && Boolean(current) && actsFor(conflict, current, user);
+  const choices = canNext && elective ? electiveChoices(conflict) : [];
   return {
     id: conflict.id,
     name: conflict.name,
-    facts: [i18n.localize(`FATEBRIDGE.Conflict.Kind.${conflict.kind}`), i18n.format("FATEBRIDGE.Conflict.OrderBy", { skill: conflict.order_skill }), i18n.format("FATEBRIDGE.Contest.Exchange", { n: conflict.exchange })].join(" \u00b7 "),
+    facts: [
+      i18n.localize(`FATEBRIDGE.Conflict.Kind.${conflict.kind}`),
+      elective ? i18n.localize("FATEBRIDGE.Conflict.Elective") : i18n.format("FATEBRIDGE.Conflict.OrderBy", { skill: conflict.order_skill }),
+      i18n.format("FATEBRIDGE.Contest.Exchange", { n: conflict.exchange })
+    ].join(" \u00b7 "),
     open,
+    elective,
+    whoseTurn: open && currentTurnRow ? i18n.format("FATEBRIDGE.Conflict.Turn", { name: currentTurnRow.name }) : null,
     winner: conflict.winner ? i18n.format("FATEBRIDGE.Conflict.Winner", { side: sideName.get(conflict.winner) ?? conflict.winner }) : null,
     turns,
     hasTies: conflict.ties.length > 0,
@@ -164,7 +248,10 @@ export function conflictView(conflict, user = game.user) {
       name: m.name,
       zones: zoneNames.map((z) => ({ name: z, selected: z === where.get(m.id) }))
     })) : [],
-    canNext: open && Boolean(user.isGM || (currentSide && controls(currentSide, user))),
+    canNext,
+    // R13.5: under elective order, "next" names who goes next.
+    nextChoices: choices,
+    nextOpensExchange: choices.some((c) => c.newExchange),
     canEnd: Boolean(user.isGM && open)
   };
 }
@@ -206,7 +293,8 @@ export function scenePanelContext(state, { connected = true } = {}, user = game.
   }));
   const actors = game.actors.contents.map((a) => ({ id: a.id, name: a.name }));
   const skills = allSkills().map((name) => ({ name }));
-  const conflictsAllowed = state.ruleset === CONFLICT_RULESET;
+  const rules = rulesOf(state);
+  const conflictsAllowed = Boolean(rules?.conflicts);
   const sideSlots = Array.from({ length: SIDE_SLOTS }, (_, i) => ({ n: i + 1, name: i18n.format("FATEBRIDGE.Setup.SideName", { n: i + 1 }) }));
   return {
     isGM,
@@ -228,13 +316,15 @@ export function scenePanelContext(state, { connected = true } = {}, user = game.
     contests: state.contests.map((c) => contestView(c, user)).sort((a, b) => Number(b.open) - Number(a.open)),
     challenges: state.challenges.map((c) => challengeView(c, user)).sort((a, b) => Number(b.open) - Number(a.open)),
     conflictsAllowed,
-    conflicts: conflictsAllowed ? state.conflicts.map((c) => conflictView(c, user)).sort((a, b) => Number(b.open) - Number(a.open)) : [],
+    conflicts: conflictsAllowed ? state.conflicts.map((c) => conflictView(c, user, rules)).sort((a, b) => Number(b.open) - Number(a.open)) : [],
     setup: isGM ? {
       actors: actors.map((a) => ({ ...a, slots: sideSlots })),
       holders: actors,
       skills,
       ladder: ladder(),
       sideSlots,
+      // R13.5: under elective order the GM picks who opens the conflict.
+      electiveStart: rules?.turn_order === "elective",
       taskRows: [1, 2, 3].map((n) => ({ n, ladder: ladder(), skills }))
     } : null
   };

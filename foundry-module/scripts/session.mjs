@@ -16,6 +16,7 @@ import { refreshSheetStatus } from "./sheet.mjs";
 import { showStatus } from "./status.mjs";
 import { handleActorPatch, handleTokenStatus } from "./world-writes.mjs";
 import { handleSceneState, readScene } from "./scene-state.mjs";
+import { offerRuleset } from "./ruleset.mjs";
 import { forgetSentActors, syncActors, syncSceneTokens } from "./scene-tokens.mjs";
 
 /** Handlers of the bridge's stored emits, live (inside an `emits` frame) or replayed by world.sync. */
@@ -127,6 +128,8 @@ async function greet(connection, catchUpOnce) {
   // A player reads the world only once the GM's client has vouched for it (the "bound" notice).
   if (hello.data.role === "gm" || hello.data.bound) await catchUpOnce(getLastSeq() ?? hello.data.last_seq);
   if (isActiveGM()) {
+    // R13.9: the GM is offered the ruleset of the world's game when the bridge plays another.
+    offerRuleset(hello.data).catch((err) => console.error("fate-bridge | ruleset offer failed", err));
     forgetSentActors();
     await syncPlayerActors(connection);
     await syncSceneTokens();

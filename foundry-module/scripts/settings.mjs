@@ -9,7 +9,8 @@ export const SETTINGS = Object.freeze({
   worldId: "worldId",
   gmKey: "gmKey",
   lastSeq: "lastSeq",
-  connectionMode: "connectionMode"
+  connectionMode: "connectionMode",
+  ruleset: "ruleset"
 });
 
 /** How players reach the bridge (DESIGN "Reach and trust"). */
@@ -18,8 +19,9 @@ export const CONNECTION_MODES = Object.freeze({ relay: "relay", direct: "direct"
 /**
  * Register the settings; called from the `init` hook.
  * @param {() => void} onConnectionChange  called when a setting that shapes the connection changes
+ * @param {{onRulesetChange?: (value: string) => unknown}} [handlers]  the GM's ruleset choice changed
  */
-export function registerSettings(onConnectionChange) {
+export function registerSettings(onConnectionChange, { onRulesetChange } = {}) {
   const onChange = () => onConnectionChange?.();
   game.settings.register(MODULE_ID, SETTINGS.bridgeUrl, {
     name: "FATEBRIDGE.Settings.BridgeUrl.Name",
@@ -61,6 +63,24 @@ export function registerSettings(onConnectionChange) {
     },
     default: CONNECTION_MODES.relay,
     onChange
+  });
+  // R13.9: the world's rules, set by its GM; empty: whatever the bridge's world plays.
+  game.settings.register(MODULE_ID, SETTINGS.ruleset, {
+    name: "FATEBRIDGE.Settings.Ruleset.Name",
+    hint: "FATEBRIDGE.Settings.Ruleset.Hint",
+    scope: "world",
+    config: true,
+    restricted: true,
+    type: String,
+    choices: {
+      "": "FATEBRIDGE.Settings.Ruleset.Bridge",
+      unwritten: "FATEBRIDGE.Ruleset.Choice.unwritten",
+      "fate-core": "FATEBRIDGE.Ruleset.Choice.fate-core",
+      "fate-condensed": "FATEBRIDGE.Ruleset.Choice.fate-condensed",
+      "fate-accelerated": "FATEBRIDGE.Ruleset.Choice.fate-accelerated"
+    },
+    default: "",
+    onChange: (value) => onRulesetChange?.(value)
   });
   game.settings.register(MODULE_ID, SETTINGS.lastSeq, {
     scope: "client",

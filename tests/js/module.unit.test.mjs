@@ -1090,7 +1090,9 @@ describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5
     const view = await import(path.join(MODULE_DIR, "scripts/scene-view.mjs"));
     const state = {
       ruleset: "unwritten", scene: { number: 1, session: 1, scenario: 1 }, settings: { trust_player_ratings: true },
-      gm_fate_points: 0, aspects: [], contests: [], challenges: [], conflicts: [], compels: []
+      gm_fate_points: 0, aspects: [], contests: [], challenges: [], conflicts: [], compels: [],
+      // R13: the world's rules ride along with every scene state.
+      rules: { id: "unwritten", title: "Unwritten", conflicts: false, ratings: "skills", turn_order: null, full_defense: false, stress_rule: null, stunts_chosen: false }
     };
     check(validators.server["scene.state"], { seq: 3, world: "w", writer: "gm", state }, "scene.state");
     assert.equal(view.scenePanelContext(state).trustRatings, true);

@@ -1,0 +1,376 @@
+// Unit tests of R13 in the module (issue 25): the scene panel's conflict controls per ruleset
+// (whose turn, elective "next", full defense, concession) and the ruleset the module proposes
+// from fate-core-official's framework (R13.9). The module's real code against the fake Foundry;
+// no bridge process.
+import assert from "node:assert/strict";
+import path from "node:path";
+import { before, describe, test } from "node:test";
+import { MODULE_DIR, bootNodeFoundry, readJson, waitFor } from "./support/node-foundry.mjs";
+import { check, loadValidators } from "./support/schemas.mjs";
+
+const GM = { id: "r13GmUser000001", name: "Gamemaster", isGM: true };
+const ANN = { id: "r13AnnUser00001", name: "Ann", isGM: false };
+const BOB = { id: "r13BobUser00001", name: "Bob", isGM: false };
+
+const FRAMEWORKS = ["fate-core", "fate-condensed", "fate-accelerated", "dresden-files-accelerated"];
+
+let foundry;
+let validators;
+let view;
+let ruleset;
+let combat;
+let runtime;
+const fixtures = {};
+
+const asUser = async (userId, fn) => {
+  const saved = foundry.game.user;
+  foundry.game.user = foundry.game.users.get(userId);
+  try {
+    return await fn();
+  } finally {
+    foundry.game.user = saved;
+  }
+};
+
+before(async () => {
+  validators = await loadValidators();
+  for (const fw of FRAMEWORKS) fixtures[fw] = await readJson(`tests/js/fixtures/fco-${fw}.json`);
+  foundry = await bootNodeFoundry({
+    users: [GM, ANN, BOB],
+    userId: GM.id,
+    activeGM: GM.id,
+    systemId: "fate-core-official",
+    // One character of a Fate Condensed game: what the world's characters say when FCO's
+    // world lists are not there.
+    actors: [{ ...fixtures["fate-condensed"], ownership: { default: 0, [ANN.id]: 3 } }],
+    settings: { "fate-bridge.bridgeUrl": "http://127.0.0.1:9" }
+  }, { io: () => { throw new Error("no connection in unit tests"); } });
+  foundry.Hooks.callAll("init");
+  view = await import(path.join(MODULE_DIR, "scripts/scene-view.mjs"));
+  ruleset = await import(path.join(MODULE_DIR, "scripts/ruleset.mjs"));
+  combat = await import(path.join(MODULE_DIR, "scripts/conflict-combat.mjs"));
+  ({ runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs")));
+});
+
+// ---- conflicts as the bridge sends them (ConflictView, schemas/server/scene_state.json) -------
+
+const who = {
+  zird: { id: "actorZird0000001", name: "Zird the Arcane" },
+  vera: { id: "actorVera0000001", name: "Vera Quickfoot" },
+  ogre: { id: "actorOgre0000001", name: "Grumpy Ogre" },
+  imp: { id: "actorImp00000001", name: "Sly Imp" }
+};
+
+const RULES = {
+  "fate-core": { id: "fate-core", title: "Fate Core", conflicts: true, ratings: "skills", turn_order: "ranked", full_defense: true, stress_rule: "one_box", stunts_chosen: true },
+  "fate-condensed": { id: "fate-condensed", title: "Fate Condensed", conflicts: true, ratings: "skills", turn_order: "elective", full_defense: false, stress_rule: "ones", stunts_chosen: true },
+  "fate-accelerated": { id: "fate-accelerated", title: "Fate Accelerated", conflicts: true, ratings: "approaches", turn_order: "ranked", full_defense: false, stress_rule: "one_box", stunts_chosen: true },
+  unwritten: { id: "unwritten", title: "Unwritten", conflicts: false, ratings: "skills", turn_order: null, full_defense: false, stress_rule: null, stunts_chosen: false }
+};
+
+/** Heroes (Zird: Ann's, Vera: Bob's) against Monsters (Ogre, Imp: NPCs). */
+function conflict({ method = "elective", current = who.zird.id, acted = [], fullDefense = [], conceded = [], out = [], state = "open" } = {}) {
+  const order = [who.zird, who.vera, who.ogre, who.imp].map((c, i) => ({
+    character: c, side_id: i < 2 ? "s1" : "s2", rating: method === "ranked" ? 3 - i : 0, out: out.includes(c.id) || conceded.includes(c.id), npc: i >= 2
+  }));
+  return {
+    id: "conflict-1", name: "Brawl on the roof", kind: "physical", state, exchange: 1,
+    order_method: method, order_skill: method === "ranked" ? "Notice" : "",
+    order, turn: Math.max(0, order.findIndex((t) => t.character.id === current)), current,
+    acted, full_defense: fullDefense, conceded, clears_stress: false, ties: [],
+    sides: [
+      { id: "s1", name: "Heroes", members: [who.zird, who.vera], controllers: [ANN.id, BOB.id], progress: 0, conceded: false },
+      { id: "s2", name: "Monsters", members: [who.ogre, who.imp], controllers: [], progress: 0, conceded: false }
+    ],
+    zones: [], winner: null
+  };
+}
+
+function sceneState(rules, conflicts = []) {
+  return {
+    ruleset: rules?.id ?? "unwritten", rules, scene: { number: 1, session: 1, scenario: 1 }, gm_fate_points: 0,
+    aspects: [], contests: [], challenges: [], conflicts, compels: [], settings: { trust_player_ratings: false, full_defense: false }
+  };
+}
+
+const ids = (list) => list.map((c) => c.id);
+
+describe("R13.5 elective order: who may go next", () => {
+  test("the schema's ConflictView: the test conflicts are what the bridge sends", () => {
+    const state = sceneState(RULES["fate-condensed"], [conflict()]);
+    check(validators.server["scene.state"], { seq: 1, world: "r13-world", writer: "gm", state }, "scene.state");
+  });
+
+  test("those still in who have not acted this exchange, never the one acting now", () => {
+    // R13.5: whoever acted picks who goes next among those who have not acted.
+    assert.deepEqual(ids(view.electiveChoices(conflict())), [who.vera.id, who.ogre.id, who.imp.id]);
+    assert.deepEqual(ids(view.electiveChoices(conflict({ current: who.vera.id, acted: [who.zird.id] }))), [who.ogre.id, who.imp.id]);
+    // R13.6: taken out or conceded: out of the picking.
+    assert.deepEqual(ids(view.electiveChoices(conflict({ current: who.vera.id, acted: [who.zird.id], out: [who.ogre.id] }))), [who.imp.id]);
+    assert.deepEqual(ids(view.electiveChoices(conflict({ conceded: [who.imp.id] }))), [who.vera.id, who.ogre.id]);
+    assert.ok(view.electiveChoices(conflict()).every((c) => !c.newExchange));
+  });
+
+  test("when everyone still in has acted, the last to act picks anyone still in to open the next exchange", () => {
+    // R13.5: the last to act in an exchange picks who opens the next (itself included).
+    const last = conflict({ current: who.imp.id, acted: [who.zird.id, who.vera.id, who.ogre.id] });
+    const choices = view.electiveChoices(last);
+    assert.deepEqual(ids(choices), [who.zird.id, who.vera.id, who.ogre.id, who.imp.id]);
+    assert.ok(choices.every((c) => c.newExchange));
+    const withOut = conflict({ current: who.imp.id, acted: [who.zird.id, who.ogre.id], out: [who.vera.id] });
+    assert.deepEqual(ids(view.electiveChoices(withOut)), [who.zird.id, who.ogre.id, who.imp.id]);
+  });
+
+  test("the panel: elective order offers the picker to whoever acts now (its player or the GM); ranked order keeps its plain Next", async () => {
+    const rules = RULES["fate-condensed"];
+    const gm = view.conflictView(conflict(), foundry.game.user, rules);
+    assert.equal(gm.elective, true);
+    assert.equal(gm.canNext, true);
+    assert.deepEqual(ids(gm.nextChoices), [who.vera.id, who.ogre.id, who.imp.id]);
+    assert.equal(gm.whoseTurn, "Zird the Arcane's turn");
+    assert.match(gm.facts, /elective order/);
+    assert.equal(gm.turns.find((t) => t.id === who.zird.id).current, true);
+    assert.equal(gm.turns[0].rating, null, "no ratings under elective order");
+    const ann = await asUser(ANN.id, () => view.conflictView(conflict(), foundry.game.user, rules));
+    assert.equal(ann.canNext, true, "Ann plays Zird, whose turn it is");
+    const onOgre = conflict({ current: who.ogre.id, acted: [who.zird.id] });
+    const annOnOgre = await asUser(ANN.id, () => view.conflictView(onOgre, foundry.game.user, rules));
+    assert.equal(annOnOgre.canNext, false, "the GM picks after an NPC acted");
+    assert.deepEqual(annOnOgre.nextChoices, []);
+    assert.deepEqual(ids(view.conflictView(onOgre, foundry.game.user, rules).nextChoices), [who.vera.id, who.imp.id]);
+
+    const ranked = view.conflictView(conflict({ method: "ranked" }), foundry.game.user, RULES["fate-core"]);
+    assert.equal(ranked.elective, false);
+    assert.equal(ranked.canNext, true);
+    assert.deepEqual(ranked.nextChoices, [], "ranked order: no picker");
+    assert.match(ranked.facts, /order by Notice/);
+    assert.equal(ranked.turns[0].rating, "+3");
+  });
+
+  test("the rendered panel: the picker's select and Next in one form; acted, full defense and conceded tags", async () => {
+    const { renderTemplate } = await import(path.join(MODULE_DIR, "scripts/compat.mjs"));
+    const { PANEL_TEMPLATE } = await import(path.join(MODULE_DIR, "scripts/scene-panel.mjs"));
+    const state = sceneState(RULES["fate-condensed"], [conflict({ current: who.vera.id, acted: [who.zird.id], conceded: [who.imp.id] })]);
+    const holder = document.createElement("div");
+    holder.innerHTML = await renderTemplate(PANEL_TEMPLATE, view.scenePanelContext(state));
+    const form = holder.querySelector('form[data-form="next-conflict-1"]');
+    assert.ok(form, "the next picker");
+    assert.deepEqual([...form.querySelectorAll('select[name="nextId"] option')].map((o) => o.value), [who.ogre.id]);
+    assert.ok(form.querySelector('[data-action="conflictNext"][data-conflict="conflict-1"]'));
+    assert.equal(holder.querySelectorAll('[data-action="conflictNext"]').length, 1, "one Next");
+    const row = (id) => holder.querySelector(`.fate-bridge-turn[data-character="${id}"]`);
+    assert.ok(row(who.zird.id).querySelector('[data-state="acted"]'));
+    assert.ok(row(who.vera.id).querySelector('[data-state="current"]'));
+    assert.ok(row(who.imp.id).querySelector('[data-state="conceded"]'));
+    assert.match(holder.querySelector(".fate-bridge-tracker__turn").textContent, /Vera Quickfoot's turn/);
+    // The GM picks who opens a new elective conflict.
+    assert.ok(holder.querySelector('form[data-form="conflict"] select[name="conflictFirst"]'));
+    assert.equal(holder.querySelector('form[data-form="conflict"] [name="groupNpcs"]'), null);
+
+    const ranked = sceneState(RULES["fate-core"], [conflict({ method: "ranked", fullDefense: [who.ogre.id] })]);
+    holder.innerHTML = await renderTemplate(PANEL_TEMPLATE, view.scenePanelContext(ranked));
+    assert.equal(holder.querySelector('select[name="nextId"]'), null);
+    assert.equal(holder.querySelectorAll('[data-action="conflictNext"]').length, 1);
+    assert.ok(row(who.ogre.id).querySelector('[data-state="full-defense"]'));
+    assert.equal(holder.querySelector('[name="conflictFirst"]'), null, "ranked order: nobody picks who opens");
+  });
+});
+
+describe("R13.7 full defense and R13.6 concession: who sees the buttons", () => {
+  test("full defense: only when the rules have it, on that character's turn, for its player or the GM, once", async () => {
+    const core = RULES["fate-core"];
+    const c = conflict({ method: "ranked" });
+    assert.equal(view.canFullDefend(c, who.zird.id, core), true, "the GM, on Zird's turn");
+    assert.equal(view.canFullDefend(c, who.vera.id, core), false, "not Vera's turn");
+    assert.equal(await asUser(ANN.id, () => view.canFullDefend(c, who.zird.id, core)), true, "Ann plays Zird");
+    assert.equal(await asUser(BOB.id, () => view.canFullDefend(c, who.zird.id, core, foundry.game.user)), true, "Bob is on Zird's side (the side's controllers)");
+    const onOgre = conflict({ method: "ranked", current: who.ogre.id });
+    assert.equal(await asUser(ANN.id, () => view.canFullDefend(onOgre, who.ogre.id, core)), false, "an NPC's: the GM's");
+    assert.equal(view.canFullDefend(onOgre, who.ogre.id, core), true);
+    assert.equal(view.canFullDefend(conflict({ method: "ranked", fullDefense: [who.zird.id] }), who.zird.id, core), false, "already in full defense");
+    // R13.7: Fate Accelerated has none; Fate Condensed only when the world turns it on.
+    assert.equal(view.canFullDefend(c, who.zird.id, RULES["fate-accelerated"]), false);
+    assert.equal(view.canFullDefend(conflict(), who.zird.id, RULES["fate-condensed"]), false);
+    assert.equal(view.canFullDefend(conflict(), who.zird.id, { ...RULES["fate-condensed"], full_defense: true }), true);
+    assert.equal(view.canFullDefend(conflict({ method: "ranked", state: "ended" }), who.zird.id, core), false);
+    const panel = view.conflictView(c, foundry.game.user, core);
+    assert.deepEqual(panel.turns.filter((t) => t.canFullDefense).map((t) => t.id), [who.zird.id]);
+  });
+
+  test("concede: every character still in, for its player or the GM; not once out", async () => {
+    const c = conflict({ conceded: [who.vera.id], out: [who.imp.id] });
+    const gm = view.conflictView(c, foundry.game.user, RULES["fate-condensed"]);
+    assert.deepEqual(gm.turns.filter((t) => t.canConcede).map((t) => t.id), [who.zird.id, who.ogre.id]);
+    assert.deepEqual(gm.turns.filter((t) => t.out).map((t) => t.id), [who.vera.id, who.imp.id]);
+    const ann = await asUser(ANN.id, () => view.conflictView(c, foundry.game.user, RULES["fate-condensed"]));
+    assert.deepEqual(ann.turns.filter((t) => t.canConcede).map((t) => t.id), [who.zird.id], "not the monsters'");
+    assert.equal(view.canConcede(conflict({ state: "ended" }), who.zird.id), false);
+  });
+});
+
+describe("conflicts are allowed by the world's rules", () => {
+  test("state.rules.conflicts, else hello.rules; a ruleset without conflicts shows none", () => {
+    const c = conflict();
+    assert.equal(view.scenePanelContext(sceneState(RULES["fate-core"], [c])).conflictsAllowed, true);
+    assert.equal(view.scenePanelContext(sceneState(RULES["fate-accelerated"], [c])).conflictsAllowed, true);
+    const none = view.scenePanelContext(sceneState(RULES.unwritten, [c]));
+    assert.equal(none.conflictsAllowed, false);
+    assert.deepEqual(none.conflicts, []);
+    const noRules = { ...sceneState(null, [c]), ruleset: "fate-condensed" };
+    delete noRules.rules;
+    assert.equal(view.scenePanelContext(noRules).conflictsAllowed, false, "no rules anywhere: none");
+    runtime.hello = { ruleset: "fate-condensed", rules: RULES["fate-condensed"] };
+    try {
+      const ctx = view.scenePanelContext(noRules);
+      assert.equal(ctx.conflictsAllowed, true, "hello's rules");
+      assert.equal(ctx.setup.electiveStart, true);
+    } finally {
+      runtime.hello = null;
+    }
+  });
+
+  test("the Combat tracker follows `current` and marks those out defeated", () => {
+    const c = conflict({ current: who.ogre.id, acted: [who.zird.id] });
+    c.turn = 0;
+    assert.equal(combat.trackerTurn(c), 2);
+    assert.equal(combat.trackerTurn({ ...c, current: null }), 0);
+  });
+});
+
+describe("R13.9: the ruleset proposed from fate-core-official's framework", () => {
+  const EXPECTED = { "fate-core": "fate-core", "fate-condensed": "fate-condensed", "fate-accelerated": "fate-accelerated", "dresden-files-accelerated": "fate-accelerated" };
+
+  test("each of FCO's four frameworks, from the skills and tracks its default loads", () => {
+    for (const fw of FRAMEWORKS) {
+      const { skills, tracks } = fixtures[fw].system;
+      assert.equal(ruleset.fcoFramework({ skills, tracks }), fw, fw);
+      assert.equal(ruleset.rulesetForFramework(ruleset.fcoFramework({ skills, tracks })), EXPECTED[fw], fw);
+      // The skill list alone decides too (a world whose tracks the GM emptied).
+      assert.equal(ruleset.fcoFramework({ skills }), fw, `${fw} by skills`);
+    }
+  });
+
+  test("Core and Condensed differ by Academics; a Core list that lost a skill or two is still Core", () => {
+    const core = Object.values(fixtures["fate-core"].system.skills).map((s) => s.name);
+    assert.equal(ruleset.fcoFramework({ skills: core.filter((n) => n !== "Drive" && n !== "Shoot") }), "fate-core");
+    assert.equal(ruleset.fcoFramework({ skills: [...core, "Academics"] }), "fate-condensed");
+    // Condensed's track names with Core's skills: the skills decide.
+    assert.equal(ruleset.fcoFramework({ skills: core, tracks: fixtures["fate-condensed"].system.tracks }), "fate-core");
+  });
+
+  test("an unknown game gets no proposal", () => {
+    const homebrew = { skills: ["Swords", "Sorcery", "Sailing", "Swagger"], tracks: ["Wounds", "Sanity"] };
+    assert.equal(ruleset.fcoFramework(homebrew), null);
+    assert.equal(ruleset.rulesetForFramework(ruleset.fcoFramework(homebrew)), null);
+    assert.equal(ruleset.fcoFramework({}), null);
+    assert.equal(ruleset.rulesetForFramework("space-opera"), null);
+    assert.equal(ruleset.rulesetProposal("unwritten", { setting: "", fco: null }), null);
+  });
+
+  test("the proposal: the GM's setting first, else FCO's game; nothing when the bridge plays it already", () => {
+    assert.equal(ruleset.rulesetProposal("unwritten", { setting: "", fco: "fate-core" }), "fate-core");
+    assert.equal(ruleset.rulesetProposal("fate-core", { setting: "", fco: "fate-core" }), null);
+    assert.equal(ruleset.rulesetProposal("fate-core", { setting: "fate-accelerated", fco: "fate-core" }), "fate-accelerated");
+    assert.equal(ruleset.rulesetProposal("fate-accelerated", { setting: "fate-accelerated", fco: "fate-core" }), null);
+  });
+
+  test("where the lists come from: FCO's world data item (setting `wid`), else its legacy settings, else the characters", async () => {
+    // No FCO settings in this fake world: the characters (one Fate Condensed character) decide.
+    assert.equal(ruleset.fcoProposal(), "fate-condensed");
+    // FCO's own registrations (fco.js, i18nInit): world-scoped, hidden.
+    foundry.game.settings.register("fate-core-official", "wid", { scope: "world", config: false, type: String, default: "" });
+    foundry.game.settings.register("fate-core-official", "skills", { scope: "world", config: false, type: Object, default: {} });
+    foundry.game.settings.register("fate-core-official", "tracks", { scope: "world", config: false, type: Object, default: {} });
+    await foundry.game.settings.set("fate-core-official", "skills", fixtures["dresden-files-accelerated"].system.skills);
+    assert.equal(ruleset.fcoProposal(), "fate-accelerated", "the legacy world lists");
+    const item = { uuid: "Item.fcoWorldData001", system: { skills: fixtures["fate-core"].system.skills, tracks: fixtures["fate-core"].system.tracks, defaults: {} } };
+    const lookup = globalThis.fromUuidSync;
+    globalThis.fromUuidSync = (uuid) => (uuid === item.uuid ? item : lookup(uuid));
+    try {
+      await foundry.game.settings.set("fate-core-official", "wid", item.uuid);
+      assert.equal(ruleset.fcoProposal(), "fate-core", "the world data item's lists");
+    } finally {
+      globalThis.fromUuidSync = lookup;
+      await foundry.game.settings.set("fate-core-official", "wid", "");
+      await foundry.game.settings.set("fate-core-official", "skills", {});
+    }
+  });
+
+  test("the setting: GM-only, world scope, the four rulesets and 'as the bridge has it'", () => {
+    const config = foundry.game.settings.configs.get("fate-bridge.ruleset");
+    assert.equal(config.scope, "world");
+    assert.equal(config.restricted, true);
+    assert.equal(config.default, "");
+    assert.deepEqual(Object.keys(config.choices), ["", "unwritten", "fate-core", "fate-condensed", "fate-accelerated"]);
+  });
+});
+
+describe("R13.9: switching the bridge's world", () => {
+  /** A connection that records calls and answers world.ruleset with `answer`. */
+  function stubConnection(answer) {
+    const calls = [];
+    return {
+      calls,
+      connected: true,
+      status: { state: "connected" },
+      async call(event, payload) {
+        calls.push({ event, payload });
+        if (event === "world.ruleset") return answer(payload);
+        if (event === "hello") return { ok: true, data: { ...runtime.hello, ruleset: payload ? "fate-condensed" : runtime.hello.ruleset, rules: RULES["fate-condensed"] } };
+        return { ok: false, error: { code: "invalid", message: "not in this test" } };
+      }
+    };
+  }
+
+  test("the GM connects to a bridge on another ruleset: a dialog offers FCO's; confirming sends world.ruleset", async () => {
+    const connection = stubConnection(({ ruleset: r }) => ({ ok: true, data: { ruleset: r, changed: true, rules: RULES[r] } }));
+    runtime.connection = connection;
+    runtime.hello = { role: "gm", ruleset: "unwritten", rules: RULES.unwritten };
+    try {
+      const offered = ruleset.offerRuleset(runtime.hello);
+      const dialog = await waitFor(() => foundry.openDialogs().at(-1), { what: "ruleset dialog" });
+      assert.equal(dialog.config.rejectClose, false);
+      assert.match(dialog.element.textContent, /fate-core-official game is Fate Condensed, but the bridge plays Unwritten/);
+      dialog.element.querySelector('button[data-action="switch"]').click();
+      const data = await offered;
+      assert.equal(data.ruleset, "fate-condensed");
+      const sent = connection.calls.filter((c) => c.event === "world.ruleset");
+      assert.deepEqual(sent.map((c) => c.payload), [{ ruleset: "fate-condensed" }], "sent once (the setting's own change sends nothing more)");
+      check(validators.client["world.ruleset"], { request_id: "r-ruleset-1", ...sent[0].payload }, "world.ruleset");
+      assert.equal(foundry.game.settings.get("fate-bridge", "ruleset"), "fate-condensed", "the GM's choice is kept");
+      assert.equal(runtime.hello.ruleset, "fate-condensed", "hello asked again");
+      assert.match(foundry.log.notifications.at(-1).message, /now plays Fate Condensed/);
+    } finally {
+      runtime.connection = null;
+      runtime.hello = null;
+      await foundry.game.settings.set("fate-bridge", "ruleset", "");
+    }
+  });
+
+  test("a player is never asked; nothing is asked when the bridge plays the proposal", async () => {
+    runtime.hello = { role: "player", ruleset: "unwritten" };
+    assert.equal(await asUser(ANN.id, () => ruleset.offerRuleset(runtime.hello)), null);
+    runtime.hello = { role: "gm", ruleset: "fate-condensed" };
+    assert.equal(await ruleset.offerRuleset(runtime.hello), null);
+    runtime.hello = null;
+    assert.equal(foundry.openDialogs().length, 0);
+  });
+
+  test("the GM changes the setting while a conflict is open: the refusal is shown and the setting goes back", async () => {
+    const connection = stubConnection(() => ({ ok: false, error: { code: "wrong_state", message: "A conflict is still open.", field: "ruleset" } }));
+    runtime.connection = connection;
+    runtime.hello = { role: "gm", ruleset: "fate-core", rules: RULES["fate-core"] };
+    try {
+      await foundry.game.settings.set("fate-bridge", "ruleset", "fate-accelerated");
+      await waitFor(() => foundry.game.settings.get("fate-bridge", "ruleset") === "fate-core", { what: "the setting reverted" });
+      assert.deepEqual(connection.calls.filter((c) => c.event === "world.ruleset").map((c) => c.payload), [{ ruleset: "fate-accelerated" }]);
+      const note = foundry.log.notifications.at(-1);
+      assert.equal(note.type, "error");
+      assert.match(note.message, /rules stay as they are: A conflict is still open\. Switch to Fate Accelerated once every conflict/);
+    } finally {
+      runtime.connection = null;
+      runtime.hello = null;
+      await foundry.game.settings.set("fate-bridge", "ruleset", "");
+    }
+  });
+});
