@@ -148,6 +148,19 @@ _FATE_ACTION_NAMES = {
 _FATE_ACTIONS = ("overcome", "create_advantage", "discover", "attack")
 _PHYSIQUE_WILL = {"physical": "Physique", "mental": "Will"}
 
+
+def _physique_and_will_tracks(
+    values: tuple[int, ...], by_rating: tuple[tuple[int, tuple[int, ...]], ...]
+) -> tuple[StressTrackDefault, ...]:
+    """A physical track grown by Physique and a mental one grown by Will (R13.2)."""
+    return (
+        StressTrackDefault(
+            "physical", "Physical Stress", "physical", values, "Physique", by_rating
+        ),
+        StressTrackDefault("mental", "Mental Stress", "mental", values, "Will", by_rating),
+    )
+
+
 FATE_CORE = Ruleset(
     id="fate-core",
     title="Fate Core",
@@ -156,24 +169,7 @@ FATE_CORE = Ruleset(
     action_names=_FATE_ACTION_NAMES,
     actions=_FATE_ACTIONS,
     # R13.2: boxes 1 and 2; Physique/Will Average-Fair add a 3, Good and up a 3 and a 4.
-    stress_tracks=(
-        StressTrackDefault(
-            "physical",
-            "Physical Stress",
-            "physical",
-            (1, 2),
-            skill="Physique",
-            by_rating=((1, (1, 2, 3)), (3, (1, 2, 3, 4))),
-        ),
-        StressTrackDefault(
-            "mental",
-            "Mental Stress",
-            "mental",
-            (1, 2),
-            skill="Will",
-            by_rating=((1, (1, 2, 3)), (3, (1, 2, 3, 4))),
-        ),
-    ),
+    stress_tracks=_physique_and_will_tracks((1, 2), ((1, (1, 2, 3)), (3, (1, 2, 3, 4)))),
     hostile_invokes=True,
     conflicts=True,
     stress_rule="one_box",
@@ -194,24 +190,7 @@ FATE_CONDENSED = Ruleset(
     action_names=_FATE_ACTION_NAMES,
     actions=_FATE_ACTIONS,
     # R13.2: 3 one-shift boxes a track; 4 at Physique/Will Average-Fair, 6 at Good and up.
-    stress_tracks=(
-        StressTrackDefault(
-            "physical",
-            "Physical Stress",
-            "physical",
-            (1, 1, 1),
-            skill="Physique",
-            by_rating=((1, (1,) * 4), (3, (1,) * 6)),
-        ),
-        StressTrackDefault(
-            "mental",
-            "Mental Stress",
-            "mental",
-            (1, 1, 1),
-            skill="Will",
-            by_rating=((1, (1,) * 4), (3, (1,) * 6)),
-        ),
-    ),
+    stress_tracks=_physique_and_will_tracks((1, 1, 1), ((1, (1,) * 4), (3, (1,) * 6))),
     hostile_invokes=True,
     conflicts=True,
     stress_rule="ones",
