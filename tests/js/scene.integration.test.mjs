@@ -3,7 +3,8 @@
 // real code. The GM sets up a contest and a challenge from the panel without typing a number the
 // bridge could have known; each player rolls and passes from the UI; the GM cards (contest
 // exchanges, the challenge summary, the scene end) are written once, by the active GM only.
-// A second world on the Fate Condensed ruleset runs a conflict into the Combat tracker.
+// A second world on the Fate Accelerated ruleset runs a conflict into the Combat tracker (ranked
+// by Quick, R13.5; elective order and the ruleset switch: tests/js/rulesets.integration.test.mjs).
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { addWorld, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
@@ -171,7 +172,7 @@ describe("the scene panel on an Unwritten world", () => {
     const setting = sent.find((x) => x.event === "world.settings");
     assert.deepEqual({ ...setting.payload, request_id: undefined }, { request_id: undefined, trust_player_ratings: true });
     assert.equal(setting.ack.ok, true);
-    assert.deepEqual(setting.ack.data.settings, { trust_player_ratings: true });
+    assert.deepEqual(setting.ack.data.settings, { trust_player_ratings: true, full_defense: false });
     for (const c of [ann, bob]) {
       const panel = await c.waitFor("panel", (p) => p !== null, { what: `${c.name}'s panel` });
       assert.ok(!panel.actions.some((a) => a.action === "toggleTrustRatings"), `${c.name} sees no GM setting`);
@@ -466,7 +467,7 @@ describe("the scene panel on an Unwritten world", () => {
   });
 });
 
-describe("a conflict on a Fate Condensed world", () => {
+describe("a conflict on a Fate Accelerated world", () => {
   let condensed;
   let gm;
   let assistant;
@@ -474,7 +475,7 @@ describe("a conflict on a Fate Condensed world", () => {
   before(async () => {
     const dataDir = await tempDataDir();
     const port = await freePort();
-    const world = await addWorld(dataDir, "condensed-world", "Condensed World", "fate-condensed");
+    const world = await addWorld(dataDir, "accelerated-world", "Accelerated World", "fate-accelerated");
     condensed = await startBridge({ dataDir, port });
     gm = await launch("condensed-gm", world, port, GM, world.key);
     assistant = await launch("condensed-assistant", world, port, ASSISTANT, world.key);
