@@ -20,7 +20,7 @@ from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 # 3: a commit's emits travel in one ``emits`` frame.
 # 4: the sender hears its own commit's emits in its answer (``AckOk.emits``).
 # 5: relay mode: the GM's connection carries other users' intents (``relay``).
-PROTOCOL_VERSION = 5
+PROTOCOL_VERSION = 6
 NAMESPACE = "/fate"
 MAX_MESSAGE_BYTES = 64 * 1024
 
