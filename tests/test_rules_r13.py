@@ -474,6 +474,12 @@ def test_r13_6_concession_pays_one_plus_its_consequences_when_the_conflict_ends(
     assert table.state.conflicts[cid].consequences_taken == {"b": 1}
     points = table.character("b").fate_points
     refused("forbidden", lambda: conflict.concede(table.state, cid, "b", ANNA))
+    # Not while dice are on the table for an action against it.
+    rolled = StartAction("attack", "g", "Fight", target_id="b", passive_rating=0)
+    table.run(lambda s: actions.start_action(s, rolled, GM_USER, dice(ZERO), table.ruleset))
+    refused("wrong_state", lambda: conflict.concede(table.state, cid, "b", PAUL))
+    rolled_id = table.action().id
+    table.run(lambda s: actions.cancel(s, rolled_id, GM_USER))
     table.run(lambda s: conflict.concede(s, cid, "b", PAUL))
     c = table.state.conflicts[cid]
     assert c.state == "open" and c.conceded == ("b",)

@@ -320,9 +320,10 @@ def full_defense(
 def concede(
     state: WorldState, conflict_id: str, character_id: str, principal: Principal
 ) -> list[Event]:
-    """R13.6: the character's owner (or the GM) concedes: it is out of the conflict at
-    once, and when the conflict ends it gets one fate point plus one per consequence it
-    took in it. The conflict ends at once if only one side is left."""
+    """R13.6: the character's owner (or the GM) concedes before a roll it is part of (its
+    own, or one against it): it is out of the conflict at once, and when the conflict ends
+    it gets one fate point plus one per consequence it took in it. The conflict ends at
+    once if only one side is left."""
     draft = Draft(state, "conflict.concede")
     conflict = _conflict(draft, conflict_id)
     character = _member(draft, conflict, character_id)
@@ -334,10 +335,33 @@ def concede(
         raise RuleViolation(
             "invalid", f"{character.name} is already out of the conflict.", "character_id"
         )
+    rolling = next(
+        (
+            a
+            for a in draft.actions.values()
+            if a.state in _ROLLED
+            and (
+                character_id in a.actor.members
+                or character_id in (a.target_id, a.opposition.leader)
+            )
+        ),
+        None,
+    )
+    if rolling is not None:
+        raise RuleViolation(
+            "wrong_state",
+            f"{character.name} concedes before the dice: an action it is part of is already "
+            "rolled. Concede after it, or before the next roll.",
+            "character_id",
+        )
     draft.put_conflict(conflict.model_copy(update={"conceded": (*conflict.conceded, character_id)}))
     draft.put_character(character.model_copy(update={"overwhelmed": True, "overwhelmed_by": None}))
     end_if_decided(draft, character_id)
     return draft.events()
+
+
+# An action in these states has dice on the table (R13.6: concede before the roll).
+_ROLLED = frozenset({"invoking", "choosing", "costing", "absorbing"})
 
 
 def _member(draft: Draft, conflict: Conflict, character_id: str) -> Character:
