@@ -251,6 +251,8 @@ export async function setRuleset(ruleset) {
     return revert(null);
   }
   await refreshHello();
+  // The GM's choice follows a switch made another way (the API); "as the bridge has it" stays.
+  if (chosenRuleset() && chosenRuleset() !== ack.data.ruleset) await writeSetting(ack.data.ruleset);
   ui.notifications.info(game.i18n.format("FATEBRIDGE.Ruleset.Switched", { ruleset: ack.data.rules?.title ?? ruleset }));
   return ack.data;
 }

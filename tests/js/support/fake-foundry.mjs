@@ -204,6 +204,10 @@ function fcoSheetBody(actor) {
  * @param {string} [options.systemId]
  * @param {object[]} [options.actors]      {_id, name, type, system, flags, ownership}
  * @param {Record<string, unknown>} [options.settings]  "fate-bridge.key" -> value
+ * @param {{skills?: object, tracks?: object, aspects?: object, stunts?: object, defaults?: object}} [options.fcoWorldData]
+ *   fate-core-official's world data item (FCO 4.7 fco.js `prepareWorldItem`): an Item of type
+ *   "Extra" holding the world's skill, track, aspect, stunt and character-default lists, whose
+ *   UUID the world setting `fate-core-official.wid` holds
  * @param {object} [options.module]        {id, version}
  */
 export function install(options) {
@@ -950,10 +954,24 @@ export function install(options) {
     }
   }
   const scenes = new Collection();
+  // fate-core-official's world data item and its `wid` setting (registered as fco.js does).
+  const items = new Collection();
+  if (options.fcoWorldData) {
+    const data = options.fcoWorldData;
+    const item = {
+      _id: "fcoWorldData0001", id: "fcoWorldData0001", uuid: "Item.fcoWorldData0001", documentName: "Item",
+      name: `${options.worldId ?? "test-world"}_worldData_extra`, type: "Extra",
+      system: { skills: data.skills ?? {}, tracks: data.tracks ?? {}, aspects: data.aspects ?? {}, stunts: data.stunts ?? {}, defaults: data.defaults ?? {} }
+    };
+    items.set(item.id, item);
+    settings.register("fate-core-official", "wid", { name: "world data extra uuid", scope: "world", config: false, type: String, default: undefined });
+    settingValues.set("fate-core-official.wid", item.uuid);
+  }
   /** Foundry's synchronous UUID lookup, for the documents the fake has. */
   globalThis.fromUuidSync = (uuid) => {
     const parts = String(uuid).split(".");
     if (parts[0] === "Actor") return actors.get(parts[1]) ?? null;
+    if (parts[0] === "Item") return items.get(parts[1]) ?? null;
     if (parts[0] !== "Scene") return null;
     const scene = scenes.get(parts[1]);
     if (parts.length === 2) return scene ?? null;
@@ -1003,6 +1021,7 @@ export function install(options) {
     user: users.get(options.userId),
     users,
     actors,
+    items,
     messages,
     combats,
     scenes,
