@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -283,6 +283,42 @@ class Outbound(BaseModel):
     """A message from the bridge."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Intent(Inbound):
+    """A message a client sends as one event: the one place an intent is declared.
+
+    A subclass names its event and the model of its answer's data as class keywords
+    (``class ActionRoll(ActionRef, event="action.roll", result=ActionData)``); ``result``
+    None: it answers with another intent's result (a relay envelope). ``relayed=False``:
+    a GM's connection may not relay it for a player (DESIGN Reach and trust). The socket
+    dispatcher, the service's handlers, the HTTP API and the schema generator all read
+    :data:`INTENT_REGISTRY`. A subclass without ``event`` is a shared base (ActionRef)."""
+
+    # Dunder names: a field of a subclass may be called "event" (the relay envelope's).
+    __event__: ClassVar[str]
+    __result__: ClassVar[type[Outbound] | None]
+    __relayed__: ClassVar[bool]
+
+    def __init_subclass__(
+        cls,
+        *,
+        event: str | None = None,
+        result: type[Outbound] | None = None,
+        relayed: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        if event is None:
+            return
+        if event in INTENT_REGISTRY:
+            raise TypeError(f"intent {event!r} is declared twice")
+        cls.__event__, cls.__result__, cls.__relayed__ = event, result, relayed
+        INTENT_REGISTRY[event] = cls
+
+
+INTENT_REGISTRY: dict[str, type[Intent]] = {}
+"""Every intent by event, in declaration order (filled as bridge.protocol.intents loads)."""
 
 
 # --- handshake -------------------------------------------------------------

@@ -8,14 +8,17 @@ from pydantic import Field, StringConstraints, field_validator
 
 from bridge.protocol.base import (
     ANCHOR_PAGE,
+    INTENT_REGISTRY,
     ActionTypeName,
     DiceRollIn,
     EventAnchor,
     HarmKindName,
     Identifier,
     Inbound,
+    Intent,
     InvokeEffect,
     Name,
+    Outbound,
     Payment,
     Rating,
     Readable,
@@ -24,6 +27,27 @@ from bridge.protocol.base import (
     SideName,
     StressKindName,
     Text,
+)
+from bridge.protocol.views import (
+    ActionData,
+    ActionOddsData,
+    ActorSyncData,
+    AspectGiveData,
+    CardWrittenData,
+    DevQueueDiceData,
+    GmBudgetData,
+    HelloData,
+    HistoryPage,
+    HistoryStatsData,
+    RelayLeaveData,
+    SceneEndData,
+    SceneState,
+    UndoData,
+    UserBindData,
+    WorldRulesetData,
+    WorldStateData,
+    WorldSyncData,
+    WorldVerifyData,
 )
 
 # Shorter readable strings (H18): a cost kind, a compel, what a client says it runs.
@@ -44,14 +68,14 @@ CompelText = Annotated[
 ]
 
 
-class Hello(Inbound):
+class Hello(Intent, event="hello", result=HelloData):
     request_id: RequestId
     module_version: ShortText | None = None
     foundry_version: ShortText | None = None
     system: ShortText | None = None
 
 
-class WorldSync(Inbound):
+class WorldSync(Intent, event="world.sync", result=WorldSyncData):
     """Ask for every emit after ``since`` (a ``seq``), to catch up after (re)connecting."""
 
     request_id: RequestId
@@ -133,18 +157,18 @@ class ActorData(Inbound):
         return tracks
 
 
-class ActorSync(Inbound):
+class ActorSync(Intent, event="actor.sync", result=ActorSyncData):
     request_id: RequestId
     actor: ActorData
 
 
-class WorldRead(Inbound):
+class WorldRead(Intent, event="world.state", result=WorldStateData):
     """Read what the bridge holds: characters, aspects and free invokes (for pickers)."""
 
     request_id: RequestId
 
 
-class CardWritten(Inbound):
+class CardWritten(Intent, event="card.written", result=CardWrittenData):
     """The client that created an action's chat message names the message's Foundry author,
     so later updates go to a user Foundry lets update it (the author, else the active GM).
     A player may only name itself, for an action it started."""
@@ -154,7 +178,7 @@ class CardWritten(Inbound):
     author: Identifier
 
 
-class UserBind(Inbound):
+class UserBind(Intent, event="user.bind", result=UserBindData, relayed=False):
     """GM only: the player's client wrote ``nonce`` into its own User flag (DESIGN Trust)."""
 
     request_id: RequestId
@@ -195,7 +219,7 @@ class RecoveryIn(Inbound):
     slot_id: Identifier
 
 
-class ActionStart(Inbound):
+class ActionStart(Intent, event="action.start", result=ActionData):
     """Start an action for an actor (R2, R5, R9, R10)."""
 
     request_id: RequestId
@@ -220,16 +244,16 @@ class ActionStart(Inbound):
     stunts: StuntNames | None = None
 
 
-class ActionRef(Inbound):
+class ActionRef(Intent):
     request_id: RequestId
     action_id: Identifier
 
 
-class ActionRoll(ActionRef):
+class ActionRoll(ActionRef, event="action.roll", result=ActionData):
     """Close the concession window of a dangerous action and roll."""
 
 
-class ActionOppose(ActionRef):
+class ActionOppose(ActionRef, event="action.oppose", result=ActionData):
     """R2.2: the active opposer rolls ``skill`` before the actor rolls; R13.8 with the
     stunts of its that apply."""
 
@@ -237,7 +261,7 @@ class ActionOppose(ActionRef):
     stunts: StuntNames | None = None
 
 
-class ActionInvoke(ActionRef):
+class ActionInvoke(ActionRef, event="action.invoke", result=ActionData):
     """R4: invoke ``aspect_id`` as ``invoker`` (a character, or "gm" for the GM's budget)."""
 
     invoker: Identifier
@@ -247,13 +271,13 @@ class ActionInvoke(ActionRef):
     side: SideName | None = None
 
 
-class ActionPass(ActionRef):
+class ActionPass(ActionRef, event="action.pass", result=ActionData):
     """R4.4: ``side`` invokes no more; once both sides have passed, the action resolves."""
 
     side: SideName
 
 
-class ActionChoose(ActionRef):
+class ActionChoose(ActionRef, event="action.choose", result=ActionData):
     """R5, R6: the choice the outcome offers (fail or succeed at a cost, a hit's
     consequence, an advantage's aspect or boost)."""
 
@@ -264,7 +288,7 @@ class ActionChoose(ActionRef):
     consequence_name: Name | None = None
 
 
-class ActionCost(ActionRef):
+class ActionCost(ActionRef, event="action.cost", result=ActionData):
     """R6: the GM's cost; ``kind`` from the ruleset's minor or serious list."""
 
     kind: ShortName
@@ -273,7 +297,7 @@ class ActionCost(ActionRef):
     aspect_name: Name | None = None
 
 
-class ActionConcede(ActionRef):
+class ActionConcede(ActionRef, event="action.concede", result=ActionData):
     """R9.3: ``character_id`` concedes the dangerous action before the roll."""
 
     character_id: Identifier
@@ -286,27 +310,27 @@ class StressMarkIn(Inbound):
     boxes: Annotated[list[Annotated[int, Field(ge=0, le=19)]], Field(min_length=1, max_length=20)]
 
 
-class ActionAbsorb(ActionRef):
+class ActionAbsorb(ActionRef, event="action.absorb", result=ActionData):
     """R5.10: boxes on stress tracks of the hit's kind, and consequence slot id -> name."""
 
     stress: Annotated[list[StressMarkIn], Field(max_length=12)] = []
     consequences: Annotated[dict[Identifier, Name], Field(max_length=12)] = {}
 
 
-class ActionGift(ActionRef):
+class ActionGift(ActionRef, event="action.gift", result=ActionData):
     """R5.2, R5.3: the GM gives someone else a free invoke after a fumbled advantage."""
 
     aspect_id: Identifier
     holder: Identifier
 
 
-class ActionCancel(ActionRef):
+class ActionCancel(ActionRef, event="action.cancel", result=ActionData):
     """The GM calls an open action off; invoke payments go back (see rules.actions.cancel)."""
 
     reason: Text = ""
 
 
-class ActionConfirm(ActionRef):
+class ActionConfirm(ActionRef, event="action.confirm", result=ActionData):
     """R2.1, R9.1 Decision: the GM confirms a player's proposal, or changes it: a new
     passive rating, and (when given) exactly which sides are dangerous."""
 
@@ -314,7 +338,7 @@ class ActionConfirm(ActionRef):
     dangerous: DangerIn | None = None
 
 
-class ActionHelp(ActionRef):
+class ActionHelp(ActionRef, event="action.help", result=ActionData):
     """A character's owner (or the GM) answers for it on a player's action: R10.1 Decision,
     a named helper joins or stays out; consent to harm (DESIGN Reach and trust), a
     character the action would target or have oppose it, or whose aspect it is about,
@@ -324,17 +348,17 @@ class ActionHelp(ActionRef):
     accept: bool
 
 
-class ActionHint(ActionRef):
+class ActionHint(ActionRef, event="action.hint", result=ActionData):
     """R5.5: the actor of an excelled discover takes the hint (the GM is asked)."""
 
 
-class ActionHintGive(ActionRef):
+class ActionHintGive(ActionRef, event="action.hint_give", result=ActionData):
     """R5.5: the GM answers a hint the actor asked for."""
 
     text: Annotated[str, StringConstraints(min_length=1, max_length=2000)]
 
 
-class AspectGive(Inbound):
+class AspectGive(Intent, event="aspect.give", result=AspectGiveData):
     """R10.2: hand free invokes to another character."""
 
     request_id: RequestId
@@ -344,7 +368,7 @@ class AspectGive(Inbound):
     count: Annotated[int, Field(ge=1, le=10)] = 1
 
 
-class SceneEnd(Inbound):
+class SceneEnd(Intent, event="scene.end", result=SceneEndData):
     """R12.1: end the scene (or with it the session or scenario, R12.2);
     situation aspects in ``keep_aspects`` stay."""
 
@@ -354,7 +378,7 @@ class SceneEnd(Inbound):
     gm_budget: Annotated[int, Field(ge=0, le=99)] | None = None
 
 
-class SceneAspect(Inbound):
+class SceneAspect(Intent, event="scene.aspect", result=SceneState):
     """GM: add, rename or remove a situation aspect; set who holds its free invokes."""
 
     request_id: RequestId
@@ -367,7 +391,7 @@ class SceneAspect(Inbound):
     ) = None
 
 
-class WorldSettingsIn(Inbound):
+class WorldSettingsIn(Intent, event="world.settings", result=SceneState):
     """GM: the table's settings; a field left out keeps its value. R2.1 Decision:
     ``trust_player_ratings`` lets players' passive ratings through unconfirmed."""
 
@@ -377,14 +401,14 @@ class WorldSettingsIn(Inbound):
     full_defense: bool | None = None
 
 
-class WorldRuleset(Inbound):
+class WorldRuleset(Intent, event="world.ruleset", result=WorldRulesetData):
     """GM: R13.9, the rules the world plays from now on (between procedures only)."""
 
     request_id: RequestId
     ruleset: Annotated[str, StringConstraints(min_length=1, max_length=40)]
 
 
-class SceneRead(Inbound):
+class SceneRead(Intent, event="scene.read", result=SceneState):
     request_id: RequestId
 
 
@@ -393,7 +417,7 @@ class SideIn(Inbound):
     members: Annotated[list[Identifier], Field(min_length=1, max_length=12)]
 
 
-class ContestStart(Inbound):
+class ContestStart(Intent, event="contest.start", result=SceneState):
     """R11.2: GM sets up a contest."""
 
     request_id: RequestId
@@ -404,17 +428,17 @@ class ContestStart(Inbound):
     passive_rating: Rating | None = None
 
 
-class ContestRef(Inbound):
+class ContestRef(Intent):
     request_id: RequestId
     contest_id: Identifier
 
 
-class ContestRoll(ContestRef):
+class ContestRoll(ContestRef, event="contest.roll", result=ActionData):
     side_id: Identifier
     skill: Name | None = None
 
 
-class ContestAdvantage(ContestRef):
+class ContestAdvantage(ContestRef, event="contest.advantage", result=ActionData):
     side_id: Identifier
     actor_id: Identifier
     skill: Name
@@ -423,11 +447,11 @@ class ContestAdvantage(ContestRef):
     target_id: Identifier | None = None
 
 
-class ContestTwist(ContestRef):
+class ContestTwist(ContestRef, event="contest.twist", result=SceneState):
     name: Name
 
 
-class ContestConcede(ContestRef):
+class ContestConcede(ContestRef, event="contest.concede", result=SceneState):
     side_id: Identifier
 
 
@@ -437,7 +461,7 @@ class TaskIn(Inbound):
     rating: Rating
 
 
-class ChallengeStart(Inbound):
+class ChallengeStart(Intent, event="challenge.start", result=SceneState):
     """R11.1: GM lists the tasks, each with its own skill and opposition."""
 
     request_id: RequestId
@@ -445,26 +469,26 @@ class ChallengeStart(Inbound):
     tasks: Annotated[list[TaskIn], Field(min_length=1, max_length=20)]
 
 
-class ChallengeRef(Inbound):
+class ChallengeRef(Intent):
     request_id: RequestId
     challenge_id: Identifier
 
 
-class ChallengeRoll(ChallengeRef):
+class ChallengeRoll(ChallengeRef, event="challenge.roll", result=ActionData):
     task_id: Identifier
     actor_id: Identifier
     skill: Name | None = None
     helpers: Annotated[list[HelperIn], Field(max_length=12)] = []
 
 
-class ChallengeAdvantage(ChallengeRef):
+class ChallengeAdvantage(ChallengeRef, event="challenge.advantage", result=ActionData):
     actor_id: Identifier
     skill: Name
     aspect_name: Name
     rating: Rating
 
 
-class ChallengeCarry(ChallengeRef):
+class ChallengeCarry(ChallengeRef, event="challenge.carry", result=SceneState):
     carry: bool
 
 
@@ -473,7 +497,7 @@ class ZoneIn(Inbound):
     adjacent: Annotated[list[Name], Field(max_length=20)] = []
 
 
-class ConflictStart(Inbound):
+class ConflictStart(Intent, event="conflict.start", result=SceneState):
     """R11.3 (Fate Condensed): sides, zones, turn order."""
 
     request_id: RequestId
@@ -489,16 +513,16 @@ class ConflictStart(Inbound):
     first_id: Identifier | None = None
 
 
-class ConflictRef(Inbound):
+class ConflictRef(Intent):
     request_id: RequestId
     conflict_id: Identifier
 
 
-class ConflictOrder(ConflictRef):
+class ConflictOrder(ConflictRef, event="conflict.order", result=SceneState):
     order: Annotated[list[Identifier], Field(min_length=1, max_length=60)]
 
 
-class ConflictNext(ConflictRef):
+class ConflictNext(ConflictRef, event="conflict.next", result=SceneState):
     """Hand the turn on; R13.5 elective order: to ``next_id``."""
 
     next_id: Identifier | None = None
@@ -508,66 +532,66 @@ class ConflictCharacter(ConflictRef):
     character_id: Identifier
 
 
-class ConflictFullDefense(ConflictCharacter):
+class ConflictFullDefense(ConflictCharacter, event="conflict.full_defense", result=SceneState):
     """R13.7: on its turn, instead of acting, +2 on defend rolls until its next turn."""
 
 
-class ConflictConcede(ConflictCharacter):
+class ConflictConcede(ConflictCharacter, event="conflict.concede", result=SceneState):
     """R13.6: out of the conflict now; paid 1 + its consequences when the conflict ends."""
 
 
-class ConflictMove(ConflictRef):
+class ConflictMove(ConflictRef, event="conflict.move", result=SceneState):
     character_id: Identifier
     zone: Name
     force: bool = False
 
 
-class ConflictEnd(ConflictRef):
+class ConflictEnd(ConflictRef, event="conflict.end", result=SceneState):
     """End the conflict now (the GM's call)."""
 
 
-class FateCompel(Inbound):
+class FateCompel(Intent, event="fate.compel", result=SceneState):
     request_id: RequestId
     character_id: Identifier
     text: CompelText
     aspect_id: Identifier | None = None
 
 
-class FateCompelAnswer(Inbound):
+class FateCompelAnswer(Intent, event="fate.compel_answer", result=SceneState):
     request_id: RequestId
     compel_id: Identifier
     accept: bool
 
 
-class FateSpend(Inbound):
+class FateSpend(Intent, event="fate.spend", result=WorldStateData):
     request_id: RequestId
     character_id: Identifier
     purpose: Literal["detail", "stunt"]
     text: Text = ""
 
 
-class FateSacrifice(Inbound):
+class FateSacrifice(Intent, event="fate.sacrifice", result=WorldStateData):
     request_id: RequestId
     character_id: Identifier
     severity: Literal[2, 4, 6]
     name: Name
 
 
-class GmBudget(Inbound):
+class GmBudget(Intent, event="fate.gm_budget", result=GmBudgetData):
     """R12.2: set the GM's fate point budget for the scene."""
 
     request_id: RequestId
     fate_points: Annotated[int, Field(ge=0, le=99)]
 
 
-class DevQueueDice(Inbound):
+class DevQueueDice(Intent, event="dev.queue_dice", result=DevQueueDiceData):
     """Queue the next rolls' faces; only with ``--dev-dice``, only for a GM."""
 
     request_id: RequestId
     rolls: Annotated[list[DiceRollIn], Field(min_length=1, max_length=100)]
 
 
-class ActionOdds(Inbound):
+class ActionOdds(Intent, event="action.odds", result=ActionOddsData):
     """A read before any action exists: the exact odds of each outcome for this actor, skill,
     action type and helpers against a known opposition total (a passive rating, or an
     opposing total already rolled)."""
@@ -581,7 +605,7 @@ class ActionOdds(Inbound):
     stunts: StuntNames | None = None
 
 
-class WorldVerify(Inbound):
+class WorldVerify(Intent, event="world.verify", result=WorldVerifyData):
     """GM only: check the log (chain, stored head, replay) and these chat-log anchors."""
 
     request_id: RequestId
@@ -591,7 +615,7 @@ class WorldVerify(Inbound):
 HistoryKindName = Literal[ActionTypeName, "contest", "challenge"]
 
 
-class HistoryRead(Inbound):
+class HistoryRead(Intent, event="history.read", result=HistoryPage):
     """One page of the roll history, newest first: rolls logged before event ``before``
     (all when absent), filtered by scene, character, kind and whether the GM cancelled
     them. ``kind`` is the action's own kind, cancelled or not; ``cancelled``: True only
@@ -606,7 +630,7 @@ class HistoryRead(Inbound):
     cancelled: bool | None = None
 
 
-class HistoryStats(Inbound):
+class HistoryStats(Intent, event="history.stats", result=HistoryStatsData):
     """R1.1: the 4dF sums rolled, per character and for the world, against the
     expected distribution; optionally for one scene."""
 
@@ -614,7 +638,7 @@ class HistoryStats(Inbound):
     scene: Annotated[int, Field(ge=1)] | None = None
 
 
-class HistoryUndo(Inbound):
+class HistoryUndo(Intent, event="history.undo", result=UndoData):
     """GM: take back every change after event ``back_to`` inside the current scene;
     or the resolution logged as event ``resolution`` and everything after it (from
     its action's start); with neither, the last resolution."""
@@ -624,7 +648,7 @@ class HistoryUndo(Inbound):
     resolution: Annotated[int, Field(ge=1)] | None = None
 
 
-class Relay(Inbound):
+class Relay(Intent, event="relay", result=None, relayed=False):
     """GM only, relay mode (DESIGN "Reach and trust"): an intent a Foundry user sent the
     active GM's client over Foundry's own socket, forwarded on the GM's connection.
 
@@ -640,7 +664,7 @@ class Relay(Inbound):
     payload: dict[str, Any]
 
 
-class RelayLeave(Inbound):
+class RelayLeave(Intent, event="relay.leave", result=RelayLeaveData, relayed=False):
     """GM only, relay mode: Foundry says ``user`` has left the table, so the bridge stops
     counting it present (its cards go to the GM's client to write)."""
 
@@ -648,68 +672,17 @@ class RelayLeave(Inbound):
     user: Identifier
 
 
-INTENTS: dict[str, type[Inbound]] = {
-    "hello": Hello,
-    "world.sync": WorldSync,
-    "actor.sync": ActorSync,
-    "world.state": WorldRead,
-    "user.bind": UserBind,
-    "world.verify": WorldVerify,
-    "card.written": CardWritten,
-    "action.start": ActionStart,
-    "action.odds": ActionOdds,
-    "action.roll": ActionRoll,
-    "action.oppose": ActionOppose,
-    "action.invoke": ActionInvoke,
-    "action.pass": ActionPass,
-    "action.choose": ActionChoose,
-    "action.cost": ActionCost,
-    "action.concede": ActionConcede,
-    "action.absorb": ActionAbsorb,
-    "action.gift": ActionGift,
-    "action.cancel": ActionCancel,
-    "action.confirm": ActionConfirm,
-    "action.help": ActionHelp,
-    "action.hint": ActionHint,
-    "action.hint_give": ActionHintGive,
-    "aspect.give": AspectGive,
-    "scene.end": SceneEnd,
-    "scene.aspect": SceneAspect,
-    "scene.read": SceneRead,
-    "world.settings": WorldSettingsIn,
-    "world.ruleset": WorldRuleset,
-    "contest.start": ContestStart,
-    "contest.roll": ContestRoll,
-    "contest.advantage": ContestAdvantage,
-    "contest.twist": ContestTwist,
-    "contest.concede": ContestConcede,
-    "challenge.start": ChallengeStart,
-    "challenge.roll": ChallengeRoll,
-    "challenge.advantage": ChallengeAdvantage,
-    "challenge.carry": ChallengeCarry,
-    "conflict.start": ConflictStart,
-    "conflict.order": ConflictOrder,
-    "conflict.next": ConflictNext,
-    "conflict.move": ConflictMove,
-    "conflict.end": ConflictEnd,
-    "conflict.full_defense": ConflictFullDefense,
-    "conflict.concede": ConflictConcede,
-    "fate.compel": FateCompel,
-    "fate.compel_answer": FateCompelAnswer,
-    "fate.spend": FateSpend,
-    "fate.sacrifice": FateSacrifice,
-    "fate.gm_budget": GmBudget,
-    "history.read": HistoryRead,
-    "history.stats": HistoryStats,
-    "history.undo": HistoryUndo,
-    "dev.queue_dice": DevQueueDice,
-    "relay": Relay,
-    "relay.leave": RelayLeave,
-}
+INTENTS: dict[str, type[Intent]] = INTENT_REGISTRY
+"""Each intent's request model by event (declared on the models, :class:`Intent`)."""
 
 # Intents the GM's connection cannot relay for another user: the envelopes themselves, and
 # the direct mode's binding (a relayed user is who Foundry says it is).
-NOT_RELAYED = frozenset({"relay", "relay.leave", "user.bind"})
+NOT_RELAYED = frozenset(event for event, model in INTENTS.items() if not model.__relayed__)
 
 # Each intent's event by its model: every event has a model of its own.
 EVENT_OF: dict[type[object], str] = {model: event for event, model in INTENTS.items()}
+
+# Each intent's answer data by event ("relay" answers with the relayed intent's own).
+RESULTS: dict[str, type[Outbound]] = {
+    event: result for event, model in INTENTS.items() if (result := model.__result__) is not None
+}

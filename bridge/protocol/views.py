@@ -16,7 +16,6 @@ from bridge.protocol.base import (
     SideName,
     StressKindName,
 )
-from bridge.protocol.intents import INTENTS
 from bridge.rules.errors import RuleCode
 
 # --- acks ------------------------------------------------------------------
@@ -880,48 +879,3 @@ class WorldVerifyData(Outbound):
     anchors_mismatched: list[AnchorMismatch]
     anchors_mismatched_count: int
     problems: list[str]
-
-
-RESULTS: dict[str, type[Outbound]] = {
-    "hello": HelloData,
-    "world.sync": WorldSyncData,
-    "actor.sync": ActorSyncData,
-    "world.state": WorldStateData,
-    "user.bind": UserBindData,
-    "world.verify": WorldVerifyData,
-    "card.written": CardWrittenData,
-    **{event: ActionData for event in INTENTS if event.startswith("action.")},
-    "action.odds": ActionOddsData,
-    "aspect.give": AspectGiveData,
-    "scene.end": SceneEndData,
-    **{
-        event: SceneState
-        for event in INTENTS
-        if event.split(".")[0] in ("contest", "challenge", "conflict", "scene")
-        and event
-        not in (
-            "scene.end",
-            "contest.roll",
-            "contest.advantage",
-            "challenge.roll",
-            "challenge.advantage",
-        )
-    },
-    "contest.roll": ActionData,
-    "contest.advantage": ActionData,
-    "challenge.roll": ActionData,
-    "challenge.advantage": ActionData,
-    "world.settings": SceneState,
-    "world.ruleset": WorldRulesetData,
-    "fate.compel": SceneState,
-    "fate.compel_answer": SceneState,
-    "fate.spend": WorldStateData,
-    "fate.sacrifice": WorldStateData,
-    "fate.gm_budget": GmBudgetData,
-    "history.read": HistoryPage,
-    "history.stats": HistoryStatsData,
-    "history.undo": UndoData,
-    "dev.queue_dice": DevQueueDiceData,
-    # "relay" answers with the relayed intent's own result.
-    "relay.leave": RelayLeaveData,
-}

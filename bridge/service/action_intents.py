@@ -14,6 +14,7 @@ from bridge.service.core import ServiceCore
 from bridge.service.session import (
     Reply,
     Session,
+    handles,
     ok,
     request_key,
 )
@@ -26,6 +27,7 @@ from bridge.store.base import (
 class ActionIntents(ServiceCore):
     """Intents that move one action along (R2-R10)."""
 
+    @handles(protocol.ActionStart)
     async def _action_start(self, session: Session, intent: protocol.ActionStart) -> Reply:
         opposition = intent.opposition
         recovery = intent.recovery
@@ -61,6 +63,7 @@ class ActionIntents(ServiceCore):
             None,
         )
 
+    @handles(protocol.ActionOdds)
     async def _action_odds(self, session: Session, intent: protocol.ActionOdds) -> Reply:
         """A read for the roll dialog: the exact odds before any action exists (no commit)."""
         _snapshot, state = await self._current(session.world_id)
@@ -87,6 +90,7 @@ class ActionIntents(ServiceCore):
             )
         )
 
+    @handles(protocol.ActionRoll)
     async def _action_roll(self, session: Session, intent: protocol.ActionRoll) -> Reply:
         return await self._run_action(
             session,
@@ -95,6 +99,7 @@ class ActionIntents(ServiceCore):
             intent.action_id,
         )
 
+    @handles(protocol.ActionOppose)
     async def _action_oppose(self, session: Session, intent: protocol.ActionOppose) -> Reply:
         return await self._run_action(
             session,
@@ -111,6 +116,7 @@ class ActionIntents(ServiceCore):
             intent.action_id,
         )
 
+    @handles(protocol.ActionInvoke)
     async def _action_invoke(self, session: Session, intent: protocol.ActionInvoke) -> Reply:
         command = actions.InvokeCommand(
             action_id=intent.action_id,
@@ -127,6 +133,7 @@ class ActionIntents(ServiceCore):
             intent.action_id,
         )
 
+    @handles(protocol.ActionPass)
     async def _action_pass(self, session: Session, intent: protocol.ActionPass) -> Reply:
         return await self._run_action(
             session,
@@ -137,6 +144,7 @@ class ActionIntents(ServiceCore):
             intent.action_id,
         )
 
+    @handles(protocol.ActionChoose)
     async def _action_choose(self, session: Session, intent: protocol.ActionChoose) -> Reply:
         return await self._run_action(
             session,
@@ -152,6 +160,7 @@ class ActionIntents(ServiceCore):
             intent.action_id,
         )
 
+    @handles(protocol.ActionCost)
     async def _action_cost(self, session: Session, intent: protocol.ActionCost) -> Reply:
         command = actions.CostCommand(
             action_id=intent.action_id,
@@ -167,6 +176,7 @@ class ActionIntents(ServiceCore):
             intent.action_id,
         )
 
+    @handles(protocol.ActionConcede)
     async def _action_concede(self, session: Session, intent: protocol.ActionConcede) -> Reply:
         return await self._run_action(
             session,
@@ -177,6 +187,7 @@ class ActionIntents(ServiceCore):
             intent.action_id,
         )
 
+    @handles(protocol.ActionAbsorb)
     async def _action_absorb(self, session: Session, intent: protocol.ActionAbsorb) -> Reply:
         command = actions.AbsorbCommand(
             action_id=intent.action_id,
@@ -190,6 +201,7 @@ class ActionIntents(ServiceCore):
             intent.action_id,
         )
 
+    @handles(protocol.ActionGift)
     async def _action_gift(self, session: Session, intent: protocol.ActionGift) -> Reply:
         return await self._run_action(
             session,
@@ -200,6 +212,7 @@ class ActionIntents(ServiceCore):
             intent.action_id,
         )
 
+    @handles(protocol.ActionCancel)
     async def _action_cancel(self, session: Session, intent: protocol.ActionCancel) -> Reply:
         return await self._run_action(
             session,
@@ -208,6 +221,7 @@ class ActionIntents(ServiceCore):
             intent.action_id,
         )
 
+    @handles(protocol.ActionConfirm)
     async def _action_confirm(self, session: Session, intent: protocol.ActionConfirm) -> Reply:
         danger = intent.dangerous
         return await self._run_action(
@@ -225,6 +239,7 @@ class ActionIntents(ServiceCore):
             intent.action_id,
         )
 
+    @handles(protocol.ActionHelp)
     async def _action_help(self, session: Session, intent: protocol.ActionHelp) -> Reply:
         return await self._run_action(
             session,
@@ -235,6 +250,7 @@ class ActionIntents(ServiceCore):
             intent.action_id,
         )
 
+    @handles(protocol.ActionHint)
     async def _action_hint(self, session: Session, intent: protocol.ActionHint) -> Reply:
         return await self._run_action(
             session,
@@ -243,6 +259,7 @@ class ActionIntents(ServiceCore):
             intent.action_id,
         )
 
+    @handles(protocol.ActionHintGive)
     async def _action_hint_give(self, session: Session, intent: protocol.ActionHintGive) -> Reply:
         return await self._run_action(
             session,
@@ -251,6 +268,7 @@ class ActionIntents(ServiceCore):
             intent.action_id,
         )
 
+    @handles(protocol.AspectGive)
     async def _aspect_give(self, session: Session, intent: protocol.AspectGive) -> Reply:
         principal = session.principal
 

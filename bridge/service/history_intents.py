@@ -32,6 +32,7 @@ from bridge.service.session import (
     Reply,
     Role,
     Session,
+    handles,
     ok,
     request_key,
     utc_now,
@@ -241,14 +242,17 @@ class HistoryIntents(ServiceCore):
             tally.seq, tally.undone = upto, undone
             return read * EVENT_COST
 
+    @handles(protocol.HistoryRead)
     async def _history_read(self, session: Session, intent: protocol.HistoryRead) -> Reply:
         page, cost = await self._read_page(session.world_id, session.role, intent)
         return Reply(ok(page), cost=cost)
 
+    @handles(protocol.HistoryStats)
     async def _history_stats(self, session: Session, intent: protocol.HistoryStats) -> Reply:
         data, cost = await self._stats(session.world_id, session.role, intent)
         return Reply(ok(data), cost=cost)
 
+    @handles(protocol.HistoryUndo)
     async def _history_undo(self, session: Session, intent: protocol.HistoryUndo) -> Reply:
         """GM: the undo is itself events (restoring upserts and a marker), appended to
         the log; the state is the reducer's, the chain stays whole."""

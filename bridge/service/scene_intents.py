@@ -20,6 +20,7 @@ from bridge.service.core import ServiceCore
 from bridge.service.session import (
     Reply,
     Session,
+    handles,
     ok,
     request_key,
 )
@@ -32,6 +33,7 @@ from bridge.store.base import (
 class SceneIntents(ServiceCore):
     """Intents on the scene: aspects, contests, challenges, conflicts, fate points, ends."""
 
+    @handles(protocol.SceneEnd)
     async def _scene_end(self, session: Session, intent: protocol.SceneEnd) -> Reply:
         principal = session.principal
         summaries: list[scene_rules.SceneEndSummary] = []
@@ -60,10 +62,12 @@ class SceneIntents(ServiceCore):
             session, request_key(intent), decide, answer, extra_cards=scene_card
         )
 
+    @handles(protocol.SceneRead)
     async def _scene_read(self, session: Session, intent: protocol.SceneRead) -> Reply:
         _snapshot, state = await self._current(session.world_id)
         return Reply(ok(cards.scene_state(state)))
 
+    @handles(protocol.WorldSettingsIn)
     async def _world_settings(self, session: Session, intent: protocol.WorldSettingsIn) -> Reply:
         return await self._scene_change(
             session,
@@ -76,6 +80,7 @@ class SceneIntents(ServiceCore):
             ),
         )
 
+    @handles(protocol.WorldRuleset)
     async def _world_ruleset(self, session: Session, intent: protocol.WorldRuleset) -> Reply:
         """R13.9: the GM chooses the rules; the answer says what they are now."""
         principal = session.principal
@@ -94,6 +99,7 @@ class SceneIntents(ServiceCore):
 
         return await self._mutate(session, request_key(intent), decide, answer)
 
+    @handles(protocol.SceneAspect)
     async def _scene_aspect(self, session: Session, intent: protocol.SceneAspect) -> Reply:
         return await self._scene_change(
             session,
@@ -109,6 +115,7 @@ class SceneIntents(ServiceCore):
             ),
         )
 
+    @handles(protocol.ContestStart)
     async def _contest_start(self, session: Session, intent: protocol.ContestStart) -> Reply:
         sides = [contest_rules.SideSpec(s.name, tuple(s.members)) for s in intent.sides]
         return await self._scene_change(
@@ -126,6 +133,7 @@ class SceneIntents(ServiceCore):
             ),
         )
 
+    @handles(protocol.ContestRoll)
     async def _contest_roll(self, session: Session, intent: protocol.ContestRoll) -> Reply:
         return await self._run_action(
             session,
@@ -136,6 +144,7 @@ class SceneIntents(ServiceCore):
             None,
         )
 
+    @handles(protocol.ContestAdvantage)
     async def _contest_advantage(
         self, session: Session, intent: protocol.ContestAdvantage
     ) -> Reply:
@@ -164,6 +173,7 @@ class SceneIntents(ServiceCore):
             None,
         )
 
+    @handles(protocol.ContestTwist)
     async def _contest_twist(self, session: Session, intent: protocol.ContestTwist) -> Reply:
         return await self._scene_change(
             session,
@@ -173,6 +183,7 @@ class SceneIntents(ServiceCore):
             ),
         )
 
+    @handles(protocol.ContestConcede)
     async def _contest_concede(self, session: Session, intent: protocol.ContestConcede) -> Reply:
         return await self._scene_change(
             session,
@@ -182,6 +193,7 @@ class SceneIntents(ServiceCore):
             ),
         )
 
+    @handles(protocol.ChallengeStart)
     async def _challenge_start(self, session: Session, intent: protocol.ChallengeStart) -> Reply:
         tasks = [challenge_rules.TaskSpec(t.name, t.skill, t.rating) for t in intent.tasks]
         return await self._scene_change(
@@ -192,6 +204,7 @@ class SceneIntents(ServiceCore):
             ),
         )
 
+    @handles(protocol.ChallengeRoll)
     async def _challenge_roll(self, session: Session, intent: protocol.ChallengeRoll) -> Reply:
         helpers = tuple(actions.Helper(h.character_id, h.skill) for h in intent.helpers)
         return await self._run_action(
@@ -211,6 +224,7 @@ class SceneIntents(ServiceCore):
             None,
         )
 
+    @handles(protocol.ChallengeAdvantage)
     async def _challenge_advantage(
         self, session: Session, intent: protocol.ChallengeAdvantage
     ) -> Reply:
@@ -231,6 +245,7 @@ class SceneIntents(ServiceCore):
             None,
         )
 
+    @handles(protocol.ChallengeCarry)
     async def _challenge_carry(self, session: Session, intent: protocol.ChallengeCarry) -> Reply:
         return await self._scene_change(
             session,
@@ -240,6 +255,7 @@ class SceneIntents(ServiceCore):
             ),
         )
 
+    @handles(protocol.ConflictStart)
     async def _conflict_start(self, session: Session, intent: protocol.ConflictStart) -> Reply:
         sides = [conflict_rules.ConflictSideSpec(s.name, tuple(s.members)) for s in intent.sides]
         zones = [Zone(name=z.name, adjacent=tuple(z.adjacent)) for z in intent.zones]
@@ -262,6 +278,7 @@ class SceneIntents(ServiceCore):
             ),
         )
 
+    @handles(protocol.ConflictOrder)
     async def _conflict_order(self, session: Session, intent: protocol.ConflictOrder) -> Reply:
         return await self._scene_change(
             session,
@@ -271,6 +288,7 @@ class SceneIntents(ServiceCore):
             ),
         )
 
+    @handles(protocol.ConflictNext)
     async def _conflict_next(self, session: Session, intent: protocol.ConflictNext) -> Reply:
         return await self._scene_change(
             session,
@@ -280,6 +298,7 @@ class SceneIntents(ServiceCore):
             ),
         )
 
+    @handles(protocol.ConflictFullDefense)
     async def _conflict_full_defense(
         self, session: Session, intent: protocol.ConflictFullDefense
     ) -> Reply:
@@ -291,6 +310,7 @@ class SceneIntents(ServiceCore):
             ),
         )
 
+    @handles(protocol.ConflictConcede)
     async def _conflict_concede(self, session: Session, intent: protocol.ConflictConcede) -> Reply:
         return await self._scene_change(
             session,
@@ -300,6 +320,7 @@ class SceneIntents(ServiceCore):
             ),
         )
 
+    @handles(protocol.ConflictMove)
     async def _conflict_move(self, session: Session, intent: protocol.ConflictMove) -> Reply:
         return await self._scene_change(
             session,
@@ -314,6 +335,7 @@ class SceneIntents(ServiceCore):
             ),
         )
 
+    @handles(protocol.ConflictEnd)
     async def _conflict_end(self, session: Session, intent: protocol.ConflictEnd) -> Reply:
         return await self._scene_change(
             session,
@@ -321,6 +343,7 @@ class SceneIntents(ServiceCore):
             lambda state, _r, _d, who: conflict_rules.end_conflict(state, intent.conflict_id, who),
         )
 
+    @handles(protocol.FateCompel)
     async def _fate_compel(self, session: Session, intent: protocol.FateCompel) -> Reply:
         return await self._scene_change(
             session,
@@ -330,6 +353,7 @@ class SceneIntents(ServiceCore):
             ),
         )
 
+    @handles(protocol.FateCompelAnswer)
     async def _fate_compel_answer(
         self, session: Session, intent: protocol.FateCompelAnswer
     ) -> Reply:
@@ -341,6 +365,7 @@ class SceneIntents(ServiceCore):
             ),
         )
 
+    @handles(protocol.FateSpend)
     async def _fate_spend(self, session: Session, intent: protocol.FateSpend) -> Reply:
         principal = session.principal
         return await self._mutate(
@@ -352,6 +377,7 @@ class SceneIntents(ServiceCore):
             lambda state, _rows, _e: cards.world_summary(state),
         )
 
+    @handles(protocol.FateSacrifice)
     async def _fate_sacrifice(self, session: Session, intent: protocol.FateSacrifice) -> Reply:
         principal = session.principal
         return await self._mutate(

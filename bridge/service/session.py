@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -130,3 +130,37 @@ class ConnectRefused(Exception):
     def __init__(self, refusal: protocol.ConnectRefusal) -> None:
         super().__init__(refusal.message)
         self.refusal = refusal
+
+
+_S = TypeVar("_S")
+_I = TypeVar("_I", bound=protocol.Intent)
+Handler = Callable[[_S, "Session", _I], Awaitable["Reply"]]
+
+
+def handles(model: type[_I]) -> Callable[[Handler[_S, _I]], Handler[_S, _I]]:
+    """Mark a service method as the handler of ``model``'s intent (its event is declared on
+    the model, :class:`bridge.protocol.Intent`); :func:`handlers_of` finds it. Stack one per
+    intent for a method that answers several."""
+
+    def mark(handler: Handler[_S, _I]) -> Handler[_S, _I]:
+        events = (*getattr(handler, "__intents__", ()), model.__event__)
+        handler.__intents__ = events  # type: ignore[attr-defined]
+        return handler
+
+    return mark
+
+
+def handlers_of(service: object) -> dict[str, Callable[[Session, Any], Awaitable[Reply]]]:
+    """Every event the service's methods are marked to handle (:func:`handles`), bound to
+    the service; raises ``RuntimeError`` unless every declared intent has exactly one."""
+    table: dict[str, Callable[[Session, Any], Awaitable[Reply]]] = {}
+    for cls in type(service).__mro__:
+        for name, attr in vars(cls).items():
+            for event in getattr(attr, "__intents__", ()):
+                if event in table and table[event].__name__ != name:
+                    raise RuntimeError(f"two handlers for intent {event!r}")
+                table.setdefault(event, getattr(service, name))
+    missing = set(protocol.INTENTS) ^ set(table)
+    if missing:
+        raise RuntimeError(f"intents without handlers or models: {sorted(missing)}")
+    return table

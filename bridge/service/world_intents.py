@@ -16,6 +16,7 @@ from bridge.service.session import (
     IntentError,
     Reply,
     Session,
+    handles,
     ok,
     request_key,
     user_room,
@@ -38,6 +39,7 @@ def stress_track(data: protocol.StressTrackData) -> StressTrack:
 class WorldIntents(ServiceCore):
     """Intents about the world, its actors and its users."""
 
+    @handles(protocol.Hello)
     async def _hello(self, session: Session, intent: protocol.Hello) -> Reply:
         snapshot, state = await self._current(session.world_id)
         ruleset = get_ruleset(state.ruleset)
@@ -66,10 +68,12 @@ class WorldIntents(ServiceCore):
             )
         )
 
+    @handles(protocol.WorldRead)
     async def _world_state(self, session: Session, intent: protocol.WorldRead) -> Reply:
         _snapshot, state = await self._current(session.world_id)
         return Reply(ok(cards.world_summary(state)))
 
+    @handles(protocol.WorldSync)
     async def _world_sync(self, session: Session, intent: protocol.WorldSync) -> Reply:
         rows = await self.store.emits_since(session.world_id, intent.since, SYNC_PAGE)
         if rows:
@@ -82,6 +86,7 @@ class WorldIntents(ServiceCore):
         ]
         return Reply(ok(protocol.WorldSyncData(emits=emits, last_seq=last)))
 
+    @handles(protocol.ActorSync)
     async def _actor_sync(self, session: Session, intent: protocol.ActorSync) -> Reply:
         self._require_gm(session)
         data = intent.actor
@@ -113,6 +118,7 @@ class WorldIntents(ServiceCore):
             lambda _s, rows, _e: protocol.ActorSyncData(actor_id=data.id, changed=bool(rows)),
         )
 
+    @handles(protocol.UserBind)
     async def _user_bind(self, session: Session, intent: protocol.UserBind) -> Reply:
         self._require_gm(session)
         if not await self.store.bind_nonce(session.world_id, intent.user_id, intent.nonce):
@@ -130,12 +136,14 @@ class WorldIntents(ServiceCore):
             vouched=(session.world_id, intent.user_id, intent.nonce),
         )
 
+    @handles(protocol.WorldVerify)
     async def _world_verify(self, session: Session, intent: protocol.WorldVerify) -> Reply:
         """GM only: the module's "Verify history" with one page of its chat-log anchors."""
         self._require_gm(session)
         anchors = [(a.seq, a.hash) for a in intent.anchors]
         return Reply(ok(await self.verify_history(session.world_id, anchors)))
 
+    @handles(protocol.CardWritten)
     async def _card_written(self, session: Session, intent: protocol.CardWritten) -> Reply:
         """Record who authored an action's chat message; the card's later writers follow it
         (:func:`bridge.service.emits.card_writer`). Naming the same author again changes
@@ -171,6 +179,7 @@ class WorldIntents(ServiceCore):
             ),
         )
 
+    @handles(protocol.GmBudget)
     async def _gm_budget(self, session: Session, intent: protocol.GmBudget) -> Reply:
         self._require_gm(session)
         return await self._mutate(
@@ -180,6 +189,7 @@ class WorldIntents(ServiceCore):
             lambda state, _rows, _e: protocol.GmBudgetData(gm_fate_points=state.gm_fate_points),
         )
 
+    @handles(protocol.DevQueueDice)
     async def _dev_queue_dice(self, session: Session, intent: protocol.DevQueueDice) -> Reply:
         if not self.dev_dice:
             raise IntentError(
