@@ -39,7 +39,7 @@ export function syncActor(actor) {
  * @property {"physical"|"mental"} [attackKind]  an attack's kind of harm (R11.3; in a conflict, the
  *   conflict's kind is used and a different one refused)
  * @property {string[]} [stunts]  stunts the roll names (R13.8): FCO's stunt roll buttons name
- *   theirs, for the dialog to tick
+ *   theirs, for the dialog to tick; the dialog's answer is what the roller ticked
  */
 
 /**
@@ -64,6 +64,8 @@ export function startPayload(actor, skill, request) {
   if (request.allowRepeat && game.user.isGM) payload.allow_repeat = true;
   if (request.description) payload.description = request.description;
   if (request.attackKind) payload.attack_kind = request.attackKind;
+  // R13.8: the stunts the roll names (an empty list: none; omitted, Unwritten counts every match).
+  if (Array.isArray(request.stunts)) payload.stunts = [...new Set(request.stunts)].slice(0, 20);
   return payload;
 }
 

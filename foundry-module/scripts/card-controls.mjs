@@ -13,6 +13,7 @@ import { send } from "./intents.mjs";
 import { askAbsorb, askCancel, askGift, askInvoke, canCancel, canGift } from "./pickers.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
+import { actorStunts, opposeAction, readStunts, stuntOptions, stuntsChosen, syncStunts } from "./stunts.mjs";
 
 export const CONTROLS_TEMPLATE = `modules/${MODULE_ID}/templates/card-controls.hbs`;
 
@@ -89,10 +90,13 @@ function promptContext(card, user) {
         .map(([, s]) => ({ id: s.leader.id, label: i18n.format("FATEBRIDGE.Controls.Concede", { name: s.leader.name }) }));
       break;
     case "oppose": {
-      const opposer = card.opposition.leader ? characterActor(card.opposition.leader.id) : null;
+      const opposer = opposerActor(card);
       const skills = opposer ? adapterFor().skills(opposer) : {};
       ctx.opposeLabel = i18n.format("FATEBRIDGE.Controls.OpposeAs", { name: card.opposition.leader?.name ?? "" });
       ctx.skills = Object.entries(skills).sort(([, a], [, b]) => b - a).map(([name, rating]) => ({ name, label: `${name} ${ladderEntry(rating)}` }));
+      // R13.8: the opposer's stunts for its first skill, defending against an attack, else opposing.
+      ctx.stunts = stuntOptions(actorStunts(opposer), ctx.skills[0]?.name ?? "", opposeAction(card.action_type));
+      ctx.stuntsHint = i18n.localize(stuntsChosen() ? "FATEBRIDGE.Stunts.HintChosen" : "FATEBRIDGE.Stunts.HintAll");
       break;
     }
     case "invoke":
@@ -106,8 +110,7 @@ function promptContext(card, user) {
       if (!ctx.sides.length) return null;
       break;
     case "choose":
-      ctx.choices = prompt.options.map((id) => ({ id, label: i18n.localize(`FATEBRIDGE.Choice.${id}`) }));
-      ctx.needsName = prompt.options.includes("unintended_aspect") || prompt.options.includes("mark");
+      Object.assign(ctx, chooseContext(prompt.options));
       break;
     case "cost": {
       if (!user.isGM) return null;
@@ -125,6 +128,28 @@ function promptContext(card, user) {
       return null;
   }
   return ctx;
+}
+
+/**
+ * The choice buttons of a "choose" prompt. R5.2: the unintended aspect of a fumbled advantage is
+ * named by whoever picks it (the actor's controller or the GM): its own input, required; a
+ * mark's consequence name (R5.4) stays optional.
+ * @param {string[]} options
+ */
+export function chooseContext(options) {
+  const i18n = game.i18n;
+  return {
+    choices: options.map((id) => ({ id, label: i18n.localize(`FATEBRIDGE.Choice.${id}`), needsAspect: id === "unintended_aspect" })),
+    needsName: options.includes("mark"),
+    aspectName: options.includes("unintended_aspect")
+      ? { label: i18n.localize("FATEBRIDGE.Controls.UnintendedName"), placeholder: i18n.localize("FATEBRIDGE.Controls.UnintendedPlaceholder") }
+      : null
+  };
+}
+
+/** The opposer's actor on a card (its opposition leader), or null. */
+function opposerActor(card) {
+  return card.opposition?.leader ? characterActor(card.opposition.leader.id) : null;
 }
 
 /**
@@ -189,6 +214,10 @@ export async function renderControls(message, html) {
   holder.hidden = !ctx;
   if (!ctx || holder.dataset.bound) return;
   holder.dataset.bound = "true";
+  holder.addEventListener("change", (event) => {
+    const current = game.messages.get(message.id)?.flags?.[MODULE_ID]?.card ?? card;
+    onControlsChange(current, event, holder);
+  });
   holder.addEventListener("click", (event) => {
     const button = event.target.closest("button[data-fb]");
     if (!button || button.disabled) return;
@@ -197,6 +226,17 @@ export async function renderControls(message, html) {
     button.disabled = true;
     press(current, button, holder).finally(() => { button.disabled = false; });
   });
+}
+
+/**
+ * A change under the card: the opposer's skill picks which of its stunts are listed (R13.8).
+ * @param {import("./protocol.mjs").ActionCard} card
+ * @param {Event} event
+ * @param {HTMLElement} holder
+ */
+export function onControlsChange(card, event, holder) {
+  if (event?.target?.name !== "skill" || card.prompt?.kind !== "oppose") return;
+  syncStunts(holder, actorStunts(opposerActor(card)), String(event.target.value ?? ""), opposeAction(card.action_type));
 }
 
 const field = (holder, name) => String(holder.querySelector(`[name="${name}"]`)?.value ?? "").trim();
@@ -226,7 +266,12 @@ export async function intentFor(card, button, holder) {
     case "hint-give": return ["action.hint_give", { action_id, text: field(holder, "hintText") }];
     case "roll": return ["action.roll", { action_id }];
     case "concede": return ["action.concede", { action_id, character_id: character }];
-    case "oppose": return ["action.oppose", { action_id, skill: field(holder, "skill") }];
+    case "oppose": {
+      const payload = { action_id, skill: field(holder, "skill") };
+      const stunts = readStunts(holder);
+      if (stunts) payload.stunts = stunts;
+      return ["action.oppose", payload];
+    }
     case "pass": return ["action.pass", { action_id, side }];
     case "invoke": {
       const picked = await askInvoke(card, side);
@@ -234,8 +279,17 @@ export async function intentFor(card, button, holder) {
     }
     case "choose": {
       const payload = { action_id, choice };
+      if (choice === "unintended_aspect") {
+        // R5.2: the aspect is named by whoever picks it; the bridge requires the name.
+        const aspect = field(holder, "unintendedName");
+        if (!aspect) {
+          ui.notifications.warn(game.i18n.localize("FATEBRIDGE.Controls.UnintendedRequired"));
+          holder.querySelector('[name="unintendedName"]')?.focus?.();
+          return null;
+        }
+        payload.aspect_name = aspect;
+      }
       const name = field(holder, "name");
-      if (name && choice === "unintended_aspect") payload.aspect_name = name;
       if (name && choice === "mark") payload.consequence_name = name;
       return ["action.choose", payload];
     }

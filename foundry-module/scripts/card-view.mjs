@@ -28,6 +28,8 @@ export function sideView(side, which, card) {
   add("stunt", side.stunt_bonus);
   add("teamwork", side.teamwork_bonus);
   add("invokes", side.invoke_bonus);
+  // R13.7: full defense's +2, already in the total.
+  if (side.full_defense) bonuses.push({ label: i18n.localize("FATEBRIDGE.Card.Bonus.fullDefense"), value: signed(2), negative: false, fullDefense: true });
   const passive = side.passive;
   const name = side.leader ? nameOf(side.leader)
     : i18n.localize(which === "opposition" ? "FATEBRIDGE.Card.PassiveOpposition" : "FATEBRIDGE.Card.Nobody");
@@ -41,6 +43,10 @@ export function sideView(side, which, card) {
     dice: diceView(side.dice),
     diceTotal: side.dice ? signed(side.dice_total) : null,
     bonuses,
+    // R13.8: each stunt this roll counted, by name.
+    stunts: side.stunts ?? [],
+    stuntsLabel: side.stunts?.length ? i18n.localize("FATEBRIDGE.Card.Stunts") : null,
+    fullDefense: Boolean(side.full_defense),
     total: side.total ? { label: side.total.label, value: signed(side.total.value) } : null,
     waiting: !side.total,
     dangerous: side.dangerous,

@@ -42,13 +42,14 @@ export function oddsRows(odds, outcomes) {
 /**
  * What the roll dialog's form says so far, as an `action.odds` payload; null when the odds
  * cannot be known yet (an active opposer has not rolled).
- * @param {{type: string, skill: string, opposition?: number, opposerId?: string, helpers?: object[]}} request
+ * @param {{type: string, skill: string, opposition?: number, opposerId?: string, helpers?: object[], stunts?: string[]}} request
  * @param {Actor} actor
  */
 export function oddsPayload(request, actor) {
   if (request.opposerId || !request.skill || !Number.isInteger(request.opposition)) return null;
   const payload = { type: request.type ?? "overcome", actor_id: actor.id, skill: request.skill, opposition: request.opposition };
   if (request.helpers?.length) payload.helpers = request.helpers;
+  if (Array.isArray(request.stunts)) payload.stunts = request.stunts;
   return payload;
 }
 

@@ -158,28 +158,191 @@ export function absorbsHit(track, harm) {
   return track.kind === "any" || track.kind === (harm || "physical");
 }
 
+/** The per-hit stress rules the picker knows (R13.2); any other (null: records before R13) sums. */
+export const STRESS_RULES = Object.freeze(["ones", "one_box"]);
+
 /**
- * The absorb picker's view: the hit, each stress track of the hit's kind by name with each box's
- * value, and the consequence slots.
+ * Whether a consequence slot may take a hit of this kind (R13.3): a slot with `harm` (the Superb
+ * extra mild slot) only that kind; the others any hit.
+ * @param {{harm?: string|null}} slot
+ * @param {string} harm
+ */
+export function slotTakes(slot, harm) {
+  return !slot.harm || slot.harm === harm;
+}
+
+/**
+ * What one hit may mark now (R13.2), as the bridge checks it: which free boxes may be ticked
+ * (and why not), what is left after the consequences filled, and what the choice absorbs.
+ * - null rule: any boxes, each absorbing its value (records before R13);
+ * - "ones": any number of 1-shift boxes; a box worth more only alone;
+ * - "one_box": one box; a box alone must be worth at least what is left, and be the smallest
+ *   free box that is, and there must be something left.
+ * Ticking a box alone replaces the others (`tickBox`), so no box is refused for being second.
+ * @param {{rule: string|null, hit: number, boxes: {key: string, value: number}[],
+ *   slots: {id: string, severity: number}[], ticked: string[], filled: string[]}} choice
+ *   `boxes`: the free boxes on the tracks that take the hit; `slots`: the free slots that take
+ *   it; `ticked`: keys of ticked boxes; `filled`: ids of slots given a name
+ * @returns {{boxes: Record<string, {allowed: boolean, reason: string|null, left: number, fit: number|null}>,
+ *   left: number, absorbed: number, hit: number}}
+ */
+export function absorbChoices({ rule, hit, boxes, slots, ticked, filled }) {
+  const perHit = STRESS_RULES.includes(rule) ? rule : null;
+  const fromSlots = slots.filter((s) => filled.includes(s.id)).reduce((n, s) => n + s.severity, 0);
+  const left = hit - fromSlots;
+  const fits = boxes.map((b) => b.value).filter((v) => left > 0 && v >= left);
+  const fit = fits.length ? Math.min(...fits) : null;
+  const why = (value) => {
+    if (!perHit || (perHit === "ones" && value === 1)) return null;
+    if (left <= 0) return "nothing_left";
+    if (value < left) return fit === null ? "too_small" : "too_small_fit";
+    if (value > fit) return "smaller_fits";
+    return null;
+  };
+  const view = {};
+  for (const b of boxes) {
+    const reason = why(b.value);
+    view[b.key] = { allowed: reason === null, reason, left, fit };
+  }
+  const marked = boxes.filter((b) => ticked.includes(b.key) && view[b.key].allowed);
+  let fromBoxes = marked.reduce((n, b) => n + b.value, 0);
+  // One box absorbs up to its value: no more than what is left of the hit.
+  if (perHit && marked.length === 1) fromBoxes = Math.min(fromBoxes, Math.max(left, 0));
+  return { boxes: view, left, absorbed: fromBoxes + fromSlots, hit };
+}
+
+/**
+ * The ticked boxes after ticking `key` (R13.2): under "one_box" it replaces the others; under
+ * "ones" a box worth more than 1 replaces the others and a 1-shift box replaces a bigger one;
+ * without a per-hit rule it is added.
+ * @param {string|null} rule
+ * @param {{key: string, value: number}[]} boxes
+ * @param {string[]} ticked
+ * @param {string} key
+ * @returns {string[]}
+ */
+export function tickBox(rule, boxes, ticked, key) {
+  const value = (k) => boxes.find((b) => b.key === k)?.value ?? 0;
+  const others = ticked.filter((k) => k !== key);
+  if (rule === "one_box") return [key];
+  if (rule === "ones") return value(key) > 1 ? [key] : [...others.filter((k) => value(k) === 1), key];
+  return [...others, key];
+}
+
+/**
+ * The absorb picker's view: the hit, the per-hit rule, each stress track of the hit's kind by
+ * name with each box's value, and the consequence slots that take this kind of hit.
  * @param {import("./protocol.mjs").ActionCard} card
  * @param {{name: string, stress: object[], consequences: object[]}} target  from world.state
  */
 export function absorbView(card, target) {
   const i18n = game.i18n;
   const harm = card.attack_kind || "physical";
+  const rule = STRESS_RULES.includes(card.stress_rule) ? card.stress_rule : null;
+  const tracks = target.stress.filter((t) => absorbsHit(t, harm)).map((t) => ({
+    id: t.id,
+    name: t.name,
+    boxes: t.boxes.map((b, index) => ({ index, key: `${t.id}:${index}`, marked: b.marked, value: b.value, title: i18n.format("FATEBRIDGE.Absorb.Box", { track: t.name, n: index + 1, value: b.value }) }))
+  }));
+  const slots = target.consequences.filter((s) => slotTakes(s, harm)).map((s) => ({
+    id: s.id,
+    severity: s.severity,
+    name: s.name,
+    harm: s.harm ?? null,
+    label: s.harm
+      ? i18n.format("FATEBRIDGE.Absorb.SlotHarm", { n: s.severity, kind: i18n.localize(`FATEBRIDGE.Harm.${s.harm}`) })
+      : i18n.format("FATEBRIDGE.Absorb.Slot", { n: s.severity })
+  }));
+  const choices = absorbChoices({ rule, hit: card.pending_hit, ...absorbInputs({ tracks, slots }), ticked: [], filled: [] });
   return {
     hit: i18n.format("FATEBRIDGE.Absorb.Hit", { name: target.name, n: card.pending_hit, kind: i18n.localize(`FATEBRIDGE.Harm.${harm}`) }),
-    tracks: target.stress.filter((t) => absorbsHit(t, harm)).map((t) => ({
-      id: t.id,
-      name: t.name,
-      boxes: t.boxes.map((b, index) => ({ index, marked: b.marked, value: b.value, title: i18n.format("FATEBRIDGE.Absorb.Box", { track: t.name, n: index + 1, value: b.value }) }))
+    rule,
+    ruleHint: i18n.localize(`FATEBRIDGE.Absorb.Rule.${rule ?? "sum"}`),
+    pendingHit: card.pending_hit,
+    tracks: tracks.map((t) => ({
+      ...t,
+      boxes: t.boxes.map((b) => {
+        const allowed = b.marked || choices.boxes[b.key].allowed;
+        return { ...b, baseTitle: b.title, disabled: !allowed || b.marked, title: allowed ? b.title : `${b.title}: ${whyText(choices.boxes[b.key])}` };
+      })
     })),
-    slots: target.consequences.map((s) => ({ id: s.id, severity: s.severity, name: s.name, label: i18n.format("FATEBRIDGE.Absorb.Slot", { n: s.severity }) }))
+    slots,
+    total: totalText(choices)
   };
 }
 
 /**
- * Ask how the target absorbs a hit: boxes on stress tracks of the hit's kind and consequences.
+ * The free boxes and free slots of a view, as `absorbChoices` takes them.
+ * @param {{tracks: {boxes: {key: string, value: number, marked: boolean}[]}[], slots: {id: string, severity: number, name?: string|null}[]}} view
+ */
+export function absorbInputs({ tracks, slots }) {
+  return {
+    boxes: tracks.flatMap((t) => t.boxes.filter((b) => !b.marked).map((b) => ({ key: b.key, value: b.value }))),
+    slots: slots.filter((s) => !s.name).map((s) => ({ id: s.id, severity: s.severity }))
+  };
+}
+
+/** Why a box cannot be ticked, in words. */
+export function whyText(box) {
+  if (!box?.reason) return "";
+  return game.i18n.format(`FATEBRIDGE.Absorb.Why.${box.reason}`, { left: box.left, fit: box.fit ?? "" });
+}
+
+/** The live line: "Absorbs N of M shifts". */
+export function totalText(choices) {
+  return game.i18n.format("FATEBRIDGE.Absorb.Total", { n: choices.absorbed, m: choices.hit });
+}
+
+/**
+ * Bring the picker's form in line with the rule after a change: a box ticked alone replaces the
+ * others (`tickBox`), a box the rule refuses now is disabled (its reason in its title) and
+ * unticked, and the line says what the choice absorbs.
+ * @param {HTMLFormElement} form
+ * @param {{rule: string|null, pendingHit: number, tracks: object[], slots: object[]}} view
+ * @param {Event} [event]
+ */
+export function syncAbsorb(form, view, event) {
+  const inputs = [...form.querySelectorAll("input[data-track][data-free]")];
+  const { boxes, slots } = absorbInputs(view);
+  const keyOf = (input) => `${input.dataset.track}:${input.value}`;
+  const target = event?.target;
+  if (target?.matches?.("input[data-track][data-free]") && target.checked) {
+    const keep = new Set(tickBox(view.rule, boxes, inputs.filter((i) => i.checked).map(keyOf), keyOf(target)));
+    for (const input of inputs) input.checked = keep.has(keyOf(input));
+  }
+  const filled = [...form.querySelectorAll("[data-slot]")].filter((i) => String(i.value ?? "").trim()).map((i) => i.dataset.slot);
+  const titles = new Map(view.tracks.flatMap((t) => t.boxes.map((b) => [b.key, b.baseTitle ?? b.title])));
+  let choices;
+  for (let round = 0; round < 3; round++) {
+    choices = absorbChoices({ rule: view.rule, hit: view.pendingHit, boxes, slots, ticked: inputs.filter((i) => i.checked).map(keyOf), filled });
+    let changed = false;
+    for (const input of inputs) {
+      const box = choices.boxes[keyOf(input)];
+      input.disabled = !box?.allowed;
+      if (input.disabled && input.checked) {
+        input.checked = false;
+        changed = true;
+      }
+    }
+    if (!changed) break;
+  }
+  for (const input of inputs) {
+    const box = choices.boxes[keyOf(input)];
+    const base = titles.get(keyOf(input)) ?? "";
+    const label = input.closest("label");
+    if (label) label.title = box?.allowed ? base : `${base}: ${whyText(box)}`;
+  }
+  const line = form.querySelector("[data-absorb-total]");
+  if (line) {
+    line.textContent = totalText(choices);
+    line.dataset.enough = String(choices.absorbed >= choices.hit);
+  }
+  return choices;
+}
+
+/**
+ * Ask how the target absorbs a hit: boxes on stress tracks of the hit's kind and consequences,
+ * as the card's per-hit rule allows (R13.2, R13.3).
  * @param {import("./protocol.mjs").ActionCard} card
  * @returns {Promise<{stress: {track: string, boxes: number[]}[], consequences: Record<string, string>}|null>}
  */
@@ -187,14 +350,23 @@ export async function askAbsorb(card) {
   const state = await worldState();
   const target = state?.characters.find((c) => c.id === card.target?.id);
   if (!target) return null;
+  const view = absorbView(card, target);
   const content = await renderTemplate(ABSORB_TEMPLATE, {
     uid: globalThis.crypto.randomUUID().slice(0, 8),
-    ...absorbView(card, target)
+    ...view
   });
   const result = await dialogClass().wait({
     window: { title: game.i18n.localize("FATEBRIDGE.Absorb.Title") },
     classes: ["fate-bridge-dialog"],
     content,
+    render: (_event, dialog) => {
+      const form = (dialog?.element ?? dialog)?.querySelector?.("form");
+      if (!form) return;
+      const sync = (event) => syncAbsorb(form, view, event);
+      form.addEventListener("change", sync);
+      form.addEventListener("input", sync);
+      sync();
+    },
     buttons: [
       {
         action: "absorb", label: "FATEBRIDGE.Absorb.Confirm", default: true,

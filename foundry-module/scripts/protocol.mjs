@@ -93,6 +93,8 @@ export const STATUS_IDS = Object.freeze({
  * @property {boolean} dangerous
  * @property {boolean} passed
  * @property {number|null} fate_points
+ * @property {string[]} [stunts]  the stunts this roll counted, by name (R13.8)
+ * @property {boolean} [full_defense]  +2 of full defense on this defend roll, in the total (R13.7)
  */
 
 /**
@@ -114,6 +116,9 @@ export const STATUS_IDS = Object.freeze({
  * @property {boolean} provisional
  * @property {number} pending_hit
  * @property {"physical"|"mental"|null} [attack_kind]  an attack's kind of harm (R11.3)
+ * @property {"ones"|"one_box"|null} [stress_rule]  how many boxes one hit may mark (R13.2):
+ *   "ones" any number of 1-shift boxes (a bigger box alone), "one_box" one box, the smallest
+ *   free one worth what the consequences leave; null: any boxes, summed (records before R13)
  * @property {{character: {id: string, name: string}, parts: ("target"|"opposer"|"aspect")[], status: "asked"|"accepted"|"declined", controllers: string[]}[]} [consents]
  *   consent to harm (DESIGN Reach and trust): characters of others a player's action would
  *   touch; "asked" ones wait for their owners (`controllers`) or the GM (action.help)

@@ -11,6 +11,7 @@ import { worldState } from "./intents.mjs";
 import { DEFAULT_OPPOSITION, LADDER_MAX, LADDER_MIN, MODULE_ID } from "./protocol.mjs";
 import { showRollOdds } from "./odds.mjs";
 import { runtime } from "./runtime.mjs";
+import { actorStunts, readStunts, stuntOptions, stuntsChosen, syncStunts, tickedNames } from "./stunts.mjs";
 
 export const DIALOG_TEMPLATE = `modules/${MODULE_ID}/templates/roll-dialog.hbs`;
 
@@ -76,14 +77,21 @@ export function dialogContext({ actor, skill, request = {}, state = null }) {
   const firstTarget = others.find((o) => o.targeted)?.id ?? null;
   const type = request.type ?? "overcome";
   const opposerId = request.opposerId ?? (request.opposition === undefined ? firstTarget : null);
+  const sorted = Object.entries(skills).sort(([a, ra], [b, rb]) => rb - ra || a.localeCompare(b));
+  // R13.8: the stunts of the skill the select shows (the asked one, else its first option).
+  const shownSkill = skill && skill in skills ? skill : sorted[0]?.[0] ?? "";
+  const actions = actionOptions(type);
+  const shownType = actions.find((a) => a.selected)?.id ?? actions[0]?.id ?? type;
+  const ticks = tickedNames(request.stunts);
   return {
     uid: globalThis.crypto.randomUUID().slice(0, 8),
     actorName: characterName(actor),
     isGM: Boolean(game.user.isGM),
-    actions: actionOptions(type),
-    skills: Object.entries(skills)
-      .sort(([a, ra], [b, rb]) => rb - ra || a.localeCompare(b))
-      .map(([name, rating]) => ({ name, label: `${name} ${ladderEntry(rating)}`, selected: name === skill })),
+    actions,
+    skills: sorted.map(([name, rating]) => ({ name, label: `${name} ${ladderEntry(rating)}`, selected: name === skill })),
+    stunts: stuntOptions(actorStunts(actor), shownSkill, shownType, { ticks }),
+    stuntTicks: JSON.stringify(ticks),
+    stuntsHint: game.i18n.localize(stuntsChosen() ? "FATEBRIDGE.Stunts.HintChosen" : "FATEBRIDGE.Stunts.HintAll"),
     ladder: ladderOptions(opposerId ? null : request.opposition ?? DEFAULT_OPPOSITION),
     opposers: others.map(({ id, name }) => ({ id, name, selected: id === opposerId })),
     targets: others.map(({ id, name }) => ({ id, name, selected: id === (request.targetId ?? firstTarget) })),
@@ -133,6 +141,13 @@ export async function askAction({ actor, skill, request = {} }) {
       if (!form) return;
       syncVisibility(form);
       form.querySelector('[name="type"]')?.addEventListener("change", () => syncVisibility(form));
+      // R13.8: the stunts that match the skill and action, again whenever either changes.
+      const stunts = actorStunts(actor);
+      const refreshStunts = (event) => {
+        if (!["type", "skill"].includes(event?.target?.name)) return;
+        syncStunts(form, stunts, form.querySelector('[name="skill"]')?.value ?? "", form.querySelector('[name="type"]')?.value ?? "overcome");
+      };
+      form.addEventListener("change", refreshStunts);
       // Odds before rolling: asked again whenever the skill, opposition, type or helpers change.
       const refreshOdds = () => showRollOdds(form.querySelector("[data-odds]"), readForm(form), actor);
       form.addEventListener("change", refreshOdds);
@@ -172,6 +187,9 @@ export function readForm(form) {
     helpers.push(helperSkill ? { character_id: row.dataset.helper, skill: helperSkill } : { character_id: row.dataset.helper });
   }
   if (helpers.length) answer.helpers = helpers;
+  // R13.8: the stunts the roller ticked (the list is there whenever the dialog is).
+  const stunts = readStunts(form);
+  if (stunts) answer.stunts = stunts;
   if (checked("dangerActor") || checked("dangerOpposition")) answer.dangerous = { actor: checked("dangerActor"), opposition: checked("dangerOpposition") };
   if (value("description")) answer.description = value("description");
   return answer;
