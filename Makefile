@@ -9,17 +9,18 @@ DATA ?= data
 .PHONY: run test test-python test-js fuzz lint schemas schemas-check module bench clean
 
 # `make run` installs the bridge and its runtime dependencies only; the suites and linters
-# add the development tools ([dev]), which also satisfy the runtime's marker.
-$(VENV)/.runtime: pyproject.toml setup.py
+# add the development tools ([dev]), which also satisfy the runtime's marker. Both install
+# the versions the suites passed with (constraints.txt).
+$(VENV)/.runtime: pyproject.toml setup.py constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e .
+	$(PY) -m pip install --quiet -c constraints.txt -e .
 	touch $@
 
-$(VENV)/.installed: pyproject.toml setup.py
+$(VENV)/.installed: pyproject.toml setup.py constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $@ $(VENV)/.runtime
 
 node_modules/.installed: package.json package-lock.json
