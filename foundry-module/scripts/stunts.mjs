@@ -99,6 +99,15 @@ export function opposeAction(actionType) {
 }
 
 /**
+ * Whether a checkbox is ticked: its checkedness, else its `checked` attribute (what a box
+ * rendered from the template starts as, in a DOM that does not reflect it).
+ * @param {HTMLInputElement} input
+ */
+export function isTicked(input) {
+  return Boolean(input.checked ?? input.hasAttribute("checked"));
+}
+
+/**
  * The ticked stunt names of a list (`[data-stunts]`), none ticked being an empty list; undefined
  * when there is no list or no stunt matches (then the roll names none either way).
  * @param {ParentNode} root
@@ -107,7 +116,7 @@ export function opposeAction(actionType) {
 export function readStunts(root) {
   const list = root?.querySelector?.("[data-stunts]");
   if (!list || !list.querySelector("input[data-stunt]")) return undefined;
-  return [...list.querySelectorAll("input[data-stunt]")].filter((i) => i.checked).map((i) => i.value);
+  return [...list.querySelectorAll("input[data-stunt]")].filter(isTicked).map((i) => i.value);
 }
 
 /**
@@ -126,7 +135,7 @@ export function syncStunts(root, stunts, skill, action, { chosen = stuntsChosen(
   const items = list?.querySelector("[data-stunt-items]");
   if (!list || !items) return [];
   const ticks = JSON.parse(list.dataset.ticks || "{}");
-  for (const input of items.querySelectorAll("input[data-stunt]")) ticks[input.value] = input.checked;
+  for (const input of items.querySelectorAll("input[data-stunt]")) ticks[input.value] = isTicked(input);
   list.dataset.ticks = JSON.stringify(ticks);
   const options = stuntOptions(stunts, skill, action, { ticks, chosen });
   const doc = list.ownerDocument;
