@@ -194,7 +194,7 @@ def test_refusals_echo_unreadable_keys_harmlessly() -> None:
 
 def test_schemas_carry_the_pattern_on_names_and_dict_keys() -> None:
     # H18: JSON Schema says what it can (a pattern) on values and on dict keys (propertyNames).
-    actor = build_schemas()["client/actor_sync.json"]["$defs"]["ActorData"]["properties"]
+    actor = build_schemas()["defs/ActorData.json"]["properties"]
     assert actor["name"]["pattern"] == NAME_PATTERN.pattern
     assert actor["skills"]["propertyNames"]["pattern"] == NAME_PATTERN.pattern
     assert "patternProperties" not in actor["skills"]

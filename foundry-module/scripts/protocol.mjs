@@ -49,7 +49,7 @@ export const STATUS_IDS = Object.freeze({
 });
 
 /**
- * @typedef {object} ActorData  What the bridge knows of an actor (schemas/client/actor_sync.json).
+ * @typedef {object} ActorData  What the bridge knows of an actor (schemas/defs/ActorData.json).
  * @property {string} id
  * @property {string} name
  * @property {string[]} owners  ids of users who own the actor
@@ -63,7 +63,7 @@ export const STATUS_IDS = Object.freeze({
  */
 
 /**
- * @typedef {object} StressTrack  A named stress track (R5.10; schemas/client/actor_sync.json).
+ * @typedef {object} StressTrack  A named stress track (R5.10; schemas/defs/StressTrackData.json).
  * @property {string} id
  * @property {string} name
  * @property {"physical"|"mental"|"any"|"other"} kind  "any" takes every hit; "other" is not stress
@@ -77,7 +77,7 @@ export const STATUS_IDS = Object.freeze({
  */
 
 /**
- * @typedef {object} CardSide  (schemas/server/card.json `CardSide`)
+ * @typedef {object} CardSide  (schemas/defs/CardSide.json)
  * @property {{id: string, name: string}|null} leader
  * @property {{id: string, name: string}[]} helpers
  * @property {string[]} controllers  user ids owning the leader
@@ -98,7 +98,7 @@ export const STATUS_IDS = Object.freeze({
  */
 
 /**
- * @typedef {object} ActionCard  (schemas/server/card.json `ActionCard`): see bridge/protocol.py.
+ * @typedef {object} ActionCard  (schemas/defs/ActionCard.json): see bridge/protocol/views.py.
  * @property {string} action_id
  * @property {string} action_type
  * @property {string} action_label
@@ -125,7 +125,7 @@ export const STATUS_IDS = Object.freeze({
  */
 
 /**
- * @typedef {object} CardEmit  (schemas/server/card.json)
+ * @typedef {object} CardEmit  (schemas/server/card.json, schemas/defs/CardEmit.json)
  * @property {number} seq
  * @property {string} world
  * @property {string} writer  the Foundry user id of the one client that writes it
