@@ -54,9 +54,12 @@ export const FCO_FRAMEWORKS = Object.freeze({
     skills: ["Careful", "Clever", "Flashy", "Forceful", "Quick", "Sneaky"],
     tracks: ["Stress", "Mild Consequence", "Moderate Consequence", "Severe Consequence"]
   },
-  // Dresden Files Accelerated plays Fate Accelerated's rules with its own approaches.
+  // Dresden Files Accelerated (no SRD ruleset of its own, RULES.md R13): its approaches are
+  // rolled like skills, and its one track of six one-shift boxes, any number marked for one
+  // hit, is Fate Condensed's per-hit rule (Fate Accelerated's one box per hit would leave a DFA
+  // character one shift of stress); so it plays Fate Condensed.
   "dresden-files-accelerated": {
-    ruleset: "fate-accelerated",
+    ruleset: "fate-condensed",
     skills: ["Flair", "Focus", "Force", "Guile", "Haste", "Intellect"],
     tracks: ["Stress", "In Peril", "Doomed", "Indebted"]
   }

@@ -47,7 +47,9 @@ let budget = 0;
 const sceneState = (overrides = {}) => {
   if (Number.isInteger(overrides.gm_fate_points)) budget = overrides.gm_fate_points;
   return {
-    ruleset: "unwritten", scene: { number: 1, session: 1, scenario: 1 }, settings: { trust_player_ratings: false },
+    ruleset: "unwritten",
+    rules: { id: "unwritten", title: "Unwritten", conflicts: false, ratings: "skills", turn_order: null, full_defense: false, stress_rule: null, stunts_chosen: false },
+    scene: { number: 1, session: 1, scenario: 1 }, settings: { trust_player_ratings: false, full_defense: false },
     gm_fate_points: budget, aspects: [], contests: [], challenges: [], conflicts: [], compels: [], created_id: null, ...overrides
   };
 };

@@ -238,7 +238,7 @@ describe("conflicts are allowed by the world's rules", () => {
 });
 
 describe("R13.9: the ruleset proposed from fate-core-official's framework", () => {
-  const EXPECTED = { "fate-core": "fate-core", "fate-condensed": "fate-condensed", "fate-accelerated": "fate-accelerated", "dresden-files-accelerated": "fate-accelerated" };
+  const EXPECTED = { "fate-core": "fate-core", "fate-condensed": "fate-condensed", "fate-accelerated": "fate-accelerated", "dresden-files-accelerated": "fate-condensed" };
 
   test("each of FCO's four frameworks, from the skills and tracks its default loads", () => {
     for (const fw of FRAMEWORKS) {
@@ -282,7 +282,7 @@ describe("R13.9: the ruleset proposed from fate-core-official's framework", () =
     foundry.game.settings.register("fate-core-official", "skills", { scope: "world", config: false, type: Object, default: {} });
     foundry.game.settings.register("fate-core-official", "tracks", { scope: "world", config: false, type: Object, default: {} });
     await foundry.game.settings.set("fate-core-official", "skills", fixtures["dresden-files-accelerated"].system.skills);
-    assert.equal(ruleset.fcoProposal(), "fate-accelerated", "the legacy world lists");
+    assert.equal(ruleset.fcoProposal(), "fate-condensed", "the legacy world lists (Dresden Files Accelerated)");
     const item = { uuid: "Item.fcoWorldData001", system: { skills: fixtures["fate-core"].system.skills, tracks: fixtures["fate-core"].system.tracks, defaults: {} } };
     const lookup = globalThis.fromUuidSync;
     globalThis.fromUuidSync = (uuid) => (uuid === item.uuid ? item : lookup(uuid));
