@@ -25,6 +25,8 @@ let fco14PageUrl;
 let historyPageUrl;
 let cancelPageUrl;
 let stressPageUrl;
+let corePageUrl;
+let coreFcoPageUrl;
 let foundryServer;
 let relayPage;
 
@@ -42,6 +44,8 @@ before(async () => {
   const cancelWorld = await addWorld(dataDir, "browser-cancel", "Browser Cancel");
   const stressWorld = await addWorld(dataDir, "browser-stress", "Browser Stress", "fate-condensed");
   const relayWorld = await addWorld(dataDir, "browser-relay", "Browser Relay");
+  const coreWorld = await addWorld(dataDir, "browser-core", "Browser Core", "fate-core");
+  const coreFcoWorld = await addWorld(dataDir, "browser-core-fco", "Browser Core FCO", "fate-core");
   bridge = await startBridge({ dataDir, port });
   foundryServer = await startFoundryServer();
   server = serveRepo();
@@ -63,6 +67,8 @@ before(async () => {
   const tq = new URLSearchParams({ bridge: bridge.url, world: stressWorld.id, key: stressWorld.key, actors: "fco" });
   stressPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${tq}`;
   const base = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html`;
+  corePageUrl = `${base}?${new URLSearchParams({ bridge: bridge.url, world: coreWorld.id, key: coreWorld.key })}`;
+  coreFcoPageUrl = `${base}?${new URLSearchParams({ bridge: bridge.url, world: coreFcoWorld.id, key: coreFcoWorld.key, actors: "fco" })}`;
   relayPage = (user, key) => `${base}?${new URLSearchParams({ bridge: bridge.url, world: relayWorld.id, foundry: foundryServer.url, user, ...(key ? { key } : {}) })}`;
   relayPage.gmKey = relayWorld.key;
   browser = await launchChromium();
@@ -969,4 +975,70 @@ test("an https Foundry page: loopback's ws:// is allowed, another host's ws:// i
     await strict.close();
     await new Promise((r) => tlsServer.close(r));
   }
+});
+
+test("Fate Core (R13.8, R13.2): the roll dialog lists the skill's stunts unticked and the card names the one ticked; the absorb picker offers one box, the smallest that fits", async () => {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(corePageUrl);
+  await page.waitForSelector("body[data-booted=true]");
+  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const api = (fn, arg) => page.evaluate(([f, a]) => settled(game.modules.get("fate-bridge").api.connection.call(f, a)), [fn, arg]);
+  // Zird (Lore +4, Scholar: +2 to create an advantage with Lore) rolls 0000 against Fair +2.
+  assert.equal((await api("dev.queue_dice", { rolls: [[0, 0, 0, 0]] })).ok, true);
+  await page.click('.fate-bridge-roll[data-skill="Lore"]');
+  const dialog = page.locator("dialog.fake-dialog-v2:has(.fate-bridge-roll-dialog)");
+  await dialog.waitFor();
+  const stunts = dialog.locator("[data-stunts]");
+  assert.equal(await stunts.isVisible(), false, "an overcome with Lore: no stunt matches");
+  await dialog.locator("select[name=type]").selectOption("create_advantage");
+  await stunts.waitFor();
+  const box = stunts.locator('input[data-stunt][value="Scholar"]');
+  assert.equal(await box.isChecked(), false, "none ticked by default under Fate Core");
+  await box.check();
+  await dialog.locator("select[name=opposition]").selectOption("2");
+  await dialog.locator("input[name=aspectName]").fill("Footnotes Everywhere");
+  await dialog.screenshot({ path: path.join(ARTIFACTS, "roll-dialog-stunts.png") });
+  await dialog.locator('button[data-action="roll"]').click();
+  const card = page.locator("#chat-log .fate-bridge-card").last();
+  await card.locator('[data-fb="pass"][data-side="actor"]').click();
+  await page.locator("#chat-log .fate-bridge-card--state-resolved").waitFor();
+  assert.deepEqual(await card.locator(".fate-bridge-side--actor .fate-bridge-chip--stunt").allInnerTexts(), ["Scholar"]);
+  assert.match((await card.innerText()).replace(/\s+/g, " "), /Fantastic \+6/, "Lore +4 and Scholar +2");
+  await page.locator("#chat-log .chat-message").last().screenshot({ path: path.join(ARTIFACTS, "card-stunts.png") });
+  assert.deepEqual(errors, []);
+  await page.close();
+
+  // The Core Brawler (Physical Stress 1 2 3 4) takes a hit of 2: one box per hit, the 2-box.
+  const fco = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
+  fco.on("pageerror", (e) => errors.push(String(e)));
+  await fco.goto(coreFcoPageUrl);
+  await fco.waitForSelector("body[data-booted=true]");
+  await fco.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const call = (fn, arg) => fco.evaluate(([f, a]) => settled(game.modules.get("fate-bridge").api.connection.call(f, a)), [fn, arg]);
+  const [brawler, scrapper] = ["fcoCoreBrawler01", "fcoCondensed0001"];
+  const started = await fco.evaluate(([a, b]) => settled(game.modules.get("fate-bridge").api.conflict.start({ name: "Harbour brawl", kind: "physical", sides: [{ name: "Core", members: [a] }, { name: "Condensed", members: [b] }] })), [brawler, scrapper]);
+  assert.ok(started, "the conflict started");
+  assert.equal((await call("dev.queue_dice", { rolls: [[0, 0, 0, 0]] })).ok, true);
+  const data = await fco.evaluate(([a, b]) => settled(game.modules.get("fate-bridge").api.start(a, "Fight", { type: "attack", opposition: 1, targetId: b })), [scrapper, brawler]);
+  assert.equal(data.card.stress_rule, "one_box");
+  const attack = fco.locator("#chat-log .fate-bridge-card").last();
+  await attack.locator('[data-fb="pass"][data-side="actor"]').click();
+  await attack.locator('[data-fb="absorb"]').click();
+  // (The GM may also be offered the ruleset FCO's characters suggest: another dialog.)
+  const picker = fco.locator("dialog.fake-dialog-v2:has(.fate-bridge-picker)");
+  await picker.waitFor();
+  const boxes = picker.locator("input[data-track][data-free]");
+  assert.deepEqual(await boxes.evaluateAll((els) => els.map((e) => !e.disabled)), [false, true, false, false], "only the 2-box");
+  assert.match(await picker.locator(".fate-bridge-picker__box").nth(3).getAttribute("title"), /smaller box worth 2/);
+  assert.equal(await picker.locator("[data-absorb-total]").innerText(), "Absorbs 0 of 2 shifts");
+  await boxes.nth(1).check();
+  assert.equal(await picker.locator("[data-absorb-total]").innerText(), "Absorbs 2 of 2 shifts");
+  await picker.screenshot({ path: path.join(ARTIFACTS, "absorb-picker-core.png") });
+  await picker.locator('button[data-action="absorb"]').click();
+  await fco.locator("#chat-log .fate-bridge-card--state-resolved").waitFor();
+  assert.match((await attack.textContent()).replace(/\s+/g, " "), /Core Brawler marks a box of Physical Stress, absorbing 2 shifts/);
+  assert.deepEqual(errors, []);
+  await fco.close();
 });
