@@ -139,7 +139,7 @@ function promptContext(card, user) {
 export function chooseContext(options) {
   const i18n = game.i18n;
   return {
-    choices: options.map((id) => ({ id, label: i18n.localize(`FATEBRIDGE.Choice.${id}`), needsAspect: id === "unintended_aspect" })),
+    choices: options.map((id) => ({ id, label: i18n.localize(`FATEBRIDGE.Choice.${id}`) })),
     needsName: options.includes("mark"),
     aspectName: options.includes("unintended_aspect")
       ? { label: i18n.localize("FATEBRIDGE.Controls.UnintendedName"), placeholder: i18n.localize("FATEBRIDGE.Controls.UnintendedPlaceholder") }

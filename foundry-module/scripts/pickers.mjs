@@ -312,20 +312,15 @@ export function syncAbsorb(form, view, event) {
   }
   const filled = [...form.querySelectorAll("[data-slot]")].filter((i) => String(i.value ?? "").trim()).map((i) => i.dataset.slot);
   const titles = new Map(view.tracks.flatMap((t) => t.boxes.map((b) => [b.key, b.baseTitle ?? b.title])));
-  let choices;
-  for (let round = 0; round < 3; round++) {
-    choices = absorbChoices({ rule: view.rule, hit: view.pendingHit, boxes, slots, ticked: inputs.filter((i) => i.checked).map(keyOf), filled });
-    let changed = false;
-    for (const input of inputs) {
-      const box = choices.boxes[keyOf(input)];
-      input.disabled = !box?.allowed;
-      if (input.disabled && input.checked) {
-        input.checked = false;
-        changed = true;
-      }
-    }
-    if (!changed) break;
+  // Which boxes are allowed depends on what the consequences leave, not on the ticks: one pass
+  // disables (and unticks) the refused ones, the second counts what the ticks left absorb.
+  const choose = () => absorbChoices({ rule: view.rule, hit: view.pendingHit, boxes, slots, ticked: inputs.filter((i) => i.checked).map(keyOf), filled });
+  let choices = choose();
+  for (const input of inputs) {
+    input.disabled = !choices.boxes[keyOf(input)]?.allowed;
+    if (input.disabled) input.checked = false;
   }
+  choices = choose();
   for (const input of inputs) {
     const box = choices.boxes[keyOf(input)];
     const base = titles.get(keyOf(input)) ?? "";

@@ -187,7 +187,7 @@ export function readForm(form) {
     helpers.push(helperSkill ? { character_id: row.dataset.helper, skill: helperSkill } : { character_id: row.dataset.helper });
   }
   if (helpers.length) answer.helpers = helpers;
-  // R13.8: the stunts the roller ticked (the list is there whenever the dialog is).
+  // R13.8: the stunts the roller ticked (none: an empty list); left out when none matches.
   const stunts = readStunts(form);
   if (stunts) answer.stunts = stunts;
   if (checked("dangerActor") || checked("dangerOpposition")) answer.dangerous = { actor: checked("dangerActor"), opposition: checked("dangerOpposition") };
