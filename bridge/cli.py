@@ -400,7 +400,7 @@ async def _webhooks_command(store: Store, args: argparse.Namespace) -> int:
         service = BridgeService(store, webhooks=hooks, webhook_reach=_webhook_reach(args))
         try:
             if args.webhooks_command == "add":
-                created = await service.add_webhook(
+                created = await service.webhook_settings.add_webhook(
                     args.id, WebhookCreate(kind=args.kind, url=args.url, name=args.name)
                 )
                 if args.json:
@@ -412,10 +412,10 @@ async def _webhooks_command(store: Store, args: argparse.Namespace) -> int:
                     print(f"Signing secret (shown once): {created.secret}")
                 return 0
             if args.webhooks_command == "remove":
-                await service.remove_webhook(args.id, args.webhook_id)
+                await service.webhook_settings.remove_webhook(args.id, args.webhook_id)
                 print(f"Webhook {args.webhook_id} removed.")
                 return 0
-            listed = await service.list_webhooks(args.id, max(1, args.limit))
+            listed = await service.webhook_settings.list_webhooks(args.id, max(1, args.limit))
         except IntentError as exc:
             print(f"error: {exc.message}", file=sys.stderr)
             return 1

@@ -241,7 +241,7 @@ async def _webhooks(call: ApiCall) -> BaseModel:
         raise ApiError(
             422, error("invalid", f"limit is a whole number from 1 to {DELIVERIES_MAX}.", "limit")
         )
-    return await call.service.list_webhooks(call.world_id, limit)
+    return await call.service.webhook_settings.list_webhooks(call.world_id, limit)
 
 
 async def _webhook_add(call: ApiCall) -> BaseModel:
@@ -249,11 +249,13 @@ async def _webhook_add(call: ApiCall) -> BaseModel:
         request = WebhookCreate.model_validate(call.body)
     except ValidationError as exc:
         raise ApiError(422, validation_error(exc)) from exc
-    return await call.service.add_webhook(call.world_id, request)
+    return await call.service.webhook_settings.add_webhook(call.world_id, request)
 
 
 async def _webhook_remove(call: ApiCall) -> BaseModel:
-    return await call.service.remove_webhook(call.world_id, call.request.match_info["webhook_id"])
+    return await call.service.webhook_settings.remove_webhook(
+        call.world_id, call.request.match_info["webhook_id"]
+    )
 
 
 ROUTES: tuple[Route, ...] = (

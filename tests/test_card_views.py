@@ -209,7 +209,7 @@ async def test_every_view_is_its_models_json_and_cached_views_equal_fresh_ones(
         assert emitted > 0
         # The cached state and its cached views equal the state and views the log alone
         # gives, built afresh (no view was changed after it was built, none is stale).
-        _snapshot, cached = await service._current("w")
+        _snapshot, cached = await service.current("w")
         replayed = await service.replayed_state("w")
         assert replayed == cached
         assert text(cards.scene_state(cached)) == text(cards._build_scene_state(replayed))
@@ -272,7 +272,7 @@ async def test_a_snapshot_is_the_states_dump_byte_for_byte(
         service = BridgeService(store, dev_dice=True)
         await service.add_world("w", "World")
         await play(Table(service), random.Random(seed), 25)
-        _snapshot, state = await service._current("w")
+        _snapshot, state = await service.current("w")
         odd = Character(id="odd", name=name, skills={name: 2**70}, fate_points=-(2**64))
         for shown in (state, state.model_copy(update={"characters": {"odd": odd}})):
             try:

@@ -87,7 +87,7 @@ async def test_views_kept_for_the_next_commit_are_the_views_built_afresh(
     checked = {"scene": 0, "characters": 0}
     for _ in range(150):
         await chosen.choice(steps)()
-        _snapshot, state = service._states["w"]
+        _snapshot, state = service.states["w"]
         known = _KNOWN_VIEWS.get(state)
         if known is None:
             continue

@@ -128,7 +128,7 @@ async def close_service(service: BridgeService) -> None:
 
 
 async def add(service: BridgeService, url: str) -> str:
-    created = await service.add_webhook(WORLD, WebhookCreate(kind="json", url=url))
+    created = await service.webhook_settings.add_webhook(WORLD, WebhookCreate(kind="json", url=url))
     return created.webhook.id
 
 
@@ -211,10 +211,10 @@ async def test_every_private_loopback_and_metadata_target_is_refused_when_added(
         assert len(messages) == 1, messages
         # Literals and local names were judged without a lookup.
         assert sorted(set(dns.asked)) == sorted(httpx.URL(u).host for u in resolving)
-        assert (await service.list_webhooks(WORLD)).webhooks == []
+        assert (await service.webhook_settings.list_webhooks(WORLD)).webhooks == []
         # A public answer is a target; Discord's hosts are public by name, not looked up.
         await add(service, "https://hooks.example/fate")
-        created = await service.add_webhook(
+        created = await service.webhook_settings.add_webhook(
             WORLD,
             WebhookCreate(kind="discord", url="https://discord.com/api/webhooks/1/token"),
         )
@@ -289,7 +289,7 @@ async def test_a_name_that_turns_to_loopback_after_it_was_added_reaches_nothing(
             outbox = WebhookOutbox(service.store, service.webhooks, client)
             with caplog.at_level(logging.INFO):
                 assert await outbox.run_once() == 1
-        (delivery,) = (await service.list_webhooks(WORLD)).deliveries
+        (delivery,) = (await service.webhook_settings.list_webhooks(WORLD)).deliveries
         assert delivery.status == "retrying" and delivery.last_error == NO_ANSWER
         assert listener.got == [] and backend.dialled == []
         assert dns.asked == ["rebind.example", "rebind.example"]

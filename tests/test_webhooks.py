@@ -103,11 +103,12 @@ class Rig:
         return card
 
     async def add(self, kind: str, url: str) -> tuple[str, str | None]:
-        created = await self.service.add_webhook(WORLD, WebhookCreate(kind=kind, url=url))  # type: ignore[arg-type]
+        settings = self.service.webhook_settings
+        created = await settings.add_webhook(WORLD, WebhookCreate(kind=kind, url=url))  # type: ignore[arg-type]
         return created.webhook.id, created.secret
 
     async def deliveries(self) -> list[dict[str, Any]]:
-        listed = await self.service.list_webhooks(WORLD)
+        listed = await self.service.webhook_settings.list_webhooks(WORLD)
         return [d.model_dump(mode="json") for d in listed.deliveries]
 
 
@@ -457,7 +458,7 @@ async def test_a_removed_webhook_fails_its_pending_items(
     hook_id, _ = await rig.add("discord", DISCORD_URL)
     await rig.resolve_overcome([0, 0, 0, 0])
     await rig.outbox.run_once()
-    removed = await rig.service.remove_webhook(WORLD, hook_id)
+    removed = await rig.service.webhook_settings.remove_webhook(WORLD, hook_id)
     assert removed.removed
     rig.clock.now += 600
     await rig.outbox.run_once()
@@ -481,15 +482,15 @@ async def test_bad_webhook_settings_get_clear_errors(rig: Rig) -> None:
     ]
     for kind, url in bad:
         with pytest.raises(IntentError) as refused:
-            await rig.service.add_webhook(WORLD, WebhookCreate(kind=kind, url=url))  # type: ignore[arg-type]
+            await rig.service.webhook_settings.add_webhook(WORLD, WebhookCreate(kind=kind, url=url))  # type: ignore[arg-type]
         assert refused.value.code == "invalid" and refused.value.field == "url", url
     with pytest.raises(IntentError) as missing:
-        await rig.service.remove_webhook(WORLD, "wh_nothere")
+        await rig.service.webhook_settings.remove_webhook(WORLD, "wh_nothere")
     assert missing.value.code == "not_found"
     with pytest.raises(IntentError) as unknown:
-        await rig.service.list_webhooks("no-such-world")
+        await rig.service.webhook_settings.list_webhooks("no-such-world")
     assert unknown.value.code == "not_found"
-    assert (await rig.service.list_webhooks(WORLD)).webhooks == []
+    assert (await rig.service.webhook_settings.list_webhooks(WORLD)).webhooks == []
 
 
 async def test_players_never_reach_webhook_settings_or_secrets(
@@ -505,7 +506,7 @@ async def test_players_never_reach_webhook_settings_or_secrets(
     await rig.resolve_overcome([0, 0, 0, 0])
     state = await rig.service.handle(player, "world.state", {"request_id": "y"})
     sync = await rig.service.handle(player, "world.sync", {"request_id": "z", "since": 0})
-    listed = (await rig.service.list_webhooks(WORLD)).model_dump_json()
+    listed = (await rig.service.webhook_settings.list_webhooks(WORLD)).model_dump_json()
     for text in (json.dumps(state.ack), json.dumps(sync.ack), listed):
         assert secret is not None and secret not in text
         assert "s3cr3t" not in text and "token=abc" not in text

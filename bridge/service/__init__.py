@@ -40,9 +40,10 @@ __all__ = [
 ]
 
 
-class BridgeService(WorldIntents, ActionIntents, SceneIntents, HistoryIntents, WebhookSettings):
-    """Every intent of the wire protocol, each with its handler; and the GM's webhook
-    settings when given a webhook store."""
+class BridgeService(ServiceCore):
+    """Every intent of the wire protocol, each answered by the handler its domain's group
+    marks for it (world, actions, scene, history); and the GM's webhook settings
+    (``webhook_settings``), which answer when the bridge has a webhook store."""
 
     def __init__(
         self,
@@ -55,9 +56,10 @@ class BridgeService(WorldIntents, ActionIntents, SceneIntents, HistoryIntents, W
     ) -> None:
         super().__init__(store, dev_dice=dev_dice, clock=clock)
         self.webhooks = webhooks
-        if webhook_reach is not None:
-            self.webhook_reach = webhook_reach
-        self._handlers = handlers_of(self)
+        self.webhook_settings = WebhookSettings(self, webhooks, webhook_reach)
+        self._handlers = handlers_of(
+            WorldIntents(self), ActionIntents(self), SceneIntents(self), HistoryIntents(self), self
+        )
 
     # Envelopes the socket server opens itself (bridge.relay): they never reach here.
     @handles(protocol.Relay)

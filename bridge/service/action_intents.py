@@ -10,7 +10,7 @@ from bridge.rules.dice import DiceSource
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import WorldState
-from bridge.service.core import ServiceCore
+from bridge.service.core import IntentGroup
 from bridge.service.session import (
     Reply,
     Session,
@@ -24,7 +24,7 @@ from bridge.store.base import (
 )
 
 
-class ActionIntents(ServiceCore):
+class ActionIntents(IntentGroup):
     """Intents that move one action along (R2-R10)."""
 
     @handles(protocol.ActionStart)
@@ -54,7 +54,7 @@ class ActionIntents(ServiceCore):
             attack_kind=intent.attack_kind,
             stunts=None if intent.stunts is None else tuple(intent.stunts),
         )
-        return await self._run_action(
+        return await self.core.run_action(
             session,
             request_key(intent),
             lambda state, ruleset, dice, who: actions.start_action(
@@ -66,7 +66,7 @@ class ActionIntents(ServiceCore):
     @handles(protocol.ActionOdds)
     async def _action_odds(self, session: Session, intent: protocol.ActionOdds) -> Reply:
         """A read for the roll dialog: the exact odds before any action exists (no commit)."""
-        _snapshot, state = await self._current(session.world_id)
+        _snapshot, state = await self.core.current(session.world_id)
         ruleset = get_ruleset(state.ruleset)
         helpers = tuple(actions.Helper(h.character_id, h.skill) for h in intent.helpers)
         modifier, odds = actions.odds_before_roll(
@@ -92,7 +92,7 @@ class ActionIntents(ServiceCore):
 
     @handles(protocol.ActionRoll)
     async def _action_roll(self, session: Session, intent: protocol.ActionRoll) -> Reply:
-        return await self._run_action(
+        return await self.core.run_action(
             session,
             request_key(intent),
             lambda state, _r, dice, who: actions.roll_now(state, intent.action_id, who, dice),
@@ -101,7 +101,7 @@ class ActionIntents(ServiceCore):
 
     @handles(protocol.ActionOppose)
     async def _action_oppose(self, session: Session, intent: protocol.ActionOppose) -> Reply:
-        return await self._run_action(
+        return await self.core.run_action(
             session,
             request_key(intent),
             lambda state, ruleset, dice, who: actions.oppose(
@@ -126,7 +126,7 @@ class ActionIntents(ServiceCore):
             effect=intent.effect,
             side=intent.side,
         )
-        return await self._run_action(
+        return await self.core.run_action(
             session,
             request_key(intent),
             lambda state, ruleset, dice, who: actions.invoke(state, command, who, dice, ruleset),
@@ -135,7 +135,7 @@ class ActionIntents(ServiceCore):
 
     @handles(protocol.ActionPass)
     async def _action_pass(self, session: Session, intent: protocol.ActionPass) -> Reply:
-        return await self._run_action(
+        return await self.core.run_action(
             session,
             request_key(intent),
             lambda state, ruleset, _d, who: actions.pass_invokes(
@@ -146,7 +146,7 @@ class ActionIntents(ServiceCore):
 
     @handles(protocol.ActionChoose)
     async def _action_choose(self, session: Session, intent: protocol.ActionChoose) -> Reply:
-        return await self._run_action(
+        return await self.core.run_action(
             session,
             request_key(intent),
             lambda state, _r, _d, who: actions.choose(
@@ -169,7 +169,7 @@ class ActionIntents(ServiceCore):
             target_id=intent.target_id,
             aspect_name=intent.aspect_name,
         )
-        return await self._run_action(
+        return await self.core.run_action(
             session,
             request_key(intent),
             lambda state, ruleset, _d, who: actions.apply_cost(state, command, who, ruleset),
@@ -178,7 +178,7 @@ class ActionIntents(ServiceCore):
 
     @handles(protocol.ActionConcede)
     async def _action_concede(self, session: Session, intent: protocol.ActionConcede) -> Reply:
-        return await self._run_action(
+        return await self.core.run_action(
             session,
             request_key(intent),
             lambda state, _r, _d, who: actions.concede(
@@ -194,7 +194,7 @@ class ActionIntents(ServiceCore):
             stress=tuple(actions.StressMark(m.track, tuple(m.boxes)) for m in intent.stress),
             consequences=dict(intent.consequences),
         )
-        return await self._run_action(
+        return await self.core.run_action(
             session,
             request_key(intent),
             lambda state, _r, _d, who: actions.absorb(state, command, who),
@@ -203,7 +203,7 @@ class ActionIntents(ServiceCore):
 
     @handles(protocol.ActionGift)
     async def _action_gift(self, session: Session, intent: protocol.ActionGift) -> Reply:
-        return await self._run_action(
+        return await self.core.run_action(
             session,
             request_key(intent),
             lambda state, _r, _d, who: actions.gift_free_invoke(
@@ -214,7 +214,7 @@ class ActionIntents(ServiceCore):
 
     @handles(protocol.ActionCancel)
     async def _action_cancel(self, session: Session, intent: protocol.ActionCancel) -> Reply:
-        return await self._run_action(
+        return await self.core.run_action(
             session,
             request_key(intent),
             lambda state, _r, _d, who: actions.cancel(state, intent.action_id, who, intent.reason),
@@ -224,7 +224,7 @@ class ActionIntents(ServiceCore):
     @handles(protocol.ActionConfirm)
     async def _action_confirm(self, session: Session, intent: protocol.ActionConfirm) -> Reply:
         danger = intent.dangerous
-        return await self._run_action(
+        return await self.core.run_action(
             session,
             request_key(intent),
             lambda state, _r, dice, who: actions.confirm(
@@ -241,7 +241,7 @@ class ActionIntents(ServiceCore):
 
     @handles(protocol.ActionHelp)
     async def _action_help(self, session: Session, intent: protocol.ActionHelp) -> Reply:
-        return await self._run_action(
+        return await self.core.run_action(
             session,
             request_key(intent),
             lambda state, _r, dice, who: actions.answer_help(
@@ -252,7 +252,7 @@ class ActionIntents(ServiceCore):
 
     @handles(protocol.ActionHint)
     async def _action_hint(self, session: Session, intent: protocol.ActionHint) -> Reply:
-        return await self._run_action(
+        return await self.core.run_action(
             session,
             request_key(intent),
             lambda state, _r, _d, who: actions.take_hint(state, intent.action_id, who),
@@ -261,7 +261,7 @@ class ActionIntents(ServiceCore):
 
     @handles(protocol.ActionHintGive)
     async def _action_hint_give(self, session: Session, intent: protocol.ActionHintGive) -> Reply:
-        return await self._run_action(
+        return await self.core.run_action(
             session,
             request_key(intent),
             lambda state, _r, _d, who: actions.give_hint(state, intent.action_id, intent.text, who),
@@ -283,4 +283,4 @@ class ActionIntents(ServiceCore):
                 aspect_id=aspect.id, free_invokes=dict(aspect.free_invokes)
             )
 
-        return await self._mutate(session, request_key(intent), decide, answer)
+        return await self.core.mutate(session, request_key(intent), decide, answer)

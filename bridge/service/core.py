@@ -184,7 +184,7 @@ class ServiceCore:
         self._locks: dict[str, asyncio.Lock] = {}
         self._dice: dict[str, QueuedDice] = {}
         # Per world: the last snapshot this process committed or loaded, and its state.
-        self._states: dict[str, tuple[Snapshot, WorldState]] = {}
+        self.states: dict[str, tuple[Snapshot, WorldState]] = {}
         # Per world: the load under way, which every caller meanwhile shares.
         self._loading: dict[str, asyncio.Task[tuple[Snapshot, WorldState]]] = {}
         self._secure = SecureDice()
@@ -322,35 +322,35 @@ class ServiceCore:
     def dice_for(self, world_id: str) -> QueuedDice:
         return self._dice.setdefault(world_id, QueuedDice(fallback=self._secure))
 
-    async def _snapshot(self, world_id: str) -> Snapshot:
+    async def snapshot(self, world_id: str) -> Snapshot:
         snapshot = await self.store.load(world_id)
         if snapshot is None:
             raise IntentError("not_found", f"The bridge has no world {world_id!r}.")
         return snapshot
 
     @staticmethod
-    def _require_gm(session: Session) -> None:
+    def require_gm(session: Session) -> None:
         if session.role != "gm":
             raise IntentError("forbidden", "Only the GM may do that.")
 
-    async def _current(self, world_id: str) -> tuple[Snapshot, WorldState]:
+    async def current(self, world_id: str) -> tuple[Snapshot, WorldState]:
         """The world as of its latest version: from this process's cache when no other
         writer has committed since, else loaded and validated afresh."""
-        cached = self._states.get(world_id)
+        cached = self.states.get(world_id)
         if cached is not None and await self.store.version(world_id) == cached[0].version:
             return cached
         joined = world_id in self._loading
         entry = await self._load(world_id)
         if joined and await self.store.version(world_id) != entry[0].version:
             # The shared load began before this call; another writer has committed since.
-            self._forget(world_id)
+            self.forget(world_id)
             entry = await self._load(world_id)
         return entry
 
     async def _trusted(self, world_id: str) -> tuple[Snapshot, WorldState]:
         """The world as this process last saw it, unchecked (loaded when not cached): a
         commit checks the version itself, so a writer need not ask first."""
-        cached = self._states.get(world_id)
+        cached = self.states.get(world_id)
         return cached if cached is not None else await self._load(world_id)
 
     async def _load(self, world_id: str) -> tuple[Snapshot, WorldState]:
@@ -366,13 +366,13 @@ class ServiceCore:
         return await asyncio.shield(loading)
 
     async def _read_world(self, world_id: str) -> tuple[Snapshot, WorldState]:
-        snapshot = await self._snapshot(world_id)
+        snapshot = await self.snapshot(world_id)
         state = rebuild(snapshot)
         # The cache keeps the parsed state; the snapshot's JSON copy is not needed again.
         entry = (replace(snapshot, state={}, tail=()), state)
         if self._loading.get(world_id) is asyncio.current_task():
             # Not when the world was forgotten meanwhile: what this read may be stale.
-            self._states[world_id] = entry
+            self.states[world_id] = entry
         return entry
 
     def _load_done(self, world_id: str, task: asyncio.Task[tuple[Snapshot, WorldState]]) -> None:
@@ -382,12 +382,12 @@ class ServiceCore:
             # Seen here, so a failure every waiter gave up on is not reported as unseen.
             task.exception()
 
-    def _forget(self, world_id: str) -> None:
+    def forget(self, world_id: str) -> None:
         """Drop the cached state and any load under way: the next intent loads afresh."""
-        self._states.pop(world_id, None)
+        self.states.pop(world_id, None)
         self._loading.pop(world_id, None)
 
-    async def _mutate(
+    async def mutate(
         self,
         session: Session,
         request: str,
@@ -423,7 +423,7 @@ class ServiceCore:
                     if answered is not None:
                         return Reply(answered)
                     if await self.store.version(world_id) != snapshot.version:
-                        self._forget(world_id)
+                        self.forget(world_id)
                         continue
                     raise
                 after = apply_all(before, events)
@@ -492,9 +492,9 @@ class ServiceCore:
                     return Reply(done.response)
                 except VersionConflict:
                     dice.put_back()
-                    self._forget(world_id)
+                    self.forget(world_id)
                     continue
-                self._states[world_id] = (
+                self.states[world_id] = (
                     replace(
                         snapshot,
                         version=version,
@@ -512,7 +512,7 @@ class ServiceCore:
                 return Reply(ack, [emits_frame(emits, session.room)] if emits else [])
             raise IntentError("conflict", "The world is busy; try again.")
 
-    async def _run_action(
+    async def run_action(
         self,
         session: Session,
         request: str,
@@ -544,9 +544,9 @@ class ServiceCore:
                 )
             return {"action_id": ident, "card_id": card_id(world_id, ident), "card": card}
 
-        return await self._mutate(session, request, run, answer)
+        return await self.mutate(session, request, run, answer)
 
-    async def _scene_change(
+    async def scene_change(
         self,
         session: Session,
         request: str,
@@ -562,7 +562,7 @@ class ServiceCore:
             created[0] = created_record(state, events)
             return events
 
-        return await self._mutate(
+        return await self.mutate(
             session,
             request,
             run,
@@ -572,7 +572,7 @@ class ServiceCore:
     async def replayed_state(self, world_id: str, upto: int | None = None) -> WorldState:
         """The state rebuilt from the event log alone, from the world's first event to
         event ``upto`` (the whole log by default): what verification compares with."""
-        snapshot = await self._snapshot(world_id)
+        snapshot = await self.snapshot(world_id)
         rows = await self.store.events(world_id)
         events = [
             EVENT_ADAPTER.validate_python(row.payload)
@@ -589,7 +589,7 @@ class ServiceCore:
         agrees with every ``(seq, hash)`` anchor kept outside the bridge (Foundry's chat log).
 
         A log rewritten and re-hashed passes the first three; only the anchors catch it."""
-        snapshot = await self._snapshot(world_id)
+        snapshot = await self.snapshot(world_id)
         rows = await self.store.events(world_id)
         problems: list[str] = []
         broken = verify_chain(
@@ -648,4 +648,12 @@ class ServiceCore:
 
     async def latest_state(self, world_id: str) -> WorldState:
         """The world as of its last event, read afresh from the store (no cache)."""
-        return rebuild(await self._snapshot(world_id))
+        return rebuild(await self.snapshot(world_id))
+
+
+class IntentGroup:
+    """Handlers of one domain's intents (marked with ``handles``), working through the
+    :class:`ServiceCore` they are given: composed into the service, never mixed into it."""
+
+    def __init__(self, core: ServiceCore) -> None:
+        self.core = core

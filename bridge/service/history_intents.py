@@ -24,7 +24,7 @@ from bridge.rules.dice import DiceSource
 from bridge.rules.events import EVENT_ADAPTER, Event, HistoryUndone
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import WorldState
-from bridge.service.core import Clock, ServiceCore
+from bridge.service.core import IntentGroup, ServiceCore
 from bridge.service.emits import card_id
 from bridge.service.history_index import DiceTally, index_rows
 from bridge.service.session import (
@@ -35,9 +35,8 @@ from bridge.service.session import (
     handles,
     ok,
     request_key,
-    utc_now,
 )
-from bridge.store.base import EmitRow, EventRow, HistoryQuery, Store
+from bridge.store.base import EmitRow, EventRow, HistoryQuery
 
 # Events read per store call when indexing a log written before the index existed.
 CHUNK = 1000
@@ -58,11 +57,11 @@ YIELD_EVERY = 4
 ENTRY_VIEWS = 1024
 
 
-class HistoryIntents(ServiceCore):
+class HistoryIntents(IntentGroup):
     """``history.read``, ``history.stats`` and ``history.undo``."""
 
-    def __init__(self, store: Store, *, dev_dice: bool = False, clock: Clock = utc_now) -> None:
-        super().__init__(store, dev_dice=dev_dice, clock=clock)
+    def __init__(self, core: ServiceCore) -> None:
+        super().__init__(core)
         # Entry views built, by (world, version, seq, undone), least recently used first.
         self._entry_views: OrderedDict[tuple[str, int, int, bool], protocol.HistoryEntry] = (
             OrderedDict()
@@ -85,14 +84,14 @@ class HistoryIntents(ServiceCore):
         self, world_id: str, viewer: Role, request: protocol.HistoryRead
     ) -> tuple[protocol.HistoryPage, float]:
         """The page and what it cost (rate tokens)."""
-        snapshot, state = await self._current(world_id)
+        snapshot, state = await self.core.current(world_id)
         cost = 1.0 + await self._indexed(world_id)
         ruleset = get_ruleset(state.ruleset)
         # Not past the state's last event: the page and the state agree.
         before = snapshot.last_event_seq + 1
         if request.before is not None:
             before = min(before, request.before)
-        found = await self.store.history_page(
+        found = await self.core.store.history_page(
             world_id,
             HistoryQuery(
                 limit=request.limit,
@@ -161,7 +160,7 @@ class HistoryIntents(ServiceCore):
         running = self._indexing.get(world_id)
         if running is not None:
             return await asyncio.shield(running)
-        pending = await self.store.history_pending(world_id)
+        pending = await self.core.store.history_pending(world_id)
         if not pending:
             return 0.0
         running = self._indexing.get(world_id)
@@ -176,10 +175,10 @@ class HistoryIntents(ServiceCore):
         first = 1
         while first <= pending:
             last = min(first + CHUNK - 1, pending)
-            rows += index_rows(await self.store.events_between(world_id, first, last))
+            rows += index_rows(await self.core.store.events_between(world_id, first, last))
             first = last + 1
             await asyncio.sleep(0)
-        await self.store.index_history(world_id, rows, pending)
+        await self.core.store.index_history(world_id, rows, pending)
         return pending * EVENT_COST
 
     async def history_stats(
@@ -197,7 +196,7 @@ class HistoryIntents(ServiceCore):
     async def _stats(
         self, world_id: str, viewer: Role, request: protocol.HistoryStats
     ) -> tuple[protocol.HistoryStatsData, float]:
-        snapshot, state = await self._current(world_id)
+        snapshot, state = await self.core.current(world_id)
         cost = 1.0 + await self._indexed(world_id)
         cost += await self._tally_up(world_id, snapshot.last_event_seq, frozenset(state.undone))
         counts = self._tallies[world_id].counts(viewer == "gm", request.scene)
@@ -227,7 +226,9 @@ class HistoryIntents(ServiceCore):
             if tally is None or not tally.undone <= undone:
                 tally = self._tallies[world_id] = DiceTally()
             rows = [
-                r for r in await self.store.history_rows(world_id, after=tally.seq) if r.seq <= upto
+                r
+                for r in await self.core.store.history_rows(world_id, after=tally.seq)
+                if r.seq <= upto
             ]
             counted_to = tally.seq
             newly = undone - tally.undone
@@ -236,7 +237,7 @@ class HistoryIntents(ServiceCore):
             # Entries counted before and undone since leave what players see.
             taken = [seq for seq in newly if seq <= counted_to]
             if taken:
-                back = await self.store.history_rows(world_id, seqs=taken)
+                back = await self.core.store.history_rows(world_id, seqs=taken)
                 tally.take_back(back)
                 read += len(back)
             tally.seq, tally.undone = upto, undone
@@ -256,7 +257,7 @@ class HistoryIntents(ServiceCore):
     async def _history_undo(self, session: Session, intent: protocol.HistoryUndo) -> Reply:
         """GM: the undo is itself events (restoring upserts and a marker), appended to
         the log; the state is the reducer's, the chain stays whole."""
-        self._require_gm(session)
+        self.core.require_gm(session)
         if intent.back_to is not None and intent.resolution is not None:
             raise IntentError("invalid", "Give back_to or resolution, not both.", "resolution")
         for _ in range(UNDO_ATTEMPTS):
@@ -264,7 +265,7 @@ class HistoryIntents(ServiceCore):
                 return await self._undo_once(session, intent)
             except _StaleLog:
                 # The cached state may be the stale side: the retry reads both afresh.
-                self._forget(session.world_id)
+                self.core.forget(session.world_id)
                 continue
         raise IntentError("conflict", "The world is busy; try the undo again.")
 
@@ -272,17 +273,17 @@ class HistoryIntents(ServiceCore):
         # Undo is rare and the GM's: it replays the log from its start (the state as of
         # any event is the reducer's fold of the events up to it).
         world_id = session.world_id
-        rows = await self.store.events(world_id)
+        rows = await self.core.store.events(world_id)
         log = [
             history.Logged(r.seq, r.created_at, EVENT_ADAPTER.validate_python(r.payload))
             for r in rows
         ]
         logged_to = rows[-1].seq if rows else 0
-        initial = WorldState(ruleset=(await self._snapshot(world_id)).world.ruleset)
+        initial = WorldState(ruleset=(await self.core.snapshot(world_id)).world.ruleset)
 
         def decide(state: WorldState, _ruleset: Ruleset, _dice: DiceSource) -> list[Event]:
             # The log must end where the state does; another writer may have moved on.
-            if self._states[world_id][0].last_event_seq != logged_to:
+            if self.core.states[world_id][0].last_event_seq != logged_to:
                 raise _StaleLog
             if intent.back_to is not None and intent.resolution is not None:
                 raise IntentError("invalid", "Give back_to or resolution, not both.", "resolution")
@@ -303,7 +304,7 @@ class HistoryIntents(ServiceCore):
                 card_ids=[card_id(world_id, a) for a in undone.action_ids],
             )
 
-        return await self._mutate(session, request_key(intent), decide, answer)
+        return await self.core.mutate(session, request_key(intent), decide, answer)
 
 
 class _StaleLog(Exception):

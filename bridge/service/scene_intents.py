@@ -16,7 +16,7 @@ from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.settings import change_ruleset, change_settings
 from bridge.rules.state import WorldState, Zone
-from bridge.service.core import ServiceCore
+from bridge.service.core import IntentGroup
 from bridge.service.session import (
     Reply,
     Session,
@@ -30,7 +30,7 @@ from bridge.store.base import (
 )
 
 
-class SceneIntents(ServiceCore):
+class SceneIntents(IntentGroup):
     """Intents on the scene: aspects, contests, challenges, conflicts, fate points, ends."""
 
     @handles(protocol.SceneEnd)
@@ -58,18 +58,18 @@ class SceneIntents(ServiceCore):
             card = protocol.SceneEndCard(scope=intent.scope, summary=summary)
             return [(f"scene{summary.ended_scene}", card)]
 
-        return await self._mutate(
+        return await self.core.mutate(
             session, request_key(intent), decide, answer, extra_cards=scene_card
         )
 
     @handles(protocol.SceneRead)
     async def _scene_read(self, session: Session, intent: protocol.SceneRead) -> Reply:
-        _snapshot, state = await self._current(session.world_id)
+        _snapshot, state = await self.core.current(session.world_id)
         return Reply(ok(cards.scene_state(state)))
 
     @handles(protocol.WorldSettingsIn)
     async def _world_settings(self, session: Session, intent: protocol.WorldSettingsIn) -> Reply:
-        return await self._scene_change(
+        return await self.core.scene_change(
             session,
             request_key(intent),
             lambda state, _r, _d, who: change_settings(
@@ -97,11 +97,11 @@ class SceneIntents(ServiceCore):
                 ),
             )
 
-        return await self._mutate(session, request_key(intent), decide, answer)
+        return await self.core.mutate(session, request_key(intent), decide, answer)
 
     @handles(protocol.SceneAspect)
     async def _scene_aspect(self, session: Session, intent: protocol.SceneAspect) -> Reply:
-        return await self._scene_change(
+        return await self.core.scene_change(
             session,
             request_key(intent),
             lambda state, _r, _d, who: scene_rules.edit_aspect(
@@ -118,7 +118,7 @@ class SceneIntents(ServiceCore):
     @handles(protocol.ContestStart)
     async def _contest_start(self, session: Session, intent: protocol.ContestStart) -> Reply:
         sides = [contest_rules.SideSpec(s.name, tuple(s.members)) for s in intent.sides]
-        return await self._scene_change(
+        return await self.core.scene_change(
             session,
             request_key(intent),
             lambda state, ruleset, _d, who: contest_rules.start_contest(
@@ -135,7 +135,7 @@ class SceneIntents(ServiceCore):
 
     @handles(protocol.ContestRoll)
     async def _contest_roll(self, session: Session, intent: protocol.ContestRoll) -> Reply:
-        return await self._run_action(
+        return await self.core.run_action(
             session,
             request_key(intent),
             lambda state, ruleset, dice, who: contest_rules.contest_roll(
@@ -149,7 +149,7 @@ class SceneIntents(ServiceCore):
         self, session: Session, intent: protocol.ContestAdvantage
     ) -> Reply:
         opposition = intent.opposition
-        return await self._run_action(
+        return await self.core.run_action(
             session,
             request_key(intent),
             lambda state, ruleset, dice, who: contest_rules.contest_advantage(
@@ -175,7 +175,7 @@ class SceneIntents(ServiceCore):
 
     @handles(protocol.ContestTwist)
     async def _contest_twist(self, session: Session, intent: protocol.ContestTwist) -> Reply:
-        return await self._scene_change(
+        return await self.core.scene_change(
             session,
             request_key(intent),
             lambda state, _r, _d, who: contest_rules.name_twist(
@@ -185,7 +185,7 @@ class SceneIntents(ServiceCore):
 
     @handles(protocol.ContestConcede)
     async def _contest_concede(self, session: Session, intent: protocol.ContestConcede) -> Reply:
-        return await self._scene_change(
+        return await self.core.scene_change(
             session,
             request_key(intent),
             lambda state, _r, _d, who: contest_rules.concede_contest(
@@ -196,7 +196,7 @@ class SceneIntents(ServiceCore):
     @handles(protocol.ChallengeStart)
     async def _challenge_start(self, session: Session, intent: protocol.ChallengeStart) -> Reply:
         tasks = [challenge_rules.TaskSpec(t.name, t.skill, t.rating) for t in intent.tasks]
-        return await self._scene_change(
+        return await self.core.scene_change(
             session,
             request_key(intent),
             lambda state, _r, _d, who: challenge_rules.start_challenge(
@@ -207,7 +207,7 @@ class SceneIntents(ServiceCore):
     @handles(protocol.ChallengeRoll)
     async def _challenge_roll(self, session: Session, intent: protocol.ChallengeRoll) -> Reply:
         helpers = tuple(actions.Helper(h.character_id, h.skill) for h in intent.helpers)
-        return await self._run_action(
+        return await self.core.run_action(
             session,
             request_key(intent),
             lambda state, ruleset, dice, who: challenge_rules.roll_task(
@@ -228,7 +228,7 @@ class SceneIntents(ServiceCore):
     async def _challenge_advantage(
         self, session: Session, intent: protocol.ChallengeAdvantage
     ) -> Reply:
-        return await self._run_action(
+        return await self.core.run_action(
             session,
             request_key(intent),
             lambda state, ruleset, dice, who: challenge_rules.try_advantage(
@@ -247,7 +247,7 @@ class SceneIntents(ServiceCore):
 
     @handles(protocol.ChallengeCarry)
     async def _challenge_carry(self, session: Session, intent: protocol.ChallengeCarry) -> Reply:
-        return await self._scene_change(
+        return await self.core.scene_change(
             session,
             request_key(intent),
             lambda state, _r, _d, who: challenge_rules.carry_boosts(
@@ -259,7 +259,7 @@ class SceneIntents(ServiceCore):
     async def _conflict_start(self, session: Session, intent: protocol.ConflictStart) -> Reply:
         sides = [conflict_rules.ConflictSideSpec(s.name, tuple(s.members)) for s in intent.sides]
         zones = [Zone(name=z.name, adjacent=tuple(z.adjacent)) for z in intent.zones]
-        return await self._scene_change(
+        return await self.core.scene_change(
             session,
             request_key(intent),
             lambda state, ruleset, _d, who: conflict_rules.start_conflict(
@@ -280,7 +280,7 @@ class SceneIntents(ServiceCore):
 
     @handles(protocol.ConflictOrder)
     async def _conflict_order(self, session: Session, intent: protocol.ConflictOrder) -> Reply:
-        return await self._scene_change(
+        return await self.core.scene_change(
             session,
             request_key(intent),
             lambda state, _r, _d, who: conflict_rules.reorder(
@@ -290,7 +290,7 @@ class SceneIntents(ServiceCore):
 
     @handles(protocol.ConflictNext)
     async def _conflict_next(self, session: Session, intent: protocol.ConflictNext) -> Reply:
-        return await self._scene_change(
+        return await self.core.scene_change(
             session,
             request_key(intent),
             lambda state, _r, _d, who: conflict_rules.next_turn(
@@ -302,7 +302,7 @@ class SceneIntents(ServiceCore):
     async def _conflict_full_defense(
         self, session: Session, intent: protocol.ConflictFullDefense
     ) -> Reply:
-        return await self._scene_change(
+        return await self.core.scene_change(
             session,
             request_key(intent),
             lambda state, ruleset, _d, who: conflict_rules.full_defense(
@@ -312,7 +312,7 @@ class SceneIntents(ServiceCore):
 
     @handles(protocol.ConflictConcede)
     async def _conflict_concede(self, session: Session, intent: protocol.ConflictConcede) -> Reply:
-        return await self._scene_change(
+        return await self.core.scene_change(
             session,
             request_key(intent),
             lambda state, _r, _d, who: conflict_rules.concede(
@@ -322,7 +322,7 @@ class SceneIntents(ServiceCore):
 
     @handles(protocol.ConflictMove)
     async def _conflict_move(self, session: Session, intent: protocol.ConflictMove) -> Reply:
-        return await self._scene_change(
+        return await self.core.scene_change(
             session,
             request_key(intent),
             lambda state, _r, _d, who: conflict_rules.move(
@@ -337,7 +337,7 @@ class SceneIntents(ServiceCore):
 
     @handles(protocol.ConflictEnd)
     async def _conflict_end(self, session: Session, intent: protocol.ConflictEnd) -> Reply:
-        return await self._scene_change(
+        return await self.core.scene_change(
             session,
             request_key(intent),
             lambda state, _r, _d, who: conflict_rules.end_conflict(state, intent.conflict_id, who),
@@ -345,7 +345,7 @@ class SceneIntents(ServiceCore):
 
     @handles(protocol.FateCompel)
     async def _fate_compel(self, session: Session, intent: protocol.FateCompel) -> Reply:
-        return await self._scene_change(
+        return await self.core.scene_change(
             session,
             request_key(intent),
             lambda state, _r, _d, who: fate_rules.offer_compel(
@@ -357,7 +357,7 @@ class SceneIntents(ServiceCore):
     async def _fate_compel_answer(
         self, session: Session, intent: protocol.FateCompelAnswer
     ) -> Reply:
-        return await self._scene_change(
+        return await self.core.scene_change(
             session,
             request_key(intent),
             lambda state, _r, _d, who: fate_rules.answer_compel(
@@ -368,7 +368,7 @@ class SceneIntents(ServiceCore):
     @handles(protocol.FateSpend)
     async def _fate_spend(self, session: Session, intent: protocol.FateSpend) -> Reply:
         principal = session.principal
-        return await self._mutate(
+        return await self.core.mutate(
             session,
             request_key(intent),
             lambda state, _r, _d: fate_rules.spend(
@@ -380,7 +380,7 @@ class SceneIntents(ServiceCore):
     @handles(protocol.FateSacrifice)
     async def _fate_sacrifice(self, session: Session, intent: protocol.FateSacrifice) -> Reply:
         principal = session.principal
-        return await self._mutate(
+        return await self.core.mutate(
             session,
             request_key(intent),
             lambda state, ruleset, _d: fate_rules.sacrifice(

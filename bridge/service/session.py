@@ -150,16 +150,17 @@ def handles(model: type[_I]) -> Callable[[Handler[_S, _I]], Handler[_S, _I]]:
     return mark
 
 
-def handlers_of(service: object) -> dict[str, Callable[[Session, Any], Awaitable[Reply]]]:
-    """Every event the service's methods are marked to handle (:func:`handles`), bound to
-    the service; raises ``RuntimeError`` unless every declared intent has exactly one."""
+def handlers_of(*groups: object) -> dict[str, Callable[[Session, Any], Awaitable[Reply]]]:
+    """Every event the groups' methods are marked to handle (:func:`handles`), bound to
+    their group; raises ``RuntimeError`` unless every declared intent has exactly one."""
     table: dict[str, Callable[[Session, Any], Awaitable[Reply]]] = {}
-    for cls in type(service).__mro__:
-        for name, attr in vars(cls).items():
-            for event in getattr(attr, "__intents__", ()):
-                if event in table and table[event].__name__ != name:
-                    raise RuntimeError(f"two handlers for intent {event!r}")
-                table.setdefault(event, getattr(service, name))
+    for group in groups:
+        for cls in type(group).__mro__:
+            for name, attr in vars(cls).items():
+                for event in getattr(attr, "__intents__", ()):
+                    if event in table:
+                        raise RuntimeError(f"two handlers for intent {event!r}")
+                    table[event] = getattr(group, name)
     missing = set(protocol.INTENTS) ^ set(table)
     if missing:
         raise RuntimeError(f"intents without handlers or models: {sorted(missing)}")

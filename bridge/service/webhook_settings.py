@@ -111,11 +111,19 @@ def _checked_url(request: WebhookCreate) -> str:
     return str(url)
 
 
-class WebhookSettings(ServiceCore):
-    """Webhook management for a world's GM (CLI or HTTP API with the GM key)."""
+class WebhookSettings:
+    """Webhook management for a world's GM (CLI or HTTP API with the GM key), on the
+    worlds of ``core``: none when the bridge runs without a webhook store."""
 
-    webhooks: WebhookStore | None = None
-    webhook_reach: WebhookReach = WebhookReach()
+    def __init__(
+        self,
+        core: ServiceCore,
+        webhooks: WebhookStore | None = None,
+        webhook_reach: WebhookReach | None = None,
+    ) -> None:
+        self.core = core
+        self.webhooks = webhooks
+        self.webhook_reach = webhook_reach or WebhookReach()
 
     def _hooks(self) -> WebhookStore:
         if self.webhooks is None:
@@ -126,7 +134,7 @@ class WebhookSettings(ServiceCore):
         """Save a webhook; it mirrors the cards resolved from now on (not the past)."""
         hooks = self._hooks()
         url = _checked_url(request)
-        snapshot = await self._snapshot(world_id)
+        snapshot = await self.core.snapshot(world_id)
         if len(await hooks.webhooks(world_id)) >= WEBHOOKS_PER_WORLD:
             raise IntentError(
                 "invalid", f"A world has at most {WEBHOOKS_PER_WORLD} webhooks; remove one first."
@@ -140,7 +148,7 @@ class WebhookSettings(ServiceCore):
             url=url,
             secret=secret,
             name=request.name or request.kind,
-            created_at=self.clock().isoformat(),
+            created_at=self.core.clock().isoformat(),
         )
         await hooks.add_webhook(hook, snapshot.last_emit_seq)
         return WebhookCreated(webhook=webhook_view(hook), secret=secret or None)
@@ -164,7 +172,7 @@ class WebhookSettings(ServiceCore):
 
     async def list_webhooks(self, world_id: str, limit: int = DELIVERIES_LISTED) -> WebhookList:
         hooks = self._hooks()
-        await self._snapshot(world_id)
+        await self.core.snapshot(world_id)
         return WebhookList(
             webhooks=[webhook_view(h) for h in await hooks.webhooks(world_id)],
             deliveries=[delivery_view(d) for d in await hooks.deliveries(world_id, limit)],
@@ -173,7 +181,7 @@ class WebhookSettings(ServiceCore):
     async def remove_webhook(self, world_id: str, webhook_id: str) -> WebhookRemoved:
         """Remove a webhook; its undelivered items are then recorded as failed."""
         hooks = self._hooks()
-        await self._snapshot(world_id)
+        await self.core.snapshot(world_id)
         if not await hooks.remove_webhook(world_id, webhook_id):
             raise IntentError("not_found", f"This world has no webhook {webhook_id!r}.", "id")
         return WebhookRemoved(id=webhook_id, removed=True)

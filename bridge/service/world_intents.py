@@ -9,7 +9,7 @@ from bridge.rules.engine import Sheet, SheetSlot, sync_character
 from bridge.rules.events import ActionPut, Event
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import StressBox, StressTrack, Stunt, WorldState
-from bridge.service.core import ServiceCore
+from bridge.service.core import IntentGroup
 from bridge.service.emits import CARD_WRITTEN
 from bridge.service.session import (
     Emission,
@@ -36,12 +36,12 @@ def stress_track(data: protocol.StressTrackData) -> StressTrack:
     )
 
 
-class WorldIntents(ServiceCore):
+class WorldIntents(IntentGroup):
     """Intents about the world, its actors and its users."""
 
     @handles(protocol.Hello)
     async def _hello(self, session: Session, intent: protocol.Hello) -> Reply:
-        snapshot, state = await self._current(session.world_id)
+        snapshot, state = await self.core.current(session.world_id)
         ruleset = get_ruleset(state.ruleset)
         return Reply(
             ok(
@@ -53,7 +53,7 @@ class WorldIntents(ServiceCore):
                     ruleset=state.ruleset,
                     user=session.user_id,
                     role=session.role,
-                    dev_dice=self.dev_dice,
+                    dev_dice=self.core.dev_dice,
                     last_seq=snapshot.last_emit_seq,
                     bound=session.bound,
                     bind_nonce=None if session.bound else session.bind_nonce,
@@ -70,16 +70,16 @@ class WorldIntents(ServiceCore):
 
     @handles(protocol.WorldRead)
     async def _world_state(self, session: Session, intent: protocol.WorldRead) -> Reply:
-        _snapshot, state = await self._current(session.world_id)
+        _snapshot, state = await self.core.current(session.world_id)
         return Reply(ok(cards.world_summary(state)))
 
     @handles(protocol.WorldSync)
     async def _world_sync(self, session: Session, intent: protocol.WorldSync) -> Reply:
-        rows = await self.store.emits_since(session.world_id, intent.since, SYNC_PAGE)
+        rows = await self.core.store.emits_since(session.world_id, intent.since, SYNC_PAGE)
         if rows:
             last = rows[-1].seq
         else:
-            snapshot, _state = await self._current(session.world_id)
+            snapshot, _state = await self.core.current(session.world_id)
             last = max(intent.since, snapshot.last_emit_seq)
         emits = [
             protocol.StoredEmit.model_validate({"event": r.event, "data": r.payload}) for r in rows
@@ -88,7 +88,7 @@ class WorldIntents(ServiceCore):
 
     @handles(protocol.ActorSync)
     async def _actor_sync(self, session: Session, intent: protocol.ActorSync) -> Reply:
-        self._require_gm(session)
+        self.core.require_gm(session)
         data = intent.actor
         sheet = Sheet(
             id=data.id,
@@ -111,7 +111,7 @@ class WorldIntents(ServiceCore):
         def decide(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> list[Event]:
             return sync_character(state, sheet, ruleset)
 
-        return await self._mutate(
+        return await self.core.mutate(
             session,
             request_key(intent),
             decide,
@@ -120,8 +120,8 @@ class WorldIntents(ServiceCore):
 
     @handles(protocol.UserBind)
     async def _user_bind(self, session: Session, intent: protocol.UserBind) -> Reply:
-        self._require_gm(session)
-        if not await self.store.bind_nonce(session.world_id, intent.user_id, intent.nonce):
+        self.core.require_gm(session)
+        if not await self.core.store.bind_nonce(session.world_id, intent.user_id, intent.nonce):
             raise IntentError(
                 "not_found", "No player connection is waiting with that user and nonce.", "nonce"
             )
@@ -139,9 +139,9 @@ class WorldIntents(ServiceCore):
     @handles(protocol.WorldVerify)
     async def _world_verify(self, session: Session, intent: protocol.WorldVerify) -> Reply:
         """GM only: the module's "Verify history" with one page of its chat-log anchors."""
-        self._require_gm(session)
+        self.core.require_gm(session)
         anchors = [(a.seq, a.hash) for a in intent.anchors]
-        return Reply(ok(await self.verify_history(session.world_id, anchors)))
+        return Reply(ok(await self.core.verify_history(session.world_id, anchors)))
 
     @handles(protocol.CardWritten)
     async def _card_written(self, session: Session, intent: protocol.CardWritten) -> Reply:
@@ -170,7 +170,7 @@ class WorldIntents(ServiceCore):
                 )
             ]
 
-        return await self._mutate(
+        return await self.core.mutate(
             session,
             request_key(intent),
             decide,
@@ -181,8 +181,8 @@ class WorldIntents(ServiceCore):
 
     @handles(protocol.GmBudget)
     async def _gm_budget(self, session: Session, intent: protocol.GmBudget) -> Reply:
-        self._require_gm(session)
-        return await self._mutate(
+        self.core.require_gm(session)
+        return await self.core.mutate(
             session,
             request_key(intent),
             lambda state, _r, _d: actions.set_gm_budget(state, intent.fate_points),
@@ -191,17 +191,17 @@ class WorldIntents(ServiceCore):
 
     @handles(protocol.DevQueueDice)
     async def _dev_queue_dice(self, session: Session, intent: protocol.DevQueueDice) -> Reply:
-        if not self.dev_dice:
+        if not self.core.dev_dice:
             raise IntentError(
                 "dev_dice_disabled",
                 "Queued dice are a test feature; the bridge must run with --dev-dice.",
             )
-        self._require_gm(session)
+        self.core.require_gm(session)
         rolls = [(r[0], r[1], r[2], r[3]) for r in intent.rolls]
-        queue = self.dice_for(session.world_id)
+        queue = self.core.dice_for(session.world_id)
         queued = queue.pending + len(rolls)
         # Queued only after the commit, so a repeated request id queues nothing twice.
-        return await self._mutate(
+        return await self.core.mutate(
             session,
             request_key(intent),
             lambda _s, _r, _d: [],
