@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 Outcome = Literal["fumble", "tie", "succeed", "excel"]
@@ -182,43 +182,35 @@ FATE_CORE = Ruleset(
     stunts_chosen=True,
 )
 
-FATE_CONDENSED = Ruleset(
+# R13: Condensed and Accelerated are Fate Core but where the SRDs differ.
+FATE_CONDENSED = replace(
+    FATE_CORE,
     id="fate-condensed",
     title="Fate Condensed",
-    ladder=_LADDER,
-    outcome_names=_FATE_OUTCOMES,
-    action_names=_FATE_ACTION_NAMES,
-    actions=_FATE_ACTIONS,
     # R13.2: 3 one-shift boxes a track; 4 at Physique/Will Average-Fair, 6 at Good and up.
     stress_tracks=_physique_and_will_tracks((1, 1, 1), ((1, (1,) * 4), (3, (1,) * 6))),
-    hostile_invokes=True,
-    conflicts=True,
     stress_rule="ones",
-    extra_mild_at=5,
-    harm_skills=_PHYSIQUE_WILL,
     stress_clears="scene",
     turn_order="elective",
+    turn_order_skills={},
+    turn_tie_skills={},
     full_defense="option",
-    stunts_chosen=True,
 )
 
-FATE_ACCELERATED = Ruleset(
+FATE_ACCELERATED = replace(
+    FATE_CORE,
     id="fate-accelerated",
     title="Fate Accelerated",
-    ladder=_LADDER,
-    outcome_names=_FATE_OUTCOMES,
-    action_names=_FATE_ACTION_NAMES,
-    actions=_FATE_ACTIONS,
-    # R13.2: one track of boxes 1, 2, 3 for every kind of harm.
-    stress_tracks=(StressTrackDefault("stress", "Stress", "any", (1, 2, 3)),),
-    hostile_invokes=True,
-    conflicts=True,
     ratings="approaches",
-    stress_rule="one_box",
+    # R13.2: one track of boxes 1, 2, 3 for every kind of harm; R13.3: no extra mild slot.
+    stress_tracks=(StressTrackDefault("stress", "Stress", "any", (1, 2, 3)),),
+    extra_mild_at=None,
+    harm_skills={},
     stress_clears="scene",
     # R13.5, seed 003: Quick in a physical conflict, Careful in a mental one.
     turn_order_skills={"physical": "Quick", "mental": "Careful"},
-    stunts_chosen=True,
+    turn_tie_skills={},
+    full_defense="never",
 )
 
 RULESETS: dict[str, Ruleset] = {
