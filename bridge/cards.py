@@ -698,6 +698,7 @@ def rules_info(ruleset: Ruleset, state: WorldState) -> View:
         or (ruleset.full_defense == "option" and state.settings.full_defense),
         "stress_rule": ruleset.stress_rule,
         "stunts_chosen": ruleset.stunts_chosen,
+        "full_defense_optional": ruleset.full_defense == "option",
     }
 
 

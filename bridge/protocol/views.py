@@ -415,6 +415,8 @@ class RulesetInfo(Outbound):
     full_defense: bool
     stress_rule: Literal["ones", "one_box"] | None
     stunts_chosen: bool
+    # R13.7: the GM may turn full defense on or off (Fate Condensed's option).
+    full_defense_optional: bool = False
 
 
 class SceneState(Outbound):

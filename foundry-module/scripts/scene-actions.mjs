@@ -147,6 +147,11 @@ export function trustPlayerRatings(trust) {
   return sceneIntent("world.settings", { trust_player_ratings: Boolean(trust) });
 }
 
+/** R13.7: turn Fate Condensed's optional full defense on or off for the world (GM). */
+export function fullDefenseOption(on) {
+  return sceneIntent("world.settings", { full_defense: Boolean(on) });
+}
+
 /** GM: keep the challenge's unused boosts for the next scene. */
 export function carryBoosts(challengeId, carry) {
   return sceneIntent("challenge.carry", { challenge_id: challengeId, carry: Boolean(carry) });

@@ -327,6 +327,9 @@ export const PANEL_ACTIONS = {
   async toggleTrustRatings(_event, target) {
     await act.trustPlayerRatings(target.checked);
   },
+  async toggleFullDefense(_event, target) {
+    await act.fullDefenseOption(target.checked);
+  },
   async toggleCarry(_event, target) {
     await act.carryBoosts(target.dataset.challenge, target.checked);
   },

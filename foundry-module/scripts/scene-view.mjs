@@ -303,6 +303,9 @@ export function scenePanelContext(state, { connected = true } = {}, user = game.
     sceneLabel: i18n.format("FATEBRIDGE.Scene.Label", { scene: state.scene.number, session: state.scene.session, scenario: state.scene.scenario }),
     gmBudget: state.gm_fate_points,
     trustRatings: Boolean(state.settings?.trust_player_ratings),
+    // R13.7: a ruleset whose full defense is the GM's option (Fate Condensed) offers the switch.
+    fullDefenseOptional: Boolean(rules?.full_defense_optional),
+    fullDefenseOn: Boolean(state.settings?.full_defense),
     situation: aspects.filter((a) => a.kind === "situation"),
     boosts: aspects.filter((a) => a.kind === "boost"),
     compels: state.compels.map((c) => ({

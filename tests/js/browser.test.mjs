@@ -27,6 +27,7 @@ let cancelPageUrl;
 let stressPageUrl;
 let corePageUrl;
 let coreFcoPageUrl;
+let condensedPageUrl;
 let foundryServer;
 let relayPage;
 
@@ -46,6 +47,7 @@ before(async () => {
   const relayWorld = await addWorld(dataDir, "browser-relay", "Browser Relay");
   const coreWorld = await addWorld(dataDir, "browser-core", "Browser Core", "fate-core");
   const coreFcoWorld = await addWorld(dataDir, "browser-core-fco", "Browser Core FCO", "fate-core");
+  const condensedWorld = await addWorld(dataDir, "browser-condensed", "Browser Condensed", "fate-condensed");
   bridge = await startBridge({ dataDir, port });
   foundryServer = await startFoundryServer();
   server = serveRepo();
@@ -69,6 +71,7 @@ before(async () => {
   const base = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html`;
   corePageUrl = `${base}?${new URLSearchParams({ bridge: bridge.url, world: coreWorld.id, key: coreWorld.key })}`;
   coreFcoPageUrl = `${base}?${new URLSearchParams({ bridge: bridge.url, world: coreFcoWorld.id, key: coreFcoWorld.key, actors: "fco" })}`;
+  condensedPageUrl = `${base}?${new URLSearchParams({ bridge: bridge.url, world: condensedWorld.id, key: condensedWorld.key, actors: "fco" })}`;
   relayPage = (user, key) => `${base}?${new URLSearchParams({ bridge: bridge.url, world: relayWorld.id, foundry: foundryServer.url, user, ...(key ? { key } : {}) })}`;
   relayPage.gmKey = relayWorld.key;
   browser = await launchChromium();
@@ -1041,4 +1044,52 @@ test("Fate Core (R13.8, R13.2): the roll dialog lists the skill's stunts unticke
   assert.match((await attack.textContent()).replace(/\s+/g, " "), /Core Brawler marks a box of Physical Stress, absorbing 2 shifts/);
   assert.deepEqual(errors, []);
   await fco.close();
+});
+
+test("a Fate Condensed conflict on the scene panel: whose turn, the elective pick of who goes next, full defense and concession (R13.5-R13.7)", async () => {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 900 }, deviceScaleFactor: 1 });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(condensedPageUrl);
+  await page.waitForSelector("body[data-booted=true]");
+  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const call = (fn, arg) => page.evaluate(([f, a]) => settled(game.modules.get("fate-bridge").api.connection.call(f, a)), [fn, arg]);
+  const [brawler, scrapper] = ["fcoCoreBrawler01", "fcoCondensed0001"];
+  // The GM turns Fate Condensed's optional full defense on from the panel (R13.7).
+  await page.evaluate(() => game.modules.get("fate-bridge").api.openScene());
+  const panel = page.locator("#fate-bridge-scene-panel");
+  const option = panel.locator('[data-action="toggleFullDefense"]');
+  assert.equal(await option.isChecked(), false, "off until the GM turns it on");
+  await option.check();
+  await page.waitForFunction(() => game.modules.get("fate-bridge").api.scene.settings.full_defense === true);
+  const started = await page.evaluate(([a, b]) => settled(game.modules.get("fate-bridge").api.conflict.start({ name: "Harbour brawl", kind: "physical", firstId: b, sides: [{ name: "Core", members: [a] }, { name: "Condensed", members: [b] }] })), [brawler, scrapper]);
+  const conflict = started.conflicts.find((c) => c.state === "open");
+  assert.deepEqual([conflict.order_method, conflict.current], ["elective", scrapper], "the GM's pick opens");
+
+  await panel.locator(`form[data-form="next-${conflict.id}"]`).waitFor();
+  assert.match(await panel.innerText(), /Condensed Scrapper's turn/);
+  assert.equal(await panel.locator(`[data-action="conflictFullDefense"][data-character="${scrapper}"]`).count(), 1, "full defense for the one whose turn it is");
+  assert.equal(await panel.locator(`[data-action="conflictFullDefense"][data-character="${brawler}"]`).count(), 0);
+  await panel.locator(`[data-action="conflictFullDefense"][data-character="${scrapper}"]`).click();
+  await panel.locator(".fate-bridge-scene", { hasText: "full defense" }).waitFor();
+  // Elective order (R13.5): the scrapper acted and picks who goes next; only the brawler waits.
+  const next = panel.locator(`form[data-form="next-${conflict.id}"] [name="nextId"]`);
+  assert.deepEqual(await next.locator("option").evaluateAll((os) => os.map((o) => o.value).filter(Boolean)), [brawler]);
+  await panel.screenshot({ path: path.join(ARTIFACTS, "scene-panel-conflict-elective.png") });
+  await next.selectOption(brawler);
+  await panel.locator(`[data-action="conflictNext"][data-conflict="${conflict.id}"]`).click();
+  await panel.locator(".fate-bridge-scene", { hasText: "Core Brawler's turn" }).waitFor();
+
+  // The brawler concedes (R13.6): one side is left, so the conflict is over at once. (Both
+  // are the GM's characters here, so no point is paid: R4.5; the rulesets suite pays a player.)
+  const before = (await call("world.state")).data.characters.find((c) => c.id === brawler);
+  assert.deepEqual(before.owners, [], "the GM's own character");
+  await panel.locator(`[data-action="conflictConcede"][data-conflict="${conflict.id}"][data-character="${brawler}"]`).click();
+  await page.waitForFunction((id) => game.modules.get("fate-bridge").api.scene.conflicts.find((c) => c.id === id)?.state === "ended", conflict.id);
+  const ended = (await call("scene.read")).data.conflicts.find((c) => c.id === conflict.id);
+  assert.deepEqual([ended.state, ended.winner, ended.conceded], ["ended", "s2", [brawler]]);
+  assert.equal((await call("world.state")).data.characters.find((c) => c.id === brawler).fate_points, before.fate_points);
+  await panel.screenshot({ path: path.join(ARTIFACTS, "scene-panel-conflict-ended.png") });
+  assert.deepEqual(errors, []);
+  await page.close();
 });
