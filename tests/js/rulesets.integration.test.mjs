@@ -49,12 +49,15 @@ const character = async (id) => (await call("world.state")).data.characters.find
 const marked = (c, kind) => c.stress.find((t) => t.kind === kind).boxes.map((b) => b.marked);
 const sheetTrack = (actor, name) => Object.values(actor.system.tracks).find((t) => t.name === name);
 const setting = () => gm.rpc("runMacro", 'return game.settings.get("fate-bridge", "ruleset");');
-const sentOf = async (event) => (await gm.rpc("sent")).filter((s) => s.event === event);
+// What the GM's client sent of `event` and had answered, leaving out the attempts the bridge's
+// rate limit refused unread: the module sends those again (same request id) after a pause.
+const answered = (sent, event) => sent.filter((x) => x.event === event && x.ack && x.ack.error?.code !== "rate_limited");
+const sentOf = async (event) => answered(await gm.rpc("sent"), event);
 
 /** The last `event` the GM's client sent, once its answer is in. */
 async function lastSent(event, count) {
-  const sent = await gm.waitFor("sent", (s) => s.filter((x) => x.event === event).length >= count && s.filter((x) => x.event === event).every((x) => x.ack), { what: `${event} #${count}` });
-  return sent.filter((x) => x.event === event).at(-1);
+  const sent = await gm.waitFor("sent", (s) => answered(s, event).length >= count, { what: `${event} #${count}` });
+  return answered(sent, event).at(-1);
 }
 
 /** The world's current conflict as the scene says. */
