@@ -307,7 +307,9 @@ ROUTES: tuple[Route, ...] = (
                "go back"),
     _on_action("action.confirm", "confirmAction", "Confirm or change a player's proposal: "
                "the passive rating, the danger (R2.1, R9.1)"),
-    _on_action("action.help", "answerHelp", "Accept or decline for a named helper (R10.1)"),
+    _on_action("action.help", "answerHelp", "Accept or decline for a character the action waits "
+               "on: a named helper (R10.1), or one it would target, have oppose or be about "
+               "(consent to harm)"),
     _on_action("action.hint", "takeHint", "The actor of an excelled discover takes the hint "
                "(R5.5)"),
     _on_action("action.hint_give", "giveHint", "Answer the hint the actor asked for (R5.5)"),

@@ -146,8 +146,9 @@ class FateNamespace(socketio.AsyncNamespace):  # type: ignore[misc]
             full = self.server.take_seat(sid, session)
             if full is not None:
                 await self.service.disconnect(session)  # its binding nonce goes
+                refusal = protocol.ConnectRefusal(reason="rate_limited", message=full)
                 raise socketio.exceptions.ConnectionRefusedError(
-                    "rate_limited", {"reason": "rate_limited", "message": full}
+                    "rate_limited", refusal.model_dump(mode="json")
                 )
         self.sessions[sid] = session
         self.buckets[sid] = TokenBucket(RATE_PER_SECOND, RATE_BURST, stamp=time.monotonic())
@@ -848,7 +849,10 @@ class FateServer(socketio.AsyncServer):  # type: ignore[misc]
             eio_sid, TokenBucket(JOIN_RATE_PER_SECOND, JOIN_BURST, stamp=time.monotonic())
         )
         if not joins.take(time.monotonic()):
-            refusal = {"message": "rate_limited", "data": {"reason": "rate_limited"}}
+            refused = protocol.ConnectRefusal(
+                reason="rate_limited", message="Too many joins from this connection; slow down."
+            )
+            refusal = {"message": "rate_limited", "data": refused.model_dump(mode="json")}
             await self._send_packet(
                 eio_sid,
                 self.packet_class(

@@ -337,7 +337,10 @@ class Auth(Inbound):
 class ConnectRefusal(Outbound):
     """``err.data`` of a refused connection; ``reason`` is machine-readable."""
 
-    reason: Literal["invalid_auth", "unknown_world", "bad_key", "protocol_mismatch", "role"]
+    # "rate_limited": no seat left for the connection's address, or joins too fast.
+    reason: Literal[
+        "invalid_auth", "unknown_world", "bad_key", "protocol_mismatch", "role", "rate_limited"
+    ]
     message: str
     bridge_protocol: int = PROTOCOL_VERSION
 

@@ -1417,7 +1417,7 @@ export {};
 /**
  * schemas/connect_refusal.json  `err.data` of a refused connection; `reason` is machine-readable.
  * @typedef {object} ConnectRefusal
- * @property {"invalid_auth"|"unknown_world"|"bad_key"|"protocol_mismatch"|"role"} reason
+ * @property {"invalid_auth"|"unknown_world"|"bad_key"|"protocol_mismatch"|"role"|"rate_limited"} reason
  * @property {string} message
  * @property {number} [bridge_protocol]
  */
