@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -103,15 +103,30 @@ def wait_healthy(
     raise RuntimeError(f"server did not become healthy: {describe()}")
 
 
-def store_args(target: Path | BridgeProcess) -> list[str]:
+class Bridge(Protocol):
+    """What a test reaches a running bridge by, whether it runs in a process of its own
+    (:class:`BridgeProcess`) or in the test's (``tests.in_process.InProcessBridge``)."""
+
+    data_dir: Path
+    port: int
+    redis_url: str | None
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def store_args(self) -> list[str]: ...
+
+
+def store_args(target: Path | Bridge) -> list[str]:
     """The global flags that point the CLI at a data folder, or at a bridge's store."""
-    if isinstance(target, BridgeProcess):
-        return target.store_args
-    return ["--data-dir", str(target)]
+    if isinstance(target, Path):
+        return ["--data-dir", str(target)]
+    return target.store_args
 
 
 def cli(
-    target: Path | BridgeProcess,
+    target: Path | Bridge,
     *args: str,
     check: bool = True,
     cwd: Path = PROJECT_ROOT,
@@ -130,8 +145,13 @@ def cli(
     )
 
 
-def add_world(target: Path | BridgeProcess, world_id: str, ruleset: str = "unwritten") -> str:
-    """Register a world through the CLI and return its GM key."""
+def add_world(target: Path | Bridge, world_id: str, ruleset: str = "unwritten") -> str:
+    """Register a world and return its GM key: through the CLI, or for a bridge served in
+    the test's process through the service as the CLI does (no interpreter start-up)."""
+    from tests import in_process
+
+    if isinstance(target, in_process.InProcessBridge):
+        return in_process.add_world_in_process(target, world_id, ruleset)
     out = cli(target, "world", "add", world_id, "--ruleset", ruleset, "--json").stdout
     key: str = json.loads(out)["key"]
     return key
@@ -139,6 +159,11 @@ def add_world(target: Path | BridgeProcess, world_id: str, ruleset: str = "unwri
 
 @dataclass
 class BridgeProcess:
+    """``python -m bridge serve`` as a child process with --dev-dice (unless told not to)
+    on a free loopback port; its stdout and stderr go to ``bridge-PORT.log`` in the data
+    folder (:meth:`log_text`). :meth:`start` returns once ``/healthz`` answers; the tests
+    whose subject is the process (``@pytest.mark.process``) stop, kill and restart it."""
+
     data_dir: Path
     dev_dice: bool = True
     port: int = field(default_factory=free_port)

@@ -7,12 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 import socketio
 
 from bridge.protocol import EMITS_FRAME, NAMESPACE, PROTOCOL_VERSION
 from tests import fuzzing  # noqa: F401 - loads the hypothesis profile
-from tests.bridge_process import BridgeProcess, add_world, flush_redis
+from tests.bridge_process import Bridge, BridgeProcess, add_world, flush_redis
 from tests.bridge_process import redis_server as start_redis
+from tests.in_process import InProcessBridge, serving_in_thread
 from tests.receiver import receiver  # noqa: F401 - a fixture for every module
 from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat
 
@@ -20,6 +22,16 @@ from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat
 # tests start, which inherit the environment) is checked against its protocol model: the
 # views are built in their JSON form, and this proves each is what its model gives.
 os.environ.setdefault("FATE_BRIDGE_CHECK_VIEWS", "1")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "process: the test's bridge is `python -m bridge serve` in a process of its own: "
+        "the bridge fixture gives a BridgeProcess (for start-up, the command line, a kill "
+        "or restart, several processes on one Redis, or the process's log), and tests that "
+        "start one themselves carry it too; `-m 'not process'` is the in-process tier",
+    )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -56,24 +68,51 @@ def bridge_args(request: pytest.FixtureRequest) -> tuple[str, ...]:
 
 
 @pytest.fixture
-def bridge(
-    tmp_path: Path, store_kind: str, request: pytest.FixtureRequest
-) -> Iterator[BridgeProcess]:
-    """A real bridge process with --dev-dice, on its own data folder (or Redis) and port,
-    with the flags of the test's ``bridge_args`` marker."""
+def bridge(tmp_path: Path, store_kind: str, request: pytest.FixtureRequest) -> Iterator[Bridge]:
+    """A running bridge with --dev-dice and the flags of the test's ``bridge_args`` marker,
+    on its own data folder (SQLite) or its own fresh Redis database, and its own free
+    loopback port, reached over real TCP at ``bridge.url``.
+
+    By default the bridge is the real app served in the test's own process
+    (:class:`tests.in_process.InProcessBridge`: ``serve``'s own code, no interpreter
+    start-up): in the test's event loop for an async test, on a thread's loop for a
+    synchronous one. A test marked ``process`` gets a real ``python -m bridge serve``
+    process (:class:`BridgeProcess`) instead, for what only a process has: its output, its
+    death, its restart, its signals. Either is stopped at the end of the test."""
     redis = None
     if store_kind == "redis":
         redis = request.getfixturevalue("redis_url")
         flush_redis(redis)
-    process = BridgeProcess(tmp_path, redis_url=redis).start(*bridge_args(request))
-    try:
-        yield process
-    finally:
-        process.stop()
+    extra = bridge_args(request)
+    if request.node.get_closest_marker("process") is not None:
+        process = BridgeProcess(tmp_path, redis_url=redis).start(*extra)
+        try:
+            yield process
+        finally:
+            process.stop()
+    elif pytest_asyncio.is_async_test(request.node):
+        yield request.getfixturevalue("bridge_in_loop")
+    else:
+        with serving_in_thread(InProcessBridge(tmp_path, redis_url=redis), *extra) as served:
+            yield served
 
 
 @pytest.fixture
-def world(bridge: BridgeProcess) -> tuple[str, str]:
+async def bridge_in_loop(
+    tmp_path: Path, store_kind: str, request: pytest.FixtureRequest
+) -> AsyncIterator[InProcessBridge]:
+    """The in-process bridge served in the test's own event loop (``bridge`` asks for it
+    for an async test; the Redis database is the one ``bridge`` flushed)."""
+    redis = request.getfixturevalue("redis_url") if store_kind == "redis" else None
+    served = await InProcessBridge(tmp_path, redis_url=redis).serve(*bridge_args(request))
+    try:
+        yield served
+    finally:
+        await served.aclose()
+
+
+@pytest.fixture
+def world(bridge: Bridge) -> tuple[str, str]:
     """A registered world: (id, GM key)."""
     return "table", add_world(bridge, "table")
 
@@ -82,7 +121,7 @@ Connect = Callable[..., Awaitable[socketio.AsyncClient]]
 
 
 @pytest.fixture
-async def connect(bridge: BridgeProcess) -> AsyncIterator[Connect]:
+async def connect(bridge: Bridge) -> AsyncIterator[Connect]:
     """Open real Socket.IO clients; every one is disconnected at the end."""
     clients: list[socketio.AsyncClient] = []
 

@@ -61,6 +61,7 @@ def start(request_id: str) -> dict[str, Any]:
     }
 
 
+@pytest.mark.process
 async def test_an_acked_intent_survives_sigkill_between_the_event_append_and_the_next_snapshot(
     bridge: BridgeProcess, connect: Connect, world: tuple[str, str]
 ) -> None:
@@ -158,6 +159,7 @@ async def test_snapshots_when_the_tail_outgrows_its_share_and_at_scene_end(
         await store.close()
 
 
+@pytest.mark.process
 async def test_world_verify_catches_a_snapshot_that_disagrees_with_the_log(
     bridge: BridgeProcess, connect: Connect, world: tuple[str, str]
 ) -> None:

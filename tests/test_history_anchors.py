@@ -81,6 +81,7 @@ async def test_every_card_carries_its_events_anchor(
     assert report["stored_head_matches"] and report["replay_matches"]
 
 
+@pytest.mark.process
 async def test_a_rewritten_and_rehashed_log_is_caught_by_the_chat_log_anchors(
     bridge: BridgeProcess, connect: Connect, world: tuple[str, str], tmp_path: Path
 ) -> None:

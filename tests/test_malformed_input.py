@@ -56,6 +56,7 @@ def assert_no_traceback(bridge: BridgeProcess) -> None:
     assert "Traceback" not in text and "RecursionError" not in text, text[-3000:]
 
 
+@pytest.mark.process
 async def test_a_socket_message_nested_a_thousand_deep_gets_one_invalid_ack_and_no_traceback(
     bridge: BridgeProcess, world: tuple[str, str], connect: Connect, deep_recursion: None
 ) -> None:
@@ -78,6 +79,7 @@ async def test_a_socket_message_nested_a_thousand_deep_gets_one_invalid_ack_and_
     assert_no_traceback(bridge)
 
 
+@pytest.mark.process
 async def test_a_socket_frame_nested_past_the_decoder_closes_nothing_but_itself(
     bridge: BridgeProcess, world: tuple[str, str]
 ) -> None:
@@ -96,6 +98,7 @@ async def test_a_socket_frame_nested_past_the_decoder_closes_nothing_but_itself(
     assert_no_traceback(bridge)
 
 
+@pytest.mark.process
 def test_an_http_body_nested_two_thousand_deep_is_refused_with_400_not_500(
     bridge: BridgeProcess, world: tuple[str, str]
 ) -> None:
@@ -112,6 +115,7 @@ def test_an_http_body_nested_two_thousand_deep_is_refused_with_400_not_500(
     assert_no_traceback(bridge)
 
 
+@pytest.mark.process
 def test_a_limit_of_superscript_two_or_other_unicode_digits_is_422_naming_limit(
     bridge: BridgeProcess, world: tuple[str, str]
 ) -> None:

@@ -31,6 +31,7 @@ def second_node(
         other.stop()
 
 
+@pytest.mark.process
 async def test_two_nodes_share_rooms_binding_and_state(
     bridge: BridgeProcess, second_node: BridgeProcess, connect: Connect
 ) -> None:
@@ -103,6 +104,7 @@ def test_flush_is_per_database(redis_url: str) -> None:
         neighbour.close()
 
 
+@pytest.mark.process
 @pytest.mark.bridge_args("--webhook-allow", "127.0.0.1")  # the receiver is on loopback
 async def test_two_nodes_send_each_webhook_item_once(
     bridge: BridgeProcess, second_node: BridgeProcess, connect: Connect, receiver: Receiver
@@ -137,6 +139,7 @@ async def test_two_nodes_send_each_webhook_item_once(
     assert len({headers["X-Fate-Bridge-Delivery"] for headers, _ in receiver.got}) == 4
 
 
+@pytest.mark.process
 async def test_a_node_started_later_hears_the_first_at_once(
     tmp_path: Path, bridge: BridgeProcess, connect: Connect
 ) -> None:

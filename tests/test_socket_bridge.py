@@ -190,6 +190,7 @@ async def test_excel_gives_the_actor_a_boost(connect: Connect, world: tuple[str,
     assert any(a["id"] == boost["aspect_id"] and a["kind"] == "boost" for a in card["aspects"])
 
 
+@pytest.mark.process
 async def test_state_survives_a_restart(
     bridge: BridgeProcess, connect: Connect, world: tuple[str, str]
 ) -> None:
@@ -424,6 +425,7 @@ async def test_player_cannot_act_before_being_bound(
     assert len(hello["data"]["bind_nonce"]) >= 16
 
 
+@pytest.mark.process
 async def test_queued_dice_are_refused_without_dev_dice(tmp_path: Path) -> None:
     bridge = BridgeProcess(tmp_path, dev_dice=False)
     key = add_world(tmp_path, "prod")

@@ -195,6 +195,7 @@ def loopback_allowed_for_the_cli(
     yield
 
 
+@pytest.mark.process
 async def test_a_loopback_webhook_kept_from_before_is_checked_at_send_and_never_reached(
     bridge: BridgeProcess,
     world: tuple[str, str],
@@ -231,6 +232,7 @@ def self_hosted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Bri
         process.stop()
 
 
+@pytest.mark.process
 async def test_the_gm_reads_delivered_failed_or_retrying_with_a_status_only_from_an_answer(
     self_hosted: BridgeProcess,
     listener: Listener,
@@ -271,6 +273,7 @@ async def test_the_gm_reads_delivered_failed_or_retrying_with_a_status_only_from
         assert not any(word in text for word in TRANSPORT_WORDS), text
 
 
+@pytest.mark.process
 async def test_at_debug_no_log_line_has_a_webhook_urls_path_or_query(
     self_hosted: BridgeProcess, listener: Listener
 ) -> None:

@@ -172,6 +172,7 @@ MALFORMED = [
 ]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("frame", "ack_id"), MALFORMED)
 async def test_frames_the_decoder_cannot_parse_get_a_notice_and_one_log_line(
     bridge: BridgeProcess, raw: OpenRaw, world: tuple[str, str], frame: str, ack_id: int | None
@@ -190,6 +191,7 @@ async def test_frames_the_decoder_cannot_parse_get_a_notice_and_one_log_line(
     assert len([line for line in log.splitlines() if "malformed frame" in line]) == 1, log
 
 
+@pytest.mark.process
 async def test_malformed_frames_are_counted_per_connection(
     bridge: BridgeProcess, raw: OpenRaw, world: tuple[str, str]
 ) -> None:

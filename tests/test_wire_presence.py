@@ -76,6 +76,7 @@ async def presence(redis_url: str, world_id: str, user_id: str) -> bool:
         await store.close()
 
 
+@pytest.mark.process
 @pytest.mark.redis_only
 async def test_a_node_killed_by_sigkill_stops_counting_its_users(
     bridge: BridgeProcess, node_b: BridgeProcess, connect: Connect

@@ -42,6 +42,7 @@ def new_lines(bridge: BridgeProcess, before: int) -> list[str]:
 
 # An Engine.IO packet type outside 0-6 (the attacker's `9`), a packet that is no packet (not
 # a digit, empty), and packets a websocket client never sends (open, ping, noop).
+@pytest.mark.process
 @pytest.mark.parametrize("packet", ["9", "9garbage", "x", "", "0", "2", "6"])
 async def test_an_engineio_packet_no_client_sends_closes_the_connection_with_one_log_line(
     bridge: BridgeProcess, world: tuple[str, str], connect: Connect, packet: str
@@ -127,6 +128,7 @@ async def test_thirty_two_unbound_players_never_lock_the_gm_out_of_the_socket_or
             await sock.close()
 
 
+@pytest.mark.process
 async def test_an_unbound_player_is_closed_with_a_notice_once_its_bind_time_is_up(
     tmp_path: Path,
 ) -> None:
