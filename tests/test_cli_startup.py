@@ -26,6 +26,8 @@ from bridge import __version__
 from bridge.module_package import manifest
 from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world, cli, free_port
 
+pytestmark = pytest.mark.process
+
 FAILS = 2
 MODULE_FILES = (
     "module.json",

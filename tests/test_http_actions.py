@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from bridge import protocol
 from bridge.http_api import ROUTES, openapi_document
@@ -230,6 +231,7 @@ async def test_the_gm_key_is_the_only_way_onto_an_action(
     assert state["open_actions"] == [action_id]
 
 
+@pytest.mark.process
 def test_the_action_routes_share_the_worlds_rate_limit(tmp_path: Path) -> None:
     process = BridgeProcess(tmp_path).start("--api-rate", "0.001")
     try:

@@ -152,6 +152,7 @@ async def test_world_verify_detects_a_tampered_log(
     assert tampered.returncode == 2 and "BROKEN" in tampered.stderr
 
 
+@pytest.mark.process
 def test_first_start_registers_a_default_world_and_prints_what_a_gm_needs(
     tmp_path: Path,
 ) -> None:

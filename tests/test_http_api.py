@@ -163,6 +163,7 @@ def test_malformed_requests_get_json_errors(bridge: BridgeProcess, world: tuple[
     assert unknown_hook.status_code == 404
 
 
+@pytest.mark.process
 def test_a_flood_gets_429_with_retry_after(tmp_path: Path) -> None:
     process = BridgeProcess(tmp_path).start("--api-rate", "0.001")
     try:

@@ -24,6 +24,8 @@ from schemathesis.specs.openapi.checks import (
 
 from tests.bridge_process import BridgeProcess, add_world, cli
 
+pytestmark = pytest.mark.process
+
 EXAMPLES = 10
 CHECKS = [
     not_a_server_error,

@@ -15,6 +15,8 @@ from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
 from tests.bridge_process import BridgeProcess, add_world
 from tests.raw_socket import RawSocket
 
+pytestmark = pytest.mark.process
+
 
 @pytest.fixture
 def guarded(tmp_path: Path) -> Iterator[BridgeProcess]:
