@@ -69,7 +69,7 @@ async def test_r2_1_the_world_setting_lets_a_table_trust_its_players_ratings(
     # R2.1 Decision: off by default; only the GM turns it on; the scene panel hears it.
     gm, paul = strict_table["gm"], strict_table["paul"]
     scene = await gm.ok("scene.read")
-    assert scene["settings"] == {"trust_player_ratings": False}
+    assert scene["settings"] == {"trust_player_ratings": False, "full_defense": False}
     refused = await paul.send("world.settings", trust_player_ratings=True)
     assert refused["error"]["code"] == "forbidden"
     bad = await gm.send("world.settings", trust_player_ratings="yes please")
