@@ -11,17 +11,8 @@ from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import WorldState
 from bridge.service.core import IntentGroup
-from bridge.service.session import (
-    Reply,
-    Session,
-    handles,
-    ok,
-    request_key,
-)
-from bridge.store.base import (
-    EmitRow,
-    EventRow,
-)
+from bridge.service.session import Reply, Session, handles, ok, request_key
+from bridge.store.base import EmitRow, EventRow
 
 
 class ActionIntents(IntentGroup):
@@ -54,13 +45,12 @@ class ActionIntents(IntentGroup):
             attack_kind=intent.attack_kind,
             stunts=None if intent.stunts is None else tuple(intent.stunts),
         )
-        return await self.core.run_action(
+        return await self.act(
             session,
-            request_key(intent),
+            intent,
             lambda state, ruleset, dice, who: actions.start_action(
                 state, command, who, dice, ruleset
             ),
-            None,
         )
 
     @handles(protocol.ActionOdds)
@@ -92,18 +82,17 @@ class ActionIntents(IntentGroup):
 
     @handles(protocol.ActionRoll)
     async def _action_roll(self, session: Session, intent: protocol.ActionRoll) -> Reply:
-        return await self.core.run_action(
+        return await self.act(
             session,
-            request_key(intent),
+            intent,
             lambda state, _r, dice, who: actions.roll_now(state, intent.action_id, who, dice),
-            intent.action_id,
         )
 
     @handles(protocol.ActionOppose)
     async def _action_oppose(self, session: Session, intent: protocol.ActionOppose) -> Reply:
-        return await self.core.run_action(
+        return await self.act(
             session,
-            request_key(intent),
+            intent,
             lambda state, ruleset, dice, who: actions.oppose(
                 state,
                 intent.action_id,
@@ -113,7 +102,6 @@ class ActionIntents(IntentGroup):
                 ruleset,
                 None if intent.stunts is None else tuple(intent.stunts),
             ),
-            intent.action_id,
         )
 
     @handles(protocol.ActionInvoke)
@@ -126,29 +114,27 @@ class ActionIntents(IntentGroup):
             effect=intent.effect,
             side=intent.side,
         )
-        return await self.core.run_action(
+        return await self.act(
             session,
-            request_key(intent),
+            intent,
             lambda state, ruleset, dice, who: actions.invoke(state, command, who, dice, ruleset),
-            intent.action_id,
         )
 
     @handles(protocol.ActionPass)
     async def _action_pass(self, session: Session, intent: protocol.ActionPass) -> Reply:
-        return await self.core.run_action(
+        return await self.act(
             session,
-            request_key(intent),
+            intent,
             lambda state, ruleset, _d, who: actions.pass_invokes(
                 state, intent.action_id, intent.side, who, ruleset
             ),
-            intent.action_id,
         )
 
     @handles(protocol.ActionChoose)
     async def _action_choose(self, session: Session, intent: protocol.ActionChoose) -> Reply:
-        return await self.core.run_action(
+        return await self.act(
             session,
-            request_key(intent),
+            intent,
             lambda state, _r, _d, who: actions.choose(
                 state,
                 intent.action_id,
@@ -157,7 +143,6 @@ class ActionIntents(IntentGroup):
                 aspect_name=intent.aspect_name,
                 consequence_name=intent.consequence_name,
             ),
-            intent.action_id,
         )
 
     @handles(protocol.ActionCost)
@@ -169,22 +154,20 @@ class ActionIntents(IntentGroup):
             target_id=intent.target_id,
             aspect_name=intent.aspect_name,
         )
-        return await self.core.run_action(
+        return await self.act(
             session,
-            request_key(intent),
+            intent,
             lambda state, ruleset, _d, who: actions.apply_cost(state, command, who, ruleset),
-            intent.action_id,
         )
 
     @handles(protocol.ActionConcede)
     async def _action_concede(self, session: Session, intent: protocol.ActionConcede) -> Reply:
-        return await self.core.run_action(
+        return await self.act(
             session,
-            request_key(intent),
+            intent,
             lambda state, _r, _d, who: actions.concede(
                 state, intent.action_id, intent.character_id, who
             ),
-            intent.action_id,
         )
 
     @handles(protocol.ActionAbsorb)
@@ -194,39 +177,34 @@ class ActionIntents(IntentGroup):
             stress=tuple(actions.StressMark(m.track, tuple(m.boxes)) for m in intent.stress),
             consequences=dict(intent.consequences),
         )
-        return await self.core.run_action(
-            session,
-            request_key(intent),
-            lambda state, _r, _d, who: actions.absorb(state, command, who),
-            intent.action_id,
+        return await self.act(
+            session, intent, lambda state, _r, _d, who: actions.absorb(state, command, who)
         )
 
     @handles(protocol.ActionGift)
     async def _action_gift(self, session: Session, intent: protocol.ActionGift) -> Reply:
-        return await self.core.run_action(
+        return await self.act(
             session,
-            request_key(intent),
+            intent,
             lambda state, _r, _d, who: actions.gift_free_invoke(
                 state, intent.action_id, intent.aspect_id, intent.holder, who
             ),
-            intent.action_id,
         )
 
     @handles(protocol.ActionCancel)
     async def _action_cancel(self, session: Session, intent: protocol.ActionCancel) -> Reply:
-        return await self.core.run_action(
+        return await self.act(
             session,
-            request_key(intent),
+            intent,
             lambda state, _r, _d, who: actions.cancel(state, intent.action_id, who, intent.reason),
-            intent.action_id,
         )
 
     @handles(protocol.ActionConfirm)
     async def _action_confirm(self, session: Session, intent: protocol.ActionConfirm) -> Reply:
         danger = intent.dangerous
-        return await self.core.run_action(
+        return await self.act(
             session,
-            request_key(intent),
+            intent,
             lambda state, _r, dice, who: actions.confirm(
                 state,
                 intent.action_id,
@@ -236,36 +214,32 @@ class ActionIntents(IntentGroup):
                 dangerous_actor=danger.actor if danger else None,
                 dangerous_opposition=danger.opposition if danger else None,
             ),
-            intent.action_id,
         )
 
     @handles(protocol.ActionHelp)
     async def _action_help(self, session: Session, intent: protocol.ActionHelp) -> Reply:
-        return await self.core.run_action(
+        return await self.act(
             session,
-            request_key(intent),
+            intent,
             lambda state, _r, dice, who: actions.answer_help(
                 state, intent.action_id, intent.character_id, intent.accept, who, dice
             ),
-            intent.action_id,
         )
 
     @handles(protocol.ActionHint)
     async def _action_hint(self, session: Session, intent: protocol.ActionHint) -> Reply:
-        return await self.core.run_action(
+        return await self.act(
             session,
-            request_key(intent),
+            intent,
             lambda state, _r, _d, who: actions.take_hint(state, intent.action_id, who),
-            intent.action_id,
         )
 
     @handles(protocol.ActionHintGive)
     async def _action_hint_give(self, session: Session, intent: protocol.ActionHintGive) -> Reply:
-        return await self.core.run_action(
+        return await self.act(
             session,
-            request_key(intent),
+            intent,
             lambda state, _r, _d, who: actions.give_hint(state, intent.action_id, intent.text, who),
-            intent.action_id,
         )
 
     @handles(protocol.AspectGive)

@@ -42,10 +42,12 @@ from bridge.service.session import (
     ConnectRefused,
     IntentError,
     Reply,
+    Requested,
     Session,
     emits_frame,
     error,
     ok,
+    request_key,
     utc_now,
     validation_error,
 )
@@ -80,6 +82,8 @@ UNBOUND_ALLOWED = frozenset({"hello"})
 
 
 Decide = Callable[[WorldState, Ruleset, DiceSource], list[Event]]
+# A rule run for a principal: the one call an intent's handler makes of the rules.
+Rule = Callable[[WorldState, Ruleset, DiceSource, actions.Principal], list[Event]]
 # The answer: a validated model, or the JSON form of one (see session.ok).
 Answer = Callable[[WorldState, list[EventRow], list[EmitRow]], BaseModel | dict[str, Any]]
 
@@ -516,7 +520,7 @@ class ServiceCore:
         self,
         session: Session,
         request: str,
-        decide: Callable[[WorldState, Ruleset, DiceSource, actions.Principal], list[Event]],
+        decide: Rule,
         action_id: str | None,
     ) -> Reply:
         """Every ``action.*`` intent: decide, persist, answer with the card."""
@@ -550,7 +554,7 @@ class ServiceCore:
         self,
         session: Session,
         request: str,
-        decide: Callable[[WorldState, Ruleset, DiceSource, actions.Principal], list[Event]],
+        decide: Rule,
     ) -> Reply:
         """Intents on the scene and its procedures answer with the scene as it now is,
         and the id of the record they created, if any."""
@@ -657,3 +661,14 @@ class IntentGroup:
 
     def __init__(self, core: ServiceCore) -> None:
         self.core = core
+
+    async def act(self, session: Session, intent: Requested, rule: Rule) -> Reply:
+        """Run an intent that starts or moves an action, once per request: answered with
+        the card of the action it names (an ``ActionRef``), else of the one it started."""
+        action_id = intent.action_id if isinstance(intent, protocol.ActionRef) else None
+        return await self.core.run_action(session, request_key(intent), rule, action_id)
+
+    async def change(self, session: Session, intent: Requested, rule: Rule) -> Reply:
+        """Run an intent on the scene or its procedures, once per request: answered with
+        the scene as it now is (see :meth:`ServiceCore.scene_change`)."""
+        return await self.core.scene_change(session, request_key(intent), rule)

@@ -17,17 +17,8 @@ from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.settings import change_ruleset, change_settings
 from bridge.rules.state import WorldState, Zone
 from bridge.service.core import IntentGroup
-from bridge.service.session import (
-    Reply,
-    Session,
-    handles,
-    ok,
-    request_key,
-)
-from bridge.store.base import (
-    EmitRow,
-    EventRow,
-)
+from bridge.service.session import Reply, Session, handles, ok, request_key
+from bridge.store.base import EmitRow, EventRow
 
 
 class SceneIntents(IntentGroup):
@@ -69,9 +60,9 @@ class SceneIntents(IntentGroup):
 
     @handles(protocol.WorldSettingsIn)
     async def _world_settings(self, session: Session, intent: protocol.WorldSettingsIn) -> Reply:
-        return await self.core.scene_change(
+        return await self.change(
             session,
-            request_key(intent),
+            intent,
             lambda state, _r, _d, who: change_settings(
                 state,
                 who,
@@ -101,9 +92,9 @@ class SceneIntents(IntentGroup):
 
     @handles(protocol.SceneAspect)
     async def _scene_aspect(self, session: Session, intent: protocol.SceneAspect) -> Reply:
-        return await self.core.scene_change(
+        return await self.change(
             session,
-            request_key(intent),
+            intent,
             lambda state, _r, _d, who: scene_rules.edit_aspect(
                 state,
                 who,
@@ -118,9 +109,9 @@ class SceneIntents(IntentGroup):
     @handles(protocol.ContestStart)
     async def _contest_start(self, session: Session, intent: protocol.ContestStart) -> Reply:
         sides = [contest_rules.SideSpec(s.name, tuple(s.members)) for s in intent.sides]
-        return await self.core.scene_change(
+        return await self.change(
             session,
-            request_key(intent),
+            intent,
             lambda state, ruleset, _d, who: contest_rules.start_contest(
                 state,
                 intent.name,
@@ -135,13 +126,12 @@ class SceneIntents(IntentGroup):
 
     @handles(protocol.ContestRoll)
     async def _contest_roll(self, session: Session, intent: protocol.ContestRoll) -> Reply:
-        return await self.core.run_action(
+        return await self.act(
             session,
-            request_key(intent),
+            intent,
             lambda state, ruleset, dice, who: contest_rules.contest_roll(
                 state, intent.contest_id, intent.side_id, who, dice, ruleset, intent.skill
             ),
-            None,
         )
 
     @handles(protocol.ContestAdvantage)
@@ -149,9 +139,9 @@ class SceneIntents(IntentGroup):
         self, session: Session, intent: protocol.ContestAdvantage
     ) -> Reply:
         opposition = intent.opposition
-        return await self.core.run_action(
+        return await self.act(
             session,
-            request_key(intent),
+            intent,
             lambda state, ruleset, dice, who: contest_rules.contest_advantage(
                 state,
                 intent.contest_id,
@@ -170,14 +160,13 @@ class SceneIntents(IntentGroup):
                 else None,
                 target_id=intent.target_id,
             ),
-            None,
         )
 
     @handles(protocol.ContestTwist)
     async def _contest_twist(self, session: Session, intent: protocol.ContestTwist) -> Reply:
-        return await self.core.scene_change(
+        return await self.change(
             session,
-            request_key(intent),
+            intent,
             lambda state, _r, _d, who: contest_rules.name_twist(
                 state, intent.contest_id, intent.name, who
             ),
@@ -185,9 +174,9 @@ class SceneIntents(IntentGroup):
 
     @handles(protocol.ContestConcede)
     async def _contest_concede(self, session: Session, intent: protocol.ContestConcede) -> Reply:
-        return await self.core.scene_change(
+        return await self.change(
             session,
-            request_key(intent),
+            intent,
             lambda state, _r, _d, who: contest_rules.concede_contest(
                 state, intent.contest_id, intent.side_id, who
             ),
@@ -196,9 +185,9 @@ class SceneIntents(IntentGroup):
     @handles(protocol.ChallengeStart)
     async def _challenge_start(self, session: Session, intent: protocol.ChallengeStart) -> Reply:
         tasks = [challenge_rules.TaskSpec(t.name, t.skill, t.rating) for t in intent.tasks]
-        return await self.core.scene_change(
+        return await self.change(
             session,
-            request_key(intent),
+            intent,
             lambda state, _r, _d, who: challenge_rules.start_challenge(
                 state, intent.name, tasks, who
             ),
@@ -207,9 +196,9 @@ class SceneIntents(IntentGroup):
     @handles(protocol.ChallengeRoll)
     async def _challenge_roll(self, session: Session, intent: protocol.ChallengeRoll) -> Reply:
         helpers = tuple(actions.Helper(h.character_id, h.skill) for h in intent.helpers)
-        return await self.core.run_action(
+        return await self.act(
             session,
-            request_key(intent),
+            intent,
             lambda state, ruleset, dice, who: challenge_rules.roll_task(
                 state,
                 intent.challenge_id,
@@ -221,16 +210,15 @@ class SceneIntents(IntentGroup):
                 helpers,
                 intent.skill,
             ),
-            None,
         )
 
     @handles(protocol.ChallengeAdvantage)
     async def _challenge_advantage(
         self, session: Session, intent: protocol.ChallengeAdvantage
     ) -> Reply:
-        return await self.core.run_action(
+        return await self.act(
             session,
-            request_key(intent),
+            intent,
             lambda state, ruleset, dice, who: challenge_rules.try_advantage(
                 state,
                 intent.challenge_id,
@@ -242,14 +230,13 @@ class SceneIntents(IntentGroup):
                 dice,
                 ruleset,
             ),
-            None,
         )
 
     @handles(protocol.ChallengeCarry)
     async def _challenge_carry(self, session: Session, intent: protocol.ChallengeCarry) -> Reply:
-        return await self.core.scene_change(
+        return await self.change(
             session,
-            request_key(intent),
+            intent,
             lambda state, _r, _d, who: challenge_rules.carry_boosts(
                 state, intent.challenge_id, intent.carry, who
             ),
@@ -259,9 +246,9 @@ class SceneIntents(IntentGroup):
     async def _conflict_start(self, session: Session, intent: protocol.ConflictStart) -> Reply:
         sides = [conflict_rules.ConflictSideSpec(s.name, tuple(s.members)) for s in intent.sides]
         zones = [Zone(name=z.name, adjacent=tuple(z.adjacent)) for z in intent.zones]
-        return await self.core.scene_change(
+        return await self.change(
             session,
-            request_key(intent),
+            intent,
             lambda state, ruleset, _d, who: conflict_rules.start_conflict(
                 state,
                 intent.name,
@@ -280,9 +267,9 @@ class SceneIntents(IntentGroup):
 
     @handles(protocol.ConflictOrder)
     async def _conflict_order(self, session: Session, intent: protocol.ConflictOrder) -> Reply:
-        return await self.core.scene_change(
+        return await self.change(
             session,
-            request_key(intent),
+            intent,
             lambda state, _r, _d, who: conflict_rules.reorder(
                 state, intent.conflict_id, tuple(intent.order), who
             ),
@@ -290,9 +277,9 @@ class SceneIntents(IntentGroup):
 
     @handles(protocol.ConflictNext)
     async def _conflict_next(self, session: Session, intent: protocol.ConflictNext) -> Reply:
-        return await self.core.scene_change(
+        return await self.change(
             session,
-            request_key(intent),
+            intent,
             lambda state, _r, _d, who: conflict_rules.next_turn(
                 state, intent.conflict_id, who, intent.next_id
             ),
@@ -302,9 +289,9 @@ class SceneIntents(IntentGroup):
     async def _conflict_full_defense(
         self, session: Session, intent: protocol.ConflictFullDefense
     ) -> Reply:
-        return await self.core.scene_change(
+        return await self.change(
             session,
-            request_key(intent),
+            intent,
             lambda state, ruleset, _d, who: conflict_rules.full_defense(
                 state, intent.conflict_id, intent.character_id, who, ruleset
             ),
@@ -312,9 +299,9 @@ class SceneIntents(IntentGroup):
 
     @handles(protocol.ConflictConcede)
     async def _conflict_concede(self, session: Session, intent: protocol.ConflictConcede) -> Reply:
-        return await self.core.scene_change(
+        return await self.change(
             session,
-            request_key(intent),
+            intent,
             lambda state, _r, _d, who: conflict_rules.concede(
                 state, intent.conflict_id, intent.character_id, who
             ),
@@ -322,9 +309,9 @@ class SceneIntents(IntentGroup):
 
     @handles(protocol.ConflictMove)
     async def _conflict_move(self, session: Session, intent: protocol.ConflictMove) -> Reply:
-        return await self.core.scene_change(
+        return await self.change(
             session,
-            request_key(intent),
+            intent,
             lambda state, _r, _d, who: conflict_rules.move(
                 state,
                 intent.conflict_id,
@@ -337,17 +324,17 @@ class SceneIntents(IntentGroup):
 
     @handles(protocol.ConflictEnd)
     async def _conflict_end(self, session: Session, intent: protocol.ConflictEnd) -> Reply:
-        return await self.core.scene_change(
+        return await self.change(
             session,
-            request_key(intent),
+            intent,
             lambda state, _r, _d, who: conflict_rules.end_conflict(state, intent.conflict_id, who),
         )
 
     @handles(protocol.FateCompel)
     async def _fate_compel(self, session: Session, intent: protocol.FateCompel) -> Reply:
-        return await self.core.scene_change(
+        return await self.change(
             session,
-            request_key(intent),
+            intent,
             lambda state, _r, _d, who: fate_rules.offer_compel(
                 state, intent.character_id, intent.text, who, intent.aspect_id
             ),
@@ -357,9 +344,9 @@ class SceneIntents(IntentGroup):
     async def _fate_compel_answer(
         self, session: Session, intent: protocol.FateCompelAnswer
     ) -> Reply:
-        return await self.core.scene_change(
+        return await self.change(
             session,
-            request_key(intent),
+            intent,
             lambda state, _r, _d, who: fate_rules.answer_compel(
                 state, intent.compel_id, intent.accept, who
             ),
