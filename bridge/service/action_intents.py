@@ -10,13 +10,135 @@ from bridge.rules.dice import DiceSource
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import WorldState
-from bridge.service.core import IntentGroup
+from bridge.service.core import IntentGroup, RuleTable, Turn
 from bridge.service.session import Reply, Session, handles, ok, request_key
 from bridge.store.base import EmitRow, EventRow
+
+RULES = RuleTable()
+
+
+@RULES.act(protocol.ActionRoll)
+def action_roll(state: WorldState, intent: protocol.ActionRoll, turn: Turn) -> list[Event]:
+    return actions.roll_now(state, intent.action_id, turn.who, turn.dice)
+
+
+@RULES.act(protocol.ActionOppose)
+def action_oppose(state: WorldState, intent: protocol.ActionOppose, turn: Turn) -> list[Event]:
+    return actions.oppose(
+        state,
+        intent.action_id,
+        intent.skill,
+        turn.who,
+        turn.dice,
+        turn.ruleset,
+        None if intent.stunts is None else tuple(intent.stunts),
+    )
+
+
+@RULES.act(protocol.ActionInvoke)
+def action_invoke(state: WorldState, intent: protocol.ActionInvoke, turn: Turn) -> list[Event]:
+    command = actions.InvokeCommand(
+        action_id=intent.action_id,
+        invoker=intent.invoker,
+        aspect_id=intent.aspect_id,
+        payment=intent.payment,
+        effect=intent.effect,
+        side=intent.side,
+    )
+    return actions.invoke(state, command, turn.who, turn.dice, turn.ruleset)
+
+
+@RULES.act(protocol.ActionPass)
+def action_pass(state: WorldState, intent: protocol.ActionPass, turn: Turn) -> list[Event]:
+    return actions.pass_invokes(state, intent.action_id, intent.side, turn.who, turn.ruleset)
+
+
+@RULES.act(protocol.ActionChoose)
+def action_choose(state: WorldState, intent: protocol.ActionChoose, turn: Turn) -> list[Event]:
+    return actions.choose(
+        state,
+        intent.action_id,
+        intent.choice,
+        turn.who,
+        aspect_name=intent.aspect_name,
+        consequence_name=intent.consequence_name,
+    )
+
+
+@RULES.act(protocol.ActionCost)
+def action_cost(state: WorldState, intent: protocol.ActionCost, turn: Turn) -> list[Event]:
+    command = actions.CostCommand(
+        action_id=intent.action_id,
+        kind=intent.kind,
+        text=intent.text,
+        target_id=intent.target_id,
+        aspect_name=intent.aspect_name,
+    )
+    return actions.apply_cost(state, command, turn.who, turn.ruleset)
+
+
+@RULES.act(protocol.ActionConcede)
+def action_concede(state: WorldState, intent: protocol.ActionConcede, turn: Turn) -> list[Event]:
+    return actions.concede(state, intent.action_id, intent.character_id, turn.who)
+
+
+@RULES.act(protocol.ActionAbsorb)
+def action_absorb(state: WorldState, intent: protocol.ActionAbsorb, turn: Turn) -> list[Event]:
+    command = actions.AbsorbCommand(
+        action_id=intent.action_id,
+        stress=tuple(actions.StressMark(m.track, tuple(m.boxes)) for m in intent.stress),
+        consequences=dict(intent.consequences),
+    )
+    return actions.absorb(state, command, turn.who)
+
+
+@RULES.act(protocol.ActionGift)
+def action_gift(state: WorldState, intent: protocol.ActionGift, turn: Turn) -> list[Event]:
+    return actions.gift_free_invoke(
+        state, intent.action_id, intent.aspect_id, intent.holder, turn.who
+    )
+
+
+@RULES.act(protocol.ActionCancel)
+def action_cancel(state: WorldState, intent: protocol.ActionCancel, turn: Turn) -> list[Event]:
+    return actions.cancel(state, intent.action_id, turn.who, intent.reason)
+
+
+@RULES.act(protocol.ActionConfirm)
+def action_confirm(state: WorldState, intent: protocol.ActionConfirm, turn: Turn) -> list[Event]:
+    danger = intent.dangerous
+    return actions.confirm(
+        state,
+        intent.action_id,
+        turn.who,
+        turn.dice,
+        passive_rating=intent.passive_rating,
+        dangerous_actor=danger.actor if danger else None,
+        dangerous_opposition=danger.opposition if danger else None,
+    )
+
+
+@RULES.act(protocol.ActionHelp)
+def action_help(state: WorldState, intent: protocol.ActionHelp, turn: Turn) -> list[Event]:
+    return actions.answer_help(
+        state, intent.action_id, intent.character_id, intent.accept, turn.who, turn.dice
+    )
+
+
+@RULES.act(protocol.ActionHint)
+def action_hint(state: WorldState, intent: protocol.ActionHint, turn: Turn) -> list[Event]:
+    return actions.take_hint(state, intent.action_id, turn.who)
+
+
+@RULES.act(protocol.ActionHintGive)
+def action_hint_give(state: WorldState, intent: protocol.ActionHintGive, turn: Turn) -> list[Event]:
+    return actions.give_hint(state, intent.action_id, intent.text, turn.who)
 
 
 class ActionIntents(IntentGroup):
     """Intents that move one action along (R2-R10)."""
+
+    rules = RULES
 
     @handles(protocol.ActionStart)
     async def _action_start(self, session: Session, intent: protocol.ActionStart) -> Reply:
@@ -78,168 +200,6 @@ class ActionIntents(IntentGroup):
                     "outcomes": cards.outcome_labels(ruleset),
                 }
             )
-        )
-
-    @handles(protocol.ActionRoll)
-    async def _action_roll(self, session: Session, intent: protocol.ActionRoll) -> Reply:
-        return await self.act(
-            session,
-            intent,
-            lambda state, _r, dice, who: actions.roll_now(state, intent.action_id, who, dice),
-        )
-
-    @handles(protocol.ActionOppose)
-    async def _action_oppose(self, session: Session, intent: protocol.ActionOppose) -> Reply:
-        return await self.act(
-            session,
-            intent,
-            lambda state, ruleset, dice, who: actions.oppose(
-                state,
-                intent.action_id,
-                intent.skill,
-                who,
-                dice,
-                ruleset,
-                None if intent.stunts is None else tuple(intent.stunts),
-            ),
-        )
-
-    @handles(protocol.ActionInvoke)
-    async def _action_invoke(self, session: Session, intent: protocol.ActionInvoke) -> Reply:
-        command = actions.InvokeCommand(
-            action_id=intent.action_id,
-            invoker=intent.invoker,
-            aspect_id=intent.aspect_id,
-            payment=intent.payment,
-            effect=intent.effect,
-            side=intent.side,
-        )
-        return await self.act(
-            session,
-            intent,
-            lambda state, ruleset, dice, who: actions.invoke(state, command, who, dice, ruleset),
-        )
-
-    @handles(protocol.ActionPass)
-    async def _action_pass(self, session: Session, intent: protocol.ActionPass) -> Reply:
-        return await self.act(
-            session,
-            intent,
-            lambda state, ruleset, _d, who: actions.pass_invokes(
-                state, intent.action_id, intent.side, who, ruleset
-            ),
-        )
-
-    @handles(protocol.ActionChoose)
-    async def _action_choose(self, session: Session, intent: protocol.ActionChoose) -> Reply:
-        return await self.act(
-            session,
-            intent,
-            lambda state, _r, _d, who: actions.choose(
-                state,
-                intent.action_id,
-                intent.choice,
-                who,
-                aspect_name=intent.aspect_name,
-                consequence_name=intent.consequence_name,
-            ),
-        )
-
-    @handles(protocol.ActionCost)
-    async def _action_cost(self, session: Session, intent: protocol.ActionCost) -> Reply:
-        command = actions.CostCommand(
-            action_id=intent.action_id,
-            kind=intent.kind,
-            text=intent.text,
-            target_id=intent.target_id,
-            aspect_name=intent.aspect_name,
-        )
-        return await self.act(
-            session,
-            intent,
-            lambda state, ruleset, _d, who: actions.apply_cost(state, command, who, ruleset),
-        )
-
-    @handles(protocol.ActionConcede)
-    async def _action_concede(self, session: Session, intent: protocol.ActionConcede) -> Reply:
-        return await self.act(
-            session,
-            intent,
-            lambda state, _r, _d, who: actions.concede(
-                state, intent.action_id, intent.character_id, who
-            ),
-        )
-
-    @handles(protocol.ActionAbsorb)
-    async def _action_absorb(self, session: Session, intent: protocol.ActionAbsorb) -> Reply:
-        command = actions.AbsorbCommand(
-            action_id=intent.action_id,
-            stress=tuple(actions.StressMark(m.track, tuple(m.boxes)) for m in intent.stress),
-            consequences=dict(intent.consequences),
-        )
-        return await self.act(
-            session, intent, lambda state, _r, _d, who: actions.absorb(state, command, who)
-        )
-
-    @handles(protocol.ActionGift)
-    async def _action_gift(self, session: Session, intent: protocol.ActionGift) -> Reply:
-        return await self.act(
-            session,
-            intent,
-            lambda state, _r, _d, who: actions.gift_free_invoke(
-                state, intent.action_id, intent.aspect_id, intent.holder, who
-            ),
-        )
-
-    @handles(protocol.ActionCancel)
-    async def _action_cancel(self, session: Session, intent: protocol.ActionCancel) -> Reply:
-        return await self.act(
-            session,
-            intent,
-            lambda state, _r, _d, who: actions.cancel(state, intent.action_id, who, intent.reason),
-        )
-
-    @handles(protocol.ActionConfirm)
-    async def _action_confirm(self, session: Session, intent: protocol.ActionConfirm) -> Reply:
-        danger = intent.dangerous
-        return await self.act(
-            session,
-            intent,
-            lambda state, _r, dice, who: actions.confirm(
-                state,
-                intent.action_id,
-                who,
-                dice,
-                passive_rating=intent.passive_rating,
-                dangerous_actor=danger.actor if danger else None,
-                dangerous_opposition=danger.opposition if danger else None,
-            ),
-        )
-
-    @handles(protocol.ActionHelp)
-    async def _action_help(self, session: Session, intent: protocol.ActionHelp) -> Reply:
-        return await self.act(
-            session,
-            intent,
-            lambda state, _r, dice, who: actions.answer_help(
-                state, intent.action_id, intent.character_id, intent.accept, who, dice
-            ),
-        )
-
-    @handles(protocol.ActionHint)
-    async def _action_hint(self, session: Session, intent: protocol.ActionHint) -> Reply:
-        return await self.act(
-            session,
-            intent,
-            lambda state, _r, _d, who: actions.take_hint(state, intent.action_id, who),
-        )
-
-    @handles(protocol.ActionHintGive)
-    async def _action_hint_give(self, session: Session, intent: protocol.ActionHintGive) -> Reply:
-        return await self.act(
-            session,
-            intent,
-            lambda state, _r, _d, who: actions.give_hint(state, intent.action_id, intent.text, who),
         )
 
     @handles(protocol.AspectGive)

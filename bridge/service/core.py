@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
@@ -36,7 +36,13 @@ from bridge.rules.events import (
 from bridge.rules.procedures import settle
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import WorldState
-from bridge.service.emits import ExtraCards, card_id, card_writer_candidate, derive_emits
+from bridge.service.emits import (
+    ExtraCards,
+    card_id,
+    card_writer_candidate,
+    derive_emits,
+    known_views_cache,
+)
 from bridge.service.history_index import index_rows
 from bridge.service.session import (
     ConnectRefused,
@@ -85,7 +91,7 @@ Decide = Callable[[WorldState, Ruleset, DiceSource], list[Event]]
 # A rule run for a principal: the one call an intent's handler makes of the rules.
 Rule = Callable[[WorldState, Ruleset, DiceSource, actions.Principal], list[Event]]
 # The answer: a validated model, or the JSON form of one (see session.ok).
-Answer = Callable[[WorldState, list[EventRow], list[EmitRow]], BaseModel | dict[str, Any]]
+Answer = Callable[[WorldState, list[EventRow], list[EmitRow]], BaseModel | Mapping[str, Any]]
 
 
 # The state's JSON straight from pydantic's serializer (the one Frozen.model_dump uses).
@@ -148,7 +154,7 @@ def rebuild(snapshot: Snapshot) -> WorldState:
     )
 
 
-def answered_card(data: BaseModel | dict[str, Any], emits: list[EmitRow]) -> int | None:
+def answered_card(data: BaseModel | Mapping[str, Any], emits: list[EmitRow]) -> int | None:
     """The seq of the emit whose card an answer shows (the same object), if any: the
     store then keeps that card once (``CommitBatch.response_card_emit``)."""
     card = data.get("card") if isinstance(data, dict) else None
@@ -196,6 +202,9 @@ class ServiceCore:
         self._stamps: dict[str, datetime] = {}
         # Filled by BridgeService: event name -> handler.
         self._handlers: dict[str, Callable[[Session, Any], Awaitable[Reply]]] = {}
+        # The views this service's last commits built, for the next commit to compare with:
+        # its own (states are this service's), never another service's.
+        self.known_views = known_views_cache()
 
     async def add_world(
         self, world_id: str, name: str, ruleset: str = "unwritten"
@@ -305,9 +314,6 @@ class ServiceCore:
             return Reply(error(exc.code, exc.message, exc.field))
         except RuleViolation as exc:
             return Reply(error(exc.code, exc.message, exc.field))
-        result = protocol.RESULTS.get(event)
-        if result is not None and reply.ack.get("ok") and cards.views_checked():
-            cards.check_view(result, reply.ack["data"])
         return reply
 
     def _lock(self, world_id: str) -> asyncio.Lock:
@@ -466,6 +472,7 @@ class ServiceCore:
                     ruleset,
                     extra_cards(after) if extra_cards else [],
                     present.__getitem__,
+                    known_views=self.known_views,
                 )
                 data = answer(after, rows, emits)
                 ack = ok(data)
@@ -655,12 +662,79 @@ class ServiceCore:
         return rebuild(await self.snapshot(world_id))
 
 
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """What a rule runs with beside the state and the intent: the world's ruleset, the
+    dice, and who asks."""
+
+    ruleset: Ruleset
+    dice: DiceSource
+    who: actions.Principal
+
+
+_I = TypeVar("_I", bound=protocol.Intent)
+IntentRule = Callable[[WorldState, _I, Turn], list[Event]]
+IntentHandler = Callable[[Session, Any], Awaitable[Reply]]
+
+
+class RuleTable:
+    """The intents whose whole handling is one rule call. Each is a pure function of the
+    state, the intent as it came off the wire and the :class:`Turn`: the one place where
+    the wire's fields become the rule's arguments. An ``act`` rule is answered with its
+    action's card (:meth:`IntentGroup.act`), a ``change`` rule with the scene
+    (:meth:`IntentGroup.change`)."""
+
+    def __init__(self) -> None:
+        self.rules: dict[type[protocol.Intent], tuple[bool, IntentRule[Any]]] = {}
+
+    def act(self, model: type[_I]) -> Callable[[IntentRule[_I]], IntentRule[_I]]:
+        """Register the rule of ``model``'s intent as one that starts or moves an action."""
+        return self._register(model, action=True)
+
+    def change(self, model: type[_I]) -> Callable[[IntentRule[_I]], IntentRule[_I]]:
+        """Register the rule of ``model``'s intent as a change to the scene."""
+        return self._register(model, action=False)
+
+    def _register(
+        self, model: type[_I], *, action: bool
+    ) -> Callable[[IntentRule[_I]], IntentRule[_I]]:
+        def register(rule: IntentRule[_I]) -> IntentRule[_I]:
+            if model in self.rules:
+                raise RuntimeError(f"two rules for intent {model.__event__!r}")
+            self.rules[model] = (action, rule)
+            return rule
+
+        return register
+
+
 class IntentGroup:
-    """Handlers of one domain's intents (marked with ``handles``), working through the
-    :class:`ServiceCore` they are given: composed into the service, never mixed into it."""
+    """Handlers of one domain's intents, working through the :class:`ServiceCore` they
+    are given: composed into the service, never mixed into it. An intent is handled by a
+    method marked with ``handles``, or by a rule in the group's :attr:`rules`."""
+
+    rules: ClassVar[RuleTable] = RuleTable()
 
     def __init__(self, core: ServiceCore) -> None:
         self.core = core
+
+    def rule_handlers(self) -> dict[str, IntentHandler]:
+        """A handler per intent of :attr:`rules`, keyed by its event."""
+        return {
+            model.__event__: self._run_rule(action, rule)
+            for model, (action, rule) in self.rules.rules.items()
+        }
+
+    def _run_rule(self, action: bool, rule: IntentRule[Any]) -> IntentHandler:
+        run = self.act if action else self.change
+
+        async def handle(session: Session, intent: Any) -> Reply:
+            return await run(
+                session,
+                intent,
+                lambda state, ruleset, dice, who: rule(state, intent, Turn(ruleset, dice, who)),
+            )
+
+        return handle
 
     async def act(self, session: Session, intent: Requested, rule: Rule) -> Reply:
         """Run an intent that starts or moves an action, once per request: answered with

@@ -16,13 +16,213 @@ from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.settings import change_ruleset, change_settings
 from bridge.rules.state import WorldState, Zone
-from bridge.service.core import IntentGroup
+from bridge.service.core import IntentGroup, RuleTable, Turn
 from bridge.service.session import Reply, Session, handles, ok, request_key
 from bridge.store.base import EmitRow, EventRow
+
+RULES = RuleTable()
+
+
+@RULES.change(protocol.WorldSettingsIn)
+def world_settings(state: WorldState, intent: protocol.WorldSettingsIn, turn: Turn) -> list[Event]:
+    return change_settings(
+        state,
+        turn.who,
+        trust_player_ratings=intent.trust_player_ratings,
+        full_defense=intent.full_defense,
+    )
+
+
+@RULES.change(protocol.SceneAspect)
+def scene_aspect(state: WorldState, intent: protocol.SceneAspect, turn: Turn) -> list[Event]:
+    return scene_rules.edit_aspect(
+        state,
+        turn.who,
+        intent.op,
+        aspect_id=intent.aspect_id,
+        name=intent.name,
+        attached_to=intent.attached_to,
+        free_invokes=intent.free_invokes,
+    )
+
+
+@RULES.change(protocol.ContestStart)
+def contest_start(state: WorldState, intent: protocol.ContestStart, turn: Turn) -> list[Event]:
+    sides = [contest_rules.SideSpec(s.name, tuple(s.members)) for s in intent.sides]
+    return contest_rules.start_contest(
+        state,
+        intent.name,
+        intent.mode,
+        intent.skill,
+        sides,
+        turn.who,
+        turn.ruleset,
+        passive_rating=intent.passive_rating,
+    )
+
+
+@RULES.act(protocol.ContestRoll)
+def contest_roll(state: WorldState, intent: protocol.ContestRoll, turn: Turn) -> list[Event]:
+    return contest_rules.contest_roll(
+        state, intent.contest_id, intent.side_id, turn.who, turn.dice, turn.ruleset, intent.skill
+    )
+
+
+@RULES.act(protocol.ContestAdvantage)
+def contest_advantage(
+    state: WorldState, intent: protocol.ContestAdvantage, turn: Turn
+) -> list[Event]:
+    opposition = intent.opposition
+    return contest_rules.contest_advantage(
+        state,
+        intent.contest_id,
+        intent.side_id,
+        intent.actor_id,
+        intent.skill,
+        intent.aspect_name,
+        turn.who,
+        turn.dice,
+        turn.ruleset,
+        passive_rating=opposition.rating
+        if isinstance(opposition, protocol.PassiveOppositionIn)
+        else None,
+        opposer_id=opposition.opposer_id
+        if isinstance(opposition, protocol.ActiveOppositionIn)
+        else None,
+        target_id=intent.target_id,
+    )
+
+
+@RULES.change(protocol.ContestTwist)
+def contest_twist(state: WorldState, intent: protocol.ContestTwist, turn: Turn) -> list[Event]:
+    return contest_rules.name_twist(state, intent.contest_id, intent.name, turn.who)
+
+
+@RULES.change(protocol.ContestConcede)
+def contest_concede(state: WorldState, intent: protocol.ContestConcede, turn: Turn) -> list[Event]:
+    return contest_rules.concede_contest(state, intent.contest_id, intent.side_id, turn.who)
+
+
+@RULES.change(protocol.ChallengeStart)
+def challenge_start(state: WorldState, intent: protocol.ChallengeStart, turn: Turn) -> list[Event]:
+    tasks = [challenge_rules.TaskSpec(t.name, t.skill, t.rating) for t in intent.tasks]
+    return challenge_rules.start_challenge(state, intent.name, tasks, turn.who)
+
+
+@RULES.act(protocol.ChallengeRoll)
+def challenge_roll(state: WorldState, intent: protocol.ChallengeRoll, turn: Turn) -> list[Event]:
+    helpers = tuple(actions.Helper(h.character_id, h.skill) for h in intent.helpers)
+    return challenge_rules.roll_task(
+        state,
+        intent.challenge_id,
+        intent.task_id,
+        intent.actor_id,
+        turn.who,
+        turn.dice,
+        turn.ruleset,
+        helpers,
+        intent.skill,
+    )
+
+
+@RULES.act(protocol.ChallengeAdvantage)
+def challenge_advantage(
+    state: WorldState, intent: protocol.ChallengeAdvantage, turn: Turn
+) -> list[Event]:
+    return challenge_rules.try_advantage(
+        state,
+        intent.challenge_id,
+        intent.actor_id,
+        intent.skill,
+        intent.aspect_name,
+        intent.rating,
+        turn.who,
+        turn.dice,
+        turn.ruleset,
+    )
+
+
+@RULES.change(protocol.ChallengeCarry)
+def challenge_carry(state: WorldState, intent: protocol.ChallengeCarry, turn: Turn) -> list[Event]:
+    return challenge_rules.carry_boosts(state, intent.challenge_id, intent.carry, turn.who)
+
+
+@RULES.change(protocol.ConflictStart)
+def conflict_start(state: WorldState, intent: protocol.ConflictStart, turn: Turn) -> list[Event]:
+    sides = [conflict_rules.ConflictSideSpec(s.name, tuple(s.members)) for s in intent.sides]
+    zones = [Zone(name=z.name, adjacent=tuple(z.adjacent)) for z in intent.zones]
+    return conflict_rules.start_conflict(
+        state,
+        intent.name,
+        intent.kind,
+        sides,
+        turn.who,
+        turn.ruleset,
+        zones=zones,
+        positions=dict(intent.positions),
+        order_skill=intent.order_skill,
+        group_npcs=intent.group_npcs,
+        tie_break=tuple(intent.tie_break),
+        first_id=intent.first_id,
+    )
+
+
+@RULES.change(protocol.ConflictOrder)
+def conflict_order(state: WorldState, intent: protocol.ConflictOrder, turn: Turn) -> list[Event]:
+    return conflict_rules.reorder(state, intent.conflict_id, tuple(intent.order), turn.who)
+
+
+@RULES.change(protocol.ConflictNext)
+def conflict_next(state: WorldState, intent: protocol.ConflictNext, turn: Turn) -> list[Event]:
+    return conflict_rules.next_turn(state, intent.conflict_id, turn.who, intent.next_id)
+
+
+@RULES.change(protocol.ConflictFullDefense)
+def conflict_full_defense(
+    state: WorldState, intent: protocol.ConflictFullDefense, turn: Turn
+) -> list[Event]:
+    return conflict_rules.full_defense(
+        state, intent.conflict_id, intent.character_id, turn.who, turn.ruleset
+    )
+
+
+@RULES.change(protocol.ConflictConcede)
+def conflict_concede(
+    state: WorldState, intent: protocol.ConflictConcede, turn: Turn
+) -> list[Event]:
+    return conflict_rules.concede(state, intent.conflict_id, intent.character_id, turn.who)
+
+
+@RULES.change(protocol.ConflictMove)
+def conflict_move(state: WorldState, intent: protocol.ConflictMove, turn: Turn) -> list[Event]:
+    return conflict_rules.move(
+        state, intent.conflict_id, intent.character_id, intent.zone, turn.who, force=intent.force
+    )
+
+
+@RULES.change(protocol.ConflictEnd)
+def conflict_end(state: WorldState, intent: protocol.ConflictEnd, turn: Turn) -> list[Event]:
+    return conflict_rules.end_conflict(state, intent.conflict_id, turn.who)
+
+
+@RULES.change(protocol.FateCompel)
+def fate_compel(state: WorldState, intent: protocol.FateCompel, turn: Turn) -> list[Event]:
+    return fate_rules.offer_compel(
+        state, intent.character_id, intent.text, turn.who, intent.aspect_id
+    )
+
+
+@RULES.change(protocol.FateCompelAnswer)
+def fate_compel_answer(
+    state: WorldState, intent: protocol.FateCompelAnswer, turn: Turn
+) -> list[Event]:
+    return fate_rules.answer_compel(state, intent.compel_id, intent.accept, turn.who)
 
 
 class SceneIntents(IntentGroup):
     """Intents on the scene: aspects, contests, challenges, conflicts, fate points, ends."""
+
+    rules = RULES
 
     @handles(protocol.SceneEnd)
     async def _scene_end(self, session: Session, intent: protocol.SceneEnd) -> Reply:
@@ -58,19 +258,6 @@ class SceneIntents(IntentGroup):
         _snapshot, state = await self.core.current(session.world_id)
         return Reply(ok(cards.scene_state(state)))
 
-    @handles(protocol.WorldSettingsIn)
-    async def _world_settings(self, session: Session, intent: protocol.WorldSettingsIn) -> Reply:
-        return await self.change(
-            session,
-            intent,
-            lambda state, _r, _d, who: change_settings(
-                state,
-                who,
-                trust_player_ratings=intent.trust_player_ratings,
-                full_defense=intent.full_defense,
-            ),
-        )
-
     @handles(protocol.WorldRuleset)
     async def _world_ruleset(self, session: Session, intent: protocol.WorldRuleset) -> Reply:
         """R13.9: the GM chooses the rules; the answer says what they are now."""
@@ -83,274 +270,10 @@ class SceneIntents(IntentGroup):
             return protocol.WorldRulesetData(
                 ruleset=state.ruleset,
                 changed=bool(rows),
-                rules=protocol.RulesetInfo.model_validate(
-                    cards.rules_info(get_ruleset(state.ruleset), state)
-                ),
+                rules=cards.rules_info(get_ruleset(state.ruleset), state),
             )
 
         return await self.core.mutate(session, request_key(intent), decide, answer)
-
-    @handles(protocol.SceneAspect)
-    async def _scene_aspect(self, session: Session, intent: protocol.SceneAspect) -> Reply:
-        return await self.change(
-            session,
-            intent,
-            lambda state, _r, _d, who: scene_rules.edit_aspect(
-                state,
-                who,
-                intent.op,
-                aspect_id=intent.aspect_id,
-                name=intent.name,
-                attached_to=intent.attached_to,
-                free_invokes=intent.free_invokes,
-            ),
-        )
-
-    @handles(protocol.ContestStart)
-    async def _contest_start(self, session: Session, intent: protocol.ContestStart) -> Reply:
-        sides = [contest_rules.SideSpec(s.name, tuple(s.members)) for s in intent.sides]
-        return await self.change(
-            session,
-            intent,
-            lambda state, ruleset, _d, who: contest_rules.start_contest(
-                state,
-                intent.name,
-                intent.mode,
-                intent.skill,
-                sides,
-                who,
-                ruleset,
-                passive_rating=intent.passive_rating,
-            ),
-        )
-
-    @handles(protocol.ContestRoll)
-    async def _contest_roll(self, session: Session, intent: protocol.ContestRoll) -> Reply:
-        return await self.act(
-            session,
-            intent,
-            lambda state, ruleset, dice, who: contest_rules.contest_roll(
-                state, intent.contest_id, intent.side_id, who, dice, ruleset, intent.skill
-            ),
-        )
-
-    @handles(protocol.ContestAdvantage)
-    async def _contest_advantage(
-        self, session: Session, intent: protocol.ContestAdvantage
-    ) -> Reply:
-        opposition = intent.opposition
-        return await self.act(
-            session,
-            intent,
-            lambda state, ruleset, dice, who: contest_rules.contest_advantage(
-                state,
-                intent.contest_id,
-                intent.side_id,
-                intent.actor_id,
-                intent.skill,
-                intent.aspect_name,
-                who,
-                dice,
-                ruleset,
-                passive_rating=opposition.rating
-                if isinstance(opposition, protocol.PassiveOppositionIn)
-                else None,
-                opposer_id=opposition.opposer_id
-                if isinstance(opposition, protocol.ActiveOppositionIn)
-                else None,
-                target_id=intent.target_id,
-            ),
-        )
-
-    @handles(protocol.ContestTwist)
-    async def _contest_twist(self, session: Session, intent: protocol.ContestTwist) -> Reply:
-        return await self.change(
-            session,
-            intent,
-            lambda state, _r, _d, who: contest_rules.name_twist(
-                state, intent.contest_id, intent.name, who
-            ),
-        )
-
-    @handles(protocol.ContestConcede)
-    async def _contest_concede(self, session: Session, intent: protocol.ContestConcede) -> Reply:
-        return await self.change(
-            session,
-            intent,
-            lambda state, _r, _d, who: contest_rules.concede_contest(
-                state, intent.contest_id, intent.side_id, who
-            ),
-        )
-
-    @handles(protocol.ChallengeStart)
-    async def _challenge_start(self, session: Session, intent: protocol.ChallengeStart) -> Reply:
-        tasks = [challenge_rules.TaskSpec(t.name, t.skill, t.rating) for t in intent.tasks]
-        return await self.change(
-            session,
-            intent,
-            lambda state, _r, _d, who: challenge_rules.start_challenge(
-                state, intent.name, tasks, who
-            ),
-        )
-
-    @handles(protocol.ChallengeRoll)
-    async def _challenge_roll(self, session: Session, intent: protocol.ChallengeRoll) -> Reply:
-        helpers = tuple(actions.Helper(h.character_id, h.skill) for h in intent.helpers)
-        return await self.act(
-            session,
-            intent,
-            lambda state, ruleset, dice, who: challenge_rules.roll_task(
-                state,
-                intent.challenge_id,
-                intent.task_id,
-                intent.actor_id,
-                who,
-                dice,
-                ruleset,
-                helpers,
-                intent.skill,
-            ),
-        )
-
-    @handles(protocol.ChallengeAdvantage)
-    async def _challenge_advantage(
-        self, session: Session, intent: protocol.ChallengeAdvantage
-    ) -> Reply:
-        return await self.act(
-            session,
-            intent,
-            lambda state, ruleset, dice, who: challenge_rules.try_advantage(
-                state,
-                intent.challenge_id,
-                intent.actor_id,
-                intent.skill,
-                intent.aspect_name,
-                intent.rating,
-                who,
-                dice,
-                ruleset,
-            ),
-        )
-
-    @handles(protocol.ChallengeCarry)
-    async def _challenge_carry(self, session: Session, intent: protocol.ChallengeCarry) -> Reply:
-        return await self.change(
-            session,
-            intent,
-            lambda state, _r, _d, who: challenge_rules.carry_boosts(
-                state, intent.challenge_id, intent.carry, who
-            ),
-        )
-
-    @handles(protocol.ConflictStart)
-    async def _conflict_start(self, session: Session, intent: protocol.ConflictStart) -> Reply:
-        sides = [conflict_rules.ConflictSideSpec(s.name, tuple(s.members)) for s in intent.sides]
-        zones = [Zone(name=z.name, adjacent=tuple(z.adjacent)) for z in intent.zones]
-        return await self.change(
-            session,
-            intent,
-            lambda state, ruleset, _d, who: conflict_rules.start_conflict(
-                state,
-                intent.name,
-                intent.kind,
-                sides,
-                who,
-                ruleset,
-                zones=zones,
-                positions=dict(intent.positions),
-                order_skill=intent.order_skill,
-                group_npcs=intent.group_npcs,
-                tie_break=tuple(intent.tie_break),
-                first_id=intent.first_id,
-            ),
-        )
-
-    @handles(protocol.ConflictOrder)
-    async def _conflict_order(self, session: Session, intent: protocol.ConflictOrder) -> Reply:
-        return await self.change(
-            session,
-            intent,
-            lambda state, _r, _d, who: conflict_rules.reorder(
-                state, intent.conflict_id, tuple(intent.order), who
-            ),
-        )
-
-    @handles(protocol.ConflictNext)
-    async def _conflict_next(self, session: Session, intent: protocol.ConflictNext) -> Reply:
-        return await self.change(
-            session,
-            intent,
-            lambda state, _r, _d, who: conflict_rules.next_turn(
-                state, intent.conflict_id, who, intent.next_id
-            ),
-        )
-
-    @handles(protocol.ConflictFullDefense)
-    async def _conflict_full_defense(
-        self, session: Session, intent: protocol.ConflictFullDefense
-    ) -> Reply:
-        return await self.change(
-            session,
-            intent,
-            lambda state, ruleset, _d, who: conflict_rules.full_defense(
-                state, intent.conflict_id, intent.character_id, who, ruleset
-            ),
-        )
-
-    @handles(protocol.ConflictConcede)
-    async def _conflict_concede(self, session: Session, intent: protocol.ConflictConcede) -> Reply:
-        return await self.change(
-            session,
-            intent,
-            lambda state, _r, _d, who: conflict_rules.concede(
-                state, intent.conflict_id, intent.character_id, who
-            ),
-        )
-
-    @handles(protocol.ConflictMove)
-    async def _conflict_move(self, session: Session, intent: protocol.ConflictMove) -> Reply:
-        return await self.change(
-            session,
-            intent,
-            lambda state, _r, _d, who: conflict_rules.move(
-                state,
-                intent.conflict_id,
-                intent.character_id,
-                intent.zone,
-                who,
-                force=intent.force,
-            ),
-        )
-
-    @handles(protocol.ConflictEnd)
-    async def _conflict_end(self, session: Session, intent: protocol.ConflictEnd) -> Reply:
-        return await self.change(
-            session,
-            intent,
-            lambda state, _r, _d, who: conflict_rules.end_conflict(state, intent.conflict_id, who),
-        )
-
-    @handles(protocol.FateCompel)
-    async def _fate_compel(self, session: Session, intent: protocol.FateCompel) -> Reply:
-        return await self.change(
-            session,
-            intent,
-            lambda state, _r, _d, who: fate_rules.offer_compel(
-                state, intent.character_id, intent.text, who, intent.aspect_id
-            ),
-        )
-
-    @handles(protocol.FateCompelAnswer)
-    async def _fate_compel_answer(
-        self, session: Session, intent: protocol.FateCompelAnswer
-    ) -> Reply:
-        return await self.change(
-            session,
-            intent,
-            lambda state, _r, _d, who: fate_rules.answer_compel(
-                state, intent.compel_id, intent.accept, who
-            ),
-        )
 
     @handles(protocol.FateSpend)
     async def _fate_spend(self, session: Session, intent: protocol.FateSpend) -> Reply:

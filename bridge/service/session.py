@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
@@ -105,10 +105,10 @@ def user_room(world_id: str, user_id: str) -> str:
     return f"user:{world_id}:{user_id}"
 
 
-def ok(data: BaseModel | dict[str, Any]) -> dict[str, Any]:
+def ok(data: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
     """The success ack (``protocol.AckOk``'s shape). ``data`` is a validated model, or
     the JSON form of one already dumped (so it is not validated and dumped again)."""
-    return {"ok": True, "data": data if isinstance(data, dict) else data.model_dump(mode="json")}
+    return {"ok": True, "data": data.model_dump(mode="json") if isinstance(data, BaseModel) else data}
 
 
 def error(code: protocol.ErrorCode, message: str, field_name: str | None = None) -> dict[str, Any]:
@@ -150,17 +150,31 @@ def handles(model: type[_I]) -> Callable[[Handler[_S, _I]], Handler[_S, _I]]:
     return mark
 
 
+@runtime_checkable
+class HasRules(Protocol):
+    """A group that also handles intents by rules (``bridge.service.core.RuleTable``)."""
+
+    def rule_handlers(self) -> dict[str, Callable[[Session, Any], Awaitable[Reply]]]: ...
+
+
 def handlers_of(*groups: object) -> dict[str, Callable[[Session, Any], Awaitable[Reply]]]:
     """Every event the groups' methods are marked to handle (:func:`handles`), bound to
     their group; raises ``RuntimeError`` unless every declared intent has exactly one."""
     table: dict[str, Callable[[Session, Any], Awaitable[Reply]]] = {}
+
+    def add(event: str, handler: Callable[[Session, Any], Awaitable[Reply]]) -> None:
+        if event in table:
+            raise RuntimeError(f"two handlers for intent {event!r}")
+        table[event] = handler
+
     for group in groups:
         for cls in type(group).__mro__:
             for name, attr in vars(cls).items():
                 for event in getattr(attr, "__intents__", ()):
-                    if event in table:
-                        raise RuntimeError(f"two handlers for intent {event!r}")
-                    table[event] = getattr(group, name)
+                    add(event, getattr(group, name))
+        if isinstance(group, HasRules):
+            for event, handler in group.rule_handlers().items():
+                add(event, handler)
     missing = set(protocol.INTENTS) ^ set(table)
     if missing:
         raise RuntimeError(f"intents without handlers or models: {sorted(missing)}")
