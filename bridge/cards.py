@@ -1,24 +1,53 @@
 """Project rules records into what the module shows: chat cards, actor patches, statuses.
 
-Every view an emit or a frequent answer carries is built straight in its JSON form (a
-:data:`View`): the dict ``protocol.<Model>(...).model_dump(mode="json")`` would give, keys
-in the model's field order, every default present. A card is built once and never
-validated, dumped or copied again on its way to the store and the wire (building the
-pydantic models, then dumping them, was most of an intent's cost). The models in
-:mod:`bridge.protocol.views` stay the schema: :func:`check_view` proves a view is what its
-model gives, and tests run the bridge with ``FATE_BRIDGE_CHECK_VIEWS=1``, which checks
-every emit and answer so. Views are shared (caches hand out the same dict to every card
-showing it): nothing may change a view once built.
+Every view an emit or a frequent answer carries is built straight in its JSON form: a
+plain dict typed by its definition in :mod:`bridge.protocol.views` (a ``TypedDict``), so
+mypy checks every key and value of every literal here against the one definition the
+schemas are generated from. Every key is built, defaults included. A card is built once
+and never validated, dumped or copied again on its way to the store and the wire (building
+pydantic models, then dumping them, cost several times as much). Views are shared (caches
+hand out the same dict to every card showing it): nothing may change a view once built.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from functools import cache, lru_cache
-from typing import Any
+from typing import cast
 
-from bridge import codec, protocol
+from bridge import protocol
+from bridge.protocol import (
+    ActionCard,
+    ActorPatch,
+    CardAspect,
+    CardCharacter,
+    CardPrompt,
+    CardSide,
+    ChallengeCard,
+    ChallengeView,
+    ConflictView,
+    ContestCard,
+    ContestSideView,
+    ContestView,
+    DiceList,
+    ExchangeRollView,
+    ExchangeView,
+    InvokeOddsView,
+    OddsView,
+    OutcomeLabel,
+    PromptKind,
+    Rated,
+    RulesetInfo,
+    SceneState,
+    SideInvokeOdds,
+    SlotState,
+    StressTrackView,
+    TaskView,
+    TokenStatus,
+    TokenStatusName,
+    WorldStateData,
+)
+from bridge.protocol.base import DiceRoll
 from bridge.rules import history
 from bridge.rules.consequences import SEVERITY_NAMES
 from bridge.rules.dice import dice_total
@@ -43,53 +72,31 @@ from bridge.rules.state import (
 from bridge.view_index import ByIdentity, aspect_index, open_actions
 
 GM_NAME = "GM"
-# A view in its JSON form (see the module's docstring).
-View = dict[str, Any]
-CHECK_VIEWS = "FATE_BRIDGE_CHECK_VIEWS"
-
-
-@cache
-def views_checked() -> bool:
-    """Whether every emit and answer is checked against its model (:func:`check_view`):
-    on when the environment sets ``FATE_BRIDGE_CHECK_VIEWS=1`` (the tests do), as it is
-    at the first intent (read once: the environment is not free to ask)."""
-    return os.environ.get(CHECK_VIEWS) == "1"
-
-
-def check_view(model: type[protocol.Outbound], view: View) -> None:
-    """Raise ``ValueError`` unless ``view`` is exactly what ``model`` gives for it: it
-    validates (no unknown, missing or mistyped field) and dumps back to the same JSON
-    text, keys in the same order."""
-    again = model.model_validate(view).model_dump(mode="json")
-    if codec.dumps(again) != codec.dumps(view):
-        raise ValueError(
-            f"view is not {model.__name__}'s JSON:\n{codec.dumps(view)}\n{codec.dumps(again)}"
-        )
 
 
 # One view of a value serves every card showing it: the few ladder values and names of
 # a table are built once, not on every card.
 @lru_cache(maxsize=4096)
-def _rated(ruleset_id: str, value: int) -> View:
+def _rated(ruleset_id: str, value: int) -> Rated:
     return {"value": value, "label": get_ruleset(ruleset_id).ladder_label(value)}
 
 
-def rated(value: int, ruleset: Ruleset) -> View:
-    """A ladder value with its word (R1.3): ``protocol.Rated``."""
+def rated(value: int, ruleset: Ruleset) -> Rated:
+    """A ladder value with its word (R1.3)."""
     return _rated(ruleset.id, value)
 
 
 @lru_cache(maxsize=8192)
-def _character_view(character_id: str, name: str) -> View:
+def _character_view(character_id: str, name: str) -> CardCharacter:
     return {"id": character_id, "name": name}
 
 
-def character_view(character_id: str, name: str) -> View:
-    """``protocol.CardCharacter``."""
+def character_view(character_id: str, name: str) -> CardCharacter:
+    """A character as a card names it."""
     return _character_view(character_id, name)
 
 
-def _who(state: WorldState, character_id: str | None) -> View | None:
+def _who(state: WorldState, character_id: str | None) -> CardCharacter | None:
     if character_id is None:
         return None
     if character_id == GM:
@@ -98,17 +105,23 @@ def _who(state: WorldState, character_id: str | None) -> View | None:
     return _character_view(character_id, character.name if character else character_id)
 
 
+def _name(state: WorldState, character_id: str) -> str:
+    """The name a card shows for ``character_id``."""
+    who = _who(state, character_id)
+    return who["name"] if who is not None else ""
+
+
 def _controllers(state: WorldState, side: Side) -> list[str]:
     leader = state.characters.get(side.leader or "")
     return list(leader.owners) if leader else []
 
 
-def _dice(faces: tuple[int, ...] | None) -> list[int] | None:
+def _dice(faces: DiceRoll | None) -> DiceList | None:
     return list(faces) if faces is not None else None
 
 
-def _side(state: WorldState, side: Side, ruleset: Ruleset) -> View:
-    """``protocol.CardSide``."""
+def _side(state: WorldState, side: Side, ruleset: Ruleset) -> CardSide:
+    """One side of an action's card."""
     roll = side.roll
     passive = roll.passive_rating is not None
     rolled = passive or roll.dice is not None
@@ -137,16 +150,16 @@ def _side(state: WorldState, side: Side, ruleset: Ruleset) -> View:
 # Views of aspects already built, by the (immutable) Aspect, its place's name and its
 # count: states share every record an event did not replace, so a card listing a scene's
 # aspects builds only the new ones.
-_ASPECT_VIEWS: ByIdentity[Aspect, tuple[View | None, int, View]] = ByIdentity(50_000)
+_ASPECT_VIEWS: ByIdentity[Aspect, tuple[CardCharacter | None, int, CardAspect]] = ByIdentity(50_000)
 
 
-def _aspect(state: WorldState, aspect: Aspect, count: int = 1) -> View:
-    """``protocol.CardAspect``."""
+def _aspect(state: WorldState, aspect: Aspect, count: int = 1) -> CardAspect:
+    """An aspect as a card or the scene panel lists it."""
     attached = _who(state, aspect.attached_to)
     known = _ASPECT_VIEWS.get(aspect)
     if known is not None and (known[0] is attached or known[0] == attached) and known[1] == count:
         return known[2]
-    view = {
+    view: CardAspect = {
         "id": aspect.id,
         "name": aspect.name,
         "kind": aspect.kind,
@@ -158,7 +171,7 @@ def _aspect(state: WorldState, aspect: Aspect, count: int = 1) -> View:
     return view
 
 
-def _entries(state: WorldState, shown: Callable[[Aspect], bool]) -> list[View]:
+def _entries(state: WorldState, shown: Callable[[Aspect], bool]) -> list[CardAspect]:
     """The state's aspects that ``shown`` keeps, in card order, alike boosts as one
     entry with their count."""
     return [
@@ -168,7 +181,7 @@ def _entries(state: WorldState, shown: Callable[[Aspect], bool]) -> list[View]:
     ]
 
 
-def invokable_aspects(state: WorldState, action: Action) -> list[View]:
+def invokable_aspects(state: WorldState, action: Action) -> list[CardAspect]:
     """Scene aspects, boosts, and every aspect on a character taking part or targeted."""
     involved = set(action.actor.members) | set(action.opposition.members)
     if action.target_id:
@@ -176,12 +189,12 @@ def invokable_aspects(state: WorldState, action: Action) -> list[View]:
     return _entries(state, lambda a: a.attached_to is None or a.attached_to in involved)
 
 
-def _prompt_view(kind: str, users: list[str], gm: bool, options: list[str]) -> View:
-    """``protocol.CardPrompt``."""
+def _prompt_view(kind: PromptKind, users: list[str], gm: bool, options: list[str]) -> CardPrompt:
+    """Who should act next on a card."""
     return {"kind": kind, "users": users, "gm": gm, "options": options}
 
 
-def _prompt(state: WorldState, action: Action, ruleset: Ruleset) -> View:
+def _prompt(state: WorldState, action: Action, ruleset: Ruleset) -> CardPrompt:
     actor_users = _controllers(state, action.actor)
     if action.state == "confirming":
         # R2.1, R9.1: the GM confirms; R10.1: invited helpers' owners answer; consent to
@@ -236,8 +249,8 @@ def action_card(
     ruleset: Ruleset,
     event_seq: int,
     event_hash: str,
-) -> View:
-    """The card for one action, as of the event that last changed it: ``protocol.ActionCard``."""
+) -> ActionCard:
+    """The card for one action, as of the event that last changed it."""
     target_aspect = state.aspects.get(action.target_aspect_id or "")
     shift_count, outcome = action.shifts, action.outcome
     provisional = False
@@ -266,7 +279,7 @@ def action_card(
             {
                 "side": i.side,
                 "invoker": i.invoker,
-                "invoker_name": (_who(state, i.invoker) or {"name": ""})["name"],
+                "invoker_name": _name(state, i.invoker),
                 "aspect_id": i.aspect_id,
                 "aspect_name": i.aspect_name,
                 "payment": i.payment,
@@ -345,8 +358,8 @@ def action_card(
     }
 
 
-def odds_view(odds: OutcomeOdds) -> View:
-    """``protocol.OddsView``."""
+def odds_view(odds: OutcomeOdds) -> OddsView:
+    """Exact odds of each outcome."""
     c = odds.counts
     return {
         "out_of": odds.out_of,
@@ -357,14 +370,13 @@ def odds_view(odds: OutcomeOdds) -> View:
     }
 
 
-def _invoke_odds(action: Action, ruleset: Ruleset) -> View | None:
-    """What a +2 or a reroll would change for each side (R4.1), for the invoke picker:
-    ``protocol.InvokeOddsView``."""
+def _invoke_odds(action: Action, ruleset: Ruleset) -> InvokeOddsView | None:
+    """What a +2 or a reroll would change for each side (R4.1), for the invoke picker."""
     sides = action_invoke_odds(action, ruleset)
     if not sides:
         return None
 
-    def view(side: InvokeOdds) -> View:
+    def view(side: InvokeOdds) -> SideInvokeOdds:
         reroll = odds_view(side.reroll) if side.reroll else None
         return {"now": side.now, "plus_two": side.plus_two, "reroll": reroll}
 
@@ -375,19 +387,19 @@ def _invoke_odds(action: Action, ruleset: Ruleset) -> View | None:
     }
 
 
-def outcome_labels(ruleset: Ruleset) -> list[View]:
-    """The ruleset's outcome names, fumble to excel (R3.1): ``protocol.OutcomeLabel``s."""
+def outcome_labels(ruleset: Ruleset) -> list[OutcomeLabel]:
+    """The ruleset's outcome names, fumble to excel (R3.1)."""
     return list(_outcome_labels(ruleset.id))
 
 
 @cache
-def _outcome_labels(ruleset_id: str) -> tuple[View, ...]:
+def _outcome_labels(ruleset_id: str) -> tuple[OutcomeLabel, ...]:
     names = get_ruleset(ruleset_id).outcome_names
     return tuple({"id": o, "label": names[o]} for o in OUTCOMES)
 
 
-def _slots(character: Character, state: WorldState) -> list[View]:
-    """``protocol.SlotState``s."""
+def _slots(character: Character, state: WorldState) -> list[SlotState]:
+    """The character's consequence slots."""
     return [
         {
             "id": s.id,
@@ -400,9 +412,8 @@ def _slots(character: Character, state: WorldState) -> list[View]:
     ]
 
 
-def stress_views(character: Character) -> list[View]:
-    """The character's stress tracks, boxes and values as the module shows them (R5.10):
-    ``protocol.StressTrackView``s."""
+def stress_views(character: Character) -> list[StressTrackView]:
+    """The character's stress tracks, boxes and values as the module shows them (R5.10)."""
     return [
         {
             "id": t.id,
@@ -414,9 +425,8 @@ def stress_views(character: Character) -> list[View]:
     ]
 
 
-def world_summary(state: WorldState) -> View:
-    """Everything pickers need: characters, every aspect with its free invokes:
-    ``protocol.WorldStateData``."""
+def world_summary(state: WorldState) -> WorldStateData:
+    """Everything pickers need: characters, every aspect with its free invokes."""
     return {
         "ruleset": state.ruleset,
         "characters": [
@@ -439,8 +449,8 @@ def world_summary(state: WorldState) -> View:
     }
 
 
-def actor_patch(character: Character, state: WorldState, world_id: str, seq: int) -> View:
-    """``protocol.ActorPatch``."""
+def actor_patch(character: Character, state: WorldState, world_id: str, seq: int) -> ActorPatch:
+    """What the rules hold of an actor, for the GM's client to write back."""
     return {
         "seq": seq,
         "world": world_id,
@@ -460,12 +470,12 @@ def held_boosts(character: Character, state: WorldState) -> int:
     return aspect_index(state.aspects).held_boosts(character.id)
 
 
-def token_status(character: Character, state: WorldState, world_id: str, seq: int) -> View:
-    """``protocol.TokenStatus``."""
+def token_status(character: Character, state: WorldState, world_id: str, seq: int) -> TokenStatus:
+    """The status effects of an actor's tokens."""
     filled = {s.severity for s in character.consequences if not s.empty}
-    statuses: dict[str, bool] = {
+    statuses: dict[TokenStatusName, bool] = {
         "overwhelmed": character.overwhelmed,
-        **{name: severity in filled for severity, name in SEVERITY_NAMES.items()},
+        **{cast(TokenStatusName, n): s in filled for s, n in SEVERITY_NAMES.items()},
         "boost": held_boosts(character, state) > 0,
     }
     return {
@@ -520,7 +530,7 @@ def _owners(state: WorldState, members: tuple[str, ...]) -> list[str]:
     return users
 
 
-def _members(state: WorldState, members: tuple[str, ...]) -> list[View]:
+def _members(state: WorldState, members: tuple[str, ...]) -> list[CardCharacter]:
     return [c for c in (_who(state, m) for m in members) if c]
 
 
@@ -531,9 +541,8 @@ def _side_view(
     members: tuple[str, ...],
     progress: int = 0,
     conceded: bool = False,
-) -> View:
-    """A side of a contest or a conflict, with the users who may act for it:
-    ``protocol.ContestSideView``."""
+) -> ContestSideView:
+    """A side of a contest or a conflict, with the users who may act for it."""
     return {
         "id": side_id,
         "name": name,
@@ -544,8 +553,8 @@ def _side_view(
     }
 
 
-def _roll_view(roll: ExchangeRoll, ruleset: Ruleset) -> View:
-    """``protocol.ExchangeRollView``."""
+def _roll_view(roll: ExchangeRoll, ruleset: Ruleset) -> ExchangeRollView:
+    """One side's roll in a contest's exchange."""
     return {
         "side_id": roll.side_id,
         "action_id": roll.action_id,
@@ -555,8 +564,8 @@ def _roll_view(roll: ExchangeRoll, ruleset: Ruleset) -> View:
     }
 
 
-def exchange_view(result: ExchangeResult, ruleset: Ruleset) -> View:
-    """``protocol.ExchangeView``."""
+def exchange_view(result: ExchangeResult, ruleset: Ruleset) -> ExchangeView:
+    """A contest's exchange once rolled."""
     return {
         "number": result.number,
         "rolls": [_roll_view(r, ruleset) for r in result.rolls],
@@ -569,8 +578,8 @@ def exchange_view(result: ExchangeResult, ruleset: Ruleset) -> View:
     }
 
 
-def contest_view(contest: Contest, state: WorldState, ruleset: Ruleset) -> View:
-    """``protocol.ContestView``."""
+def contest_view(contest: Contest, state: WorldState, ruleset: Ruleset) -> ContestView:
+    """A contest as the scene panel and its cards show it."""
     return {
         "id": contest.id,
         "name": contest.name,
@@ -593,14 +602,16 @@ def contest_view(contest: Contest, state: WorldState, ruleset: Ruleset) -> View:
     }
 
 
-def contest_card(contest: View, exchange: View | None, undone: bool = False) -> View:
-    """``protocol.ContestCard``: a contest's exchange result (or its end)."""
+def contest_card(
+    contest: ContestView, exchange: ExchangeView | None, undone: bool = False
+) -> ContestCard:
+    """A contest's exchange result (or its end)."""
     return {"kind": "contest", "contest": contest, "exchange": exchange, "undone": undone}
 
 
-def challenge_view(challenge: Challenge, state: WorldState, ruleset: Ruleset) -> View:
-    """``protocol.ChallengeView``."""
-    tasks: list[View] = []
+def challenge_view(challenge: Challenge, state: WorldState, ruleset: Ruleset) -> ChallengeView:
+    """A challenge as the scene panel and its card show it."""
+    tasks: list[TaskView] = []
     for task in challenge.tasks:
         action = state.actions.get(task.action_id or "")
         tasks.append(
@@ -638,13 +649,13 @@ def challenge_view(challenge: Challenge, state: WorldState, ruleset: Ruleset) ->
     }
 
 
-def challenge_card(challenge: View, undone: bool = False) -> View:
-    """``protocol.ChallengeCard``: a challenge's summary once every task is in."""
+def challenge_card(challenge: ChallengeView, undone: bool = False) -> ChallengeCard:
+    """A challenge's summary once every task is in."""
     return {"kind": "challenge", "challenge": challenge, "undone": undone}
 
 
-def conflict_view(conflict: Conflict, state: WorldState) -> View:
-    """``protocol.ConflictView``."""
+def conflict_view(conflict: Conflict, state: WorldState) -> ConflictView:
+    """A conflict as the scene panel shows it."""
     side_of = {m: s.id for s in conflict.sides for m in s.members}
     return {
         "id": conflict.id,
@@ -686,8 +697,8 @@ def conflict_view(conflict: Conflict, state: WorldState) -> View:
     }
 
 
-def rules_info(ruleset: Ruleset, state: WorldState) -> View:
-    """``protocol.RulesetInfo``: what the module shows and offers under this ruleset."""
+def rules_info(ruleset: Ruleset, state: WorldState) -> RulesetInfo:
+    """What the module shows and offers under this ruleset."""
     return {
         "id": ruleset.id,
         "title": ruleset.title,
@@ -704,17 +715,16 @@ def rules_info(ruleset: Ruleset, state: WorldState) -> View:
 
 # Scene views of recent states: a commit compares the scene before it, built by the
 # commit before, with the scene after it.
-_SCENE_VIEWS: ByIdentity[WorldState, View] = ByIdentity(256)
+_SCENE_VIEWS: ByIdentity[WorldState, SceneState] = ByIdentity(256)
 
 
-def scene_state(state: WorldState) -> View:
-    """The scene panel: aspects, budget, and every open or finished procedure:
-    ``protocol.SceneState``."""
+def scene_state(state: WorldState) -> SceneState:
+    """The scene panel: aspects, budget, and every open or finished procedure."""
     known = _SCENE_VIEWS.get(state)
     return known if known is not None else _SCENE_VIEWS.put(state, _build_scene_state(state))
 
 
-def _build_scene_state(state: WorldState) -> View:
+def _build_scene_state(state: WorldState) -> SceneState:
     ruleset = get_ruleset(state.ruleset)
     scene = state.scene
     return {

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,11 +16,6 @@ from tests.bridge_process import redis_server as start_redis
 from tests.in_process import InProcessBridge, serving_in_thread
 from tests.receiver import receiver  # noqa: F401 - a fixture for every module
 from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat
-
-# Every emit and answer the bridge builds (in this process and in the bridge processes the
-# tests start, which inherit the environment) is checked against its protocol model: the
-# views are built in their JSON form, and this proves each is what its model gives.
-os.environ.setdefault("FATE_BRIDGE_CHECK_VIEWS", "1")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -1,6 +1,8 @@
-"""JSON built once: views are built in their JSON form (bridge.cards), each exactly what its
-protocol model gives, and a view cached by identity equals one built afresh after any play;
-snapshots are written by pydantic's serializer, byte for byte what the dict path wrote."""
+"""JSON built once: views are built in their JSON form (bridge.cards), each what its one
+definition in bridge.protocol.views validates to (mypy checks the keys and types of every
+literal; these tests check the values pydantic constrains further), and a view cached by
+identity equals one built afresh after any play; snapshots are written by pydantic's
+serializer, byte for byte what the dict path wrote."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from pydantic import TypeAdapter, ValidationError
 
 from bridge import cards, codec, protocol
 from bridge.rules.ruleset import get_ruleset
@@ -31,6 +34,20 @@ STRESS = [{"id": "ph", "name": "Physical", "kind": "physical", "boxes": [{"value
 def text(value: Any) -> str:
     """JSON text with keys in their order: what the wire and the store carry."""
     return json.dumps(value)
+
+
+_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
+
+
+def check_view(definition: Any, view: Any) -> None:
+    """``view`` validates, strictly, as ``definition`` (a view's TypedDict or a model) and
+    is the JSON its validated value gives: no key unknown, missing or mistyped, every
+    default built. Key order is free (JSON objects have none)."""
+    adapter = _ADAPTERS.get(definition)
+    if adapter is None:
+        adapter = _ADAPTERS[definition] = TypeAdapter(definition)
+    again = adapter.dump_python(adapter.validate_python(view, strict=True), mode="json")
+    assert again == json.loads(codec.dumps(view))
 
 
 class Table:
@@ -188,8 +205,8 @@ async def test_every_view_is_its_models_json_and_cached_views_equal_fresh_ones(
     tmp_path_factory: pytest.TempPathFactory, ruleset: str, seed: int
 ) -> None:
     # Every emit (card, actor.patch, token.status, scene.state) and every answer is what
-    # its protocol model gives for it, keys in order: the module reads these (the schemas
-    # in schemas/ are generated from the same models).
+    # its definition validates to: the module reads these (the schemas in schemas/ are
+    # generated from the same definitions).
     store = SQLiteStore(Path(tmp_path_factory.mktemp("views")) / "bridge.db")
     await store.open()
     try:
@@ -202,9 +219,9 @@ async def test_every_view_is_its_models_json_and_cached_views_equal_fresh_ones(
         for event, ack, emits in table.replies:
             assert set(ack) == ({"ok", "data"} if ack["ok"] else {"ok", "error"})
             if ack["ok"] and event in protocol.RESULTS:
-                cards.check_view(protocol.RESULTS[event], ack["data"])
+                check_view(protocol.RESULTS[event], ack["data"])
             for emit_event, payload in emits:
-                cards.check_view(protocol.EMITS[emit_event], payload)
+                check_view(protocol.EMITS[emit_event], payload)
                 emitted += 1
         assert emitted > 0
         # The cached state and its cached views equal the state and views the log alone
@@ -221,8 +238,8 @@ async def test_every_view_is_its_models_json_and_cached_views_equal_fresh_ones(
             again = replayed.characters[character_id]
             patch = cards.actor_patch(character, cached, "w", 1)
             assert text(patch) == text(cards.actor_patch(again, replayed, "w", 1))
-            cards.check_view(protocol.ActorPatch, patch)
-            cards.check_view(protocol.TokenStatus, cards.token_status(character, cached, "w", 1))
+            check_view(protocol.ActorPatch, patch)
+            check_view(protocol.TokenStatus, cards.token_status(character, cached, "w", 1))
         # The last emit of each kind for the scene is the scene as it now is.
         scenes = [p for _e, _a, emits in table.replies for ev, p in emits if ev == "scene.state"]
         if scenes:
@@ -231,22 +248,29 @@ async def test_every_view_is_its_models_json_and_cached_views_equal_fresh_ones(
         await store.close()
 
 
-def test_a_view_unlike_its_model_is_refused() -> None:
-    # Bad views: keys out of order, a default left out, an unknown key, a wrong type.
+def test_a_view_unlike_its_definition_is_refused() -> None:
+    # A view's TypedDict validates as its model did: unknown keys refused (extra="forbid"),
+    # required keys required, types strict; a key with a default is filled in.
     good = {"id": "hero", "name": "Hero"}
-    cards.check_view(protocol.CardCharacter, good)
-    for bad, model in (
-        ({"name": "Hero", "id": "hero"}, protocol.CardCharacter),
-        (
-            {"id": "a", "name": "A", "kind": "situation", "attached_to": None, "free_invokes": {}},
-            protocol.CardAspect,
-        ),
+    check_view(protocol.CardCharacter, good)
+    check_view(protocol.CardCharacter, {"name": "Hero", "id": "hero"})
+    aspect: dict[str, Any] = {
+        "id": "a",
+        "name": "A",
+        "kind": "situation",
+        "attached_to": None,
+        "free_invokes": {},
+    }
+    assert TypeAdapter(protocol.CardAspect).validate_python(aspect)["count"] == 1
+    for bad, definition in (
         ({**good, "extra": 1}, protocol.CardCharacter),
+        ({"id": "hero"}, protocol.CardCharacter),
         ({"value": "3", "label": "Good"}, protocol.Rated),
         ({"value": True, "label": "Good"}, protocol.Rated),
+        ({**aspect, "kind": "weather"}, protocol.CardAspect),
     ):
-        with pytest.raises(ValueError):
-            cards.check_view(model, bad)
+        with pytest.raises(ValidationError):
+            TypeAdapter(definition).validate_python(bad, strict=True)
 
 
 NASTY = [

@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic import TypeAdapter
 
 from bridge import protocol
 from bridge.http_api import ROUTES, openapi_document
@@ -53,7 +54,7 @@ async def test_a_passive_overcome_runs_to_its_end_over_http_alone(
         assert ActionOddsData.model_validate(odds.json()).modifier == 3
         opened = await http.post(f"{base}/actions", json=overcome("life-1", 4))
         assert opened.status_code == 200, opened.text
-        action_id = ActionData.model_validate(opened.json()).action_id
+        action_id = TypeAdapter(ActionData).validate_python(opened.json())["action_id"]
         invoke = {
             "request_id": "life-2",
             "invoker": "brousseau",
@@ -64,9 +65,10 @@ async def test_a_passive_overcome_runs_to_its_end_over_http_alone(
             verb_url(bridge, world[0], action_id, "action.invoke"), json=invoke
         )
         assert invoked.status_code == 200, invoked.text
-        card = ActionData.model_validate(invoked.json()).card
-        assert card.actor.total is not None and card.actor.total.value == 5  # 3 + 0 + 2
-        assert card.shifts == 1 and card.state == "invoking"
+        card = TypeAdapter(ActionData).validate_python(invoked.json())["card"]
+        total = card["actor"]["total"]
+        assert total is not None and total["value"] == 5  # 3 + 0 + 2
+        assert card["shifts"] == 1 and card["state"] == "invoking"
         # DESIGN: a repeated request_id answers as the first time and changes nothing.
         again = await http.post(verb_url(bridge, world[0], action_id, "action.invoke"), json=invoke)
         assert again.status_code == 200 and again.json() == invoked.json()
@@ -75,21 +77,23 @@ async def test_a_passive_overcome_runs_to_its_end_over_http_alone(
             json={"request_id": "life-3", "side": "actor"},
         )
         assert passed.status_code == 200, passed.text
-        final = ActionData.model_validate(passed.json())
-        assert final.action_id == action_id
-        assert final.card.state == "resolved" and final.card.outcome == "succeed"
-        state = WorldStateData.model_validate((await http.get(f"{base}/state")).json())
-        assert state.open_actions == []
-        people = {c.id: c for c in state.characters}
-        assert people["brousseau"].fate_points == 1  # one fate point, not two: paid once
+        final = TypeAdapter(ActionData).validate_python(passed.json())
+        assert final["action_id"] == action_id
+        assert final["card"]["state"] == "resolved" and final["card"]["outcome"] == "succeed"
+        state = TypeAdapter(WorldStateData).validate_python(
+            (await http.get(f"{base}/state")).json()
+        )
+        assert state["open_actions"] == []
+        people = {c["id"]: c for c in state["characters"]}
+        assert people["brousseau"]["fate_points"] == 1  # one fate point, not two: paid once
         history = HistoryPage.model_validate((await http.get(f"{base}/history")).json())
         (entry,) = history.entries
         assert entry.action_id == action_id and entry.outcome == "succeed"
-        assert [i.aspect_name for i in entry.invokes] == ["Skeptical Ghost Hunter"]
+        assert [i["aspect_name"] for i in entry.invokes] == ["Skeptical Ghost Hunter"]
     # Foundry hears every step like a socket intent's: the active GM's client writes it.
     for seat in (gm, paul):
         (emit,) = await seat.wait_for(
-            "card", lambda e: e["card_id"] == final.card_id and e["card"]["state"] == "resolved"
+            "card", lambda e: e["card_id"] == final["card_id"] and e["card"]["state"] == "resolved"
         )
         assert emit["writer"] == "gm" and emit["card"] == passed.json()["card"]
 
@@ -116,17 +120,18 @@ async def test_a_players_proposal_is_confirmed_and_costed_over_http(
             url = verb_url(bridge, world[0], action_id, event)
             answer = await http.post(url, json={"request_id": f"gm-{n}", **body})
             assert answer.status_code == 200, (event, answer.text)
-            cards.append(ActionData.model_validate(answer.json()).card)
+            cards.append(TypeAdapter(ActionData).validate_python(answer.json())["card"])
     confirmed, passed, chosen, costed = cards
-    assert confirmed.proposal is None and confirmed.opposition.total is not None
-    assert confirmed.opposition.total.value == 2  # the GM's number, not the player's -10
-    assert passed.outcome == "tie" and passed.state == "choosing"
-    assert chosen.state == "costing" and chosen.cost_severity == "minor"
-    assert costed.state == "resolved" and costed.succeeded is True
+    opposed = confirmed["opposition"]["total"]
+    assert confirmed["proposal"] is None and opposed is not None
+    assert opposed["value"] == 2  # the GM's number, not the player's -10
+    assert passed["outcome"] == "tie" and passed["state"] == "choosing"
+    assert chosen["state"] == "costing" and chosen["cost_severity"] == "minor"
+    assert costed["state"] == "resolved" and costed["succeeded"] is True
     (emit,) = await paul.wait_for(
         "card", lambda e: e["card"]["action_id"] == action_id and e["card"]["state"] == "resolved"
     )
-    assert emit["card"] == costed.model_dump(mode="json")
+    assert emit["card"] == TypeAdapter(protocol.ActionCard).dump_python(costed, mode="json")
 
 
 async def test_a_rule_refusal_is_409_and_changes_nothing(

@@ -1,7 +1,8 @@
 """A commit compares its emits with views the commit before it built (its before state is
 that commit's after), not with views built afresh: those kept views must be exactly what
 building them afresh gives, after every kind of commit, or a patch or a scene panel that
-changed would go unsent (or one that did not, be sent again)."""
+changed would go unsent (or one that did not, be sent again). The kept views are the
+service's own: two services in one process never share them."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ import pytest
 
 from bridge import cards
 from bridge.service import BridgeService, Session
-from bridge.service.emits import _KNOWN_VIEWS
 from bridge.store.sqlite import SQLiteStore
 
 HERO = {"id": "hero", "name": "Hero", "owners": ["p"], "fate_points": 3, "skills": {"Fight": 2}}
@@ -88,7 +88,7 @@ async def test_views_kept_for_the_next_commit_are_the_views_built_afresh(
     for _ in range(150):
         await chosen.choice(steps)()
         _snapshot, state = service.states["w"]
-        known = _KNOWN_VIEWS.get(state)
+        known = service.known_views.get(state)
         if known is None:
             continue
         if known.scene is not None:
@@ -101,3 +101,28 @@ async def test_views_kept_for_the_next_commit_are_the_views_built_afresh(
             checked["characters"] += 1
     # The sequence kept views of both kinds many times over (the check was not vacuous).
     assert checked["scene"] > 20 and checked["characters"] > 20, checked
+
+
+async def test_each_service_keeps_its_own_views(tmp_path: Path) -> None:
+    # Two services in one process (two bridges, or a test's two tables): one's commits
+    # fill its own cache of views, never the other's.
+    services: list[BridgeService] = []
+    stores: list[SQLiteStore] = []
+    try:
+        for name in ("one", "two"):
+            store = SQLiteStore(tmp_path / f"{name}.sqlite")
+            await store.open()
+            stores.append(store)
+            services.append(BridgeService(store))
+            await services[-1].add_world("w", "World")
+        one, two = services
+        assert one.known_views is not two.known_views
+        gm = Session("s", "w", "gm", "gm", bound=True, present=True)
+        reply = await one.handle(gm, "actor.sync", {"request_id": "r1", "actor": HERO})
+        assert reply.ack["ok"], reply.ack
+        _snapshot, state = one.states["w"]
+        assert one.known_views.get(state) is not None
+        assert two.known_views.get(state) is None
+    finally:
+        for store in stores:
+            await store.close()

@@ -379,7 +379,7 @@ async def test_each_commit_reaches_the_room_in_one_frame(table: dict[str, Seat])
     assert pass_items[0].event == "card"
     assert {"actor.patch", "scene.state"} <= {item.event for item in pass_items}
     items = [*start_items, *pass_items]
-    seqs = [item.data.seq for item in items]
+    seqs = [item.data["seq"] for item in items]
     assert seqs == list(range(since + 1, since + 1 + len(items)))
     # The sender heard the same items in its two acks, and not as frames.
     assert [start_ack["emits"], pass_ack["emits"]] == [frame["emits"] for _, frame in frames]

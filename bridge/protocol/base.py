@@ -297,14 +297,15 @@ class Intent(Inbound):
 
     # Dunder names: a field of a subclass may be called "event" (the relay envelope's).
     __event__: ClassVar[str]
-    __result__: ClassVar[type[Outbound] | None]
+    # An Outbound model or a view (a TypedDict of bridge.protocol.views): a type form.
+    __result__: ClassVar[Any]
     __relayed__: ClassVar[bool]
 
     def __init_subclass__(
         cls,
         *,
         event: str | None = None,
-        result: type[Outbound] | None = None,
+        result: Any = None,
         relayed: bool = True,
         **kwargs: Any,
     ) -> None:

@@ -18,7 +18,6 @@ from bridge.protocol.base import (
     Intent,
     InvokeEffect,
     Name,
-    Outbound,
     Payment,
     Rating,
     Readable,
@@ -683,6 +682,6 @@ NOT_RELAYED = frozenset(event for event, model in INTENTS.items() if not model._
 EVENT_OF: dict[type[object], str] = {model: event for event, model in INTENTS.items()}
 
 # Each intent's answer data by event ("relay" answers with the relayed intent's own).
-RESULTS: dict[str, type[Outbound]] = {
+RESULTS: dict[str, Any] = {
     event: result for event, model in INTENTS.items() if (result := model.__result__) is not None
 }

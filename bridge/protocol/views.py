@@ -1,14 +1,26 @@
-"""Bridge -> client messages: acks, results, chat cards, patches and scene views."""
+"""Bridge -> client messages: acks, results, chat cards, patches and scene views.
+
+Every view the bridge builds as a plain dict (``bridge.cards``: cards, actor patches, token
+statuses, the scene panel, the world summary) is declared here once, as a
+:class:`~typing_extensions.TypedDict`: mypy checks each dict literal that builds one (every
+key, every value's type), pydantic validates and writes its JSON Schema
+(``TypeAdapter(View)``), and the hot path builds plain dicts, never a model. A key with a
+default (``Annotated[T, Field(default=...)]``) is always built; the default is for what
+pydantic validates (a client, a stored emit from before the key existed) and the schema
+marks it optional. Messages built rarely stay pydantic models (:class:`Outbound`).
+"""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field, TypeAdapter, WithJsonSchema, with_config
+from typing_extensions import TypedDict
 
 from bridge.protocol.base import (
     ActionTypeName,
     DiceRoll,
+    Face,
     HarmKindName,
     InvokeEffect,
     Outbound,
@@ -17,6 +29,16 @@ from bridge.protocol.base import (
     StressKindName,
 )
 from bridge.rules.errors import RuleCode
+
+# A view refuses unknown keys, as an Outbound model does.
+_view = with_config(ConfigDict(extra="forbid"))
+# A view's four dice: a list, as JSON reads back, so a view built in process equals the
+# one a client or the store reads; its schema is DiceRoll's (four faces, each in place).
+DiceList = Annotated[
+    list[Face],
+    Field(min_length=4, max_length=4),
+    WithJsonSchema(TypeAdapter(DiceRoll).json_schema()),
+]
 
 # --- acks ------------------------------------------------------------------
 
@@ -53,17 +75,20 @@ class ErrorInfo(Outbound):
 # --- bridge -> clients emits ------------------------------------------------
 
 
-class Rated(Outbound):
+@_view
+class Rated(TypedDict):
     value: int
     label: str
 
 
-class CardCharacter(Outbound):
+@_view
+class CardCharacter(TypedDict):
     id: str
     name: str
 
 
-class CardSide(Outbound):
+@_view
+class CardSide(TypedDict):
     """One side of an action: who rolls, with what, and what was added (R1.2)."""
 
     leader: CardCharacter | None
@@ -74,7 +99,7 @@ class CardSide(Outbound):
     stunt_bonus: int
     teamwork_bonus: int
     invoke_bonus: int
-    dice: DiceRoll | None
+    dice: DiceList | None
     dice_total: int | None
     passive: bool
     total: Rated | None
@@ -82,12 +107,13 @@ class CardSide(Outbound):
     passed: bool
     fate_points: int | None
     # R13.8: the stunts this roll named (their bonus is ``stunt_bonus``).
-    stunts: list[str] = []
+    stunts: Annotated[list[str], Field(default=[])]
     # R13.7: +2 of full defense on this defend roll (in the total).
-    full_defense: bool = False
+    full_defense: Annotated[bool, Field(default=False)]
 
 
-class CardInvoke(Outbound):
+@_view
+class CardInvoke(TypedDict):
     side: SideName
     invoker: str
     invoker_name: str
@@ -95,10 +121,11 @@ class CardInvoke(Outbound):
     aspect_name: str
     payment: Payment
     effect: InvokeEffect
-    dice: DiceRoll | None
+    dice: DiceList | None
 
 
-class CardEffect(Outbound):
+@_view
+class CardEffect(TypedDict):
     kind: str
     text: str
     count: int
@@ -108,7 +135,8 @@ class CardEffect(Outbound):
     cause: CardCharacter | None
 
 
-class CardAspect(Outbound):
+@_view
+class CardAspect(TypedDict):
     """An aspect someone on this action could invoke, with who holds its free invokes.
 
     Boosts alike in name, place and holder are one entry: ``count`` of them, ``id`` the
@@ -119,19 +147,26 @@ class CardAspect(Outbound):
     kind: Literal["character", "situation", "consequence", "boost"]
     attached_to: CardCharacter | None
     free_invokes: dict[str, int]
-    count: int = 1
+    count: Annotated[int, Field(default=1)]
 
 
-class CardPrompt(Outbound):
+PromptKind = Literal[
+    "confirm", "roll", "oppose", "invoke", "choose", "cost", "absorb", "hint", "none"
+]
+
+
+@_view
+class CardPrompt(TypedDict):
     """Who should act next, for showing buttons; the bridge checks every press itself."""
 
-    kind: Literal["confirm", "roll", "oppose", "invoke", "choose", "cost", "absorb", "hint", "none"]
+    kind: PromptKind
     users: list[str]
     gm: bool
     options: list[str]
 
 
-class CardProposal(Outbound):
+@_view
+class CardProposal(TypedDict):
     """R2.1, R9.1: what a player proposed that waits for the GM (the confirm controls
     start from it)."""
 
@@ -140,7 +175,8 @@ class CardProposal(Outbound):
     dangerous_opposition: bool
 
 
-class CardParticipant(Outbound):
+@_view
+class CardParticipant(TypedDict):
     """R10.1: someone named on the acting side; ``invited`` ones wait for ``controllers``
     (their owners) or the GM to accept."""
 
@@ -150,7 +186,8 @@ class CardParticipant(Outbound):
     controllers: list[str]
 
 
-class CardConsent(Outbound):
+@_view
+class CardConsent(TypedDict):
     """Consent to harm (DESIGN Reach and trust): a character a player's action would touch
     that the player does not own, and the parts it plays (``target``, ``opposer``,
     ``aspect``: an aspect on it the action is about). ``asked`` waits for ``controllers``
@@ -162,14 +199,16 @@ class CardConsent(Outbound):
     controllers: list[str]
 
 
-class CardHint(Outbound):
+@_view
+class CardHint(TypedDict):
     """R5.5: an excelled discover's hint: on offer, asked for, or given (with its text)."""
 
     status: Literal["offered", "asked", "given"]
     text: str | None
 
 
-class OddsView(Outbound):
+@_view
+class OddsView(TypedDict):
     """Exact odds of the actor's outcomes: how many of ``out_of`` equally likely rolls give
     each (R1.1: 81 for one 4dF roll)."""
 
@@ -180,7 +219,8 @@ class OddsView(Outbound):
     excel: int
 
 
-class SideInvokeOdds(Outbound):
+@_view
+class SideInvokeOdds(TypedDict):
     """R4.1 for one side: the actor's outcome now, after a +2 invoke for this side, and the
     odds after this side rerolls (None: this side has no dice to reroll)."""
 
@@ -189,22 +229,25 @@ class SideInvokeOdds(Outbound):
     reroll: OddsView | None
 
 
-class OutcomeLabel(Outbound):
+@_view
+class OutcomeLabel(TypedDict):
     id: Literal["fumble", "tie", "succeed", "excel"]
     label: str
 
 
-class InvokeOddsView(Outbound):
+@_view
+class InvokeOddsView(TypedDict):
     actor: SideInvokeOdds
     opposition: SideInvokeOdds
     # The ruleset's outcome names, in order (fumble, tie, succeed, excel).
     outcomes: list[OutcomeLabel]
 
 
-class ActionCard(Outbound):
+@_view
+class ActionCard(TypedDict):
     """Everything a chat card shows about one action; rendered by the module."""
 
-    kind: Literal["action"] = "action"
+    kind: Annotated[Literal["action"], Field(default="action")]
     action_id: str
     ruleset: str
     action_type: ActionTypeName
@@ -238,32 +281,33 @@ class ActionCard(Outbound):
     cost_severity: Literal["minor", "serious"] | None
     pending_hit: int
     # R11.3: an attack's kind of harm; only stress tracks of that kind absorb it (R5.10).
-    attack_kind: HarmKindName | None = None
+    attack_kind: Annotated[HarmKindName | None, Field(default=None)]
     effects: list[CardEffect]
     aspects: list[CardAspect]
     gm_fate_points: int
     # Fate points of every player character taking part (leaders and helpers).
     fate_points: dict[str, int]
     prompt: CardPrompt
-    proposal: CardProposal | None = None
-    participants: list[CardParticipant] = []
+    proposal: Annotated[CardProposal | None, Field(default=None)]
+    participants: Annotated[list[CardParticipant], Field(default=[])]
     # Consent to harm: the characters of others this player's action would touch.
-    consents: list[CardConsent] = []
-    hint: CardHint | None = None
-    description: str | None = None
+    consents: Annotated[list[CardConsent], Field(default=[])]
+    hint: Annotated[CardHint | None, Field(default=None)]
+    description: Annotated[str | None, Field(default=None)]
     # The GM took this action back (history.undo): the card shows it, without controls.
-    undone: bool = False
+    undone: Annotated[bool, Field(default=False)]
     event_seq: int
     event_hash: str
     # In the invoke phase: what a +2 or a reroll would change, for each side (invoke picker).
-    invoke_odds: InvokeOddsView | None = None
+    invoke_odds: Annotated[InvokeOddsView | None, Field(default=None)]
     # R13.2: how many boxes an attack's hit may mark ("ones": any number of one-shift
     # boxes, a bigger box alone; "one_box": one, the smallest free box that fits); None
     # for other actions and attacks from before R13 (each box absorbs its value).
-    stress_rule: Literal["ones", "one_box"] | None = None
+    stress_rule: Annotated[Literal["ones", "one_box"] | None, Field(default=None)]
 
 
-class ContestSideView(Outbound):
+@_view
+class ContestSideView(TypedDict):
     id: str
     name: str
     members: list[CardCharacter]
@@ -272,7 +316,8 @@ class ContestSideView(Outbound):
     conceded: bool
 
 
-class ExchangeRollView(Outbound):
+@_view
+class ExchangeRollView(TypedDict):
     side_id: str
     action_id: str | None
     total: Rated | None
@@ -280,7 +325,8 @@ class ExchangeRollView(Outbound):
     forfeited: bool
 
 
-class ExchangeView(Outbound):
+@_view
+class ExchangeView(TypedDict):
     number: int
     rolls: list[ExchangeRollView]
     winner: str | None
@@ -291,7 +337,8 @@ class ExchangeView(Outbound):
     excelled: bool
 
 
-class ContestView(Outbound):
+@_view
+class ContestView(TypedDict):
     id: str
     name: str
     mode: Literal["direct", "environment"]
@@ -307,7 +354,8 @@ class ContestView(Outbound):
     winner: str | None
 
 
-class CostView(Outbound):
+@_view
+class CostView(TypedDict):
     """R6: a cost, by severity and kind (from hello.costs), with the GM's words."""
 
     severity: Literal["minor", "serious"]
@@ -315,7 +363,8 @@ class CostView(Outbound):
     text: str
 
 
-class TaskView(Outbound):
+@_view
+class TaskView(TypedDict):
     id: str
     name: str
     skill: str
@@ -331,7 +380,8 @@ class TaskView(Outbound):
     costs: list[CostView]
 
 
-class ChallengeView(Outbound):
+@_view
+class ChallengeView(TypedDict):
     id: str
     name: str
     tasks: list[TaskView]
@@ -340,13 +390,15 @@ class ChallengeView(Outbound):
     carry_boosts: bool
 
 
-class ZoneView(Outbound):
+@_view
+class ZoneView(TypedDict):
     name: str
     adjacent: list[str]
     occupants: list[CardCharacter]
 
 
-class TurnView(Outbound):
+@_view
+class TurnView(TypedDict):
     character: CardCharacter
     side_id: str
     rating: int
@@ -354,7 +406,8 @@ class TurnView(Outbound):
     npc: bool
 
 
-class ConflictView(Outbound):
+@_view
+class ConflictView(TypedDict):
     id: str
     name: str
     kind: HarmKindName
@@ -368,20 +421,21 @@ class ConflictView(Outbound):
     state: Literal["open", "ended"]
     winner: str | None
     # R13.5: ranked by rating, or elective (whoever acted picks who is next).
-    order_method: Literal["ranked", "elective"] = "ranked"
+    order_method: Annotated[Literal["ranked", "elective"], Field(default="ranked")]
     # Whose turn it is while the conflict is open.
-    current: str | None = None
+    current: Annotated[str | None, Field(default=None)]
     # Elective order: who has acted this exchange.
-    acted: list[str] = []
+    acted: Annotated[list[str], Field(default=[])]
     # R13.7: who is in full defense until its next turn.
-    full_defense: list[str] = []
+    full_defense: Annotated[list[str], Field(default=[])]
     # R13.6: who conceded (paid when the conflict ends).
-    conceded: list[str] = []
+    conceded: Annotated[list[str], Field(default=[])]
     # R13.4: the conflict's end clears its members' stress (Fate Core).
-    clears_stress: bool = False
+    clears_stress: Annotated[bool, Field(default=False)]
 
 
-class CompelView(Outbound):
+@_view
+class CompelView(TypedDict):
     id: str
     character: CardCharacter
     controllers: list[str]
@@ -390,21 +444,24 @@ class CompelView(Outbound):
     state: Literal["offered", "accepted", "refused"]
 
 
-class SceneInfo(Outbound):
+@_view
+class SceneInfo(TypedDict):
     number: int
     session: int
     scenario: int
 
 
-class WorldSettingsView(Outbound):
+@_view
+class WorldSettingsView(TypedDict):
     """The table's settings (``world.settings``)."""
 
     trust_player_ratings: bool
     # R13.7: Fate Condensed's optional full defense is on.
-    full_defense: bool = False
+    full_defense: Annotated[bool, Field(default=False)]
 
 
-class RulesetInfo(Outbound):
+@_view
+class RulesetInfo(TypedDict):
     """What the module needs to know of the world's ruleset (R13)."""
 
     id: str
@@ -416,10 +473,11 @@ class RulesetInfo(Outbound):
     stress_rule: Literal["ones", "one_box"] | None
     stunts_chosen: bool
     # R13.7: the GM may turn full defense on or off (Fate Condensed's option).
-    full_defense_optional: bool = False
+    full_defense_optional: Annotated[bool, Field(default=False)]
 
 
-class SceneState(Outbound):
+@_view
+class SceneState(TypedDict):
     """Everything the GM's scene panel and the players' view show."""
 
     ruleset: str
@@ -434,26 +492,28 @@ class SceneState(Outbound):
     compels: list[CompelView]
     # In an intent's answer: the id of the contest, challenge, conflict, compel or aspect
     # it created (macros need no search by name); None otherwise.
-    created_id: str | None = None
+    created_id: Annotated[str | None, Field(default=None)]
 
 
-class ContestCard(Outbound):
+@_view
+class ContestCard(TypedDict):
     """A contest's exchange result (and the winner, when there is one)."""
 
-    kind: Literal["contest"] = "contest"
+    kind: Annotated[Literal["contest"], Field(default="contest")]
     contest: ContestView
     exchange: ExchangeView | None
     # The GM undid this exchange (history.undo): the card stays, marked.
-    undone: bool = False
+    undone: Annotated[bool, Field(default=False)]
 
 
-class ChallengeCard(Outbound):
+@_view
+class ChallengeCard(TypedDict):
     """R11.1: the summary once every task is in."""
 
-    kind: Literal["challenge"] = "challenge"
+    kind: Annotated[Literal["challenge"], Field(default="challenge")]
     challenge: ChallengeView
     # The GM undid the challenge's completion (history.undo): the card stays, marked.
-    undone: bool = False
+    undone: Annotated[bool, Field(default=False)]
 
 
 class SceneEndCard(Outbound):
@@ -467,7 +527,8 @@ Card = Annotated[
 ]
 
 
-class AnchorView(Outbound):
+@_view
+class AnchorView(TypedDict):
     """The last event behind a card: the module keeps it in the message's flags, so the GM
     can check the bridge's log against Foundry's own chat log (``world.verify``)."""
 
@@ -475,7 +536,8 @@ class AnchorView(Outbound):
     hash: str
 
 
-class CardEmit(Outbound):
+@_view
+class CardEmit(TypedDict):
     """Create or update one chat card; only ``writer`` writes it into Foundry
     (a user id, or "gm" for the active GM's client)."""
 
@@ -485,31 +547,35 @@ class CardEmit(Outbound):
     op: Literal["create", "update"]
     card_id: str
     card: Card
-    anchor: AnchorView | None = None
+    anchor: Annotated[AnchorView | None, Field(default=None)]
 
 
-class SceneStateEmit(Outbound):
+@_view
+class SceneStateEmit(TypedDict):
     seq: int
     world: str
-    writer: Literal["gm"] = "gm"
+    writer: Annotated[Literal["gm"], Field(default="gm")]
     state: SceneState
 
 
-class SlotState(Outbound):
+@_view
+class SlotState(TypedDict):
     id: str
     severity: int
     name: str | None
     status: Literal["fresh", "addressed", "recovering"]
     # R13.3: an extra mild slot takes only this kind of harm (None: any).
-    harm: HarmKindName | None = None
+    harm: Annotated[HarmKindName | None, Field(default=None)]
 
 
-class StressBoxView(Outbound):
+@_view
+class StressBoxView(TypedDict):
     value: int
     marked: bool
 
 
-class StressTrackView(Outbound):
+@_view
+class StressTrackView(TypedDict):
     """A stress track as the bridge holds it (R5.10); kind "other" is never marked."""
 
     id: str
@@ -518,12 +584,13 @@ class StressTrackView(Outbound):
     boxes: list[StressBoxView]
 
 
-class ActorPatch(Outbound):
+@_view
+class ActorPatch(TypedDict):
     """What the rules changed on an actor, for the active GM's client to write back."""
 
     seq: int
     world: str
-    writer: Literal["gm"] = "gm"
+    writer: Annotated[Literal["gm"], Field(default="gm")]
     actor_id: str
     fate_points: int
     pending_fate_points: int
@@ -532,17 +599,21 @@ class ActorPatch(Outbound):
     overwhelmed: bool
     # Boosts the character holds (a boost is an aspect with one free invoke, R12.6); a sheet's
     # boost counter (fate-core-official's fatePoints.boosts) shows this number.
-    boosts: int = 0
+    boosts: Annotated[int, Field(default=0)]
 
 
-class TokenStatus(Outbound):
+TokenStatusName = Literal["overwhelmed", "mild", "moderate", "severe", "boost"]
+
+
+@_view
+class TokenStatus(TypedDict):
     """Status effects the active GM's client sets on the actor's tokens."""
 
     seq: int
     world: str
-    writer: Literal["gm"] = "gm"
+    writer: Annotated[Literal["gm"], Field(default="gm")]
     actor_id: str
-    statuses: dict[Literal["overwhelmed", "mild", "moderate", "severe", "boost"], bool]
+    statuses: dict[TokenStatusName, bool]
 
 
 class Notice(Outbound):
@@ -612,8 +683,9 @@ class AckError(Outbound):
 Ack = Annotated[AckOk | AckError, Field(discriminator="ok")]
 
 # Every server event: the ``emits`` frame and ``notice`` on the wire, and the stored emit
-# kinds inside a frame (and in ``world.sync``), each with its own schema.
-EMITS: dict[str, type[Outbound]] = {
+# kinds inside a frame (and in ``world.sync``), each with its own schema (a model or a
+# view: ``TypeAdapter`` reads either).
+EMITS: dict[str, Any] = {
     EMITS_FRAME: EmitsFrame,
     "card": CardEmit,
     "actor.patch": ActorPatch,
@@ -751,7 +823,8 @@ class UndoData(Outbound):
     card_ids: list[str]
 
 
-class ActionData(Outbound):
+@_view
+class ActionData(TypedDict):
     """The answer to every ``action.*`` intent: the card as it now stands."""
 
     action_id: str
@@ -759,7 +832,8 @@ class ActionData(Outbound):
     card: ActionCard
 
 
-class CharacterSummary(Outbound):
+@_view
+class CharacterSummary(TypedDict):
     id: str
     name: str
     owners: list[str]
@@ -778,7 +852,8 @@ class WorldRulesetData(Outbound):
     rules: RulesetInfo
 
 
-class WorldStateData(Outbound):
+@_view
+class WorldStateData(TypedDict):
     ruleset: str
     characters: list[CharacterSummary]
     aspects: list[CardAspect]

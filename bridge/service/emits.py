@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel
 
-from bridge import cards, protocol
+from bridge import cards
+from bridge.protocol import (
+    ActionCard,
+    ActorPatch,
+    AnchorView,
+    Card,
+    CardEmit,
+    SceneState,
+    SceneStateEmit,
+    TokenStatus,
+)
 from bridge.rules.engine import touched_keys
 from bridge.rules.events import (
     ActionPut,
@@ -33,14 +44,21 @@ class KnownViews:
     cache). ``scene``: the scene panel, if known; ``characters``: per character, its
     patch and token status (``seq`` 0), for those known."""
 
-    scene: cards.View | None
-    characters: dict[str, tuple[cards.View, cards.View]]
+    scene: SceneState | None
+    characters: dict[str, tuple[ActorPatch, TokenStatus]]
 
 
-# By the state they show. Views are kept for the next state too when a commit cannot have
-# changed them (see _carried), so a plain action's two intents build the scene panel and
-# the actor's patch once each, not twice.
-_KNOWN_VIEWS: ByIdentity[WorldState, KnownViews] = ByIdentity(512)
+# Known views by the state they show. Views are kept for the next state too when a commit
+# cannot have changed them (see _carried), so a plain action's two intents build the scene
+# panel and the actor's patch once each, not twice.
+KnownViewsCache = ByIdentity[WorldState, KnownViews]
+KNOWN_VIEWS_SIZE = 512
+
+
+def known_views_cache() -> KnownViewsCache:
+    """An empty cache of known views, for one service to own (its commits' states are
+    its own: two services never share one)."""
+    return ByIdentity(KNOWN_VIEWS_SIZE)
 
 
 def _carried(
@@ -73,8 +91,6 @@ def card_id(world_id: str, action_id: str) -> str:
 
 
 ExtraCards = Callable[[WorldState], list[tuple[str, BaseModel]]]
-# The emit events' payload models, for checking (cards.check_view).
-EMIT_MODELS = protocol.EMITS
 GM_WRITER = "gm"
 # The reason of the ActionPut that records a card's Foundry author: bookkeeping, no new card.
 CARD_WRITTEN = "card.written"
@@ -107,13 +123,17 @@ def derive_emits(
     ruleset: Ruleset,
     extra_cards: Sequence[tuple[str, BaseModel]] = (),
     present: Callable[[str], bool] = lambda _user: True,
+    *,
+    known_views: KnownViewsCache,
 ) -> list[EmitRow]:
     """Cards for every action that changed, for each contest exchange and finished
     challenge; patches and statuses for every character whose written-back data
     changed (never for the GM's own sheet syncs); the scene state when it changed.
 
-    Each payload is built in its JSON form (``bridge.cards``): what its model in
-    ``protocol.EMITS`` dumps to, so nothing is validated or dumped on the way."""
+    Each payload is built in its JSON form (``bridge.cards``), typed by its view in
+    ``protocol.EMITS``, so nothing is validated or dumped on the way. ``known_views``:
+    the service's cache of the views its last commits built (read for ``before``, filled
+    for ``after``)."""
     emits: list[EmitRow] = []
     seq = last_emit
     # The after state's indexes, derived from the before state's (cached from the commit
@@ -126,30 +146,36 @@ def derive_emits(
     # flags, anchoring the log in Foundry's chat log (DESIGN Trust, ``world.verify``).
     commit_anchor = anchor(rows[-1]) if rows else None
 
-    def add(event: str, payload: cards.View) -> None:
-        emits.append(EmitRow(seq, event, payload))
+    def add(event: str, payload: Mapping[str, Any]) -> None:
+        # The store keeps any JSON object; the view's type stays with the builder.
+        emits.append(EmitRow(seq, event, cast(dict[str, Any], payload)))
 
     def card_emit(
-        writer: str, op: str, card_id_: str, card: cards.View, at: cards.View | None
+        writer: str,
+        op: Literal["create", "update"],
+        card_id_: str,
+        card: Card,
+        at: AnchorView | None,
     ) -> None:
-        """A ``protocol.CardEmit``, the next in the outbox."""
+        """A card emit, the next in the outbox."""
         nonlocal seq
         seq += 1
-        add(
-            "card",
-            {
-                "seq": seq,
-                "world": world_id,
-                "writer": writer,
-                "op": op,
-                "card_id": card_id_,
-                "card": card,
-                "anchor": at,
-            },
-        )
+        emit: CardEmit = {
+            "seq": seq,
+            "world": world_id,
+            "writer": writer,
+            "op": op,
+            "card_id": card_id_,
+            "card": card,
+            "anchor": at,
+        }
+        add("card", emit)
 
-    def gm_card(card_key: str, card: cards.View | BaseModel, op: str = "create") -> None:
-        shown = card if isinstance(card, dict) else card.model_dump(mode="json")
+    def gm_card(
+        card_key: str, card: Card | BaseModel, op: Literal["create", "update"] = "create"
+    ) -> None:
+        # A model card (the scene end's) goes in its JSON form, as every view is.
+        shown = card if isinstance(card, dict) else cast(Card, card.model_dump(mode="json"))
         card_emit(GM_WRITER, op, f"{world_id}.{card_key}", shown, commit_anchor)
 
     last_row_of_action: dict[str, EventRow] = {}
@@ -184,12 +210,13 @@ def derive_emits(
             if taken is None or action_id in after.actions:
                 continue
             taken_card = cards.action_card(taken, before, ruleset, rows[-1].seq, rows[-1].hash)
+            undone_card: ActionCard = {**taken_card, "undone": True}
             card_emit(
                 # The GM asked for the undo and may update anyone's message.
                 GM_WRITER,
                 "update",
                 card_id(world_id, action_id),
-                {**taken_card, "undone": True},
+                undone_card,
                 None,
             )
         # Exchange and challenge cards the undo took back say so too.
@@ -247,7 +274,7 @@ def derive_emits(
             )
     for card_key, card in extra_cards:
         gm_card(card_key, card)
-    known_before = _KNOWN_VIEWS.get(before)
+    known_before = known_views.get(before)
     scene_touched = any(touches_scene(e, before) for e in events)
     known_after = _carried(known_before, before, after, events, scene_touched)
     for character_id in sorted(touched):
@@ -264,11 +291,13 @@ def derive_emits(
         patch = cards.actor_patch(new, after, world_id, 0)
         if was is None or was[0] != patch:
             seq += 1
-            add("actor.patch", {**patch, "seq": seq})
+            sent_patch: ActorPatch = {**patch, "seq": seq}
+            add("actor.patch", sent_patch)
         status = cards.token_status(new, after, world_id, 0)
         if was is None or was[1] != status:
             seq += 1
-            add("token.status", {**status, "seq": seq})
+            sent_status: TokenStatus = {**status, "seq": seq}
+            add("token.status", sent_status)
         known_after.characters[character_id] = (patch, status)
     if scene_touched:
         scene_after = cards.scene_state(after)
@@ -277,19 +306,20 @@ def derive_emits(
             scene_after
         ):
             seq += 1
-            add(
-                "scene.state", {"seq": seq, "world": world_id, "writer": "gm", "state": scene_after}
-            )
+            scene_emit: SceneStateEmit = {
+                "seq": seq,
+                "world": world_id,
+                "writer": "gm",
+                "state": scene_after,
+            }
+            add("scene.state", scene_emit)
         known_after = KnownViews(scene_after, known_after.characters)
-    _KNOWN_VIEWS.put(after, known_after)
-    if cards.views_checked():
-        for emit in emits:
-            cards.check_view(EMIT_MODELS[emit.event], emit.payload)
+    known_views.put(after, known_after)
     return emits
 
 
-def anchor(row: EventRow) -> cards.View:
-    """``protocol.AnchorView``."""
+def anchor(row: EventRow) -> AnchorView:
+    """The last event behind a card."""
     return {"seq": row.seq, "hash": row.hash}
 
 

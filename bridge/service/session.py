@@ -108,7 +108,10 @@ def user_room(world_id: str, user_id: str) -> str:
 def ok(data: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
     """The success ack (``protocol.AckOk``'s shape). ``data`` is a validated model, or
     the JSON form of one already dumped (so it is not validated and dumped again)."""
-    return {"ok": True, "data": data.model_dump(mode="json") if isinstance(data, BaseModel) else data}
+    return {
+        "ok": True,
+        "data": data.model_dump(mode="json") if isinstance(data, BaseModel) else data,
+    }
 
 
 def error(code: protocol.ErrorCode, message: str, field_name: str | None = None) -> dict[str, Any]:

@@ -63,7 +63,7 @@ class WorldIntents(IntentGroup):
                     ],
                     costs={k: list(v) for k, v in ruleset.costs.items()},
                     hostile_invokes=ruleset.hostile_invokes,
-                    rules=protocol.RulesetInfo.model_validate(cards.rules_info(ruleset, state)),
+                    rules=cards.rules_info(ruleset, state),
                 )
             )
         )

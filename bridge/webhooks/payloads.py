@@ -4,11 +4,18 @@ exact body sent (Discord embed, or the generic JSON event)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
+
+from pydantic import TypeAdapter
 
 from bridge import protocol
 from bridge.protocol.http import WebhookCardEvent
 from bridge.store.base import EmitRow
+
+# A stored card emit as its view validates it (defaults filled for emits stored before a
+# key existed; a scene end's card is a model).
+CARD_EMIT: TypeAdapter[protocol.CardEmit] = TypeAdapter(protocol.CardEmit)
 
 # Discord's limits (embed title 256, description 4096, field value 1024, 25 fields).
 TITLE_LIMIT = 256
@@ -32,25 +39,28 @@ def mirrored_card(emit: EmitRow) -> tuple[str, protocol.CardEmit] | None:
     bridge.rules.history.entry_of), every other card when it is created."""
     if emit.event != "card":
         return None
-    card_emit = protocol.CardEmit.model_validate(emit.payload)
-    card = card_emit.card
-    if isinstance(card, protocol.ActionCard):
-        return (card_emit.card_id, card_emit) if _recorded(card) else None
-    return (card_emit.card_id, card_emit) if card_emit.op == "create" else None
+    card_emit = CARD_EMIT.validate_python(emit.payload)
+    card = card_emit["card"]
+    if not isinstance(card, protocol.SceneEndCard) and card["kind"] == "action":
+        return (card_emit["card_id"], card_emit) if _recorded(card) else None
+    return (card_emit["card_id"], card_emit) if card_emit["op"] == "create" else None
 
 
 def _recorded(card: protocol.ActionCard) -> bool:
     # A card shows a side's dice once they are rolled (a reroll replaces them): a
     # cancelled card with none is an action called off before any roll, no roll at all.
-    if card.state == "cancelled":
-        return card.actor.dice is not None or card.opposition.dice is not None
-    return card.state == "resolved"
+    if card["state"] == "cancelled":
+        return card["actor"]["dice"] is not None or card["opposition"]["dice"] is not None
+    return card["state"] == "resolved"
 
 
 def json_body(card_emit: protocol.CardEmit) -> str:
     """The generic webhook's body: a :class:`WebhookCardEvent`, compact JSON."""
     event = WebhookCardEvent(
-        world=card_emit.world, seq=card_emit.seq, card_id=card_emit.card_id, card=card_emit.card
+        world=card_emit["world"],
+        seq=card_emit["seq"],
+        card_id=card_emit["card_id"],
+        card=card_emit["card"],
     )
     return event.model_dump_json()
 
@@ -62,33 +72,35 @@ def _cut(text: str, limit: int) -> str:
 def _rated(value: protocol.Rated | None) -> str:
     if value is None:
         return "\u2014"
-    number = f"{value.value:+d}"
-    return number if value.label == number else f"{value.label} ({number})"
+    number = f"{value['value']:+d}"
+    return number if value["label"] == number else f"{value['label']} ({number})"
 
 
-def _dice(dice: tuple[int, int, int, int] | None) -> str:
+def _dice(dice: Sequence[int] | None) -> str:
     return " ".join(f"[{FACES[d]}]" for d in dice) if dice else "not rolled"
 
 
 def _side_text(side: protocol.CardSide) -> str:
-    if side.passive:
-        return f"Passive {_rated(side.total)}"
+    if side["passive"]:
+        return f"Passive {_rated(side['total'])}"
     lines = []
-    if side.skill:
-        lines.append(f"{side.skill} {_rated(side.skill_rating)}")
-    lines.append(f"Dice {_dice(side.dice)}" + (f" ({side.dice_total:+d})" if side.dice else ""))
+    if side["skill"]:
+        lines.append(f"{side['skill']} {_rated(side['skill_rating'])}")
+    lines.append(
+        f"Dice {_dice(side['dice'])}" + (f" ({side['dice_total']:+d})" if side["dice"] else "")
+    )
     bonuses = [
         f"{label} {value:+d}"
         for label, value in (
-            ("stunt", side.stunt_bonus),
-            ("teamwork", side.teamwork_bonus),
-            ("invokes", side.invoke_bonus),
+            ("stunt", side["stunt_bonus"]),
+            ("teamwork", side["teamwork_bonus"]),
+            ("invokes", side["invoke_bonus"]),
         )
         if value
     ]
     if bonuses:
         lines.append(", ".join(bonuses))
-    lines.append(f"Total **{_rated(side.total)}**")
+    lines.append(f"Total **{_rated(side['total'])}**")
     return "\n".join(lines)
 
 
@@ -101,70 +113,76 @@ def _field(name: str, value: str, inline: bool = True) -> dict[str, Any]:
 
 
 def _action_embed(card: protocol.ActionCard) -> dict[str, Any]:
-    actor = card.actor.leader.name if card.actor.leader else "Someone"
-    title = f"{actor}: {card.action_label}"
-    cancelled = card.state == "cancelled"
+    actor = card["actor"]["leader"]["name"] if card["actor"]["leader"] else "Someone"
+    title = f"{actor}: {card['action_label']}"
+    cancelled = card["state"] == "cancelled"
     if cancelled:
         # No outcome stands, whatever the dice showed so far; the roll is still posted.
         title += f" \u2014 {CANCELLED}"
-    elif card.outcome_label:
-        title += f" \u2014 {card.outcome_label}"
-    opposition = card.opposition.leader.name if card.opposition.leader else "Opposition"
+    elif card["outcome_label"]:
+        title += f" \u2014 {card['outcome_label']}"
+    opposition = (
+        card["opposition"]["leader"]["name"] if card["opposition"]["leader"] else "Opposition"
+    )
     fields = [
-        _field(actor, _side_text(card.actor)),
-        _field(opposition, _side_text(card.opposition)),
+        _field(actor, _side_text(card["actor"])),
+        _field(opposition, _side_text(card["opposition"])),
     ]
-    if card.shifts is not None:
-        fields.append(_field("Shifts", f"{card.shifts:+d}"))
-    if card.invokes:
+    if card["shifts"] is not None:
+        fields.append(_field("Shifts", f"{card['shifts']:+d}"))
+    if card["invokes"]:
         payments = {"fate_point": "fate point", "free": "free invoke", "boost": "boost"}
         lines = [
-            f"{i.invoker_name}: *{i.aspect_name}* ({payments[i.payment]}, {i.effect})"
-            for i in card.invokes
+            f"{i['invoker_name']}: *{i['aspect_name']}* ({payments[i['payment']]}, {i['effect']})"
+            for i in card["invokes"]
         ]
         fields.append(_field("Invokes", "\n".join(lines), inline=False))
-    effects = [_effect_text(e) for e in card.effects]
-    if card.effects:
+    effects = [_effect_text(e) for e in card["effects"]]
+    if card["effects"]:
         fields.append(_field("Effects", "\n".join(effects), inline=False))
     description = " \u00b7 ".join(
-        text for text in (card.situation, card.aspect_name, card.description) if text
+        text for text in (card["situation"], card["aspect_name"], card["description"]) if text
     )
     return {
         "title": _cut(title, TITLE_LIMIT),
         "description": _cut(description, DESCRIPTION_LIMIT),
         "color": CANCELLED_COLOUR
         if cancelled
-        else OUTCOME_COLOURS.get(card.outcome or "", NEUTRAL_COLOUR),
+        else OUTCOME_COLOURS.get(card["outcome"] or "", NEUTRAL_COLOUR),
         "fields": fields[:FIELDS_LIMIT],
-        "footer": {"text": f"event {card.event_seq} \u00b7 {card.event_hash[:12]}"},
+        "footer": {"text": f"event {card['event_seq']} \u00b7 {card['event_hash'][:12]}"},
     }
 
 
 def _effect_text(effect: protocol.CardEffect) -> str:
     """An effect's line; a cancellation's and a refund's texts alone (the GM's reason,
     an aspect's name) would not say what happened."""
-    if effect.kind == "cancelled":
-        return f"{CANCELLED}: {effect.text}" if effect.text else CANCELLED
-    if effect.kind == "refund":
-        who = effect.character.name if effect.character else "The GM"
-        return f"{who} gets back what the invoke on *{effect.text}* cost"
-    return effect.text
+    if effect["kind"] == "cancelled":
+        return f"{CANCELLED}: {effect['text']}" if effect["text"] else CANCELLED
+    if effect["kind"] == "refund":
+        who = effect["character"]["name"] if effect["character"] else "The GM"
+        return f"{who} gets back what the invoke on *{effect['text']}* cost"
+    return effect["text"]
 
 
 def _contest_embed(card: protocol.ContestCard) -> dict[str, Any]:
-    contest = card.contest
+    contest = card["contest"]
     fields = [
-        _field(side.name, f"{side.progress} of {contest.target} victories")
-        for side in contest.sides
+        _field(side["name"], f"{side['progress']} of {contest['target']} victories")
+        for side in contest["sides"]
     ]
-    title = f"Contest: {contest.name}"
+    title = f"Contest: {contest['name']}"
     description = ""
-    if card.exchange is not None:
-        title += f" \u2014 exchange {card.exchange.number}"
-        winner = next((s.name for s in contest.sides if s.id == card.exchange.winner), None)
+    if card["exchange"] is not None:
+        title += f" \u2014 exchange {card['exchange']['number']}"
+        winner = next(
+            (s["name"] for s in contest["sides"] if s["id"] == card["exchange"]["winner"]), None
+        )
         description = f"{winner} wins the exchange" if winner else "A tie: a twist"
-    if contest.winner:
-        name = next((s.name for s in contest.sides if s.id == contest.winner), contest.winner)
+    if contest["winner"]:
+        name = next(
+            (s["name"] for s in contest["sides"] if s["id"] == contest["winner"]), contest["winner"]
+        )
         description = f"**{name} wins the contest**"
     return {
         "title": _cut(title, TITLE_LIMIT),
@@ -174,19 +192,18 @@ def _contest_embed(card: protocol.ContestCard) -> dict[str, Any]:
     }
 
 
+def _task_field(task: protocol.TaskView) -> dict[str, Any]:
+    actor = task["actor"]["name"] if task["actor"] else DASH
+    versus = f"{_rated(task['total'])} vs {_rated(task['opposition'])}"
+    outcome = task["outcome_label"] or ""
+    return _field(task["name"], f"{actor}: {task['skill']} {versus} {DASH} {outcome}", False)
+
+
 def _challenge_embed(card: protocol.ChallengeCard) -> dict[str, Any]:
-    challenge = card.challenge
-    fields = [
-        _field(
-            task.name,
-            f"{task.actor.name if task.actor else DASH}: {task.skill} "
-            f"{_rated(task.total)} vs {_rated(task.opposition)} {DASH} {task.outcome_label or ''}",
-            inline=False,
-        )
-        for task in challenge.tasks
-    ]
+    challenge = card["challenge"]
+    fields = [_task_field(task) for task in challenge["tasks"]]
     return {
-        "title": _cut(f"Challenge: {challenge.name}", TITLE_LIMIT),
+        "title": _cut(f"Challenge: {challenge['name']}", TITLE_LIMIT),
         "description": "Every task is in.",
         "color": NEUTRAL_COLOUR,
         "fields": fields[:FIELDS_LIMIT],
@@ -195,7 +212,7 @@ def _challenge_embed(card: protocol.ChallengeCard) -> dict[str, Any]:
 
 def _scene_end_embed(card: protocol.SceneEndCard) -> dict[str, Any]:
     summary = card.summary
-    gains = [f"{g.character.name} +{g.gained}" for g in summary.fate_points]
+    gains = [f"{g.character['name']} +{g.gained}" for g in summary.fate_points]
     fields = [_field("Fate points", ", ".join(gains))] if gains else []
     return {
         "title": f"The {card.scope} ends (scene {summary.ended_scene})",
@@ -208,14 +225,14 @@ def _scene_end_embed(card: protocol.SceneEndCard) -> dict[str, Any]:
 def discord_body(card_emit: protocol.CardEmit) -> str:
     """A Discord execute-webhook body with one embed; ``allowed_mentions`` never lets a
     name written at the table ping anyone."""
-    card = card_emit.card
-    if isinstance(card, protocol.ActionCard):
-        embed = _action_embed(card)
-    elif isinstance(card, protocol.ContestCard):
-        embed = _contest_embed(card)
-    elif isinstance(card, protocol.ChallengeCard):
-        embed = _challenge_embed(card)
-    else:
+    card = card_emit["card"]
+    if isinstance(card, protocol.SceneEndCard):
         embed = _scene_end_embed(card)
+    elif card["kind"] == "action":
+        embed = _action_embed(card)
+    elif card["kind"] == "contest":
+        embed = _contest_embed(card)
+    else:
+        embed = _challenge_embed(card)
     body = {"username": BOT_NAME, "embeds": [embed], "allowed_mentions": {"parse": []}}
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
