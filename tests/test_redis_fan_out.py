@@ -17,7 +17,7 @@ from redis.asyncio.client import PubSub
 
 from bridge import codec
 from bridge.protocol import NAMESPACE
-from bridge.server import RedisRoomFanOut, pubsub_channel
+from bridge.transport import RedisRoomFanOut, pubsub_channel
 
 _channels = itertools.count(1)
 

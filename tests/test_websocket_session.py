@@ -1,66 +1,64 @@
-"""The bridge's Engine.IO websocket session (bridge.websocket_session) against a real
-engineio server on a real port, with a client speaking Engine.IO 4 by hand: packets in
-order both ways (sent straight out, or queued behind a slow reader's backlog), pings
-answered keep a connection, silence past Engine.IO's timeout cuts it, a frame over the
-size limit ends it, and either side's close ends it cleanly. Every test runs on the
-bridge's engineio server (sends go through a Lane) and on engineio's own (they queue)."""
+"""The bridge's websocket sessions (bridge.transport.socket, engineio's own session loop
+behind the bridge's ``/socket.io/`` route) against a real port, with a client speaking
+Engine.IO 4 / Socket.IO 5 by hand and a stand-in service that echoes: answers and emits in
+order both ways (a slow reader's backlog too), pings answered keep a connection, silence
+past Engine.IO's timeout cuts it, a frame over the size limit ends it, either side's close
+ends the session, and Engine.IO junk ends a connection with one log line."""
 
 from __future__ import annotations
 
 import asyncio
-import functools
+import json
+import logging
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, cast
 
 import aiohttp
-import engineio
 import pytest
 from aiohttp import web
 
-from bridge.websocket_session import BridgeEngineIO, BridgeWebSocket, Silence
+from bridge import codec
+from bridge.protocol import NAMESPACE
+from bridge.service import BridgeService, Reply, Session
+from bridge.service.session import Emission
+from bridge.transport import FateSocket, RoomFanOut
 
 PING_INTERVAL = 0.3
 PING_TIMEOUT = 0.3
-LIMIT = 1000
+LIMIT = 1000_000
 
 
-class EchoServer:
-    """engineio with the bridge's websocket: every message comes back twice, in order;
-    ``flood N SIZE`` is answered by N messages of SIZE characters at once."""
+class EchoService:
+    """Stands in for BridgeService: everyone joins as a GM of world ``w``; ``hello``
+    answers with its payload, and ``{"request_id": "flood N SIZE"}`` also emits N frames
+    of SIZE characters to the sender's world room first."""
 
-    def __init__(self, server_class: type[engineio.AsyncServer]) -> None:
-        self.eio = server_class(
-            async_mode="aiohttp",
-            transports=["websocket"],
-            ping_interval=PING_INTERVAL,
-            ping_timeout=PING_TIMEOUT,
-            max_http_buffer_size=LIMIT,
-        )
-        self.eio._async = {
-            **self.eio._async,
-            "websocket": functools.partial(BridgeWebSocket, compress=False),
-        }
-        self.connected: list[str] = []
-        self.gone: dict[str, str] = {}
-        self.eio.on("connect", self.connect)
-        self.eio.on("message", self.message)
-        self.eio.on("disconnect", self.disconnect)
+    def __init__(self) -> None:
+        self.joined: list[str] = []
+        self.left: list[str] = []
 
-    async def connect(self, sid: str, _environ: Any) -> None:
-        self.connected.append(sid)
+    async def authenticate(self, sid: str, _auth: object) -> Session:
+        return Session(sid, "w", "gm", "gm", bound=True)
 
-    async def message(self, sid: str, data: Any) -> None:
-        if data.startswith("flood "):
-            count, size = (int(n) for n in data.split()[1:])
-            for n in range(count):
-                await self.eio.send(sid, f"{n}:" + "x" * size)
-            return
-        await self.eio.send(sid, data)
-        await self.eio.send(sid, f"again:{data}")
+    async def connected(self, session: Session) -> None:
+        self.joined.append(session.sid)
 
-    async def disconnect(self, sid: str, reason: Any) -> None:
-        self.gone[sid] = str(reason)
+    async def disconnect(self, session: Session) -> None:
+        self.left.append(session.sid)
+
+    async def handle(self, session: Session, _event: str, payload: Any) -> Reply:
+        request_id = str(payload.get("request_id", ""))
+        emissions = []
+        if request_id.startswith("flood "):
+            count, size = (int(n) for n in request_id.split()[1:])
+            emissions = [
+                Emission("echo", {"n": n, "x": "x" * size}, session.room) for n in range(count)
+            ]
+        return Reply({"ok": True, "data": payload}, emissions)
+
+
+Served = tuple[EchoService, str]
 
 
 async def until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
@@ -70,31 +68,55 @@ async def until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
         await asyncio.sleep(0.02)
 
 
-@pytest.fixture(params=[BridgeEngineIO, engineio.AsyncServer])
-async def served(request: pytest.FixtureRequest) -> AsyncIterator[tuple[EchoServer, str]]:
-    server = EchoServer(request.param)
+@pytest.fixture
+async def served() -> AsyncIterator[Served]:
+    service = EchoService()
+    socket = FateSocket(
+        cast(BridgeService, service),
+        RoomFanOut(),
+        join_timeout=5.0,
+        bind_timeout=30.0,
+        async_mode="aiohttp",
+        transports=["websocket"],
+        ping_interval=PING_INTERVAL,
+        ping_timeout=PING_TIMEOUT,
+        max_http_buffer_size=LIMIT,
+        json=codec,
+    )
     app = web.Application()
-    server.eio.attach(app)
+    socket.attach(app)
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    port = runner.addresses[0][1]
     try:
-        yield server, f"http://127.0.0.1:{port}/engine.io/?EIO=4&transport=websocket"
+        yield service, f"http://127.0.0.1:{port}/socket.io/?EIO=4&transport=websocket"
     finally:
         await runner.cleanup()
 
 
-async def test_messages_come_back_in_order_and_answered_pings_keep_the_connection(
-    served: tuple[EchoServer, str],
+async def joined(ws: aiohttp.ClientWebSocketResponse) -> None:
+    """Read Engine.IO's open packet, join /fate and read the answer."""
+    opened = await ws.receive_str(timeout=5)
+    assert opened.startswith("0{"), opened
+    await ws.send_str(f"40{NAMESPACE},{{}}")
+    answer = await ws.receive_str(timeout=5)
+    assert answer.startswith(f"40{NAMESPACE},"), answer
+
+
+def call(ack_id: int, request_id: str) -> str:
+    return f"42{NAMESPACE},{ack_id}" + json.dumps(["hello", {"request_id": request_id}])
+
+
+async def test_answers_come_back_in_order_and_answered_pings_keep_the_connection(
+    served: Served,
 ) -> None:
-    server, url = served
+    service, url = served
     async with aiohttp.ClientSession() as http, http.ws_connect(url) as ws:
-        opened = await ws.receive_str(timeout=5)
-        assert opened.startswith("0{")
+        await joined(ws)
         for n in range(20):
-            await ws.send_str(f"4m{n}")
+            await ws.send_str(call(n + 1, f"m{n}"))
         got: list[str] = []
         pings = 0
         deadline = time.monotonic() + 3 * (PING_INTERVAL + PING_TIMEOUT)
@@ -108,86 +130,91 @@ async def test_messages_come_back_in_order_and_answered_pings_keep_the_connectio
                 await ws.send_str("3")
             else:
                 got.append(frame)
-        assert got == [f"4{p}m{n}" for n in range(20) for p in ("", "again:")]
+        answers = [json.loads(frame.split(",", 1)[1].lstrip("0123456789")) for frame in got]
+        assert [a[0]["data"]["request_id"] for a in answers] == [f"m{n}" for n in range(20)]
         assert pings >= 2 and not ws.closed
-        assert server.connected and not server.gone
+        assert service.joined and not service.left
 
 
-async def test_a_slow_readers_backlog_arrives_whole_and_in_order(
-    served: tuple[EchoServer, str],
-) -> None:
-    # 400 frames of 100 kB at once fill the socket's buffer: the rest queue behind it.
-    server, url = served
+async def test_a_slow_readers_backlog_arrives_whole_and_in_order(served: Served) -> None:
+    # 200 frames of 50 kB at once fill the socket's buffer: the rest queue behind it.
+    service, url = served
     async with aiohttp.ClientSession() as http, http.ws_connect(url) as ws:
-        await ws.receive_str(timeout=5)
-        await ws.send_str("4flood 400 100000")
+        await joined(ws)
+        await ws.send_str(call(1, "flood 200 50000"))
         await asyncio.sleep(0.5)  # read nothing meanwhile
-        await ws.send_str("4after")
+        await ws.send_str(call(2, "after"))
         got: list[str] = []
-        while len(got) < 402:
+        while len(got) < 202:
             frame = await ws.receive_str(timeout=10)
             if frame == "2":
                 await ws.send_str("3")
             else:
-                got.append(frame[:20])
-    assert got == [f"4{n}:" + "x" * (20 - len(f"4{n}:")) for n in range(400)] + [
-        "4after",
-        "4again:after",
+                got.append(frame)
+    emitted = [json.loads(frame.split(",", 1)[1]) for frame in got[:200]]
+    assert [(e[0], e[1]["n"], len(e[1]["x"])) for e in emitted] == [
+        ("echo", n, 50000) for n in range(200)
     ]
-    await until(lambda: bool(server.gone))
-    assert len(server.gone) == 1
-    if isinstance(server.eio, BridgeEngineIO):
-        assert server.eio.lanes == {}, "a closed session leaves no lane behind"
+    assert got[200].startswith(f"43{NAMESPACE},1[") and got[201].startswith(f"43{NAMESPACE},2[")
+    await until(lambda: bool(service.left))
+    assert len(service.left) == 1
 
 
-async def test_silence_past_engineios_timeout_cuts_the_connection(
-    served: tuple[EchoServer, str],
-) -> None:
-    server, url = served
+async def test_silence_past_engineios_timeout_cuts_the_connection(served: Served) -> None:
+    service, url = served
     async with aiohttp.ClientSession() as http, http.ws_connect(url) as ws:
-        await ws.receive_str(timeout=5)
+        await joined(ws)
         # Never answer a ping: the server hears nothing and cuts the connection (a
         # connection still open after 5 s raises TimeoutError here).
         heard: list[str] = []
         while not ws.closed:
             message = await ws.receive(timeout=5)
-            if message.type in (aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR):
+            if message.type in (aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.CLOSE):
                 break
             heard.append(message.data)
     assert heard == ["2"], "cut after a ping went unanswered, never before"
-    await until(lambda: bool(server.gone))
-    assert list(server.gone.values()) == [str(server.eio.reason.TRANSPORT_CLOSE)]
+    await until(lambda: bool(service.left))
+    assert service.left == service.joined
 
 
-async def test_a_frame_over_the_limit_or_a_client_close_ends_the_session(
-    served: tuple[EchoServer, str],
-) -> None:
-    server, url = served
+async def test_a_frame_over_the_limit_or_a_client_close_ends_the_session(served: Served) -> None:
+    service, url = served
     async with aiohttp.ClientSession() as http:
         async with http.ws_connect(url) as ws:
-            await ws.receive_str(timeout=5)
+            await joined(ws)
             await ws.send_str("4" + "x" * (LIMIT + 1))
             message = await ws.receive(timeout=5)
             assert message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
         async with http.ws_connect(url) as ws:
-            await ws.receive_str(timeout=5)
-        await until(lambda: len(server.gone) == 2)
-    assert len(server.gone) == 2 and len(server.connected) == 2
+            await joined(ws)
+        await until(lambda: len(service.left) == 2)
+    assert sorted(service.left) == sorted(service.joined) and len(service.joined) == 2
 
 
-async def test_silence_sets_one_timer_for_a_quiet_spell_however_often_it_hears() -> None:
-    expired: list[float] = []
-    silence = Silence(0.2, lambda: expired.append(time.monotonic()))
-    began = time.monotonic()
-    for _ in range(5):
-        await asyncio.sleep(0.1)
-        silence.heard()
-    await asyncio.sleep(0.35)
-    assert len(expired) == 1
-    # It expired a quiet spell after the last thing heard, not after the start.
-    assert expired[0] - began >= 0.5 + 0.2 - 0.02
-    silence.cancel()
-    cancelled = Silence(0.05, lambda: expired.append(0.0))
-    cancelled.cancel()
-    await asyncio.sleep(0.1)
-    assert len(expired) == 1
+@pytest.mark.parametrize("packet", ["9", "8x", "x", ""])
+async def test_engineio_junk_ends_the_connection_with_one_log_line(
+    served: Served, caplog: pytest.LogCaptureFixture, packet: str
+) -> None:
+    # engineio logs a traceback for every packet of a type it cannot name, and raises out
+    # of the session for a frame that is no packet: either way, one line for the
+    # connection, which is closed, and its session gone.
+    service, url = served
+    caplog.set_level(logging.INFO)
+    async with aiohttp.ClientSession() as http, http.ws_connect(url) as ws:
+        await joined(ws)
+        for _ in range(200):
+            if ws.closed:
+                break
+            try:
+                await ws.send_str(packet)
+            except Exception:  # closed mid-flood
+                break
+        while not ws.closed:
+            message = await ws.receive(timeout=5)
+            if message.type in (aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.CLOSE):
+                break
+    await until(lambda: bool(service.left))
+    assert service.left == service.joined
+    lines = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(lines) == 1, [r.getMessage() for r in lines]
+    assert "closed connection" in lines[0].getMessage() and lines[0].exc_info is None
