@@ -96,9 +96,10 @@ def private_uses(source: str, path: str, private: frozenset[str]) -> list[Use]:
             and node.func.id in ("getattr", "setattr", "hasattr", "delattr")
             and len(node.args) >= 2
             and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
             and node.args[1].value in private
         ):
-            uses.append(Use(path, node.lineno, f"{node.func.id} {node.args[1].value}"))
+            uses.append(Use(path, node.lineno, f"{node.func.id} {node.args[1].value!s}"))
         targets: list[ast.expr] = []
         if isinstance(node, ast.Assign):
             targets = node.targets
@@ -106,7 +107,7 @@ def private_uses(source: str, path: str, private: frozenset[str]) -> list[Use]:
             targets = [node.target]
         for target in targets:
             if isinstance(target, ast.Attribute | ast.Subscript) and _root_name(target) in modules:
-                uses.append(Use(path, node.lineno, f"assignment into {ast.unparse(target)}"))
+                uses.append(Use(path, target.lineno, f"assignment into {ast.unparse(target)}"))
     return uses
 
 
