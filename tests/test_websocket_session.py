@@ -22,7 +22,7 @@ from bridge import codec
 from bridge.protocol import NAMESPACE
 from bridge.service import BridgeService, Reply, Session
 from bridge.service.session import Emission
-from bridge.transport import FateSocket, RoomFanOut
+from bridge.transport import CLIENT_FRAME, MALFORMED_FRAME, FateSocket, RoomFanOut
 
 PING_INTERVAL = 0.3
 PING_TIMEOUT = 0.3
@@ -218,3 +218,65 @@ async def test_engineio_junk_ends_the_connection_with_one_log_line(
     lines = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(lines) == 1, [r.getMessage() for r in lines]
     assert "closed connection" in lines[0].getMessage() and lines[0].exc_info is None
+
+
+# Engine.IO messages whose JSON python-socketio would skip decoding (falsy) or misread,
+# events whose data is no list, packets a client never sends, a binary event, an ack id
+# of 100 digits, a frame nested past the decoder: none reaches a handler as an exception.
+ODD_FRAMES = [
+    "4null",
+    "4false",
+    "4true",
+    "4[]",
+    "4{}",
+    '4{"a":1}',
+    "41",
+    '4"2/fate,"',
+    f"42{NAMESPACE},1",
+    f"42{NAMESPACE},1null",
+    f'42{NAMESPACE},1{{"a":1}}',
+    f'42{NAMESPACE},1"hello"',
+    f"42{NAMESPACE},1[]",
+    f"42{NAMESPACE},1[1]",
+    f'42{NAMESPACE},1["connect",{{}}]',
+    f'42{NAMESPACE},1["{CLIENT_FRAME}",{{}}]',
+    f'42{NAMESPACE},1["{MALFORMED_FRAME}","x","/fate"]',
+    f'451-{NAMESPACE},1["hello",{{"_placeholder":true,"num":0}}]',
+    f"44{NAMESPACE},{{}}",
+    f'42{NAMESPACE},{"9" * 100}["hello",{{}}]',
+    f'42{NAMESPACE},1["hello",{"[" * 5000}]',
+    f'42{NAMESPACE},1["hello",{{"request_id":1e999999}}]',
+    '42/other,1["hello",{}]',
+    "40/fate,[1]",
+    '43/fate,7["x"]',
+]
+
+
+@pytest.mark.parametrize("frame", ODD_FRAMES)
+async def test_odd_frames_are_answered_without_a_traceback(
+    served: Served, caplog: pytest.LogCaptureFixture, frame: str
+) -> None:
+    service, url = served
+    caplog.set_level(logging.INFO)
+    async with aiohttp.ClientSession() as http, http.ws_connect(url) as ws:
+        await joined(ws)
+        await ws.send_str(frame)
+        await ws.send_str(call(2, "after"))
+        while True:
+            got = await ws.receive_str(timeout=5)
+            if got.startswith(f"43{NAMESPACE},2["):
+                break
+        assert json.loads(got[len(f"43{NAMESPACE},2") :])[0]["ok"], got
+    assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in caplog.records]
+    assert service.joined[:1] == service.joined
+
+
+async def test_a_binary_frame_gets_a_notice_and_the_connection_goes_on(served: Served) -> None:
+    _service, url = served
+    async with aiohttp.ClientSession() as http, http.ws_connect(url) as ws:
+        await joined(ws)
+        await ws.send_bytes(b"\x00\x01")
+        notice = await ws.receive_str(timeout=5)
+        assert notice.startswith(f'42{NAMESPACE},["notice"') and "binary" in notice, notice
+        await ws.send_str(call(2, "after"))
+        assert (await ws.receive_str(timeout=5)).startswith(f"43{NAMESPACE},2[")
