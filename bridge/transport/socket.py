@@ -9,8 +9,8 @@ claim, refusing Engine.IO junk) lives on a :class:`Connection`: the bridge serve
 ``/socket.io/`` with its own aiohttp route (:meth:`FateSocket.handle`), which makes the
 connection, hands the request to the public ``AsyncServer.handle_request`` (for a
 websocket it returns when the session ends) and cleans up after it. A namespace session
-finds its connection through the public ``get_environ``/connect ``environ``
-(``environ["aiohttp.request"]["fate.connection"]``).
+finds its connection through the ``environ`` python-socketio hands its connect handler
+(``environ["aiohttp.request"]``, the request the route served).
 """
 
 from __future__ import annotations
@@ -72,6 +72,8 @@ class Connection:
         # Refused for what it sent, or told it has no seat: being closed.
         self.refused = False
         self.open = True
+        # The task serving the request: engineio reads the websocket's frames in it.
+        self.task = asyncio.current_task()
 
     @property
     def address(self) -> str:
@@ -86,10 +88,6 @@ class Connection:
             self.join_timer = None
 
 
-# Where a request to /socket.io/ keeps its connection (for the namespace's connect).
-CONNECTION_KEY = web.RequestKey("fate.connection", Connection)
-
-
 class EngineIOLogGuard(logging.Filter):
     """Engine.IO's logger's filter: a packet engineio cannot place (a type past 6, which
     it fails to name) is logged by engineio with a traceback, once per packet, and the
@@ -100,7 +98,13 @@ class EngineIOLogGuard(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         connection = CURRENT.get()
-        if connection is None or not _raised_in_engineio(record.exc_info):
+        # Only in the task reading the connection's frames (tasks started from it, e.g.
+        # engineio's service task, inherit the context too).
+        if (
+            connection is None
+            or asyncio.current_task() is not connection.task
+            or not _raised_in_engineio(record.exc_info)
+        ):
             return True
         if not connection.refused:
             connection.owner.refuse(connection, "an Engine.IO packet no client sends")
@@ -199,6 +203,9 @@ class FateSocket:
         )
         self.namespace = FateNamespace(self)
         self.sio.register_namespace(self.namespace)
+        # Each request being served (its id: requests are not hashable) -> its connection;
+        # a namespace's connect finds it through the environ's "aiohttp.request".
+        self.by_request: dict[int, Connection] = {}
         # /fate sid -> its websocket's connection.
         self.connections: dict[str, Connection] = {}
         self.bind_timers: dict[str, asyncio.TimerHandle] = {}
@@ -231,7 +238,7 @@ class FateSocket:
             headers.popall(hdrs.SEC_WEBSOCKET_EXTENSIONS)
             request = request.clone(headers=headers)
         connection = Connection(self, request)
-        request[CONNECTION_KEY] = connection
+        self.by_request[id(request)] = connection
         websocket = request.headers.get(hdrs.UPGRADE, "").lower() == "websocket"
         if websocket:
             self.start_clock(connection)
@@ -255,6 +262,7 @@ class FateSocket:
             raise web.HTTPBadRequest() from None
         finally:
             CURRENT.reset(token)
+            self.by_request.pop(id(request), None)
             connection.open = False
             connection.stop_clock()
             if connection.malformed:
@@ -317,7 +325,7 @@ class FateSocket:
         """A socket joins ``/fate`` as ``auth`` says; raises ConnectionRefusedError (which
         python-socketio answers with CONNECT_ERROR) when it may not."""
         request = environ.get("aiohttp.request") if isinstance(environ, dict) else None
-        connection = request.get(CONNECTION_KEY) if request is not None else None
+        connection = self.by_request.get(id(request)) if request is not None else None
         if connection is None:  # served by another route: no websocket of the bridge's
             raise socketio.exceptions.ConnectionRefusedError("refused")
         connection.eio_sid = self.sio.manager.eio_sid_from_sid(sid, protocol.NAMESPACE)
