@@ -149,126 +149,100 @@ def _adapter(cls: type[Frozen]) -> TypeAdapter[Any]:
     return adapter
 
 
-# From this many fields on, merging the given keywords into a template beats binding them
-# as parameters (measured: an Action, 40 fields, built with 7 keywords costs 1.4 us merged
-# against 2.4 us bound; a 4-field event 1.0 us against 0.7 us).
-_MERGED_INIT_FIELDS = 12
+# CPython shares one key table among a class's instance dicts only up to 30 keys; a wider
+# record's dict is its own whatever fills it.
+_SHARED_KEYS_MAX = 30
+
+
+class _Template:
+    """What filling a record of one class needs, worked out once from its fields: every
+    field in order at its default (``MISSING`` for a required or a factory field), the
+    field count, the required fields' names, the factories, and the field to seed a
+    key-sharing dict with (None: the class is too wide to share keys)."""
+
+    __slots__ = ("cls", "count", "factories", "required", "seed", "values")
+
+    def __init__(self, cls: type[Frozen]) -> None:
+        specs = fields(cls)  # type: ignore[arg-type]
+        self.cls = cls
+        self.values: dict[str, Any] = {}
+        required: list[str] = []
+        factories: list[tuple[str, Callable[[], Any]]] = []
+        for spec in specs:
+            if spec.default is not MISSING:
+                self.values[spec.name] = spec.default
+            elif spec.default_factory is not MISSING:
+                self.values[spec.name] = MISSING
+                factories.append((spec.name, spec.default_factory))
+            else:
+                self.values[spec.name] = MISSING
+                required.append(spec.name)
+        self.count = len(specs)
+        self.required = frozenset(required)
+        self.factories = tuple(factories)
+        self.seed = specs[0].name if specs and len(specs) <= _SHARED_KEYS_MAX else None
+
+
+def _filler(template: _Template) -> Callable[[dict[str, Any], dict[str, Any]], None]:
+    """``fill(values, given)``: a new record's own ``__dict__`` filled from its class's
+    template then the keywords given, every field in the fields' order, or the
+    dataclass's own ``TypeError``. The same few steps serve every class (no code is
+    generated per class).
+
+    In place, in order: the instance's dict then shares its keys with every other
+    instance of the class (CPython's key-sharing dicts, up to 30 fields); a dict built
+    apart and set as ``__dict__`` would cost a key table of its own per record. Merging
+    into an empty dict would do the same (CPython clones the merged dict's table), so
+    one field is seeded first. Two merges cost less than setting each field through
+    ``object.__setattr__`` (a frozen dataclass's own ``__init__``). One more key than
+    fields is an unknown keyword; a required field not among the keywords (a set
+    comparison, in C) a missing one. A factory field left ``MISSING`` gets its
+    factory's value."""
+    defaults, count, required = template.values, template.count, template.required
+    factories, cls, seed = template.factories, template.cls, template.seed
+
+    def fill(values: dict[str, Any], given: dict[str, Any]) -> None:
+        if seed is not None:
+            values[seed] = MISSING
+        values.update(defaults)
+        values.update(given)
+        if len(values) != count or (required and not given.keys() >= required):
+            _refuse(cls, given)
+        for name, factory in factories:
+            if values[name] is MISSING:
+                values[name] = factory()
+
+    return fill
 
 
 def _fast_init(cls: type[Frozen]) -> Callable[..., None]:
-    """An ``__init__`` for ``cls`` taking the dataclass's keyword arguments and storing them
-    straight into the instance's own ``__dict__``: the dataclass's own sets each field
-    through ``object.__setattr__`` (frozen), which costs several times as much on wide
-    records. The instance's own dict, filled in the fields' order, shares its keys with
-    every other instance of the class (CPython's key-sharing dicts); a dict built apart
-    and set as ``__dict__`` would cost a key table of its own per record (measured with
-    valgrind: a 7-field Roll built 6,500 instructions that way against 4,500 in place).
+    """An ``__init__`` for ``cls`` taking the dataclass's keyword arguments (keywords
+    only: a positional one is refused) and storing them straight into the instance's own
+    ``__dict__`` (see :func:`_filler`), refusing what the dataclass's own refuses."""
+    fill = _filler(_Template(cls))
 
-    Generated from the class's own field names only, in one of two shapes: a narrow
-    record binds one keyword-only parameter per field (defaults and factories kept); a
-    wide one merges the keywords given into a template of every field in order (binding
-    forty parameters and their defaults costs more than merging the few given), and
-    refuses an unknown or a missing required keyword with the same ``TypeError``."""
-    specs = fields(cls)  # type: ignore[arg-type]
-    namespace: dict[str, Any] = {"_MISSING": MISSING}
-    if len(specs) >= _MERGED_INIT_FIELDS:
-        source = _merged_init_source(cls, namespace)
-    else:
-        source = _bound_init_source(cls, namespace)
-    # Named for tracebacks and profiles.
-    exec(compile(source, f"<{cls.__qualname__}.__init__>", "exec"), namespace)
-    init: Callable[..., None] = namespace["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    return init
+    def __init__(self: Frozen, **given: Any) -> None:
+        fill(self.__dict__, given)
 
-
-def _bound_init_source(cls: type[Frozen], namespace: dict[str, Any], *, maker: bool = False) -> str:
-    params: list[str] = []
-    factories: list[str] = []
-    specs = fields(cls)  # type: ignore[arg-type]
-    for spec in specs:
-        name = spec.name
-        if spec.default is not MISSING:
-            namespace[f"_default_{name}"] = spec.default
-            params.append(f"{name}=_default_{name}")
-        elif spec.default_factory is not MISSING:
-            namespace[f"_factory_{name}"] = spec.default_factory
-            params.append(f"{name}=_MISSING")
-            factories.append(f"    if {name} is _MISSING:\n        {name} = _factory_{name}()\n")
-        else:
-            params.append(name)
-    stores = "".join(f"    values[{spec.name!r}] = {spec.name}\n" for spec in specs)
-    if not maker:
-        return (
-            f"def __init__(self, *, {', '.join(params)}):\n"
-            + "".join(factories)
-            + "    values = self.__dict__\n"
-            + stores
-        )
-    namespace.update(_new=_new, _cls=cls)
-    return (
-        f"def make(*, {', '.join(params)}):\n"
-        + "".join(factories)
-        + "    self = _new(_cls)\n"
-        + "    values = self.__dict__\n"
-        + stores
-        + "    return self\n"
-    )
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    return __init__
 
 
 def record_maker(cls: Callable[_P, _R]) -> Callable[_P, _R]:
     """A function building ``cls`` from the same keywords as ``cls(...)`` (typed as its
     constructor), refusing what it refuses, into the same record: for the records built
-    on every intent, without the class call's own costs (CPython builds a keywords dict,
-    looks ``__init__`` up and unpacks the dict again: a third of a small record's cost)."""
-    record = cast(type[Frozen], cls)
-    namespace: dict[str, Any] = {"_MISSING": MISSING}
-    if len(fields(record)) >= _MERGED_INIT_FIELDS:  # type: ignore[arg-type]
-        source = _merged_init_source(record, namespace, maker=True)
-    else:
-        source = _bound_init_source(record, namespace, maker=True)
-    exec(compile(source, f"<{record.__qualname__}.make>", "exec"), namespace)
-    make: Callable[_P, _R] = namespace["make"]
-    make.__qualname__ = f"{record.__qualname__}.make"
-    return make
+    on every intent, without the class call's own costs (CPython looks ``__new__`` and
+    ``__init__`` up and passes the keywords on again)."""
+    template = _Template(cast(type[Frozen], cls))
+    fill, record_class, new = _filler(template), template.cls, _new
 
+    def make(**given: Any) -> Any:
+        record = new(record_class)
+        fill(record.__dict__, given)
+        return record
 
-def _merged_init_source(
-    cls: type[Frozen], namespace: dict[str, Any], *, maker: bool = False
-) -> str:
-    # The template holds every field in order (its default, or the marker for a required
-    # or factory field), so the instance's __dict__ keeps the fields' order; one more key
-    # than fields is an unknown keyword, a marker left on a required field a missing one.
-    specs = fields(cls)  # type: ignore[arg-type]
-    template: dict[str, Any] = {}
-    required: list[str] = []
-    factories: list[str] = []
-    namespace.update(_template=template, _count=len(specs), _refuse=_refuse, _cls=cls, _new=_new)
-    for spec in specs:
-        name = spec.name
-        template[name] = spec.default
-        if spec.default is MISSING and spec.default_factory is not MISSING:
-            namespace[f"_factory_{name}"] = spec.default_factory
-            factories.append(
-                f"    if values[{name!r}] is _MISSING:\n"
-                f"        values[{name!r}] = _factory_{name}()\n"
-            )
-        elif spec.default is MISSING:
-            required.append(name)
-    refused = " or ".join(
-        ["len(values) != _count"] + [f"values[{n!r}] is _MISSING" for n in required]
-    )
-    return (
-        ("def make(**given):\n" if maker else "def __init__(self, **given):\n")
-        + ("    self = _new(_cls)\n" if maker else "")
-        + "    values = self.__dict__\n"
-        + "    values.update(_template)\n"
-        + "    values.update(given)\n"
-        + f"    if {refused}:\n"
-        + "        _refuse(_cls, given)\n"
-        + "".join(factories)
-        + ("    return self\n" if maker else "")
-    )
+    make.__qualname__ = f"{record_class.__qualname__}.make"
+    return cast(Callable[_P, _R], make)
 
 
 def _refuse(cls: type[Frozen], given: Mapping[str, Any]) -> None:
