@@ -118,6 +118,38 @@ class Bridge(Protocol):
     def store_args(self) -> list[str]: ...
 
 
+@dataclass
+class Served:
+    """Where a bridge serves and what it stands on, and the command line that serves it:
+    what :class:`BridgeProcess` runs and ``tests.in_process.InProcessBridge`` parses."""
+
+    data_dir: Path
+    dev_dice: bool = True
+    port: int = field(default_factory=free_port)
+    redis_url: str | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def store_args(self) -> list[str]:
+        args = ["--data-dir", str(self.data_dir)]
+        return [*args, "--redis", self.redis_url] if self.redis_url else args
+
+    def serve_args(self, *extra: str) -> list[str]:
+        """The global store flags, then ``serve`` on loopback at :attr:`port` with the
+        flags ``extra`` (and ``--dev-dice`` unless told not to)."""
+        args = [*self.store_args, "serve", "--host", "127.0.0.1", "--port", str(self.port)]
+        return [*args, *extra, *(["--dev-dice"] if self.dev_dice else [])]
+
+
+# Another test (another xdist worker, or a client's outgoing connection) may take the port
+# :func:`free_port` found before the bridge binds it: a bridge that was given no port of
+# its own tries again on a fresh one, this many times.
+PORT_TRIES = 5
+
+
 def store_args(target: Path | Bridge) -> list[str]:
     """The global flags that point the CLI at a data folder, or at a bridge's store."""
     if isinstance(target, Path):
@@ -146,59 +178,56 @@ def cli(
 
 
 def add_world(target: Path | Bridge, world_id: str, ruleset: str = "unwritten") -> str:
-    """Register a world and return its GM key: through the CLI, or for a bridge served in
-    the test's process through the service as the CLI does (no interpreter start-up)."""
-    from tests import in_process
+    """Register a world as ``world add ID --ruleset RULESET --json`` does and return its GM
+    key: the command run in the test's process (``tests.in_process.run_cli``; no
+    interpreter start-up), on a data folder or on a bridge's store, served in a process of
+    its own or in the test's."""
+    from tests.in_process import run_cli
 
-    if isinstance(target, in_process.InProcessBridge):
-        return in_process.add_world_in_process(target, world_id, ruleset)
-    out = cli(target, "world", "add", world_id, "--ruleset", ruleset, "--json").stdout
+    out = run_cli(target, "world", "add", world_id, "--ruleset", ruleset, "--json").stdout
     key: str = json.loads(out)["key"]
     return key
 
 
 @dataclass
-class BridgeProcess:
+class BridgeProcess(Served):
     """``python -m bridge serve`` as a child process with --dev-dice (unless told not to)
     on a free loopback port; its stdout and stderr go to ``bridge-PORT.log`` in the data
     folder (:meth:`log_text`). :meth:`start` returns once ``/healthz`` answers; the tests
     whose subject is the process (``@pytest.mark.process``) stop, kill and restart it."""
 
-    data_dir: Path
-    dev_dice: bool = True
-    port: int = field(default_factory=free_port)
-    redis_url: str | None = None
     process: subprocess.Popen[str] | None = None
     output: list[str] = field(default_factory=list)
     # The command that runs the bridge, and the folder it runs in (an installed
     # ``fate-bridge`` from elsewhere, say).
     program: tuple[str, ...] = PYTHON_M_BRIDGE
     cwd: Path = PROJECT_ROOT
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def store_args(self) -> list[str]:
-        args = ["--data-dir", str(self.data_dir)]
-        return [*args, "--redis", self.redis_url] if self.redis_url else args
+    # Whether the port may change: the first start on a port found free, not a restart.
+    fresh_port: bool = field(default=True, repr=False)
 
     def start(self, *extra: str) -> BridgeProcess:
-        args = [*self.program, *self.store_args, "serve"]
-        args += ["--host", "127.0.0.1", "--port", str(self.port), *extra]
-        if self.dev_dice:
-            args.append("--dev-dice")
-        log = open(self.data_dir / f"bridge-{self.port}.log", "a")  # noqa: SIM115
-        self.process = subprocess.Popen(
-            args,
-            cwd=self.cwd,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        wait_healthy(self.process, f"{self.url}/healthz", lambda: f"bridge:\n{self.log_text()}")
+        for tries_left in range(PORT_TRIES - 1, -1, -1):
+            with open(self.data_dir / f"bridge-{self.port}.log", "a") as log:
+                self.process = subprocess.Popen(
+                    [*self.program, *self.serve_args(*extra)],
+                    cwd=self.cwd,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                    env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                )
+            try:
+                wait_healthy(
+                    self.process, f"{self.url}/healthz", lambda: f"bridge:\n{self.log_text()}"
+                )
+            except RuntimeError:
+                taken = self.process.poll() is not None and "already in use" in self.log_text()
+                if not (taken and self.fresh_port and tries_left):
+                    raise
+                self.port = free_port()
+                continue
+            break
+        self.fresh_port = False
         return self
 
     def log_text(self) -> str:

@@ -7,8 +7,9 @@ builds, the connection gate, the default world) on a free loopback port, so a te
 Socket.IO and HTTP clients reach it over real TCP, on the real SQLite file or the real
 redis-server. An async test serves it in its own event loop (:meth:`InProcessBridge.serve`);
 a synchronous test, which has no running loop while it calls the bridge, in a loop on a
-thread of its own (:func:`serving_in_thread`). :func:`add_world_in_process` registers a
-world as ``world add`` does, through the service, without a subprocess.
+thread of its own (:func:`serving_in_thread`). :func:`run_cli` runs the command line
+(``world add``, ``world verify``, ``world webhooks`` ...) through its entry function, without
+a subprocess.
 
 What stays the process's: the garbage collector's tuning (``tune_gc`` freezes the whole
 interpreter's heap, the test runner's included: left alone here), the logging set-up and
@@ -20,10 +21,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import gc
+import io
+import os
+import subprocess
 import threading
+import traceback
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 from unittest import mock
@@ -32,8 +38,8 @@ import aiohttp
 
 from bridge import cli
 from bridge.server import GcFreezer
-from bridge.service import BridgeService
-from tests.bridge_process import free_port
+from bridge.startup import StartupError
+from tests.bridge_process import PORT_TRIES, Bridge, Served, free_port, store_args
 
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 10.0
@@ -58,32 +64,20 @@ def _gc_freezers() -> int:
     return sum(isinstance(callback, GcFreezer) for callback in gc.callbacks)
 
 
-def _parse(store_args: list[str], *command: str) -> argparse.Namespace:
+def _parse(argv: list[str]) -> argparse.Namespace:
     """The command's own parsing: its defaults, its environment variables, its checks."""
-    args = cli.build_parser().parse_args([*store_args, *command])
+    args = cli.build_parser().parse_args(argv)
     cli._resolve_data_dir(args)
     return args
 
 
 @dataclass
-class InProcessBridge:
+class InProcessBridge(Served):
     """A bridge served by this process: the same ``url``, ``port``, ``data_dir``,
-    ``redis_url`` and ``store_args`` as :class:`~tests.bridge_process.BridgeProcess`."""
+    ``redis_url``, ``store_args`` and ``serve_args`` as
+    :class:`~tests.bridge_process.BridgeProcess`."""
 
-    data_dir: Path
-    dev_dice: bool = True
-    port: int = field(default_factory=free_port)
-    redis_url: str | None = None
     task: asyncio.Task[int] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def store_args(self) -> list[str]:
-        args = ["--data-dir", str(self.data_dir)]
-        return [*args, "--redis", self.redis_url] if self.redis_url else args
 
     # What only a process has: a test that stops, kills, restarts or reads the output of
     # its bridge fails here, loudly, instead of passing against a bridge that never
@@ -104,18 +98,24 @@ class InProcessBridge:
     def process(self) -> NoReturn:
         raise ProcessOnly("process")
 
-    def serve_args(self, *extra: str) -> argparse.Namespace:
-        """``serve``'s arguments as the command parses them for the process's flags."""
-        flags = ["--host", "127.0.0.1", "--port", str(self.port), *extra]
-        if self.dev_dice:
-            flags.append("--dev-dice")
-        return _parse(self.store_args, "serve", *flags)
-
     async def serve(self, *extra: str) -> InProcessBridge:
         """Serve in the running event loop with ``serve``'s flags ``extra``; return once
         ``/healthz`` answers 200 over TCP. Raises what the command would have stopped
-        with (a ``StartupError``, say) if it ends first."""
-        args = self.serve_args(*extra)
+        with (a ``StartupError``, say) if it ends first; a port another test took in the
+        meantime is traded for a fresh one (:data:`~tests.bridge_process.PORT_TRIES`)."""
+        for tries_left in range(PORT_TRIES - 1, -1, -1):
+            try:
+                return await self._serve(*extra)
+            except StartupError as exc:
+                cause = exc.__cause__
+                taken = isinstance(cause, OSError) and cause.errno == errno.EADDRINUSE
+                if not (taken and tries_left):
+                    raise
+                self.port = free_port()
+        raise AssertionError("unreachable")
+
+    async def _serve(self, *extra: str) -> InProcessBridge:
+        args = _parse(self.serve_args(*extra))
         freezers = _gc_freezers()
         with mock.patch.object(cli, "tune_gc", _leave_gc_alone):
             self.task = asyncio.create_task(cli._serve(args), name=f"bridge:{self.port}")
@@ -174,38 +174,47 @@ def serving_in_thread(bridge: InProcessBridge, *extra: str) -> Iterator[InProces
         loop.close()
 
 
-async def _add_world(store_args: list[str], world_id: str, ruleset: str) -> str:
-    """``world add ID --ruleset RULESET``: the command's store, opened as it opens it, and
-    the service's ``add_world``."""
-    args = _parse(store_args, "world", "add", world_id, "--ruleset", ruleset)
-    store = await cli._open_store(args, create=True)
-    try:
-        _record, key = await BridgeService(store).add_world(
-            args.id, args.name or args.id, args.ruleset
-        )
-    finally:
-        await store.close()
-    return key
-
-
-def add_world_in_process(bridge: InProcessBridge, world_id: str, ruleset: str) -> str:
-    """Register a world on ``bridge``'s store as ``world add`` does and return its GM key.
-
-    Synchronous, as the tests call it, even from a test whose loop serves the bridge: it
-    runs on a thread with a loop of its own and a store of its own, as the command would
-    in its own process (a world that exists raises ``WorldExists``)."""
-    keys: list[str] = []
-    failures: list[BaseException] = []
+def run_cli(
+    target: Path | Bridge | None,
+    *args: str,
+    check: bool = True,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``fate-bridge ARGS`` (after the store flags of ``target``, a data folder or a bridge)
+    as :func:`tests.bridge_process.cli` runs it, but through the command's entry function
+    ``bridge.cli.main`` in this process: no interpreter start-up. Its output and exit
+    status come back as a ``CompletedProcess``'s (an exception the command lets out is a
+    traceback on stderr and status 1, as from the process); ``env``, when given, is the
+    whole environment it sees. It runs on a thread with an event loop of its own, as the
+    command would in its own process, so a test whose loop serves the bridge may call it.
+    For what only the process shows (start-up, the interpreter, the working folder, the
+    printed commands run from elsewhere) the tests run the real one."""
+    argv = [*(store_args(target) if target is not None else []), *args]
+    out, err = io.StringIO(), io.StringIO()
+    status: list[int] = []
 
     def run() -> None:
         try:
-            keys.append(asyncio.run(_add_world(bridge.store_args, world_id, ruleset)))
-        except BaseException as exc:  # handed to the caller's thread
-            failures.append(exc)
+            status.append(cli.main(argv))
+        except SystemExit as exit_:  # argparse's --help, --version and usage errors
+            code = exit_.code
+            status.append(code if isinstance(code, int) else 0 if code is None else 1)
+        except BaseException:
+            traceback.print_exc(file=err)
+            status.append(1)
 
-    thread = threading.Thread(target=run, name=f"world-add:{world_id}")
-    thread.start()
-    thread.join()
-    if failures:
-        raise failures[0]
-    return keys[0]
+    environment = mock.patch.dict(os.environ, env or {}, clear=env is not None)
+    with CLI_LOCK, environment, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        thread = threading.Thread(target=run, name=f"cli:{' '.join(args[:2])}")
+        thread.start()
+        thread.join()
+    done = subprocess.CompletedProcess(
+        ["fate-bridge", *argv], status[0], out.getvalue(), err.getvalue()
+    )
+    if check:
+        done.check_returncode()
+    return done
+
+
+# One command at a time swaps this process's stdout, stderr and environment.
+CLI_LOCK = threading.Lock()

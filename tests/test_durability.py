@@ -21,8 +21,9 @@ from bridge.store.base import CommitBatch, Snapshot, Store
 from bridge.store.chain import verify_chain
 from bridge.store.redis import RedisStore
 from bridge.store.sqlite import SQLiteStore
-from tests.bridge_process import BridgeProcess, cli, flush_redis
+from tests.bridge_process import BridgeProcess, flush_redis
 from tests.conftest import Connect
+from tests.in_process import run_cli
 from tests.seats import BROUSSEAU, Seat, queue
 
 pytestmark = pytest.mark.both_stores
@@ -98,7 +99,7 @@ async def test_an_acked_intent_survives_sigkill_between_the_event_append_and_the
     # The state rebuilt from snapshot + tail has the action, ready to move on.
     passed = await gm.ok("action.pass", action_id=acked["data"]["action_id"], side="actor")
     assert passed["card"]["state"] == "resolved"
-    verified = cli(bridge, "world", "verify", world[0])
+    verified = run_cli(bridge, "world", "verify", world[0])
     assert verified.stdout.startswith("OK:"), verified.stdout
 
 
@@ -179,5 +180,5 @@ async def test_world_verify_catches_a_snapshot_that_disagrees_with_the_log(
     finally:
         await store.close()
     with pytest.raises(subprocess.CalledProcessError) as failed:
-        cli(bridge, "world", "verify", world[0])
+        run_cli(bridge, "world", "verify", world[0])
     assert "saved snapshot" in failed.value.stderr

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,21 +17,17 @@ import pytest
 
 from bridge.protocol import ANCHOR_PAGE, HISTORY_ANCHORS_FORMAT
 from bridge.store.redis import RedisStore
-from tests.bridge_process import PROJECT_ROOT, BridgeProcess, store_args
+from tests.bridge_process import BridgeProcess
 from tests.conftest import Connect
+from tests.in_process import run_cli
 from tests.log_forgery import rewrite_and_rehash
 from tests.seats import BROUSSEAU, Seat, queue
 
 
 def verify(bridge: BridgeProcess, *args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m bridge world verify ...`` on the bridge's store; never raises on failure."""
-    return subprocess.run(
-        [sys.executable, "-m", "bridge", *store_args(bridge), "world", "verify", *args],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    """``fate-bridge world verify ...`` on the bridge's store, through the command's entry
+    function in the test's process; never raises on failure."""
+    return run_cli(bridge, "world", "verify", *args, check=False)
 
 
 async def play_two_rolls(gm: Seat) -> None:

@@ -1,4 +1,7 @@
-"""The bridge's HTTP routes and its command line, on a real process."""
+"""The bridge's HTTP routes and its command line. The commands run through their entry
+function in the test's process (``tests.in_process.run_cli``), the help also as a real
+``python -m bridge`` process, and the first start's banner comes from a real bridge
+process; the routes are served in the test's process."""
 
 from __future__ import annotations
 
@@ -15,8 +18,9 @@ import pytest
 
 from bridge import __version__
 from bridge.protocol import PROTOCOL_VERSION
-from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world, cli
+from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world
 from tests.conftest import Connect
+from tests.in_process import run_cli
 from tests.log_forgery import rewrite_event
 from tests.seats import BROUSSEAU, Seat, queue
 
@@ -63,13 +67,7 @@ def test_cli_help_documents_every_command() -> None:
     ).stdout
     for command in ("serve", "world", "schemas", "module"):
         assert command in out
-    world = subprocess.run(
-        [sys.executable, "-m", "bridge", "world", "--help"],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    world = run_cli(None, "world", "--help").stdout
     for command in ("add", "list", "verify", "rotate-key", "webhooks"):
         assert command in world
 
@@ -77,23 +75,13 @@ def test_cli_help_documents_every_command() -> None:
 def test_world_commands(tmp_path: Path) -> None:
     key = add_world(tmp_path, "campaign", ruleset="fate-condensed")
     assert len(key) >= 32
-    listed = json.loads(cli(tmp_path, "world", "list", "--json").stdout)
+    listed = json.loads(run_cli(tmp_path, "world", "list", "--json").stdout)
     assert listed == [{"id": "campaign", "name": "campaign", "ruleset": "fate-condensed"}]
-    again = subprocess.run(
-        [sys.executable, "-m", "bridge", "--data-dir", str(tmp_path), "world", "add", "campaign"],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-    )
+    again = run_cli(tmp_path, "world", "add", "campaign", check=False)
     assert again.returncode == 1 and "already exists" in again.stderr
-    bad = subprocess.run(
-        [sys.executable, "-m", "bridge", "--data-dir", str(tmp_path), "world", "add", "no spaces"],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-    )
+    bad = run_cli(tmp_path, "world", "add", "no spaces", check=False)
     assert bad.returncode == 2
-    rotated = json.loads(cli(tmp_path, "world", "rotate-key", "campaign", "--json").stdout)
+    rotated = json.loads(run_cli(tmp_path, "world", "rotate-key", "campaign", "--json").stdout)
     assert rotated["key"] != key
 
 
@@ -101,7 +89,7 @@ async def test_old_key_stops_working_after_rotation(
     bridge: BridgeProcess, connect: Connect
 ) -> None:
     key = add_world(bridge, "rot")
-    new_key = json.loads(cli(bridge, "world", "rotate-key", "rot", "--json").stdout)["key"]
+    new_key = json.loads(run_cli(bridge, "world", "rotate-key", "rot", "--json").stdout)["key"]
     gm = Seat(await connect("rot", key=new_key))
     assert (await gm.ok("hello"))["role"] == "gm"
     with pytest.raises(Exception):  # noqa: B017 - the refusal itself is tested elsewhere
@@ -122,7 +110,7 @@ async def test_world_verify_detects_a_tampered_log(
         opposition={"kind": "passive", "rating": 4},
     )
     await gm.card("action.pass", action_id=card["action_id"], side="actor")
-    ok = cli(bridge, "world", "verify", world[0])
+    ok = run_cli(bridge, "world", "verify", world[0])
     assert ok.stdout.startswith("OK:")
     with sqlite3.connect(bridge.data_dir / "bridge.sqlite3") as db:
         # Rewrite history: the first roll becomes four pluses.
@@ -134,21 +122,7 @@ async def test_world_verify_detects_a_tampered_log(
         event = json.loads(payload)
         event["action"]["actor"]["roll"]["dice"] = [1, 1, 1, 1]
         rewrite_event(db, world[0], seq, event)
-    tampered = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bridge",
-            "--data-dir",
-            str(bridge.data_dir),
-            "world",
-            "verify",
-            world[0],
-        ],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-    )
+    tampered = run_cli(bridge, "world", "verify", world[0], check=False)
     assert tampered.returncode == 2 and "BROKEN" in tampered.stderr
 
 
@@ -174,5 +148,5 @@ def test_first_start_registers_a_default_world_and_prints_what_a_gm_needs(
     finally:
         bridge.stop()
     assert "shown when the world was created" in second
-    listed = json.loads(cli(tmp_path, "world", "list", "--json").stdout)
+    listed = json.loads(run_cli(tmp_path, "world", "list", "--json").stdout)
     assert [w["id"] for w in listed] == ["default"]

@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,8 @@ from pydantic import TypeAdapter
 from bridge.protocol import ActionData, CharacterSummary, HistoryPage, SceneState, WorldStateData
 from bridge.protocol.http import WebhookCardEvent, WebhookList
 from bridge.webhooks.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
-from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world, cli
+from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world
+from tests.in_process import run_cli
 from tests.receiver import Receiver
 from tests.seats import Seat, queue
 
@@ -214,7 +213,7 @@ async def test_a_signed_webhook_set_up_over_http_mirrors_a_resolved_card(
             await asyncio.sleep(0.05)
             listed = WebhookList.model_validate((await http.get(f"{base}/webhooks")).json())
         assert [d.status for d in listed.deliveries] == ["delivered"]
-        shown = cli(bridge, "world", "webhooks", "list", world[0]).stdout
+        shown = run_cli(bridge, "world", "webhooks", "list", world[0]).stdout
         assert "DELIVERED" in shown and hook_id in shown and secret not in shown
         removed = await http.delete(f"{base}/webhooks/{hook_id}")
         assert removed.json() == {"id": hook_id, "removed": True}
@@ -226,22 +225,22 @@ def test_world_webhooks_from_the_command_line(tmp_path: Path) -> None:
     add_world(tmp_path, "camp")
     discord = "https://discord.com/api/webhooks/123456789/t0ken-secret"
     added = json.loads(
-        cli(tmp_path, "world", "webhooks", "add", "camp", "discord", discord, "--json").stdout
+        run_cli(tmp_path, "world", "webhooks", "add", "camp", "discord", discord, "--json").stdout
     )
     assert added["secret"] is None
     assert added["webhook"]["url_hint"] == "https://discord.com/api/webhooks/123456789/\u2026"
     # A name the host allows is taken as it is (no lookup; nothing here asks DNS).
-    signed = cli(
+    signed = run_cli(
         tmp_path, "world", "webhooks", "add", "camp", "json", "https://a.test/h",
         "--webhook-allow", "a.test",
     ).stdout  # fmt: skip
     assert "Signing secret (shown once): whsec_" in signed
-    listing = cli(tmp_path, "world", "webhooks", "list", "camp").stdout
+    listing = run_cli(tmp_path, "world", "webhooks", "list", "camp").stdout
     assert added["webhook"]["id"] in listing and "t0ken-secret" not in listing
     assert "whsec_" not in listing and "Recent deliveries: 0, failed: 0" in listing
-    removed = cli(tmp_path, "world", "webhooks", "remove", "camp", added["webhook"]["id"])
+    removed = run_cli(tmp_path, "world", "webhooks", "remove", "camp", added["webhook"]["id"])
     assert "removed" in removed.stdout
-    listed = json.loads(cli(tmp_path, "world", "webhooks", "list", "camp", "--json").stdout)
+    listed = json.loads(run_cli(tmp_path, "world", "webhooks", "list", "camp", "--json").stdout)
     assert [h["kind"] for h in listed["webhooks"]] == ["json"]
     bad = [
         ["add", "camp", "discord", "https://example.com/api/webhooks/1/x"],
@@ -255,22 +254,16 @@ def test_world_webhooks_from_the_command_line(tmp_path: Path) -> None:
         ["list", "nowhere"],
     ]
     for args in bad:
-        command = [sys.executable, "-m", "bridge", "--data-dir", str(tmp_path), "world"]
-        refused = subprocess.run(
-            [*command, "webhooks", *args],
-            cwd=PROJECT_ROOT,
-            capture_output=True,
-            text=True,
-        )
+        refused = run_cli(tmp_path, "world", "webhooks", *args, check=False)
         # An unknown world is refused before the command runs, like every start-up error.
         status = 2 if "nowhere" in args else 1
         assert refused.returncode == status and refused.stderr.startswith("error: "), args
-    not_a_host = cli(
+    not_a_host = run_cli(
         tmp_path, "world", "webhooks", "add", "camp", "json", "http://127.0.0.1/h",
         "--webhook-allow", "not a host", check=False,
     )  # fmt: skip
     assert not_a_host.returncode == 2 and "neither a host name" in not_a_host.stderr
-    allowed = cli(
+    allowed = run_cli(
         tmp_path, "world", "webhooks", "add", "camp", "json", "http://127.0.0.1:8080/h",
         env={**os.environ, "FATE_BRIDGE_WEBHOOK_ALLOW": "10.0.0.0/8, 127.0.0.1"},
     )  # fmt: skip

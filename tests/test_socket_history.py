@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from tests.bridge_process import BridgeProcess, cli
+from tests.bridge_process import BridgeProcess
+from tests.in_process import run_cli
 from tests.seats import Seat, queue
 
 pytestmark = pytest.mark.both_stores
@@ -136,7 +137,7 @@ async def test_gm_undo_returns_fate_points_and_free_invokes_and_marks_the_card(
     again = await gm.send("history.undo")
     assert again["error"]["code"] == "nothing_to_undo"
     # The log stays append-only and verifiable; replaying it gives the stored state.
-    assert cli(bridge, "world", "verify", world[0]).stdout.startswith("OK:")
+    assert run_cli(bridge, "world", "verify", world[0]).stdout.startswith("OK:")
 
 
 async def test_undo_back_to_an_event_and_never_across_a_scene_end(
@@ -382,4 +383,4 @@ async def test_undo_takes_back_a_cancelled_roll_like_a_resolution(
     taken = next(e for e in gm_entries if e["cancelled"])
     refused = await gm.send("history.undo", resolution=taken["seq"])
     assert refused["error"]["code"] == "not_found"
-    assert cli(bridge, "world", "verify", world[0]).stdout.startswith("OK:")
+    assert run_cli(bridge, "world", "verify", world[0]).stdout.startswith("OK:")

@@ -20,7 +20,8 @@ import socketio
 from aiohttp import web
 
 from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
-from tests.bridge_process import BridgeProcess, add_world, cli, free_port
+from tests.bridge_process import BridgeProcess, add_world, free_port
+from tests.in_process import run_cli
 from tests.seats import BROUSSEAU, Seat, overcome, queue
 
 API = "/api/v1/worlds"
@@ -175,7 +176,7 @@ async def test_loopback_private_and_metadata_targets_are_refused_when_added_neve
         assert "public internet addresses" in messages.pop()
         assert (await http.get(f"{base}/webhooks")).json()["webhooks"] == []
     for url in targets[:3] + targets[9:11]:
-        added = cli(bridge, "world", "webhooks", "add", world[0], "json", url, check=False)
+        added = run_cli(bridge, "world", "webhooks", "add", world[0], "json", url, check=False)
         assert added.returncode == 1, (url, added.stdout, added.stderr)
         assert added.stderr.startswith("error: The bridge sends webhooks only to public"), url
     # A card resolves; had any target been kept, the outbox would post it within a second.
@@ -205,7 +206,7 @@ async def test_a_loopback_webhook_kept_from_before_is_checked_at_send_and_never_
     # Registered where loopback was allowed (or before the rule), then served by a bridge
     # that allows no such thing: the send's own check refuses it, on the address itself.
     for url in (listener.url("/hook/s3cr3t?token=t0k3n"), listener.url("/x", "[::ffff:7f00:1]")):
-        added = cli(bridge, "world", "webhooks", "add", world[0], "json", url, "--json")
+        added = run_cli(bridge, "world", "webhooks", "add", world[0], "json", url, "--json")
         assert json.loads(added.stdout)["webhook"]["id"].startswith("wh_")
     async with gm_at(bridge, world) as gm:
         await resolve_a_card(gm, "kept-from-before")
@@ -267,7 +268,7 @@ async def test_the_gm_reads_delivered_failed_or_retrying_with_a_status_only_from
         "closed": ("retrying", "no answer"),
     }
     assert second_listener.got == []
-    shown = cli(self_hosted, "world", "webhooks", "list", "home").stdout
+    shown = run_cli(self_hosted, "world", "webhooks", "list", "home").stdout
     assert "RETRYING" in shown and "HTTP 404" in shown and "FAILED" in shown
     for text in (json.dumps(deliveries), shown):
         assert not any(word in text for word in TRANSPORT_WORDS), text
