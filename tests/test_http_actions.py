@@ -1,6 +1,7 @@
 """An action's whole life over the HTTP API (``/api/v1/worlds/{world}/actions/{id}/<verb>``)
-on a real bridge process, beside real Socket.IO clients: each verb is the socket intent of
-the same name, acting as the GM, with the path naming the action."""
+on the real bridge served in the test's process over real TCP, beside real Socket.IO
+clients: each verb is the socket intent of the same name, acting as the GM, with the path
+naming the action."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from pydantic import TypeAdapter
 
 from bridge import protocol
 from bridge.http_api import ROUTES, openapi_document
 from bridge.protocol import ActionData, ActionOddsData, HistoryPage, WorldStateData
-from tests.bridge_process import BridgeProcess, add_world
+from tests.bridge_process import Bridge, BridgeProcess, add_world
+from tests.in_process import InProcessBridge, serving_in_thread
 from tests.seats import Seat, queue
 from tests.test_http_api import API, bearer, overcome
 
@@ -26,7 +27,7 @@ ACTION_VERBS = [
 ]
 
 
-def verb_url(bridge: BridgeProcess, world_id: str, action_id: str, event: str) -> str:
+def verb_url(bridge: Bridge, world_id: str, action_id: str, event: str) -> str:
     verb = event.removeprefix("action.").replace("_", "-")
     return f"{bridge.url}{API}/{world_id}/actions/{action_id}/{verb}"
 
@@ -236,10 +237,8 @@ async def test_the_gm_key_is_the_only_way_onto_an_action(
     assert state["open_actions"] == [action_id]
 
 
-@pytest.mark.process
 def test_the_action_routes_share_the_worlds_rate_limit(tmp_path: Path) -> None:
-    process = BridgeProcess(tmp_path).start("--api-rate", "0.001")
-    try:
+    with serving_in_thread(InProcessBridge(tmp_path), "--api-rate", "0.001") as process:
         key = add_world(process, "t")
         steps = [("action.pass", {"side": "actor"}), ("action.cancel", {}), ("action.hint", {})]
         answers = [
@@ -254,8 +253,6 @@ def test_the_action_routes_share_the_worlds_rate_limit(tmp_path: Path) -> None:
         assert [a.status_code for a in answers] == [404, 404, 404, 429]
         assert answers[3].headers["Retry-After"] == "1"
         assert answers[3].json()["error"]["code"] == "rate_limited"
-    finally:
-        process.stop()
 
 
 def test_the_openapi_document_lists_every_action_verb() -> None:

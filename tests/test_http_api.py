@@ -1,5 +1,6 @@
-"""The HTTP API (``/api/v1``) on a real bridge process, beside real Socket.IO clients, and
-the webhooks it configures delivered by the real outbox to a real local endpoint."""
+"""The HTTP API (``/api/v1``) on the real bridge served in the test's process over real TCP,
+beside real Socket.IO clients, and the webhooks it configures delivered by the real outbox
+to a real local endpoint; the command line's ``world webhooks`` through its entry function."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from bridge.protocol import ActionData, CharacterSummary, HistoryPage, SceneStat
 from bridge.protocol.http import WebhookCardEvent, WebhookList
 from bridge.webhooks.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
 from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world
-from tests.in_process import run_cli
+from tests.in_process import InProcessBridge, run_cli, serving_in_thread
 from tests.receiver import Receiver
 from tests.seats import Seat, queue
 
@@ -168,18 +169,14 @@ def test_malformed_requests_get_json_errors(bridge: BridgeProcess, world: tuple[
     assert unknown_hook.status_code == 404
 
 
-@pytest.mark.process
 def test_a_flood_gets_429_with_retry_after(tmp_path: Path) -> None:
-    process = BridgeProcess(tmp_path).start("--api-rate", "0.001")
-    try:
+    with serving_in_thread(InProcessBridge(tmp_path), "--api-rate", "0.001") as process:
         key = add_world(process, "t")
         answers = [httpx.get(f"{process.url}{API}/t/state", headers=bearer(key)) for _ in range(4)]
         # The burst (three) passes; the fourth waits for a token that takes 1000 s to grow.
         assert [a.status_code for a in answers] == [200, 200, 200, 429]
         assert answers[3].headers["Retry-After"] == "1"
         assert answers[3].json()["error"]["code"] == "rate_limited"
-    finally:
-        process.stop()
 
 
 @pytest.mark.both_stores

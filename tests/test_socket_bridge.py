@@ -1,4 +1,5 @@
-"""The bridge over real Socket.IO: a real server process, python-socketio clients."""
+"""The bridge over real Socket.IO, python-socketio clients: the real bridge served in the
+test's process, and a real bridge process for its restart."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
 from bridge.store.chain import verify_chain
 from tests.bridge_process import BridgeProcess, add_world
 from tests.conftest import Connect
+from tests.in_process import InProcessBridge
 from tests.seats import Seat
 
 ATHLETE = {
@@ -425,11 +427,9 @@ async def test_player_cannot_act_before_being_bound(
     assert len(hello["data"]["bind_nonce"]) >= 16
 
 
-@pytest.mark.process
 async def test_queued_dice_are_refused_without_dev_dice(tmp_path: Path) -> None:
-    bridge = BridgeProcess(tmp_path, dev_dice=False)
     key = add_world(tmp_path, "prod")
-    bridge.start()
+    bridge = await InProcessBridge(tmp_path, dev_dice=False).serve()
     try:
         client = socketio.AsyncClient(reconnection=False)
         await client.connect(
@@ -449,7 +449,7 @@ async def test_queued_dice_are_refused_without_dev_dice(tmp_path: Path) -> None:
         assert ack["error"]["code"] == "dev_dice_disabled"
         await client.disconnect()
     finally:
-        bridge.stop()
+        await bridge.aclose()
 
 
 async def test_a_flood_is_rate_limited_without_dropping_the_client(

@@ -1,6 +1,7 @@
 """Strangers on the wire (issue 26): sockets that never join, players nobody vouches for,
-and Engine.IO packets no client sends, each against a real bridge process over raw
-websockets, beside a GM of a world who must go on being answered."""
+and Engine.IO packets no client sends, each against a real bridge over raw websockets
+(served in the test's process; a bridge process where the test reads its log or starts it
+with a short bind timeout), beside a GM of a world who must go on being answered."""
 
 from __future__ import annotations
 
