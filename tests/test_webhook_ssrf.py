@@ -1,8 +1,9 @@
 """Webhooks go only where a stranger's request may (DESIGN "Reach and trust"), over the
 real wire: a real bridge (served in the test's process; a bridge process where the test
-reads its log, or needs a setting fixed when it started), its HTTP API and CLI, and loopback
-listeners this test starts. Private and metadata addresses are named only as literals or names the bridge
-refuses unresolved, so nothing here leaves the machine, not even a DNS query."""
+reads its log, or needs a setting fixed when it started), its HTTP API and CLI, and
+loopback listeners this test starts. Private and metadata addresses are named only as
+literals or names the bridge refuses unresolved, so nothing here leaves the machine, not
+even a DNS query."""
 
 from __future__ import annotations
 
