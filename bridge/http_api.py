@@ -18,7 +18,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
-import socketio
 from aiohttp import web
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.json_schema import JsonSchemaMode
@@ -36,6 +35,7 @@ from bridge.protocol.http import (
 from bridge.ratelimit import TokenBucket
 from bridge.service import BridgeService, IntentError, Reply, Session, error
 from bridge.service.session import validation_error
+from bridge.transport.fan_out import RoomFanOut
 
 API_PREFIX = "/api/v1"
 # The user the bridge records for HTTP requests: idempotency is per (world, user, request id).
@@ -334,7 +334,7 @@ class HttpApi:
     def __init__(
         self,
         service: BridgeService,
-        sio: socketio.AsyncServer,
+        sio: RoomFanOut,
         on_commit: Callable[[], None] | None = None,
         rate_per_second: float = API_RATE_PER_SECOND,
     ) -> None:

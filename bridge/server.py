@@ -1,8 +1,8 @@
-"""The aiohttp app and the python-socketio server in front of the service.
+"""The aiohttp app and the Socket.IO server in front of the service.
 
 Thin on purpose: the wire lives in :mod:`bridge.transport` (the port that answers what a
-connection says, and the Socket.IO adapter in front of it, on python-socketio's public
-API only); this module builds the app around them.
+connection says, and the bridge's own websocket-only Socket.IO server in front of it);
+this module builds the app around them.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bridge import __version__, codec, protocol
+from bridge import __version__, protocol
 from bridge.connections import (
     DEFAULT_PER_ADDRESS,
     DEFAULT_UNBOUND_PER_ADDRESS,
@@ -221,14 +221,9 @@ def create_app(
         seats=Seats(max_per_address, max_unbound_per_address),
         gate=gate,
         compress=websocket_compression,
-        async_mode="aiohttp",
-        cors_allowed_origins=cors_origins,
-        max_http_buffer_size=TRANSPORT_LIMIT_BYTES,
-        transports=["websocket"],
-        # orjson for every packet (bridge.codec adapts it to python-socketio's json=).
-        json=codec,
+        cors_origins=cors_origins,
+        max_payload=TRANSPORT_LIMIT_BYTES,
     )
-    sio = socket.sio
     socket.attach(app)
     if isinstance(fan_out, RedisRoomFanOut):
         shared: RedisRoomFanOut = fan_out
@@ -242,7 +237,7 @@ def create_app(
         # Before the server listens: its first client already hears every process.
         app.on_startup.append(start_fan_out)
         app.on_cleanup.append(stop_fan_out)
-    HttpApi(service, sio, on_commit, rate_per_second=api_rate).register(app)
+    HttpApi(service, fan_out, on_commit, rate_per_second=api_rate).register(app)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/module/module.json", module_manifest)
     app.router.add_get(f"/module/{ZIP_NAME}", module_zip)

@@ -10,8 +10,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
-import socketio
-from aiohttp import web
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 
@@ -44,14 +42,12 @@ async def redis(redis_url: str) -> AsyncIterator[Redis]:
 
 @pytest.fixture
 async def start_fan_out(redis_url: str, channel: str) -> AsyncIterator[StartFanOut]:
-    """Start fan-outs the way the bridge does (a real python-socketio server each, started
-    before it would listen); every one is stopped at the end."""
+    """Start fan-outs the way the bridge does (before its server would listen); every one
+    is stopped at the end."""
     started: list[RedisRoomFanOut] = []
 
     async def _start() -> RedisRoomFanOut:
         fan_out = RedisRoomFanOut(redis_url, channel=channel, survey_seconds=NEVER)
-        server = socketio.AsyncServer(async_mode="aiohttp", client_manager=fan_out, json=codec)
-        server.attach(web.Application())
         started.append(fan_out)
         await fan_out.start()
         return fan_out
@@ -159,8 +155,6 @@ async def test_bridges_in_other_databases_are_not_peers(redis_url: str, redis: R
     fan_outs = []
     for db in (5, 6):
         fan_out = RedisRoomFanOut(f"{base}/{db}", answer_seconds=0.5, survey_seconds=NEVER)
-        server = socketio.AsyncServer(async_mode="aiohttp", client_manager=fan_out, json=codec)
-        server.attach(web.Application())
         await fan_out.start()
         fan_outs.append(fan_out)
     try:

@@ -1,5 +1,5 @@
-"""The bridge's websocket sessions (bridge.transport.socket, engineio's own session loop
-behind the bridge's ``/socket.io/`` route) against a real port, with a client speaking
+"""The bridge's websocket sessions (bridge.transport.socket on the bridge's own Engine.IO /
+Socket.IO server) against a real port, with a client speaking
 Engine.IO 4 / Socket.IO 5 by hand and a stand-in service that echoes: answers and emits in
 order both ways (a slow reader's backlog too), pings answered keep a connection, silence
 past Engine.IO's timeout cuts it, a frame over the size limit ends it, either side's close
@@ -18,7 +18,6 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from bridge import codec
 from bridge.protocol import NAMESPACE
 from bridge.service import BridgeService, Reply, Session
 from bridge.service.session import Emission
@@ -76,12 +75,9 @@ async def served() -> AsyncIterator[Served]:
         RoomFanOut(),
         join_timeout=5.0,
         bind_timeout=30.0,
-        async_mode="aiohttp",
-        transports=["websocket"],
         ping_interval=PING_INTERVAL,
         ping_timeout=PING_TIMEOUT,
-        max_http_buffer_size=LIMIT,
-        json=codec,
+        max_payload=LIMIT,
     )
     app = web.Application()
     socket.attach(app)

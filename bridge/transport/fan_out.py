@@ -1,64 +1,115 @@
-"""Local delivery of an emit (python-socketio's client manager, a documented extension
-point), through the public ``emit``/``send_packet`` of python-socketio and engineio."""
+"""Rooms of ``/fate`` sessions on this process, and the local delivery of an emit."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
-import engineio
-import socketio
+from socketio import packet
+
+from bridge import codec
+from bridge.protocol import NAMESPACE
+from bridge.transport.engineio_ws import MESSAGE
+
+EVENT = f"{MESSAGE}{packet.EVENT}{NAMESPACE},"
 
 
-class RoomFanOut(socketio.AsyncManager):  # type: ignore[misc]
-    """python-socketio's local delivery of an emit, without a task per receiver.
+class Receiver(Protocol):
+    async def send(self, frame: str) -> None:
+        """Put one Engine.IO frame on its way without waiting for the client."""
 
-    The frame is encoded once per emit (as python-socketio does), not at all when nobody
-    is left to hear it, and handed to each receiver's engine.io socket in turn with
-    ``engineio.AsyncServer.send_packet``: its queue is unbounded, so handing over never
-    waits, and a task (plus ``asyncio.wait`` over all of them) per receiver per emit was
-    pure overhead. Each receiver's own writer task still sends its frames in order. A
-    receiver whose socket has just closed is skipped. Emits with a callback (not used by
-    the bridge) take python-socketio's own path."""
+
+class RoomFanOut:
+    """Who is in which room, and emits delivered to them.
+
+    Every session is in a room named by its sid. An emit is encoded once (not at all when
+    nobody is left to hear it) and handed to each receiver in turn: handing over never
+    waits for a client (see :class:`EngineSession.send`), so there is no task per
+    receiver. Only ``/fate`` has rooms; an emit to another namespace reaches nobody."""
+
+    def __init__(self) -> None:
+        self.receivers: dict[str, Receiver] = {}
+        self.rooms: dict[str, set[str]] = {}
+        self.memberships: dict[str, set[str]] = {}
+        self.initialized = False
+
+    def initialize(self) -> None:
+        """Called once, before the first session connects (subclasses start here)."""
+        self.initialized = True
+
+    # --- membership ---------------------------------------------------------------------
+
+    def connect(self, sid: str, receiver: Receiver) -> None:
+        """``sid`` hears emits to its own room from now on."""
+        if not self.initialized:
+            self.initialize()
+        self.receivers[sid] = receiver
+        self.enter(sid, sid)
+
+    def enter(self, sid: str, room: str) -> None:
+        if sid not in self.receivers:
+            return
+        self.rooms.setdefault(room, set()).add(sid)
+        self.memberships.setdefault(sid, set()).add(room)
+
+    def leave(self, sid: str, room: str) -> None:
+        members = self.rooms.get(room)
+        if members is not None:
+            members.discard(sid)
+            if not members:
+                del self.rooms[room]
+        joined = self.memberships.get(sid)
+        if joined is not None:
+            joined.discard(room)
+
+    def disconnect(self, sid: str) -> None:
+        """``sid`` is in no room and hears nothing. Idempotent."""
+        self.receivers.pop(sid, None)
+        for room in self.memberships.pop(sid, set()):
+            members = self.rooms.get(room)
+            if members is not None:
+                members.discard(sid)
+                if not members:
+                    del self.rooms[room]
+
+    def rooms_of(self, sid: str) -> set[str]:
+        return set(self.memberships.get(sid, ()))
+
+    # --- emits --------------------------------------------------------------------------
 
     async def emit(
         self,
         event: str,
         data: Any,
-        namespace: str | None,
-        room: Any = None,
-        skip_sid: Any = None,
-        callback: Any = None,
-        to: Any = None,
-        **kwargs: Any,
+        namespace: str | None = NAMESPACE,
+        room: str | None = None,
+        skip_sid: str | list[str] | None = None,
+        to: str | None = None,
     ) -> None:
-        if callback is not None:
-            return await super().emit(  # type: ignore[no-any-return]
-                event, data, namespace, room, skip_sid, callback, to, **kwargs
-            )
+        """Send ``event`` with ``data`` (a tuple: several arguments) to ``room`` (all of
+        the namespace when None), but ``skip_sid``; here, this process's receivers."""
         await self.deliver(event, data, namespace, to or room, skip_sid)
-        return None
 
     async def deliver(
-        self, event: str, data: Any, namespace: str | None, room: Any, skip_sid: Any
+        self,
+        event: str,
+        data: Any,
+        namespace: str | None,
+        room: str | None,
+        skip_sid: str | list[str] | None,
     ) -> None:
-        """Send the event to this process's receivers in ``room`` (all of the namespace
-        when None), but ``skip_sid`` (a sid or a list of them)."""
-        if namespace not in self.rooms:
+        """This process's part of an emit."""
+        if namespace != NAMESPACE:
             return
-        skipped = skip_sid if isinstance(skip_sid, list) else [skip_sid]
-        receivers = [e for sid, e in self.get_participants(namespace, room) if sid not in skipped]
-        if not receivers:
+        members = self.receivers.keys() if room is None else self.rooms.get(room, ())
+        skipped = skip_sid if isinstance(skip_sid, list) else (skip_sid,)
+        sids = [sid for sid in members if sid not in skipped]
+        if not sids:
             # A sender alone in its world hears its commit in its ack: nothing to encode.
             return
         args = list(data) if isinstance(data, tuple) else [] if data is None else [data]
-        encoded = self.server.packet_class(
-            socketio.packet.EVENT, namespace=namespace, data=[event, *args]
-        ).encode()
-        # One Engine.IO packet for all: it caches its encoding.
-        frame = engineio.packet.Packet(engineio.packet.MESSAGE, encoded)
-        eio = self.server.eio
-        for eio_sid in receivers:
-            try:
-                await eio.send_packet(eio_sid, frame)
-            except engineio.exceptions.SocketIsClosedError:
-                continue  # it disconnected while this emit was under way
+        frame = EVENT + codec.dumps([event, *args])
+        receivers = self.receivers
+        for sid in sids:
+            receiver = receivers.get(sid)
+            if receiver is not None:  # it may have left while this emit was under way
+                await receiver.send(frame)

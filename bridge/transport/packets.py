@@ -1,19 +1,17 @@
 """Socket.IO frames as the bridge reads them: every client event arrives *marked*, and a
 frame the decoder cannot read arrives as a marked "malformed" event, never as an exception.
 
-python-socketio takes a packet class (``AsyncServer(serializer=...)``) and decodes every
-Engine.IO message with it. :class:`GuardedPacket` decodes as python-socketio's own
+The bridge's Socket.IO layer (:mod:`bridge.transport.socketio_server`) decodes every
+Engine.IO message with :class:`GuardedPacket`, which decodes as python-socketio's own
 :class:`socketio.packet.Packet` and then rewrites what the server must not see as is:
 
-- an EVENT's data becomes ``[CLIENT_FRAME, original]``, so python-socketio hands the
-  namespace ``trigger_event(CLIENT_FRAME, sid, original)``: a client's event is told apart
-  from the server's own ``connect``/``disconnect`` by its name, and an event a client
-  *names* ``connect`` can never reach the connect handler;
+- an EVENT's data becomes ``[CLIENT_FRAME, original]``: a client's event is told apart
+  from the marked malformed frames by its mark, whatever name the client gave it;
 - a frame that is no Socket.IO packet the bridge accepts (broken JSON, a binary frame, a
   packet type a client never sends, nesting past the decoder, a huge ack id, an empty or
   non-text Engine.IO message) becomes an EVENT on ``/fate`` whose data is
   ``[MALFORMED_FRAME, reason, namespace]``, with the frame's ack id when it was on ``/fate``,
-  so the namespace answers it (and python-socketio sends that answer as the ack).
+  so the namespace answers it (and that answer goes back as the ack).
 """
 
 from __future__ import annotations
@@ -23,6 +21,7 @@ from typing import Any
 
 from socketio import packet
 
+from bridge import codec
 from bridge.protocol import NAMESPACE
 
 # Event names no client can send: every client event is wrapped under CLIENT_FRAME.
@@ -60,6 +59,8 @@ class GuardedPacket(packet.Packet):  # type: ignore[misc]
     Bytes handed to it fail to encode (TypeError) instead of becoming an attachment."""
 
     uses_binary_events = False
+    # orjson for every packet (bridge.codec adapts it to the json module's interface).
+    json = codec
     data: Any
 
     def __init__(

@@ -19,6 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 from redis.asyncio import Redis
 
 from bridge import codec
+from bridge.protocol import NAMESPACE
 from bridge.transport.fan_out import RoomFanOut
 
 log = logging.getLogger("bridge.server")
@@ -98,8 +99,8 @@ class RedisRoomFanOut(RoomFanOut):
         self.tasks: set[asyncio.Task[Any]] = set()
 
     def initialize(self) -> None:
-        """Start listening and surveying (python-socketio calls this before the first
-        connection; :meth:`start` calls it sooner)."""
+        """Start listening and surveying (called before the first session connects;
+        :meth:`start` calls it sooner)."""
         super().initialize()
         # Before the listener starts: its first subscription's hello settles this.
         self.greeted = asyncio.get_running_loop().create_future()
@@ -107,12 +108,11 @@ class RedisRoomFanOut(RoomFanOut):
         self.spawn(self.survey_forever())
 
     async def start(self) -> None:
-        """Initialise now rather than at the first connection (python-socketio's default),
-        and return once this process is subscribed and every other bridge process has
-        answered its hello (or ``answer_seconds`` have passed): from then on an emit
-        anywhere reaches this process's clients."""
-        if not self.server.manager_initialized:
-            self.server.manager_initialized = True
+        """Initialise now rather than at the first connection, and return once this
+        process is subscribed and every other bridge process has answered its hello (or
+        ``answer_seconds`` have passed): from then on an emit anywhere reaches this
+        process's clients."""
+        if not self.initialized:
             self.initialize()
         assert self.greeted is not None
         with contextlib.suppress(asyncio.TimeoutError):
@@ -149,18 +149,11 @@ class RedisRoomFanOut(RoomFanOut):
         self,
         event: str,
         data: Any,
-        namespace: str | None = None,
-        room: Any = None,
-        skip_sid: Any = None,
-        callback: Any = None,
-        to: Any = None,
-        **kwargs: Any,
+        namespace: str | None = NAMESPACE,
+        room: str | None = None,
+        skip_sid: str | list[str] | None = None,
+        to: str | None = None,
     ) -> None:
-        if callback is not None:
-            # Not used by the bridge: python-socketio's local delivery with a callback.
-            return await super().emit(
-                event, data, namespace, room, skip_sid, callback, to, **kwargs
-            )
         room = to or room
         await self.deliver(event, data, namespace, room, skip_sid)  # this process's receivers
         if self.peers:  # the other processes', if any listen
@@ -177,7 +170,6 @@ class RedisRoomFanOut(RoomFanOut):
                     "callback": None,
                 }
             )
-        return None
 
     async def publish(self, message: dict[str, Any]) -> int | None:
         """PUBLISH ``message`` on the channel: the number of subscribers that got it, or

@@ -1,0 +1,306 @@
+"""Engine.IO v4 over a websocket, the only transport the bridge offers: the handshake's
+refusals, the open packet, pings, the silence deadline, close packets both ways, and a
+send path that costs no task switch.
+
+A client connects with ``GET /socket.io/?EIO=4&transport=websocket`` and an upgrade; every
+other request is refused with HTTP 400 and Engine.IO's error body (a JSON string). Once
+open, the server pings every ``ping_interval`` seconds after the last pong (so a client
+that never answers is pinged once), and a connection that stays silent for
+``ping_interval + ping_timeout`` (a live client answers every ping well within it) is cut
+by one timer per quiet spell, never one per message (:class:`Silence`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from aiohttp import WSMsgType, hdrs, web
+
+from bridge import codec
+
+# Engine.IO v4 packet types, as the first character of a text frame.
+OPEN = "0"
+CLOSE = "1"
+PING = "2"
+PONG = "3"
+MESSAGE = "4"
+# The intervals python-engineio uses unless told otherwise.
+PING_INTERVAL_SECONDS = 25.0
+PING_TIMEOUT_SECONDS = 20.0
+# A frame this long or longer is queued even on an idle socket: written at once, a frame
+# past the transport's high-water mark (64 KiB) would make aiohttp wait for it to drain,
+# and a sender must never wait for a slow client.
+DIRECT_LIMIT = 16 * 1024
+# How long closing waits for what is queued to reach a client that does not read.
+FLUSH_SECONDS = 5.0
+
+BAD_VERSION = "The client is using an unsupported version of the Socket.IO or Engine.IO protocols"
+
+OnMessage = Callable[[str | bytes], Awaitable[None]]
+
+
+def new_id() -> str:
+    """A session id: 20 URL-safe characters, 120 random bits (as long as engineio's)."""
+    return secrets.token_urlsafe(15)
+
+
+def refusal(message: str, status: int = 400) -> web.Response:
+    """Engine.IO's refusal of an HTTP request: the status and the message as a JSON string
+    (python-engineio's body for a refused transport, version, origin or upgrade)."""
+    return web.Response(status=status, text=codec.dumps(message), content_type="text/plain")
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """What the server tells a client in its open packet, and whom it lets in."""
+
+    ping_interval: float = PING_INTERVAL_SECONDS
+    ping_timeout: float = PING_TIMEOUT_SECONDS
+    max_payload: int = 1_000_000
+    compress: bool = False
+    # "*" lets any page in; a list (or one origin) only those.
+    cors_origins: str | Sequence[str] = "*"
+
+    def allows(self, origin: str) -> bool:
+        if self.cors_origins == "*":
+            return True
+        allowed = [self.cors_origins] if isinstance(self.cors_origins, str) else self.cors_origins
+        return origin in allowed
+
+    def refuse(self, request: web.Request) -> web.Response | None:
+        """The answer to a request that opens no websocket session, or None for one that
+        does: an origin not allowed, a transport other than websocket (long-polling
+        included), an Engine.IO version other than 4, a GET without the upgrade, or any
+        other method (OPTIONS is answered ``OK``, as a CORS preflight)."""
+        origin = request.headers.get(hdrs.ORIGIN)
+        if origin and not self.allows(origin):
+            return refusal(f"{origin} is not an accepted origin.")
+        query = request.query
+        if query.get("transport", "polling") != "websocket":
+            return refusal("Invalid transport")
+        if "sid" in query:  # a session continued over HTTP: there are none
+            return refusal(f"Invalid session {query['sid']}")
+        if query.getall("EIO", []) != ["4"]:
+            return refusal(BAD_VERSION)
+        if request.method == hdrs.METH_OPTIONS:
+            return web.Response(text="OK", content_type="text/plain")
+        if request.method != hdrs.METH_GET:
+            return refusal("Invalid session None")
+        if request.headers.get(hdrs.UPGRADE, "").lower() != "websocket":
+            return refusal("Invalid websocket upgrade")
+        return None
+
+    def open_packet(self, sid: str) -> str:
+        opened = {
+            "sid": sid,
+            "upgrades": [],
+            "pingTimeout": int(self.ping_timeout * 1000),
+            "pingInterval": int(self.ping_interval * 1000),
+            "maxPayload": self.max_payload,
+        }
+        return OPEN + codec.dumps(opened)
+
+
+class EngineSession:
+    """One websocket's Engine.IO session.
+
+    :meth:`serve` reads frames until either side closes, handing each message's payload
+    (text after the ``4``, or a binary frame whole) to ``on_message``, awaited in order.
+    :meth:`send` puts a frame on the wire in the order sent: straight to the socket when
+    nothing is queued and the transport's buffer is empty, else through the session's
+    backlog, which one writer task (started when needed) sends in order. So an answer
+    costs no task switch, and a slow client's backlog never makes a sender wait."""
+
+    def __init__(
+        self,
+        ws: web.WebSocketResponse,
+        request: web.Request,
+        options: EngineOptions,
+        on_message: OnMessage,
+    ) -> None:
+        self.ws = ws
+        self.request = request
+        self.options = options
+        self.on_message = on_message
+        self.sid = new_id()
+        self.backlog: deque[str] = deque()
+        self.writer: asyncio.Task[None] | None = None
+        self.closed = False
+        self.loop = asyncio.get_running_loop()
+        self.ping_timer: asyncio.TimerHandle | None = None
+        self.awaiting_pong = False
+        self.silence = Silence(options.ping_interval + options.ping_timeout, self.abort)
+
+    # --- sending ------------------------------------------------------------------------
+
+    async def send(self, frame: str) -> None:
+        """Send one Engine.IO frame (``4`` and a Socket.IO packet, for a message). Never
+        raises and never waits for the client: on a closed session it is dropped."""
+        if self.closed:
+            return
+        transport = self.request.transport
+        if (
+            self.writer is not None
+            or self.options.compress  # aiohttp may deflate a large frame in a thread
+            or len(frame) >= DIRECT_LIMIT
+            or transport is None
+            or transport.get_write_buffer_size()
+        ):
+            self.post(frame)
+            return
+        # Written to the transport before the first await: nothing can overtake it. A
+        # failure means the socket is closing, and its read loop ends the session.
+        with contextlib.suppress(Exception):
+            await self.ws.send_str(frame)
+
+    def post(self, frame: str) -> None:
+        """Queue ``frame`` behind whatever waits to be sent (callable from a timer)."""
+        if self.closed:
+            return
+        self.backlog.append(frame)
+        if self.writer is None:
+            self.writer = asyncio.ensure_future(self.write_backlog())
+
+    async def write_backlog(self) -> None:
+        try:
+            while self.backlog:
+                frame = self.backlog.popleft()
+                await self.ws.send_str(frame)
+        except Exception:
+            self.backlog.clear()  # the socket is closing: nothing more gets through
+        finally:
+            self.writer = None
+
+    # --- pings and silence --------------------------------------------------------------
+
+    def ping(self) -> None:
+        self.ping_timer = None
+        if not self.closed:
+            self.awaiting_pong = True
+            self.post(PING)
+
+    def pong(self) -> None:
+        """The next ping goes out ``ping_interval`` after the answer to the last one."""
+        if self.awaiting_pong and not self.closed:
+            self.awaiting_pong = False
+            self.ping_timer = self.loop.call_later(self.options.ping_interval, self.ping)
+
+    def abort(self) -> None:
+        """Cut the TCP connection (the read loop then ends the session)."""
+        transport = self.request.transport
+        if transport is not None:
+            transport.abort()
+
+    # --- the session --------------------------------------------------------------------
+
+    async def serve(self) -> str | None:
+        """Open the session and read until it ends. Returns None when either side closed
+        it or the connection broke, else what the client sent that no Engine.IO client
+        does (a packet type past ``4`` or an open, ping or upgrade, which come only from
+        long-polling clients, or a frame that is no packet): the session is then over.
+        Guarantees: the timers are cancelled when this returns."""
+        await self.ws.send_str(self.options.open_packet(self.sid))
+        self.ping_timer = self.loop.call_later(self.options.ping_interval, self.ping)
+        self.awaiting_pong = False
+        ws = self.ws
+        silence = self.silence
+        on_message = self.on_message
+        try:
+            while True:
+                try:
+                    received = await ws.receive()
+                except Exception:  # the transport broke mid-frame
+                    return None
+                silence.heard()
+                kind = received.type
+                if kind is WSMsgType.TEXT:
+                    data: str = received.data
+                    head = data[:1]
+                    if head == MESSAGE:
+                        await on_message(data[1:])
+                    elif head == PONG:
+                        self.pong()
+                    elif head == CLOSE:
+                        return None
+                    elif head.isdigit() and head.isascii():
+                        return "an Engine.IO packet no client sends"
+                    else:
+                        return "a frame that is no Engine.IO packet"
+                elif kind is WSMsgType.BINARY:
+                    await on_message(received.data)  # a binary message, as Engine.IO reads it
+                else:  # closed, closing, over the size limit, a broken frame
+                    return None
+        finally:
+            self.stop_timers()
+
+    def stop_timers(self) -> None:
+        silence = self.silence
+        silence.cancel()
+        if self.ping_timer is not None:
+            self.ping_timer.cancel()
+            self.ping_timer = None
+
+    async def close(self) -> None:
+        """Say goodbye: Engine.IO's close packet after whatever was queued before it
+        (waiting at most ``FLUSH_SECONDS`` for a client that does not read), then the
+        websocket's close. Idempotent; never raises."""
+        if self.closed:
+            return
+        self.post(CLOSE)
+        self.closed = True
+        self.stop_timers()
+        writer = self.writer
+        if writer is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(writer), FLUSH_SECONDS)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.ws.close(), FLUSH_SECONDS)
+
+    async def finish(self) -> None:
+        """After the read loop: send what is still queued (bounded), then close the
+        websocket if it is not closed yet. Idempotent; never raises."""
+        self.closed = True
+        self.stop_timers()
+        writer = self.writer
+        if writer is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(writer), FLUSH_SECONDS)
+            writer.cancel()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.ws.close(), FLUSH_SECONDS)
+
+
+class Silence:
+    """Calls ``expire`` once nothing has been heard for ``limit`` seconds.
+
+    :meth:`heard` only notes the time; the one timer, when it fires early, is set again
+    for the end of the current quiet spell. So a busy connection costs a clock read per
+    message, not a timer."""
+
+    def __init__(self, limit: float, expire: Callable[[], None]) -> None:
+        self.limit = limit
+        self.expire = expire
+        self.loop = asyncio.get_running_loop()
+        self.last = self.loop.time()
+        self.timer: asyncio.TimerHandle | None = self.loop.call_at(self.last + limit, self.check)
+
+    def heard(self) -> None:
+        self.last = self.loop.time()
+
+    def cancel(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    def check(self) -> None:
+        due = self.last + self.limit
+        if self.loop.time() < due:
+            self.timer = self.loop.call_at(due, self.check)
+            return
+        self.timer = None
+        self.expire()

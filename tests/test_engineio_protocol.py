@@ -1,0 +1,268 @@
+"""The bridge's own Engine.IO v4 / Socket.IO v5 server (bridge.transport.engineio_ws and
+socketio_server) frame by frame, over a raw websocket on a free port: the HTTP refusals
+and their bodies (python-engineio's), the open packet, pings and pongs, close packets both
+ways, and the Socket.IO answers a client reads (CONNECT, CONNECT_ERROR's two shapes, a
+second CONNECT, DISCONNECT, events with and without an ack id, a client's ACK)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any, cast
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from bridge.protocol import NAMESPACE, ConnectRefusal
+from bridge.service import BridgeService, ConnectRefused, Reply, Session
+from bridge.transport import FateSocket, RoomFanOut
+
+
+class StubService:
+    """Everyone joins as a GM of world ``w`` unless its auth says ``{"refuse": true}``;
+    every intent is answered with its payload."""
+
+    def __init__(self) -> None:
+        self.joined: list[str] = []
+        self.left: list[str] = []
+
+    async def authenticate(self, sid: str, auth: object) -> Session:
+        if isinstance(auth, dict) and auth.get("refuse"):
+            raise ConnectRefused(ConnectRefusal(reason="unknown_world", message="No such world."))
+        return Session(sid, "w", "gm", "gm", bound=True)
+
+    async def connected(self, session: Session) -> None:
+        self.joined.append(session.sid)
+
+    async def disconnect(self, session: Session) -> None:
+        self.left.append(session.sid)
+
+    async def handle(self, session: Session, _event: str, payload: Any) -> Reply:
+        return Reply({"ok": True, "data": payload})
+
+
+@contextlib.asynccontextmanager
+async def serving(**options: Any) -> AsyncIterator[tuple[StubService, str]]:
+    """A FateSocket on a free port; yields its service and ``http://127.0.0.1:port``."""
+    service = StubService()
+    socket = FateSocket(
+        cast(BridgeService, service),
+        RoomFanOut(),
+        join_timeout=options.pop("join_timeout", 5.0),
+        bind_timeout=30.0,
+        **options,
+    )
+    app = web.Application()
+    socket.attach(app)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        yield service, f"http://127.0.0.1:{runner.addresses[0][1]}"
+    finally:
+        await runner.cleanup()
+
+
+@pytest.fixture
+async def served() -> AsyncIterator[tuple[StubService, str]]:
+    async with serving(ping_interval=0.3, ping_timeout=0.3) as pair:
+        yield pair
+
+
+WS = "/socket.io/?EIO=4&transport=websocket"
+
+
+async def until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+
+
+async def frame(ws: aiohttp.ClientWebSocketResponse, *, pong: bool = True) -> str:
+    """The next frame other than a ping (answered with a pong unless ``pong`` is False)."""
+    while True:
+        got = await ws.receive_str(timeout=5)
+        if got != "2":
+            return got
+        if pong:
+            await ws.send_str("3")
+
+
+async def opened(ws: aiohttp.ClientWebSocketResponse) -> dict[str, Any]:
+    first = await ws.receive_str(timeout=5)
+    assert first.startswith("0{"), first
+    handshake: dict[str, Any] = json.loads(first[1:])
+    return handshake
+
+
+async def join(ws: aiohttp.ClientWebSocketResponse, auth: str = "{}") -> str:
+    await ws.send_str(f"40{NAMESPACE},{auth}")
+    return await frame(ws)
+
+
+# --- Engine.IO ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "headers", "body"),
+    [
+        ("?EIO=4&transport=polling", {}, "Invalid transport"),
+        ("?EIO=4", {}, "Invalid transport"),
+        (
+            "?transport=websocket",
+            {},
+            "The client is using an unsupported version of the Socket.IO or Engine.IO protocols",
+        ),
+        (
+            "?EIO=3&transport=websocket",
+            {},
+            "The client is using an unsupported version of the Socket.IO or Engine.IO protocols",
+        ),
+        ("?EIO=4&transport=websocket", {}, "Invalid websocket upgrade"),
+        ("?EIO=4&transport=websocket&sid=abc", {}, "Invalid session abc"),
+    ],
+)
+async def test_what_opens_no_websocket_gets_engineios_refusal(
+    served: tuple[StubService, str], query: str, headers: dict[str, str], body: str
+) -> None:
+    _service, url = served
+    async with aiohttp.ClientSession() as http, http.get(url + "/socket.io/" + query) as got:
+        assert got.status == 400
+        assert await got.text() == json.dumps(body)
+
+
+async def test_a_page_from_an_origin_not_allowed_is_refused() -> None:
+    async with (
+        serving(cors_origins=["https://table.example"]) as (_service, url),
+        aiohttp.ClientSession() as http,
+    ):
+        async with http.get(
+            url + "/socket.io/?EIO=4&transport=polling",
+            headers={"Origin": "https://elsewhere.example"},
+        ) as got:
+            assert got.status == 400
+            assert await got.text() == '"https://elsewhere.example is not an accepted origin."'
+        async with http.ws_connect(url + WS, headers={"Origin": "https://table.example"}) as ws:
+            await opened(ws)
+
+
+async def test_the_open_packet_says_what_engineio_said() -> None:
+    async with (
+        serving(max_payload=1234) as (_service, url),
+        aiohttp.ClientSession() as http,
+        http.ws_connect(url + WS) as ws,
+    ):
+        handshake = await opened(ws)
+    sid = handshake.pop("sid")
+    assert isinstance(sid, str) and len(sid) == 20
+    assert handshake == {
+        "upgrades": [],
+        "pingTimeout": 20000,
+        "pingInterval": 25000,
+        "maxPayload": 1234,
+    }
+
+
+async def test_the_next_ping_waits_for_the_pong(served: tuple[StubService, str]) -> None:
+    _service, url = served
+    async with aiohttp.ClientSession() as http, http.ws_connect(url + WS) as ws:
+        handshake = await opened(ws)
+        assert (handshake["pingInterval"], handshake["pingTimeout"]) == (300, 300)
+        started = time.monotonic()
+        assert await ws.receive_str(timeout=5) == "2"
+        assert time.monotonic() - started >= 0.25
+        await asyncio.sleep(0.2)  # answered late, within the timeout
+        await ws.send_str("3")
+        answered = time.monotonic()
+        assert await ws.receive_str(timeout=5) == "2"
+        assert time.monotonic() - answered >= 0.25
+        await ws.send_str("3")
+        assert not ws.closed
+
+
+async def test_a_client_close_packet_ends_the_session(served: tuple[StubService, str]) -> None:
+    service, url = served
+    async with aiohttp.ClientSession() as http, http.ws_connect(url + WS) as ws:
+        await opened(ws)
+        assert (await join(ws)).startswith(f"40{NAMESPACE},")
+        await ws.send_str("1")
+        message = await ws.receive(timeout=5)
+        assert message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
+    await until(lambda: bool(service.left))
+    assert service.left == service.joined
+
+
+async def test_the_server_says_close_before_it_closes() -> None:
+    # A websocket that joins nothing in time is closed by the server: Engine.IO's close
+    # packet first, then the websocket's close.
+    async with (
+        serving(join_timeout=0.2) as (_service, url),
+        aiohttp.ClientSession() as http,
+        http.ws_connect(url + WS) as ws,
+    ):
+        await opened(ws)
+        assert await ws.receive_str(timeout=5) == "1"
+        message = await ws.receive(timeout=5)
+        assert message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
+
+
+# --- Socket.IO ---------------------------------------------------------------------------
+
+
+async def test_connect_answers_and_refusals_have_python_socketios_shapes(
+    served: tuple[StubService, str],
+) -> None:
+    service, url = served
+    async with aiohttp.ClientSession() as http, http.ws_connect(url + WS) as ws:
+        await opened(ws)
+        await ws.send_str("40")
+        assert await frame(ws) == '44"Unable to connect"'
+        await ws.send_str("40/other,{}")
+        assert await frame(ws) == '44/other,"Unable to connect"'
+        refused = await join(ws, '{"refuse":true}')
+        assert refused.startswith(f"44{NAMESPACE},"), refused
+        error = json.loads(refused.split(",", 1)[1])
+        assert error["message"] == "refused"
+        assert (error["data"]["reason"], error["data"]["message"]) == (
+            "unknown_world",
+            "No such world.",
+        )
+        answer = await join(ws)
+        assert answer.startswith(f"40{NAMESPACE},"), answer
+        sid = json.loads(answer.split(",", 1)[1])["sid"]
+        assert service.joined == [sid]
+        # A second CONNECT changes nothing: the socket keeps its sid.
+        assert await join(ws) == f'44{NAMESPACE},"Unable to connect"'
+        assert service.joined == [sid] and not service.left
+
+
+async def test_events_acks_and_disconnect(served: tuple[StubService, str]) -> None:
+    service, url = served
+    async with aiohttp.ClientSession() as http, http.ws_connect(url + WS) as ws:
+        await opened(ws)
+        await ws.send_str(f'42{NAMESPACE},["hello",{{"n":0}}]')  # before joining: unanswered
+        await join(ws)
+        await ws.send_str(f'42{NAMESPACE},["hello",{{"n":1}}]')  # no ack id: no ack
+        await ws.send_str(f'43{NAMESPACE},5["ignored"]')  # a client's ACK: ignored
+        await ws.send_str(f'42{NAMESPACE},7["hello",{{"n":2}}]')
+        assert await frame(ws) == f'43{NAMESPACE},7[{{"ok":true,"data":{{"n":2}}}}]'
+        # Binary packets are not part of the protocol: answered as malformed.
+        await ws.send_str(f'451-{NAMESPACE},8["hello",{{"_placeholder":true,"num":0}}]')
+        malformed = [await frame(ws), await frame(ws)]
+        assert malformed[0].startswith(f'42{NAMESPACE},["notice"'), malformed
+        assert malformed[1].startswith(f'43{NAMESPACE},8[{{"ok":false'), malformed
+        # DISCONNECT leaves /fate; the websocket stays and may join again, as a new sid.
+        await ws.send_str(f"41{NAMESPACE},")
+        await until(lambda: bool(service.left))
+        assert service.left == service.joined
+        await ws.send_str(f'42{NAMESPACE},9["hello",{{}}]')  # no longer joined: unanswered
+        again = await join(ws)
+        assert again.startswith(f"40{NAMESPACE},") and len(service.joined) == 2
+        assert service.joined[1] != service.joined[0]
+        await ws.send_str(f'42{NAMESPACE},10["hello",{{}}]')
+        assert (await frame(ws)).startswith(f"43{NAMESPACE},10[")
