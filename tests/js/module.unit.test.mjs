@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { before, describe, test } from "node:test";
-import { MODULE_DIR, bootNodeFoundry, readJson, setField, waitFor } from "./support/node-foundry.mjs";
+import { MODULE_DIR, asUser as actAs, bootNodeFoundry, readJson, setField, waitFor } from "./support/node-foundry.mjs";
 import { check, loadValidators } from "./support/schemas.mjs";
 import { ogre, zird } from "./fixtures/actors.mjs";
 
@@ -446,15 +446,7 @@ describe("chat cards", () => {
 });
 
 describe("card controls: only what this user may press", () => {
-  const asUser = async (userId, fn) => {
-    const saved = foundry.game.user;
-    foundry.game.user = foundry.game.users.get(userId);
-    try {
-      return await fn();
-    } finally {
-      foundry.game.user = saved;
-    }
-  };
+  const asUser = (userId, fn) => actAs(foundry, userId, fn);
 
   test("invoking: the player gets Invoke/Pass for its side; the GM for both sides", async () => {
     const card = workedCard({ state: "invoking", provisional: true, succeeded: null, prompt: { kind: "invoke", users: [PLAYER.id], gm: true, options: [] } });
@@ -804,15 +796,7 @@ describe("GM cards follow the bridge's structured views", () => {
 });
 
 describe("gift and give: who sees the controls", () => {
-  const asUser = async (userId, fn) => {
-    const saved = foundry.game.user;
-    foundry.game.user = foundry.game.users.get(userId);
-    try {
-      return await fn();
-    } finally {
-      foundry.game.user = saved;
-    }
-  };
+  const asUser = (userId, fn) => actAs(foundry, userId, fn);
   const fumbled = (overrides = {}) => {
     const card = finishedCard();
     return {
@@ -951,15 +935,7 @@ describe("gift and give: who sees the controls", () => {
 });
 
 describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5)", () => {
-  const asUser = async (userId, fn) => {
-    const saved = foundry.game.user;
-    foundry.game.user = foundry.game.users.get(userId);
-    try {
-      return await fn();
-    } finally {
-      foundry.game.user = saved;
-    }
-  };
+  const asUser = (userId, fn) => actAs(foundry, userId, fn);
   const ACTOR_OWNER = "otherPlayer0001";
   const zirdRef = { id: "actorAthlete0001", name: "Zird the Arcane" };
   const margotRef = { id: "actorMargot00001", name: "Margot" };
@@ -1111,15 +1087,7 @@ describe("consent to harm: who sees accept and decline (DESIGN Reach and trust)"
   const pierreRef = { id: "actorPierre00001", name: "Pierre" };
   const margotRef = { id: "actorMargot00001", name: "Margot" };
   const ogreRef = { id: "actorOgre0000001", name: "Grumpy Ogre" };
-  const asUser = async (userId, fn) => {
-    const saved = foundry.game.user;
-    foundry.game.user = foundry.game.users.get(userId);
-    try {
-      return await fn();
-    } finally {
-      foundry.game.user = saved;
-    }
-  };
+  const asUser = (userId, fn) => actAs(foundry, userId, fn);
   /** Another player's advantage on Margot (this client's player's), opposed by his own Pierre. */
   const asking = (overrides = {}) => workedCard({
     action_type: "create_advantage", action_label: "Create an Advantage", aspect_name: "Pinned Down",

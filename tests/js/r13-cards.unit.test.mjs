@@ -4,11 +4,11 @@
 // stress rule and harm-kinded consequence slots (R13.2, R13.3). The module's real code against
 // the fake Foundry; no bridge process.
 import assert from "node:assert/strict";
-import path from "node:path";
 import { before, describe, test } from "node:test";
 import { fcoTrack, consequenceAspect } from "./fixtures/actors.mjs";
-import { MODULE_DIR, bootNodeFoundry, setField, waitFor } from "./support/node-foundry.mjs";
-import { check, loadValidators } from "./support/schemas.mjs";
+import { asUser as actAs, setField, waitFor } from "./support/node-foundry.mjs";
+import { bootOfflineFoundry } from "./support/offline-foundry.mjs";
+import { check } from "./support/schemas.mjs";
 
 const GM = { id: "r13cGmUser00001", name: "Gamemaster", isGM: true };
 const ANN = { id: "r13cAnnUser0001", name: "Ann", isGM: false };
@@ -77,15 +77,7 @@ let controls;
 let pickers;
 let compat;
 
-const asUser = async (userId, fn) => {
-  const saved = foundry.game.user;
-  foundry.game.user = foundry.game.users.get(userId);
-  try {
-    return await fn();
-  } finally {
-    foundry.game.user = saved;
-  }
-};
+const asUser = (userId, fn) => actAs(foundry, userId, fn);
 
 /** hello's RulesetInfo for a ruleset id (what the bridge sends; only the fields used here vary). */
 const rules = (id) => ({
@@ -113,25 +105,12 @@ const ticked = (input) => Boolean(input.checked ?? input.hasAttribute("checked")
 const change = (el) => el.dispatchEvent(new globalThis.DomEvent("change", { bubbles: true }));
 
 before(async () => {
-  validators = await loadValidators();
-  foundry = await bootNodeFoundry({
-    users: [GM, ANN, BOB],
-    userId: GM.id,
-    activeGM: GM.id,
-    systemId: "fate-core-official",
-    actors: [brawler, guard],
-    settings: { "fate-bridge.bridgeUrl": "http://127.0.0.1:9" }
-  }, { io: () => { throw new Error("no connection in unit tests"); } });
-  foundry.Hooks.callAll("init");
-  stunts = await import(path.join(MODULE_DIR, "scripts/stunts.mjs"));
-  rollDialog = await import(path.join(MODULE_DIR, "scripts/roll-dialog.mjs"));
-  actions = await import(path.join(MODULE_DIR, "scripts/actions.mjs"));
-  odds = await import(path.join(MODULE_DIR, "scripts/odds.mjs"));
-  view = await import(path.join(MODULE_DIR, "scripts/card-view.mjs"));
-  controls = await import(path.join(MODULE_DIR, "scripts/card-controls.mjs"));
-  pickers = await import(path.join(MODULE_DIR, "scripts/pickers.mjs"));
-  compat = await import(path.join(MODULE_DIR, "scripts/compat.mjs"));
-  ({ runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs")));
+  let modules;
+  ({ foundry, validators, modules } = await bootOfflineFoundry({ users: [GM, ANN, BOB], actors: [brawler, guard] }, [
+    "stunts", "roll-dialog", "actions", "odds", "card-view", "card-controls", "pickers", "compat", "runtime"
+  ]));
+  ({ stunts, "roll-dialog": rollDialog, actions, odds, "card-view": view, "card-controls": controls, pickers, compat } = modules);
+  ({ runtime } = modules.runtime);
 });
 
 // ---- cards as the bridge sends them (schemas/server/card.json) --------------------------------

@@ -3,9 +3,9 @@
 // kind of harm alone; every other consequence takes any harm. FCO 4.7 fixtures, the real adapter.
 import assert from "node:assert/strict";
 import { before, test } from "node:test";
-import path from "node:path";
-import { MODULE_DIR, bootNodeFoundry, readJson } from "./support/node-foundry.mjs";
-import { check, loadValidators } from "./support/schemas.mjs";
+import { readJson } from "./support/node-foundry.mjs";
+import { bootOfflineFoundry } from "./support/offline-foundry.mjs";
+import { check } from "./support/schemas.mjs";
 
 const GM = { id: "r13GmUser0000001", name: "Gamemaster", isGM: true };
 const SYSTEMS = ["fate-core", "fate-condensed", "fate-accelerated", "dresden-files-accelerated"];
@@ -28,15 +28,13 @@ function superb(system) {
 }
 
 before(async () => {
-  validators = await loadValidators();
   for (const system of SYSTEMS) fixtures[system] = await readJson(`tests/js/fixtures/fco-${system}.json`);
-  foundry = await bootNodeFoundry({
-    users: [GM], userId: GM.id, activeGM: GM.id, systemId: "fate-core-official",
-    actors: [...SYSTEMS.map((s) => fixtures[s]), superb("fate-core"), superb("fate-condensed")],
-    settings: { "fate-bridge.bridgeUrl": "http://127.0.0.1:9" }
-  }, { io: () => { throw new Error("no connection in unit tests"); } });
-  foundry.Hooks.callAll("init");
-  fco = await import(path.join(MODULE_DIR, "scripts/adapters/fate-core-official.mjs"));
+  let modules;
+  ({ foundry, validators, modules } = await bootOfflineFoundry({
+    users: [GM],
+    actors: [...SYSTEMS.map((s) => fixtures[s]), superb("fate-core"), superb("fate-condensed")]
+  }, ["adapters/fate-core-official"]));
+  fco = modules["adapters/fate-core-official"];
 });
 
 const slots = (actor) => fco.toActorData(actor).consequences.map((c) => [c.severity, c.harm ?? null]);

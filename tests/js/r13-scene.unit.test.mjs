@@ -5,8 +5,9 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import { before, describe, test } from "node:test";
-import { MODULE_DIR, bootNodeFoundry, readJson, waitFor } from "./support/node-foundry.mjs";
-import { check, loadValidators } from "./support/schemas.mjs";
+import { MODULE_DIR, asUser as actAs, readJson, waitFor } from "./support/node-foundry.mjs";
+import { bootOfflineFoundry } from "./support/offline-foundry.mjs";
+import { check } from "./support/schemas.mjs";
 
 const GM = { id: "r13GmUser000001", name: "Gamemaster", isGM: true };
 const ANN = { id: "r13AnnUser00001", name: "Ann", isGM: false };
@@ -22,34 +23,19 @@ let combat;
 let runtime;
 const fixtures = {};
 
-const asUser = async (userId, fn) => {
-  const saved = foundry.game.user;
-  foundry.game.user = foundry.game.users.get(userId);
-  try {
-    return await fn();
-  } finally {
-    foundry.game.user = saved;
-  }
-};
+const asUser = (userId, fn) => actAs(foundry, userId, fn);
 
 before(async () => {
-  validators = await loadValidators();
   for (const fw of FRAMEWORKS) fixtures[fw] = await readJson(`tests/js/fixtures/fco-${fw}.json`);
-  foundry = await bootNodeFoundry({
+  let modules;
+  ({ foundry, validators, modules } = await bootOfflineFoundry({
     users: [GM, ANN, BOB],
-    userId: GM.id,
-    activeGM: GM.id,
-    systemId: "fate-core-official",
     // One character of a Fate Condensed game: what the world's characters say when FCO's
     // world lists are not there.
-    actors: [{ ...fixtures["fate-condensed"], ownership: { default: 0, [ANN.id]: 3 } }],
-    settings: { "fate-bridge.bridgeUrl": "http://127.0.0.1:9" }
-  }, { io: () => { throw new Error("no connection in unit tests"); } });
-  foundry.Hooks.callAll("init");
-  view = await import(path.join(MODULE_DIR, "scripts/scene-view.mjs"));
-  ruleset = await import(path.join(MODULE_DIR, "scripts/ruleset.mjs"));
-  combat = await import(path.join(MODULE_DIR, "scripts/conflict-combat.mjs"));
-  ({ runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs")));
+    actors: [{ ...fixtures["fate-condensed"], ownership: { default: 0, [ANN.id]: 3 } }]
+  }, ["scene-view", "ruleset", "conflict-combat", "runtime"]));
+  ({ "scene-view": view, ruleset, "conflict-combat": combat } = modules);
+  ({ runtime } = modules.runtime);
 });
 
 // ---- conflicts as the bridge sends them (ConflictView, schemas/server/scene_state.json) -------

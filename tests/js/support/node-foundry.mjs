@@ -105,6 +105,17 @@ export async function bootNodeFoundry(options, { io, foundryIo } = {}) {
   return foundry;
 }
 
+/** Run `fn` as the user `userId` (Foundry's `game.user`), then put back the one logged in. */
+export async function asUser(foundry, userId, fn) {
+  const saved = foundry.game.user;
+  foundry.game.user = foundry.game.users.get(userId);
+  try {
+    return await fn();
+  } finally {
+    foundry.game.user = saved;
+  }
+}
+
 /** Poll until fn returns a truthy value; fails after `ms`. */
 export async function waitFor(fn, { ms = 15000, step = 20, what = "condition" } = {}) {
   const end = Date.now() + ms;
