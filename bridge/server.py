@@ -42,7 +42,8 @@ __all__ = [
     "tune_gc",
 ]
 
-# Below engine.io's own limit, which drops the connection instead of answering.
+# A websocket frame past this size ends its connection (Engine.IO's maxPayload); the
+# protocol's own message limit is below it, so an oversized intent is answered instead.
 TRANSPORT_LIMIT_BYTES = 1024 * 1024
 # A connection must finish its HTTP request, and then join /fate, within this many seconds
 # (a join refused does not count; a socket that leaves /fate must join again as soon).

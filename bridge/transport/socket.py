@@ -12,7 +12,6 @@ gate's claim) lives on its :class:`Connection`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Coroutine, Sequence
@@ -165,13 +164,15 @@ class FateSocket:
             what = await engine.serve()
             if what is not None and not connection.refused:
                 self.refuse(connection, what)
-        except (ConnectionError, asyncio.CancelledError):
+        except ConnectionError:
             pass  # gone before or while it opened
         finally:
             connection.open = False
             connection.stop_clock()
-            with contextlib.suppress(Exception):
+            try:
                 await connection.leave()
+            except Exception:
+                log.exception("leaving /fate failed for connection %s", connection.name())
             if connection.engine is not None:
                 await connection.engine.finish()
             if connection.malformed:
