@@ -6,7 +6,7 @@ import { mkdir, readFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { addWorld, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
+import { addWorlds, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
 import { startFoundryServer } from "./support/foundry-server.mjs";
 import { ARTIFACTS, VENDOR_URL, launchChromium, serveRepo } from "./support/browser-page.mjs";
 import { REPO } from "./support/node-foundry.mjs";
@@ -36,18 +36,21 @@ before(async () => {
   await mkdir(ARTIFACTS, { recursive: true });
   const dataDir = await tempDataDir();
   const port = await freePort();
-  const world = await addWorld(dataDir, "browser-world", "Browser World");
-  const sceneWorld = await addWorld(dataDir, "browser-scene", "Browser Scene");
-  confirmWorld = await addWorld(dataDir, "browser-confirm", "Browser Confirm");
-  const fcoWorld = await addWorld(dataDir, "browser-fco", "Browser FCO");
-  const fco14World = await addWorld(dataDir, "browser-fco14", "Browser FCO on Foundry 14");
-  const historyWorld = await addWorld(dataDir, "browser-history", "Browser History");
-  const cancelWorld = await addWorld(dataDir, "browser-cancel", "Browser Cancel");
-  const stressWorld = await addWorld(dataDir, "browser-stress", "Browser Stress", "fate-condensed");
-  const relayWorld = await addWorld(dataDir, "browser-relay", "Browser Relay");
-  const coreWorld = await addWorld(dataDir, "browser-core", "Browser Core", "fate-core");
-  const coreFcoWorld = await addWorld(dataDir, "browser-core-fco", "Browser Core FCO", "fate-core");
-  const condensedWorld = await addWorld(dataDir, "browser-condensed", "Browser Condensed", "fate-condensed");
+  let world, sceneWorld, fcoWorld, fco14World, historyWorld, cancelWorld, stressWorld, relayWorld, coreWorld, coreFcoWorld, condensedWorld;
+  [world, sceneWorld, confirmWorld, fcoWorld, fco14World, historyWorld, cancelWorld, stressWorld, relayWorld, coreWorld, coreFcoWorld, condensedWorld] = await addWorlds(dataDir, [
+    ["browser-world", "Browser World"],
+    ["browser-scene", "Browser Scene"],
+    ["browser-confirm", "Browser Confirm"],
+    ["browser-fco", "Browser FCO"],
+    ["browser-fco14", "Browser FCO on Foundry 14"],
+    ["browser-history", "Browser History"],
+    ["browser-cancel", "Browser Cancel"],
+    ["browser-stress", "Browser Stress", "fate-condensed"],
+    ["browser-relay", "Browser Relay"],
+    ["browser-core", "Browser Core", "fate-core"],
+    ["browser-core-fco", "Browser Core FCO", "fate-core"],
+    ["browser-condensed", "Browser Condensed", "fate-condensed"]
+  ]);
   bridge = await startBridge({ dataDir, port });
   foundryServer = await startFoundryServer();
   server = serveRepo();

@@ -36,9 +36,36 @@ export async function tempDataDir() {
 
 /** Register a world through the CLI (`world add ID --name NAME --json`); resolves to {id, name, key, ruleset}. */
 export async function addWorld(dataDir, id, name = id, ruleset = null) {
-  const args = ["-m", "bridge", "--data-dir", dataDir, "world", "add", id, "--name", name, "--json"];
-  if (ruleset) args.push("--ruleset", ruleset);
-  const { stdout } = await run(PYTHON, args, { cwd: BRIDGE_ROOT });
+  return (await addWorlds(dataDir, [[id, name, ruleset]]))[0];
+}
+
+// `world add ... --json` for each world, through the command's entry function, all in one
+// interpreter (a Python start-up costs more than the command): what each printed, as a list.
+const ADD_WORLDS = `
+import contextlib, io, json, sys
+from bridge.cli import main
+printed = []
+for argv in json.loads(sys.argv[1]):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = main(argv)
+    if status:
+        sys.exit(status)
+    printed.append(json.loads(out.getvalue()))
+print(json.dumps(printed))
+`;
+
+/**
+ * Register several worlds with the CLI's `world add ID --name NAME [--ruleset R] --json`, run
+ * in one Python process; resolves to their {id, name, key, ruleset}, in order.
+ * @param {string} dataDir
+ * @param {Array<[string, string?, string?]>} worlds  [id, name = id, ruleset = the default]
+ */
+export async function addWorlds(dataDir, worlds) {
+  const argvs = worlds.map(([id, name = id, ruleset = null]) => [
+    "--data-dir", dataDir, "world", "add", id, "--name", name ?? id, "--json", ...(ruleset ? ["--ruleset", ruleset] : [])
+  ]);
+  const { stdout } = await run(PYTHON, ["-c", ADD_WORLDS, JSON.stringify(argvs)], { cwd: BRIDGE_ROOT });
   return JSON.parse(stdout);
 }
 
