@@ -20,6 +20,7 @@ from aiohttp import web
 from bridge.protocol import NAMESPACE, ConnectRefusal
 from bridge.service import BridgeService, ConnectRefused, Reply, Session
 from bridge.transport import FateSocket, RoomFanOut
+from bridge.transport.engineio_ws import Silence
 
 
 class StubService:
@@ -183,6 +184,29 @@ async def test_the_next_ping_waits_for_the_pong(served: tuple[StubService, str])
         assert time.monotonic() - answered >= 0.25
         await ws.send_str("3")
         assert not ws.closed
+
+
+async def test_silence_keeps_one_timer_per_quiet_spell() -> None:
+    # Heard every 20 ms for 0.5 s, a 0.15 s limit never expires, and the timer is set
+    # again only when it fires (about once per limit), never per message.
+    expired: list[float] = []
+    silence = Silence(0.15, lambda: expired.append(time.monotonic()))
+    timers = [silence.timer]
+    for _ in range(25):
+        await asyncio.sleep(0.02)
+        silence.heard()
+        if silence.timer is not timers[-1]:
+            timers.append(silence.timer)
+    assert not expired
+    assert len(timers) <= 6, "a timer per quiet spell, not one per message"
+    started = time.monotonic()
+    while not expired and time.monotonic() - started < 2:
+        await asyncio.sleep(0.01)
+    assert len(expired) == 1 and silence.timer is None
+    assert expired[0] - started >= 0.1
+    await asyncio.sleep(0.3)
+    assert len(expired) == 1
+    silence.cancel()
 
 
 async def test_a_client_close_packet_ends_the_session(served: tuple[StubService, str]) -> None:

@@ -76,10 +76,25 @@ class EngineOptions:
         """The answer to a request that opens no websocket session, or None for one that
         does: an origin not allowed, a transport other than websocket (long-polling
         included), an Engine.IO version other than 4, a GET without the upgrade, or any
-        other method (OPTIONS is answered ``OK``, as a CORS preflight)."""
+        other method (OPTIONS is answered ``OK``, as a CORS preflight). An answer to an
+        allowed origin carries the CORS headers python-engineio sent."""
         origin = request.headers.get(hdrs.ORIGIN)
         if origin and not self.allows(origin):
             return refusal(f"{origin} is not an accepted origin.")
+        answer = self.answer(request)
+        if answer is not None and origin:
+            headers = answer.headers
+            headers[hdrs.ACCESS_CONTROL_ALLOW_ORIGIN] = origin
+            headers[hdrs.ACCESS_CONTROL_ALLOW_CREDENTIALS] = "true"
+            if request.method == hdrs.METH_OPTIONS:
+                headers[hdrs.ACCESS_CONTROL_ALLOW_METHODS] = "OPTIONS, GET, POST"
+                asked = request.headers.get(hdrs.ACCESS_CONTROL_REQUEST_HEADERS)
+                if asked:
+                    headers[hdrs.ACCESS_CONTROL_ALLOW_HEADERS] = asked
+        return answer
+
+    def answer(self, request: web.Request) -> web.Response | None:
+        """:meth:`refuse` before CORS: what the request itself gets."""
         query = request.query
         if query.get("transport", "polling") != "websocket":
             return refusal("Invalid transport")
