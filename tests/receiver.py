@@ -9,8 +9,6 @@ from dataclasses import dataclass, field
 import pytest
 from aiohttp import web
 
-from tests.bridge_process import free_port
-
 
 @dataclass
 class Receiver:
@@ -27,10 +25,17 @@ class Receiver:
         raise AssertionError(f"the endpoint got {len(self.got)} requests, not {count}")
 
 
+async def start_on_loopback(runner: web.AppRunner) -> int:
+    """Serve ``runner`` (set up) on a loopback port the kernel picks as it binds, and return
+    the port: no other test, worker or client can take it between the pick and the bind."""
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    host_port: tuple[str, int] = runner.addresses[0]
+    return host_port[1]
+
+
 @pytest.fixture
 async def receiver() -> AsyncIterator[Receiver]:
-    port = free_port()
-    found = Receiver(f"http://127.0.0.1:{port}/hook")
+    found = Receiver("")
 
     async def hook(request: web.Request) -> web.Response:
         found.got.append((dict(request.headers), await request.read()))
@@ -40,7 +45,7 @@ async def receiver() -> AsyncIterator[Receiver]:
     app.router.add_post("/hook", hook)
     runner = web.AppRunner(app)
     await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
+    found.url = f"http://127.0.0.1:{await start_on_loopback(runner)}/hook"
     try:
         yield found
     finally:

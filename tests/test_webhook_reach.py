@@ -31,7 +31,7 @@ from bridge.webhooks.reach import (
     is_public,
     webhook_client,
 )
-from tests.bridge_process import free_port
+from tests.receiver import start_on_loopback
 from tests.seats import BROUSSEAU
 
 WORLD = "table"
@@ -85,7 +85,7 @@ class RecordingBackend(httpcore.AsyncNetworkBackend):
 
 class Listener:
     def __init__(self) -> None:
-        self.port = free_port()
+        self.port = 0  # once it listens
         self.got: list[tuple[str, dict[str, str]]] = []
 
     def url(self, path: str = "/hook", host: str = "127.0.0.1") -> str:
@@ -104,7 +104,7 @@ async def listener() -> AsyncIterator[Listener]:
     app.router.add_route("*", "/{tail:.*}", anything)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", found.port).start()
+    found.port = await start_on_loopback(runner)
     try:
         yield found
     finally:

@@ -24,6 +24,7 @@ from aiohttp import web
 from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
 from tests.bridge_process import BridgeProcess, add_world, free_port
 from tests.in_process import run_cli
+from tests.receiver import start_on_loopback
 from tests.seats import BROUSSEAU, Seat, overcome, queue
 
 API = "/api/v1/worlds"
@@ -49,7 +50,7 @@ class Listener:
 
 
 async def _start_listener() -> tuple[Listener, web.AppRunner]:
-    found = Listener(free_port())
+    found = Listener(0)
 
     async def anything(request: web.Request) -> web.StreamResponse:
         found.got.append((request.method, request.path_qs, dict(request.headers)))
@@ -64,7 +65,7 @@ async def _start_listener() -> tuple[Listener, web.AppRunner]:
     app.router.add_route("*", "/{tail:.*}", anything)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", found.port).start()
+    found.port = await start_on_loopback(runner)
     return found, runner
 
 
