@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -27,6 +28,12 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PYTHON_M_BRIDGE = (sys.executable, "-m", "bridge")
 
 
+# Another test (another xdist worker, or a client's outgoing connection) may take the port
+# :func:`free_port` found before a server binds it: a bridge that was given no port of its
+# own, or a redis-server, tries again on a fresh one, this many times.
+PORT_TRIES = 5
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -34,40 +41,61 @@ def free_port() -> int:
         return port
 
 
+def _redis_pid(port: int) -> int | None:
+    """The process id of the redis-server answering on ``port``, if one answers."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as probe:
+            probe.sendall(b"INFO server\r\n")
+            answer = b""
+            # The reply is one bulk string; its process_id line is all this needs of it.
+            while not re.search(rb"process_id:(\d+)\r\n", answer):
+                chunk = probe.recv(4096)
+                if not chunk:
+                    return None
+                answer += chunk
+    except OSError:
+        return None
+    found = re.search(rb"process_id:(\d+)\r\n", answer)
+    return int(found.group(1)) if found else None
+
+
 @contextmanager
 def redis_server(folder: Path) -> Iterator[str]:
-    """A throwaway redis-server on a free loopback port (no persistence); yields its URL."""
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            "redis-server",
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(folder),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-    )
-    try:
+    """A throwaway redis-server on a free loopback port (no persistence); yields its URL.
+
+    Ready once the server on the port says it is this one (its process id): should another
+    test's redis-server hold the port found free, this one exits and another port is tried."""
+    for tries_left in range(PORT_TRIES - 1, -1, -1):
+        port = free_port()
+        process = subprocess.Popen(
+            [
+                "redis-server",
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(folder),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
+        )
         deadline = time.monotonic() + 20
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1) as probe:
-                    probe.sendall(b"PING\r\n")
-                    if probe.recv(16).startswith(b"+PONG"):
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise RuntimeError("redis-server did not start")
+        while _redis_pid(port) != process.pid:
+            if process.poll() is not None or time.monotonic() > deadline:
+                break
             time.sleep(0.05)
+        else:
+            break
+        process.terminate()
+        process.wait(timeout=10)
+        if not tries_left:
+            raise RuntimeError("redis-server did not start")
+    try:
         yield f"redis://127.0.0.1:{port}/0"
     finally:
         process.terminate()
@@ -142,12 +170,6 @@ class Served:
         flags ``extra`` (and ``--dev-dice`` unless told not to)."""
         args = [*self.store_args, "serve", "--host", "127.0.0.1", "--port", str(self.port)]
         return [*args, *extra, *(["--dev-dice"] if self.dev_dice else [])]
-
-
-# Another test (another xdist worker, or a client's outgoing connection) may take the port
-# :func:`free_port` found before the bridge binds it: a bridge that was given no port of
-# its own tries again on a fresh one, this many times.
-PORT_TRIES = 5
 
 
 def store_args(target: Path | Bridge) -> list[str]:
