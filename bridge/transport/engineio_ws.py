@@ -29,6 +29,9 @@ CLOSE = "1"
 PING = "2"
 PONG = "3"
 MESSAGE = "4"
+# Frames go out as UTF-8 bytes: a room's frame is encoded once for all its receivers.
+PING_FRAME = PING.encode()
+CLOSE_FRAME = CLOSE.encode()
 # The intervals python-engineio uses unless told otherwise.
 PING_INTERVAL_SECONDS = 25.0
 PING_TIMEOUT_SECONDS = 20.0
@@ -110,7 +113,7 @@ class EngineOptions:
             return refusal("Invalid websocket upgrade")
         return None
 
-    def open_packet(self, sid: str) -> str:
+    def open_packet(self, sid: str) -> bytes:
         opened = {
             "sid": sid,
             "upgrades": [],
@@ -118,7 +121,7 @@ class EngineOptions:
             "pingInterval": int(self.ping_interval * 1000),
             "maxPayload": self.max_payload,
         }
-        return OPEN + codec.dumps(opened)
+        return OPEN.encode() + codec.dumps_bytes(opened)
 
 
 class EngineSession:
@@ -143,7 +146,7 @@ class EngineSession:
         self.options = options
         self.on_message = on_message
         self.sid = new_id()
-        self.backlog: deque[str] = deque()
+        self.backlog: deque[bytes] = deque()
         self.writer: asyncio.Task[None] | None = None
         self.closed = False
         self.loop = asyncio.get_running_loop()
@@ -153,9 +156,10 @@ class EngineSession:
 
     # --- sending ------------------------------------------------------------------------
 
-    async def send(self, frame: str) -> None:
-        """Send one Engine.IO frame (``4`` and a Socket.IO packet, for a message). Never
-        raises and never waits for the client: on a closed session it is dropped."""
+    async def send(self, frame: bytes) -> None:
+        """Send one Engine.IO text frame, UTF-8 (``4`` and a Socket.IO packet, for a
+        message). Never raises and never waits for the client: on a closed session it is
+        dropped."""
         if self.closed:
             return
         transport = self.request.transport
@@ -171,9 +175,9 @@ class EngineSession:
         # Written to the transport before the first await: nothing can overtake it. A
         # failure means the socket is closing, and its read loop ends the session.
         with contextlib.suppress(Exception):
-            await self.ws.send_str(frame)
+            await self.ws.send_frame(frame, WSMsgType.TEXT)
 
-    def post(self, frame: str) -> None:
+    def post(self, frame: bytes) -> None:
         """Queue ``frame`` behind whatever waits to be sent (callable from a timer)."""
         if self.closed:
             return
@@ -185,7 +189,7 @@ class EngineSession:
         try:
             while self.backlog:
                 frame = self.backlog.popleft()
-                await self.ws.send_str(frame)
+                await self.ws.send_frame(frame, WSMsgType.TEXT)
         except Exception:
             self.backlog.clear()  # the socket is closing: nothing more gets through
         finally:
@@ -197,7 +201,7 @@ class EngineSession:
         self.ping_timer = None
         if not self.closed:
             self.awaiting_pong = True
-            self.post(PING)
+            self.post(PING_FRAME)
 
     def pong(self) -> None:
         """The next ping goes out ``ping_interval`` after the answer to the last one."""
@@ -219,7 +223,7 @@ class EngineSession:
         does (a packet type past ``4`` or an open, ping or upgrade, which come only from
         long-polling clients, or a frame that is no packet): the session is then over.
         Guarantees: the timers are cancelled when this returns."""
-        await self.ws.send_str(self.options.open_packet(self.sid))
+        await self.ws.send_frame(self.options.open_packet(self.sid), WSMsgType.TEXT)
         self.ping_timer = self.loop.call_later(self.options.ping_interval, self.ping)
         self.awaiting_pong = False
         ws = self.ws
@@ -266,7 +270,7 @@ class EngineSession:
         websocket's close. Idempotent; never raises."""
         if self.closed:
             return
-        self.post(CLOSE)
+        self.post(CLOSE_FRAME)
         self.closed = True
         self.stop_timers()
         writer = self.writer

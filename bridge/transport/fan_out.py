@@ -10,12 +10,12 @@ from bridge import codec
 from bridge.protocol import NAMESPACE
 from bridge.transport.engineio_ws import MESSAGE
 
-EVENT = f"{MESSAGE}{packet.EVENT}{NAMESPACE},"
+EVENT = f"{MESSAGE}{packet.EVENT}{NAMESPACE},".encode()
 
 
 class Receiver(Protocol):
-    async def send(self, frame: str) -> None:
-        """Put one Engine.IO frame on its way without waiting for the client."""
+    async def send(self, frame: bytes) -> None:
+        """Put one Engine.IO text frame (UTF-8) on its way without waiting for the client."""
 
 
 class RoomFanOut:
@@ -107,7 +107,7 @@ class RoomFanOut:
             # A sender alone in its world hears its commit in its ack: nothing to encode.
             return
         args = list(data) if isinstance(data, tuple) else [] if data is None else [data]
-        frame = EVENT + codec.dumps([event, *args])
+        frame = EVENT + codec.dumps_bytes([event, *args])
         receivers = self.receivers
         for sid in sids:
             receiver = receivers.get(sid)

@@ -32,10 +32,11 @@ from bridge.transport.packets import CLIENT_FRAME, GuardedPacket
 log = logging.getLogger("bridge.server")
 
 # Engine.IO message + Socket.IO packet type + namespace, ahead of each kind of frame.
-CONNECTED = f"{MESSAGE}{packet.CONNECT}{NAMESPACE},"
-ACKED = f"{MESSAGE}{packet.ACK}{NAMESPACE},"
-REFUSED = f"{MESSAGE}{packet.CONNECT_ERROR}"
-UNABLE = codec.dumps("Unable to connect")
+CONNECTED = f"{MESSAGE}{packet.CONNECT}{NAMESPACE},".encode()
+ACKED = f"{MESSAGE}{packet.ACK}{NAMESPACE},".encode()
+REFUSED = f"{MESSAGE}{packet.CONNECT_ERROR}".encode()
+REFUSED_HERE = REFUSED + f"{NAMESPACE},".encode()
+UNABLE = codec.dumps_bytes("Unable to connect")
 
 
 class Refused(Exception):
@@ -66,8 +67,8 @@ class Namespace(Protocol):
         """The answer to a frame that could not be read."""
 
 
-def namespace_prefix(namespace: str) -> str:
-    return "" if namespace == "/" else f"{namespace},"
+def namespace_prefix(namespace: str) -> bytes:
+    return b"" if namespace == "/" else f"{namespace},".encode()
 
 
 class SocketIOLink:
@@ -85,7 +86,7 @@ class SocketIOLink:
         self.tasks.add(task)  # keep a reference until it ends
         task.add_done_callback(self.tasks.discard)
 
-    async def send(self, frame: str) -> None:
+    async def send(self, frame: bytes) -> None:
         if self.engine is not None:
             await self.engine.send(frame)
 
@@ -114,11 +115,11 @@ class SocketIOLink:
             log.exception("event handler failed")
             return
         if ack_id is not None:
-            await self.send(f"{ACKED}{ack_id}{codec.dumps([ack])}")
+            await self.send(ACKED + str(ack_id).encode() + codec.dumps_bytes([ack]))
 
     async def join(self, namespace: str, auth: object) -> None:
         if namespace != NAMESPACE or self.sid is not None or self.engine is None:
-            await self.send(f"{REFUSED}{namespace_prefix(namespace)}{UNABLE}")
+            await self.send(REFUSED + namespace_prefix(namespace) + UNABLE)
             return
         sid = new_id()
         # A receiver from the start: the connect handler puts it in rooms, and what they
@@ -129,15 +130,15 @@ class SocketIOLink:
             await self.namespace.joining(self, sid, auth or None)
         except Refused as refused:
             self.fan_out.disconnect(sid)
-            await self.send(f"{REFUSED}{NAMESPACE},{codec.dumps(refused.error)}")
+            await self.send(REFUSED_HERE + codec.dumps_bytes(refused.error))
             return
         except Exception:
             self.fan_out.disconnect(sid)
             log.exception("connect handler failed")
-            await self.send(f"{REFUSED}{NAMESPACE},{codec.dumps({'message': 'refused'})}")
+            await self.send(REFUSED_HERE + codec.dumps_bytes({"message": "refused"}))
             return
         self.sid = sid
-        await self.send(f"{CONNECTED}{codec.dumps({'sid': sid})}")
+        await self.send(CONNECTED + codec.dumps_bytes({"sid": sid}))
 
     async def leave(self) -> None:
         """Leave ``/fate`` (if joined): out of every room, then the namespace is told."""
