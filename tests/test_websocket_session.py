@@ -191,9 +191,9 @@ async def test_a_frame_over_the_limit_or_a_client_close_ends_the_session(served:
 async def test_engineio_junk_ends_the_connection_with_one_log_line(
     served: Served, caplog: pytest.LogCaptureFixture, packet: str
 ) -> None:
-    # engineio logs a traceback for every packet of a type it cannot name, and raises out
-    # of the session for a frame that is no packet: either way, one line for the
-    # connection, which is closed, and its session gone.
+    # A packet no websocket client sends, or a frame that is no packet (python-engineio
+    # logged a traceback for each): one line for the connection, which is closed, and its
+    # session gone.
     service, url = served
     caplog.set_level(logging.INFO)
     async with aiohttp.ClientSession() as http, http.ws_connect(url) as ws:
