@@ -32,10 +32,18 @@ node_modules/.installed: package.json package-lock.json
 run: $(VENV)/.runtime
 	$(VENV)/bin/fate-bridge --data-dir $(DATA) serve --host $(HOST) --port $(PORT)
 
-test: lint schemas-check test-python test-js
+# The four parts run side by side, each one's output printed whole as it ends (make -O), and
+# make fails when any of them does. Most tests wait on sockets and timers, not the CPU.
+test: $(VENV)/.installed node_modules/.installed
+	@echo "make test: lint, schemas-check, test-python and test-js run side by side;" \
+	  "each one's output shows when it ends"
+	@$(MAKE) --no-print-directory -j4 --output-sync=target lint schemas-check test-python test-js
 
+# Python workers (pytest-xdist), more than the cores for the same reason; each has its own
+# redis-server, temporary folders and ports. PYTEST_WORKERS=0 runs the suites in one process.
+PYTEST_WORKERS ?= 3
 test-python: $(VENV)/.installed node_modules/.installed
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal
 
 # Long randomized runs of every property test (rules, chain, views, the socket fuzzer), not
 # derandomized; add what they find as @example.

@@ -1,7 +1,9 @@
-"""schemathesis over the live HTTP API of a real bridge (served in the test's process, on a
-thread, over real TCP): generated requests (valid and not) against the served OpenAPI
-document find no 5xx and no answer that breaks the document. Bounded so CI stays fast:
-derandomized, few examples each."""
+"""schemathesis over the live HTTP API of a real bridge process: generated requests
+(valid and not) against the served OpenAPI document find no 5xx and no answer that
+breaks the document. Bounded so CI stays fast: derandomized, few examples each.
+
+A process, not a bridge served in the test's: Hypothesis watches the global ``random``
+while it draws a request, and a bridge on a thread of this process uses it meanwhile."""
 
 from __future__ import annotations
 
@@ -23,8 +25,10 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from tests.bridge_process import add_world
-from tests.in_process import InProcessBridge, run_cli, serving_in_thread
+from tests.bridge_process import BridgeProcess, add_world
+from tests.in_process import run_cli
+
+pytestmark = pytest.mark.process
 
 EXAMPLES = 10
 CHECKS = [
@@ -37,20 +41,23 @@ CHECKS = [
 
 
 @pytest.fixture
-def live(tmp_path: Path) -> Iterator[tuple[InProcessBridge, str]]:
+def live(tmp_path: Path) -> Iterator[tuple[BridgeProcess, str]]:
     """A bridge with a world, a character and a webhook, and a rate limit generous enough
     that most generated requests reach the service."""
-    with serving_in_thread(InProcessBridge(tmp_path), "--api-rate", "1000") as bridge:
-        key = add_world(bridge, "table")
+    process = BridgeProcess(tmp_path).start("--api-rate", "1000")
+    try:
+        key = add_world(process, "table")
         run_cli(
-            bridge, "world", "webhooks", "add", "table", "json", "http://127.0.0.1:9/hook",
+            process, "world", "webhooks", "add", "table", "json", "http://127.0.0.1:9/hook",
             "--webhook-allow", "127.0.0.1",
         )  # fmt: skip
-        yield bridge, key
+        yield process, key
+    finally:
+        process.stop()
 
 
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
-def test_the_live_api_keeps_its_document(live: tuple[InProcessBridge, str], mode: Any) -> None:
+def test_the_live_api_keeps_its_document(live: tuple[BridgeProcess, str], mode: Any) -> None:
     """Every operation of the served document, with valid and with invalid requests."""
     bridge, key = live
     schema = schemathesis.openapi.from_url(f"{bridge.url}/api/v1/openapi.json")
