@@ -43,7 +43,7 @@ test: $(VENV)/.installed node_modules/.installed
 # redis-server, temporary folders and ports. PYTEST_WORKERS=0 runs the suites in one process.
 PYTEST_WORKERS ?= 3
 test-python: $(VENV)/.installed node_modules/.installed
-	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal --durations=10
 
 # Long randomized runs of every property test (rules, chain, views, the socket fuzzer), not
 # derandomized; add what they find as @example.
