@@ -271,25 +271,24 @@ class EngineSession:
         if self.closed:
             return
         self.post(CLOSE_FRAME)
-        self.closed = True
-        self.stop_timers()
-        writer = self.writer
-        if writer is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.shield(writer), FLUSH_SECONDS)
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.ws.close(), FLUSH_SECONDS)
+        await self._flush_and_close(cancel_writer=False)
 
     async def finish(self) -> None:
         """After the read loop: send what is still queued (bounded), then close the
         websocket if it is not closed yet. Idempotent; never raises."""
+        await self._flush_and_close(cancel_writer=True)
+
+    async def _flush_and_close(self, *, cancel_writer: bool) -> None:
+        """Stop the timers, let the writer send what is queued for at most
+        ``FLUSH_SECONDS`` (then cancel it, if asked), and close the websocket."""
         self.closed = True
         self.stop_timers()
         writer = self.writer
         if writer is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(writer), FLUSH_SECONDS)
-            writer.cancel()
+            if cancel_writer:
+                writer.cancel()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.ws.close(), FLUSH_SECONDS)
 
