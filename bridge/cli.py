@@ -24,7 +24,7 @@ from bridge.connections import (
     AddressGate,
     listen,
 )
-from bridge.logs import redact_urls_in_logs
+from bridge.logs import log_handler, log_level, redact_urls_in_logs
 from bridge.protocol.http import WebhookCreate, WebhookList
 from bridge.rules.ruleset import RULESETS
 from bridge.server import BIND_TIMEOUT_SECONDS, HANDSHAKE_TIMEOUT_SECONDS, create_app, tune_gc
@@ -649,10 +649,7 @@ def _build_module(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _resolve_data_dir(args)
-    logging.basicConfig(
-        level=os.environ.get("FATE_BRIDGE_LOG", "WARNING").upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    logging.basicConfig(level=log_level(), handlers=[log_handler(sys.stderr)])
     redact_urls_in_logs()
     try:
         return _run(args)

@@ -9,7 +9,9 @@ handlers, cuts every other URL in a line (its traceback too) to scheme, host and
 from __future__ import annotations
 
 import logging
+import os
 import re
+from typing import TextIO
 
 # scheme://[user[:password]@]host[:port], then what is cut: the path, query and fragment.
 _URL = re.compile(
@@ -63,3 +65,23 @@ def redact_urls_in_logs(logger: logging.Logger | None = None) -> None:
     for name in QUIETED:
         quieted = logging.getLogger(name)
         quieted.setLevel(max(quieted.getEffectiveLevel(), logging.INFO))
+
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+# The environment variable that sets the level (WARNING unless set).
+LOG_LEVEL_ENV = "FATE_BRIDGE_LOG"
+
+
+def log_level() -> str:
+    """The level the bridge logs at: ``FATE_BRIDGE_LOG`` (upper-cased), else WARNING."""
+    return os.environ.get(LOG_LEVEL_ENV, "WARNING").upper()
+
+
+def log_handler(stream: TextIO) -> logging.Handler:
+    """A handler writing the bridge's log lines to ``stream``: its format, at
+    :func:`log_level`, with every URL cut (:class:`RedactUrls`)."""
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    handler.setLevel(log_level())
+    handler.addFilter(RedactUrls())
+    return handler

@@ -145,6 +145,10 @@ class Bridge(Protocol):
     @property
     def store_args(self) -> list[str]: ...
 
+    def log_text(self) -> str:
+        """What the bridge has logged so far, in its own format."""
+        ...
+
 
 @dataclass
 class Served:

@@ -11,10 +11,13 @@ thread of its own (:func:`serving_in_thread`). :func:`run_cli` runs the command 
 (``world add``, ``world verify``, ``world webhooks`` ...) through its entry function, without
 a subprocess.
 
+While it serves, what this process logs is kept in the bridge's format and at its level
+(``FATE_BRIDGE_LOG``), URLs cut as the bridge cuts them: :meth:`InProcessBridge.log_text`.
+
 What stays the process's: the garbage collector's tuning (``tune_gc`` freezes the whole
-interpreter's heap, the test runner's included: left alone here), the logging set-up and
-the process's output (a test reading the bridge's log, or killing, stopping or restarting
-it, runs the real process: ``@pytest.mark.process``)."""
+interpreter's heap, the test runner's included: left alone here), the process's own
+output and its life (a test reading what the command prints, or killing, stopping or
+restarting it, runs the real process: ``@pytest.mark.process``)."""
 
 from __future__ import annotations
 
@@ -24,12 +27,13 @@ import contextlib
 import errno
 import gc
 import io
+import logging
 import os
 import subprocess
 import threading
 import traceback
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 from unittest import mock
@@ -37,6 +41,7 @@ from unittest import mock
 import aiohttp
 
 from bridge import cli
+from bridge.logs import log_handler
 from bridge.server import GcFreezer
 from bridge.startup import StartupError
 from tests.bridge_process import PORT_TRIES, Bridge, Served, free_port, store_args
@@ -78,6 +83,9 @@ class InProcessBridge(Served):
     :class:`~tests.bridge_process.BridgeProcess`."""
 
     task: asyncio.Task[int] | None = None
+    log: io.StringIO = field(default_factory=io.StringIO)
+    _log_handler: logging.Handler | None = None
+    _root_level: int = logging.WARNING
 
     # What only a process has: a test that stops, kills, restarts or reads the output of
     # its bridge fails here, loudly, instead of passing against a bridge that never
@@ -91,8 +99,10 @@ class InProcessBridge(Served):
     def restart(self) -> NoReturn:
         raise ProcessOnly("restart")
 
-    def log_text(self) -> NoReturn:
-        raise ProcessOnly("log_text")
+    def log_text(self) -> str:
+        """What was logged while this bridge served: every logger's lines at the
+        bridge's level, the test's own clients' included (they share the process)."""
+        return self.log.getvalue()
 
     @property
     def process(self) -> NoReturn:
@@ -116,10 +126,15 @@ class InProcessBridge(Served):
 
     async def _serve(self, *extra: str) -> InProcessBridge:
         args = _parse(self.serve_args(*extra))
+        self._capture_log()
         freezers = _gc_freezers()
-        with mock.patch.object(cli, "tune_gc", _leave_gc_alone):
-            self.task = asyncio.create_task(cli._serve(args), name=f"bridge:{self.port}")
-            await self._wait_healthy()
+        try:
+            with mock.patch.object(cli, "tune_gc", _leave_gc_alone):
+                self.task = asyncio.create_task(cli._serve(args), name=f"bridge:{self.port}")
+                await self._wait_healthy()
+        except BaseException:
+            self._release_log()
+            raise
         # Should serving tune the collector some other way, this says so rather than let
         # it freeze the runner's heap behind a callback on a loop that is about to close.
         assert _gc_freezers() == freezers, "serving tuned the garbage collector"
@@ -147,12 +162,33 @@ class InProcessBridge(Served):
         """Stop serving as the process does when told to: the serve coroutine's own
         clean-up (outbox, listener, app, store) runs; what it raises is raised here."""
         task, self.task = self.task, None
-        if task is None:
+        try:
+            if task is None:
+                return
+            if not task.done():
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait_for(task, STOP_TIMEOUT)
+        finally:
+            self._release_log()
+
+    def _capture_log(self) -> None:
+        """Keep the log as the command's own set-up would write it (``bridge.cli.main``:
+        the root logger at the bridge's level, through :func:`bridge.logs.log_handler`)."""
+        if self._log_handler is not None:
             return
-        if not task.done():
-            task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.wait_for(task, STOP_TIMEOUT)
+        root = logging.getLogger()
+        self._log_handler = log_handler(self.log)
+        self._root_level = root.level
+        root.setLevel(min(root.level, self._log_handler.level))
+        root.addHandler(self._log_handler)
+
+    def _release_log(self) -> None:
+        handler, self._log_handler = self._log_handler, None
+        if handler is not None:
+            root = logging.getLogger()
+            root.removeHandler(handler)
+            root.setLevel(self._root_level)
 
 
 @contextlib.contextmanager

@@ -1,7 +1,11 @@
 """Starting the bridge as a GM would: each start-up failure is one line on stderr and exit
 status 2 (``--debug`` adds the traceback), a ``world`` command creates no database, the
 commands the bridge prints work from any folder, and the wheel installs a ``fate-bridge``
-that serves the Foundry module without Node or the source tree."""
+that serves the Foundry module without Node or the source tree.
+
+What is the process's (its start, its output, its working folder, the installed command)
+runs real processes (``@pytest.mark.process``); the ``world`` commands' refusals run the
+command's entry function in the test's process (``run_cli``)."""
 
 from __future__ import annotations
 
@@ -24,9 +28,15 @@ import pytest
 
 from bridge import __version__
 from bridge.module_package import manifest
-from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world, cli, free_port
-
-pytestmark = pytest.mark.process
+from tests.bridge_process import (
+    PROJECT_ROOT,
+    Bridge,
+    BridgeProcess,
+    add_world,
+    cli,
+    free_port,
+)
+from tests.in_process import run_cli
 
 FAILS = 2
 MODULE_FILES = (
@@ -61,6 +71,7 @@ def serve(target: Path, *args: str) -> subprocess.CompletedProcess[str]:
 # -- start-up failures --------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_a_port_in_use_is_one_line_and_makes_no_key(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -75,6 +86,7 @@ def test_a_port_in_use_is_one_line_and_makes_no_key(tmp_path: Path) -> None:
     assert listed.stdout == "" and "No worlds yet" in listed.stderr
 
 
+@pytest.mark.process
 def test_the_debug_flag_shows_the_traceback(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -88,6 +100,7 @@ def test_the_debug_flag_shows_the_traceback(tmp_path: Path) -> None:
     assert result.stderr.strip().splitlines()[-1].startswith("error: port ")
 
 
+@pytest.mark.process
 def test_a_data_folder_under_a_file_is_one_line(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
@@ -101,6 +114,7 @@ def test_a_data_folder_under_a_file_is_one_line(tmp_path: Path) -> None:
     assert "is a file, not a folder" in line
 
 
+@pytest.mark.process
 def test_a_data_folder_whose_parent_is_missing_is_one_line_and_not_created(
     tmp_path: Path,
 ) -> None:
@@ -113,6 +127,7 @@ def test_a_data_folder_whose_parent_is_missing_is_one_line_and_not_created(
     assert (made / "bridge.sqlite3").is_file()
 
 
+@pytest.mark.process
 @pytest.mark.skipif(os.name != "posix", reason="read-only bind of a folder via chmod: POSIX")
 def test_an_unwritable_data_folder_is_one_line(tmp_path: Path) -> None:
     locked = tmp_path / "locked"
@@ -131,6 +146,7 @@ def test_an_unwritable_data_folder_is_one_line(tmp_path: Path) -> None:
         locked.chmod(0o700)
 
 
+@pytest.mark.process
 def test_a_second_bridge_on_the_same_sqlite_file_is_refused_naming_the_first(
     tmp_path: Path,
 ) -> None:
@@ -148,6 +164,7 @@ def test_a_second_bridge_on_the_same_sqlite_file_is_refused_naming_the_first(
     BridgeProcess(tmp_path, dev_dice=False).start().stop()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("url", "says"),
     [
@@ -171,6 +188,7 @@ def test_a_bad_or_unreachable_redis_is_one_line(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.process
 def test_a_password_in_a_redis_url_is_not_printed(tmp_path: Path) -> None:
     result = subprocess.run(
         [
@@ -205,7 +223,7 @@ def test_an_unknown_world_is_one_line_naming_the_known_ones(
     tmp_path: Path, command: tuple[str, ...]
 ) -> None:
     add_world(tmp_path, "campaign")
-    line = refused(cli(tmp_path, *command, check=False))
+    line = refused(run_cli(tmp_path, *command, check=False))
     assert "no world 'nowhere'" in line and "campaign" in line
     assert "world add nowhere" in line
 
@@ -224,17 +242,18 @@ def test_a_world_command_without_a_database_says_so_and_creates_nothing(
 ) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
-    line = refused(cli(empty, *command, check=False))
+    line = refused(run_cli(empty, *command, check=False))
     assert f"no bridge database in {empty}" in line and "--data-dir" in line
     assert list(empty.iterdir()) == []
     missing = tmp_path / "missing"
-    refused(cli(missing, *command, check=False))
+    refused(run_cli(missing, *command, check=False))
     assert not missing.exists()
 
 
 # -- what the bridge prints -----------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_the_printed_rotate_key_command_works_from_any_folder(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()
@@ -258,6 +277,7 @@ def test_the_printed_rotate_key_command_works_from_any_folder(tmp_path: Path) ->
     assert list(elsewhere.iterdir()) == []
 
 
+@pytest.mark.process
 def test_the_data_folder_defaults_to_the_users_data_directory(tmp_path: Path) -> None:
     if sys.platform != "linux":
         pytest.skip("XDG_DATA_HOME names the user's data directory on Linux")
@@ -294,6 +314,7 @@ def test_the_data_folder_defaults_to_the_users_data_directory(tmp_path: Path) ->
     assert listed == {"xdg/fate-bridge": ["w"], "from-env": ["e"], "flag": ["f"]}
 
 
+@pytest.mark.process
 def test_listening_on_every_interface_prints_the_addresses(tmp_path: Path) -> None:
     bridge = BridgeProcess(tmp_path, dev_dice=False).start("--host", "0.0.0.0")
     bridge.stop()
@@ -303,6 +324,7 @@ def test_listening_on_every_interface_prints_the_addresses(tmp_path: Path) -> No
     assert "0.0.0.0" not in banner
 
 
+@pytest.mark.process
 def test_the_help_names_the_command_and_the_debug_flag() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "bridge", "--help"],
@@ -328,20 +350,16 @@ def test_one_version_everywhere_and_the_committed_manifest_is_the_default_bridge
     assert f"## [{__version__}]" in (PROJECT_ROOT / "CHANGELOG.md").read_text()
 
 
-def test_the_manifest_links_to_documents_the_bridge_serves(tmp_path: Path) -> None:
-    bridge = BridgeProcess(tmp_path, dev_dice=False).start()
-    try:
-        served = httpx.get(f"{bridge.url}/module/module.json").json()
-        assert served["url"] == bridge.url
-        for key in ("readme", "license", "changelog", "bugs"):
-            response = httpx.get(served[key])
-            assert response.status_code == 200, (key, served[key])
-        assert served["bugs"].endswith("#reporting-problems")
-        readme = httpx.get(served["readme"]).text
-        assert "## Reporting problems" in readme and "--debug" in readme
-        assert "MIT License" in httpx.get(served["license"]).text
-    finally:
-        bridge.stop()
+def test_the_manifest_links_to_documents_the_bridge_serves(bridge: Bridge) -> None:
+    served = httpx.get(f"{bridge.url}/module/module.json").json()
+    assert served["url"] == bridge.url
+    for key in ("readme", "license", "changelog", "bugs"):
+        response = httpx.get(served[key])
+        assert response.status_code == 200, (key, served[key])
+    assert served["bugs"].endswith("#reporting-problems")
+    readme = httpx.get(served["readme"]).text
+    assert "## Reporting problems" in readme and "--debug" in readme
+    assert "MIT License" in httpx.get(served["license"]).text
 
 
 # -- the wheel ------------------------------------------------------------------------------
@@ -374,6 +392,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
+@pytest.mark.process
 def test_the_wheel_holds_the_module_the_documents_and_the_command(wheel: Path) -> None:
     archive = zipfile.ZipFile(wheel)
     names = set(archive.namelist())
@@ -411,13 +430,14 @@ def installed(wheel: Path, tmp_path: Path) -> Iterator[Path]:
     python = home / ("Scripts" if os.name == "nt" else "bin") / "python"
     subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
-         "--disable-pip-version-check", str(wheel)],
+         "--disable-pip-version-check", "--no-compile", str(wheel)],
         check=True,
         timeout=240,
     )  # fmt: skip
     yield home
 
 
+@pytest.mark.process
 def test_an_installed_bridge_serves_the_module_from_any_folder(
     installed: Path, tmp_path: Path
 ) -> None:

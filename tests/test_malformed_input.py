@@ -16,7 +16,7 @@ import pytest
 
 from bridge.codec import MAX_NESTING
 from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
-from tests.bridge_process import BridgeProcess
+from tests.bridge_process import Bridge
 from tests.conftest import Connect
 from tests.raw_socket import RawSocket
 
@@ -51,14 +51,13 @@ def deep_recursion() -> Iterator[None]:
         sys.setrecursionlimit(before)
 
 
-def assert_no_traceback(bridge: BridgeProcess) -> None:
+def assert_no_traceback(bridge: Bridge) -> None:
     text = bridge.log_text()
     assert "Traceback" not in text and "RecursionError" not in text, text[-3000:]
 
 
-@pytest.mark.process
 async def test_a_socket_message_nested_a_thousand_deep_gets_one_invalid_ack_and_no_traceback(
-    bridge: BridgeProcess, world: tuple[str, str], connect: Connect, deep_recursion: None
+    bridge: Bridge, world: tuple[str, str], connect: Connect, deep_recursion: None
 ) -> None:
     gm = await connect(world[0], key=world[1], user="gm")
     for depth in (1_000, 300, MAX_NESTING + 1):
@@ -79,9 +78,8 @@ async def test_a_socket_message_nested_a_thousand_deep_gets_one_invalid_ack_and_
     assert_no_traceback(bridge)
 
 
-@pytest.mark.process
 async def test_a_socket_frame_nested_past_the_decoder_closes_nothing_but_itself(
-    bridge: BridgeProcess, world: tuple[str, str]
+    bridge: Bridge, world: tuple[str, str]
 ) -> None:
     # Deeper than any JSON decoder takes: the frame cannot be read, so it gets no ack (its
     # ack id is unreadable with it); the connection and the bridge go on, without a traceback.
@@ -98,9 +96,8 @@ async def test_a_socket_frame_nested_past_the_decoder_closes_nothing_but_itself(
     assert_no_traceback(bridge)
 
 
-@pytest.mark.process
 def test_an_http_body_nested_two_thousand_deep_is_refused_with_400_not_500(
-    bridge: BridgeProcess, world: tuple[str, str]
+    bridge: Bridge, world: tuple[str, str]
 ) -> None:
     base = f"{bridge.url}{API}/{world[0]}"
     for depth in (2_000, 1_000, 300, MAX_NESTING + 1):
@@ -115,9 +112,8 @@ def test_an_http_body_nested_two_thousand_deep_is_refused_with_400_not_500(
     assert_no_traceback(bridge)
 
 
-@pytest.mark.process
 def test_a_limit_of_superscript_two_or_other_unicode_digits_is_422_naming_limit(
-    bridge: BridgeProcess, world: tuple[str, str]
+    bridge: Bridge, world: tuple[str, str]
 ) -> None:
     base = f"{bridge.url}{API}/{world[0]}"
     # "²".isdigit() is true and int("²") raises; int() reads U+0661 (Arabic-Indic one) as 1.
@@ -152,7 +148,7 @@ async def _send_in_parts(port: int, parts: list[bytes], pause: float) -> tuple[i
 
 
 async def test_a_body_sent_in_three_tcp_writes_with_pauses_is_read_whole(
-    bridge: BridgeProcess, world: tuple[str, str]
+    bridge: Bridge, world: tuple[str, str]
 ) -> None:
     body = json.dumps({"request_id": "split-body-1"}).encode()
     head = (

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bridge.protocol import EVENT_OF, INTENTS, NAMESPACE, PROTOCOL_VERSION, ErrorCode
-from tests.bridge_process import BridgeProcess
+from tests.bridge_process import Bridge
 from tests.fuzzing import examples
 from tests.raw_socket import RawSocket
 from tests.seats import Seat
@@ -22,7 +22,7 @@ OpenRaw = Callable[..., Awaitable[RawSocket]]
 
 
 @pytest.fixture
-async def raw(bridge: BridgeProcess) -> AsyncIterator[OpenRaw]:
+async def raw(bridge: Bridge) -> AsyncIterator[OpenRaw]:
     """Raw websockets joined to ``/fate`` with the given handshake; closed at the end."""
     opened: list[RawSocket] = []
 
@@ -172,10 +172,9 @@ MALFORMED = [
 ]
 
 
-@pytest.mark.process
 @pytest.mark.parametrize(("frame", "ack_id"), MALFORMED)
 async def test_frames_the_decoder_cannot_parse_get_a_notice_and_one_log_line(
-    bridge: BridgeProcess, raw: OpenRaw, world: tuple[str, str], frame: str, ack_id: int | None
+    bridge: Bridge, raw: OpenRaw, world: tuple[str, str], frame: str, ack_id: int | None
 ) -> None:
     sock = await raw(gm(world))
     await sock.send(frame)
@@ -191,9 +190,8 @@ async def test_frames_the_decoder_cannot_parse_get_a_notice_and_one_log_line(
     assert len([line for line in log.splitlines() if "malformed frame" in line]) == 1, log
 
 
-@pytest.mark.process
 async def test_malformed_frames_are_counted_per_connection(
-    bridge: BridgeProcess, raw: OpenRaw, world: tuple[str, str]
+    bridge: Bridge, raw: OpenRaw, world: tuple[str, str]
 ) -> None:
     sock = await raw(gm(world))
     other = await raw(gm(world, "gm2"))

@@ -1,33 +1,39 @@
 """Connections before any Socket.IO: slow or partial HTTP requests, sockets that never join,
-and too many connections from one address, all with raw sockets against a real bridge."""
+and too many connections from one address, all with raw sockets against a real bridge (served
+in the test's event loop, over real TCP: every wait here is on the loop, never blocking it)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
 import pytest
 
 from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
-from tests.bridge_process import BridgeProcess, add_world
+from tests.bridge_process import add_world
+from tests.in_process import InProcessBridge
 from tests.raw_socket import RawSocket
-
-pytestmark = pytest.mark.process
 
 
 @pytest.fixture
-def guarded(tmp_path: Path) -> Iterator[BridgeProcess]:
+async def guarded(tmp_path: Path) -> AsyncIterator[InProcessBridge]:
     """A bridge that times handshakes out after 1 s and allows 4 connections per address."""
-    process = BridgeProcess(tmp_path).start(
+    served = await InProcessBridge(tmp_path).serve(
         "--handshake-timeout", "1", "--max-connections-per-address", "4"
     )
     try:
-        yield process
+        yield served
     finally:
-        process.stop()
+        await served.aclose()
+
+
+async def healthz(bridge: InProcessBridge, timeout: float) -> int:
+    """The status of ``GET /healthz`` from a fresh connection."""
+    async with httpx.AsyncClient(timeout=timeout) as http:
+        return (await http.get(f"{bridge.url}/healthz")).status_code
 
 
 async def closed_by_peer(reader: asyncio.StreamReader, deadline: float) -> bytes:
@@ -45,7 +51,7 @@ async def closed_by_peer(reader: asyncio.StreamReader, deadline: float) -> bytes
         return b""
 
 
-async def test_partial_http_headers_are_timed_out(guarded: BridgeProcess) -> None:
+async def test_partial_http_headers_are_timed_out(guarded: InProcessBridge) -> None:
     # Slow loris: headers that never finish, one byte at a time. Each connection is closed.
     conns = [await asyncio.open_connection("127.0.0.1", guarded.port) for _ in range(3)]
     for _reader, writer in conns:
@@ -67,10 +73,10 @@ async def test_partial_http_headers_are_timed_out(guarded: BridgeProcess) -> Non
         trickling.cancel()
         for _reader, writer in conns:
             writer.close()
-    assert httpx.get(f"{guarded.url}/healthz", timeout=5).status_code == 200
+    assert await healthz(guarded, timeout=5) == 200
 
 
-async def test_a_connection_that_sends_nothing_is_closed(guarded: BridgeProcess) -> None:
+async def test_a_connection_that_sends_nothing_is_closed(guarded: InProcessBridge) -> None:
     reader, writer = await asyncio.open_connection("127.0.0.1", guarded.port)
     try:
         assert await closed_by_peer(reader, deadline=15) == b""
@@ -79,7 +85,7 @@ async def test_a_connection_that_sends_nothing_is_closed(guarded: BridgeProcess)
 
 
 async def test_a_websocket_that_never_joins_the_namespace_is_closed(
-    guarded: BridgeProcess,
+    guarded: InProcessBridge,
 ) -> None:
     sock = await RawSocket.open(guarded.url)  # answers pings, but never sends CONNECT
     try:
@@ -89,7 +95,7 @@ async def test_a_websocket_that_never_joins_the_namespace_is_closed(
 
 
 async def test_connections_per_address_are_capped_with_a_clear_refusal(
-    guarded: BridgeProcess,
+    guarded: InProcessBridge,
 ) -> None:
     socks = [await RawSocket.open(guarded.url) for _ in range(4)]
     try:
@@ -105,7 +111,7 @@ async def test_connections_per_address_are_capped_with_a_clear_refusal(
     deadline = time.monotonic() + 10
     while True:
         try:
-            if httpx.get(f"{guarded.url}/healthz", timeout=2).status_code == 200:
+            if await healthz(guarded, timeout=2) == 200:
                 break
         except httpx.HTTPError:
             pass
@@ -121,10 +127,10 @@ async def test_permessage_deflate_is_declined_unless_the_operator_turns_it_on(
 ) -> None:
     # A browser offers permessage-deflate on every websocket; deflating each frame once per
     # receiver is CPU the bridge spends only when asked to. Either way the client plays on.
-    process = BridgeProcess(tmp_path).start(*flags)
+    served = await InProcessBridge(tmp_path).serve(*flags)
     try:
-        key = add_world(process, "table")
-        sock = await RawSocket.open(process.url, compress=15)
+        key = add_world(served, "table")
+        sock = await RawSocket.open(served.url, compress=15)
         try:
             assert sock.ws.compress == negotiated
             auth = {"world": "table", "role": "gm", "user": "gm", "key": key}
@@ -141,4 +147,4 @@ async def test_permessage_deflate_is_declined_unless_the_operator_turns_it_on(
         finally:
             await sock.close()
     finally:
-        process.stop()
+        await served.aclose()

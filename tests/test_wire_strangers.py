@@ -9,14 +9,13 @@ import asyncio
 import contextlib
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
-from tests.bridge_process import BridgeProcess, add_world
+from tests.bridge_process import Bridge
 from tests.conftest import Connect
 from tests.raw_socket import RawSocket
 from tests.seats import Seat
@@ -37,16 +36,15 @@ async def flood(sock: RawSocket, packet: str, times: int) -> int:
     return sent
 
 
-def new_lines(bridge: BridgeProcess, before: int) -> list[str]:
+def new_lines(bridge: Bridge, before: int) -> list[str]:
     return bridge.log_text().splitlines()[before:]
 
 
 # An Engine.IO packet type outside 0-6 (the attacker's `9`), a packet that is no packet (not
 # a digit, empty), and packets a websocket client never sends (open, ping, noop).
-@pytest.mark.process
 @pytest.mark.parametrize("packet", ["9", "9garbage", "x", "", "0", "2", "6"])
 async def test_an_engineio_packet_no_client_sends_closes_the_connection_with_one_log_line(
-    bridge: BridgeProcess, world: tuple[str, str], connect: Connect, packet: str
+    bridge: Bridge, world: tuple[str, str], connect: Connect, packet: str
 ) -> None:
     gm = Seat(await connect(world[0], key=world[1]))
     before = len(bridge.log_text().splitlines())
@@ -80,7 +78,7 @@ def joined(answer: str) -> bool:
 
 
 async def test_thirty_two_unbound_players_never_lock_the_gm_out_of_the_socket_or_the_api(
-    bridge: BridgeProcess, world: tuple[str, str]
+    bridge: Bridge, world: tuple[str, str]
 ) -> None:
     # The attacker's run: from the GM's own address (a reverse proxy's, say), 32 sockets join
     # as players and are never bound. Before, all 32 held the per-address cap (32) for good:
@@ -129,43 +127,38 @@ async def test_thirty_two_unbound_players_never_lock_the_gm_out_of_the_socket_or
             await sock.close()
 
 
-@pytest.mark.process
+@pytest.mark.bridge_args("--bind-timeout", "1")
 async def test_an_unbound_player_is_closed_with_a_notice_once_its_bind_time_is_up(
-    tmp_path: Path,
+    bridge: Bridge, world: tuple[str, str]
 ) -> None:
-    process = BridgeProcess(tmp_path).start("--bind-timeout", "1")
+    gm = await RawSocket.open(bridge.url)
+    paul = await RawSocket.open(bridge.url)
+    mallory = await RawSocket.open(bridge.url)
     try:
-        world = ("table", add_world(process, "table"))
-        gm = await RawSocket.open(process.url)
-        paul = await RawSocket.open(process.url)
-        mallory = await RawSocket.open(process.url)
-        try:
-            assert joined(await gm.join(gm_auth(world)))
-            assert joined(await paul.join(player(world, "paul")))
-            assert joined(await mallory.join(player(world, "mallory")))
-            nonce = (await paul.call(1, "hello", {"request_id": "h"}))["data"]["bind_nonce"]
-            bound = await gm.call(
-                1, "user.bind", {"request_id": "b", "user_id": "paul", "nonce": nonce}
-            )
-            assert bound["data"]["bound"], bound
-            # Nobody vouches for mallory: told why, then closed.
-            notice = await mallory.wait_event("notice", deadline=10)
-            assert notice["code"] == "bind_timeout" and notice["level"] == "error", notice
-            assert "1" in notice["message"] and "GM" in notice["message"], notice
-            await asyncio.wait_for(mallory.closed.wait(), 10)
-            # The bound player and the GM stay.
-            await asyncio.sleep(1.5)
-            assert (await paul.call(2, "hello", {"request_id": "h2"}))["data"]["bound"] is True
-            assert (await gm.call(2, "hello", {"request_id": "h2"}))["ok"]
-        finally:
-            for sock in (gm, paul, mallory):
-                await sock.close()
+        assert joined(await gm.join(gm_auth(world)))
+        assert joined(await paul.join(player(world, "paul")))
+        assert joined(await mallory.join(player(world, "mallory")))
+        nonce = (await paul.call(1, "hello", {"request_id": "h"}))["data"]["bind_nonce"]
+        bound = await gm.call(
+            1, "user.bind", {"request_id": "b", "user_id": "paul", "nonce": nonce}
+        )
+        assert bound["data"]["bound"], bound
+        # Nobody vouches for mallory: told why, then closed.
+        notice = await mallory.wait_event("notice", deadline=10)
+        assert notice["code"] == "bind_timeout" and notice["level"] == "error", notice
+        assert "1" in notice["message"] and "GM" in notice["message"], notice
+        await asyncio.wait_for(mallory.closed.wait(), 10)
+        # The bound player and the GM stay.
+        await asyncio.sleep(1.5)
+        assert (await paul.call(2, "hello", {"request_id": "h2"}))["data"]["bound"] is True
+        assert (await gm.call(2, "hello", {"request_id": "h2"}))["ok"]
     finally:
-        process.stop()
+        for sock in (gm, paul, mallory):
+            await sock.close()
 
 
 async def test_a_socket_that_only_fails_to_join_is_closed_after_the_handshake_timeout(
-    bridge: BridgeProcess, world: tuple[str, str]
+    bridge: Bridge, world: tuple[str, str]
 ) -> None:
     # Before, the first join attempt cancelled the timer, refused or not: a socket sending a
     # wrong key now and then stayed open for good. The default timeout is 5 s.
