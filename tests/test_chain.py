@@ -72,7 +72,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=examples(2000))
+@settings(max_examples=examples(500))
 @given(json_values)
 def test_the_fast_canonical_form_is_the_reference_byte_for_byte(value: Any) -> None:
     assert canonical_bytes(value) == canonical_json(value).encode("utf-8")
