@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from functools import partial
+
 from bridge.rules import actions, challenge, conflict, contest, fate
 from bridge.rules.actions import Helper, Principal, StartAction
 from bridge.rules.dice import Roll
@@ -367,6 +370,110 @@ def test_r11_3_exchanges_skip_the_fallen_and_end_with_one_side() -> None:
     table.run(lambda s: conflict.next_turn(s, cid, GM_USER))
     c = table.state.conflicts[cid]
     assert c.state == "ended" and c.winner == "s1"
+
+
+GRAVEYARD = (
+    Zone(name="Gate", adjacent=("Crypt",)),
+    Zone(name="Crypt", adjacent=("Gate", "Tomb")),
+    Zone(name="Tomb", adjacent=("Crypt",)),
+)
+
+
+def graveyard(table: Table) -> str:
+    """A Fate Accelerated conflict on the graveyard's map: Brousseau at the gate, the
+    Ghoul in the tomb; the conflict's id."""
+    table.run(
+        lambda s: conflict.start_conflict(
+            s,
+            "Graveyard",
+            "physical",
+            SIDES,
+            GM_USER,
+            FATE_ACCELERATED,
+            zones=GRAVEYARD,
+            positions={"b": "Gate", "g": "Tomb"},
+        )
+    )
+    return next(iter(table.state.conflicts))
+
+
+def test_r11_3_the_gm_adds_a_zone_mid_conflict_and_it_is_one_move_away() -> None:
+    # R11.3: the fight spills into the street; one zone is a free move.
+    table = fc_cast()
+    cid = graveyard(table)
+    street = Zone(name="Street", adjacent=("Gate",))
+    gate = Zone(name="Gate", adjacent=("Crypt", "Street"))
+    refused("invalid", lambda: conflict.move(table.state, cid, "b", "Street", PAUL))
+    events = table.run(
+        lambda s: conflict.redraw_zones(s, cid, [gate, *GRAVEYARD[1:], street], {}, GM_USER)
+    )
+    assert [e.reason for e in events] == ["conflict.zones"]
+    c = table.state.conflicts[cid]
+    assert [z.name for z in c.zones] == ["Gate", "Crypt", "Tomb", "Street"]
+    assert c.positions == {"b": "Gate", "g": "Tomb"}
+    refused("needs_overcome", lambda: conflict.move(table.state, cid, "g", "Street", GM_USER))
+    table.run(lambda s: conflict.move(s, cid, "b", "Street", PAUL))
+    assert table.state.conflicts[cid].positions["b"] == "Street"
+
+
+def test_r11_3_a_dropped_zone_needs_its_occupants_placed_anew() -> None:
+    # R11.3: the tomb caves in; the Ghoul in it must be given a new zone.
+    table = fc_cast()
+    cid = graveyard(table)
+    smaller = [GRAVEYARD[0], Zone(name="Crypt", adjacent=("Gate",))]
+    why = refused("invalid", lambda: conflict.redraw_zones(table.state, cid, smaller, {}, GM_USER))
+    assert why.field == "positions"
+    assert "Ghoul" in why.message and "Tomb" in why.message
+    assert table.state.conflicts[cid].zones == GRAVEYARD
+    table.run(lambda s: conflict.redraw_zones(s, cid, smaller, {"g": "Crypt"}, GM_USER))
+    c = table.state.conflicts[cid]
+    assert [z.name for z in c.zones] == ["Gate", "Crypt"]
+    assert c.positions == {"b": "Gate", "g": "Crypt"}
+    table.run(lambda s: conflict.redraw_zones(s, cid, [], {}, GM_USER))
+    c = table.state.conflicts[cid]
+    assert c.zones == () and c.positions == {}
+
+
+def test_r11_3_a_redrawn_map_is_the_gms_and_must_hold_together() -> None:
+    # R11.3: only the GM draws the map; names unique, neighbours on the map, positions
+    # for members of the conflict in zones of the new map.
+    table = fc_cast()
+    cid = graveyard(table)
+    before = table.state
+    gate = Zone(name="Gate")
+    why = refused("forbidden", lambda: conflict.redraw_zones(table.state, cid, GRAVEYARD, {}, PAUL))
+    assert "GM" in why.message
+    cases: list[tuple[Sequence[Zone], dict[str, str], str, str]] = [
+        ([gate, Zone(name="Yard", adjacent=("Moat",))], {}, "zones", "Moat"),
+        ([gate, gate], {}, "zones", "Gate"),
+        (GRAVEYARD, {"nobody": "Gate"}, "positions", "nobody"),
+        (GRAVEYARD, {"b": "Moat"}, "positions", "Moat"),
+        ([], {"b": "Gate"}, "positions", "Gate"),
+    ]
+    for zones, positions, field, named in cases:
+        redraw = partial(conflict.redraw_zones, table.state, cid, zones, positions, GM_USER)
+        why = refused("invalid", redraw)
+        assert (why.field, named in why.message) == (field, True), (zones, positions, why)
+    refused(
+        "not_found",
+        lambda: conflict.redraw_zones(table.state, "nope", GRAVEYARD, {}, GM_USER),
+    )
+    assert table.state == before
+    table.run(lambda s: conflict.end_conflict(s, cid, GM_USER))
+    refused("wrong_state", lambda: conflict.redraw_zones(table.state, cid, GRAVEYARD, {}, GM_USER))
+
+
+def test_r11_3_a_conflict_starts_on_a_map_with_unique_zone_names() -> None:
+    # R11.3: the start checks the map as a redraw does.
+    table = fc_cast()
+    gate = Zone(name="Gate")
+    why = refused(
+        "invalid",
+        lambda: conflict.start_conflict(
+            table.state, "x", "physical", SIDES, GM_USER, FATE_ACCELERATED, zones=[gate, gate]
+        ),
+    )
+    assert why.field == "zones"
 
 
 def test_r11_3_conflicts_belong_to_the_fate_rulesets() -> None:

@@ -178,3 +178,58 @@ async def test_a_fate_accelerated_conflict_orders_turns(connect: Connect, bridge
     assert [t["character"]["id"] for t in conflict["order"]] == ["ghoul", "brousseau", "margot"]
     scene = await gm.ok("conflict.next", conflict_id=conflict["id"])
     assert scene["conflicts"][0]["turn"] == 1
+
+
+async def test_the_gm_redraws_a_conflicts_zones_mid_conflict(table: dict[str, Seat]) -> None:
+    # R11.3 over the wire: the fight spills into the street, the crypt caves in.
+    gm, paul = table["gm"], table["paul"]
+    await gm.ok("world.ruleset", ruleset="fate-accelerated")
+    scene = await gm.ok(
+        "conflict.start",
+        name="Graveyard",
+        kind="physical",
+        sides=[
+            {"name": "Hunters", "members": ["brousseau", "margot"]},
+            {"name": "Dead", "members": ["ghoul"]},
+        ],
+        zones=[{"name": "Gate", "adjacent": ["Crypt"]}, {"name": "Crypt", "adjacent": ["Gate"]}],
+        positions={"brousseau": "Gate", "ghoul": "Crypt"},
+    )
+    cid = scene["conflicts"][0]["id"]
+    street = [{"name": "Gate", "adjacent": ["Street"]}, {"name": "Street", "adjacent": ["Gate"]}]
+
+    unplaced = await gm.send("conflict.zones", conflict_id=cid, zones=street)
+    assert unplaced["ok"] is False
+    assert unplaced["error"]["code"] == "invalid"
+    assert unplaced["error"]["field"] == "positions"
+    assert "Ghoul" in unplaced["error"]["message"]
+    assert "Crypt" in unplaced["error"]["message"]
+
+    scene = await gm.ok(
+        "conflict.zones", conflict_id=cid, zones=street, positions={"ghoul": "Street"}
+    )
+    zones = scene["conflicts"][0]["zones"]
+    assert [(z["name"], z["adjacent"]) for z in zones] == [
+        ("Gate", ["Street"]),
+        ("Street", ["Gate"]),
+    ]
+    assert [[o["id"] for o in z["occupants"]] for z in zones] == [["brousseau"], ["ghoul"]]
+
+    forbidden = await paul.send("conflict.zones", conflict_id=cid, zones=[])
+    assert forbidden["ok"] is False
+    assert forbidden["error"]["code"] == "forbidden"
+
+    too_many = [{"name": f"Zone {n}"} for n in range(31)]
+    for bad, field in (
+        ({"zones": "Gate"}, "zones"),
+        ({"zones": too_many}, "zones"),
+        ({"zones": [{"name": "Gate", "adjacent": "Street"}]}, "zones.0.adjacent"),
+        ({"zones": street, "positions": ["ghoul", "Street"]}, "positions"),
+        ({"zones": street, "extra": True}, "extra"),
+        ({}, "zones"),
+    ):
+        ack = await gm.send("conflict.zones", conflict_id=cid, **bad)
+        assert ack["ok"] is False, bad
+        assert (ack["error"]["code"], ack["error"]["field"]) == ("invalid", field), ack
+    after = await gm.ok("scene.read")
+    assert after["conflicts"][0]["zones"] == zones

@@ -545,6 +545,14 @@ class ConflictMove(ConflictRef, event="conflict.move", result=SceneState):
     force: bool = False
 
 
+class ConflictZones(ConflictRef, event="conflict.zones", result=SceneState):
+    """R11.3: the GM redraws an open conflict's zones; whoever stood in a dropped zone is
+    placed anew in ``positions``. No zones: a conflict without a map."""
+
+    zones: Annotated[list[ZoneIn], Field(max_length=30)]
+    positions: Annotated[dict[Identifier, Name], Field(max_length=60)] = {}
+
+
 class ConflictEnd(ConflictRef, event="conflict.end", result=SceneState):
     """End the conflict now (the GM's call)."""
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -120,15 +120,8 @@ def start_conflict(
                     "invalid", "A character can only be on one side.", f"sides.{index}"
                 )
             members.append(character)
-    zone_names = {z.name for z in zones}
-    for zone in zones:
-        unknown = set(zone.adjacent) - zone_names
-        if unknown:
-            raise RuleViolation("invalid", f"Unknown zones next to {zone.name!r}.", "zones")
-    placed = dict(positions or {})
-    for who, where in placed.items():
-        if where not in zone_names or who not in {m.id for m in members}:
-            raise RuleViolation("invalid", f"Can't place {who!r} in {where!r}.", "positions")
+    zone_names = _zone_names(zones)
+    placed = _placed(positions or {}, zone_names, {m.id for m in members})
     for joining in members:
         if conflict_of(draft, joining.id) is not None:
             raise RuleViolation("invalid", f"{joining.name} is already in a conflict.", "sides")
@@ -177,6 +170,35 @@ def start_conflict(
     )
     draft.put_conflict(conflict)
     return draft.events()
+
+
+def _zone_names(zones: Sequence[Zone]) -> set[str]:
+    """The names of a conflict's map (R11.3), once each name is unique and every zone's
+    ``adjacent`` names a zone of the same map; RuleViolation "invalid" on "zones" otherwise."""
+    names: set[str] = set()
+    for zone in zones:
+        if zone.name in names:
+            raise RuleViolation("invalid", f"Two zones are called {zone.name!r}.", "zones")
+        names.add(zone.name)
+    for zone in zones:
+        unknown = sorted(set(zone.adjacent) - names)
+        if unknown:
+            listed = ", ".join(repr(u) for u in unknown)
+            raise RuleViolation(
+                "invalid", f"Unknown zones next to {zone.name!r}: {listed}.", "zones"
+            )
+    return names
+
+
+def _placed(
+    positions: Mapping[str, str], zone_names: set[str], members: Collection[str]
+) -> dict[str, str]:
+    """``positions`` as a new dict, once each names a member of the conflict and a zone of
+    its map; RuleViolation "invalid" on "positions" otherwise."""
+    for who, where in positions.items():
+        if where not in zone_names or who not in members:
+            raise RuleViolation("invalid", f"Can't place {who!r} in {where!r}.", "positions")
+    return dict(positions)
 
 
 def _conflict(draft: Draft, conflict_id: str) -> Conflict:
@@ -404,6 +426,44 @@ def move(
         )
     draft.put_conflict(
         conflict.model_copy(update={"positions": {**conflict.positions, character_id: zone}})
+    )
+    return draft.events()
+
+
+def redraw_zones(
+    state: WorldState,
+    conflict_id: str,
+    zones: Sequence[Zone],
+    positions: Mapping[str, str],
+    principal: Principal,
+) -> list[Event]:
+    """R11.3: the GM redraws an open conflict's map mid-conflict (adds, renames or removes
+    zones). The new map replaces the old one whole; its zone names are unique and every
+    ``adjacent`` names one of them. ``positions`` places members of the conflict in zones
+    of the new map, over where they were. A character left in a zone the new map drops
+    must be placed anew, or nothing changes; everyone else keeps their zone. An empty map
+    clears every position (a conflict without zones)."""
+    if not principal.is_gm:
+        raise RuleViolation("forbidden", "Only the GM may redraw a conflict's zones.")
+    draft = Draft(state, "conflict.zones")
+    conflict = _conflict(draft, conflict_id)
+    names = _zone_names(zones)
+    placed = _placed(positions, names, conflict.order)
+    kept: dict[str, str] = {}
+    if names:
+        for who, where in conflict.positions.items():
+            if where in names:
+                kept[who] = where
+            elif who not in placed:
+                character = draft.characters.get(who)
+                raise RuleViolation(
+                    "invalid",
+                    f"{character.name if character else who} is in {where!r}, which the new "
+                    "map drops: give them a new position.",
+                    "positions",
+                )
+    draft.put_conflict(
+        conflict.model_copy(update={"zones": tuple(zones), "positions": {**kept, **placed}})
     )
     return draft.events()
 

@@ -147,10 +147,14 @@ def challenge_carry(state: WorldState, intent: protocol.ChallengeCarry, turn: Tu
     return challenge_rules.carry_boosts(state, intent.challenge_id, intent.carry, turn.who)
 
 
+def _zones(zones: list[protocol.ZoneIn]) -> list[Zone]:
+    """A conflict's map as the rules take it."""
+    return [Zone(name=z.name, adjacent=tuple(z.adjacent)) for z in zones]
+
+
 @RULES.change(protocol.ConflictStart)
 def conflict_start(state: WorldState, intent: protocol.ConflictStart, turn: Turn) -> list[Event]:
     sides = [conflict_rules.ConflictSideSpec(s.name, tuple(s.members)) for s in intent.sides]
-    zones = [Zone(name=z.name, adjacent=tuple(z.adjacent)) for z in intent.zones]
     return conflict_rules.start_conflict(
         state,
         intent.name,
@@ -158,7 +162,7 @@ def conflict_start(state: WorldState, intent: protocol.ConflictStart, turn: Turn
         sides,
         turn.who,
         turn.ruleset,
-        zones=zones,
+        zones=_zones(intent.zones),
         positions=dict(intent.positions),
         order_skill=intent.order_skill,
         group_npcs=intent.group_npcs,
@@ -197,6 +201,13 @@ def conflict_concede(
 def conflict_move(state: WorldState, intent: protocol.ConflictMove, turn: Turn) -> list[Event]:
     return conflict_rules.move(
         state, intent.conflict_id, intent.character_id, intent.zone, turn.who, force=intent.force
+    )
+
+
+@RULES.change(protocol.ConflictZones)
+def conflict_zones(state: WorldState, intent: protocol.ConflictZones, turn: Turn) -> list[Event]:
+    return conflict_rules.redraw_zones(
+        state, intent.conflict_id, _zones(intent.zones), dict(intent.positions), turn.who
     )
 
 

@@ -186,7 +186,7 @@ export function createApi() {
     }),
     /** Conflicts (R11.3, R13); turn order shows in the Combat tracker. next(id, nextId) under elective order. */
     conflict: Object.freeze({
-      start: scene.startConflict, order: scene.conflictOrder, next: scene.conflictNext, move: scene.conflictMove, end: scene.conflictEnd,
+      start: scene.startConflict, order: scene.conflictOrder, next: scene.conflictNext, move: scene.conflictMove, zones: scene.conflictZones, end: scene.conflictEnd,
       fullDefense: scene.conflictFullDefense, concede: scene.conflictConcede
     }),
     /** R13.9: the world's rules. propose() what FCO's game plays; set(id) switches the bridge (GM). */

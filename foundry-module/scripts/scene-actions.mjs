@@ -204,6 +204,18 @@ export function conflictMove(conflictId, characterId, zone, force = false) {
   return sceneIntent("conflict.move", payload);
 }
 
+/**
+ * GM (R11.3): redraw an open conflict's zones mid-conflict: the new map replaces the old one
+ * whole. Whoever stands in a zone the new map drops must be placed anew in `positions`; the
+ * others keep their zone. No zones: a conflict without a map (every position cleared).
+ * @param {string} conflictId
+ * @param {{name: string, adjacent?: string[]}[]} zones
+ * @param {Record<string, string>} [positions] character id -> zone name
+ */
+export function conflictZones(conflictId, zones, positions = {}) {
+  return sceneIntent("conflict.zones", { conflict_id: conflictId, zones, positions });
+}
+
 export function conflictEnd(conflictId) {
   return sceneIntent("conflict.end", { conflict_id: conflictId });
 }

@@ -1175,6 +1175,16 @@ export {};
  */
 
 /**
+ * schemas/client/conflict_zones.json  R11.3: the GM redraws an open conflict's zones; whoever stood
+ *   in a dropped zone is placed anew in `positions`. No zones: a conflict without a map.
+ * @typedef {object} ConflictZones
+ * @property {string} request_id
+ * @property {string} conflict_id
+ * @property {ZoneIn[]} zones
+ * @property {Object<string, string>} [positions]
+ */
+
+/**
  * schemas/client/contest_advantage.json
  * @typedef {object} ContestAdvantage
  * @property {string} request_id

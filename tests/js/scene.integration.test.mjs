@@ -529,6 +529,34 @@ describe("a conflict on a Fate Accelerated world", () => {
     await assertSentValid(gm);
     await assertSentValid(assistant);
   });
+
+  test("the GM redraws the zones from the macro API (R11.3): conflict.zones with the new map and positions, the panel shows it", async () => {
+    const started = await gm.rpc("api", "conflict.start", {
+      name: "Spill into the street", kind: "physical",
+      sides: [{ name: "Heroes", members: [ZIRD._id] }, { name: "Thugs", members: [OGRE._id] }],
+      zones: [{ name: "Roof", adjacent: ["Stairs"] }, { name: "Stairs", adjacent: ["Roof"] }],
+      positions: { [ZIRD._id]: "Roof", [OGRE._id]: "Stairs" }
+    });
+    const conflictId = started.conflicts.find((c) => c.state === "open").id;
+    const zones = [{ name: "Roof", adjacent: ["Street"] }, { name: "Street", adjacent: ["Roof"] }];
+
+    const redrawn = await gm.rpc("api", "conflict.zones", conflictId, zones, { [OGRE._id]: "Street" });
+    const sent = (await gm.rpc("sent")).filter((x) => x.event === "conflict.zones").at(-1);
+    assert.deepEqual({ ...sent.payload, request_id: undefined }, { request_id: undefined, conflict_id: conflictId, zones, positions: { [OGRE._id]: "Street" } });
+    assert.equal(sent.ack.ok, true, JSON.stringify(sent.ack));
+    const map = redrawn.conflicts.find((c) => c.id === conflictId).zones;
+    assert.deepEqual(map.map((z) => [z.name, z.adjacent, z.occupants.map((o) => o.id)]), [["Roof", ["Street"], [ZIRD._id]], ["Street", ["Roof"], [OGRE._id]]]);
+    await gm.waitFor("panel", (p) => /Street/.test(p.conflicts) && !/Stairs/.test(p.conflicts), { what: "the panel shows the new map" });
+
+    // The Stairs are gone and the Ogre stood there: without a new zone, the bridge refuses.
+    await gm.rpc("api", "conflict.zones", conflictId, [{ name: "Roof", adjacent: [] }]);
+    const refused = (await gm.rpc("sent")).filter((x) => x.event === "conflict.zones").at(-1);
+    assert.equal(refused.ack.ok, false);
+    assert.deepEqual([refused.ack.error.code, refused.ack.error.field], ["invalid", "positions"]);
+
+    await gm.rpc("api", "conflict.end", conflictId);
+    await assertSentValid(gm);
+  });
 });
 
 describe("the bridge restarts", () => {
