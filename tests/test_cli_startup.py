@@ -108,9 +108,9 @@ def test_a_data_folder_under_a_file_is_one_line(tmp_path: Path) -> None:
     assert "cannot create the data folder" in line and "is a file, not a folder" in line
     line = refused(serve(blocker))
     assert "is a file, not a folder" in line
-    line = refused(cli(blocker / "sub", "world", "add", "w", check=False))
+    line = refused(run_cli(blocker / "sub", "world", "add", "w", check=False))
     assert "is a file, not a folder" in line
-    line = refused(cli(blocker, "world", "list", check=False))
+    line = refused(run_cli(blocker, "world", "list", check=False))
     assert "is a file, not a folder" in line
 
 
@@ -157,7 +157,7 @@ def test_a_second_bridge_on_the_same_sqlite_file_is_refused_naming_the_first(
         assert f"another bridge (process {first.process.pid})" in line
         assert str((tmp_path / "bridge.sqlite3").absolute()) in line
         # A world command still works beside the running bridge.
-        assert "default" in cli(tmp_path, "world", "list").stdout
+        assert "default" in run_cli(tmp_path, "world", "list").stdout
     finally:
         first.stop()
     # Once the first has stopped, the file is free again.
@@ -277,37 +277,22 @@ def test_the_printed_rotate_key_command_works_from_any_folder(tmp_path: Path) ->
     assert list(elsewhere.iterdir()) == []
 
 
-@pytest.mark.process
 def test_the_data_folder_defaults_to_the_users_data_directory(tmp_path: Path) -> None:
     if sys.platform != "linux":
         pytest.skip("XDG_DATA_HOME names the user's data directory on Linux")
     env = {k: v for k, v in os.environ.items() if k != "FATE_BRIDGE_DATA"}
     env["XDG_DATA_HOME"] = str(tmp_path / "xdg")  # missing: its parents are made
-    result = subprocess.run(
-        [sys.executable, "-m", "bridge", "world", "add", "w", "--json"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    result = run_cli(None, "world", "add", "w", "--json", env=env)
     assert json.loads(result.stdout)["id"] == "w"
     assert (tmp_path / "xdg" / "fate-bridge" / "bridge.sqlite3").is_file()
     # The environment variable wins over the default, and --data-dir over both.
     env["FATE_BRIDGE_DATA"] = str(tmp_path / "from-env")
-    subprocess.run(
-        [sys.executable, "-m", "bridge", "world", "add", "e"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        timeout=60,
-        check=True,
-    )
+    run_cli(None, "world", "add", "e", env=env)
     add_world(tmp_path / "flag", "f")
     listed = {
         folder: [
-            w["id"] for w in json.loads(cli(tmp_path / folder, "world", "list", "--json").stdout)
+            w["id"]
+            for w in json.loads(run_cli(tmp_path / folder, "world", "list", "--json").stdout)
         ]
         for folder in ("xdg/fate-bridge", "from-env", "flag")
     }
