@@ -7,81 +7,26 @@ second CONNECT, DISCONNECT, events with and without an ack id, a client's ACK)."
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
-from collections.abc import AsyncIterator, Callable
-from typing import Any, cast
+from collections.abc import AsyncIterator
+from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
 
-from bridge.protocol import NAMESPACE, ConnectRefusal
-from bridge.service import BridgeService, ConnectRefused, Reply, Session
-from bridge.transport import FateSocket, RoomFanOut
+from bridge.protocol import NAMESPACE
 from bridge.transport.engineio_ws import Silence
-
-
-class StubService:
-    """Everyone joins as a GM of world ``w`` unless its auth says ``{"refuse": true}``;
-    every intent is answered with its payload."""
-
-    def __init__(self) -> None:
-        self.joined: list[str] = []
-        self.left: list[str] = []
-
-    async def authenticate(self, sid: str, auth: object) -> Session:
-        if isinstance(auth, dict) and auth.get("refuse"):
-            raise ConnectRefused(ConnectRefusal(reason="unknown_world", message="No such world."))
-        return Session(sid, "w", "gm", "gm", bound=True)
-
-    async def connected(self, session: Session) -> None:
-        self.joined.append(session.sid)
-
-    async def disconnect(self, session: Session) -> None:
-        self.left.append(session.sid)
-
-    async def handle(self, session: Session, _event: str, payload: Any) -> Reply:
-        return Reply({"ok": True, "data": payload})
-
-
-@contextlib.asynccontextmanager
-async def serving(**options: Any) -> AsyncIterator[tuple[StubService, str]]:
-    """A FateSocket on a free port; yields its service and ``http://127.0.0.1:port``."""
-    service = StubService()
-    socket = FateSocket(
-        cast(BridgeService, service),
-        RoomFanOut(),
-        join_timeout=options.pop("join_timeout", 5.0),
-        bind_timeout=30.0,
-        **options,
-    )
-    app = web.Application()
-    socket.attach(app)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield service, f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
+from tests.socket_stub import EchoService, serving, until
 
 
 @pytest.fixture
-async def served() -> AsyncIterator[tuple[StubService, str]]:
+async def served() -> AsyncIterator[tuple[EchoService, str]]:
     async with serving(ping_interval=0.3, ping_timeout=0.3) as pair:
         yield pair
 
 
 WS = "/socket.io/?EIO=4&transport=websocket"
-
-
-async def until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition() and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
 
 
 async def frame(ws: aiohttp.ClientWebSocketResponse, *, pong: bool = True) -> str:
@@ -129,7 +74,7 @@ async def join(ws: aiohttp.ClientWebSocketResponse, auth: str = "{}") -> str:
     ],
 )
 async def test_what_opens_no_websocket_gets_engineios_refusal(
-    served: tuple[StubService, str], query: str, headers: dict[str, str], body: str
+    served: tuple[EchoService, str], query: str, headers: dict[str, str], body: str
 ) -> None:
     _service, url = served
     async with aiohttp.ClientSession() as http, http.get(url + "/socket.io/" + query) as got:
@@ -169,7 +114,7 @@ async def test_the_open_packet_says_what_engineio_said() -> None:
     }
 
 
-async def test_the_next_ping_waits_for_the_pong(served: tuple[StubService, str]) -> None:
+async def test_the_next_ping_waits_for_the_pong(served: tuple[EchoService, str]) -> None:
     _service, url = served
     async with aiohttp.ClientSession() as http, http.ws_connect(url + WS) as ws:
         handshake = await opened(ws)
@@ -209,7 +154,7 @@ async def test_silence_keeps_one_timer_per_quiet_spell() -> None:
     silence.cancel()
 
 
-async def test_a_client_close_packet_ends_the_session(served: tuple[StubService, str]) -> None:
+async def test_a_client_close_packet_ends_the_session(served: tuple[EchoService, str]) -> None:
     service, url = served
     async with aiohttp.ClientSession() as http, http.ws_connect(url + WS) as ws:
         await opened(ws)
@@ -239,7 +184,7 @@ async def test_the_server_says_close_before_it_closes() -> None:
 
 
 async def test_connect_answers_and_refusals_have_python_socketios_shapes(
-    served: tuple[StubService, str],
+    served: tuple[EchoService, str],
 ) -> None:
     service, url = served
     async with aiohttp.ClientSession() as http, http.ws_connect(url + WS) as ws:
@@ -265,7 +210,7 @@ async def test_connect_answers_and_refusals_have_python_socketios_shapes(
         assert service.joined == [sid] and not service.left
 
 
-async def test_events_acks_and_disconnect(served: tuple[StubService, str]) -> None:
+async def test_events_acks_and_disconnect(served: tuple[EchoService, str]) -> None:
     service, url = served
     async with aiohttp.ClientSession() as http, http.ws_connect(url + WS) as ws:
         await opened(ws)

@@ -11,85 +11,29 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
-from typing import Any, cast
+from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
-from aiohttp import web
 
 from bridge.protocol import NAMESPACE
-from bridge.service import BridgeService, Reply, Session
-from bridge.service.session import Emission
-from bridge.transport import CLIENT_FRAME, MALFORMED_FRAME, FateSocket, RoomFanOut
+from bridge.transport import CLIENT_FRAME, MALFORMED_FRAME
+from tests.socket_stub import EchoService, serving, until
 
 PING_INTERVAL = 0.3
 PING_TIMEOUT = 0.3
 LIMIT = 1000_000
 
 
-class EchoService:
-    """Stands in for BridgeService: everyone joins as a GM of world ``w``; ``hello``
-    answers with its payload, and ``{"request_id": "flood N SIZE"}`` also emits N frames
-    of SIZE characters to the sender's world room first."""
-
-    def __init__(self) -> None:
-        self.joined: list[str] = []
-        self.left: list[str] = []
-
-    async def authenticate(self, sid: str, _auth: object) -> Session:
-        return Session(sid, "w", "gm", "gm", bound=True)
-
-    async def connected(self, session: Session) -> None:
-        self.joined.append(session.sid)
-
-    async def disconnect(self, session: Session) -> None:
-        self.left.append(session.sid)
-
-    async def handle(self, session: Session, _event: str, payload: Any) -> Reply:
-        request_id = str(payload.get("request_id", ""))
-        emissions = []
-        if request_id.startswith("flood "):
-            count, size = (int(n) for n in request_id.split()[1:])
-            emissions = [
-                Emission("echo", {"n": n, "x": "x" * size}, session.room) for n in range(count)
-            ]
-        return Reply({"ok": True, "data": payload}, emissions)
-
-
 Served = tuple[EchoService, str]
-
-
-async def until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
-    """Wait (bounded) for the server's side of a close to catch up with the client's."""
-    deadline = time.monotonic() + seconds
-    while not condition() and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
 
 
 @pytest.fixture
 async def served() -> AsyncIterator[Served]:
-    service = EchoService()
-    socket = FateSocket(
-        cast(BridgeService, service),
-        RoomFanOut(),
-        join_timeout=5.0,
-        bind_timeout=30.0,
-        ping_interval=PING_INTERVAL,
-        ping_timeout=PING_TIMEOUT,
-        max_payload=LIMIT,
-    )
-    app = web.Application()
-    socket.attach(app)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    try:
-        yield service, f"http://127.0.0.1:{port}/socket.io/?EIO=4&transport=websocket"
-    finally:
-        await runner.cleanup()
+    async with serving(
+        ping_interval=PING_INTERVAL, ping_timeout=PING_TIMEOUT, max_payload=LIMIT
+    ) as (service, url):
+        yield service, f"{url}/socket.io/?EIO=4&transport=websocket"
 
 
 async def joined(ws: aiohttp.ClientWebSocketResponse) -> None:
