@@ -12,6 +12,9 @@ source (``make schemas`` writes it to ``schemas/openapi.json``).
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import json
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -347,18 +350,17 @@ class HttpApi:
         self._buckets: dict[str, TokenBucket] = {}
 
     def register(self, app: web.Application) -> None:
-        document = openapi_document()
-        app.router.add_get(f"{API_PREFIX}/openapi.json", self._openapi(document))
+        app.router.add_get(f"{API_PREFIX}/openapi.json", self._openapi)
         for route in ROUTES:
             app.router.add_route(route.method.upper(), API_PREFIX + route.path, self._wrap(route))
         app.middlewares.append(self._json_errors)
 
     @staticmethod
-    def _openapi(document: dict[str, Any]) -> Callable[[web.Request], Awaitable[web.Response]]:
-        async def serve(_request: web.Request) -> web.Response:
-            return web.json_response(document)
-
-        return serve
+    async def _openapi(_request: web.Request) -> web.Response:
+        # Built on first request, off the loop (it takes a few hundred ms of schema
+        # generation), not at every start-up: most bridges are never asked for it.
+        body = await asyncio.to_thread(openapi_body)
+        return web.Response(body=body, content_type="application/json")
 
     @web.middleware
     async def _json_errors(
@@ -474,6 +476,12 @@ def _error_response(description: str) -> dict[str, Any]:
         "description": description,
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AckError"}}},
     }
+
+
+@functools.cache
+def openapi_body() -> bytes:
+    """:func:`openapi_document` encoded as JSON, built once per process."""
+    return json.dumps(openapi_document()).encode()
 
 
 def openapi_document() -> dict[str, Any]:
