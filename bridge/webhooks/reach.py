@@ -13,9 +13,11 @@ against the URL's host name, and the request still names it in ``Host``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import re
 import socket
+import ssl
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -258,6 +260,14 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         await self.inner.sleep(seconds)
 
 
+@functools.cache
+def trusted_tls() -> ssl.SSLContext:
+    """The TLS settings every webhook connection verifies its host with (the trusted
+    certificates httpx uses, none from the environment), loaded once per process: loading
+    them takes tens of milliseconds, and one context serves any number of connections."""
+    return httpx.create_ssl_context(trust_env=False)
+
+
 class GuardedTransport(httpx.AsyncHTTPTransport):
     """httpx's own transport over a connection pool whose every connection goes through
     :class:`GuardedBackend`. No proxy: a proxy would connect for us, unchecked."""
@@ -265,12 +275,13 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
     def __init__(
         self, reach: WebhookReach, inner: httpcore.AsyncNetworkBackend | None = None
     ) -> None:
-        super().__init__(trust_env=False)
+        tls = trusted_tls()
+        super().__init__(verify=tls, trust_env=False)
         limits = httpx.Limits()
         # httpx builds its pool with httpcore's default backend and takes no other: the
         # same pool, on ours (the request and exception mapping stay httpx's).
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(trust_env=False),
+            ssl_context=tls,
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
