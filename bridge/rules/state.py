@@ -221,7 +221,19 @@ def _constructors(
 
     def make(**given: Any) -> Any:
         record = new(cls)
-        __init__(record, **given)
+        values = record.__dict__
+        if seed is not None:
+            values[seed] = MISSING
+        values |= defaults
+        values |= given
+        if len(values) != count:
+            _refuse(cls, given)
+        for name in required:
+            if values[name] is MISSING:
+                _refuse(cls, given)
+        for name, factory in factories:
+            if values[name] is MISSING:
+                values[name] = factory()
         return record
 
     __init__.__qualname__ = f"{cls.__qualname__}.__init__"
