@@ -32,12 +32,13 @@ node_modules/.installed: package.json package-lock.json
 run: $(VENV)/.runtime
 	$(VENV)/bin/fate-bridge --data-dir $(DATA) serve --host $(HOST) --port $(PORT)
 
-# The four parts run side by side, each one's output printed whole as it ends (make -O), and
-# make fails when any of them does. Most tests wait on sockets and timers, not the CPU.
+# The three parts run side by side, each one's output printed whole as it ends (make -O), and
+# make fails when any of them does. Most tests wait on sockets and timers, not the CPU. The
+# schema drift check (tests/test_schemas.py, `make schemas-check` alone) is among pytest's.
 test: $(VENV)/.installed node_modules/.installed
-	@echo "make test: lint, schemas-check, test-python and test-js run side by side;" \
-	  "each one's output shows when it ends"
-	@$(MAKE) --no-print-directory -j4 --output-sync=target lint schemas-check test-python test-js
+	@echo "make test: lint, test-python (the schema check among its tests) and test-js run" \
+	  "side by side; each one's output shows when it ends"
+	@$(MAKE) --no-print-directory -j3 --output-sync=target lint test-python test-js
 
 # Python workers (pytest-xdist), more than the cores for the same reason; each has its own
 # redis-server, temporary folders and ports. PYTEST_WORKERS=0 runs the suites in one process.
