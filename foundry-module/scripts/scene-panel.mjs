@@ -15,7 +15,10 @@ import { MODULE_ID } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
 import * as act from "./scene-actions.mjs";
 import { currentScene, onSceneState, readScene } from "./scene-state.mjs";
-import { SIDE_SLOTS, ladder, scenePanelContext } from "./scene-view.mjs";
+import { SIDE_SLOTS, ladder, readZones, scenePanelContext } from "./scene-view.mjs";
+
+// The zone map's text format lives in scene-view.mjs (pure), beside its writer.
+export { readZones };
 
 export const PANEL_TEMPLATE = `modules/${MODULE_ID}/templates/scene-panel.hbs`;
 export const PANEL_ID = "fate-bridge-scene-panel";
@@ -48,21 +51,13 @@ export function readSides(form, prefix) {
   return sides.filter((s) => s.members.length);
 }
 
-/**
- * Zones from the conflict form: one per line, "Name: adjacent, adjacent".
- * @param {string} text
- */
-export function readZones(text) {
-  return String(text ?? "").split("\n").map((l) => l.trim()).filter(Boolean).map((line) => {
-    const [name, rest = ""] = line.split(":");
-    return { name: name.trim(), adjacent: rest.split(",").map((z) => z.trim()).filter(Boolean) };
-  }).filter((z) => z.name);
-}
-
 /** Everything a form holds, to put back after a re-render (the GM may be typing). */
 function captureForms(root) {
   const saved = { fields: [], open: [] };
   for (const el of root.querySelectorAll("form[data-form] [name]")) {
+    // A field drawn from the state (the zone map) is kept only once edited: else the next
+    // render draws the state's new value.
+    if (el.dataset.drawn !== undefined && el.value === el.dataset.drawn) continue;
     const form = el.closest("form").dataset.form;
     saved.fields.push({ form, name: el.name, index: [...el.closest("form").querySelectorAll(`[name="${el.name}"]`)].indexOf(el), value: el.value, checked: el.checked, type: el.type });
   }
@@ -373,6 +368,23 @@ export const PANEL_ACTIONS = {
   async conflictMove(_event, target) {
     await act.conflictMove(target.dataset.conflict, target.dataset.character, value(target.closest("form"), "zone"));
   },
+  async conflictZones(_event, target) {
+    // R11.3: the GM redraws an open conflict's zones; whoever stood in a zone the new map
+    // drops goes to its first zone (as at the start), an empty map clears every position.
+    const conflict = currentScene()?.conflicts.find((c) => c.id === target.dataset.conflict);
+    if (!conflict) return;
+    const zones = readZones(target.closest("form")?.querySelector('[name="conflictMap"]')?.value);
+    const kept = new Set(zones.map((z) => z.name));
+    const positions = {};
+    if (zones.length) {
+      for (const z of conflict.zones) {
+        if (kept.has(z.name)) continue;
+        for (const o of z.occupants) positions[o.id] = zones[0].name;
+      }
+    }
+    const data = await act.conflictZones(conflict.id, zones, positions);
+    if (data) this.resetForm(`zones-${conflict.id}`);
+  },
   async conflictEnd(_event, target) {
     await act.conflictEnd(target.dataset.conflict);
   }
@@ -423,6 +435,17 @@ export function scenePanelClass() {
       for (const select of el.querySelectorAll("select[data-member]")) {
         selectValue(select, "");
       }
+      el.closest("details")?.removeAttribute("open");
+    }
+
+    /**
+     * Put an edit form's fields back to what the panel drew (`data-drawn`, e.g. a zone map)
+     * and close it: the next render draws the state's new value, not what was typed.
+     */
+    resetForm(form) {
+      const el = this.element?.querySelector(`form[data-form="${form}"]`);
+      if (!el) return;
+      for (const input of el.querySelectorAll("[data-drawn]")) input.value = input.dataset.drawn;
       el.closest("details")?.removeAttribute("open");
     }
 

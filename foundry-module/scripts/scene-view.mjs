@@ -184,6 +184,27 @@ export function canConcede(conflict, characterId, user = game.user) {
 }
 
 /**
+ * Zones from a zone map's text: one per line, "Name: adjacent, adjacent" (or just "Name").
+ * @param {string} text
+ * @returns {{name: string, adjacent: string[]}[]}
+ */
+export function readZones(text) {
+  return String(text ?? "").split("\n").map((l) => l.trim()).filter(Boolean).map((line) => {
+    const [name, rest = ""] = line.split(":");
+    return { name: name.trim(), adjacent: rest.split(",").map((z) => z.trim()).filter(Boolean) };
+  }).filter((z) => z.name);
+}
+
+/**
+ * A zone map as the text `readZones` reads back: one line per zone.
+ * @param {{name: string, adjacent: string[]}[]} zones
+ * @returns {string}
+ */
+export function writeZones(zones) {
+  return zones.map((z) => (z.adjacent.length ? `${z.name}: ${z.adjacent.join(", ")}` : z.name)).join("\n");
+}
+
+/**
  * @param {object} conflict ConflictView
  * @param {User} [user]
  * @param {object|null} [rules]  RulesetInfo
@@ -252,7 +273,10 @@ export function conflictView(conflict, user = game.user, rules = null) {
     // R13.5: under elective order, "next" names who goes next.
     nextChoices: choices,
     nextOpensExchange: choices.some((c) => c.newExchange),
-    canEnd: Boolean(user.isGM && open)
+    canEnd: Boolean(user.isGM && open),
+    // R11.3: the GM may redraw an open conflict's zones; the editor starts from the current map.
+    canRedraw: Boolean(user.isGM && open),
+    mapText: user.isGM && open ? writeZones(conflict.zones) : ""
   };
 }
 

@@ -1049,7 +1049,7 @@ test("Fate Core (R13.8, R13.2): the roll dialog lists the skill's stunts unticke
   await fco.close();
 });
 
-test("a Fate Condensed conflict on the scene panel: whose turn, the elective pick of who goes next, full defense and concession (R13.5-R13.7)", async () => {
+test("a Fate Condensed conflict on the scene panel: whose turn, the elective pick of who goes next, full defense, the GM redrawing the zones and concession (R13.5-R13.7, R11.3)", async () => {
   const page = await browser.newPage({ viewport: { width: 1100, height: 900 }, deviceScaleFactor: 1 });
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
@@ -1065,7 +1065,10 @@ test("a Fate Condensed conflict on the scene panel: whose turn, the elective pic
   assert.equal(await option.isChecked(), false, "off until the GM turns it on");
   await option.check();
   await page.waitForFunction(() => game.modules.get("fate-bridge").api.scene.settings.full_defense === true);
-  const started = await page.evaluate(([a, b]) => settled(game.modules.get("fate-bridge").api.conflict.start({ name: "Harbour brawl", kind: "physical", firstId: b, sides: [{ name: "Core", members: [a] }, { name: "Condensed", members: [b] }] })), [brawler, scrapper]);
+  const started = await page.evaluate(([a, b]) => settled(game.modules.get("fate-bridge").api.conflict.start({
+    name: "Harbour brawl", kind: "physical", firstId: b, sides: [{ name: "Core", members: [a] }, { name: "Condensed", members: [b] }],
+    zones: [{ name: "Quay", adjacent: ["Warehouse"] }, { name: "Warehouse", adjacent: ["Quay"] }], positions: { [a]: "Quay", [b]: "Warehouse" }
+  })), [brawler, scrapper]);
   const conflict = started.conflicts.find((c) => c.state === "open");
   assert.deepEqual([conflict.order_method, conflict.current], ["elective", scrapper], "the GM's pick opens");
 
@@ -1082,6 +1085,28 @@ test("a Fate Condensed conflict on the scene panel: whose turn, the elective pic
   await next.selectOption(brawler);
   await panel.locator(`[data-action="conflictNext"][data-conflict="${conflict.id}"]`).click();
   await panel.locator(".fate-bridge-scene", { hasText: "Core Brawler's turn" }).waitFor();
+
+  // R11.3: the GM redraws the zones from the panel. The editor starts from the current map; the
+  // warehouse goes and a pier comes first, so the scrapper, who stood in the warehouse, is put
+  // on the pier; the brawler stays on the quay.
+  const article = panel.locator(`article[data-conflict="${conflict.id}"]`);
+  const redraw = article.locator(`details[data-key="zones-${conflict.id}"]`);
+  assert.equal(await redraw.getAttribute("open"), null, "closed until the GM opens it");
+  await redraw.locator("summary").click();
+  const map = redraw.locator('textarea[name="conflictMap"]');
+  assert.equal(await map.inputValue(), "Quay: Warehouse\nWarehouse: Quay");
+  await map.fill("Pier: Quay\nQuay: Pier");
+  await redraw.locator(`[data-action="conflictZones"]`).scrollIntoViewIfNeeded();
+  await panel.screenshot({ path: path.join(ARTIFACTS, "scene-panel-conflict-zones.png") });
+  await redraw.locator(`[data-action="conflictZones"][data-conflict="${conflict.id}"]`).click();
+  await article.locator(".fate-bridge-zone strong", { hasText: "Pier" }).waitFor();
+  const zoneRows = await article.locator(".fate-bridge-zone").evaluateAll((rows) => rows.map((r) => [r.querySelector("strong").textContent, r.querySelector(".fate-bridge-zone__who").textContent]));
+  assert.deepEqual(zoneRows, [["Pier", "Condensed Scrapper"], ["Quay", "Core Brawler"]]);
+  const redrawn = (await call("scene.read")).data.conflicts.find((c) => c.id === conflict.id);
+  assert.deepEqual(redrawn.zones.map((z) => [z.name, z.occupants.map((o) => o.id)]), [["Pier", [scrapper]], ["Quay", [brawler]]]);
+  assert.equal(await redraw.getAttribute("open"), null, "the editor closes once the bridge took the map");
+  assert.equal(await map.inputValue(), "Pier: Quay\nQuay: Pier", "and starts from the new map next time");
+  assert.deepEqual(await article.locator(`form[data-form="move-${conflict.id}-${scrapper}"] [name="zone"] option`).evaluateAll((os) => os.map((o) => o.value)), ["Pier", "Quay"]);
 
   // The brawler concedes (R13.6): one side is left, so the conflict is over at once. (Both
   // are the GM's characters here, so no point is paid: R4.5; the rulesets suite pays a player.)

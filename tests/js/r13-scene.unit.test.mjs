@@ -194,6 +194,37 @@ describe("R13.7 full defense and R13.6 concession: who sees the buttons", () => 
   });
 });
 
+describe("R11.3 redrawing a conflict's zones: the scene panel's editor", () => {
+  const map = [
+    { name: "Roof", adjacent: ["Stairs", "Ledge"], occupants: [who.zird, who.ogre] },
+    { name: "Stairs", adjacent: ["Roof"], occupants: [who.vera] },
+    { name: "Ledge", adjacent: [], occupants: [] }
+  ];
+  const withZones = (opts) => ({ ...conflict(opts), zones: map });
+
+  test("the map text is what readZones reads back: one line per zone, a zone without neighbours alone", () => {
+    const gm = view.conflictView(withZones(), foundry.game.user, RULES["fate-condensed"]);
+    assert.equal(gm.canRedraw, true);
+    assert.equal(gm.mapText, "Roof: Stairs, Ledge\nStairs: Roof\nLedge");
+    assert.deepEqual(view.readZones(gm.mapText), map.map(({ name, adjacent }) => ({ name, adjacent })));
+    assert.equal(view.writeZones(view.readZones(" Yard :  Gate ,Wall \n\n Gate\n")), "Yard: Gate, Wall\nGate");
+    assert.equal(view.writeZones([]), "");
+    assert.deepEqual(view.readZones(view.writeZones([])), []);
+    const bare = view.conflictView(conflict(), foundry.game.user, RULES["fate-condensed"]);
+    assert.equal(bare.canRedraw, true, "a conflict without zones may be given some");
+    assert.equal(bare.mapText, "");
+  });
+
+  test("only the GM, only on an open conflict", async () => {
+    const ann = await asUser(ANN.id, () => view.conflictView(withZones(), foundry.game.user, RULES["fate-condensed"]));
+    assert.equal(ann.canRedraw, false);
+    assert.equal(ann.mapText, "", "a player is not handed the editor's text");
+    const ended = view.conflictView(withZones({ state: "ended" }), foundry.game.user, RULES["fate-condensed"]);
+    assert.equal(ended.canRedraw, false);
+    assert.equal(ended.mapText, "");
+  });
+});
+
 describe("conflicts are allowed by the world's rules", () => {
   test("state.rules.conflicts, else hello.rules; a ruleset without conflicts shows none", () => {
     const c = conflict();
