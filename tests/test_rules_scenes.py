@@ -335,9 +335,16 @@ def test_r11_3_turn_order_with_ties_and_grouped_npcs() -> None:
     assert m.order_skill == "Careful" and m.order[0] == "m"
 
 
-def test_r11_3_exchanges_skip_the_fallen_and_end_with_one_side() -> None:
-    # R11.3, R8.2
-    table = fc_cast()
+GRAVEYARD = (
+    Zone(name="Gate", adjacent=("Crypt",)),
+    Zone(name="Crypt", adjacent=("Gate", "Tomb")),
+    Zone(name="Tomb", adjacent=("Crypt",)),
+)
+
+
+def graveyard(table: Table, tie_break: Sequence[str] = ()) -> str:
+    """A Fate Accelerated conflict on the graveyard's map: Brousseau at the gate, the
+    Ghoul in the tomb (ties in turn order broken by ``tie_break``); the conflict's id."""
     table.run(
         lambda s: conflict.start_conflict(
             s,
@@ -346,16 +353,18 @@ def test_r11_3_exchanges_skip_the_fallen_and_end_with_one_side() -> None:
             SIDES,
             GM_USER,
             FATE_ACCELERATED,
-            tie_break=["b", "g"],
-            zones=[
-                Zone(name="Gate", adjacent=("Crypt",)),
-                Zone(name="Crypt", adjacent=("Gate", "Tomb")),
-                Zone(name="Tomb", adjacent=("Crypt",)),
-            ],
+            tie_break=tie_break,
+            zones=GRAVEYARD,
             positions={"b": "Gate", "g": "Tomb"},
         )
     )
-    cid = next(iter(table.state.conflicts))
+    return next(iter(table.state.conflicts))
+
+
+def test_r11_3_exchanges_skip_the_fallen_and_end_with_one_side() -> None:
+    # R11.3, R8.2
+    table = fc_cast()
+    cid = graveyard(table, tie_break=["b", "g"])
     assert table.state.conflicts[cid].order == ("b", "g", "m", "z")
     refused("forbidden", lambda: conflict.next_turn(table.state, cid, ANNA))
     table.run(lambda s: conflict.next_turn(s, cid, PAUL))
@@ -370,31 +379,6 @@ def test_r11_3_exchanges_skip_the_fallen_and_end_with_one_side() -> None:
     table.run(lambda s: conflict.next_turn(s, cid, GM_USER))
     c = table.state.conflicts[cid]
     assert c.state == "ended" and c.winner == "s1"
-
-
-GRAVEYARD = (
-    Zone(name="Gate", adjacent=("Crypt",)),
-    Zone(name="Crypt", adjacent=("Gate", "Tomb")),
-    Zone(name="Tomb", adjacent=("Crypt",)),
-)
-
-
-def graveyard(table: Table) -> str:
-    """A Fate Accelerated conflict on the graveyard's map: Brousseau at the gate, the
-    Ghoul in the tomb; the conflict's id."""
-    table.run(
-        lambda s: conflict.start_conflict(
-            s,
-            "Graveyard",
-            "physical",
-            SIDES,
-            GM_USER,
-            FATE_ACCELERATED,
-            zones=GRAVEYARD,
-            positions={"b": "Gate", "g": "Tomb"},
-        )
-    )
-    return next(iter(table.state.conflicts))
 
 
 def test_r11_3_the_gm_adds_a_zone_mid_conflict_and_it_is_one_move_away() -> None:
