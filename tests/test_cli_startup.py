@@ -27,7 +27,6 @@ import httpx
 import pytest
 
 from bridge import __version__
-from bridge.module_package import manifest
 from tests.bridge_process import (
     PROJECT_ROOT,
     Bridge,
@@ -322,17 +321,10 @@ def test_the_help_names_the_command_and_the_debug_flag() -> None:
     assert "--debug" in out
 
 
-# -- one version, and the manifest's links --------------------------------------------------
+# -- the manifest's links -----------------------------------------------------------------------
 
 
-def test_one_version_everywhere_and_the_committed_manifest_is_the_default_bridges() -> None:
-    module = json.loads((PROJECT_ROOT / "foundry-module" / "module.json").read_text())
-    package = json.loads((PROJECT_ROOT / "package.json").read_text())
-    lock = json.loads((PROJECT_ROOT / "package-lock.json").read_text())
-    assert module["version"] == package["version"] == __version__
-    assert lock["version"] == lock["packages"][""]["version"] == __version__
-    assert module == manifest("http://127.0.0.1:8765")
-    assert f"## [{__version__}]" in (PROJECT_ROOT / "CHANGELOG.md").read_text()
+# One version everywhere and the committed (release) manifest: tests/test_release.py.
 
 
 def test_the_manifest_links_to_documents_the_bridge_serves(bridge: Bridge) -> None:

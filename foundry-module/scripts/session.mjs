@@ -125,6 +125,7 @@ async function greet(connection, catchUpOnce) {
   if (hello.data.protocol !== PROTOCOL_VERSION) {
     ui.notifications.error(game.i18n.format("FATEBRIDGE.Notify.ProtocolMismatch", { bridge: hello.data.protocol, module: PROTOCOL_VERSION }));
   }
+  warnVersionMismatch(hello.data);
   // A player reads the world only once the GM's client has vouched for it (the "bound" notice).
   if (hello.data.role === "gm" || hello.data.bound) await catchUpOnce(getLastSeq() ?? hello.data.last_seq);
   if (isActiveGM()) {
@@ -149,6 +150,19 @@ export async function syncPlayerActors(connection) {
   const owned = game.actors.contents.filter((actor) => adapter.isCharacter(actor) && adapter.toActorData(actor).owners.some((id) => !game.users.get(id)?.isGM));
   if (connection !== runtime.connection) return [];
   return syncActors(owned);
+}
+
+/**
+ * A GM whose module is not the bridge's version is told, in one line, to update: the bridge
+ * and the module ship together, one version (a player cannot update modules, so only GMs).
+ * @param {{role: string, bridge_version: string}} hello
+ * @returns {boolean} whether the GM was told
+ */
+export function warnVersionMismatch(hello) {
+  const installed = moduleVersion();
+  if (hello.role !== "gm" || !installed || !hello.bridge_version || installed === hello.bridge_version) return false;
+  ui.notifications.warn(game.i18n.format("FATEBRIDGE.Notify.VersionMismatch", { bridge: hello.bridge_version, module: installed }));
+  return true;
 }
 
 /** The `hello` payload; fields the client does not know are left out. */

@@ -24,6 +24,8 @@ const loadText = async (p) => {
   return res.text();
 };
 const lang = await (await fetch("/foundry-module/lang/en.json")).json();
+// Foundry knows an installed module's version from its module.json.
+const { version } = await (await fetch("/foundry-module/module.json")).json();
 const fixture = async (name) => (await fetch(`/tests/js/fixtures/fco-${name}.json`)).json();
 const actors = q.get("actors") === "fco"
   ? [await fixture("fate-core"), await fixture("fate-condensed")]
@@ -35,6 +37,7 @@ const foundry = install({
   lang,
   users: [GM, ANN],
   userId,
+  module: { version },
   // Without a Foundry server nobody tells the page who is active: the GM is.
   activeGM: foundryServer ? undefined : GM.id,
   foundryServer,

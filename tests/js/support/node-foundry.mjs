@@ -100,7 +100,9 @@ export async function bootNodeFoundry(options, { io, foundryIo } = {}) {
   const lang = await readJson("foundry-module/lang/en.json");
   // fate-core-official's worlds have its Actor class (what it does to statuses on Foundry 14).
   const actorClass = options.actorClass ?? (options.systemId === "fate-core-official" ? fcoActorClass : undefined);
-  const foundry = install({ Handlebars, loadText, lang, foundryIo: foundryIo ?? io, ...options, actorClass });
+  // Foundry knows an installed module's version from its module.json.
+  const module = { version: (await readJson("foundry-module/module.json")).version, ...options.module };
+  const foundry = install({ Handlebars, loadText, lang, foundryIo: foundryIo ?? io, ...options, module, actorClass });
   await import(pathToFileURL(path.join(MODULE_DIR, "scripts/main.mjs")).href);
   return foundry;
 }
