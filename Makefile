@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8765
 DATA ?= data
 
-.PHONY: run test test-python test-js fuzz lint schemas schemas-check module bench clean
+.PHONY: run test test-python test-js fuzz lint schemas schemas-check module release bench clean
 
 # `make run` installs the bridge and its runtime dependencies only; the suites and linters
 # add the development tools ([dev]), which also satisfy the runtime's marker. Both install
@@ -55,10 +55,14 @@ fuzz: $(VENV)/.installed node_modules/.installed
 test-js: $(VENV)/.installed node_modules/.installed
 	npm test
 
+# The GitHub workflows too: actionlint (syntax, expressions, job wiring) and zizmor's offline
+# security audits (pinned actions, permissions, credentials, template injection).
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check bridge tests bench
-	$(VENV)/bin/ruff format --check bridge tests bench
+	$(VENV)/bin/ruff check bridge tests bench packaging
+	$(VENV)/bin/ruff format --check bridge tests bench packaging
 	$(VENV)/bin/mypy
+	$(VENV)/bin/actionlint .github/workflows/*.yml
+	$(VENV)/bin/zizmor --offline --quiet .github/workflows
 
 schemas: $(VENV)/.installed
 	$(PY) -m bridge schemas --out schemas
@@ -69,8 +73,16 @@ schemas-check: $(VENV)/.installed
 module: $(VENV)/.installed node_modules/.installed
 	$(PY) -m bridge module --out dist --url http://$(HOST):$(PORT)
 
+# What the release workflow builds: the module's zip and module.json for the repository
+# pyproject.toml names (dist/module), and this machine's one-file executable (dist/fate-bridge;
+# tests/test_executable.py builds and starts one in make test).
+release: $(VENV)/.installed
+	$(PY) -m bridge module --release --out dist/module
+	$(PY) -m PyInstaller --noconfirm --log-level WARN --distpath dist \
+	  --workpath build/pyinstaller packaging/fate-bridge.spec
+
 bench: $(VENV)/.installed
 	$(PY) -m bench
 
 clean:
-	rm -rf $(VENV) node_modules dist .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) node_modules dist build .pytest_cache .mypy_cache .ruff_cache
