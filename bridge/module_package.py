@@ -31,7 +31,6 @@ import re
 import tomllib
 import zipfile
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -65,7 +64,6 @@ DOCUMENTS = {
 BUGS_ANCHOR = "reporting-problems"
 # Where the project's public repository is named, the one place every release link derives from.
 REPOSITORY_SETTING = "[project.urls] Repository in pyproject.toml"
-DISTRIBUTION = "fate-bridge"
 
 
 class ReleaseError(ValueError):
@@ -159,22 +157,11 @@ def document_routes(docs_dir: Path = DOCS_DIR) -> list[web.RouteDef]:
 
 
 def configured_repository(root: Path = PROJECT_ROOT) -> str | None:
-    """``[project.urls] Repository`` of the checkout at ``root``, else of the installed
-    package's metadata; None when neither names one."""
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        urls = tomllib.loads(pyproject.read_text("utf-8")).get("project", {}).get("urls", {})
-        value = urls.get("Repository")
-        return str(value) if value else None
-    try:
-        entries = metadata.metadata(DISTRIBUTION).get_all("Project-URL") or []
-    except metadata.PackageNotFoundError:
-        return None
-    for entry in entries:
-        label, _, url = str(entry).partition(",")
-        if label.strip().lower() == "repository" and url.strip():
-            return url.strip()
-    return None
+    """``[project.urls] Repository`` of the checkout at ``root``; None when its
+    pyproject.toml names none."""
+    urls = tomllib.loads((root / "pyproject.toml").read_text("utf-8"))
+    value = urls.get("project", {}).get("urls", {}).get("Repository")
+    return str(value) if value else None
 
 
 def _is_private_host(host: str) -> bool:
@@ -294,6 +281,17 @@ def check_versions(root: Path = PROJECT_ROOT) -> str:
     return stated.bridge
 
 
+def unreleased_entries(root: Path = PROJECT_ROOT) -> str:
+    """What the checkout's CHANGELOG.md lists under ``## [Unreleased]`` (stripped; empty
+    when nothing, or no such heading)."""
+    text = (root / "CHANGELOG.md").read_text("utf-8")
+    _, found, after = text.partition("## [Unreleased]")
+    if not found:
+        return ""
+    following = _CHANGELOG_HEADING.search(after)
+    return (after[: following.start()] if following else after).strip()
+
+
 def build_release(
     out: Path, repository: str | None = None, root: Path = PROJECT_ROOT
 ) -> tuple[Path, Path]:
@@ -306,8 +304,14 @@ def build_release(
     on every machine (Foundry's page has its own ``io``).
 
     Raises ``ReleaseError`` when the repository is missing, not a public https URL, or
-    differs from ``repository``; when the committed module.json is not the release's
-    manifest; and when the checkout's versions disagree."""
+    differs from ``repository``; when the checkout's versions disagree or its CHANGELOG lists
+    changes under [Unreleased]; and when the committed module.json is not the release's
+    manifest."""
+    if not (root / "pyproject.toml").is_file():
+        raise ReleaseError(
+            f"a release is built from the project's checkout, and {root} has no "
+            "pyproject.toml: pass --source DIR"
+        )
     configured = public_repository(configured_repository(root))
     if repository is not None:
         given = public_repository(repository, "--repository")
@@ -316,7 +320,12 @@ def build_release(
                 f"--repository {given} is not {REPOSITORY_SETTING} ({configured}): release "
                 "from the repository the project names, or change that setting"
             )
-    check_versions(root)
+    version = check_versions(root)
+    if unreleased_entries(root):
+        raise ReleaseError(
+            f"CHANGELOG.md lists changes under [Unreleased]: what ships in {version} goes under "
+            f"its '## [{version}] - DATE' heading (keep the [Unreleased] heading, empty)"
+        )
     module_dir = root / "foundry-module"
     data = public_manifest(configured, module_dir)
     if data != _read_json(module_dir / "module.json"):

@@ -118,12 +118,11 @@ def test_one_version_everywhere_and_the_changelog_has_its_heading() -> None:
     assert set(stated.by_file.values()) == {__version__}, stated.by_file
     changelog = (PROJECT_ROOT / "CHANGELOG.md").read_text()
     headings = re.findall(r"^## \[([^\]]+)\](?: - (\d{4}-\d{2}-\d{2}))?$", changelog, re.M)
-    # What ships under a version is under its heading; [Unreleased] waits above it, empty.
+    # [Unreleased] collects what the next version ships (a release refuses while it lists
+    # anything); this version's heading, dated, is below it.
     assert headings[0] == ("Unreleased", "")
     assert headings[1][0] == __version__
     date.fromisoformat(headings[1][1])
-    unreleased = changelog.split("## [Unreleased]", 1)[1].split(f"## [{__version__}]", 1)[0]
-    assert unreleased.strip() == ""
 
 
 # -- the release build -----------------------------------------------------------------------
@@ -205,6 +204,16 @@ def test_a_changelog_without_the_versions_heading_refuses(checkout: Path) -> Non
     changelog.write_text(changelog.read_text().replace(f"## [{__version__}]", "## [0.0.9]"))
     line = refusal(release(checkout))
     assert "CHANGELOG.md says 0.0.9" in line
+
+
+def test_a_changelog_with_changes_under_unreleased_refuses(checkout: Path) -> None:
+    changelog = checkout / "CHANGELOG.md"
+    text = changelog.read_text()
+    changelog.write_text(text.replace("## [Unreleased]\n", "## [Unreleased]\n\n- A fix.\n", 1))
+    line = refusal(release(checkout))
+    assert "CHANGELOG.md lists changes under [Unreleased]" in line
+    assert f"'## [{__version__}] - DATE'" in line
+    assert not (checkout / "dist").exists()
 
 
 def test_a_committed_manifest_that_drifted_refuses_and_write_manifest_mends_it(
