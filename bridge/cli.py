@@ -25,6 +25,7 @@ from bridge.connections import (
     listen,
 )
 from bridge.logs import log_handler, log_level, redact_urls_in_logs
+from bridge.module_package import is_loopback_url, release_manifest_url
 from bridge.protocol.http import WebhookCreate, WebhookList
 from bridge.rules.ruleset import RULESETS
 from bridge.server import BIND_TIMEOUT_SECONDS, HANDSHAKE_TIMEOUT_SECONDS, create_app, tune_gc
@@ -554,8 +555,18 @@ def _banner(
         f"  World id:      {world_id}",
         key_line,
         "  Module manifest (Foundry > Add-on Modules > Install Module > Manifest URL):",
-        f"                 {base_url}/module/module.json",
     ]
+    # Foundry's server fetches the manifest: the release's reaches any Foundry, this bridge's
+    # only a Foundry that reaches this bridge (a loopback one: only on this machine).
+    release = release_manifest_url()
+    own = f"{base_url}/module/module.json"
+    if release:
+        local = is_loopback_url(base_url)
+        who = "a Foundry on this machine" if local else "a Foundry that reaches this bridge"
+        lines.append(f"                 {release}")
+        lines.append(f"                 (or, for {who}: {own})")
+    else:
+        lines.append(f"                 {own}")
     if reachable:
         lines.append("  Listening on every interface; this machine can be reached at:")
         lines += [f"                 {url}" for url in reachable]

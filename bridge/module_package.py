@@ -75,6 +75,27 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
+def release_manifest_url(module_dir: Path = MODULE_DIR) -> str | None:
+    """The release's manifest URL the module's files carry (the one any Foundry installs
+    from), or None when they carry no https one."""
+    try:
+        url = str(_read_json(module_dir / "module.json").get("manifest", ""))
+    except FileNotFoundError:
+        return None
+    return url if url.startswith("https://") else None
+
+
+def is_loopback_url(url: str) -> bool:
+    """True when ``url``'s host is this machine's loopback (127.0.0.0/8, ::1, localhost)."""
+    host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def _local_description(data: dict[str, Any], base: str) -> str:
     """The description of a manifest served by a bridge: says whose machine it is for."""
     public = data.get("manifest", "")

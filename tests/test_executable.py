@@ -20,6 +20,7 @@ from bridge import __version__
 from tests.bridge_process import PROJECT_ROOT, BridgeProcess
 
 SPEC = PROJECT_ROOT / "packaging" / "fate-bridge.spec"
+RELEASE_MANIFEST = "https://github.com/fate-bridge/fate-bridge/releases/latest/download/module.json"
 MODULE_FILES = (
     "module.json",
     "scripts/main.mjs",
@@ -79,6 +80,9 @@ def test_the_executable_serves_the_bridge_and_the_module_from_any_folder(
         bridge.stop()
     log = bridge.log_text()
     assert f"Listening on {bridge.url}" in log
+    # Any Foundry installs from the release's manifest; the bridge's own is for this machine.
+    assert f"                 {RELEASE_MANIFEST}\n" in log
+    assert f"(or, for a Foundry on this machine: {bridge.url}/module/module.json)" in log
     # The banner's command is the executable itself, naming the data folder.
     assert f"--data-dir {data.absolute()} world rotate-key default" in log
     assert (data / "bridge.sqlite3").is_file()
