@@ -13,6 +13,7 @@ import io
 import json
 import re
 import shutil
+import subprocess
 import tomllib
 import zipfile
 from datetime import date
@@ -39,12 +40,11 @@ MODULE_JSON = PROJECT_ROOT / "foundry-module" / "module.json"
 FAILS = 2
 
 
-def refusal(result: object) -> str:
+def refusal(result: subprocess.CompletedProcess[str]) -> str:
     """The one line a refused release prints (exit 2, no traceback), without ``error: ``."""
-    assert getattr(result, "returncode", None) == FAILS, result
-    stderr: str = getattr(result, "stderr", "")
-    assert "Traceback" not in stderr
-    (line,) = stderr.strip().splitlines()
+    assert result.returncode == FAILS, result
+    assert "Traceback" not in result.stderr
+    (line,) = result.stderr.strip().splitlines()
     assert line.startswith("error: ")
     return line.removeprefix("error: ")
 
@@ -66,7 +66,7 @@ def checkout(tmp_path: Path) -> Path:
     return root
 
 
-def release(root: Path, *extra: str) -> object:
+def release(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return run_cli(
         None, "module", "--release", "--source", str(root), "--out", str(root / "dist"), *extra,
         check=False,
@@ -130,7 +130,7 @@ def test_one_version_everywhere_and_the_changelog_has_its_heading() -> None:
 
 def test_the_release_writes_the_zip_and_the_public_manifest(checkout: Path) -> None:
     result = release(checkout, "--repository", REPOSITORY + "/")
-    assert getattr(result, "returncode", None) == 0, result
+    assert result.returncode == 0, result
     out = checkout / "dist"
     manifest = json.loads((out / "module.json").read_text())
     assert manifest == json.loads(MODULE_JSON.read_text())
@@ -227,7 +227,7 @@ def test_a_committed_manifest_that_drifted_refuses_and_write_manifest_mends_it(
     written = run_cli(None, "module", "--write-manifest", "--source", str(checkout))
     assert written.returncode == 0
     assert json.loads(module_json.read_text()) == json.loads(MODULE_JSON.read_text())
-    assert getattr(release(checkout), "returncode", None) == 0
+    assert release(checkout).returncode == 0
 
 
 # -- the bridge's own manifest ------------------------------------------------------------------
