@@ -13,8 +13,9 @@ Two manifests come from the one ``foundry-module/module.json``:
 The zip holds the module's files as they are. The module's files and the documents the
 manifest links to (README, LICENSE, CHANGELOG) are found in the installed package
 (``bridge/_module/`` and ``bridge/_docs/``, which the wheel's build copies there, see
-setup.py) or else in the source tree (``foundry-module/`` and the project's root), so an
-installed bridge serves its module without Node and without the source tree.
+setup.py, and the one-file executable unpacks there, see packaging/fate-bridge.spec) or else
+in the source tree (``foundry-module/`` and the project's root), so an installed or frozen
+bridge serves its module without Node and without the source tree.
 
 When npm has installed ``socket.io-client`` next to the source tree, its ESM build goes into
 the zip as ``scripts/vendor/socket.io.esm.min.js``: the fallback for a page without a global
