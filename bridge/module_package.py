@@ -38,12 +38,15 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from bridge.webhooks.reach import is_public
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 PROJECT_ROOT = PACKAGE_DIR.parent
 
 
 def _installed_or_source(installed: Path, source: Path, marker: str) -> Path:
-    """The package's copy when the wheel put one there, else the source tree's folder."""
+    """The package's copy when the wheel (or the executable) put one there, else the source
+    tree's folder."""
     return installed if (installed / marker).is_file() else source
 
 
@@ -189,13 +192,13 @@ def configured_repository(root: Path = PROJECT_ROOT) -> str | None:
 def _is_private_host(host: str) -> bool:
     """True for a name or address that only one machine or one network reaches."""
     name = host.lower().rstrip(".")
-    if name == "localhost" or name.endswith((".localhost", ".local", ".internal", ".lan")):
+    if name == "localhost" or name.endswith((".localhost", ".local", ".internal", ".home.arpa")):
         return True
     try:
         address = ipaddress.ip_address(name)
     except ValueError:
         return "." not in name  # a bare machine name
-    return not address.is_global
+    return not is_public(address)
 
 
 def public_repository(url: str | None, setting: str = REPOSITORY_SETTING) -> str:
