@@ -294,6 +294,8 @@ ROUTES: tuple[Route, ...] = (
     _on_action("action.roll", "rollAction", "Close a dangerous action's concession window "
                "and roll (R9.3)"),
     _on_action("action.oppose", "opposeAction", "The active opposer rolls its skill (R2.2)"),
+    _on_action("action.interpose", "interposeOnAction", "Let a character in the conflict "
+               "defend in the target's place and take the hit (R13.11)"),
     _on_action("action.invoke", "invokeOnAction", "Invoke an aspect for a side: +2, a reroll "
                "or a hostile invoke, paid by fate point, free invoke or boost (R4.1, R4.2)"),
     _on_action("action.pass", "passOnAction", "A side invokes no more; once both have passed "
