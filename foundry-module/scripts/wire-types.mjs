@@ -73,6 +73,7 @@ export {};
  * @property {string} event_hash
  * @property {InvokeOddsView|null} [invoke_odds]
  * @property {"ones"|"one_box"|null} [stress_rule]
+ * @property {CardCharacter|null} [interposed_for]
  */
 
 /**
@@ -618,6 +619,8 @@ export {};
  * @property {"ones"|"one_box"|null} stress_rule
  * @property {boolean} stunts_chosen
  * @property {boolean} [full_defense_optional]
+ * @property {string[]} [approaches]
+ * @property {boolean} [defend_for_another]
  */
 
 /**
