@@ -15,7 +15,7 @@ DEX: dict[str, Any] = {**BROUSSEAU, "id": "dex", "name": "Dex", "aspects": []}
 async def aspect_of(gm: Seat, character_id: str) -> str:
     state = await gm.ok("world.state")
     return next(
-        a["id"]
+        str(a["id"])
         for a in state["aspects"]
         if a["attached_to"] and a["attached_to"]["id"] == character_id
     )
