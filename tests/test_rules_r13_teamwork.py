@@ -356,6 +356,11 @@ def test_r13_11_the_gm_lets_an_ally_interpose_it_rolls_the_defense_and_takes_the
     table.run(lambda s: actions.interpose(s, action_id, "b", GM_USER, table.ruleset))
     action = table.action(action_id)
     assert (action.opposition.leader, action.target_id, action.interposed_for) == ("b", "b", "m")
+    # Margot may take her own defense back, and Brousseau step in again.
+    table.run(lambda s: actions.interpose(s, action_id, "m", GM_USER, table.ruleset))
+    action = table.action(action_id)
+    assert (action.opposition.leader, action.target_id, action.interposed_for) == ("m", "m", None)
+    table.run(lambda s: actions.interpose(s, action_id, "b", GM_USER, table.ruleset))
     # Brousseau's player rolls the defense now, not Margot's.
     refused(
         "forbidden",

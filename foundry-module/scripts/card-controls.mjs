@@ -60,7 +60,7 @@ export function controlsContext(card, user = game.user) {
   if (canCancel(card, user)) extra.cancelLabel = game.i18n.localize("FATEBRIDGE.Cancel.Button");
   // R13.10: whoever has a character in the scene not taking part may invoke for an ally.
   const allies = allySides(card, user);
-  if (allies.length) extra.allySides = allies;
+  if (allies.length) Object.assign(extra, { allySides: allies, allyHeading: game.i18n.localize("FATEBRIDGE.Ally.Heading") });
   const ctx = promptContext(card, user);
   if (!Object.keys(extra).length) return ctx;
   const kind = ctx?.kind ?? (extra.giftLabel ? "gift" : extra.allySides ? "ally" : "cancel");

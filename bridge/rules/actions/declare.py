@@ -804,7 +804,8 @@ def interpose(
 ) -> list[Event]:
     """R13.11: the GM lets ``defender_id``, a character in the same conflict, defend in the
     target's place before the defense is rolled: it rolls the defense and takes the hit;
-    the card keeps whom it defended (``interposed_for``)."""
+    the card keeps whom it defended (``interposed_for``); the target itself again takes
+    its own defense back."""
     require_gm(principal)
     if not ruleset.defend_for_another:
         raise RuleViolation(
@@ -838,12 +839,14 @@ def interpose(
         )
     require_active(defender, "defend", "defender_id")
     opposition = action.opposition.model_copy(update={"leader": defender.id})
+    # The first target stays the one defended for; stepping back gives it its own defense.
+    defended = action.interposed_for or target_id
     draft.put_action(
         action.model_copy(
             update={
                 "opposition": opposition,
                 "target_id": defender.id,
-                "interposed_for": action.interposed_for or target_id,
+                "interposed_for": None if defender.id == defended else defended,
             }
         )
     )
