@@ -268,6 +268,11 @@ ROUTES: tuple[Route, ...] = (
           protocol.WorldStateData, _state),
     Route("get", f"{WORLD}/characters", "listCharacters", "Every character the bridge holds",
           CharacterList, _characters),
+    Route("post", f"{WORLD}/characters", "syncCharacter", "Add or update a character as the "
+          "GM's Foundry client syncs an actor (socket intent actor.sync): a script's world "
+          "before Foundry has synced any; Foundry's next sync of that actor replaces it",
+          protocol.ActorSyncData, _intent("actor.sync"), request=protocol.ActorSync,
+          refusals=(409,)),
     Route("get", f"{WORLD}/characters/{{character_id}}", "readCharacter", "One character",
           protocol.CharacterSummary, _character, path_params=("character_id",)),
     Route("get", f"{WORLD}/scene", "readScene", "The scene: aspects, contests, challenges, "
