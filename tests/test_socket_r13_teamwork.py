@@ -4,8 +4,10 @@ refusal with its own code and field that changes nothing."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from bridge.webhooks.payloads import CARD_EMIT, discord_body
 from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, queue
 from tests.test_socket_r13 import core_table, start_conflict
 
@@ -165,6 +167,10 @@ async def test_r13_11_the_gm_lets_brousseau_defend_for_margot(table: dict[str, S
         card = await gm.card("action.choose", action_id=action_id, choice="full_hit")
     assert card["state"] == "absorbing" and card["prompt"]["users"] == ["paul"]
     assert card["target"]["name"] == "Brousseau" and card["interposed_for"]["name"] == "Margot"
+    # The Discord embed says it too.
+    stored = {"seq": 1, "world": "w", "writer": "gm", "op": "update", "card_id": "c", "card": card}
+    (embed,) = json.loads(discord_body(CARD_EMIT.validate_python(stored)))["embeds"]
+    assert embed["description"].startswith("Brousseau defends for Margot")
     # Too late to step in once the defense is rolled.
     await refused(gm, "wrong_state", "action.interpose", action_id=action_id, defender_id="margot")
 

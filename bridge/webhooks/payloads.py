@@ -145,8 +145,13 @@ def _action_embed(card: protocol.ActionCard) -> dict[str, Any]:
     effects = [_effect_text(e) for e in card["effects"]]
     if card["effects"]:
         fields.append(_field("Effects", "\n".join(effects), inline=False))
+    # R13.11: a defender who stepped in says for whom.
+    interposed = card.get("interposed_for")
+    stood_in = f"{opposition} defends for {interposed['name']}" if interposed else None
     description = " \u00b7 ".join(
-        text for text in (card["situation"], card["aspect_name"], card["description"]) if text
+        text
+        for text in (stood_in, card["situation"], card["aspect_name"], card["description"])
+        if text
     )
     return {
         "title": _cut(title, TITLE_LIMIT),

@@ -568,7 +568,7 @@ export function givers(aspect, user = game.user) {
 export async function askGive(aspect, fromId, recipients) {
   const i18n = game.i18n;
   const held = aspect.free_invokes?.[fromId] ?? 0;
-  const fromName = characterActor(fromId)?.name ?? fromId;
+  const fromName = characterName(characterActor(fromId)) ?? fromId;
   const to = recipients.filter((r) => r.id !== fromId && r.id !== GM).map((r) => ({ id: r.id, label: r.name }));
   if (!held || !to.length) return null;
   const counts = Array.from({ length: Math.min(held, 10) }, (_, i) => ({ id: String(i + 1), label: String(i + 1) }));
