@@ -182,6 +182,11 @@ def test_r13_10_r4_5_the_point_goes_to_the_owner_of_the_aspect_invoked() -> None
     )
     assert table.character("c").pending_fate_points == 1
     assert table.character("c").pending_reasons[-1].aspect == "Proud Rival"
+    # The GM calls it off: the ally's point goes back, Colette's pending one is withdrawn.
+    points = table.character("b").fate_points
+    table.run(lambda s: actions.cancel(s, action_id, GM_USER))
+    assert table.character("b").fate_points == points + 1
+    assert table.character("c").pending_fate_points == 0
 
 
 def test_r13_10_the_gm_invokes_for_an_npc_ally_from_the_gm_budget() -> None:
