@@ -11,32 +11,44 @@ import path from "node:path";
 import { after, before, test } from "node:test";
 import { addWorld, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
 import { ARTIFACTS, launchChromium, serveRepo } from "./support/browser-page.mjs";
+import { startFoundryServer } from "./support/foundry-server.mjs";
 
 const ZIRD = "actorZird0000001";
 const OGRE = "actorOgre0000001";
 const GOBLIN = "actorGoblin00001";
+const ANN = "pagePlayerAnn001";
+const GM_USER = "pageGmUser000001";
 
 let bridge;
 let server;
 let browser;
 let pageUrl;
+let foundryServer;
+let relayPage;
+
+const text = async (locator) => (await locator.innerText()).replace(/\s+/g, " ");
 
 before(async () => {
   await mkdir(ARTIFACTS, { recursive: true });
   const dataDir = await tempDataDir();
   const port = await freePort();
   const world = await addWorld(dataDir, "browser-teamwork", "Browser Teamwork");
+  const relayWorld = await addWorld(dataDir, "browser-teamwork-relay", "Browser Teamwork Relay");
   bridge = await startBridge({ dataDir, port });
+  foundryServer = await startFoundryServer();
   server = serveRepo();
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  const q = new URLSearchParams({ bridge: bridge.url, world: world.id, key: world.key, npcs: "goblin" });
-  pageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${q}`;
+  const base = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html`;
+  pageUrl = `${base}?${new URLSearchParams({ bridge: bridge.url, world: world.id, key: world.key, npcs: "goblin" })}`;
+  relayPage = (user, key) => `${base}?${new URLSearchParams({ bridge: bridge.url, world: relayWorld.id, foundry: foundryServer.url, user, npcs: "goblin", ...(key ? { key } : {}) })}`;
+  relayPage.gmKey = relayWorld.key;
   browser = await launchChromium();
 });
 
 after(async () => {
   await browser?.close();
   await new Promise((r) => (server ? server.close(r) : r()));
+  await foundryServer?.close();
   await bridge?.stop();
 });
 
@@ -53,7 +65,6 @@ test("R13.10 Invoke for …, R13.11 Step in, R13.1 approaches only, and the caus
     return ack.data;
   };
   const lastCard = () => page.locator("#chat-log .chat-message").last();
-  const text = async (locator) => (await locator.innerText()).replace(/\s+/g, " ");
 
   // Zird, the ogre and the goblin stand on the viewed scene; the GM's page syncs them.
   await page.evaluate(([z, o, g]) => window.fakeFoundry.viewScene([z, o, g]), [ZIRD, OGRE, GOBLIN]);
@@ -145,4 +156,70 @@ test("R13.10 Invoke for …, R13.11 Step in, R13.1 approaches only, and the caus
   await banner.screenshot({ path: path.join(ARTIFACTS, "teamwork-sheet-banner.png") });
   assert.deepEqual(errors, []);
   await page.close();
+});
+
+test("R13.10 on a player's page (relay mode): Ann's Zird, in the scene and not taking part, invokes for the ogre's side from Invoke for …", async () => {
+  const errors = [];
+  const gmPage = await browser.newPage({ viewport: { width: 1100, height: 800 }, deviceScaleFactor: 1 });
+  gmPage.on("pageerror", (e) => errors.push(`gm: ${e}`));
+  await gmPage.goto(relayPage(GM_USER, relayPage.gmKey));
+  await gmPage.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const gmCall = async (event, payload = {}) => {
+    const ack = await gmPage.evaluate(([e, p]) => settled(game.modules.get("fate-bridge").api.connection.call(e, p)), [event, payload]);
+    assert.equal(ack.ok, true, `${event}: ${JSON.stringify(ack.error)}`);
+    return ack.data;
+  };
+  const page = await browser.newPage({ viewport: { width: 1100, height: 800 }, deviceScaleFactor: 1 });
+  page.on("pageerror", (e) => errors.push(`player: ${e}`));
+  await page.goto(relayPage(ANN));
+  await page.waitForSelector("body[data-booted=true]");
+  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  for (const p of [gmPage, page]) await p.evaluate(([z, o, g]) => window.fakeFoundry.viewScene([z, o, g]), [ZIRD, OGRE, GOBLIN]);
+  for (let i = 0; i < 100; i++) {
+    const state = await gmCall("world.state");
+    if ([ZIRD, OGRE, GOBLIN].every((id) => state.characters.some((c) => c.id === id))) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  // The GM's ogre overcomes the goblin's opposition; its card, as the GM's client wrote it,
+  // is written on Ann's page too (on one Foundry server the message would reach her).
+  await gmCall("dev.queue_dice", { rolls: [[0, 0, 0, 0], [0, 0, 0, 0]] });
+  const started = await gmCall("action.start", { type: "overcome", actor_id: OGRE, skill: "Fight", opposition: { kind: "active", opposer_id: GOBLIN } });
+  let opened = started.card;
+  if (opened.state === "awaiting_opposition") opened = (await gmCall("action.oppose", { action_id: opened.action_id, skill: "Fight" })).card;
+  assert.equal(opened.state, "invoking");
+  const flags = await gmPage.evaluate(() => game.messages.contents.at(-1).flags["fate-bridge"]);
+  await page.evaluate(async ([f, ann]) => {
+    const cards = await import("/foundry-module/scripts/cards.mjs");
+    await cards.handleCardEmit({ seq: f.seq, world: "w", writer: ann, op: "create", card_id: f.cardId, card: f.card });
+  }, [flags, ANN]);
+  const card = page.locator("#chat-log .chat-message").last();
+  await card.locator('[data-fb="invoke-ally"]').first().waitFor();
+  const offered = await card.locator('[data-fb="invoke-ally"]').allInnerTexts();
+  assert.deepEqual(offered.map((t) => t.trim()), ["Invoke for Grumpy Ogre", "Invoke for Goblin"]);
+  assert.equal(await card.locator('[data-fb="invoke"]').count(), 0, "Ann controls neither side");
+  await card.screenshot({ path: path.join(ARTIFACTS, "teamwork-player-invoke-for.png") });
+
+  await card.locator('[data-fb="invoke-ally"][data-side="actor"]').click();
+  const dialog = page.locator("dialog.fake-dialog-v2").last();
+  await dialog.locator(".fate-bridge-picker__who").waitFor();
+  assert.equal((await dialog.locator(".fate-bridge-picker__who").innerText()).trim(), "Zird the Arcane (3 fate points)");
+  assert.match(await text(dialog), /Wizard of the Old School/);
+  await dialog.screenshot({ path: path.join(ARTIFACTS, "teamwork-player-picker.png") });
+  await dialog.locator("label", { hasText: "Wizard of the Old School" }).locator('input[name="aspect"]').check();
+  await dialog.locator('select[name="payment"]').selectOption("fate_point");
+  await dialog.locator('button[data-action="invoke"]').click();
+  let zird;
+  for (let i = 0; i < 100; i++) {
+    zird = (await gmCall("world.state")).characters.find((c) => c.id === ZIRD);
+    if (zird.fate_points === 2) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(zird.fate_points, 2, "Zird paid his own point");
+  const gmCard = gmPage.locator("#chat-log .chat-message").last();
+  await gmPage.waitForFunction(() => /Zird the Arcane invoked Wizard of the Old School for \+2/.test(document.querySelector("#chat-log .chat-message:last-child")?.innerText ?? ""));
+  await gmCard.screenshot({ path: path.join(ARTIFACTS, "teamwork-player-invoked-gm-card.png") });
+  assert.deepEqual(errors, []);
+  await page.close();
+  await gmPage.close();
 });
