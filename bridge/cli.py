@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import NoReturn
+from urllib.parse import urlsplit
 
 from aiohttp import web
 from pydantic import ValidationError
@@ -99,6 +100,16 @@ def _positive(value: str) -> float:
     return seconds
 
 
+def _public_url(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(
+            f"an http:// or https:// URL Foundry can open (https://bridge.example.org), "
+            f"not {value!r}"
+        )
+    return value.rstrip("/")
+
+
 class OneLineParser(argparse.ArgumentParser):
     """A command-line mistake is one line on stderr, naming what to fix, and exit status 2
     (argparse's own usage block before it buries the line that matters)."""
@@ -182,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--public-url",
+        type=_public_url,
         default=os.environ.get("FATE_BRIDGE_PUBLIC_URL"),
         help="URL Foundry uses to reach the bridge, if not http://HOST:PORT "
         "(e.g. behind a TLS proxy; env FATE_BRIDGE_PUBLIC_URL)",

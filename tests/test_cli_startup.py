@@ -259,6 +259,7 @@ def test_a_world_command_without_a_database_says_so_and_creates_nothing(
         (("serve", "--bind-timeout", "0"), {}, "--bind-timeout: a number above 0, not 0"),
         (("serve", "--max-connections-per-address", "-1"), {}, "a whole number of 0 or more"),
         (("serv",), {}, "invalid choice: 'serv'"),
+        (("serve", "--public-url", "bridge.example.org"), {}, "--public-url: an http:// or"),
         (("world", "add", "my world"), {}, "world add: argument id: use 1-64 letters"),
         (("world", "verify"), {}, "world verify: the following arguments are required: id"),
         (("world", "webhooks", "list", "w", "--limit", "many"), {}, "--limit: a whole number"),
