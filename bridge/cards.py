@@ -355,6 +355,7 @@ def action_card(
         "event_hash": event_hash,
         "invoke_odds": _invoke_odds(action, ruleset) if action.state == "invoking" else None,
         "stress_rule": action.stress_rule or None,
+        "interposed_for": _who(state, action.interposed_for),
     }
 
 
@@ -710,6 +711,8 @@ def rules_info(ruleset: Ruleset, state: WorldState) -> RulesetInfo:
         "stress_rule": ruleset.stress_rule,
         "stunts_chosen": ruleset.stunts_chosen,
         "full_defense_optional": ruleset.full_defense == "option",
+        "approaches": list(ruleset.approaches),
+        "defend_for_another": ruleset.defend_for_another,
     }
 
 

@@ -13,6 +13,8 @@ import traceback
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NoReturn
+from urllib.parse import urlsplit
 
 from aiohttp import web
 from pydantic import ValidationError
@@ -67,6 +69,58 @@ def _world_id(value: str) -> str:
     return value
 
 
+def _port(value: str) -> int:
+    try:
+        port = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"a port is a number from 0 to 65535, not {value!r}"
+        ) from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is a number from 0 to 65535, not {port}")
+    return port
+
+
+def _count(value: str) -> int:
+    try:
+        count = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a whole number of 0 or more, not {value!r}") from None
+    if count < 0:
+        raise argparse.ArgumentTypeError(f"a whole number of 0 or more, not {count}")
+    return count
+
+
+def _positive(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number, not {value!r}") from None
+    if not seconds > 0 or seconds == float("inf"):
+        raise argparse.ArgumentTypeError(f"a number above 0, not {value}")
+    return seconds
+
+
+def _public_url(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(
+            f"an http:// or https:// URL Foundry can open (https://bridge.example.org), "
+            f"not {value!r}"
+        )
+    return value.rstrip("/")
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """A command-line mistake is one line on stderr, naming what to fix, and exit status 2
+    (argparse's own usage block before it buries the line that matters)."""
+
+    def error(self, message: str) -> NoReturn:
+        where = self.prog.removeprefix(PROGRAM).strip()
+        line = f"{where}: {message}" if where else message
+        self.exit(2, f"error: {' '.join(line.split())} (see {self.prog} --help)\n")
+
+
 def _allow_entry(value: str) -> str:
     try:
         WebhookReach.from_entries([value])
@@ -99,7 +153,7 @@ def _webhook_reach(args: argparse.Namespace) -> WebhookReach:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=PROGRAM,
         description="Fate Bridge: the authoritative Fate referee behind a Foundry VTT module.",
     )
@@ -133,12 +187,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--port",
-        type=int,
-        default=int(os.environ.get("FATE_BRIDGE_PORT", DEFAULT_PORT)),
+        type=_port,
+        # A string default goes through ``type`` too: a wrong env value is one line.
+        default=os.environ.get("FATE_BRIDGE_PORT", str(DEFAULT_PORT)),
         help="port to listen on (env FATE_BRIDGE_PORT; default %(default)s)",
     )
     serve.add_argument(
         "--public-url",
+        type=_public_url,
         default=os.environ.get("FATE_BRIDGE_PUBLIC_URL"),
         help="URL Foundry uses to reach the bridge, if not http://HOST:PORT "
         "(e.g. behind a TLS proxy; env FATE_BRIDGE_PUBLIC_URL)",
@@ -156,16 +212,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--presence-ttl",
-        type=float,
-        default=float(os.environ.get("FATE_BRIDGE_PRESENCE_TTL", DEFAULT_PRESENCE_TTL)),
+        type=_positive,
+        default=os.environ.get("FATE_BRIDGE_PRESENCE_TTL", str(DEFAULT_PRESENCE_TTL)),
         metavar="SECONDS",
         help="with --redis: a bridge process that dies stops counting its users as present "
         "after this long (env FATE_BRIDGE_PRESENCE_TTL; default %(default)s)",
     )
     serve.add_argument(
         "--max-connections-per-address",
-        type=int,
-        default=int(os.environ.get("FATE_BRIDGE_MAX_PER_ADDRESS", DEFAULT_PER_ADDRESS)),
+        type=_count,
+        default=os.environ.get("FATE_BRIDGE_MAX_PER_ADDRESS", str(DEFAULT_PER_ADDRESS)),
         metavar="N",
         help="refuse connections past N open ones from one address that have not joined "
         "the bridge, and joined GM and bound player connections past N more; 0 for no cap "
@@ -174,9 +230,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--max-unbound-per-address",
-        type=int,
-        default=int(
-            os.environ.get("FATE_BRIDGE_MAX_UNBOUND_PER_ADDRESS", DEFAULT_UNBOUND_PER_ADDRESS)
+        type=_count,
+        default=os.environ.get(
+            "FATE_BRIDGE_MAX_UNBOUND_PER_ADDRESS", str(DEFAULT_UNBOUND_PER_ADDRESS)
         ),
         metavar="N",
         help="refuse a player's connection past N from one address that no GM has bound yet "
@@ -185,16 +241,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--bind-timeout",
-        type=float,
-        default=float(os.environ.get("FATE_BRIDGE_BIND_TIMEOUT", BIND_TIMEOUT_SECONDS)),
+        type=_positive,
+        default=os.environ.get("FATE_BRIDGE_BIND_TIMEOUT", str(BIND_TIMEOUT_SECONDS)),
         metavar="SECONDS",
         help="close a player's connection, with a notice, that no GM has bound within this "
         "long (direct mode; env FATE_BRIDGE_BIND_TIMEOUT; default %(default)s)",
     )
     serve.add_argument(
         "--handshake-timeout",
-        type=float,
-        default=float(os.environ.get("FATE_BRIDGE_HANDSHAKE_TIMEOUT", HANDSHAKE_TIMEOUT_SECONDS)),
+        type=_positive,
+        default=os.environ.get("FATE_BRIDGE_HANDSHAKE_TIMEOUT", str(HANDSHAKE_TIMEOUT_SECONDS)),
         metavar="SECONDS",
         help="close a connection that has not sent a whole HTTP request, or has not joined "
         "the bridge's namespace, within this long (env FATE_BRIDGE_HANDSHAKE_TIMEOUT; "
@@ -202,8 +258,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--api-rate",
-        type=float,
-        default=10.0,
+        type=_positive,
+        default="10.0",
         metavar="PER_SECOND",
         help="HTTP API requests per second per world, with bursts of three times that "
         "(default %(default)s)",
@@ -257,7 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     ).add_subparsers(dest="webhooks_command", required=True, metavar="WEBHOOKS_COMMAND")
     hooks_list = webhooks.add_parser("list", help="webhooks, recent deliveries and failures")
     hooks_list.add_argument("id", type=_world_id)
-    hooks_list.add_argument("--limit", type=int, default=20, help="deliveries shown")
+    hooks_list.add_argument("--limit", type=_count, default=20, help="deliveries shown")
     hooks_list.add_argument("--json", action="store_true", help="print JSON")
     hooks_add = webhooks.add_parser(
         "add",

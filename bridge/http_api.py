@@ -268,6 +268,11 @@ ROUTES: tuple[Route, ...] = (
           protocol.WorldStateData, _state),
     Route("get", f"{WORLD}/characters", "listCharacters", "Every character the bridge holds",
           CharacterList, _characters),
+    Route("post", f"{WORLD}/characters", "syncCharacter", "Add or update a character as the "
+          "GM's Foundry client syncs an actor (socket intent actor.sync): a script's world "
+          "before Foundry has synced any; Foundry's next sync of that actor replaces it",
+          protocol.ActorSyncData, _intent("actor.sync"), request=protocol.ActorSync,
+          refusals=(409,)),
     Route("get", f"{WORLD}/characters/{{character_id}}", "readCharacter", "One character",
           protocol.CharacterSummary, _character, path_params=("character_id",)),
     Route("get", f"{WORLD}/scene", "readScene", "The scene: aspects, contests, challenges, "
@@ -294,6 +299,8 @@ ROUTES: tuple[Route, ...] = (
     _on_action("action.roll", "rollAction", "Close a dangerous action's concession window "
                "and roll (R9.3)"),
     _on_action("action.oppose", "opposeAction", "The active opposer rolls its skill (R2.2)"),
+    _on_action("action.interpose", "interposeOnAction", "Let a character in the conflict "
+               "defend in the target's place and take the hit (R13.11)"),
     _on_action("action.invoke", "invokeOnAction", "Invoke an aspect for a side: +2, a reroll "
                "or a hostile invoke, paid by fate point, free invoke or boost (R4.1, R4.2)"),
     _on_action("action.pass", "passOnAction", "A side invokes no more; once both have passed "

@@ -249,6 +249,35 @@ def test_a_world_command_without_a_database_says_so_and_creates_nothing(
     assert not missing.exists()
 
 
+@pytest.mark.parametrize(
+    ("command", "env", "said"),
+    [
+        (("serve", "--port", "99999"), {}, "--port: a port is a number from 0 to 65535, not 99999"),
+        (("serve", "--port", "http"), {}, "--port: a port is a number from 0 to 65535, not 'http'"),
+        (("serve",), {"FATE_BRIDGE_PORT": "eighty"}, "--port: a port is a number"),
+        (("serve", "--bind-timeout", "0"), {}, "--bind-timeout: a number above 0, not 0"),
+        (("serve", "--max-connections-per-address", "-1"), {}, "a whole number of 0 or more"),
+        (("serv",), {}, "invalid choice: 'serv'"),
+        (("serve", "--public-url", "bridge.example.org"), {}, "--public-url: an http:// or"),
+        (("world", "add", "my world"), {}, "world add: argument id: use 1-64 letters"),
+        (("world", "verify"), {}, "world verify: the following arguments are required: id"),
+        (("world", "webhooks", "list", "w", "--limit", "many"), {}, "--limit: a whole number"),
+        (("world", "list", "--nope"), {}, "unrecognized arguments: --nope"),
+        ((), {}, "the following arguments are required: COMMAND"),
+    ],
+)
+def test_every_command_line_mistake_is_one_line_without_usage_or_traceback(
+    tmp_path: Path, command: tuple[str, ...], env: dict[str, str], said: str
+) -> None:
+    # A mistake on the command line (a port out of range, a mistyped command, a world id
+    # with a space) is the one line that says what to fix: no usage block, no traceback.
+    environment = {**os.environ, **env} if env else None
+    line = refused(run_cli(tmp_path, *command, check=False, env=environment))
+    assert said in line, line
+    assert line.endswith("--help)") and "usage:" not in line
+    assert list(tmp_path.iterdir()) == []  # nothing opened, nothing made
+
+
 # -- what the bridge prints -----------------------------------------------------------------
 
 

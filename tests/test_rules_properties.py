@@ -28,7 +28,7 @@ from bridge.rules.history import Logged, plan_undo
 from bridge.rules.procedures import _moved, settle
 from bridge.rules.ruleset import UNWRITTEN
 from bridge.rules.scene import end_scene
-from bridge.rules.state import Aspect, WorldState
+from bridge.rules.state import GM, Aspect, WorldState
 from bridge.store.chain import GENESIS_HASH, event_hash, verify_chain
 from tests.rules_fixtures import ANNA, GM_USER, PAUL, sheet, with_aspect, world
 
@@ -123,7 +123,15 @@ def run(state: WorldState, command: Command, dice: QueuedDice) -> list[Event]:
         _, principal, invoker, aspect_id, payment, effect = command
         return actions.invoke(
             state,
-            InvokeCommand(current, invoker, aspect_id, payment, effect, "opposition"),
+            # The GM names the side it invokes for; a character invokes for its own.
+            InvokeCommand(
+                current,
+                invoker,
+                aspect_id,
+                payment,
+                effect,
+                "opposition" if invoker == GM else None,
+            ),
             principal,
             dice,
             UNWRITTEN,

@@ -42,6 +42,27 @@ HERO_SKILLS = {"Fight": 2, "Notice": 2, "Athletics": 1, "Physique": 3, "Will": 1
 ALLY_SKILLS = {"Fight": 1, "Notice": 2, "Athletics": 2, "Empathy": 3, "Rapport": 2, "Will": 3}
 GHOUL_SKILLS = {"Fight": 3, "Notice": 2, "Athletics": 1, "Physique": 5, "Empathy": 0}
 
+# R13.1: the same cast under Accelerated rolls approaches; each skill's rating goes to one.
+APPROACH_OF = {
+    "Fight": "Forceful",
+    "Notice": "Careful",
+    "Athletics": "Quick",
+    "Physique": "Flashy",
+    "Rapport": "Flashy",
+    "Will": "Clever",
+    "Empathy": "Sneaky",
+}
+
+
+def rated(ruleset: Ruleset, skill: str) -> str:
+    """The rating a roll names under ``ruleset``: the skill, or its approach (R13.1)."""
+    return APPROACH_OF[skill] if ruleset.approaches else skill
+
+
+def ratings(ruleset: Ruleset, skills: dict[str, int]) -> dict[str, int]:
+    return {rated(ruleset, k): v for k, v in skills.items()}
+
+
 PARRY = Stunt(name="Parry", skill="Fight", bonus=2, actions=("defend",))
 BRAWLER = Stunt(name="Brawler", skill="Fight", bonus=2, actions=("attack",))
 WATCHFUL = Stunt(name="Watchful", skill="Notice", bonus=2, actions=("overcome",))
@@ -75,13 +96,13 @@ def cast(ruleset: Ruleset, *hero_stress: StressTrack) -> Table:
     hero = character(
         "b",
         "Brousseau",
-        HERO_SKILLS,
+        ratings(ruleset, HERO_SKILLS),
         owners=("paul",),
         stress=hero_stress or None,
         stunts=(PARRY, BRAWLER, WATCHFUL),
     )
-    ally = character("m", "Margot", ALLY_SKILLS, owners=("anna",))
-    ghoul = character("g", "Ghoul", GHOUL_SKILLS)
+    ally = character("m", "Margot", ratings(ruleset, ALLY_SKILLS), owners=("anna",))
+    ghoul = character("g", "Ghoul", ratings(ruleset, GHOUL_SKILLS))
     return Table(world(hero, ally, ghoul, ruleset=ruleset))
 
 
@@ -91,7 +112,7 @@ def gm_hit(table: Table, target: str, shifts: int, *, kind: HarmKind | None = No
     command = StartAction(
         type="attack",
         actor_id="g",
-        skill="Fight",
+        skill=rated(table.ruleset, "Fight"),
         target_id=target,
         passive_rating=3 - shifts,
         attack_kind=kind,
@@ -337,7 +358,11 @@ def test_r13_3_superb_physique_adds_a_mild_slot_for_physical_harm_only() -> None
 
 def gm_hit_on_ghoul(table: Table, shifts: int) -> str:
     command = StartAction(
-        type="attack", actor_id="b", skill="Fight", target_id="g", passive_rating=2 - shifts
+        type="attack",
+        actor_id="b",
+        skill=rated(table.ruleset, "Fight"),
+        target_id="g",
+        passive_rating=2 - shifts,
     )
     table.run(lambda s: actions.start_action(s, command, GM_USER, dice(ZERO), table.ruleset))
     action_id = table.action().id

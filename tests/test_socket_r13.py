@@ -75,6 +75,8 @@ async def test_r13_9_the_gm_chooses_the_ruleset_and_a_change_keeps_the_log(
         "stress_rule": "one_box",
         "stunts_chosen": True,
         "full_defense_optional": False,
+        "approaches": [],
+        "defend_for_another": True,
     }
     assert (await paul.ok("hello"))["ruleset"] == "fate-core"
     again = await gm.ok("world.ruleset", ruleset="fate-core")

@@ -260,8 +260,16 @@ class ActionOppose(ActionRef, event="action.oppose", result=ActionData):
     stunts: StuntNames | None = None
 
 
+class ActionInterpose(ActionRef, event="action.interpose", result=ActionData):
+    """R13.11 (GM): ``defender_id``, in the same conflict, defends in the target's place
+    before the defense is rolled, and takes the hit."""
+
+    defender_id: Identifier
+
+
 class ActionInvoke(ActionRef, event="action.invoke", result=ActionData):
-    """R4: invoke ``aspect_id`` as ``invoker`` (a character, or "gm" for the GM's budget)."""
+    """R4: invoke ``aspect_id`` as ``invoker`` (a character, or "gm" for the GM's budget).
+    R13.10: a character not taking part invokes for the ``side`` its player names."""
 
     invoker: Identifier
     aspect_id: Identifier

@@ -304,6 +304,8 @@ class ActionCard(TypedDict):
     # boxes, a bigger box alone; "one_box": one, the smallest free box that fits); None
     # for other actions and attacks from before R13 (each box absorbs its value).
     stress_rule: Annotated[Literal["ones", "one_box"] | None, Field(default=None)]
+    # R13.11: the character the defender interposed for (the hit lands on the defender).
+    interposed_for: Annotated[CardCharacter | None, Field(default=None)]
 
 
 @_view
@@ -474,6 +476,10 @@ class RulesetInfo(TypedDict):
     stunts_chosen: bool
     # R13.7: the GM may turn full defense on or off (Fate Condensed's option).
     full_defense_optional: Annotated[bool, Field(default=False)]
+    # R13.1: the only ratings a roll may name (Accelerated's six approaches); [] for skills.
+    approaches: Annotated[list[str], Field(default=[])]
+    # R13.11: the GM may let a character interpose and defend for another.
+    defend_for_another: Annotated[bool, Field(default=False)]
 
 
 @_view

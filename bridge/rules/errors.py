@@ -30,6 +30,13 @@ RuleCode = Literal[
     "mid_commit",
     "scene_ended",
     "not_your_turn",
+    "side_required",
+    "against_own_side",
+    "no_ally_on_side",
+    "not_an_approach",
+    "not_an_attack",
+    "not_in_conflict",
+    "already_defending",
 ]
 
 

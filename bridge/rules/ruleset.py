@@ -95,6 +95,10 @@ class Ruleset:
         default_factory=lambda: {"physical": "Quick", "mental": "Careful"}
     )
     turn_tie_skills: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # R13.1: when not empty, the only ratings a roll may name (Accelerated's approaches).
+    approaches: tuple[str, ...] = ()
+    # R13.11: the GM may let a character interpose and defend for another.
+    defend_for_another: bool = False
     # R13.7: full defense always, as an option the world turns on, or never.
     full_defense: Literal["always", "option", "never"] = "never"
     # R13.8: the roll names the stunts that apply (none unless named); False: every
@@ -180,6 +184,7 @@ FATE_CORE = Ruleset(
     turn_tie_skills={"physical": ("Athletics", "Physique"), "mental": ("Rapport", "Will")},
     full_defense="always",
     stunts_chosen=True,
+    defend_for_another=True,
 )
 
 # R13: Condensed and Accelerated are Fate Core but where the SRDs differ.
@@ -195,6 +200,7 @@ FATE_CONDENSED = replace(
     turn_order_skills={},
     turn_tie_skills={},
     full_defense="option",
+    defend_for_another=False,
 )
 
 FATE_ACCELERATED = replace(
@@ -202,6 +208,8 @@ FATE_ACCELERATED = replace(
     id="fate-accelerated",
     title="Fate Accelerated",
     ratings="approaches",
+    approaches=("Careful", "Clever", "Flashy", "Forceful", "Quick", "Sneaky"),
+    defend_for_another=False,
     # R13.2: one track of boxes 1, 2, 3 for every kind of harm; R13.3: no extra mild slot.
     stress_tracks=(StressTrackDefault("stress", "Stress", "any", (1, 2, 3)),),
     extra_mild_at=None,

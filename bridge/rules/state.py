@@ -592,7 +592,7 @@ StressRuleName = Literal["", "ones", "one_box"]
 class Action(Frozen):
     """One action's resolution so far (R2-R10)."""
 
-    __left_out_when_empty__ = ("consents", "stress_rule")
+    __left_out_when_empty__ = ("consents", "stress_rule", "interposed_for")
 
     id: str
     type: ActionType
@@ -643,6 +643,9 @@ class Action(Frozen):
     # The Foundry user whose client created this action's chat message, as that client
     # reported it: only the author or a GM may update the message (DESIGN Foundry side).
     card_author: str | None = None
+    # R13.11: the target another character defends for (its defender is the opposition's
+    # leader, and takes the hit); left out of the JSON while empty.
+    interposed_for: Annotated[str | None, LEFT_OUT_WHEN_EMPTY] = None
 
     @property
     def closed(self) -> bool:

@@ -35,6 +35,13 @@ def action_oppose(state: WorldState, intent: protocol.ActionOppose, turn: Turn) 
     )
 
 
+@RULES.act(protocol.ActionInterpose)
+def action_interpose(
+    state: WorldState, intent: protocol.ActionInterpose, turn: Turn
+) -> list[Event]:
+    return actions.interpose(state, intent.action_id, intent.defender_id, turn.who, turn.ruleset)
+
+
 @RULES.act(protocol.ActionInvoke)
 def action_invoke(state: WorldState, intent: protocol.ActionInvoke, turn: Turn) -> list[Event]:
     command = actions.InvokeCommand(

@@ -17,12 +17,17 @@ from bridge.store.base import EmitRow
 # key existed; a scene end's card is a model).
 CARD_EMIT: TypeAdapter[protocol.CardEmit] = TypeAdapter(protocol.CardEmit)
 
-# Discord's limits (embed title 256, description 4096, field value 1024, 25 fields).
+# Discord's embed limits: each part's, and 6,000 characters over title, description, field
+# names and values, footer and author name together (Discord refuses an embed past any).
 TITLE_LIMIT = 256
 DESCRIPTION_LIMIT = 4096
 FIELD_NAME_LIMIT = 256
 FIELD_VALUE_LIMIT = 1024
 FIELDS_LIMIT = 25
+FOOTER_LIMIT = 2048
+AUTHOR_NAME_LIMIT = 256
+EMBED_TOTAL_LIMIT = 6000
+SHORTENED = "Shortened for Discord: the JSON webhook carries the whole card."
 BOT_NAME = "Fate Bridge"
 OUTCOME_COLOURS = {"excel": 0xF1C40F, "succeed": 0x2ECC71, "tie": 0x95A5A6, "fumble": 0xE74C3C}
 NEUTRAL_COLOUR = 0x7289DA
@@ -140,8 +145,13 @@ def _action_embed(card: protocol.ActionCard) -> dict[str, Any]:
     effects = [_effect_text(e) for e in card["effects"]]
     if card["effects"]:
         fields.append(_field("Effects", "\n".join(effects), inline=False))
+    # R13.11: a defender who stepped in says for whom.
+    interposed = card.get("interposed_for")
+    stood_in = f"{opposition} defends for {interposed['name']}" if interposed else None
     description = " \u00b7 ".join(
-        text for text in (card["situation"], card["aspect_name"], card["description"]) if text
+        text
+        for text in (stood_in, card["situation"], card["aspect_name"], card["description"])
+        if text
     )
     return {
         "title": _cut(title, TITLE_LIMIT),
@@ -149,7 +159,7 @@ def _action_embed(card: protocol.ActionCard) -> dict[str, Any]:
         "color": CANCELLED_COLOUR
         if cancelled
         else OUTCOME_COLOURS.get(card["outcome"] or "", NEUTRAL_COLOUR),
-        "fields": fields[:FIELDS_LIMIT],
+        "fields": fields,
         "footer": {"text": f"event {card['event_seq']} \u00b7 {card['event_hash'][:12]}"},
     }
 
@@ -188,7 +198,7 @@ def _contest_embed(card: protocol.ContestCard) -> dict[str, Any]:
         "title": _cut(title, TITLE_LIMIT),
         "description": _cut(description, DESCRIPTION_LIMIT),
         "color": NEUTRAL_COLOUR,
-        "fields": fields[:FIELDS_LIMIT],
+        "fields": fields,
     }
 
 
@@ -196,7 +206,8 @@ def _task_field(task: protocol.TaskView) -> dict[str, Any]:
     actor = task["actor"]["name"] if task["actor"] else DASH
     versus = f"{_rated(task['total'])} vs {_rated(task['opposition'])}"
     outcome = task["outcome_label"] or ""
-    return _field(task["name"], f"{actor}: {task['skill']} {versus} {DASH} {outcome}", False)
+    # The outcome first: a summarised embed cuts the end of a long line (see fitted).
+    return _field(task["name"], f"{outcome} {DASH} {actor}: {task['skill']} {versus}", False)
 
 
 def _challenge_embed(card: protocol.ChallengeCard) -> dict[str, Any]:
@@ -206,7 +217,7 @@ def _challenge_embed(card: protocol.ChallengeCard) -> dict[str, Any]:
         "title": _cut(f"Challenge: {challenge['name']}", TITLE_LIMIT),
         "description": "Every task is in.",
         "color": NEUTRAL_COLOUR,
-        "fields": fields[:FIELDS_LIMIT],
+        "fields": fields,
     }
 
 
@@ -222,17 +233,79 @@ def _scene_end_embed(card: protocol.SceneEndCard) -> dict[str, Any]:
     }
 
 
+def embed_length(embed: dict[str, Any]) -> int:
+    """The characters Discord counts against an embed's 6,000."""
+    fields = embed.get("fields", [])
+    return (
+        len(embed.get("title", ""))
+        + len(embed.get("description", ""))
+        + sum(len(f["name"]) + len(f["value"]) for f in fields)
+        + len(embed.get("footer", {}).get("text", ""))
+        + len(embed.get("author", {}).get("name", ""))
+    )
+
+
+def fitted(embed: dict[str, Any], what: str = "entries") -> dict[str, Any]:
+    """The embed within every Discord limit. What does not fit is summarised: long field
+    values share what is left of the 6,000 characters (each cut to its share), and fields
+    past the 25th, or past the total even then, are counted in a last field ("… and N more
+    ``what``"); the footer says the JSON webhook carries the whole card."""
+    embed = dict(embed)
+    embed["title"] = _cut(embed.get("title", ""), TITLE_LIMIT)
+    embed["description"] = _cut(embed.get("description", ""), DESCRIPTION_LIMIT)
+    if "footer" in embed:
+        embed["footer"] = {"text": _cut(embed["footer"]["text"], FOOTER_LIMIT)}
+    if "author" in embed:
+        embed["author"] = {
+            **embed["author"],
+            "name": _cut(embed["author"]["name"], AUTHOR_NAME_LIMIT),
+        }
+    fields: list[dict[str, Any]] = list(embed.get("fields", []))
+    if len(fields) <= FIELDS_LIMIT and embed_length(embed) <= EMBED_TOTAL_LIMIT:
+        return embed
+    footer = embed.get("footer", {}).get("text", "")
+    embed["footer"] = {
+        "text": _cut(f"{footer} \u00b7 {SHORTENED}" if footer else SHORTENED, FOOTER_LIMIT)
+    }
+    # Room for the last field that counts what was left out.
+    reserve = len(f"\u2026 and {len(fields)} more {what}") + len(SHORTENED)
+    room = EMBED_TOTAL_LIMIT - embed_length({**embed, "fields": []}) - reserve
+    needed = 200 * min(len(fields), 3)
+    if room < needed:
+        # The description gives way first: the fields are the card's substance.
+        keep = len(embed["description"]) - (needed - room)
+        embed["description"] = _cut(embed["description"], keep) if keep > 0 else ""
+        room = EMBED_TOTAL_LIMIT - embed_length({**embed, "fields": []}) - reserve
+    shown = fields[: FIELDS_LIMIT - 1]
+    # Each field's value gets an even share of the room (names are short; kept whole).
+    share = max(40, room // max(len(shown), 1) - max((len(f["name"]) for f in shown), default=0))
+    shown = [{**f, "value": _cut(f["value"], share)} for f in shown]
+    kept: list[dict[str, Any]] = []
+    used = 0
+    for field in shown:
+        size = len(field["name"]) + len(field["value"])
+        if used + size > room:
+            break
+        kept.append(field)
+        used += size
+    left = len(fields) - len(kept)
+    if left:
+        kept.append(_field(f"\u2026 and {left} more {what}", SHORTENED, inline=False))
+    embed["fields"] = kept
+    return embed
+
+
 def discord_body(card_emit: protocol.CardEmit) -> str:
     """A Discord execute-webhook body with one embed; ``allowed_mentions`` never lets a
     name written at the table ping anyone."""
     card = card_emit["card"]
     if isinstance(card, protocol.SceneEndCard):
-        embed = _scene_end_embed(card)
+        embed = fitted(_scene_end_embed(card), "characters")
     elif card["kind"] == "action":
-        embed = _action_embed(card)
+        embed = fitted(_action_embed(card), "lines")
     elif card["kind"] == "contest":
-        embed = _contest_embed(card)
+        embed = fitted(_contest_embed(card), "sides")
     else:
-        embed = _challenge_embed(card)
+        embed = fitted(_challenge_embed(card), "tasks")
     body = {"username": BOT_NAME, "embeds": [embed], "allowed_mentions": {"parse": []}}
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False)

@@ -73,6 +73,10 @@ export function createApi() {
       if (side) payload.side = side;
       return send("action.invoke", payload);
     },
+    /** GM, R13.11 (Fate Core): `defenderId`, in the same conflict, defends in the attack's target's place and takes the hit. */
+    interpose(actionId, defenderId) {
+      return send("action.interpose", { action_id: actionRef(actionId), defender_id: defenderId });
+    },
     /** Pass for one side ("actor" or "opposition"); when both have passed the action resolves. */
     pass(actionId, side = "actor") {
       return send("action.pass", { action_id: actionRef(actionId), side });

@@ -5,14 +5,15 @@
  * @module card-controls
  */
 import { characterActor } from "./characters.mjs";
-import { adapterFor } from "./adapters/index.mjs";
 import { renderTemplate } from "./compat.mjs";
 import { consentParts } from "./card-view.mjs";
 import { ladderEntry } from "./format.mjs";
 import { send } from "./intents.mjs";
-import { askAbsorb, askCancel, askGift, askInvoke, canCancel, canGift } from "./pickers.mjs";
+import { allyInvokers, askAbsorb, askCancel, askGift, askInvoke, canCancel, canGift } from "./pickers.mjs";
 import { MODULE_ID } from "./protocol.mjs";
+import { rollableRatings, worldRules } from "./roll-dialog.mjs";
 import { runtime } from "./runtime.mjs";
+import { currentScene } from "./scene-state.mjs";
 import { actorStunts, opposeAction, readStunts, stuntOptions, stuntsChosen, syncStunts } from "./stunts.mjs";
 
 export const CONTROLS_TEMPLATE = `modules/${MODULE_ID}/templates/card-controls.hbs`;
@@ -57,10 +58,48 @@ export function controlsContext(card, user = game.user) {
   if (canGift(card, user)) extra.giftLabel = game.i18n.localize("FATEBRIDGE.Gift.Button");
   // Whatever an open action waits for, the GM can call it off so it never blocks the table.
   if (canCancel(card, user)) extra.cancelLabel = game.i18n.localize("FATEBRIDGE.Cancel.Button");
+  // R13.10: whoever has a character in the scene not taking part may invoke for an ally.
+  const allies = allySides(card, user);
+  if (allies.length) Object.assign(extra, { allySides: allies, allyHeading: game.i18n.localize("FATEBRIDGE.Ally.Heading") });
   const ctx = promptContext(card, user);
   if (!Object.keys(extra).length) return ctx;
-  const kind = ctx?.kind ?? (extra.giftLabel ? "gift" : "cancel");
+  const kind = ctx?.kind ?? (extra.giftLabel ? "gift" : extra.allySides ? "ally" : "cancel");
   return { uid: globalThis.crypto.randomUUID().slice(0, 8), ...ctx, kind, ...extra };
+}
+
+/**
+ * R13.10: the sides this user may invoke for as an ally ("Invoke for …"), while the sides
+ * invoke: each side with a character on it, when the user has a character in the scene that
+ * takes no part; a player never for the side against its own character.
+ * @param {import("./protocol.mjs").ActionCard} card
+ * @param {User} [user]
+ * @returns {{which: string, label: string}[]}
+ */
+export function allySides(card, user = game.user) {
+  if (card.undone || card.state !== "invoking" || !allyInvokers(card, user).length) return [];
+  const sides = [["actor", card.actor, card.opposition], ["opposition", card.opposition, card.actor]];
+  return sides
+    .filter(([, side, other]) => side.leader && (user.isGM || !other.controllers.includes(user.id)))
+    .map(([which, side]) => ({ which, label: game.i18n.format("FATEBRIDGE.Ally.InvokeFor", { name: side.leader.name }) }));
+}
+
+/**
+ * R13.11 (GM): who may step in and defend instead of an attack's target, before it rolls: the
+ * others on the target's side of its open conflict still in it. Null when none may.
+ * @param {import("./protocol.mjs").ActionCard} card
+ * @param {User} user
+ */
+export function interposeContext(card, user) {
+  const target = card.opposition?.leader?.id;
+  if (!user.isGM || card.action_type !== "attack" || !target || !worldRules()?.defend_for_another) return null;
+  const conflict = (currentScene()?.conflicts ?? []).find((c) => c.state === "open" && c.order.some((t) => t.character.id === target));
+  const side = conflict?.order.find((t) => t.character.id === target)?.side_id;
+  const options = (conflict?.order ?? [])
+    .filter((t) => t.side_id === side && t.character.id !== target && !t.out)
+    .map((t) => ({ id: t.character.id, name: t.character.name }));
+  if (!options.length) return null;
+  const i18n = game.i18n;
+  return { label: i18n.format("FATEBRIDGE.Interpose.Label", { name: card.opposition.leader.name }), button: i18n.localize("FATEBRIDGE.Interpose.Button"), options };
 }
 
 /**
@@ -91,12 +130,14 @@ function promptContext(card, user) {
       break;
     case "oppose": {
       const opposer = opposerActor(card);
-      const skills = opposer ? adapterFor().skills(opposer) : {};
+      // R13.1: under Accelerated, the six approaches only.
+      const skills = opposer ? rollableRatings(opposer) : {};
       ctx.opposeLabel = i18n.format("FATEBRIDGE.Controls.OpposeAs", { name: card.opposition.leader?.name ?? "" });
       ctx.skills = Object.entries(skills).sort(([, a], [, b]) => b - a).map(([name, rating]) => ({ name, label: `${name} ${ladderEntry(rating)}` }));
       // R13.8: the opposer's stunts for its first skill, defending against an attack, else opposing.
       ctx.stunts = stuntOptions(actorStunts(opposer), ctx.skills[0]?.name ?? "", opposeAction(card.action_type));
       ctx.stuntsHint = i18n.localize(stuntsChosen() ? "FATEBRIDGE.Stunts.HintChosen" : "FATEBRIDGE.Stunts.HintAll");
+      ctx.interpose = interposeContext(card, user);
       break;
     }
     case "invoke":
@@ -273,6 +314,11 @@ export async function intentFor(card, button, holder) {
       return ["action.oppose", payload];
     }
     case "pass": return ["action.pass", { action_id, side }];
+    case "interpose": return ["action.interpose", { action_id, defender_id: field(holder, "defender") }];
+    case "invoke-ally": {
+      const picked = await askInvoke(card, side, allyInvokers(card));
+      return picked ? ["action.invoke", { action_id, ...picked }] : null;
+    }
     case "invoke": {
       const picked = await askInvoke(card, side);
       return picked ? ["action.invoke", { action_id, ...picked }] : null;

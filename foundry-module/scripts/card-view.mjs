@@ -223,7 +223,12 @@ export function cardContext(card, seq) {
     actionId: card.action_id,
     actorName: nameOf(card.actor.leader),
     actionLabel: card.action_label,
-    target: card.target ? i18n.format("FATEBRIDGE.Card.Against", { name: card.target.name }) : null,
+    // R13.11: the defender stepped in for the target it names.
+    target: card.target
+      ? card.interposed_for
+        ? i18n.format("FATEBRIDGE.Card.AgainstInterposed", { name: card.target.name, other: card.interposed_for.name })
+        : i18n.format("FATEBRIDGE.Card.Against", { name: card.target.name })
+      : null,
     subject: subject.length ? subject.join(" \u00b7 ") : null,
     description: card.description || null,
     proposal: proposalText(card),

@@ -3,13 +3,15 @@
  * a hit.
  * @module pickers
  */
-import { characterActor } from "./characters.mjs";
+import { ownerIds } from "./adapters/common.mjs";
+import { characterActor, characterId, characterName } from "./characters.mjs";
 import { dialogClass, renderTemplate } from "./compat.mjs";
 import { aspectName, entryFreeInvokes } from "./format.mjs";
 import { worldState } from "./intents.mjs";
 import { ODDS_TEMPLATE, invokeOddsContext } from "./odds.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
+import { sceneTokenActors } from "./scene-tokens.mjs";
 
 export const INVOKE_TEMPLATE = `modules/${MODULE_ID}/templates/invoke-picker.hbs`;
 export const ABSORB_TEMPLATE = `modules/${MODULE_ID}/templates/absorb-picker.hbs`;
@@ -44,22 +46,58 @@ export function invokers(card, side) {
   return out;
 }
 
-/** "2 free for Zird, 1 for GM" */
+/**
+ * R13.10: who this user may invoke as for an ally: the characters in the scene (the viewed
+ * scene's tokens, and a player's own character) it controls that take no part in the action;
+ * the GM's are its NPCs, a player's its own.
+ * @param {import("./protocol.mjs").ActionCard} card
+ * @param {User} [user]
+ * @returns {{id: string, name: string, npc: boolean}[]}
+ */
+export function allyInvokers(card, user = game.user) {
+  const onAction = new Set(sideMembers(card).map((c) => c.id));
+  const out = new Map();
+  for (const actor of [...sceneTokenActors(), ...(user.character ? [user.character] : [])]) {
+    const id = characterId(actor);
+    if (onAction.has(id) || out.has(id)) continue;
+    const npc = !ownerIds(actor).some((owner) => !game.users.get(owner)?.isGM);
+    if (user.isGM ? !npc : npc || !actor.testUserPermission(user, "OWNER")) continue;
+    out.set(id, { id, name: characterName(actor), npc });
+  }
+  return [...out.values()];
+}
+
+/** Every character on either side of the card. */
+function sideMembers(card) {
+  return [card.actor, card.opposition].flatMap((s) => [s.leader, ...s.helpers]).filter(Boolean);
+}
+
+/** A free invoke holder's name: a character's or the GM's; an id only when nothing names it. */
+function holderName(holder, names) {
+  if (names.has(holder)) return names.get(holder);
+  if (holder === GM) return game.i18n.localize("FATEBRIDGE.Invoke.Gm");
+  return characterName(characterActor(holder)) ?? holder;
+}
+
+/** "free: Zird the Arcane ×2, GM ×1" */
 function freeLabel(aspect, names) {
-  const parts = entryFreeInvokes(aspect).map(([holder, n]) => `${names.get(holder) ?? holder} ×${n}`);
+  const parts = entryFreeInvokes(aspect).map(([holder, n]) => `${holderName(holder, names)} ×${n}`);
   return parts.length ? game.i18n.format("FATEBRIDGE.Invoke.Free", { list: parts.join(", ") }) : "";
 }
 
 /**
- * The invoke picker's data.
+ * The invoke picker's data. `who`: the invokers offered (default: this user's on that side);
+ * `more`: aspects to list besides the card's (an ally's own); `known`: names by character id.
  * @param {import("./protocol.mjs").ActionCard} card
  * @param {"actor"|"opposition"} side
+ * @param {{who?: object[], more?: object[], known?: Map<string, string>}} [extra]
  */
-export function invokeContext(card, side) {
-  const who = invokers(card, side);
-  const names = new Map([...who.map((w) => [w.id, w.name]), ...[card.actor, card.opposition].flatMap((s) => [s.leader, ...s.helpers]).filter(Boolean).map((c) => [c.id, c.name])]);
+export function invokeContext(card, side, { who = invokers(card, side), more = [], known = new Map() } = {}) {
+  const names = new Map([...known, ...who.map((w) => [w.id, w.name]), ...sideMembers(card).map((c) => [c.id, c.name])]);
   const first = who[0]?.id;
-  const aspects = card.aspects.map((a) => {
+  const listed = new Set(card.aspects.map((a) => a.id));
+  const pool = [...card.aspects, ...more.filter((a) => !listed.has(a.id))];
+  const aspects = pool.map((a) => {
     const where = a.attached_to ? a.attached_to.name : game.i18n.localize(`FATEBRIDGE.Invoke.Kind.${a.kind}`);
     return { id: a.id, kind: a.kind, name: aspectName(a), where, free: freeLabel(a, names), holders: JSON.stringify(a.free_invokes) };
   });
@@ -73,7 +111,9 @@ export function invokeContext(card, side) {
     aspects,
     effects,
     payments: ["fate_point", "free", "boost"].map((id) => ({ id, label: game.i18n.localize(`FATEBRIDGE.Invoke.Payment.${id}`) })),
-    first
+    first,
+    // The aspects as the card and the world state hold them (their free invokes by holder).
+    pool
   };
 }
 
@@ -89,13 +129,38 @@ export function suggestedPayment(aspect, invoker) {
 }
 
 /**
+ * R13.10: the invoke picker for an ally: its characters not taking part, with their fate
+ * points (an NPC's: the GM's budget), and their own aspects besides the card's.
+ * @param {import("./protocol.mjs").ActionCard} card
+ * @param {"actor"|"opposition"} side
+ * @param {{id: string, name: string, npc: boolean}[]} allies
+ */
+export async function allyInvokeContext(card, side, allies) {
+  const state = await worldState();
+  const known = new Map((state?.characters ?? []).map((c) => [c.id, c]));
+  const i18n = game.i18n;
+  const who = allies.map((a) => ({
+    id: a.id,
+    name: a.name,
+    label: a.npc
+      ? i18n.format("FATEBRIDGE.Invoke.AsNpc", { name: a.name, n: state?.gm_fate_points ?? card.gm_fate_points })
+      : i18n.format("FATEBRIDGE.Invoke.AsWithPoints", { name: a.name, n: known.get(a.id)?.fate_points ?? 0 })
+  }));
+  const ids = new Set(allies.map((a) => a.id));
+  const more = (state?.aspects ?? []).filter((a) => a.attached_to && ids.has(a.attached_to.id));
+  return invokeContext(card, side, { who, more, known: new Map([...known].map(([id, c]) => [id, c.name])) });
+}
+
+/**
  * Ask which aspect to invoke, as whom, paid how, for what. Resolves to the `action.invoke`
  * fields (without action id), or null.
  * @param {import("./protocol.mjs").ActionCard} card
  * @param {"actor"|"opposition"} side
+ * @param {{id: string, name: string, npc: boolean}[]|null} [allies]  R13.10: invoke as one of
+ *   these, not taking part, for `side`
  */
-export async function askInvoke(card, side) {
-  const ctx = invokeContext(card, side);
+export async function askInvoke(card, side, allies = null) {
+  const ctx = allies ? await allyInvokeContext(card, side, allies) : invokeContext(card, side);
   if (!ctx.invokers.length || !ctx.aspects.length) {
     ui.notifications.warn(game.i18n.localize(ctx.aspects.length ? "FATEBRIDGE.Invoke.NobodyToInvoke" : "FATEBRIDGE.Invoke.NoAspects"));
     return null;
@@ -105,7 +170,7 @@ export async function askInvoke(card, side) {
   if (ctx.odds?.reroll) ctx.odds.rerollHtml = await renderTemplate(ODDS_TEMPLATE, ctx.odds.reroll);
   const content = await renderTemplate(INVOKE_TEMPLATE, ctx);
   const suggest = (form) => {
-    const aspect = card.aspects.find((a) => a.id === checkedValue(form, "aspect"));
+    const aspect = ctx.pool.find((a) => a.id === checkedValue(form, "aspect"));
     const invoker = form.querySelector('[name="invoker"]')?.value;
     const payment = form.querySelector('[name="payment"]');
     if (!payment) return;
@@ -137,7 +202,8 @@ export async function askInvoke(card, side) {
             payment: value("payment"),
             effect: value("effect") || "bonus"
           };
-          if (picked.invoker === GM) picked.side = side;
+          // R13.10: an ally names the side it invokes for, as the GM does.
+          if (picked.invoker === GM || allies) picked.side = side;
           return picked;
         }
       },
@@ -502,7 +568,7 @@ export function givers(aspect, user = game.user) {
 export async function askGive(aspect, fromId, recipients) {
   const i18n = game.i18n;
   const held = aspect.free_invokes?.[fromId] ?? 0;
-  const fromName = characterActor(fromId)?.name ?? fromId;
+  const fromName = characterName(characterActor(fromId)) ?? fromId;
   const to = recipients.filter((r) => r.id !== fromId && r.id !== GM).map((r) => ({ id: r.id, label: r.name }));
   if (!held || !to.length) return null;
   const counts = Array.from({ length: Math.min(held, 10) }, (_, i) => ({ id: String(i + 1), label: String(i + 1) }));

@@ -13,6 +13,7 @@
  */
 import { IntentChannel } from "./connection.mjs";
 import { EMITS_FRAME, MODULE_ID, PROTOCOL_VERSION } from "./protocol.mjs";
+import { statusText } from "./status.mjs";
 
 export const CHANNEL = `module.${MODULE_ID}`;
 
@@ -196,7 +197,8 @@ export class RelayConnection extends IntentChannel {
     const reason = message.state === "connected" ? "protocol_mismatch" : "gm_offline";
     const detail = message.state === "connected"
       ? game.i18n.format("FATEBRIDGE.Relay.GMProtocol", { theirs: String(message.protocol), ours: PROTOCOL_VERSION })
-      : game.i18n.format("FATEBRIDGE.Relay.GMOffline", { detail: String(message.message ?? message.state ?? "") });
+      // The GM's cause in words (not the transport's "websocket error").
+      : game.i18n.format("FATEBRIDGE.Relay.GMOffline", { detail: statusText({ state: String(message.state ?? "offline"), reason: message.reason ?? null, message: message.message ?? null }).detail });
     this.setStatus("offline", reason, detail);
   }
 

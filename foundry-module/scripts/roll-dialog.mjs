@@ -11,6 +11,7 @@ import { worldState } from "./intents.mjs";
 import { DEFAULT_OPPOSITION, LADDER_MAX, LADDER_MIN, MODULE_ID } from "./protocol.mjs";
 import { showRollOdds } from "./odds.mjs";
 import { runtime } from "./runtime.mjs";
+import { currentScene } from "./scene-state.mjs";
 import { actorStunts, readStunts, stuntOptions, stuntsChosen, syncStunts, tickedNames } from "./stunts.mjs";
 
 export const DIALOG_TEMPLATE = `modules/${MODULE_ID}/templates/roll-dialog.hbs`;
@@ -34,6 +35,24 @@ export function ladderOptions(selected = DEFAULT_OPPOSITION) {
     options.push({ value, label: ladderEntry(value), selected: value === selected });
   }
   return options;
+}
+
+/** What the world's ruleset allows (R13): the latest scene state's rules, else hello's. */
+export function worldRules() {
+  return currentScene()?.rules ?? runtime.hello?.rules ?? null;
+}
+
+/**
+ * What a character may roll: its skills; R13.1, under a ruleset of approaches (Fate
+ * Accelerated), the six approaches only, each at the character's rating (Mediocre without one).
+ * @param {Actor} actor
+ * @returns {Record<string, number>}
+ */
+export function rollableRatings(actor) {
+  const skills = adapterFor().skills(actor);
+  const approaches = worldRules()?.approaches ?? [];
+  if (!approaches.length) return skills;
+  return Object.fromEntries(approaches.map((name) => [name, skills[name] ?? 0]));
 }
 
 /** The ids of the actions a character may start under the bridge's ruleset (hello), else overcome. */
@@ -72,7 +91,7 @@ export function candidates(actor) {
  * @param {{actor: Actor, skill?: string, request?: object, state?: object|null}} subject
  */
 export function dialogContext({ actor, skill, request = {}, state = null }) {
-  const skills = adapterFor().skills(actor);
+  const skills = rollableRatings(actor);
   const others = candidates(actor);
   const firstTarget = others.find((o) => o.targeted)?.id ?? null;
   const type = request.type ?? "overcome";
@@ -102,7 +121,7 @@ export function dialogContext({ actor, skill, request = {}, state = null }) {
     })),
     // A helper's skills are sheet data: a player sees those of characters it may observe only.
     helpers: others.filter(({ actor: o }) => mayObserve(o)).map(({ actor: o, id, name }) => {
-      const theirs = adapterFor().skills(o);
+      const theirs = rollableRatings(o);
       return {
         id,
         name,

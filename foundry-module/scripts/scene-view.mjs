@@ -5,6 +5,7 @@
  * @module scene-view
  */
 import { adapterFor } from "./adapters/index.mjs";
+import { characterActor, characterName } from "./characters.mjs";
 import { aspectName, entryFreeInvokes, ladderEntry, signed } from "./format.mjs";
 import { givers } from "./pickers.mjs";
 import { DEFAULT_OPPOSITION, LADDER_MAX, LADDER_MIN } from "./protocol.mjs";
@@ -59,8 +60,12 @@ function nameResolver(state) {
   const names = new Map();
   for (const a of game.actors.contents) names.set(a.id, a.name);
   for (const c of state.contests ?? []) for (const s of c.sides) for (const m of s.members) names.set(m.id, m.name);
+  for (const c of state.conflicts ?? []) for (const t of c.order ?? []) names.set(t.character.id, t.character.name);
+  for (const a of state.aspects ?? []) if (a.attached_to) names.set(a.attached_to.id, a.attached_to.name);
   names.set("gm", game.i18n.localize("FATEBRIDGE.Invoke.Gm"));
-  return (id) => names.get(id) ?? id;
+  // An unlinked token's character (its id a token's UUID) by its token's name; an id only
+  // when nothing at all names it.
+  return (id) => names.get(id) ?? characterName(characterActor(id)) ?? id;
 }
 
 /** @param {object} contest ContestView */

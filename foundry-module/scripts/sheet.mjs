@@ -149,8 +149,10 @@ function onStuntClick(event, actor, button) {
 function offlineWords() {
   const status = runtime.connection?.status ?? { state: "offline", reason: null, message: null };
   const { label, detail } = statusText(status);
-  const reason = String(detail ?? "").trim().replace(/\.$/, "");
-  return { state: label.toLowerCase(), detail: reason ? ` (${reason})` : "" };
+  // The cause is a sentence of its own after the line's (it may hold parentheses itself).
+  const said = String(detail ?? "").trim();
+  const reason = said && said[0].toLocaleUpperCase() + said.slice(1);
+  return { state: label.toLowerCase(), detail: reason ? ` ${/[.!?…]$/.test(reason) ? reason : `${reason}.`}` : "" };
 }
 
 /**

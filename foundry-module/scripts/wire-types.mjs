@@ -73,6 +73,7 @@ export {};
  * @property {string} event_hash
  * @property {InvokeOddsView|null} [invoke_odds]
  * @property {"ones"|"one_box"|null} [stress_rule]
+ * @property {CardCharacter|null} [interposed_for]
  */
 
 /**
@@ -459,7 +460,7 @@ export {};
 /**
  * schemas/defs/ErrorInfo.json
  * @typedef {object} ErrorInfo
- * @property {"unknown_event"|"too_large"|"rate_limited"|"unauthorized"|"unbound"|"no_gm"|"dev_dice_disabled"|"conflict"|"internal"|"invalid"|"forbidden"|"not_found"|"unknown_actor"|"wrong_state"|"overwhelmed"|"no_fate_points"|"no_free_invokes"|"already_invoked"|"not_dangerous"|"not_in_ruleset"|"exhausted"|"already_overcome"|"awaiting_gm"|"awaiting_consent"|"advantage_pending"|"forfeited"|"has_fate_points"|"needs_overcome"|"no_slot"|"nothing_to_undo"|"mid_commit"|"scene_ended"|"not_your_turn"} code
+ * @property {"unknown_event"|"too_large"|"rate_limited"|"unauthorized"|"unbound"|"no_gm"|"dev_dice_disabled"|"conflict"|"internal"|"invalid"|"forbidden"|"not_found"|"unknown_actor"|"wrong_state"|"overwhelmed"|"no_fate_points"|"no_free_invokes"|"already_invoked"|"not_dangerous"|"not_in_ruleset"|"exhausted"|"already_overcome"|"awaiting_gm"|"awaiting_consent"|"advantage_pending"|"forfeited"|"has_fate_points"|"needs_overcome"|"no_slot"|"nothing_to_undo"|"mid_commit"|"scene_ended"|"not_your_turn"|"side_required"|"against_own_side"|"no_ally_on_side"|"not_an_approach"|"not_an_attack"|"not_in_conflict"|"already_defending"} code
  * @property {string} message
  * @property {string|null} [field]
  */
@@ -618,6 +619,8 @@ export {};
  * @property {"ones"|"one_box"|null} stress_rule
  * @property {boolean} stunts_chosen
  * @property {boolean} [full_defense_optional]
+ * @property {string[]} [approaches]
+ * @property {boolean} [defend_for_another]
  */
 
 /**
@@ -969,8 +972,17 @@ export {};
  */
 
 /**
+ * schemas/client/action_interpose.json  R13.11 (GM): `defender_id`, in the same conflict, defends
+ *   in the target's place before the defense is rolled, and takes the hit.
+ * @typedef {object} ActionInterpose
+ * @property {string} request_id
+ * @property {string} action_id
+ * @property {string} defender_id
+ */
+
+/**
  * schemas/client/action_invoke.json  R4: invoke `aspect_id` as `invoker` (a character, or "gm" for
- *   the GM's budget).
+ *   the GM's budget). R13.10: a character not taking part invokes for the `side` its player names.
  * @typedef {object} ActionInvoke
  * @property {string} request_id
  * @property {string} action_id

@@ -944,7 +944,7 @@ test("relay mode: a player's page reaches the bridge only through Foundry, rolls
   await page.waitForFunction(() => window.fakeFoundry.log.fcoNativeRolls.length === 1);
   assert.equal(await page.locator("dialog.fake-dialog-v2").count(), 0);
   const notes = await page.evaluate(() => window.fakeFoundry.log.notifications.map((n) => n.message));
-  assert.ok(notes.some((n) => /Lore rolled by fate-core-official, not resolved by Fate Bridge: the bridge is offline \(waiting for a GM/.test(n)), JSON.stringify(notes));
+  assert.ok(notes.some((n) => /Lore rolled by fate-core-official, not resolved by Fate Bridge: the bridge is offline\. Waiting for a GM/.test(n)), JSON.stringify(notes));
   await page.screenshot({ path: path.join(ARTIFACTS, "relay-player-no-gm.png") });
   assert.deepEqual(errors, []);
   await page.close();

@@ -348,7 +348,7 @@ describe("the active GM changes", () => {
     const native = await ann.rpc("nativeRolls");
     assert.deepEqual(native.slice(before), [{ actor: ZIRD._id, skill: "Athletics" }], "fate-core-official rolled it");
     const notes = await ann.rpc("notifications");
-    assert.match(notes.at(-1).message, /Athletics rolled by fate-core-official, not resolved by Fate Bridge: the bridge is offline \(waiting for a GM/);
+    assert.match(notes.at(-1).message, /Athletics rolled by fate-core-official, not resolved by Fate Bridge: the bridge is offline\. Waiting for a GM/);
     gm = await launch("gm-back", GM, world.key);
     await connected(ann, "ann again");
     await queue([0, 0, 0, 0]);

@@ -5,6 +5,7 @@ from __future__ import annotations
 from bridge.rules.actions.commands import Principal
 from bridge.rules.draft import Draft
 from bridge.rules.errors import RuleViolation
+from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import (
     Action,
     Aspect,
@@ -55,6 +56,16 @@ def require_active(character: Character, doing: str, field_name: str) -> None:
         raise RuleViolation(
             "overwhelmed",
             f"{character.name} is overwhelmed and cannot {doing} until the scene ends.",
+            field_name,
+        )
+
+
+def require_rating(ruleset: Ruleset | None, rating: str, field_name: str) -> None:
+    """R13.1: under a ruleset of approaches (Fate Accelerated) a roll names one of them."""
+    if ruleset is not None and ruleset.approaches and rating not in ruleset.approaches:
+        raise RuleViolation(
+            "not_an_approach",
+            f"{ruleset.title} rolls approaches ({', '.join(ruleset.approaches)}), not {rating!r}.",
             field_name,
         )
 

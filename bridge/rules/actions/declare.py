@@ -15,6 +15,7 @@ from bridge.rules.actions.common import (
     require_active,
     require_control,
     require_gm,
+    require_rating,
     side_of,
     situation_key,
     stunt_bonus,
@@ -88,6 +89,10 @@ def declare(
     require_active(actor, "act", "actor_id")
     attack_kind = _attack_kind(draft, command, actor)
     require_turn(draft, actor, principal)
+    require_rating(ruleset, command.skill, "skill")
+    for index, helper in enumerate(command.helpers):
+        if helper.skill is not None:
+            require_rating(ruleset, helper.skill, f"helpers.{index}.skill")
     named = named_stunts(command.stunts, ruleset)
     if command.stunts:
         check_stunts(actor, command.skill, command.type, command.stunts, "stunts")
@@ -772,6 +777,7 @@ def oppose(
     opposer = draft.character(action.opposition.leader or "")
     require_control(principal, opposer, "action_id")
     require_active(opposer, "oppose", "action_id")
+    require_rating(ruleset, skill, "skill")
     kind = action.opposition_action or "oppose"
     if stunts:
         check_stunts(opposer, skill, kind, stunts, "stunts")
@@ -790,6 +796,60 @@ def oppose(
         update={"opposition": action.opposition.model_copy(update={"roll": roll})}
     )
     _roll_actor(draft, action, dice)
+    return draft.events()
+
+
+def interpose(
+    state: WorldState, action_id: str, defender_id: str, principal: Principal, ruleset: Ruleset
+) -> list[Event]:
+    """R13.11: the GM lets ``defender_id``, a character in the same conflict, defend in the
+    target's place before the defense is rolled: it rolls the defense and takes the hit;
+    the card keeps whom it defended (``interposed_for``); the target itself again takes
+    its own defense back."""
+    require_gm(principal)
+    if not ruleset.defend_for_another:
+        raise RuleViolation(
+            "not_in_ruleset", f"{ruleset.title} has no defending for another.", "action_id"
+        )
+    draft = Draft(state, "action.interpose")
+    action = find_action(draft, action_id, "awaiting_opposition")
+    if action.type != "attack":
+        raise RuleViolation(
+            "not_an_attack", "Only an attack's defense can be taken over.", "action_id"
+        )
+    defender = find_character(draft, defender_id, "defender_id")
+    target_id = action.opposition.leader or ""
+    if defender.id == target_id:
+        raise RuleViolation(
+            "already_defending", f"{defender.name} already defends here.", "defender_id"
+        )
+    if defender.id in action.actor.members:
+        raise RuleViolation(
+            "against_own_side", f"{defender.name} is on the attacking side.", "defender_id"
+        )
+    conflict = next(
+        (c for c in draft.conflicts.values() if c.state == "open" and target_id in c.order),
+        None,
+    )
+    if conflict is None or defender.id not in conflict.order:
+        raise RuleViolation(
+            "not_in_conflict",
+            f"{defender.name} is not in the conflict, so cannot step in.",
+            "defender_id",
+        )
+    require_active(defender, "defend", "defender_id")
+    opposition = action.opposition.model_copy(update={"leader": defender.id})
+    # The first target stays the one defended for; stepping back gives it its own defense.
+    defended = action.interposed_for or target_id
+    draft.put_action(
+        action.model_copy(
+            update={
+                "opposition": opposition,
+                "target_id": defender.id,
+                "interposed_for": None if defender.id == defended else defended,
+            }
+        )
+    )
     return draft.events()
 
 

@@ -44,13 +44,45 @@ def _invoking_side(
     invoker = find_character(draft, command.invoker, "invoker")
     require_control(principal, invoker, "invoker")
     require_active(invoker, "invoke", "invoker")
+    own: SideName | None = None
     if invoker.id in action.actor.members:
-        return "actor"
-    if invoker.id in action.opposition.members:
-        return "opposition"
-    raise RuleViolation(
-        "forbidden", f"{invoker.name} is not taking part in this action.", "invoker"
-    )
+        own = "actor"
+    elif invoker.id in action.opposition.members:
+        own = "opposition"
+    if own is not None:
+        if command.side not in (None, own):
+            raise RuleViolation(
+                "against_own_side",
+                f"{invoker.name} takes part on the other side of this action.",
+                "side",
+            )
+        return own
+    return _ally_side(draft, action, command, principal, invoker.name)
+
+
+def _ally_side(
+    draft: Draft, action: Action, command: InvokeCommand, principal: Principal, name: str
+) -> SideName:
+    """R13.10: a character not taking part invokes for the side its player names: one
+    with a character on it, and not against a character of that player's own."""
+    if command.side is None:
+        raise RuleViolation(
+            "side_required",
+            f"{name} is not taking part in this action: say which side it invokes for.",
+            "side",
+        )
+    helped = side_of(action, command.side)
+    if not helped.members:
+        raise RuleViolation("no_ally_on_side", "No character is on that side to help.", "side")
+    if not principal.is_gm:
+        against = side_of(action, other_side(command.side)).members
+        if any(principal.user_id in draft.character(c).owners for c in against):
+            raise RuleViolation(
+                "against_own_side",
+                "You may not invoke against your own character's side.",
+                "side",
+            )
+    return command.side
 
 
 def invoke(

@@ -4,9 +4,9 @@
 // server (tests/js/support/foundry-server.mjs), so pages of one table hear each other on the
 // module's socket, and Foundry says who is active; &mode=direct|relay (default: direct without
 // a Foundry server, as a lone GM page is tested; relay with one); &generation=14 runs the page as
-// Foundry 14 (default 13).
+// Foundry 14 (default 13); &npcs=goblin adds a goblin NPC beside Zird and the ogre.
 import { install } from "/tests/js/support/fake-foundry.mjs";
-import { ogre, zird } from "/tests/js/fixtures/actors.mjs";
+import { goblin, ogre, zird } from "/tests/js/fixtures/actors.mjs";
 import { fcoActorClass, installFcoStandIn } from "/tests/js/support/fco-stand-in.mjs";
 
 const q = new URLSearchParams(location.search);
@@ -29,7 +29,7 @@ const { version } = await (await fetch("/foundry-module/module.json")).json();
 const fixture = async (name) => (await fetch(`/tests/js/fixtures/fco-${name}.json`)).json();
 const actors = q.get("actors") === "fco"
   ? [await fixture("fate-core"), await fixture("fate-condensed")]
-  : [zird("pagePlayerAnn001"), ogre()];
+  : [zird("pagePlayerAnn001"), ogre(), ...(q.get("npcs") === "goblin" ? [goblin()] : [])];
 
 const foundry = install({
   Handlebars: window.Handlebars,
