@@ -24,11 +24,11 @@
 import { BRIDGE_WRITE, startAction } from "./actions.mjs";
 import { SYSTEM_ID as FCO, skills as fcoSkills, stuntNamed, stuntRoll } from "./adapters/fate-core-official.mjs";
 import { clampInt, toAspectText } from "./adapters/common.mjs";
-import { isActiveGM } from "./compat.mjs";
 import { startableActions } from "./roll-dialog.mjs";
 import { runtime } from "./runtime.mjs";
 import { addAspect, editAspect, removeAspect, setGmBudget } from "./scene-actions.mjs";
 import { currentScene } from "./scene-state.mjs";
+import { isWritingGM } from "./relay.mjs";
 
 const SCOPE = "fate-core-official";
 export const GM_POOL_FLAG = "gmfatepoints";
@@ -108,7 +108,7 @@ async function writeSituationAspects(state) {
 
 /** Whether this client sends FCO's edits: the active GM's, connected, in an FCO world. */
 function sends(options) {
-  return !options?.[BRIDGE_WRITE] && inFco() && Boolean(runtime.connection?.connected) && isActiveGM();
+  return !options?.[BRIDGE_WRITE] && inFco() && Boolean(runtime.connection?.connected) && isWritingGM();
 }
 
 /** The value at `flags.<scope>.<key>` of an update's diff, expanded or dotted; undefined if untouched. */

@@ -8,6 +8,8 @@ export const runtime = {
   connection: null,
   /** @type {import("./relay.mjs").RelayHost|null} set while this client relays for the others */
   relayHost: null,
+  /** @type {import("./relay.mjs").GmRoster|null} the GMs' bridge statuses, and who relays */
+  roster: null,
   /** @type {object|null} the `hello` answer of the current connection */
   hello: null
 };

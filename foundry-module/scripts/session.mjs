@@ -6,10 +6,10 @@
 import { bindWaitingUsers, publishNonce } from "./binding.mjs";
 import { handleCardEmit } from "./cards.mjs";
 import { adapterFor } from "./adapters/index.mjs";
-import { foundryVersion, isActiveGM, moduleVersion } from "./compat.mjs";
+import { foundryVersion, moduleVersion } from "./compat.mjs";
 import { ConnectionManager } from "./connection.mjs";
 import { EMITS_FRAME, PROTOCOL_VERSION } from "./protocol.mjs";
-import { RelayConnection, RelayHost } from "./relay.mjs";
+import { GmRoster, RelayConnection, RelayHost, isWritingGM } from "./relay.mjs";
 import { runtime } from "./runtime.mjs";
 import { CONNECTION_MODES, connectionSettings, getLastSeq, setLastSeq } from "./settings.mjs";
 import { refreshSheetStatus } from "./sheet.mjs";
@@ -24,15 +24,17 @@ export const EMIT_HANDLERS = Object.freeze({
   card: handleCardEmit,
   "actor.patch": handleActorPatch,
   "token.status": handleTokenStatus,
-  "scene.state": (emit) => handleSceneState(emit, { activeGM: isActiveGM() })
+  "scene.state": (emit) => handleSceneState(emit, { activeGM: isWritingGM() })
 });
 
 const NOTICE_LEVELS = { info: "info", warning: "warn", error: "error" };
 
 /**
  * (Re)open the connection with the current settings. In relay mode (the default) a player's
- * client reaches the bridge through the active GM's client; a GM connects itself, and the
- * active GM relays for everyone else. In direct mode every client connects itself.
+ * client reaches the bridge through the relay host's client; a GM connects itself, and the
+ * elected GM (a GM whose browser holds a live bridge connection: see relay.mjs) relays for
+ * everyone else. In direct mode every client connects itself. In both, the GMs' clients say
+ * how their bridge is, and the elected one writes what the bridge says.
  * @param {Partial<import("./connection.mjs").ConnectionOptions>} [overrides]
  * @returns {import("./connection.mjs").IntentChannel}
  */
@@ -40,11 +42,14 @@ export function startConnection(overrides = {}) {
   runtime.connection?.disconnect();
   runtime.relayHost?.stop();
   runtime.relayHost = null;
+  runtime.roster?.stop();
+  const roster = new GmRoster();
+  runtime.roster = roster;
   const { url, world, key, mode } = connectionSettings();
   const isGM = Boolean(game.user.isGM);
   const relayed = mode === CONNECTION_MODES.relay && !isGM;
   const connection = relayed
-    ? new RelayConnection(overrides)
+    ? new RelayConnection({ roster, ...overrides })
     : new ConnectionManager({
       url,
       world,
@@ -84,30 +89,40 @@ export function startConnection(overrides = {}) {
       await readScene();
     }
   });
+  // A GM's bridge status reaches every client (before the connect listeners run: the
+  // election decides who greets as the writer).
+  if (isGM) connection.onStatus(() => roster.announce());
+  roster.onChange(() => followRelayHost());
+  roster.start(isGM ? () => connection.status : null);
   showStatus(connection.status);
   connection.connect();
-  followActiveGM();
   return connection;
 }
 
 /**
- * Relay mode: the active GM's client relays, and players follow whoever that is. Called at
- * start and whenever Foundry says a user connected or left (hook `userConnected`).
- * @param {User} [user]         the user who connected or left
- * @param {boolean} [connected]
+ * Relay mode: the elected GM's client relays, and players follow whoever that is. Called when
+ * a GM's bridge status changes and when Foundry says a user connected or left (hook
+ * `userConnected`, through {@link onUserConnected}).
  */
-export function followActiveGM(user, connected) {
+export function followRelayHost() {
   const connection = runtime.connection;
-  if (!connection || connectionSettings().mode !== CONNECTION_MODES.relay) return;
-  if (connection instanceof RelayConnection) {
-    connection.follow();
-    return;
-  }
-  if (isActiveGM() && !runtime.relayHost) runtime.relayHost = new RelayHost(connection).start();
-  else if (!isActiveGM() && runtime.relayHost) {
+  if (!connection || connection instanceof RelayConnection) return;
+  const hosting = connectionSettings().mode === CONNECTION_MODES.relay && isWritingGM();
+  if (hosting && !runtime.relayHost) runtime.relayHost = new RelayHost(connection).start();
+  else if (!hosting && runtime.relayHost) {
     runtime.relayHost.stop();
     runtime.relayHost = null;
   }
+}
+
+/**
+ * Hook `userConnected`: the roster forgets a GM who left (the next bridge-connected GM takes
+ * over), and the relay host tells the bridge a player left.
+ * @param {User} user
+ * @param {boolean} connected
+ */
+export function onUserConnected(user, connected) {
+  runtime.roster?.userConnected(user, connected);
   if (user && connected === false) runtime.relayHost?.userLeft(user);
 }
 
@@ -127,7 +142,7 @@ async function greet(connection, catchUpOnce) {
   }
   // A player reads the world only once the GM's client has vouched for it (the "bound" notice).
   if (hello.data.role === "gm" || hello.data.bound) await catchUpOnce(getLastSeq() ?? hello.data.last_seq);
-  if (isActiveGM()) {
+  if (isWritingGM()) {
     // R13.9: the GM is offered the ruleset of the world's game when the bridge plays another.
     offerRuleset(hello.data).catch((err) => console.error("fate-bridge | ruleset offer failed", err));
     forgetSentActors();
