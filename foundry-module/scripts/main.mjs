@@ -41,7 +41,8 @@ Hooks.once("init", () => {
     `modules/${MODULE_ID}/templates/challenge-card.hbs`,
     `modules/${MODULE_ID}/templates/scene-end-card.hbs`,
     `modules/${MODULE_ID}/templates/scene-panel.hbs`,
-    `modules/${MODULE_ID}/templates/history-window.hbs`
+    `modules/${MODULE_ID}/templates/history-window.hbs`,
+    `modules/${MODULE_ID}/templates/check-connection.hbs`
   ]);
   addSceneWriter(writeConflicts);
   addSceneWriter(writeFcoStores);

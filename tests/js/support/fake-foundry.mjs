@@ -338,8 +338,16 @@ export function install(options) {
       settingConfigs.get(id).onChange?.(value);
       return value;
     },
-    configs: settingConfigs
+    configs: settingConfigs,
+    /** Foundry's settings menus: a button in the module's settings opening `type` (an application class). */
+    registerMenu(namespace, key, config) {
+      if (typeof config?.type !== "function") throw new Error(`fake Foundry: menu ${namespace}.${key} has no application class`);
+      settingMenus.set(`${namespace}.${key}`, config);
+    },
+    menus: null
   };
+  const settingMenus = new Map();
+  settings.menus = settingMenus;
 
   // ---- dice --------------------------------------------------------------
   class RollTerm {
@@ -1195,6 +1203,12 @@ export function install(options) {
     /** Target tokens (game.user.targets holds Token placeables; `document` is the TokenDocument). */
     target(tokenDocs) {
       game.user.targets = new Set(tokenDocs.map((doc) => ({ id: doc.id, document: doc, actor: doc.actor })));
+    },
+    /** Press a settings menu's button, as Foundry's settings window does: a new app, rendered. */
+    async openMenu(id) {
+      const config = settingMenus.get(id);
+      if (!config) throw new Error(`fake Foundry: no settings menu ${id}`);
+      return new config.type().render({ force: true });
     },
     /** Open dialogs, oldest first. */
     openDialogs() {
