@@ -40,16 +40,16 @@ export async function connectionChecks(env = {}) {
   const address = parseBridgeUrl(url);
   const path = classifyPath(env.pageHref ?? globalThis.location?.href ?? "", url);
   const pathLine = t(`Reach.${path.key}`, path.data);
+  const permission = await localNetworkPermission(env.permissions ?? globalThis.navigator?.permissions);
   rows.push(address.ok ? row("Url", "ok", t("Reach.Check.UrlOk", { url: address.http })) : row("Url", "fail", pathLine));
   if (address.ok) {
     // A player in relay mode never dials the bridge: its page's way there is the GMs' concern.
-    const result = path.ok ? (path.kind === "prompt" ? "warn" : "ok") : relayed ? "warn" : "fail";
+    const asks = path.kind === "prompt" && permission !== "granted";
+    const result = path.ok ? (asks ? "warn" : "ok") : relayed ? "warn" : "fail";
     rows.push(row("Path", result, pathLine));
   }
 
-  const permission = await localNetworkPermission(env.permissions ?? globalThis.navigator?.permissions);
-  const permissionResult = permission === "denied" ? "fail" : permission === "granted" || permission === null ? "ok" : "warn";
-  rows.push(row("Permission", permissionResult, t(`Reach.Permission.${permission ?? "none"}`)));
+  rows.push(permissionRow(path, permission, row, t));
 
   if (!address.ok) rows.push(row("Health", "warn", t("Reach.Check.HealthSkipped")));
   else rows.push(await healthRow(address.http, env.fetch ?? globalThis.fetch, row, t, relayed));
@@ -84,6 +84,17 @@ export async function connectionChecks(env = {}) {
   else if (hostId === game.user?.id) rows.push(row("Relay", "ok", t("Reach.Check.RelaySelf", { gm: hostName })));
   else rows.push(row("Relay", "ok", t("Reach.Check.RelayOther", { gm: hostName })));
   return rows;
+}
+
+/**
+ * The Local Network Access permission as far as it matters for this way to the bridge: not at
+ * all between two addresses of the same rank; never grantable to an http page; else its state.
+ */
+function permissionRow(path, permission, row, t) {
+  if (path.kind === "blocked_insecure") return row("Permission", "fail", t("Reach.Permission.insecure"));
+  if (path.kind !== "prompt") return row("Permission", "ok", t("Reach.Permission.notNeeded"));
+  const result = permission === "denied" ? "fail" : permission === "prompt" ? "warn" : "ok";
+  return row("Permission", result, t(`Reach.Permission.${permission ?? "none"}`));
 }
 
 /**

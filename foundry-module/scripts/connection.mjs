@@ -76,13 +76,14 @@ export function localNetworkAccess() {
  * The one line saying why this page cannot reach `url` at all (a Bridge URL that is no
  * address, or a way the browser forbids), or null when nothing stands in the way.
  * @param {string} url
- * @returns {{reason: "bad_url"|"path_blocked", message: string}|null}
+ * @returns {{reason: "bad_url"|"mixed_content"|"path_blocked", message: string}|null}
  */
 export function pathProblem(url) {
   const path = classifyPath(globalThis.location?.href ?? "", url);
   if (path.ok) return null;
   const message = globalThis.game?.i18n?.format(`FATEBRIDGE.Reach.${path.key}`, path.data) ?? path.key;
-  return { reason: path.kind === "bad_url" ? "bad_url" : "path_blocked", message };
+  const reason = path.kind === "bad_url" ? "bad_url" : path.kind === "mixed_content" ? "mixed_content" : "path_blocked";
+  return { reason, message };
 }
 
 /** A fresh request id for an intent. */
