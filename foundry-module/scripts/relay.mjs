@@ -19,6 +19,7 @@
  * field of the message; answers, emits and status count only when a GM sent them.
  * @module relay
  */
+import { isActiveGM } from "./compat.mjs";
 import { IntentChannel } from "./connection.mjs";
 import { EMITS_FRAME, MODULE_ID, PROTOCOL_VERSION } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
@@ -232,7 +233,7 @@ export class GmRoster {
 export function isWritingGM() {
   if (!game.user?.isGM) return false;
   const roster = runtime.roster;
-  if (!roster?.running) return Boolean(game.user.isActiveGM ?? game.users?.activeGM?.id === game.user.id);
+  if (!roster?.running) return isActiveGM();
   return roster.electedHost() === game.user.id;
 }
 
