@@ -12,12 +12,14 @@ import { promisify } from "node:util";
 import { after, before, test } from "node:test";
 import { addWorld, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
 import { ARTIFACTS, launchChromium, serveRepo } from "./support/browser-page.mjs";
+import { startFoundryServer } from "./support/foundry-server.mjs";
 
 let bridge;
 let server;
 let tlsServer;
 let browser;
 let world;
+let foundryServer;
 
 /** This machine's first IPv4 address that is not loopback (an http Foundry "on the network"). */
 function networkAddress() {
@@ -39,6 +41,7 @@ before(async () => {
     "-keyout", path.join(dir, "key.pem"), "-out", path.join(dir, "cert.pem")]);
   tlsServer = serveRepo({ key: await readFile(path.join(dir, "key.pem")), cert: await readFile(path.join(dir, "cert.pem")) });
   await new Promise((r) => tlsServer.listen(0, "127.0.0.1", r));
+  foundryServer = await startFoundryServer();
   browser = await launchChromium();
 });
 
@@ -46,6 +49,7 @@ after(async () => {
   await browser?.close();
   await new Promise((r) => (server ? server.close(r) : r()));
   await new Promise((r) => (tlsServer ? tlsServer.close(r) : r()));
+  await foundryServer?.close();
   await bridge?.stop();
 });
 
@@ -63,13 +67,13 @@ async function allowLocalNetwork(page, origin) {
 }
 
 /** Open the page as the GM, wait for the badge to settle, open Check connection; returns its rows. */
-async function check(origin, bridgeUrl, shot, { key = world.key, settle = "connected", ignoreHTTPSErrors = false, browser: chromium = browser, grant = false } = {}) {
+async function check(origin, bridgeUrl, shot, { key = world.key, settle = "connected", ignoreHTTPSErrors = false, browser: chromium = browser, grant = false, query = {}, keep = false } = {}) {
   const context = await chromium.newContext({ ignoreHTTPSErrors, viewport: { width: 1000, height: 640 }, deviceScaleFactor: 1 });
   const page = await context.newPage();
   if (grant) await allowLocalNetwork(page, origin);
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
-  const q = new URLSearchParams({ bridge: bridgeUrl, world: world.id, key });
+  const q = new URLSearchParams({ bridge: bridgeUrl, world: world.id, key, ...query });
   await page.goto(`${origin}/tests/js/browser/index.html?${q}`);
   await page.waitForSelector("body[data-booted=true]");
   await page.waitForSelector(`#fate-bridge-status[data-state=${settle}]`, { timeout: 20000 });
@@ -81,8 +85,8 @@ async function check(origin, bridgeUrl, shot, { key = world.key, settle = "conne
   await page.locator("#fate-bridge-check").screenshot({ path: file });
   await page.screenshot({ path: file.replace(/\.png$/, "-page.png") });
   assert.deepEqual(errors, []);
-  await context.close();
-  return { rows, badge, file };
+  if (!keep) await context.close();
+  return { rows, badge, file, page, context };
 }
 
 test("a Foundry on this computer, a bridge on this computer: every check passes", async () => {
@@ -137,4 +141,18 @@ test("a GM with no key in this browser: told it plays through Foundry, the key c
   assert.match(badge, /No GM key in this browser/);
   assert.equal(rows.Key.result, "warn");
   assert.match(rows.Key.text, /No GM key in this browser/);
+});
+
+test("two GMs at one table in relay mode: the GM with the bridge relays, the assistant without a key is told so, and each check names who relays", async () => {
+  const origin = `http://127.0.0.1:${server.address().port}`;
+  const table = { foundry: foundryServer.url, mode: "relay" };
+  const gm = await check(origin, bridge.url, "check-relay-gm.png", { query: table, keep: true });
+  assert.equal(gm.rows.Relay.result, "ok");
+  assert.equal(gm.rows.Relay.text, "This browser relays for the table (Gamemaster).");
+  const assistant = await check(origin, bridge.url, "check-relay-assistant.png", { key: "", settle: "refused", query: { ...table, user: "pageAssistant001" } });
+  assert.match(assistant.badge, /No GM key in this browser: this GM plays through Foundry while another GM's browser relays/);
+  assert.equal(assistant.rows.Relay.text, "Gamemaster's browser relays for the table.");
+  assert.equal(assistant.rows.Key.result, "warn");
+  assert.equal(assistant.rows.Socket.result, "warn", "no connection of its own, while the GM relays");
+  await gm.context.close();
 });
