@@ -23,6 +23,7 @@ import { isActiveGM } from "./compat.mjs";
 import { IntentChannel } from "./connection.mjs";
 import { EMITS_FRAME, MODULE_ID, PROTOCOL_VERSION } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
+import { connectionSettings } from "./settings.mjs";
 
 export const CHANNEL = `module.${MODULE_ID}`;
 
@@ -90,6 +91,20 @@ export const RELAY = Object.freeze({
 export function senderOf(args) {
   const sender = args.length > 1 ? args.at(-1) : null;
   return typeof sender === "string" && sender ? sender : null;
+}
+
+/**
+ * A GM's bridge status reason in words, as a player reads it (the relay's line for it, else the
+ * status badge's), or the reason itself.
+ * @param {string|null} reason
+ */
+function reasonWords(reason) {
+  if (!reason) return null;
+  for (const key of [`FATEBRIDGE.Relay.Reason.${reason}`, `FATEBRIDGE.Status.Reason.${reason}`]) {
+    const text = game.i18n.format(key, { url: connectionSettings().url });
+    if (text !== key) return text;
+  }
+  return reason;
 }
 
 /** Foundry's role of a user (PLAYER 1 ... ASSISTANT 3, GAMEMASTER 4). */
@@ -323,7 +338,7 @@ export class RelayConnection extends IntentChannel {
       this.setStatus("offline", "protocol_mismatch", game.i18n.format("FATEBRIDGE.Relay.GMProtocol", { theirs: String(mismatch.protocol), ours: PROTOCOL_VERSION }));
       return;
     }
-    const detail = heard.map((s) => s.message ?? s.reason ?? s.state).find(Boolean) ?? "";
+    const detail = heard.map((s) => s.message ?? reasonWords(s.reason) ?? s.state).find(Boolean) ?? "";
     this.setStatus("offline", "gm_offline", game.i18n.format("FATEBRIDGE.Relay.GMOffline", { detail: String(detail) }));
   }
 

@@ -269,6 +269,7 @@ describe("the relay host is a GM with a live bridge (issue 33)", () => {
     await new Promise((r) => setTimeout(r, 10));
     assert.equal(ann.status.state, "offline");
     assert.equal(ann.status.reason, "gm_offline");
+    assert.match(ann.status.message, /the GM's bridge is not connected \(the GM's browser has no GM key/, "the GM's reason in words");
     const up = new Promise((resolve) => ann.onConnect(resolve));
     bridge.setStatus("connected", null, null);
     await up;
