@@ -14,9 +14,12 @@
  *
  * Foundry's socket has no addressing: every client hears every message on the channel. So the
  * relay puts there only what any player may see: players' own intents and answers (a relayed
- * user always has a player's authority), the world's emits, and the host's connection status.
- * Who sent a message is the id Foundry's server attaches (a handler's last argument), never a
- * field of the message; answers, emits and status count only when a GM sent them.
+ * user always has a player's authority, so a GM's own requests are never relayed: a GM without
+ * its own bridge connection is a GM in Foundry, and the writing GM's client sends what it
+ * changes there), the world's emits, and each GM's bridge status. Who sent a message is the id
+ * Foundry's server attaches (a handler's last argument), never a field of the message; answers,
+ * emits and statuses count only when a GM sent them. The host limits each sender (a token
+ * bucket per user) and never forwards a request id twice (issue 35).
  * @module relay
  */
 import { isActiveGM } from "./compat.mjs";
