@@ -30,6 +30,7 @@ import { runtime } from "./runtime.mjs";
 import { addAspect, editAspect, removeAspect, setGmBudget } from "./scene-actions.mjs";
 import { currentScene } from "./scene-state.mjs";
 import { isWritingGM } from "./relay.mjs";
+import { mayUpdate } from "./compat.mjs";
 
 const SCOPE = "fate-core-official";
 export const GM_POOL_FLAG = "gmfatepoints";
@@ -70,9 +71,14 @@ async function writeGmPools(points) {
   budgetAsked = null;
   for (const user of game.users?.filter?.((u) => u.isGM) ?? []) {
     poolSeen.set(user.id, points);
-    if (user.getFlag?.(SCOPE, GM_POOL_FLAG) === points) continue;
-    // A GM may update any user (Foundry's rule): one budget, shown in every GM's pool.
-    await user.update({ [`flags.${SCOPE}.${GM_POOL_FLAG}`]: points }, { [BRIDGE_WRITE]: true });
+    if (user.getFlag?.(SCOPE, GM_POOL_FLAG) === points || !mayUpdate(user)) continue;
+    // A GM may update other users (Foundry's rule): one budget, shown in every GM's pool; a
+    // refused write leaves that pool as it was and the others still follow.
+    try {
+      await user.update({ [`flags.${SCOPE}.${GM_POOL_FLAG}`]: points }, { [BRIDGE_WRITE]: true });
+    } catch (err) {
+      console.warn(`fate-bridge | could not show the GM budget in ${user.name}'s pool`, err);
+    }
   }
 }
 
