@@ -317,10 +317,12 @@ describe("the active GM changes", () => {
     await connected(assistant, "assistant");
     await assistant.waitFor("relayHostId", (id) => id === GM.id, { what: "the GM relays" });
     const before = (await ann.rpc("messages")).length;
+    const starts = (sent) => sent.filter((x) => x.event === "relay" && x.payload.event === "action.start" && x.ack?.ok);
+    const startsBefore = starts(await gm.rpc("sent")).length;
     await gm.rpc("dropRelayAnswers", true);
     await queue([1, 0, 0, 0]);
     const pending = ann.rpc("startAction", ZIRD._id, "Athletics", { opposition: 1 });
-    await gm.waitFor("sent", (s) => s.some((x) => x.event === "relay" && x.payload.event === "action.start" && x.ack?.ok), { what: "the GM relayed it" });
+    await gm.waitFor("sent", (s) => starts(s).length === startsBefore + 1, { what: "the GM relayed it" });
     await gm.rpc("bridgeDisconnect");
     await assistant.waitFor("relaying", (r) => r === true, { what: "the assistant takes the relay" });
     const data = await pending;
@@ -390,10 +392,12 @@ describe("the active GM changes", () => {
     assert.equal(await assistant.rpc("relaying"), false, "only the active GM relays");
     const before = (await ann.rpc("messages")).length;
     // The GM forwards Ann's request, the bridge commits it, and the GM leaves before answering.
+    const starts = (sent) => sent.filter((x) => x.event === "relay" && x.payload.event === "action.start" && x.ack?.ok);
+    const startsBefore = starts(await gm.rpc("sent")).length;
     await gm.rpc("dropRelayAnswers", true);
     await queue([1, 0, 0, 0]);
     const pending = ann.rpc("startAction", ZIRD._id, "Athletics", { opposition: 1 });
-    await gm.waitFor("sent", (s) => s.some((x) => x.event === "relay" && x.payload.event === "action.start" && x.ack?.ok), { what: "the GM relayed it" });
+    await gm.waitFor("sent", (s) => starts(s).length === startsBefore + 1, { what: "the GM relayed it" });
     await gm.close();
     clients.splice(clients.indexOf(gm), 1);
     await assistant.waitFor("relaying", (r) => r === true, { what: "the assistant takes the relay" });
