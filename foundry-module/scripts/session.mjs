@@ -43,6 +43,7 @@ export function startConnection(overrides = {}) {
   runtime.relayHost?.stop();
   runtime.relayHost = null;
   runtime.roster?.stop();
+  runtime.writing = false;
   const roster = new GmRoster();
   runtime.roster = roster;
   const { url, world, key, mode } = connectionSettings();
@@ -61,6 +62,7 @@ export function startConnection(overrides = {}) {
   runtime.connection = connection;
   runtime.hello = null;
   connection.onStatus((status) => {
+    if (status.state !== "connected" && greeted === connection) greeted = null;
     showStatus(status);
     refreshSheetStatus();
   });
@@ -107,7 +109,13 @@ export function startConnection(overrides = {}) {
 export function followRelayHost() {
   const connection = runtime.connection;
   if (!connection || connection instanceof RelayConnection) return;
-  const hosting = connectionSettings().mode === CONNECTION_MODES.relay && isWritingGM();
+  const writing = isWritingGM();
+  // Elected while connected and greeted (the writing GM left, or lost its bridge): take over.
+  if (writing && !runtime.writing && connection.connected && greeted === connection && greeting !== connection) {
+    startWriting(connection).catch((err) => console.error("fate-bridge | taking over the writes failed", err));
+  }
+  runtime.writing = writing;
+  const hosting = connectionSettings().mode === CONNECTION_MODES.relay && writing;
   if (hosting && !runtime.relayHost) runtime.relayHost = new RelayHost(connection).start();
   else if (!hosting && runtime.relayHost) {
     runtime.relayHost.stop();
@@ -131,12 +139,40 @@ export function onUserConnected(user, connected) {
  * @param {(since: number) => Promise<void>} catchUpOnce  this connection's one catch-up
  */
 async function greet(connection, catchUpOnce) {
+  greeting = connection;
+  try {
+    await greetNow(connection, catchUpOnce);
+  } finally {
+    if (greeting === connection) greeting = null;
+  }
+}
+/** The connection whose greeting is under way (it decides then whether this client writes). */
+let greeting = null;
+/** The connection greeted since it last connected (a takeover needs one). */
+let greeted = null;
+
+/**
+ * What the writing GM's client does when it starts writing (at its greeting, or when it takes
+ * over from a GM who left or lost the bridge): the players' actors and the scene's tokens to
+ * the bridge, and the players waiting to be vouched for.
+ * @param {import("./connection.mjs").ConnectionManager} connection
+ */
+async function startWriting(connection) {
+  runtime.writing = true;
+  forgetSentActors();
+  await syncPlayerActors(connection);
+  await syncSceneTokens();
+  await bindWaitingUsers();
+}
+
+async function greetNow(connection, catchUpOnce) {
   const hello = await connection.call("hello", helloPayload());
   if (!hello.ok) {
     console.warn("fate-bridge | hello failed", hello.error);
     return;
   }
   runtime.hello = hello.data;
+  greeted = connection;
   if (hello.data.protocol !== PROTOCOL_VERSION) {
     ui.notifications.error(game.i18n.format("FATEBRIDGE.Notify.ProtocolMismatch", { bridge: hello.data.protocol, module: PROTOCOL_VERSION }));
   }
@@ -145,10 +181,7 @@ async function greet(connection, catchUpOnce) {
   if (isWritingGM()) {
     // R13.9: the GM is offered the ruleset of the world's game when the bridge plays another.
     offerRuleset(hello.data).catch((err) => console.error("fate-bridge | ruleset offer failed", err));
-    forgetSentActors();
-    await syncPlayerActors(connection);
-    await syncSceneTokens();
-    await bindWaitingUsers();
+    await startWriting(connection);
   }
   else await publishNonce(hello.data);
   // Views start from the scene as it is (a bound player or a GM may read it).

@@ -323,8 +323,12 @@ describe("the active GM changes", () => {
     await queue([1, 0, 0, 0]);
     const pending = ann.rpc("startAction", ZIRD._id, "Athletics", { opposition: 1 });
     await gm.waitFor("sent", (s) => starts(s).length === startsBefore + 1, { what: "the GM relayed it" });
+    const syncs = (sent) => sent.filter((x) => x.event === "actor.sync" && x.ack?.ok).length;
+    const syncsBefore = syncs(await assistant.rpc("sent"));
     await gm.rpc("bridgeDisconnect");
     await assistant.waitFor("relaying", (r) => r === true, { what: "the assistant takes the relay" });
+    // It writes for the table now: it sends the players' actors, as a writer does when it starts.
+    await assistant.waitFor("sent", (s) => syncs(s) > syncsBefore, { what: "the assistant syncs the actors" });
     const data = await pending;
     assert.ok(data?.card_id, "Ann's click is answered, through the assistant");
     const resent = (await relayed(assistant)).filter((e) => e.payload.event === "action.start");
