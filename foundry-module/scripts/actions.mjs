@@ -4,11 +4,11 @@
  */
 import { characterActor, characterId } from "./characters.mjs";
 import { adapterFor } from "./adapters/index.mjs";
-import { isActiveGM } from "./compat.mjs";
 import { ensureConnected, send } from "./intents.mjs";
 import { askAction } from "./roll-dialog.mjs";
 import { runtime } from "./runtime.mjs";
 import { expand, staleChanges } from "./stale-guard.mjs";
+import { isWritingGM } from "./relay.mjs";
 
 /** Marker in update options for writes that came from the bridge: never sent back (no echo). */
 export const BRIDGE_WRITE = "fateBridgeWrite";
@@ -131,7 +131,7 @@ export function rollOvercome(actor, skill, options = {}) {
  */
 export function onUpdateActor(actor, changed, options) {
   if (options?.[BRIDGE_WRITE]) return;
-  if (!runtime.connection?.connected || !isActiveGM()) return;
+  if (!runtime.connection?.connected || !isWritingGM()) return;
   const adapter = adapterFor();
   if (!adapter.isCharacter(actor) || adapter.isTransientChange?.(changed, options)) return;
   const { restore, rest } = staleChanges(actor, changed, adapter.guardedFields?.(actor) ?? []);

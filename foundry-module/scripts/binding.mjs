@@ -4,9 +4,9 @@
  * that player's connection to that user.
  * @module binding
  */
-import { isActiveGM } from "./compat.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
+import { isWritingGM } from "./relay.mjs";
 
 export const NONCE_FLAG = "bindNonce";
 
@@ -22,7 +22,7 @@ export async function publishNonce(hello) {
  */
 export async function bindUser(user) {
   const nonce = user?.flags?.[MODULE_ID]?.[NONCE_FLAG];
-  if (!nonce || user.isGM || !isActiveGM() || !runtime.connection?.connected) return null;
+  if (!nonce || user.isGM || !isWritingGM() || !runtime.connection?.connected) return null;
   const ack = await runtime.connection.call("user.bind", { user_id: user.id, nonce });
   // A stale nonce (the player reconnected since) is expected; the new one will follow.
   if (!ack.ok && ack.error.code !== "not_found") console.warn("fate-bridge | user.bind failed", ack.error);
@@ -31,7 +31,7 @@ export async function bindUser(user) {
 
 /** Active GM after connecting: bind every player whose flag already holds a nonce. */
 export async function bindWaitingUsers() {
-  if (!isActiveGM()) return;
+  if (!isWritingGM()) return;
   for (const user of game.users.contents) await bindUser(user);
 }
 

@@ -6,10 +6,11 @@
  */
 import { characterActor } from "./characters.mjs";
 import { cardContext } from "./card-view.mjs";
-import { diceSound, isActiveGM, mayUpdate, renderTemplate, showDice } from "./compat.mjs";
+import { diceSound, mayUpdate, renderTemplate, showDice } from "./compat.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
 import { GM_CARDS } from "./scene-cards.mjs";
+import { isWritingGM } from "./relay.mjs";
 
 export const CARD_TEMPLATE = `modules/${MODULE_ID}/templates/action-card.hbs`;
 
@@ -83,7 +84,7 @@ export function findCardMessage(cardId) {
  */
 export function writesCard(emit) {
   if (!emit?.card) return false;
-  if (emit.writer === "gm") return isActiveGM();
+  if (emit.writer === "gm") return isWritingGM();
   return emit.writer === game.user.id;
 }
 

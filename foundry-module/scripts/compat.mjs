@@ -53,6 +53,15 @@ export function isActiveGM(user = game.user) {
 }
 
 /**
+ * The scene the table is playing (`game.scenes.active`), whatever scene this user is looking
+ * at; the viewed one only when no scene is active.
+ * @returns {Scene|null}
+ */
+export function playedScene() {
+  return game.scenes?.active ?? game.scenes?.viewed ?? null;
+}
+
+/**
  * Hooks fired when an actor sheet renders: ApplicationV2 sheets (`renderActorSheetV2`, with an
  * HTMLElement) and the legacy Application sheets some systems still ship (`renderActorSheet`,
  * with jQuery).

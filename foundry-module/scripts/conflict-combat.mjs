@@ -1,12 +1,13 @@
 /**
  * Conflicts use Foundry's Combat tracker for turn order (R11.3, R13.5). The bridge decides the order;
- * the active GM's client writes it: one Combat per open conflict (flag `conflictId`), a combatant
- * per character (its token on the viewed scene when there is one), initiatives descending in the
+ * the writing GM's client writes it: one Combat per open conflict (flag `conflictId`), a combatant
+ * per character (its token on the scene being played when there is one), initiatives descending in the
  * bridge's order, the current turn and round from the conflict, those out (taken out, conceded)
  * defeated. An ended conflict's Combat goes.
  * @module conflict-combat
  */
 import { characterActor, isTokenCharacterId, tokenCharacterId } from "./characters.mjs";
+import { playedScene } from "./compat.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 
 /** The Combat of a conflict, if this world has one. */
@@ -14,9 +15,9 @@ export function combatFor(conflictId) {
   return game.combats?.find?.((c) => c.flags?.[MODULE_ID]?.conflictId === conflictId) ?? null;
 }
 
-/** The token of a character on the viewed scene, if any (an unlinked token is its own). */
+/** The token of a character on the played scene, if any (an unlinked token is its own). */
 function tokenFor(characterId) {
-  const tokens = game.scenes?.viewed?.tokens?.contents ?? [];
+  const tokens = playedScene()?.tokens?.contents ?? [];
   return tokens.find((t) => tokenCharacterId(t) === characterId) ?? null;
 }
 
@@ -65,7 +66,7 @@ export async function writeConflict(conflict) {
     return null;
   }
   if (!combat) {
-    const sceneId = game.scenes?.viewed?.id ?? null;
+    const sceneId = playedScene()?.id ?? null;
     combat = await Combat.create({ scene: sceneId, active: true, flags: { [MODULE_ID]: { conflictId: conflict.id, name: conflict.name } } });
   }
   const wanted = initiatives(conflict);
@@ -81,7 +82,7 @@ export async function writeConflict(conflict) {
       const actorId = token?.actorId ?? (isTokenCharacterId(characterId) ? characterActor(characterId)?.id : characterId);
       if (!actorId) continue;
       const data = { actorId, initiative, defeated: out.has(characterId), flags: { [MODULE_ID]: { conflictId: conflict.id } } };
-      if (token) Object.assign(data, { tokenId: token.id, sceneId: game.scenes.viewed.id });
+      if (token) Object.assign(data, { tokenId: token.id, sceneId: token.parent?.id ?? playedScene()?.id });
       create.push(data);
     } else if (have.initiative !== initiative || Boolean(have.defeated) !== out.has(characterId)) {
       update.push({ _id: have.id, initiative, defeated: out.has(characterId) });

@@ -4,6 +4,7 @@
  * @module connection
  */
 import { EMITS_FRAME, FINAL_REFUSALS, NAMESPACE, PROTOCOL_VERSION } from "./protocol.mjs";
+import { classifyPath, localNetworkPermission } from "./reach.mjs";
 
 /** @typedef {"connected"|"connecting"|"offline"|"refused"} ConnectionState */
 
@@ -63,17 +64,26 @@ export function unreachableReason(url, err, pageProtocol, lna = null) {
 }
 
 /**
- * The state of Chrome's "local-network-access" permission, or null where the browser has no
- * such permission (the query throws) or no Permissions API.
+ * The state of the browser's Local Network Access permission (`loopback-network` and its
+ * alias `local-network-access`), or null where the browser has neither.
  * @returns {Promise<string|null>}
  */
-export async function localNetworkAccess() {
-  try {
-    const status = await globalThis.navigator?.permissions?.query({ name: "local-network-access" });
-    return status?.state ?? null;
-  } catch {
-    return null;
-  }
+export function localNetworkAccess() {
+  return localNetworkPermission();
+}
+
+/**
+ * The one line saying why this page cannot reach `url` at all (a Bridge URL that is no
+ * address, or a way the browser forbids), or null when nothing stands in the way.
+ * @param {string} url
+ * @returns {{reason: "bad_url"|"mixed_content"|"path_blocked", message: string}|null}
+ */
+export function pathProblem(url) {
+  const path = classifyPath(globalThis.location?.href ?? "", url);
+  if (path.ok) return null;
+  const message = globalThis.game?.i18n?.format(`FATEBRIDGE.Reach.${path.key}`, path.data) ?? path.key;
+  const reason = path.kind === "bad_url" ? "bad_url" : path.kind === "mixed_content" ? "mixed_content" : "path_blocked";
+  return { reason, message };
 }
 
 /** A fresh request id for an intent. */
@@ -273,6 +283,17 @@ export class ConnectionManager extends IntentChannel {
   /** Open the connection; retries on its own until connected, refused or closed. */
   async connect() {
     this.stopped = false;
+    // A Bridge URL that is no address never connects: say which part, and do not retry.
+    const bad = pathProblem(this.options.url);
+    if (bad?.reason === "bad_url") {
+      this.setStatus("refused", bad.reason, bad.message);
+      return;
+    }
+    // A GM without the key cannot connect as a GM; it stays a GM in Foundry (another GM relays).
+    if (this.options.role === "gm" && !this.options.key) {
+      this.setStatus("refused", "no_key", null);
+      return;
+    }
     if (!this.socket) {
       const io = await (this.options.ioFactory ?? resolveIo)();
       if (this.stopped) return;
@@ -356,9 +377,12 @@ export class ConnectionManager extends IntentChannel {
       return;
     }
     const socket = this.socket;
-    const why = reason ?? unreachableReason(this.options.url, err, globalThis.location?.protocol, await localNetworkAccess());
+    // A way this browser forbids (Chrome 147+'s Local Network Access, mixed content) is named
+    // with its fix; otherwise what the page can tell.
+    const blocked = reason ? null : pathProblem(this.options.url);
+    const why = reason ?? blocked?.reason ?? unreachableReason(this.options.url, err, globalThis.location?.protocol, await localNetworkAccess());
     if (this.stopped || socket !== this.socket) return;
-    this.setStatus("offline", why, String(data?.message ?? err?.message ?? err));
+    this.setStatus("offline", why, blocked?.message ?? String(data?.message ?? err?.message ?? err));
     this.#scheduleRetry();
   }
 

@@ -2,17 +2,18 @@
  * fate-core-official's Fate Utilities and the bridge showing the same numbers (issue 25). FCO
  * keeps, outside its actors:
  *  - the GM's fate points: each GM user's flag `fate-core-official.gmfatepoints` (Fate Utilities'
- *    `gmfp` field; its invoke buttons take one off the rolling GM's flag). The bridge has one GM
- *    budget per world (`scene.state` `gm_fate_points`, set with `fate.gm_budget`): it is the
- *    active GM's flag.
- *  - situation aspects: the viewed scene's flag `fate-core-official.situation_aspects`, an array
+ *    `gmfp` field per GM; its invoke buttons take one off the rolling GM's own flag, written by
+ *    that GM's client). The bridge has one GM budget per world (`scene.state` `gm_fate_points`,
+ *    set with `fate.gm_budget`): every GM's flag shows it, and a change to any GM's flag moves
+ *    it by the same difference (two GMs spending one each at once spend two; a spend lands once).
+ *  - situation aspects: the scene being played's (`game.scenes.active`) flag `fate-core-official.situation_aspects`, an array
  *    of `{name, free_invokes}` (free invokes as a count anyone at the table may use, written as
  *    the field's string when edited; `linked: true` marks a line Fate Utilities copied from a
  *    track). The bridge's situation aspects (`kind: "situation"`) have ids and free invokes held
  *    by someone: FCO's count is their sum; a count set in Fate Utilities changes the GM's share
  *    (holder "gm"), the other holders keep theirs. A line the bridge knows carries the bridge's
  *    aspect id (`fate_bridge_id`).
- * Only the active GM's client writes: a `scene.state` writes FCO's stores (marked BRIDGE_WRITE,
+ * Only the writing GM's client (the relay host, relay.mjs) writes: a `scene.state` writes FCO's stores (marked BRIDGE_WRITE,
  * and only what differs), and the GM's edits of them (not so marked) are sent with the existing
  * intents (`fate.gm_budget`, `scene.aspect`); the bridge's answer then writes nothing back.
  *
@@ -24,11 +25,12 @@
 import { BRIDGE_WRITE, startAction } from "./actions.mjs";
 import { SYSTEM_ID as FCO, skills as fcoSkills, stuntNamed, stuntRoll } from "./adapters/fate-core-official.mjs";
 import { clampInt, toAspectText } from "./adapters/common.mjs";
-import { isActiveGM } from "./compat.mjs";
 import { startableActions } from "./roll-dialog.mjs";
 import { runtime } from "./runtime.mjs";
 import { addAspect, editAspect, removeAspect, setGmBudget } from "./scene-actions.mjs";
 import { currentScene } from "./scene-state.mjs";
+import { isWritingGM } from "./relay.mjs";
+import { mayUpdate } from "./compat.mjs";
 
 const SCOPE = "fate-core-official";
 export const GM_POOL_FLAG = "gmfatepoints";
@@ -49,21 +51,35 @@ const linkedIds = (list) => new Set(list.map((e) => e?.[LINK_KEY]).filter(Boolea
 // ---- the bridge -> FCO ----------------------------------------------------------------
 
 /**
- * The scene writer (active GM's client, on every new `scene.state`): the GM budget into the
- * active GM's flag, the situation aspects into the viewed scene's list.
+ * The scene writer (the writing GM's client, on every new `scene.state`): the GM budget into
+ * every GM's pool, the situation aspects into the played scene's list.
  * @param {object} state  SceneState
  */
 export async function writeFcoStores(state) {
   if (!inFco() || !state) return;
-  await writeGmPool(state.gm_fate_points);
+  await writeGmPools(state.gm_fate_points);
   await writeSituationAspects(state);
 }
 
-async function writeGmPool(points) {
-  const user = game.user;
-  if (!Number.isInteger(points) || !user) return;
-  if (user.getFlag?.(SCOPE, GM_POOL_FLAG) === points) return;
-  await user.update({ [`flags.${SCOPE}.${GM_POOL_FLAG}`]: points }, { [BRIDGE_WRITE]: true });
+/** GM user id -> the pool this client last wrote or saw there (a change is measured from it). */
+const poolSeen = new Map();
+/** The budget this client asked for last, until the bridge's next scene state says it. */
+let budgetAsked = null;
+
+async function writeGmPools(points) {
+  if (!Number.isInteger(points)) return;
+  budgetAsked = null;
+  for (const user of game.users?.filter?.((u) => u.isGM) ?? []) {
+    poolSeen.set(user.id, points);
+    if (user.getFlag?.(SCOPE, GM_POOL_FLAG) === points || !mayUpdate(user)) continue;
+    // A GM may update other users (Foundry's rule): one budget, shown in every GM's pool; a
+    // refused write leaves that pool as it was and the others still follow.
+    try {
+      await user.update({ [`flags.${SCOPE}.${GM_POOL_FLAG}`]: points }, { [BRIDGE_WRITE]: true });
+    } catch (err) {
+      console.warn(`fate-bridge | could not show the GM budget in ${user.name}'s pool`, err);
+    }
+  }
 }
 
 /**
@@ -95,7 +111,8 @@ export function mergeSituationAspects(list, aspects) {
 }
 
 async function writeSituationAspects(state) {
-  const scene = game.scenes?.viewed;
+  // The scene being played, whichever one this GM is looking at.
+  const scene = game.scenes?.active;
   if (!scene) return;
   const list = scene.getFlag(SCOPE, SITUATION_FLAG) ?? [];
   const next = mergeSituationAspects(list, state.aspects ?? []);
@@ -106,9 +123,9 @@ async function writeSituationAspects(state) {
 
 // ---- FCO -> the bridge ----------------------------------------------------------------
 
-/** Whether this client sends FCO's edits: the active GM's, connected, in an FCO world. */
+/** Whether this client sends FCO's edits: the writing GM's, connected, in an FCO world. */
 function sends(options) {
-  return !options?.[BRIDGE_WRITE] && inFco() && Boolean(runtime.connection?.connected) && isActiveGM();
+  return !options?.[BRIDGE_WRITE] && inFco() && Boolean(runtime.connection?.connected) && isWritingGM();
 }
 
 /** The value at `flags.<scope>.<key>` of an update's diff, expanded or dotted; undefined if untouched. */
@@ -120,29 +137,40 @@ function flagChange(changed, key) {
 }
 
 /**
- * `updateUser` hook: the active GM set its own pool in Fate Utilities (or spent from it there):
- * the bridge's GM budget follows.
+ * `updateUser` hook (it runs on every client, whichever GM's client made the change): a GM's
+ * pool changed in Fate Utilities (set, or a point spent on an invoke): the bridge's GM budget
+ * moves by the same difference, once, sent by the writing GM's client.
  * @param {User} user
  * @param {object} changed
  * @param {object} options
  */
 export function onUpdateUser(user, changed, options) {
-  if (!sends(options) || user?.id !== game.user?.id) return;
+  if (!sends(options) || !user?.isGM) return;
   const value = flagChange(changed, GM_POOL_FLAG);
   if (value === undefined) return;
   const points = clampInt(value, 0, 99);
-  if (points === null || currentScene()?.gm_fate_points === points) return;
-  setGmBudget(points);
+  if (points === null) return;
+  const budget = budgetAsked ?? currentScene()?.gm_fate_points;
+  const before = poolSeen.get(user.id) ?? budget;
+  poolSeen.set(user.id, points);
+  // With no budget known yet, the pool set is the budget.
+  const target = Number.isInteger(budget) && Number.isInteger(before) ? Math.min(99, Math.max(0, budget + points - before)) : points;
+  if (target === budget) return;
+  budgetAsked = target;
+  budgetQueue = budgetQueue.then(() => setGmBudget(target)).catch((err) => console.error("fate-bridge | GM budget", err));
 }
+/** Budget changes go out one at a time, in order. */
+let budgetQueue = Promise.resolve();
 
 /**
- * `updateScene` hook: the GM edited the viewed scene's situation aspects in Fate Utilities.
+ * `updateScene` hook: a GM edited the played scene's situation aspects in Fate Utilities (an
+ * edit on another scene a GM is looking at is that scene's own, and changes nothing here).
  * @param {Scene} scene
  * @param {object} changed
  * @param {object} options
  */
 export function onUpdateScene(scene, changed, options) {
-  if (!sends(options) || scene?.id !== game.scenes?.viewed?.id) return;
+  if (!sends(options) || !scene?.id || scene.id !== game.scenes?.active?.id) return;
   if (flagChange(changed, SITUATION_FLAG) === undefined) return;
   queue = queue.then(() => pushSituationAspects(scene)).catch((err) => console.error("fate-bridge | situation aspects", err));
 }

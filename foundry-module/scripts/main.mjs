@@ -8,7 +8,7 @@ import { onUpdateUser } from "./binding.mjs";
 import { renderControls } from "./card-controls.mjs";
 import { decorateMessage } from "./cards.mjs";
 import { ACTOR_SHEET_RENDER_HOOKS, CHAT_MESSAGE_RENDER_HOOK, PLAYERS_RENDER_HOOK, loadTemplates } from "./compat.mjs";
-import { followActiveGM, startConnection } from "./session.mjs";
+import { onUserConnected, startConnection } from "./session.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 import { registerSettings } from "./settings.mjs";
 import { followRuleset, onRulesetSetting } from "./ruleset.mjs";
@@ -41,7 +41,8 @@ Hooks.once("init", () => {
     `modules/${MODULE_ID}/templates/challenge-card.hbs`,
     `modules/${MODULE_ID}/templates/scene-end-card.hbs`,
     `modules/${MODULE_ID}/templates/scene-panel.hbs`,
-    `modules/${MODULE_ID}/templates/history-window.hbs`
+    `modules/${MODULE_ID}/templates/history-window.hbs`,
+    `modules/${MODULE_ID}/templates/check-connection.hbs`
   ]);
   addSceneWriter(writeConflicts);
   addSceneWriter(writeFcoStores);
@@ -66,7 +67,7 @@ Hooks.on("updateUser", onUpdateUser);
 Hooks.on("updateUser", onFcoUpdateUser);
 Hooks.on("updateScene", onUpdateScene);
 Hooks.on("renderFateUtilities", onRenderFateUtilities);
-Hooks.on("userConnected", (user, connected) => followActiveGM(user, connected));
+Hooks.on("userConnected", (user, connected) => onUserConnected(user, connected));
 Hooks.on("canvasReady", () => syncSceneTokens());
 Hooks.on("createToken", (token, options) => onCreateToken(token, options));
 Hooks.on("updateToken", (token, changed, options) => onUpdateToken(token, changed, options));

@@ -15,11 +15,12 @@
  * world's characters carry.
  * @module ruleset
  */
-import { dialogClass, isActiveGM } from "./compat.mjs";
+import { dialogClass } from "./compat.mjs";
 import { ensureConnected } from "./intents.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
 import { SETTINGS } from "./settings.mjs";
+import { isWritingGM } from "./relay.mjs";
 
 /** The rulesets the bridge plays (R13) and their names, as the setting offers them. */
 export const RULESET_LABELS = Object.freeze({
@@ -233,7 +234,7 @@ async function writeSetting(value) {
  * @param {string} value
  */
 export function onRulesetSetting(value) {
-  if (value === writing || !game.user?.isGM || !isActiveGM()) return null;
+  if (value === writing || !game.user?.isGM || !isWritingGM()) return null;
   if (!value || !runtime.hello || value === runtime.hello.ruleset) return null;
   return setRuleset(value);
 }

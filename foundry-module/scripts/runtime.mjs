@@ -8,6 +8,10 @@ export const runtime = {
   connection: null,
   /** @type {import("./relay.mjs").RelayHost|null} set while this client relays for the others */
   relayHost: null,
+  /** @type {import("./relay.mjs").GmRoster|null} the GMs' bridge statuses, and who relays */
+  roster: null,
+  /** whether this client writes what the bridge says (the elected GM's, see relay.mjs) */
+  writing: false,
   /** @type {object|null} the `hello` answer of the current connection */
   hello: null
 };

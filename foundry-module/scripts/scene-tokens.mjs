@@ -10,8 +10,8 @@
 import { BRIDGE_WRITE } from "./actions.mjs";
 import { adapterFor } from "./adapters/index.mjs";
 import { characterId } from "./characters.mjs";
-import { isActiveGM } from "./compat.mjs";
 import { runtime } from "./runtime.mjs";
+import { isWritingGM } from "./relay.mjs";
 
 /** actor id -> the JSON of the ActorData last sent on this connection */
 const sent = new Map();
@@ -47,7 +47,7 @@ function tokenActor(token) {
  */
 export async function syncActors(actors) {
   const connection = runtime.connection;
-  if (!connection?.connected || !isActiveGM()) return [];
+  if (!connection?.connected || !isWritingGM()) return [];
   const done = [];
   for (const actor of actors) {
     if (!adapterFor().isCharacter(actor)) continue;

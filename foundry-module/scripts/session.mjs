@@ -6,10 +6,10 @@
 import { bindWaitingUsers, publishNonce } from "./binding.mjs";
 import { handleCardEmit } from "./cards.mjs";
 import { adapterFor } from "./adapters/index.mjs";
-import { foundryVersion, isActiveGM, moduleVersion } from "./compat.mjs";
+import { foundryVersion, moduleVersion } from "./compat.mjs";
 import { ConnectionManager } from "./connection.mjs";
 import { EMITS_FRAME, PROTOCOL_VERSION } from "./protocol.mjs";
-import { RelayConnection, RelayHost } from "./relay.mjs";
+import { GmRoster, RelayConnection, RelayHost, isWritingGM } from "./relay.mjs";
 import { runtime } from "./runtime.mjs";
 import { CONNECTION_MODES, connectionSettings, getLastSeq, setLastSeq } from "./settings.mjs";
 import { refreshSheetStatus } from "./sheet.mjs";
@@ -24,15 +24,17 @@ export const EMIT_HANDLERS = Object.freeze({
   card: handleCardEmit,
   "actor.patch": handleActorPatch,
   "token.status": handleTokenStatus,
-  "scene.state": (emit) => handleSceneState(emit, { activeGM: isActiveGM() })
+  "scene.state": (emit) => handleSceneState(emit, { activeGM: isWritingGM() })
 });
 
 const NOTICE_LEVELS = { info: "info", warning: "warn", error: "error" };
 
 /**
  * (Re)open the connection with the current settings. In relay mode (the default) a player's
- * client reaches the bridge through the active GM's client; a GM connects itself, and the
- * active GM relays for everyone else. In direct mode every client connects itself.
+ * client reaches the bridge through the relay host's client; a GM connects itself, and the
+ * elected GM (a GM whose browser holds a live bridge connection: see relay.mjs) relays for
+ * everyone else. In direct mode every client connects itself. In both, the GMs' clients say
+ * how their bridge is, and the elected one writes what the bridge says.
  * @param {Partial<import("./connection.mjs").ConnectionOptions>} [overrides]
  * @returns {import("./connection.mjs").IntentChannel}
  */
@@ -40,11 +42,15 @@ export function startConnection(overrides = {}) {
   runtime.connection?.disconnect();
   runtime.relayHost?.stop();
   runtime.relayHost = null;
+  runtime.roster?.stop();
+  runtime.writing = false;
+  const roster = new GmRoster();
+  runtime.roster = roster;
   const { url, world, key, mode } = connectionSettings();
   const isGM = Boolean(game.user.isGM);
   const relayed = mode === CONNECTION_MODES.relay && !isGM;
   const connection = relayed
-    ? new RelayConnection(overrides)
+    ? new RelayConnection({ roster, ...overrides })
     : new ConnectionManager({
       url,
       world,
@@ -56,6 +62,7 @@ export function startConnection(overrides = {}) {
   runtime.connection = connection;
   runtime.hello = null;
   connection.onStatus((status) => {
+    if (status.state !== "connected" && greeted === connection) greeted = null;
     showStatus(status);
     refreshSheetStatus();
   });
@@ -84,30 +91,46 @@ export function startConnection(overrides = {}) {
       await readScene();
     }
   });
+  // A GM's bridge status reaches every client (before the connect listeners run: the
+  // election decides who greets as the writer).
+  if (isGM) connection.onStatus(() => roster.announce());
+  roster.onChange(() => followRelayHost());
+  roster.start(isGM ? () => connection.status : null);
   showStatus(connection.status);
   connection.connect();
-  followActiveGM();
   return connection;
 }
 
 /**
- * Relay mode: the active GM's client relays, and players follow whoever that is. Called at
- * start and whenever Foundry says a user connected or left (hook `userConnected`).
- * @param {User} [user]         the user who connected or left
- * @param {boolean} [connected]
+ * Relay mode: the elected GM's client relays, and players follow whoever that is. Called when
+ * a GM's bridge status changes and when Foundry says a user connected or left (hook
+ * `userConnected`, through {@link onUserConnected}).
  */
-export function followActiveGM(user, connected) {
+export function followRelayHost() {
   const connection = runtime.connection;
-  if (!connection || connectionSettings().mode !== CONNECTION_MODES.relay) return;
-  if (connection instanceof RelayConnection) {
-    connection.follow();
-    return;
+  if (!connection || connection instanceof RelayConnection) return;
+  const writing = isWritingGM();
+  // Elected while connected and greeted (the writing GM left, or lost its bridge): take over.
+  if (writing && !runtime.writing && connection.connected && greeted === connection && greeting !== connection) {
+    startWriting(connection).catch((err) => console.error("fate-bridge | taking over the writes failed", err));
   }
-  if (isActiveGM() && !runtime.relayHost) runtime.relayHost = new RelayHost(connection).start();
-  else if (!isActiveGM() && runtime.relayHost) {
+  runtime.writing = writing;
+  const hosting = connectionSettings().mode === CONNECTION_MODES.relay && writing;
+  if (hosting && !runtime.relayHost) runtime.relayHost = new RelayHost(connection).start();
+  else if (!hosting && runtime.relayHost) {
     runtime.relayHost.stop();
     runtime.relayHost = null;
   }
+}
+
+/**
+ * Hook `userConnected`: the roster forgets a GM who left (the next bridge-connected GM takes
+ * over), and the relay host tells the bridge a player left.
+ * @param {User} user
+ * @param {boolean} connected
+ */
+export function onUserConnected(user, connected) {
+  runtime.roster?.userConnected(user, connected);
   if (user && connected === false) runtime.relayHost?.userLeft(user);
 }
 
@@ -116,25 +139,50 @@ export function followActiveGM(user, connected) {
  * @param {(since: number) => Promise<void>} catchUpOnce  this connection's one catch-up
  */
 async function greet(connection, catchUpOnce) {
+  greeting = connection;
+  try {
+    await greetNow(connection, catchUpOnce);
+  } finally {
+    if (greeting === connection) greeting = null;
+  }
+}
+/** The connection whose greeting is under way (it decides then whether this client writes). */
+let greeting = null;
+/** The connection greeted since it last connected (a takeover needs one). */
+let greeted = null;
+
+/**
+ * What the writing GM's client does when it starts writing (at its greeting, or when it takes
+ * over from a GM who left or lost the bridge): the players' actors and the scene's tokens to
+ * the bridge, and the players waiting to be vouched for.
+ * @param {import("./connection.mjs").ConnectionManager} connection
+ */
+async function startWriting(connection) {
+  runtime.writing = true;
+  forgetSentActors();
+  await syncPlayerActors(connection);
+  await syncSceneTokens();
+  await bindWaitingUsers();
+}
+
+async function greetNow(connection, catchUpOnce) {
   const hello = await connection.call("hello", helloPayload());
   if (!hello.ok) {
     console.warn("fate-bridge | hello failed", hello.error);
     return;
   }
   runtime.hello = hello.data;
+  greeted = connection;
   if (hello.data.protocol !== PROTOCOL_VERSION) {
     ui.notifications.error(game.i18n.format("FATEBRIDGE.Notify.ProtocolMismatch", { bridge: hello.data.protocol, module: PROTOCOL_VERSION }));
   }
   warnVersionMismatch(hello.data);
   // A player reads the world only once the GM's client has vouched for it (the "bound" notice).
   if (hello.data.role === "gm" || hello.data.bound) await catchUpOnce(getLastSeq() ?? hello.data.last_seq);
-  if (isActiveGM()) {
+  if (isWritingGM()) {
     // R13.9: the GM is offered the ruleset of the world's game when the bridge plays another.
     offerRuleset(hello.data).catch((err) => console.error("fate-bridge | ruleset offer failed", err));
-    forgetSentActors();
-    await syncPlayerActors(connection);
-    await syncSceneTokens();
-    await bindWaitingUsers();
+    await startWriting(connection);
   }
   else await publishNonce(hello.data);
   // Views start from the scene as it is (a bound player or a GM may read it).

@@ -2,6 +2,7 @@
  * Module settings. World settings reach every client, so the GM key is client-scoped.
  * @module settings
  */
+import { checkWindowClass } from "./check-connection.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 
 export const SETTINGS = Object.freeze({
@@ -81,6 +82,15 @@ export function registerSettings(onConnectionChange, { onRulesetChange } = {}) {
     },
     default: "",
     onChange: (value) => onRulesetChange?.(value)
+  });
+  // "Check connection": every check between this browser and the bridge, each with its result.
+  game.settings.registerMenu(MODULE_ID, "checkConnection", {
+    name: "FATEBRIDGE.Reach.Check.Menu",
+    label: "FATEBRIDGE.Reach.Check.MenuLabel",
+    hint: "FATEBRIDGE.Reach.Check.MenuHint",
+    icon: "fa-solid fa-plug-circle-check",
+    type: checkWindowClass(),
+    restricted: false
   });
   game.settings.register(MODULE_ID, SETTINGS.lastSeq, {
     scope: "client",

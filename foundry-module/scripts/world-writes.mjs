@@ -7,9 +7,10 @@
 import { characterActor } from "./characters.mjs";
 import { BRIDGE_WRITE } from "./actions.mjs";
 import { adapterFor } from "./adapters/index.mjs";
-import { hasStatus, isActiveGM, registerStatusEffects } from "./compat.mjs";
+import { hasStatus, registerStatusEffects } from "./compat.mjs";
 import { MODULE_ID, STATUS_IDS } from "./protocol.mjs";
 import { recordWritten } from "./stale-guard.mjs";
+import { isWritingGM } from "./relay.mjs";
 
 const ICONS = Object.freeze({
   overwhelmed: "icons/svg/unconscious.svg",
@@ -31,7 +32,7 @@ export function registerStatuses() {
 
 /** Whether this client writes `writer: "gm"` emits. */
 function writesForGm(emit) {
-  return emit?.writer === "gm" && isActiveGM();
+  return emit?.writer === "gm" && isWritingGM();
 }
 
 /**

@@ -7,11 +7,12 @@ import { after, before, describe, test } from "node:test";
 import { addWorld, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
 import { byCard, cardIn, showMessage } from "./support/chat.mjs";
 import { FoundryClient } from "./support/clients.mjs";
+import { startFoundryServer } from "./support/foundry-server.mjs";
 import { check, loadValidators } from "./support/schemas.mjs";
 import { ogre, zird } from "./fixtures/actors.mjs";
 
 const GM = { id: "activeGmUser0001", name: "Active GM", isGM: true };
-const ASSISTANT = { id: "assistGmUser0001", name: "Assistant GM", isGM: true };
+const ASSISTANT = { id: "assistGmUser0001", name: "Assistant GM", isGM: true, role: 3 };
 const PLAYER = { id: "playerUserAnn001", name: "Ann", isGM: false };
 const USERS = [GM, ASSISTANT, PLAYER];
 const ZIRD = zird(PLAYER.id);
@@ -21,6 +22,7 @@ let port;
 let world;
 let bridge;
 let validators;
+let foundry;
 let gm;
 let assistant;
 let player;
@@ -31,6 +33,8 @@ function clientOptions(user, key) {
     users: USERS,
     userId: user.id,
     activeGM: GM.id,
+    // Foundry's server: the GMs' clients hear each other and elect the one that writes.
+    foundryServer: foundry.url,
     systemId: "fate-core-official",
     actors: [ZIRD, OGRE],
     settings: {
@@ -75,6 +79,7 @@ before(async () => {
   port = await freePort();
   world = await addWorld(dataDir, "integration-world", "Integration World");
   bridge = await startBridge({ dataDir, port });
+  foundry = await startFoundryServer();
   gm = await launch("active-gm", GM, world.key);
   assistant = await launch("assistant-gm", ASSISTANT, world.key);
   // R2.1 Decision: this table trusts its players' ratings, so the scenarios about other rules
@@ -84,6 +89,7 @@ before(async () => {
 
 after(async () => {
   for (const c of clients) await c.close();
+  await foundry?.close();
   await bridge?.stop();
 });
 

@@ -243,14 +243,50 @@ describe("b. FCO's boosts, GM fate points and situation aspects are the bridge's
     delete answers["scene.aspect"];
   });
 
-  test("only the active GM's client writes FCO's stores and sends their edits", async () => {
+  test("only the writing GM's client writes FCO's stores; every GM's pool is the budget, and a point the assistant spends from its own pool lands once", async () => {
+    const POOL = ["fate-core-official", "gmfatepoints"];
     const gm = foundry.game.users.get(GM.id);
-    await as(ASSISTANT, () => scenes.handleSceneState({ seq: ++seq, world: "w", writer: "gm", state: { ...sceneState(), gm_fate_points: 9 } }, { activeGM: false }));
-    assert.equal(gm.getFlag("fate-core-official", "gmfatepoints"), 2, "the assistant's client wrote nothing");
-    // The assistant edits its own pool in Fate Utilities: its client is not the one that talks for the GM.
-    await as(ASSISTANT, () => foundry.game.users.get(ASSISTANT.id).setFlag("fate-core-official", "gmfatepoints", 7));
+    const assistant = foundry.game.users.get(ASSISTANT.id);
+    await sceneEmit(sceneState({ gm_fate_points: 3 }));
+    assert.deepEqual([gm.getFlag(...POOL), assistant.getFlag(...POOL)], [3, 3], "every GM's pool shows the bridge's one budget");
+    assert.deepEqual(sentOf("fate.gm_budget"), []);
+    await as(ASSISTANT, () => scenes.handleSceneState({ seq: ++seq, world: "w", writer: "gm", state: sceneState({ gm_fate_points: 3, aspects: [situation("x1", "Not Written")] }) }, { activeGM: false }));
+    assert.equal(foundry.game.scenes.active.getFlag("fate-core-official", "situation_aspects")?.some((a) => a.name === "Not Written") ?? false, false, "the assistant's client wrote nothing");
+    // FCO takes a point off the assistant's own pool on the assistant's client: that client sends nothing.
+    await as(ASSISTANT, () => assistant.setFlag(...POOL, 2));
     await settle(10);
     assert.deepEqual(sentOf("fate.gm_budget"), []);
+    // Foundry's server passes the update on to the writing GM's client: the budget loses one.
+    const spend = { flags: { "fate-core-official": { gmfatepoints: 2 } } };
+    foundry.receiveUserUpdate(ASSISTANT.id, spend, {}, ASSISTANT.id);
+    await waitFor(() => sentOf("fate.gm_budget").length === 1, { what: "fate.gm_budget" });
+    assert.deepEqual(sentOf("fate.gm_budget"), [{ fate_points: 2 }]);
+    foundry.receiveUserUpdate(ASSISTANT.id, spend, {}, ASSISTANT.id);
+    await settle(10);
+    assert.equal(sentOf("fate.gm_budget").length, 1, "the same update again spends nothing more");
+    // The GM spends one from its own pool before the bridge's answer came: both spends land.
+    await gm.setFlag(...POOL, 2);
+    await waitFor(() => sentOf("fate.gm_budget").length === 2, { what: "the GM's spend" });
+    assert.deepEqual(sentOf("fate.gm_budget")[1], { fate_points: 1 });
+    await sceneEmit(sceneState({ gm_fate_points: 1 }));
+    assert.deepEqual([gm.getFlag(...POOL), assistant.getFlag(...POOL)], [1, 1]);
+    assert.equal(sentOf("fate.gm_budget").length, 2, "the bridge's own number is not sent back");
+  });
+
+  test("situation aspects go to the scene being played; a GM looking at another scene changes nothing", async () => {
+    const played = foundry.game.scenes.active;
+    const other = foundry.viewScene([], "sceneOther000001", { activate: false });
+    assert.equal(foundry.game.scenes.viewed, other);
+    assert.equal(foundry.game.scenes.active, played);
+    await sceneEmit(sceneState({ aspects: [situation("sitP", "Collapsing Roof")] }));
+    assert.ok(played.getFlag("fate-core-official", "situation_aspects").some((a) => a.name === "Collapsing Roof"), "written on the played scene");
+    assert.equal(other.getFlag("fate-core-official", "situation_aspects"), undefined, "not on the viewed one");
+    // Fate Utilities' list of the viewed scene edited: that scene is not being played.
+    await other.setFlag("fate-core-official", "situation_aspects", [{ name: "Only Here", free_invokes: 1 }]);
+    await settle(10);
+    assert.deepEqual(sentOf("scene.aspect"), []);
+    foundry.viewScene([], played.id);
+    await sceneEmit(sceneState({ aspects: [] }));
   });
 });
 

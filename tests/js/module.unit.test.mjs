@@ -176,9 +176,14 @@ describe("manifest and assets", () => {
     // R13.2: the absorb picker's per-hit rule and why a box is refused.
     for (const k of ["sum", "ones", "one_box"]) used.add(`FATEBRIDGE.Absorb.Rule.${k}`);
     for (const k of ["nothing_left", "too_small", "too_small_fit", "smaller_fits"]) used.add(`FATEBRIDGE.Absorb.Why.${k}`);
+    // Reaching the bridge: each path's line, each Bridge URL problem, each permission state.
+    for (const k of ["same_machine", "direct", "prompt", "blocked_loopback", "blocked_local", "mixed_content"]) used.add(`FATEBRIDGE.Reach.Path.${k}`);
+    for (const k of ["no_host", "bad_scheme", "bad_port", "has_path", "has_credentials", "unparseable"]) used.add(`FATEBRIDGE.Reach.BadUrl.${k}`);
+    for (const k of ["granted", "prompt", "denied", "none", "notNeeded", "insecure"]) used.add(`FATEBRIDGE.Reach.Permission.${k}`);
+    used.add("FATEBRIDGE.Relay.Reason.no_key");
     const missing = [...used].filter((k) => typeof k.split(".").reduce((o, p) => o?.[p], lang) !== "string");
     // prefixes of keys built at run time are not keys themselves
-    const prefixes = ["Status", "Status.Reason", "Card.State", "Card.Participant", "Card.Consent", "Card.ConsentPart", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title", "Conflict.Kind", "Scene.End", "Scene.EndExplain", "History.Kind", "History.Rolls", "Harm", "Absorb.Rule", "Absorb.Why"].map((p) => `FATEBRIDGE.${p}`);
+    const prefixes = ["Status", "Status.Reason", "Card.State", "Card.Participant", "Card.Consent", "Card.ConsentPart", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title", "Conflict.Kind", "Scene.End", "Scene.EndExplain", "History.Kind", "History.Rolls", "Harm", "Absorb.Rule", "Absorb.Why", "Reach", "Reach.Path", "Reach.BadUrl", "Reach.Permission", "Relay.Reason"].map((p) => `FATEBRIDGE.${p}`);
     const realMissing = missing.filter((k) => !prefixes.includes(k));
     assert.deepEqual(realMissing, []);
     assert.ok(used.size > 40);

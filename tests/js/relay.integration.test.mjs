@@ -14,9 +14,10 @@ import { check, loadValidators } from "./support/schemas.mjs";
 import { ogre, zird } from "./fixtures/actors.mjs";
 
 const CHANNEL = "module.fate-bridge";
-// Foundry's active GM is the active GM with the highest role, then the lowest id.
+// The relay host is the GM with a live bridge connection with the highest role, then the
+// lowest id (Foundry's roles: ASSISTANT 3, GAMEMASTER 4).
 const GM = { id: "aaGmUser00000001", name: "Gamemaster", isGM: true, role: 4 };
-const ASSISTANT = { id: "bbAssistant00001", name: "Assistant", isGM: true, role: 4 };
+const ASSISTANT = { id: "bbAssistant00001", name: "Assistant", isGM: true, role: 3 };
 const ANN = { id: "annUser000000001", name: "Ann", isGM: false, role: 1 };
 const BOB = { id: "bobUser000000001", name: "Bob", isGM: false, role: 1 };
 const USERS = [GM, ASSISTANT, ANN, BOB];
@@ -289,23 +290,102 @@ describe("what the relay refuses", () => {
 });
 
 describe("the active GM changes", () => {
-  test("two GMs both relaying: a request is answered once, and the player takes one answer", async () => {
-    // The assistant believes itself active too (Foundry's clients briefly disagree).
-    assistant = await launch("assistant", ASSISTANT, world.key, { activeGM: ASSISTANT.id });
+  test("two GMs both connected to the bridge: the GM relays, the assistant's own requests go on its own connection", async () => {
+    assistant = await launch("assistant", ASSISTANT, world.key);
     await connected(assistant, "assistant");
-    await assistant.waitFor("relaying", (r) => r === true, { what: "assistant relays" });
-    const before = (await ann.rpc("messages")).length;
+    await assistant.waitFor("relayHostId", (id) => id === GM.id, { what: "the assistant sees the GM relay" });
+    assert.equal(await gm.rpc("relaying"), true, "the GM (the higher role) relays");
+    assert.equal(await assistant.rpc("relaying"), false, "the assistant does not");
+    assert.equal(await ann.rpc("relayHostId"), GM.id);
+    const before = (await relayed(assistant)).length;
     await queue([0, 0, 0, 1]);
     const data = await ann.rpc("startAction", ZIRD._id, "Will", { opposition: 0 });
     assert.ok(data?.card_id);
-    const answered = async (client) => (await relayed(client)).filter((e) => e.payload.payload?.request_id && e.ack?.ok && e.payload.event === "action.start" && e.ack.data.card_id === data.card_id);
-    await assistant.waitFor("sent", (s) => s.some((x) => x.event === "relay" && x.ack?.data?.card_id === data.card_id), { what: "the assistant relayed it too" });
-    assert.equal((await answered(gm)).length, 1);
-    assert.equal((await answered(assistant)).length, 1);
+    assert.ok((await relayed(gm)).some((e) => e.ack?.data?.card_id === data.card_id), "through the GM's connection");
+    assert.equal((await relayed(assistant)).length, before, "nothing through the assistant's");
+    // The assistant's own requests: on its own connection, as a GM.
+    const own = await assistant.rpc("call", "world.state", {});
+    assert.equal(own.ok, true);
+    assert.ok((await assistant.rpc("sent")).some((x) => x.event === "world.state" && x.ack?.ok), "sent on the assistant's own connection");
+    assert.equal((await assistant.rpc("hello")).role, "gm");
+    await assistant.close();
+    clients.splice(clients.indexOf(assistant), 1);
+  });
+
+  test("the relaying GM's browser loses the bridge while the assistant's has it: the assistant takes over and the request is sent again once", async () => {
+    assistant = await launch("assistant-b", ASSISTANT, world.key);
+    await connected(assistant, "assistant");
+    await assistant.waitFor("relayHostId", (id) => id === GM.id, { what: "the GM relays" });
+    const before = (await ann.rpc("messages")).length;
+    const starts = (sent) => sent.filter((x) => x.event === "relay" && x.payload.event === "action.start" && x.ack?.ok);
+    const startsBefore = starts(await gm.rpc("sent")).length;
+    await gm.rpc("dropRelayAnswers", true);
+    await queue([1, 0, 0, 0]);
+    const pending = ann.rpc("startAction", ZIRD._id, "Athletics", { opposition: 1 });
+    await gm.waitFor("sent", (s) => starts(s).length === startsBefore + 1, { what: "the GM relayed it" });
+    const syncs = (sent) => sent.filter((x) => x.event === "actor.sync" && x.ack?.ok).length;
+    const syncsBefore = syncs(await assistant.rpc("sent"));
+    await gm.rpc("bridgeDisconnect");
+    await assistant.waitFor("relaying", (r) => r === true, { what: "the assistant takes the relay" });
+    // It writes for the table now: it sends the players' actors, as a writer does when it starts.
+    await assistant.waitFor("sent", (s) => syncs(s) > syncsBefore, { what: "the assistant syncs the actors" });
+    const data = await pending;
+    assert.ok(data?.card_id, "Ann's click is answered, through the assistant");
+    const resent = (await relayed(assistant)).filter((e) => e.payload.event === "action.start");
+    assert.equal(resent.length, 1, "sent again once");
+    const first = (await relayed(gm)).filter((e) => e.payload.event === "action.start").at(-1);
+    assert.equal(resent[0].payload.payload.request_id, first.payload.payload.request_id, "under its request id");
+    const synced = await assistant.rpc("call", "world.sync", { since: 0 });
+    assert.equal(synced.data.emits.filter((e) => e.event === "card" && e.data.card_id === data.card_id && e.data.op === "create").length, 1, "the action happened once");
+    await ann.waitFor("messages", (ms) => ms.length === before + 1, { what: "Ann's one card" });
+    // The GM's bridge comes back: the GM relays again, the assistant stops.
+    await gm.rpc("dropRelayAnswers", false);
+    await gm.rpc("reconnect");
+    await connected(gm, "gm again");
+    await assistant.waitFor("relaying", (r) => r === false, { what: "the assistant hands the relay back" });
+    await gm.waitFor("relaying", (r) => r === true, { what: "the GM relays again" });
+    await queue([0, 0, 0, 0]);
+    assert.ok((await ann.rpc("startAction", ZIRD._id, "Athletics", { opposition: 1 }))?.card_id);
+    await assistant.close();
+    clients.splice(clients.indexOf(assistant), 1);
+  });
+
+  test("an assistant with no GM key is a GM through Foundry: told why it has no connection, it leaves and comes back, and the relay never moves", async () => {
+    assistant = await launch("assistant-nokey", ASSISTANT);
+    const status = await assistant.waitFor("status", (s) => s.state === "refused" && s.reason === "no_key", { what: "no key" });
+    assert.match(status.badge, /No GM key in this browser: this GM plays through Foundry while another GM's browser relays/);
+    assert.equal((await assistant.rpc("sockets")).created, 0, "it never dials the bridge as a GM without a key");
+    await assistant.waitFor("relayHostId", (id) => id === GM.id, { what: "the assistant sees the GM relay" });
+    assert.equal(await assistant.rpc("relaying"), false);
+    await assistant.close();
+    clients.splice(clients.indexOf(assistant), 1);
+    assistant = await launch("assistant-nokey-back", ASSISTANT);
+    await assistant.waitFor("relayHostId", (id) => id === GM.id, { what: "back: the GM still relays" });
+    assert.equal(await gm.rpc("relaying"), true);
+    assert.equal((await ann.rpc("status")).state, "connected");
+    await queue([0, 0, 1, 0]);
+    assert.ok((await ann.rpc("startAction", ZIRD._id, "Athletics", { opposition: 1 }))?.card_id, "Ann still plays through the GM");
+  });
+
+  test("the assistant spends a point from its own FCO pool: the bridge's GM budget loses one, once", async () => {
+    const POOL = ["fate-core-official", "gmfatepoints"];
+    assert.equal((await gm.rpc("call", "fate.gm_budget", { fate_points: 3 })).ok, true);
+    // The GM's client writes the budget into every GM's pool.
+    await gm.waitFor("user", (u) => u.flags?.["fate-core-official"]?.gmfatepoints === 3, { what: "the assistant's pool shown on the GM's client", args: [ASSISTANT.id] });
+    const budgetsBefore = (await gm.rpc("sent")).filter((x) => x.event === "fate.gm_budget").length;
+    // As Foundry syncs it, the assistant's client has the pool too; FCO takes a point off it there.
+    await assistant.rpc("setUserFlag", ASSISTANT.id, ...POOL, 3);
+    const spend = await assistant.rpc("setUserFlag", ASSISTANT.id, ...POOL, 2);
+    await gm.rpc("receiveUserUpdate", ASSISTANT.id, spend, {}, ASSISTANT.id);
+    await gm.waitFor("sent", (s) => s.filter((x) => x.event === "fate.gm_budget").length === budgetsBefore + 1, { what: "the budget sent" });
+    const state = await gm.waitFor("scene", (sc) => sc?.gm_fate_points === 2, { what: "the bridge's budget is 2" });
+    assert.equal(state.gm_fate_points, 2);
+    // The update arrives again (a second tab, a re-sent hook): nothing more is spent.
+    await gm.rpc("receiveUserUpdate", ASSISTANT.id, spend, {}, ASSISTANT.id);
     await new Promise((r) => setTimeout(r, 300));
-    assert.equal((await ann.rpc("messages")).length, before + 1, "one card, one action");
-    const state = await gm.rpc("call", "world.state", {});
-    assert.equal(state.data.open_actions.filter((id) => id === data.action_id).length, 1);
+    assert.equal((await gm.rpc("sent")).filter((x) => x.event === "fate.gm_budget").length, budgetsBefore + 1, "landed once");
+    assert.equal((await gm.rpc("call", "scene.read", {})).data.gm_fate_points, 2);
+    assert.equal((await gm.rpc("user", GM.id)).flags["fate-core-official"].gmfatepoints, 2, "every GM's pool shows the budget");
     await assistant.close();
     clients.splice(clients.indexOf(assistant), 1);
   });
@@ -316,10 +396,12 @@ describe("the active GM changes", () => {
     assert.equal(await assistant.rpc("relaying"), false, "only the active GM relays");
     const before = (await ann.rpc("messages")).length;
     // The GM forwards Ann's request, the bridge commits it, and the GM leaves before answering.
+    const starts = (sent) => sent.filter((x) => x.event === "relay" && x.payload.event === "action.start" && x.ack?.ok);
+    const startsBefore = starts(await gm.rpc("sent")).length;
     await gm.rpc("dropRelayAnswers", true);
     await queue([1, 0, 0, 0]);
     const pending = ann.rpc("startAction", ZIRD._id, "Athletics", { opposition: 1 });
-    await gm.waitFor("sent", (s) => s.some((x) => x.event === "relay" && x.payload.event === "action.start" && x.ack?.ok), { what: "the GM relayed it" });
+    await gm.waitFor("sent", (s) => starts(s).length === startsBefore + 1, { what: "the GM relayed it" });
     await gm.close();
     clients.splice(clients.indexOf(gm), 1);
     await assistant.waitFor("relaying", (r) => r === true, { what: "the assistant takes the relay" });

@@ -9,11 +9,12 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { addWorld, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
 import { FoundryClient } from "./support/clients.mjs";
+import { startFoundryServer } from "./support/foundry-server.mjs";
 import { check, loadValidators } from "./support/schemas.mjs";
 import { fcoTrack, ogre, zird } from "./fixtures/actors.mjs";
 
 const GM = { id: "sceneGmUser00001", name: "Active GM", isGM: true };
-const ASSISTANT = { id: "sceneAsstUser001", name: "Assistant GM", isGM: true };
+const ASSISTANT = { id: "sceneAsstUser001", name: "Assistant GM", isGM: true, role: 3 };
 const ANN = { id: "sceneAnnUser0001", name: "Ann", isGM: false };
 const BOB = { id: "sceneBobUser0001", name: "Bob", isGM: false };
 const USERS = [GM, ASSISTANT, ANN, BOB];
@@ -44,11 +45,19 @@ let validators;
 let bridge;
 const clients = [];
 
+/** One Foundry server per world (its clients hear each other, as a world's do): the GMs' clients elect who writes. */
+const foundries = new Map();
+async function foundryFor(world) {
+  if (!foundries.has(world.id)) foundries.set(world.id, await startFoundryServer());
+  return foundries.get(world.id);
+}
+
 function options(world, port, user, key) {
   return {
     users: USERS,
     userId: user.id,
     activeGM: GM.id,
+    foundryServer: foundries.get(world.id)?.url,
     systemId: "fate-core-official",
     actors: ACTORS,
     settings: {
@@ -62,6 +71,7 @@ function options(world, port, user, key) {
 }
 
 async function launch(name, world, port, user, key) {
+  await foundryFor(world);
   const client = await FoundryClient.launch(name, options(world, port, user, key));
   clients.push(client);
   await client.rpc("start");
@@ -112,6 +122,7 @@ before(async () => {
 
 after(async () => {
   for (const c of clients) await c.close();
+  for (const f of foundries.values()) await f.close();
   await bridge?.stop();
 });
 

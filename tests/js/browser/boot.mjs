@@ -4,7 +4,8 @@
 // server (tests/js/support/foundry-server.mjs), so pages of one table hear each other on the
 // module's socket, and Foundry says who is active; &mode=direct|relay (default: direct without
 // a Foundry server, as a lone GM page is tested; relay with one); &generation=14 runs the page as
-// Foundry 14 (default 13); &npcs=goblin adds a goblin NPC beside Zird and the ogre.
+// Foundry 14 (default 13); &npcs=goblin adds a goblin NPC beside Zird and the ogre;
+// &user=pageAssistant001 is the table's assistant GM (Foundry role 3).
 import { install } from "/tests/js/support/fake-foundry.mjs";
 import { goblin, ogre, zird } from "/tests/js/fixtures/actors.mjs";
 import { fcoActorClass, installFcoStandIn } from "/tests/js/support/fco-stand-in.mjs";
@@ -14,7 +15,9 @@ const q = new URLSearchParams(location.search);
 if (q.get("noio") === "1") delete window.io;
 const ANN = { id: "pagePlayerAnn001", name: "Ann", isGM: false, active: false };
 const GM = { id: q.get("gm") ?? "pageGmUser000001", name: "Gamemaster", isGM: true };
-if (!q.get("gm") && q.get("user") && q.get("user") !== ANN.id) GM.id = q.get("user");
+// Foundry's assistant role (3): a GM of the table too.
+const ASSISTANT = { id: "pageAssistant001", name: "Assistant", isGM: true, role: 3, active: false };
+if (!q.get("gm") && q.get("user") && ![ANN.id, ASSISTANT.id].includes(q.get("user"))) GM.id = q.get("user");
 const userId = q.get("user") ?? GM.id;
 const foundryServer = q.get("foundry");
 const mode = q.get("mode") ?? (foundryServer ? "relay" : "direct");
@@ -35,7 +38,7 @@ const foundry = install({
   Handlebars: window.Handlebars,
   loadText,
   lang,
-  users: [GM, ANN],
+  users: [GM, ANN, ASSISTANT],
   userId,
   module: { version },
   // Without a Foundry server nobody tells the page who is active: the GM is.

@@ -227,8 +227,23 @@ const commands = {
   receiveMessage(data) {
     return foundry.receiveMessage(data).then(() => null);
   },
-  receiveUserUpdate(userId, changes) {
-    foundry.receiveUserUpdate(userId, changes);
+  receiveUserUpdate(userId, changes, opts, byUserId) {
+    foundry.receiveUserUpdate(userId, changes, opts ?? {}, byUserId ?? userId);
+  },
+  /** This client sets a flag on a user (its own, or any as a GM), as Foundry's API does; returns the update. */
+  async setUserFlag(userId, scope, key, value) {
+    await foundry.game.users.get(userId).setFlag(scope, key, value);
+    return foundry.log.userUpdates.at(-1)?.changes ?? null;
+  },
+  /** This browser's bridge connection closes (the GM's computer lost it); Foundry's socket stays. */
+  async bridgeDisconnect() {
+    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
+    runtime.connection?.disconnect();
+  },
+  /** The relay host this client's roster elects (null: none). */
+  async relayHostId() {
+    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
+    return runtime.roster?.electedHost() ?? null;
   },
   user(userId) {
     const u = foundry.game.users.get(userId);

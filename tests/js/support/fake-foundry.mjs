@@ -277,6 +277,10 @@ export function install(options) {
   class User {
     constructor(data) {
       Object.assign(this, { active: true, flags: {}, targets: new Set(), ...structuredClone(data) });
+      // Foundry's roles (CONST.USER_ROLES): PLAYER 1, TRUSTED 2, ASSISTANT 3, GAMEMASTER 4;
+      // isGM is ASSISTANT or above.
+      this.role ??= this.isGM ? 4 : 1;
+      this.isGM = this.role >= 3;
       this.documentName = "User";
     }
     get isActiveGM() {
@@ -334,8 +338,16 @@ export function install(options) {
       settingConfigs.get(id).onChange?.(value);
       return value;
     },
-    configs: settingConfigs
+    configs: settingConfigs,
+    /** Foundry's settings menus: a button in the module's settings opening `type` (an application class). */
+    registerMenu(namespace, key, config) {
+      if (typeof config?.type !== "function") throw new Error(`fake Foundry: menu ${namespace}.${key} has no application class`);
+      settingMenus.set(`${namespace}.${key}`, config);
+    },
+    menus: null
   };
+  const settingMenus = new Map();
+  settings.menus = settingMenus;
 
   // ---- dice --------------------------------------------------------------
   class RollTerm {
@@ -878,6 +890,8 @@ export function install(options) {
     constructor(data) {
       this._id = data._id ?? "sceneViewed00001";
       this.flags = structuredClone(data.flags ?? {});
+      // The scene the table plays (Foundry: one at most; `game.scenes.active`).
+      this.active = Boolean(data.active);
       this.tokens = new Collection();
       this.documentName = "Scene";
     }
@@ -1030,9 +1044,11 @@ export function install(options) {
     socket: null,
     modules: new Map([["fate-bridge", moduleData]])
   };
-  const startScene = new Scene(options.scene ?? {});
+  const startScene = new Scene({ active: true, ...(options.scene ?? {}) });
   scenes.set(startScene.id, startScene);
   scenes.viewed = startScene;
+  // Foundry's Scenes#active: the scene marked active, whatever scene a user views.
+  Object.defineProperty(scenes, "active", { get: () => scenes.find((scene) => scene.active) ?? null });
   const notify = (type) => (message) => {
     log.notifications.push({ type, message: String(message) });
   };
@@ -1054,7 +1070,7 @@ export function install(options) {
   game.release = { generation, version: game.version };
   // v13: an array of {id, name, img}; v14: an object keyed by id.
   globalThis.CONFIG = { sounds: { dice: "sounds/dice.wav" }, statusEffects: generation >= 14 ? {} : [] };
-  globalThis.CONST = { DOCUMENT_OWNERSHIP_LEVELS: { NONE: 0, LIMITED: 1, OBSERVER: 2, OWNER: 3 } };
+  globalThis.CONST = { DOCUMENT_OWNERSHIP_LEVELS: { NONE: 0, LIMITED: 1, OBSERVER: 2, OWNER: 3 }, USER_ROLES: { NONE: 0, PLAYER: 1, TRUSTED: 2, ASSISTANT: 3, GAMEMASTER: 4 } };
   globalThis.ChatMessage = ChatMessage;
   globalThis.Roll = Roll;
   globalThis.Actor = ActorClass;
@@ -1141,11 +1157,14 @@ export function install(options) {
       await message.render();
       return message;
     },
-    /** Another client updated a user: apply and fire updateUser here. */
-    receiveUserUpdate(userId, changes) {
+    /**
+     * Another client updated a user: apply and fire updateUser here, with the update's options
+     * as Foundry's server passes them on, and the id of the user who made it.
+     */
+    receiveUserUpdate(userId, changes, opts = {}, byUserId = userId) {
       const user = users.get(userId);
       mergeUpdate(user, structuredClone(changes));
-      Hooks.callAll("updateUser", user, changes, {}, userId);
+      Hooks.callAll("updateUser", user, changes, opts, byUserId);
     },
     /**
      * Show a scene on the canvas with tokens: sets `canvas.scene` (the viewed scene) and fires
@@ -1154,9 +1173,11 @@ export function install(options) {
      * must agree on an unlinked token's UUID).
      * @param {(string|object)[]} tokens
      */
-    viewScene(tokens, sceneId = "sceneMain0000001") {
+    viewScene(tokens, sceneId = "sceneMain0000001", { activate = true } = {}) {
       const scene = scenes.get(sceneId) ?? new Scene({ _id: sceneId });
       scenes.set(scene.id, scene);
+      // The GM activates the scene it shows (the table plays it), unless told it only looks.
+      if (activate) for (const other of scenes.values()) other.active = other === scene;
       for (const spec of tokens) {
         const token = new TokenDocument(typeof spec === "string" ? { actorId: spec } : spec, scene);
         scene.tokens.set(token.id, token);
@@ -1182,6 +1203,12 @@ export function install(options) {
     /** Target tokens (game.user.targets holds Token placeables; `document` is the TokenDocument). */
     target(tokenDocs) {
       game.user.targets = new Set(tokenDocs.map((doc) => ({ id: doc.id, document: doc, actor: doc.actor })));
+    },
+    /** Press a settings menu's button, as Foundry's settings window does: a new app, rendered. */
+    async openMenu(id) {
+      const config = settingMenus.get(id);
+      if (!config) throw new Error(`fake Foundry: no settings menu ${id}`);
+      return new config.type().render({ force: true });
     },
     /** Open dialogs, oldest first. */
     openDialogs() {
