@@ -50,8 +50,11 @@ export function statusText(status) {
   return { label, detail: i18n.format("FATEBRIDGE.Status.Reason.other", { url }), raw };
 }
 
-/** Reasons whose message the module wrote itself from its lang files (relay.mjs). */
-const LOCALISED = new Set(["no_gm", "waiting_gm", "gm_offline", "protocol_mismatch"]);
+/**
+ * Reasons whose message the module wrote itself from its lang files: the relay's (relay.mjs) and
+ * the way from the page to the bridge (reach.mjs, through connection.mjs).
+ */
+const LOCALISED = new Set(["no_gm", "waiting_gm", "gm_offline", "protocol_mismatch", "path_blocked", "bad_url"]);
 
 /**
  * Show a status (and remember it for re-placement after the players list re-renders).
