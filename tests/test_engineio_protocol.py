@@ -57,8 +57,6 @@ async def join(ws: aiohttp.ClientWebSocketResponse, auth: str = "{}") -> str:
 @pytest.mark.parametrize(
     ("query", "headers", "body"),
     [
-        ("?EIO=4&transport=polling", {}, "Invalid transport"),
-        ("?EIO=4", {}, "Invalid transport"),
         (
             "?transport=websocket",
             {},
@@ -80,6 +78,20 @@ async def test_what_opens_no_websocket_gets_engineios_refusal(
     async with aiohttp.ClientSession() as http, http.get(url + "/socket.io/" + query) as got:
         assert got.status == 400
         assert await got.text() == json.dumps(body)
+
+
+@pytest.mark.parametrize("query", ["?EIO=4&transport=polling", "?EIO=4", "?EIO=4&t=Pa1"])
+async def test_a_long_polling_request_is_told_to_use_websockets(
+    served: tuple[EchoService, str], query: str
+) -> None:
+    # A default socket.io-client starts with long-polling: its 400 says what to set.
+    _service, url = served
+    async with aiohttp.ClientSession() as http, http.get(url + "/socket.io/" + query) as got:
+        assert got.status == 400
+        assert got.content_type == "application/json"
+        body = await got.json()
+        assert body["transports"] == ["websocket"]
+        assert 'transports: ["websocket"]' in body["message"]
 
 
 async def test_a_page_from_an_origin_not_allowed_is_refused() -> None:

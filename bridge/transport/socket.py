@@ -20,7 +20,7 @@ from typing import Any
 from aiohttp import web
 
 from bridge import protocol
-from bridge.connections import AddressGate, Seats, peer_address
+from bridge.connections import AddressGate, Seats, peer_address, refusals
 from bridge.ratelimit import TokenBucket
 from bridge.service import BridgeService, ConnectRefused, Reply, Session, error
 from bridge.service.session import user_room
@@ -31,7 +31,7 @@ from bridge.transport.engineio_ws import (
     EngineSession,
 )
 from bridge.transport.fan_out import RoomFanOut
-from bridge.transport.port import IntentPort
+from bridge.transport.port import Budgets, IntentPort
 from bridge.transport.socketio_server import Refused, SocketIOLink
 
 log = logging.getLogger("bridge.server")
@@ -51,7 +51,10 @@ class Connection(SocketIOLink):
         super().__init__(owner, owner.fan_out)
         self.owner = owner
         self.request = request
-        self.joins = TokenBucket(JOIN_RATE_PER_SECOND, JOIN_BURST, stamp=time.monotonic())
+        now = time.monotonic()
+        self.joins = TokenBucket(JOIN_RATE_PER_SECOND, JOIN_BURST, stamp=now)
+        # The websocket's rate budgets, whichever join spends them.
+        self.budgets = Budgets.fresh(now)
         self.malformed = 0
         self.join_timer: asyncio.TimerHandle | None = None
         # Refused for what it sent, or told it has no seat: being closed.
@@ -64,6 +67,15 @@ class Connection(SocketIOLink):
 
     def name(self) -> str:
         return self.engine.sid if self.engine is not None else f"from {self.address}"
+
+    def may_connect(self) -> bool:
+        """A CONNECT that cannot succeed spends a join token too (one CONNECT flood is
+        as costly as joins); past them the connection is cut, with a bounded log."""
+        if self.joins.take(time.monotonic()):
+            return True
+        self.refused = True
+        refusals.note(self.address, "cut a connection sending CONNECTs past the join rate")
+        return False
 
     def stop_clock(self) -> None:
         if self.join_timer is not None:
@@ -125,6 +137,8 @@ class FateSocket:
         )
         # /fate sid -> its websocket's connection.
         self.connections: dict[str, Connection] = {}
+        # Every open websocket, joined or not.
+        self.live: set[Connection] = set()
         self.bind_timers: dict[str, asyncio.TimerHandle] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
 
@@ -154,8 +168,13 @@ class FateSocket:
         if refused is not None:
             return refused
         connection = Connection(self, request)
+        self.live.add(connection)
         self.start_clock(connection)
-        ws = web.WebSocketResponse(compress=self.compress, max_msg_size=self.options.max_payload)
+        # aiohttp refuses a frame of max_msg_size bytes or more; Engine.IO's maxPayload is
+        # the largest accepted (a deflated message's size is checked again once inflated).
+        ws = web.WebSocketResponse(
+            compress=self.compress, max_msg_size=self.options.max_payload + 1
+        )
         try:
             await ws.prepare(request)
             engine = connection.engine = EngineSession(
@@ -167,6 +186,7 @@ class FateSocket:
         except ConnectionError:
             pass  # gone before or while it opened
         finally:
+            self.live.discard(connection)
             connection.open = False
             connection.stop_clock()
             try:
@@ -203,7 +223,9 @@ class FateSocket:
         if abort:
             transport.abort()
         else:
-            asyncio.get_running_loop().call_later(HANG_UP_GRACE_SECONDS, transport.close)
+            # abort, not close: close waits for the write buffer to drain, which a client
+            # that does not read never lets happen.
+            asyncio.get_running_loop().call_later(HANG_UP_GRACE_SECONDS, transport.abort)
 
     def start_clock(self, connection: Connection) -> None:
         """The websocket must join ``/fate`` within ``join_timeout`` seconds."""
@@ -250,7 +272,7 @@ class FateSocket:
         # Only a join that succeeded stops the clock: a socket sending wrong keys is closed
         # as one that sends nothing.
         connection.stop_clock()
-        self.port.opened(session)
+        self.port.opened(session, connection.budgets)
         # A player hears the world only once the GM's client has vouched for it (the
         # "bound" notice reaches its user room); see IntentPort.
         self.fan_out.enter(sid, user_room(session.world_id, session.user_id))
