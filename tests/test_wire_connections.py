@@ -1,6 +1,7 @@
 """Connections before any Socket.IO: slow or partial HTTP requests, sockets that never join,
-and too many connections from one address (the oldest cut), all with raw sockets against a real bridge (served
-in the test's event loop, over real TCP: every wait here is on the loop, never blocking it)."""
+and too many connections from one address (the oldest cut), all with raw sockets against a
+real bridge (served in the test's event loop, over real TCP: every wait here is on the loop,
+never blocking it)."""
 
 from __future__ import annotations
 
