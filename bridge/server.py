@@ -53,6 +53,7 @@ HANDSHAKE_TIMEOUT_SECONDS = 5.0
 BIND_TIMEOUT_SECONDS = 30.0
 
 SERVICE_KEY = web.AppKey("service", BridgeService)
+SOCKET_KEY = web.AppKey("socket", FateSocket)
 CONFIG_KEY = web.AppKey("config", dict[str, Any])
 
 
@@ -226,6 +227,7 @@ def create_app(
         max_payload=TRANSPORT_LIMIT_BYTES,
     )
     socket.attach(app)
+    app[SOCKET_KEY] = socket
     if isinstance(fan_out, RedisRoomFanOut):
         shared: RedisRoomFanOut = fan_out
 

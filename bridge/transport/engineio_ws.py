@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from aiohttp import WSMsgType, hdrs, web
+from aiohttp import WSCloseCode, WSMsgType, hdrs, web
 
 from bridge import codec
 from bridge.ratelimit import InboundBudget, Pace
@@ -356,14 +356,33 @@ class EngineSession:
         self.post(CLOSE_FRAME)
         await self._flush_and_close(cancel_writer=False)
 
+    async def restart(self, flush_seconds: float) -> None:
+        """The server is stopping: what was queued (at most ``flush_seconds``), then the
+        websocket's close with code 1012 (service restart) and no Engine.IO close packet.
+        Clients read that as the transport closing, and reconnect by themselves: a close
+        packet makes python-socketio's client give up (``server disconnect``), and
+        socket.io-client ignores it. Idempotent; never raises."""
+        if self.closed:
+            return
+        await self._flush_and_close(
+            cancel_writer=True, flush_seconds=flush_seconds, code=WSCloseCode.SERVICE_RESTART
+        )
+
     async def finish(self) -> None:
         """After the read loop: send what is still queued (bounded), then close the
         websocket if it is not closed yet. Idempotent; never raises."""
         await self._flush_and_close(cancel_writer=True)
 
-    async def _flush_and_close(self, *, cancel_writer: bool) -> None:
+    async def _flush_and_close(
+        self,
+        *,
+        cancel_writer: bool,
+        flush_seconds: float = FLUSH_SECONDS,
+        code: int = WSCloseCode.OK,
+    ) -> None:
         """Stop the timers, let the writer send what is queued for at most
-        ``FLUSH_SECONDS`` (then cancel it, if asked), and close the websocket."""
+        ``flush_seconds`` (then cancel it, if asked), and close the websocket with
+        ``code``."""
         self.closed = True
         self.stop_timers()
         if self.overflowed:
@@ -371,11 +390,11 @@ class EngineSession:
         writer = self.writer
         if writer is not None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.shield(writer), FLUSH_SECONDS)
+                await asyncio.wait_for(asyncio.shield(writer), flush_seconds)
             if cancel_writer:
                 writer.cancel()
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.ws.close(), FLUSH_SECONDS)
+            await asyncio.wait_for(self.ws.close(code=code), flush_seconds)
 
 
 class Silence:

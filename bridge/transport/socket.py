@@ -141,6 +141,8 @@ class FateSocket:
         self.live: set[Connection] = set()
         self.bind_timers: dict[str, asyncio.TimerHandle] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
+        # Set by :meth:`stop`: intents arriving from then on are answered, not run.
+        self.stopping = False
 
     @property
     def sessions(self) -> dict[str, Session]:
@@ -240,6 +242,30 @@ class FateSocket:
             return
         log.info("closing %s: no namespace joined within %ss", connection.name(), self.join_timeout)
         await self.hang_up(connection)
+
+    async def stop(self, grace: float) -> None:
+        """Stop serving, within about ``grace`` seconds: intents that arrive from now on
+        are answered "send it again" without running; those already running finish and
+        their acks go out; then every websocket is closed as a restarting server closes
+        it (:meth:`EngineSession.restart`: clients reconnect by themselves) and whatever
+        is left is cut. Idempotent."""
+        self.stopping = True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        running = [task for connection in self.live for task in connection.tasks]
+        if running:
+            await asyncio.wait(running, timeout=max(0.1, grace / 2))
+        closing = [
+            asyncio.ensure_future(connection.engine.restart(max(0.1, deadline - loop.time())))
+            for connection in list(self.live)
+            if connection.engine is not None
+        ]
+        if closing:
+            await asyncio.wait(closing, timeout=max(0.1, deadline - loop.time()))
+        for connection in list(self.live):
+            transport = connection.request.transport
+            if transport is not None:
+                transport.abort()
 
     # --- joining and leaving /fate ------------------------------------------------------
 
@@ -383,6 +409,8 @@ class FateSocket:
         its items in its ack instead (``protocol.AckOk``), so it is sent one frame, not
         two. Both leave in the order the frame alone would have: the frame's receivers
         hear it before any later commit's, and the ack is the sender's next frame."""
+        if self.stopping:
+            return error("internal", "The bridge is restarting; nothing changed: send it again.")
         reply: Reply = await self.port.on_frame(sid, frame)
         ack = reply.ack
         session = self.port.sessions.get(sid)
