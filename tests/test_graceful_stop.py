@@ -149,7 +149,7 @@ async def test_a_socketio_client_for_node_reconnects_by_itself_after_sigterm(
 ) -> None:
     script = PROJECT_ROOT / "node_modules" / f".reconnect-{tmp_path.name}.mjs"
     script.write_text(NODE_CLIENT)
-    auth = {"world": world[0], "role": "gm", "user": "gm", "key": world[1]}
+    auth: dict[str, object] = {"world": world[0], "role": "gm", "user": "gm", "key": world[1]}
     auth["protocol"] = PROTOCOL_VERSION
     node = await asyncio.create_subprocess_exec(
         "node",
