@@ -870,7 +870,7 @@ def print_wire_floods(out: dict[str, Any]) -> None:
         shown = f"x{ratio:.2f}" if ratio is not None else "-"
         print(
             f"  {kind:>10}: p50 {row['p50_ms']} ms, p99 {row['p99_ms']} ms ({shown}; target 2)"
-            f" flood {row['flood']} {row['probe'] or ''}"
+            f", server busy {row['server_busy']:.0%}; flood {row['flood']} {row['probe'] or ''}"
         )
     never = out["never_reading"]
     print(

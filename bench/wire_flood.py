@@ -45,7 +45,7 @@ import aiohttp
 
 from bench.history_flood import auth, outcome, probe
 from bench.load import Conn
-from bench.proc import LOAD_CORES, Server, pin, rss_bytes
+from bench.proc import LOAD_CORES, Server, cpu_seconds, pin, rss_bytes
 from bench.seed import seed_worlds
 from bridge.protocol import NAMESPACE
 from bridge.store.sqlite import SQLiteStore
@@ -99,7 +99,9 @@ def floods(folder: Path, seconds: float) -> dict[str, Any]:
     bridge = server(folder).start()
     rows: dict[str, Any] = {}
     try:
+        busy = cpu_seconds(bridge.pid), time.monotonic()
         rows["idle"] = summary(asyncio.run(probe(bridge.url, keys["quiet"], seconds))["latencies"])
+        rows["idle"]["server_busy"] = busy_since(bridge, busy)
         for kind in KINDS:
             child = subprocess.Popen(
                 [
@@ -117,15 +119,27 @@ def floods(folder: Path, seconds: float) -> dict[str, Any]:
             )
             pin(child.pid, LOAD_CORES)
             time.sleep(1.0)
+            busy = cpu_seconds(bridge.pid), time.monotonic()
             probed = asyncio.run(guarded_probe(bridge.url, keys["quiet"], seconds, kind))
+            server_busy = busy_since(bridge, busy)
             assert child.stdout is not None
             flood = json.loads(child.stdout.readline() or "{}")
             child.wait(timeout=60)
-            rows[kind] = {**summary(probed["latencies"]), "probe": probed["other"], "flood": flood}
+            rows[kind] = {
+                **summary(probed["latencies"]),
+                "server_busy": server_busy,
+                "probe": probed["other"],
+                "flood": flood,
+            }
             time.sleep(2.0)  # the bridge cuts what is left of the flood
     finally:
         bridge.stop()
     return rows
+
+
+def busy_since(bridge: Server, since: tuple[float, float]) -> float:
+    """The bridge's CPU share (of one core) since a (CPU seconds, monotonic) reading."""
+    return round((cpu_seconds(bridge.pid) - since[0]) / (time.monotonic() - since[1]), 3)
 
 
 async def guarded_probe(url: str, key: str, seconds: float, kind: str) -> dict[str, Any]:

@@ -174,8 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=int(os.environ.get("FATE_BRIDGE_MAX_PER_ADDRESS", DEFAULT_PER_ADDRESS)),
         metavar="N",
-        help="refuse connections past N open ones from one address that have not joined "
-        "the bridge, and joined GM and bound player connections past N more; 0 for no cap "
+        help="keep at most N open connections from one address that have not joined the "
+        "bridge (a new one cuts the oldest idle one), and refuse joined GM and bound player "
+        "connections past N more; 0 for no cap "
         "(behind a reverse proxy every connection comes from the proxy: raise it there; "
         "env FATE_BRIDGE_MAX_PER_ADDRESS; default %(default)s)",
     )
