@@ -75,9 +75,6 @@ class RefusalLog:
         self.logger.warning("%s from %s%s", what, address, more)
 
 
-refusals = RefusalLog(log)
-
-
 class AddressGate:
     """Open connections per remote address that no seat has claimed (strangers), at most
     ``limit`` at once (0: no cap): past it the oldest idle stranger is cut to make room."""
@@ -88,6 +85,7 @@ class AddressGate:
         self.strangers: dict[str, dict[_GatedProtocol, None]] = {}
         # Each admitted connection's protocol, by its transport (what a request knows).
         self._by_transport: dict[Any, _GatedProtocol] = {}
+        self.refusals = RefusalLog(log)
 
     def count(self, address: str) -> int:
         return len(self.strangers.get(address, ()))
@@ -99,7 +97,7 @@ class AddressGate:
         if self.limit and len(pool) >= self.limit:
             evicted = next((g for g in pool if not g.heard), next(iter(pool)))
             self._drop(evicted)
-            refusals.note(address, f"cut the oldest of {self.limit} connections not joined")
+            self.refusals.note(address, f"cut the oldest of {self.limit} connections not joined")
             evicted.cut()
         pool[gated] = None
 

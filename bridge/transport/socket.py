@@ -20,7 +20,7 @@ from typing import Any
 from aiohttp import web
 
 from bridge import protocol
-from bridge.connections import AddressGate, Seats, peer_address, refusals
+from bridge.connections import AddressGate, RefusalLog, Seats, peer_address
 from bridge.ratelimit import TokenBucket
 from bridge.service import BridgeService, ConnectRefused, Reply, Session, error
 from bridge.service.session import user_room
@@ -74,7 +74,9 @@ class Connection(SocketIOLink):
         if self.joins.take(time.monotonic()):
             return True
         self.refused = True
-        refusals.note(self.address, "cut a connection sending CONNECTs past the join rate")
+        self.owner.refusals.note(
+            self.address, "cut a connection sending CONNECTs past the join rate"
+        )
         return False
 
     def stop_clock(self) -> None:
@@ -139,6 +141,7 @@ class FateSocket:
         self.connections: dict[str, Connection] = {}
         # Every open websocket, joined or not.
         self.live: set[Connection] = set()
+        self.refusals = RefusalLog(log)
         self.bind_timers: dict[str, asyncio.TimerHandle] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
         # Set by :meth:`stop`: intents arriving from then on are answered, not run.
