@@ -55,6 +55,8 @@ FLOODERS = 4
 CHURNERS = 40
 NEVER_READERS = 4
 HELD_SECONDS = 10.0
+# An answer the probe's GM waited this long for counts as this long (and as failed).
+PROBE_TIMEOUT = 10.0
 KINDS = ("connect", "prejoin", "gm_events", "churn")
 WS_PATH = "/socket.io/?EIO=4&transport=websocket"
 
@@ -100,7 +102,8 @@ def floods(folder: Path, seconds: float) -> dict[str, Any]:
     rows: dict[str, Any] = {}
     try:
         busy = cpu_seconds(bridge.pid), time.monotonic()
-        rows["idle"] = summary(asyncio.run(probe(bridge.url, keys["quiet"], seconds))["latencies"])
+        idle = asyncio.run(probe(bridge.url, keys["quiet"], seconds, PROBE_TIMEOUT))
+        rows["idle"] = summary(idle["latencies"])
         rows["idle"]["server_busy"] = busy_since(bridge, busy)
         for kind in KINDS:
             child = subprocess.Popen(
@@ -174,12 +177,16 @@ async def guarded_probe(url: str, key: str, seconds: float, kind: str) -> dict[s
     latencies: list[float] = results[0] if results else []
     if not latencies:
         other["probe_failed"] = True
+    if len(results) > 1 and results[1]:
+        other["failed"] = results[1]
     return {"latencies": latencies, "other": other}
 
 
 async def probe_catching(url: str, key: str, seconds: float, into: list[Any]) -> None:
     try:
-        into.append((await probe(url, key, seconds))["latencies"])
+        probed = await probe(url, key, seconds, PROBE_TIMEOUT)
+        into.append(probed["latencies"])
+        into.append(probed["failed"])
     except Exception as exc:  # the GM could not even connect: the lockout
         into.append([])
         print(f"probe failed: {exc!r}", file=sys.stderr)
