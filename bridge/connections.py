@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from bridge.ratelimit import TokenBucket
+
 log = logging.getLogger("bridge.connections")
 
 DEFAULT_PER_ADDRESS = 32
@@ -259,3 +261,40 @@ async def listen(
     return await loop.create_server(
         gate.factory(protocol_factory), host, port, backlog=128, start_serving=start_serving
     )
+
+
+# Websocket handshakes a second per address, and how many at once: a flood of handshakes
+# (each cut, each reopened) costs the loop far more than its refusal does. A whole
+# community behind one reverse proxy reconnecting after a restart is within a few seconds
+# of it (clients retry with a backoff).
+HANDSHAKES_PER_SECOND = 10.0
+HANDSHAKE_BURST = 60.0
+# Addresses whose buckets are kept; past it the full (idle) ones are forgotten.
+HANDSHAKE_ADDRESSES = 4096
+
+
+class HandshakeRate:
+    """Websocket handshakes per remote address (a token bucket each); ``rate`` 0: none
+    refused."""
+
+    def __init__(self, rate: float = HANDSHAKES_PER_SECOND, burst: float = HANDSHAKE_BURST) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.buckets: dict[str, TokenBucket] = {}
+
+    def take(self, address: str, now: float) -> bool:
+        """Whether a handshake from ``address`` at ``now`` may open a websocket."""
+        if not self.rate:
+            return True
+        bucket = self.buckets.get(address)
+        if bucket is None:
+            if len(self.buckets) >= HANDSHAKE_ADDRESSES:
+                self._forget_idle(now)
+            bucket = self.buckets[address] = TokenBucket(self.rate, self.burst, stamp=now)
+        return bucket.take(now)
+
+    def _forget_idle(self, now: float) -> None:
+        for address, bucket in list(self.buckets.items()):
+            bucket.retune(bucket.rate, bucket.burst, now)
+            if bucket.tokens >= bucket.burst:
+                del self.buckets[address]

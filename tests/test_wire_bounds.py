@@ -412,3 +412,20 @@ async def test_relay_leave_frees_the_users_read_turn_and_coming_back_refills_not
         await port.closed("g")
     finally:
         await store.close()
+
+
+async def test_websocket_handshakes_per_address_are_rate_limited_with_a_clear_refusal(
+    four_per_address: InProcessBridge,
+) -> None:
+    # A handshake flood (each socket cut and reopened) cost the loop a handshake each;
+    # past the address's rate it is refused before any websocket opens.
+    refused = None
+    async with aiohttp.ClientSession() as http:
+        for _ in range(300):
+            try:
+                async with http.ws_connect(four_per_address.url + WS) as ws:
+                    await ws.receive_str(timeout=5)
+            except aiohttp.WSServerHandshakeError as exc:
+                refused = exc
+                break
+    assert refused is not None and refused.status == 429, refused

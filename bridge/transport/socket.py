@@ -20,7 +20,7 @@ from typing import Any
 from aiohttp import web
 
 from bridge import protocol
-from bridge.connections import AddressGate, RefusalLog, Seats, peer_address
+from bridge.connections import AddressGate, HandshakeRate, RefusalLog, Seats, peer_address
 from bridge.ratelimit import TokenBucket
 from bridge.service import BridgeService, ConnectRefused, Reply, Session, error
 from bridge.service.session import user_room
@@ -29,6 +29,7 @@ from bridge.transport.engineio_ws import (
     PING_TIMEOUT_SECONDS,
     EngineOptions,
     EngineSession,
+    refusal,
 )
 from bridge.transport.fan_out import RoomFanOut
 from bridge.transport.port import Budgets, IntentPort
@@ -120,8 +121,10 @@ class FateSocket:
         ping_timeout: float = PING_TIMEOUT_SECONDS,
         max_payload: int = 1_000_000,
         cors_origins: str | Sequence[str] = "*",
+        handshakes: HandshakeRate | None = None,
     ) -> None:
         self.port = IntentPort(service, on_bound=self.now_bound)
+        self.handshakes = handshakes or HandshakeRate(0)
         self.service = service
         self.fan_out = fan_out
         self.on_commit = on_commit
@@ -172,6 +175,10 @@ class FateSocket:
         refused = self.options.refuse(request)
         if refused is not None:
             return refused
+        address = peer_address(request.transport)
+        if not self.handshakes.take(address, time.monotonic()):
+            self.refusals.note(address, "refused websocket handshakes past the rate")
+            return refusal("Too many connections from your address; try again in a moment.", 429)
         connection = Connection(self, request)
         self.live.add(connection)
         self.start_clock(connection)
