@@ -101,6 +101,10 @@ class FateSocket:
       joined socket is no longer a stranger at the TCP gate (:meth:`AddressGate.claim`).
     - A second CONNECT for ``/fate`` while joined is refused and changes nothing:
       identity comes from the first handshake only.
+    - Websocket handshakes are rate limited per address (``handshakes``); CONNECTs that
+      cannot succeed spend join tokens too, and past them the connection is cut.
+    - :meth:`stop` ends serving gracefully: running intents finish, later ones are
+      answered "send it again", every websocket closes with 1012 (clients reconnect).
     - Websockets decline permessage-deflate unless ``compress``: every browser offers it,
       and deflating each frame once per receiver cost 12-28% of an action's CPU with ten
       clients in a room.
