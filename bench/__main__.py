@@ -27,7 +27,14 @@ Foundry server's and the relay host's CPU per relayed action; the growth curve (
 memory per idle client, the rules engine alone, the aggregate rate of 1 and 2 bridge
 processes on one Redis, and the history flood (issue 26; ``history_flood``, bench/
 history_flood.py): another world's GM's latency, quiet and while six players of one world
-send history reads at the rate limit (the target: p99 within 2x of quiet). JSON goes to
+send history reads at the rate limit (the target: p99 within 2x of quiet), and the wire
+floods (issue 35; ``wire_flood``, bench/wire_flood.py): that GM idle and during a CONNECT
+flood from sockets that never join, events sent before joining, a keyed GM's flood past its
+rate limit and one address's idle-connection churn (with how many of a GM's joins and
+``/healthz`` requests got through), the bridge's memory under sockets that never read, one
+relayed player's flood against another's messages, and the seconds SIGTERM and SIGINT take
+to end the bridge with a client joined (``BENCH_BRIDGE_ROOT`` runs that part's bridge from
+another checkout, for a before/after table). JSON goes to
 bench/results/ (git-ignored; a file per run, named by its start, with each part's duration;
 the figures worth keeping are the README's bench table); ``--profile`` adds py-spy's top
 entries for rungs 1b-4 and the 100-world run when py-spy is installed. GC figures are the
@@ -71,6 +78,7 @@ import httpx
 
 from bench import history_flood as flooding
 from bench import instructions as counting
+from bench import wire_flood
 from bench.proc import (
     CORES,
     LOAD_CORES,
@@ -841,6 +849,44 @@ def history_flood(root: Path, profile: Profile) -> dict[str, Any]:
     return out
 
 
+def wire_floods(root: Path, profile: Profile) -> dict[str, Any]:
+    """The wire floods (bench/wire_flood.py), and each flood's p99 against idle's."""
+    out = wire_flood.run(fresh_folder(root, "wire_flood"), profile.flood_seconds)
+    idle = out["floods"]["idle"]["p99_ms"] or 0.0
+    for kind in wire_flood.KINDS:
+        row = out["floods"][kind]
+        row["ratio_p99"] = row["p99_ms"] / idle if idle and row["p99_ms"] is not None else None
+    print_wire_floods(out)
+    return out
+
+
+def print_wire_floods(out: dict[str, Any]) -> None:
+    floods = out["floods"]
+    idle = floods["idle"]
+    print(f"wire floods: another world's GM idle p50 {idle['p50_ms']} ms, p99 {idle['p99_ms']} ms")
+    for kind in wire_flood.KINDS:
+        row = floods[kind]
+        ratio = row.get("ratio_p99")
+        shown = f"x{ratio:.2f}" if ratio is not None else "-"
+        print(
+            f"  {kind:>10}: p50 {row['p50_ms']} ms, p99 {row['p99_ms']} ms ({shown}; target 2)"
+            f", server busy {row['server_busy']:.0%}; flood {row['flood']} {row['probe'] or ''}"
+        )
+    never = out["never_reading"]
+    print(
+        f"  {never['sockets']} sockets that never read: RSS {never['rss_before_mb']} -> peak "
+        f"{never['rss_peak_mb']} MB, {never['still_open']} still open after "
+        f"{never['still_open_after_s']:.0f} s"
+    )
+    relay = out["relay"]
+    print(f"  relay: paul at {relay['paul_per_second']}/s {relay['paul']}, anna {relay['anna']}")
+    for name, stop in out["stop"].items():
+        print(
+            f"  {name}: ended in {stop['seconds']} s (exit {stop['exit_code']}), the client's "
+            f"websocket closed with {stop['websocket_close_code']}"
+        )
+
+
 def print_history_flood(out: dict[str, Any]) -> None:
     quiet, flooded = out["quiet"]["latency"], out["flooded"]["latency"]
     answers: dict[str, int] = {}
@@ -1136,6 +1182,8 @@ def print_table(results: dict[str, Any]) -> None:
         print_relay(results["relay"])
     if "history_flood" in results:
         print_history_flood(results["history_flood"])
+    if "wire_flood" in results:
+        print_wire_floods(results["wire_flood"])
     if "growth" in results:
         print_growth(results["growth"])
     if "scale" in results:
@@ -1301,7 +1349,8 @@ def main() -> None:
     parser.add_argument(
         "--only",
         nargs="*",
-        help="parts to run (ladder paired relay history_flood growth scale idle engine "
+        help="parts to run (ladder paired relay history_flood wire_flood growth scale idle "
+        "engine "
         "aggregate; and "
         "instructions, "
         "not run unless named: callgrind's counts, a few minutes, needs valgrind)",
@@ -1315,6 +1364,7 @@ def main() -> None:
             "paired",
             "relay",
             "history_flood",
+            "wire_flood",
             "growth",
             "scale",
             "idle",
@@ -1347,6 +1397,11 @@ def main() -> None:
                 "history_flood",
                 "another world's GM during a history flood",
                 lambda: history_flood(root, profile),
+            ),
+            (
+                "wire_flood",
+                "another world's GM during the wire floods; stop times",
+                lambda: wire_floods(root, profile),
             ),
             ("growth", "growth curve", lambda: growth(root, profile)),
             ("scale", "100-world run", lambda: scale(root, profile)),

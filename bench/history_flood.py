@@ -104,10 +104,11 @@ async def play(store: Store, world_id: str, resolutions: int) -> None:
         version = await store.commit(batch)
 
 
-async def probe(url: str, key: str, seconds: float) -> dict[str, Any]:
+async def probe(url: str, key: str, seconds: float, timeout: float | None = None) -> dict[str, Any]:
     """The quiet world's GM: passive overcomes at PROBE_RATE for ``seconds``; each intent's
     latency (action.start from its due time, action.pass from when the start's answer
-    came) and the answers that were not ok."""
+    came) and the answers that were not ok (an answer not back within ``timeout``
+    seconds counts as "timeout", its latency as ``timeout``)."""
     latencies: list[float] = []
     failed: dict[str, int] = {}
     async with aiohttp.ClientSession() as session:
@@ -117,15 +118,21 @@ async def probe(url: str, key: str, seconds: float) -> dict[str, Any]:
         start = loop.time() + 0.1
         tasks = []
 
+        async def call(event: str, payload: dict[str, Any]) -> str:
+            try:
+                return await asyncio.wait_for(gm.call(event, payload), timeout)
+            except TimeoutError:
+                return '[{"ok": false, "error": {"code": "timeout"}}]'
+
         async def one(n: int, due: float) -> None:
             await asyncio.sleep(max(0.0, due - loop.time()))
-            raw = await gm.call("action.start", start_payload(f"s{n}", "hero"))
+            raw = await call("action.start", start_payload(f"s{n}", "hero"))
             latencies.append(loop.time() - due)
             got = outcome(raw)
             if got == "ok":
                 action_id = json.loads(raw)[0]["data"]["action_id"]
                 sent = loop.time()
-                raw = await gm.call(
+                raw = await call(
                     "action.pass", {"request_id": f"p{n}", "action_id": action_id, "side": "actor"}
                 )
                 latencies.append(loop.time() - sent)

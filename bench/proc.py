@@ -129,6 +129,8 @@ class Server:
     # long the server may take to answer its health check.
     wrapper: list[str] = field(default_factory=list)
     start_timeout: float = 30.0
+    # The checkout the server runs from (another one's bridge, for a before/after table).
+    cwd: Path = PROJECT_ROOT
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -150,7 +152,7 @@ class Server:
                 sys.executable,
                 *[a.replace("{port}", str(self.port)) for a in self.args],
             ],
-            cwd=PROJECT_ROOT,
+            cwd=self.cwd,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE if os.environ.get("BENCH_QUIET_SERVER") else None,
             env=env,

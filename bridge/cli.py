@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
 import re
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
@@ -30,7 +32,13 @@ from bridge.logs import log_handler, log_level, redact_urls_in_logs
 from bridge.module_package import is_loopback_url, release_manifest_url
 from bridge.protocol.http import WebhookCreate, WebhookList
 from bridge.rules.ruleset import RULESETS
-from bridge.server import BIND_TIMEOUT_SECONDS, HANDSHAKE_TIMEOUT_SECONDS, create_app, tune_gc
+from bridge.server import (
+    BIND_TIMEOUT_SECONDS,
+    HANDSHAKE_TIMEOUT_SECONDS,
+    SOCKET_KEY,
+    create_app,
+    tune_gc,
+)
 from bridge.service import BridgeService, IntentError
 from bridge.service.session import validation_error
 from bridge.startup import (
@@ -223,8 +231,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=_count,
         default=os.environ.get("FATE_BRIDGE_MAX_PER_ADDRESS", str(DEFAULT_PER_ADDRESS)),
         metavar="N",
-        help="refuse connections past N open ones from one address that have not joined "
-        "the bridge, and joined GM and bound player connections past N more; 0 for no cap "
+        help="keep at most N open connections from one address that have not joined the "
+        "bridge (a new one cuts the oldest idle one), and refuse joined GM and bound player "
+        "connections past N more; 0 for no cap "
         "(behind a reverse proxy every connection comes from the proxy: raise it there; "
         "env FATE_BRIDGE_MAX_PER_ADDRESS; default %(default)s)",
     )
@@ -635,6 +644,32 @@ def _banner(
     return "\n".join(lines) + "\n"
 
 
+# A stop (SIGTERM, SIGINT) ends the process within about this many seconds in all: the
+# intents running finish and every client is told to reconnect (STOP_SOCKETS_SECONDS),
+# the webhook outbox sends what is due (STOP_OUTBOX_SECONDS), and aiohttp ends the
+# requests still open (STOP_HTTP_SECONDS).
+STOP_SOCKETS_SECONDS = 4.0
+STOP_OUTBOX_SECONDS = 3.0
+STOP_HTTP_SECONDS = 1.0
+
+
+def _stop_on_signals(stop: asyncio.Event) -> None:
+    """SIGTERM and SIGINT set ``stop`` (serve's clean-up then runs, bounded); a second
+    one ends the process at once."""
+    loop = asyncio.get_running_loop()
+
+    def signalled() -> None:
+        if stop.is_set():
+            os._exit(1)
+        logging.getLogger("bridge.cli").warning(
+            "stopping: finishing the intents in flight, closing every connection"
+        )
+        stop.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, signalled)
+
+
 async def _serve(args: argparse.Namespace) -> int:
     args.reach = _webhook_reach(args)  # a wrong FATE_BRIDGE_WEBHOOK_ALLOW is one line, first
     lock: DataLock | None = None
@@ -684,7 +719,12 @@ async def _serve_store(args: argparse.Namespace, store: Store) -> int:
     )
     # aiohttp's keepalive timer starts when a connection opens and closes it if no complete
     # request has arrived by then: the timeout for slow or partial HTTP headers.
-    runner = web.AppRunner(app, access_log=None, keepalive_timeout=args.handshake_timeout)
+    runner = web.AppRunner(
+        app,
+        access_log=None,
+        keepalive_timeout=args.handshake_timeout,
+        shutdown_timeout=STOP_HTTP_SECONDS,
+    )
     listener: asyncio.Server | None = None
     try:
         await runner.setup()
@@ -709,12 +749,21 @@ async def _serve_store(args: argparse.Namespace, store: Store) -> int:
         if len(worlds) > 1:
             print(f"  Other worlds: {', '.join(w.id for w in worlds[1:])}", flush=True)
         print(f"Listening on {base_url} (protocol {protocol.PROTOCOL_VERSION}).", flush=True)
+        stop = asyncio.Event()
+        if getattr(args, "handle_signals", False):
+            _stop_on_signals(stop)
         await listener.start_serving()
-        await asyncio.Event().wait()
+        await stop.wait()
     finally:
-        await outbox.stop()
+        # Stop accepting; let the intents in flight finish and tell every client to
+        # reconnect; send the webhooks their cards are due; then close the rest.
         if listener is not None:
             listener.close()
+        await app[SOCKET_KEY].stop(STOP_SOCKETS_SECONDS)
+        await outbox.stop()
+        if listener is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(outbox.run_once(), STOP_OUTBOX_SECONDS)
         await runner.cleanup()
         await client.aclose()
         await hooks.close()
@@ -780,6 +829,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "serve":
+        args.handle_signals = True  # a stop is graceful (see _stop_on_signals)
         try:
             return asyncio.run(_serve(args))
         except KeyboardInterrupt:

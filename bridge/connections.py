@@ -1,8 +1,8 @@
 """Connections per remote address: strangers at the TCP level, seats once they join.
 
 aiohttp has no limit on open connections; :class:`AddressGate` wraps each connection's
-protocol, so a connection over the cap is answered with a plain HTTP refusal and closed
-before aiohttp sees a byte. (Partial requests are timed out by aiohttp's keepalive timer,
+protocol, so the pool of an address is kept to its cap before aiohttp sees a byte.
+(Partial requests are timed out by aiohttp's keepalive timer,
 which starts when the connection opens: see ``serve`` in :mod:`bridge.cli`.)
 
 The gate counts strangers: every connection from the moment it opens (an HTTP request,
@@ -11,15 +11,23 @@ seat (:meth:`AddressGate.claim`). Joined sockets are counted by :class:`Seats` i
 of their own, so that players nobody has vouched for (issue 26: 32 of them held the
 address's whole cap, and the GM was refused on the socket and on the HTTP API) fill only
 their own, smaller pool, and every connection that has not joined is closed by the
-server's timeouts within seconds.
+server's timeouts within seconds. The strangers of one address are a small pool that
+cannot lock anyone out: when it is full, a new connection takes the place of the oldest
+stranger that has sent nothing yet (else of the oldest), so a flood of idle connections
+delays a client with a key by a handshake, never refuses it (issue 35: 40 connections
+reopened as soon as closed held the GM and the HTTP API out 40/40). What is refused or cut
+is logged at a bounded rate (:class:`RefusalLog`), never a line per connection.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
+
+from bridge.ratelimit import TokenBucket
 
 log = logging.getLogger("bridge.connections")
 
@@ -35,43 +43,74 @@ def peer_address(transport: Any) -> str:
     return str(peer[0]) if isinstance(peer, tuple) and peer else "unknown"
 
 
-def refusal(limit: int) -> bytes:
-    body = (
-        f"Too many connections from your address (the bridge allows {limit}); "
-        "close some and try again.\n"
-    ).encode()
-    head = (
-        "HTTP/1.1 429 Too Many Requests\r\n"
-        "Content-Type: text/plain; charset=utf-8\r\n"
-        f"Content-Length: {len(body)}\r\n"
-        "Connection: close\r\n\r\n"
-    ).encode()
-    return head + body
+# At most this many refusal lines a minute; the rest are counted into the next one.
+REFUSAL_LINES_PER_MINUTE = 10
+
+
+class RefusalLog:
+    """Logs refused or cut connections at most ``per_minute`` lines a minute: a flood
+    makes a line now and then saying how many were left unsaid, not a line each."""
+
+    def __init__(
+        self,
+        logger: logging.Logger,
+        per_minute: int = REFUSAL_LINES_PER_MINUTE,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.logger = logger
+        self.per_minute = per_minute
+        self.clock = clock
+        self.window = clock()
+        self.lines = 0
+        self.unsaid = 0
+
+    def note(self, address: str, what: str) -> None:
+        now = self.clock()
+        if now - self.window >= 60.0:
+            self.window, self.lines = now, 0
+        if self.lines >= self.per_minute:
+            self.unsaid += 1
+            return
+        self.lines += 1
+        more = f" (and {self.unsaid} more not logged since)" if self.unsaid else ""
+        self.unsaid = 0
+        self.logger.warning("%s from %s%s", what, address, more)
 
 
 class AddressGate:
-    """Counts open connections per remote address that no seat has claimed (strangers);
-    ``limit`` 0 means no cap."""
+    """Open connections per remote address that no seat has claimed (strangers), at most
+    ``limit`` at once (0: no cap): past it the oldest idle stranger is cut to make room."""
 
     def __init__(self, limit: int = DEFAULT_PER_ADDRESS) -> None:
         self.limit = limit
-        self.open: dict[str, int] = {}
+        # address -> its strangers, oldest first.
+        self.strangers: dict[str, dict[_GatedProtocol, None]] = {}
         # Each admitted connection's protocol, by its transport (what a request knows).
         self._by_transport: dict[Any, _GatedProtocol] = {}
+        self.refusals = RefusalLog(log)
 
-    def admit(self, address: str) -> bool:
-        count = self.open.get(address, 0)
-        if self.limit and count >= self.limit:
-            return False
-        self.open[address] = count + 1
-        return True
+    def count(self, address: str) -> int:
+        return len(self.strangers.get(address, ()))
 
-    def release(self, address: str) -> None:
-        count = self.open.get(address, 0) - 1
-        if count > 0:
-            self.open[address] = count
-        else:
-            self.open.pop(address, None)
+    def admit(self, gated: _GatedProtocol, address: str) -> None:
+        """Count ``gated`` among its address's strangers, cutting the oldest one that has
+        sent nothing (else the oldest) when the pool is full."""
+        pool = self.strangers.setdefault(address, {})
+        if self.limit and len(pool) >= self.limit:
+            evicted = next((g for g in pool if not g.heard), next(iter(pool)))
+            self._drop(evicted)
+            self.refusals.note(address, f"cut the oldest of {self.limit} connections not joined")
+            evicted.cut()
+        pool[gated] = None
+
+    def _drop(self, gated: _GatedProtocol) -> None:
+        if gated.address is None:
+            return
+        pool = self.strangers.get(gated.address)
+        if pool is not None:
+            pool.pop(gated, None)
+            if not pool:
+                del self.strangers[gated.address]
 
     def claim(self, transport: Any) -> None:
         """The connection joined a seat: it no longer counts as a stranger (a connection
@@ -79,15 +118,14 @@ class AddressGate:
         gated = self._by_transport.get(transport)
         if gated is not None and gated.address is not None and not gated.claimed:
             gated.claimed = True
-            self.release(gated.address)
+            self._drop(gated)
 
     def unclaim(self, transport: Any) -> None:
-        """The connection left its seat but stays open: a stranger again (counted, never
-        refused: it is already open)."""
+        """The connection left its seat but stays open: a stranger again (the newest)."""
         gated = self._by_transport.get(transport)
         if gated is not None and gated.address is not None and gated.claimed:
             gated.claimed = False
-            self.open[gated.address] = self.open.get(gated.address, 0) + 1
+            self.strangers.setdefault(gated.address, {})[gated] = None
 
     def factory(self, inner: Callable[[], asyncio.Protocol]) -> Callable[[], asyncio.Protocol]:
         """A protocol factory for ``loop.create_server`` that gates ``inner``'s protocols."""
@@ -104,20 +142,24 @@ class _GatedProtocol(asyncio.Protocol):
         self.transport: Any = None
         # Claimed by a seat (see AddressGate.claim): then not counted among the strangers.
         self.claimed = False
+        # Whether the client has sent anything: the idle are cut first when the pool is full.
+        self.heard = False
 
     def connection_made(self, transport: Any) -> None:
         address = peer_address(transport)
-        if not self.gate.admit(address):
-            log.warning("refused a connection from %s: over %d open", address, self.gate.limit)
-            transport.write(refusal(self.gate.limit))
-            transport.close()
-            return
         self.address = address
         self.transport = transport
         self.gate._by_transport[transport] = self
+        self.gate.admit(self, address)
         self.inner.connection_made(transport)
 
+    def cut(self) -> None:
+        """Made room for a newer connection: cut at once (no bytes owed to it)."""
+        if self.transport is not None:
+            self.transport.abort()
+
     def data_received(self, data: bytes) -> None:
+        self.heard = True
         if self.address is not None:
             self.inner.data_received(data)
 
@@ -128,7 +170,7 @@ class _GatedProtocol(asyncio.Protocol):
         if self.address is not None:
             self.gate._by_transport.pop(self.transport, None)
             if not self.claimed:
-                self.gate.release(self.address)
+                self.gate._drop(self)
             self.inner.connection_lost(exc)
 
     def pause_writing(self) -> None:
@@ -219,3 +261,40 @@ async def listen(
     return await loop.create_server(
         gate.factory(protocol_factory), host, port, backlog=128, start_serving=start_serving
     )
+
+
+# Websocket handshakes a second per address, and how many at once: a flood of handshakes
+# (each cut, each reopened) costs the loop far more than its refusal does. A whole
+# community behind one reverse proxy reconnecting after a restart is within a few seconds
+# of it (clients retry with a backoff).
+HANDSHAKES_PER_SECOND = 10.0
+HANDSHAKE_BURST = 60.0
+# Addresses whose buckets are kept; past it the full (idle) ones are forgotten.
+HANDSHAKE_ADDRESSES = 4096
+
+
+class HandshakeRate:
+    """Websocket handshakes per remote address (a token bucket each); ``rate`` 0: none
+    refused."""
+
+    def __init__(self, rate: float = HANDSHAKES_PER_SECOND, burst: float = HANDSHAKE_BURST) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.buckets: dict[str, TokenBucket] = {}
+
+    def take(self, address: str, now: float) -> bool:
+        """Whether a handshake from ``address`` at ``now`` may open a websocket."""
+        if not self.rate:
+            return True
+        bucket = self.buckets.get(address)
+        if bucket is None:
+            if len(self.buckets) >= HANDSHAKE_ADDRESSES:
+                self._forget_idle(now)
+            bucket = self.buckets[address] = TokenBucket(self.rate, self.burst, stamp=now)
+        return bucket.take(now)
+
+    def _forget_idle(self, now: float) -> None:
+        for address, bucket in list(self.buckets.items()):
+            bucket.retune(bucket.rate, bucket.burst, now)
+            if bucket.tokens >= bucket.burst:
+                del self.buckets[address]

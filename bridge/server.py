@@ -20,6 +20,7 @@ from bridge.connections import (
     DEFAULT_PER_ADDRESS,
     DEFAULT_UNBOUND_PER_ADDRESS,
     AddressGate,
+    HandshakeRate,
     Seats,
 )
 from bridge.http_api import API_RATE_PER_SECOND, HttpApi
@@ -53,6 +54,7 @@ HANDSHAKE_TIMEOUT_SECONDS = 5.0
 BIND_TIMEOUT_SECONDS = 30.0
 
 SERVICE_KEY = web.AppKey("service", BridgeService)
+SOCKET_KEY = web.AppKey("socket", FateSocket)
 CONFIG_KEY = web.AppKey("config", dict[str, Any])
 
 
@@ -220,12 +222,16 @@ def create_app(
         join_timeout=handshake_timeout,
         bind_timeout=bind_timeout,
         seats=Seats(max_per_address, max_unbound_per_address),
+        # Capped per address only where connections are (0: every client on one address,
+        # as the bench's load generators are).
+        handshakes=HandshakeRate() if max_per_address else HandshakeRate(0),
         gate=gate,
         compress=websocket_compression,
         cors_origins=cors_origins,
         max_payload=TRANSPORT_LIMIT_BYTES,
     )
     socket.attach(app)
+    app[SOCKET_KEY] = socket
     if isinstance(fan_out, RedisRoomFanOut):
         shared: RedisRoomFanOut = fan_out
 

@@ -27,6 +27,8 @@ class EchoService:
     def __init__(self) -> None:
         self.joined: list[str] = []
         self.left: list[str] = []
+        # The server in front of it (set by ``serving``), for what only it knows.
+        self.server: FateSocket | None = None
 
     async def authenticate(self, sid: str, auth: object) -> Session:
         if isinstance(auth, dict) and auth.get("refuse"):
@@ -63,6 +65,7 @@ async def serving(**options: Any) -> AsyncIterator[tuple[EchoService, str]]:
         bind_timeout=30.0,
         **options,
     )
+    service.server = socket
     app = web.Application()
     socket.attach(app)
     runner = web.AppRunner(app)

@@ -2,7 +2,11 @@
 socketio_server) frame by frame, over a raw websocket on a free port: the HTTP refusals
 and their bodies (python-engineio's), the open packet, pings and pongs, close packets both
 ways, and the Socket.IO answers a client reads (CONNECT, CONNECT_ERROR's two shapes, a
-second CONNECT, DISCONNECT, events with and without an ack id, a client's ACK)."""
+second CONNECT, DISCONNECT, events with and without an ack id, a client's ACK), and what
+the websocket part of Engine.IO v4 / Socket.IO v5 leaves to the server: packets only
+long-polling sends, a long-polling request's answer, binary attachments refused, and the
+close a stopping server sends. With tests/test_wire_bounds.py (pongs required,
+``maxPayload`` to the byte) this is the wire's contract."""
 
 from __future__ import annotations
 
@@ -57,8 +61,6 @@ async def join(ws: aiohttp.ClientWebSocketResponse, auth: str = "{}") -> str:
 @pytest.mark.parametrize(
     ("query", "headers", "body"),
     [
-        ("?EIO=4&transport=polling", {}, "Invalid transport"),
-        ("?EIO=4", {}, "Invalid transport"),
         (
             "?transport=websocket",
             {},
@@ -80,6 +82,20 @@ async def test_what_opens_no_websocket_gets_engineios_refusal(
     async with aiohttp.ClientSession() as http, http.get(url + "/socket.io/" + query) as got:
         assert got.status == 400
         assert await got.text() == json.dumps(body)
+
+
+@pytest.mark.parametrize("query", ["?EIO=4&transport=polling", "?EIO=4", "?EIO=4&t=Pa1"])
+async def test_a_long_polling_request_is_told_to_use_websockets(
+    served: tuple[EchoService, str], query: str
+) -> None:
+    # A default socket.io-client starts with long-polling: its 400 says what to set.
+    _service, url = served
+    async with aiohttp.ClientSession() as http, http.get(url + "/socket.io/" + query) as got:
+        assert got.status == 400
+        assert got.content_type == "application/json"
+        body = await got.json()
+        assert body["transports"] == ["websocket"]
+        assert 'transports: ["websocket"]' in body["message"]
 
 
 async def test_a_page_from_an_origin_not_allowed_is_refused() -> None:
@@ -235,3 +251,67 @@ async def test_events_acks_and_disconnect(served: tuple[EchoService, str]) -> No
         assert service.joined[1] != service.joined[0]
         await ws.send_str(f'42{NAMESPACE},10["hello",{{}}]')
         assert (await frame(ws)).startswith(f"43{NAMESPACE},10[")
+
+
+@pytest.mark.parametrize("packet", ["0", "2", "2probe", "5", "6"])
+async def test_packets_only_a_long_polling_client_sends_end_the_session(
+    served: tuple[EchoService, str], packet: str
+) -> None:
+    # Engine.IO v4 over a websocket: the client answers pings ("3"), sends messages ("4")
+    # and closes ("1"); open, ping, upgrade and noop come only with long-polling.
+    service, url = served
+    async with aiohttp.ClientSession() as http, http.ws_connect(url + WS) as ws:
+        await opened(ws)
+        assert (await join(ws)).startswith(f"40{NAMESPACE},")
+        await ws.send_str(packet)
+        message = await ws.receive(timeout=5)
+        assert message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED), message
+    await until(lambda: bool(service.left))
+    assert service.left == service.joined
+
+
+async def test_an_event_with_several_arguments_gets_one_error_ack(
+    served: tuple[EchoService, str],
+) -> None:
+    # Socket.IO v5 lets an event carry any number of arguments; the bridge's intents are
+    # [name, one object], and anything else is answered, never dropped.
+    _service, url = served
+    async with aiohttp.ClientSession() as http, http.ws_connect(url + WS) as ws:
+        await opened(ws)
+        await join(ws)
+        await ws.send_str(f'42{NAMESPACE},3["hello",{{}},{{}}]')
+        answer = await frame(ws)
+        assert answer.startswith(f"43{NAMESPACE},3["), answer
+
+
+async def test_a_stopping_server_finishes_what_runs_and_closes_with_service_restart() -> None:
+    # The stop's close (issue 35): no Engine.IO close packet ("1": python-socketio's client
+    # would not reconnect), the websocket's close with 1012; intents sent from then on
+    # are answered "send it again", never run; those running finish and are answered.
+    async with (
+        serving(ping_interval=5, ping_timeout=5) as (service, url),
+        aiohttp.ClientSession() as http,
+        http.ws_connect(url + WS) as ws,
+    ):
+        server = service.server
+        assert server is not None
+        await opened(ws)
+        await join(ws)
+        await ws.send_str(f'42{NAMESPACE},4["hello",{{}}]')
+        stopping = asyncio.create_task(server.stop(grace=4))
+        got = []
+        while True:
+            message = await ws.receive(timeout=5)
+            if message.type is not aiohttp.WSMsgType.TEXT:
+                break
+            got.append(message.data)
+        await stopping
+        assert message.type is aiohttp.WSMsgType.CLOSE and message.data == 1012, message
+        assert "1" not in got
+        # An event read before the close is answered: run (read before the stop) or
+        # refused; one the server had not read yet is not (the client sends it again).
+        assert len(got) <= 1, got
+        for answer in got:
+            assert answer.startswith(f"43{NAMESPACE},4["), got
+            ack = json.loads(answer.split(",", 1)[1][1:])[0]
+            assert ack["ok"] or "restarting" in ack["error"]["message"], ack

@@ -3,11 +3,18 @@ refusals, the open packet, pings, the silence deadline, close packets both ways,
 send path that costs no task switch.
 
 A client connects with ``GET /socket.io/?EIO=4&transport=websocket`` and an upgrade; every
-other request is refused with HTTP 400 and Engine.IO's error body (a JSON string). Once
-open, the server pings every ``ping_interval`` seconds after the last pong (so a client
-that never answers is pinged once), and a connection that stays silent for
-``ping_interval + ping_timeout`` (a live client answers every ping well within it) is cut
-by one timer per quiet spell, never one per message (:class:`Silence`).
+other request is refused with HTTP 400 and Engine.IO's error body (a JSON string; a
+long-polling request's also names the transports offered). Once open, the server pings
+every ``ping_interval`` seconds after the last pong (so a client that never answers is
+pinged once), and a connection that sends no pong for ``ping_interval + ping_timeout``
+(a live client answers every ping well within it) is cut, whatever else it sends, by one
+timer per quiet spell, never one per message (:class:`Silence`).
+
+Both directions are bounded before anything is decoded: what waits to be sent to a client
+(:attr:`EngineSession.backlog`) is capped in bytes, and a session over its cap is cut and
+its backlog dropped; what a client sends is paced by an :class:`InboundBudget` of frames
+and bytes a second (read no faster, so a flood waits in the kernel's buffers and TCP
+slows the sender, and its late pongs end it).
 """
 
 from __future__ import annotations
@@ -19,9 +26,10 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from aiohttp import WSMsgType, hdrs, web
+from aiohttp import WSCloseCode, WSMsgType, hdrs, web
 
 from bridge import codec
+from bridge.ratelimit import InboundBudget, Pace
 
 # Engine.IO v4 packet types, as the first character of a text frame.
 OPEN = "0"
@@ -41,6 +49,23 @@ PING_TIMEOUT_SECONDS = 20.0
 DIRECT_LIMIT = 16 * 1024
 # How long closing waits for what is queued to reach a client that does not read.
 FLUSH_SECONDS = 5.0
+# What may wait to be sent to one client, in bytes: a session past it is cut (a client
+# that does not read must not park the server's memory). One that has not joined a
+# namespace is sent only refusals and pings.
+UNJOINED_BACKLOG_BYTES = 64 * 1024
+JOINED_BACKLOG_BYTES = 8 * 1024 * 1024
+
+# What one connection may send before it joins a namespace (a CONNECT and little else), and
+# once joined (a GM's connection relays its players': up to 200 intents a second).
+UNJOINED_PACE = Pace(
+    frames_per_second=5, frame_burst=10, bytes_per_second=16 * 1024, byte_burst=64 * 1024
+)
+JOINED_PACE = Pace(
+    frames_per_second=300,
+    frame_burst=600,
+    bytes_per_second=1024 * 1024,
+    byte_burst=2 * 1024 * 1024 + 64,
+)
 
 BAD_VERSION = "The client is using an unsupported version of the Socket.IO or Engine.IO protocols"
 
@@ -56,6 +81,18 @@ def refusal(message: str, status: int = 400) -> web.Response:
     """Engine.IO's refusal of an HTTP request: the status and the message as a JSON string
     (python-engineio's body for a refused transport, version, origin or upgrade)."""
     return web.Response(status=status, text=codec.dumps(message), content_type="text/plain")
+
+
+def polling_refusal() -> web.Response:
+    """The answer to a long-polling request: HTTP 400 with a JSON body saying that only
+    websockets are served (socket.io-client surfaces it in its ``connect_error``)."""
+    body = {
+        "code": 0,
+        "message": "Invalid transport: this server accepts websockets only; "
+        'set transports: ["websocket"] in the client',
+        "transports": ["websocket"],
+    }
+    return web.Response(status=400, text=codec.dumps(body), content_type="application/json")
 
 
 @dataclass(frozen=True)
@@ -97,10 +134,11 @@ class EngineOptions:
         return answer
 
     def answer(self, request: web.Request) -> web.Response | None:
-        """:meth:`refuse` before CORS: what the request itself gets."""
+        """:meth:`refuse` before CORS: what the request itself gets. A long-polling
+        request (a default socket.io-client's first) is told which transport to use."""
         query = request.query
         if query.get("transport", "polling") != "websocket":
-            return refusal("Invalid transport")
+            return polling_refusal()
         if "sid" in query:  # a session continued over HTTP: there are none
             return refusal(f"Invalid session {query['sid']}")
         if query.getall("EIO", []) != ["4"]:
@@ -132,7 +170,9 @@ class EngineSession:
     :meth:`send` puts a frame on the wire in the order sent: straight to the socket when
     nothing is queued and the transport's buffer is empty, else through the session's
     backlog, which one writer task (started when needed) sends in order. So an answer
-    costs no task switch, and a slow client's backlog never makes a sender wait."""
+    costs no task switch, and a slow client's backlog never makes a sender wait. A
+    backlog past ``backlog_limit`` bytes cuts the session and is dropped at once; frames
+    are read no faster than ``inbound`` allows (see :meth:`set_joined`)."""
 
     def __init__(
         self,
@@ -147,9 +187,13 @@ class EngineSession:
         self.on_message = on_message
         self.sid = new_id()
         self.backlog: deque[bytes] = deque()
+        self.backlog_bytes = 0
+        self.backlog_limit = UNJOINED_BACKLOG_BYTES
+        self.overflowed = False
         self.writer: asyncio.Task[None] | None = None
         self.closed = False
         self.loop = asyncio.get_running_loop()
+        self.inbound = InboundBudget(UNJOINED_PACE, self.loop.time())
         self.ping_timer: asyncio.TimerHandle | None = None
         self.awaiting_pong = False
         self.silence = Silence(options.ping_interval + options.ping_timeout, self.abort)
@@ -178,20 +222,46 @@ class EngineSession:
             await self.ws.send_frame(frame, WSMsgType.TEXT)
 
     def post(self, frame: bytes) -> None:
-        """Queue ``frame`` behind whatever waits to be sent (callable from a timer)."""
+        """Queue ``frame`` behind whatever waits to be sent (callable from a timer). A
+        backlog that would pass ``backlog_limit`` bytes cuts the session instead."""
         if self.closed:
             return
+        size = len(frame)
+        if self.backlog_bytes + size > self.backlog_limit:
+            self.overflow()
+            return
         self.backlog.append(frame)
+        self.backlog_bytes += size
         if self.writer is None:
             self.writer = asyncio.ensure_future(self.write_backlog())
+
+    def overflow(self) -> None:
+        """The client reads too slowly for what it is sent: its backlog is dropped, the
+        session closed and the TCP connection cut (the read loop then ends)."""
+        self.overflowed = True
+        self.closed = True
+        self.drop_backlog()
+        if self.writer is not None:
+            self.writer.cancel()
+        self.abort()
+
+    def drop_backlog(self) -> None:
+        self.backlog.clear()
+        self.backlog_bytes = 0
+
+    def set_joined(self, joined: bool) -> None:
+        """A session that joined a namespace may send and be sent more."""
+        self.backlog_limit = JOINED_BACKLOG_BYTES if joined else UNJOINED_BACKLOG_BYTES
+        self.inbound.pace(JOINED_PACE if joined else UNJOINED_PACE, self.loop.time())
 
     async def write_backlog(self) -> None:
         try:
             while self.backlog:
                 frame = self.backlog.popleft()
+                self.backlog_bytes -= len(frame)
                 await self.ws.send_frame(frame, WSMsgType.TEXT)
         except Exception:
-            self.backlog.clear()  # the socket is closing: nothing more gets through
+            self.drop_backlog()  # the socket is closing: nothing more gets through
         finally:
             self.writer = None
 
@@ -235,14 +305,21 @@ class EngineSession:
                     received = await ws.receive()
                 except Exception:  # the transport broke mid-frame
                     return None
-                silence.heard()
                 kind = received.type
+                if kind is WSMsgType.TEXT or kind is WSMsgType.BINARY:
+                    if self.options.compress and self.inflated_too_large(received.data):
+                        return None
+                    # Paced before it is decoded: a sender past its budget is read later.
+                    wait = self.inbound.charge(len(received.data), self.loop.time())
+                    if wait > 0:
+                        await asyncio.sleep(wait)
                 if kind is WSMsgType.TEXT:
                     data: str = received.data
                     head = data[:1]
                     if head == MESSAGE:
                         await on_message(data[1:])
                     elif head == PONG:
+                        silence.heard()  # only an answered ping proves a live client
                         self.pong()
                     elif head == CLOSE:
                         return None
@@ -256,6 +333,12 @@ class EngineSession:
                     return None
         finally:
             self.stop_timers()
+
+    def inflated_too_large(self, data: str | bytes) -> bool:
+        """Whether a message (inflated by permessage-deflate) is over ``maxPayload``:
+        aiohttp lets an inflated one through at one byte over its limit."""
+        size = len(data.encode()) if isinstance(data, str) else len(data)
+        return size > self.options.max_payload
 
     def stop_timers(self) -> None:
         silence = self.silence
@@ -273,28 +356,50 @@ class EngineSession:
         self.post(CLOSE_FRAME)
         await self._flush_and_close(cancel_writer=False)
 
+    async def restart(self, flush_seconds: float) -> None:
+        """The server is stopping: what was queued (at most ``flush_seconds``), then the
+        websocket's close with code 1012 (service restart) and no Engine.IO close packet.
+        Clients read that as the transport closing, and reconnect by themselves: a close
+        packet makes python-socketio's client give up (``server disconnect``), and
+        socket.io-client ignores it. Idempotent; never raises."""
+        if self.closed:
+            return
+        await self._flush_and_close(
+            cancel_writer=True, flush_seconds=flush_seconds, code=WSCloseCode.SERVICE_RESTART
+        )
+
     async def finish(self) -> None:
         """After the read loop: send what is still queued (bounded), then close the
         websocket if it is not closed yet. Idempotent; never raises."""
         await self._flush_and_close(cancel_writer=True)
 
-    async def _flush_and_close(self, *, cancel_writer: bool) -> None:
+    async def _flush_and_close(
+        self,
+        *,
+        cancel_writer: bool,
+        flush_seconds: float = FLUSH_SECONDS,
+        code: int = WSCloseCode.OK,
+    ) -> None:
         """Stop the timers, let the writer send what is queued for at most
-        ``FLUSH_SECONDS`` (then cancel it, if asked), and close the websocket."""
+        ``flush_seconds`` (then cancel it, if asked), and close the websocket with
+        ``code``."""
         self.closed = True
         self.stop_timers()
+        if self.overflowed:
+            return  # already cut, its backlog dropped
         writer = self.writer
         if writer is not None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.shield(writer), FLUSH_SECONDS)
+                await asyncio.wait_for(asyncio.shield(writer), flush_seconds)
             if cancel_writer:
                 writer.cancel()
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.ws.close(), FLUSH_SECONDS)
+            await asyncio.wait_for(self.ws.close(code=code), flush_seconds)
 
 
 class Silence:
-    """Calls ``expire`` once nothing has been heard for ``limit`` seconds.
+    """Calls ``expire`` once nothing has been heard for ``limit`` seconds (for a session:
+    no pong).
 
     :meth:`heard` only notes the time; the one timer, when it fires early, is set again
     for the end of the current quiet spell. So a busy connection costs a clock read per

@@ -15,13 +15,20 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 from pydantic import ValidationError
 
 from bridge import codec, protocol
 from bridge.ratelimit import TokenBucket
-from bridge.relay import RelayedUser, RelayTable, TooManyRelayedUsers
+from bridge.relay import (
+    RELAY_TOTAL_BURST,
+    RELAY_TOTAL_RATE_PER_SECOND,
+    RelayedUser,
+    RelayTable,
+    TooManyRelayedUsers,
+)
 from bridge.service import BridgeService, Reply, Session, error, ok
 from bridge.service.session import validation_error
 
@@ -41,6 +48,23 @@ async def _nothing(_session: Session) -> None:
     return None
 
 
+@dataclass
+class Budgets:
+    """One connection's rate budgets: its own messages, and what it relays for others in
+    all. They belong to the websocket, not to one join, so leaving ``/fate`` and joining
+    again refills nothing."""
+
+    messages: TokenBucket
+    relayed: TokenBucket
+
+    @classmethod
+    def fresh(cls, now: float) -> Budgets:
+        return cls(
+            TokenBucket(RATE_PER_SECOND, RATE_BURST, stamp=now),
+            TokenBucket(RELAY_TOTAL_RATE_PER_SECOND, RELAY_TOTAL_BURST, stamp=now),
+        )
+
+
 class IntentPort:
     """Sessions of one process's connections, keyed by connection id (``Session.sid``).
 
@@ -52,17 +76,18 @@ class IntentPort:
         self.service = service
         self.on_bound = on_bound
         self.sessions: dict[str, Session] = {}
-        self.buckets: dict[str, TokenBucket] = {}
+        self.budgets: dict[str, Budgets] = {}
         self.relays = RelayTable()
         # Per connection (or relayed user): the turn its costed reads take.
         self.read_turns: dict[str, asyncio.Lock] = {}
 
     # --- connections --------------------------------------------------------------------
 
-    def opened(self, session: Session) -> None:
-        """A connection joined as ``session``: it gets its own rate budget."""
+    def opened(self, session: Session, budgets: Budgets | None = None) -> None:
+        """A connection joined as ``session``, spending from ``budgets`` (its websocket's,
+        kept across joins; fresh ones when not given)."""
         self.sessions[session.sid] = session
-        self.buckets[session.sid] = TokenBucket(RATE_PER_SECOND, RATE_BURST, stamp=time.monotonic())
+        self.budgets[session.sid] = budgets or Budgets.fresh(time.monotonic())
 
     async def closed(self, sid: str) -> None:
         """The connection ``sid`` left: it, and every user it relayed for, is gone (no
@@ -73,13 +98,18 @@ class IntentPort:
         for relayed in self.relays.drop_connection(sid):
             self.read_turns.pop(relayed.session.sid, None)
             await self.service.disconnect(relayed.session)
-        self.buckets.pop(sid, None)
+        self.budgets.pop(sid, None)
         self.read_turns.pop(sid, None)
 
     def take_token(self, sid: str) -> bool:
         """Spend one of the connection's rate tokens; False when it has none (or is gone)."""
-        bucket = self.buckets.get(sid)
-        return bucket is not None and bucket.take(time.monotonic())
+        budgets = self.budgets.get(sid)
+        return budgets is not None and budgets.messages.take(time.monotonic())
+
+    def take_relayed(self, sid: str) -> bool:
+        """Spend one of the connection's relay tokens (shared by every user it relays)."""
+        budgets = self.budgets.get(sid)
+        return budgets is not None and budgets.relayed.take(time.monotonic())
 
     async def bind(self, session: Session) -> None:
         """Bind ``session`` (its nonce was vouched for) and let it hear its world."""
@@ -90,9 +120,10 @@ class IntentPort:
 
     async def on_frame(self, sid: str, frame: object) -> Reply:
         """Answer one event frame (``[name, payload]``) from connection ``sid``: always a
-        reply, never an exception, whatever the frame holds. Every frame spends a token
-        first, refusals too; a relayed one spends from the GM connection's relay total
-        here, and the relayed user's own token in :meth:`on_intent`."""
+        reply, never an exception, whatever the frame holds. Every frame spends a token,
+        refusals too: the sender's own first; a relayed one the relayed user's own (its
+        fair share of the GM connection's relay total, see :mod:`bridge.relay`) and then
+        the total, or only the total when it names no user the bridge would relay for."""
         session = self.sessions.get(sid)
         if session is None:
             return Reply(error("forbidden", "Not connected."))
@@ -100,7 +131,8 @@ class IntentPort:
             session.role == "gm" and isinstance(frame, list) and bool(frame) and frame[0] == "relay"
         )
         if relaying:
-            if not self.relays.take_total(sid, time.monotonic()):
+            budgets = self.budgets.get(sid)
+            if budgets is None or budgets.relayed.in_debt(time.monotonic()):
                 return Reply(error("rate_limited", "Too many relayed messages; slow down."))
         elif not self.take_token(sid):
             return Reply(error("rate_limited", "Too many messages; slow down."))
@@ -118,6 +150,31 @@ class IntentPort:
         """Answer intent ``name`` from ``session`` (its token already spent): the payload's
         size and nesting bounded, a relay envelope opened, a costed read charged. Never
         raises: a handler's failure is logged and answered ``internal``."""
+        refused = self.unreadable(payload)
+        if refused is not None:
+            return self.charged_to_total(session.sid, refused) if name == "relay" else refused
+        if name == "relay":
+            return await self.relay(session, payload)
+        if name == "relay.leave":
+            return await self.relay_leave(session, payload)
+        try:
+            was_bound = session.bound
+            budgets = self.budgets.get(session.sid)
+            bucket = budgets.messages if budgets is not None else None
+            reply = await self.paid(session, name, payload, bucket)
+            if session.bound and not was_bound:
+                await self.on_bound(session)
+            if reply.vouched is not None:
+                await self.bind_local(reply.vouched)
+            return reply
+        except Exception:
+            log.exception("handler for %s failed", name)
+            return Reply(error("internal", "The bridge failed on this message; nothing changed."))
+
+    @staticmethod
+    def unreadable(payload: object) -> Reply | None:
+        """The refusal of a payload too large, too deep or not JSON; None for one that is
+        read."""
         try:
             size = codec.encoded_size(payload, codec.MAX_NESTING, protocol.MAX_MESSAGE_BYTES)
         except codec.TooDeep:
@@ -130,21 +187,16 @@ class IntentPort:
             return Reply(
                 error("too_large", f"The message is over {protocol.MAX_MESSAGE_BYTES} bytes.")
             )
-        if name == "relay":
-            return await self.relay(session, payload)
-        if name == "relay.leave":
-            return await self.relay_leave(session, payload)
-        try:
-            was_bound = session.bound
-            reply = await self.paid(session, name, payload, self.buckets.get(session.sid))
-            if session.bound and not was_bound:
-                await self.on_bound(session)
-            if reply.vouched is not None:
-                await self.bind_local(reply.vouched)
-            return reply
-        except Exception:
-            log.exception("handler for %s failed", name)
-            return Reply(error("internal", "The bridge failed on this message; nothing changed."))
+        return None
+
+    def charged_to_total(self, sid: str, refused: Reply) -> Reply:
+        """A relay envelope refused before it reached a user costs the connection's relay
+        total a token (into debt, at most a burst deep: relaying is then refused until it
+        has refilled); returns ``refused``."""
+        budgets = self.budgets.get(sid)
+        if budgets is not None:
+            budgets.relayed.spend(1.0, time.monotonic())
+        return refused
 
     async def paid(
         self, session: Session, event: str, payload: object, bucket: TokenBucket | None
@@ -176,29 +228,36 @@ class IntentPort:
             return Reply(validation_error(exc))
 
     async def relay(self, gm: Session, body: object) -> Reply:
-        """One relayed intent: handled as its user's own, on that user's session."""
+        """One relayed intent: handled as its user's own, on that user's session. The
+        user's own bucket is spent before the connection's total, so a user past its
+        share is refused without spending anyone else's."""
         envelope = self.opened_envelope(gm, protocol.Relay, body)
         if isinstance(envelope, Reply):
-            return envelope
+            return self.charged_to_total(gm.sid, envelope)
         if envelope.event not in protocol.INTENTS:
             shown = protocol.shown(envelope.event)
-            return Reply(error("unknown_event", f"The bridge has no event {shown!r}.", "event"))
+            refused = Reply(error("unknown_event", f"The bridge has no event {shown!r}.", "event"))
+            return self.charged_to_total(gm.sid, refused)
         if envelope.event in protocol.NOT_RELAYED:
-            return Reply(
+            refused = Reply(
                 error("forbidden", f"{envelope.event!r} is not relayed for another user.", "event")
             )
+            return self.charged_to_total(gm.sid, refused)
         now = time.monotonic()
         relayed = self.relays.get(gm.sid, envelope.user)
         if relayed is None:
             try:
                 relayed = self.relays.add(gm, envelope.user, now)
             except TooManyRelayedUsers:
-                return Reply(
+                refused = Reply(
                     error("rate_limited", "This connection relays for too many users.", "user")
                 )
+                return self.charged_to_total(gm.sid, refused)
             await self.service.connected(relayed.session)
         if not relayed.bucket.take(now):
             return Reply(error("rate_limited", "Too many messages from this user; slow down."))
+        if not self.take_relayed(gm.sid):
+            return Reply(error("rate_limited", "Too many relayed messages; slow down."))
         try:
             return await self.paid(
                 relayed.session, envelope.event, envelope.payload, relayed.bucket
@@ -216,8 +275,11 @@ class IntentPort:
         return Reply(ok(protocol.RelayLeaveData(user=leave.user, left=left is not None)))
 
     async def forget_relayed(self, sid: str, user_id: str) -> RelayedUser | None:
-        relayed = self.relays.remove(sid, user_id)
+        """A relayed user left: its session and read turn go (its rate bucket stays with
+        the connection, so coming back refills nothing)."""
+        relayed = self.relays.remove(sid, user_id, time.monotonic())
         if relayed is not None:
+            self.read_turns.pop(relayed.session.sid, None)
             await self.service.disconnect(relayed.session)
         return relayed
 

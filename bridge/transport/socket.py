@@ -20,7 +20,7 @@ from typing import Any
 from aiohttp import web
 
 from bridge import protocol
-from bridge.connections import AddressGate, Seats, peer_address
+from bridge.connections import AddressGate, HandshakeRate, RefusalLog, Seats, peer_address
 from bridge.ratelimit import TokenBucket
 from bridge.service import BridgeService, ConnectRefused, Reply, Session, error
 from bridge.service.session import user_room
@@ -29,9 +29,10 @@ from bridge.transport.engineio_ws import (
     PING_TIMEOUT_SECONDS,
     EngineOptions,
     EngineSession,
+    refusal,
 )
 from bridge.transport.fan_out import RoomFanOut
-from bridge.transport.port import IntentPort
+from bridge.transport.port import Budgets, IntentPort
 from bridge.transport.socketio_server import Refused, SocketIOLink
 
 log = logging.getLogger("bridge.server")
@@ -51,7 +52,10 @@ class Connection(SocketIOLink):
         super().__init__(owner, owner.fan_out)
         self.owner = owner
         self.request = request
-        self.joins = TokenBucket(JOIN_RATE_PER_SECOND, JOIN_BURST, stamp=time.monotonic())
+        now = time.monotonic()
+        self.joins = TokenBucket(JOIN_RATE_PER_SECOND, JOIN_BURST, stamp=now)
+        # The websocket's rate budgets, whichever join spends them.
+        self.budgets = Budgets.fresh(now)
         self.malformed = 0
         self.join_timer: asyncio.TimerHandle | None = None
         # Refused for what it sent, or told it has no seat: being closed.
@@ -64,6 +68,17 @@ class Connection(SocketIOLink):
 
     def name(self) -> str:
         return self.engine.sid if self.engine is not None else f"from {self.address}"
+
+    def may_connect(self) -> bool:
+        """A CONNECT that cannot succeed spends a join token too (one CONNECT flood is
+        as costly as joins); past them the connection is cut, with a bounded log."""
+        if self.joins.take(time.monotonic()):
+            return True
+        self.refused = True
+        self.owner.refusals.note(
+            self.address, "cut a connection sending CONNECTs past the join rate"
+        )
+        return False
 
     def stop_clock(self) -> None:
         if self.join_timer is not None:
@@ -86,6 +101,10 @@ class FateSocket:
       joined socket is no longer a stranger at the TCP gate (:meth:`AddressGate.claim`).
     - A second CONNECT for ``/fate`` while joined is refused and changes nothing:
       identity comes from the first handshake only.
+    - Websocket handshakes are rate limited per address (``handshakes``); CONNECTs that
+      cannot succeed spend join tokens too, and past them the connection is cut.
+    - :meth:`stop` ends serving gracefully: running intents finish, later ones are
+      answered "send it again", every websocket closes with 1012 (clients reconnect).
     - Websockets decline permessage-deflate unless ``compress``: every browser offers it,
       and deflating each frame once per receiver cost 12-28% of an action's CPU with ten
       clients in a room.
@@ -106,8 +125,10 @@ class FateSocket:
         ping_timeout: float = PING_TIMEOUT_SECONDS,
         max_payload: int = 1_000_000,
         cors_origins: str | Sequence[str] = "*",
+        handshakes: HandshakeRate | None = None,
     ) -> None:
         self.port = IntentPort(service, on_bound=self.now_bound)
+        self.handshakes = handshakes or HandshakeRate(0)
         self.service = service
         self.fan_out = fan_out
         self.on_commit = on_commit
@@ -125,8 +146,13 @@ class FateSocket:
         )
         # /fate sid -> its websocket's connection.
         self.connections: dict[str, Connection] = {}
+        # Every open websocket, joined or not.
+        self.live: set[Connection] = set()
+        self.refusals = RefusalLog(log)
         self.bind_timers: dict[str, asyncio.TimerHandle] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
+        # Set by :meth:`stop`: intents arriving from then on are answered, not run.
+        self.stopping = False
 
     @property
     def sessions(self) -> dict[str, Session]:
@@ -153,9 +179,18 @@ class FateSocket:
         refused = self.options.refuse(request)
         if refused is not None:
             return refused
+        address = peer_address(request.transport)
+        if not self.handshakes.take(address, time.monotonic()):
+            self.refusals.note(address, "refused websocket handshakes past the rate")
+            return refusal("Too many connections from your address; try again in a moment.", 429)
         connection = Connection(self, request)
+        self.live.add(connection)
         self.start_clock(connection)
-        ws = web.WebSocketResponse(compress=self.compress, max_msg_size=self.options.max_payload)
+        # aiohttp refuses a frame of max_msg_size bytes or more; Engine.IO's maxPayload is
+        # the largest accepted (a deflated message's size is checked again once inflated).
+        ws = web.WebSocketResponse(
+            compress=self.compress, max_msg_size=self.options.max_payload + 1
+        )
         try:
             await ws.prepare(request)
             engine = connection.engine = EngineSession(
@@ -167,6 +202,7 @@ class FateSocket:
         except ConnectionError:
             pass  # gone before or while it opened
         finally:
+            self.live.discard(connection)
             connection.open = False
             connection.stop_clock()
             try:
@@ -203,7 +239,9 @@ class FateSocket:
         if abort:
             transport.abort()
         else:
-            asyncio.get_running_loop().call_later(HANG_UP_GRACE_SECONDS, transport.close)
+            # abort, not close: close waits for the write buffer to drain, which a client
+            # that does not read never lets happen.
+            asyncio.get_running_loop().call_later(HANG_UP_GRACE_SECONDS, transport.abort)
 
     def start_clock(self, connection: Connection) -> None:
         """The websocket must join ``/fate`` within ``join_timeout`` seconds."""
@@ -218,6 +256,30 @@ class FateSocket:
             return
         log.info("closing %s: no namespace joined within %ss", connection.name(), self.join_timeout)
         await self.hang_up(connection)
+
+    async def stop(self, grace: float) -> None:
+        """Stop serving, within about ``grace`` seconds: intents that arrive from now on
+        are answered "send it again" without running; those already running finish and
+        their acks go out; then every websocket is closed as a restarting server closes
+        it (:meth:`EngineSession.restart`: clients reconnect by themselves) and whatever
+        is left is cut. Idempotent."""
+        self.stopping = True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        running = [task for connection in self.live for task in connection.tasks]
+        if running:
+            await asyncio.wait(running, timeout=max(0.1, grace / 2))
+        closing = [
+            asyncio.ensure_future(connection.engine.restart(max(0.1, deadline - loop.time())))
+            for connection in list(self.live)
+            if connection.engine is not None
+        ]
+        if closing:
+            await asyncio.wait(closing, timeout=max(0.1, deadline - loop.time()))
+        for connection in list(self.live):
+            transport = connection.request.transport
+            if transport is not None:
+                transport.abort()
 
     # --- joining and leaving /fate ------------------------------------------------------
 
@@ -250,7 +312,7 @@ class FateSocket:
         # Only a join that succeeded stops the clock: a socket sending wrong keys is closed
         # as one that sends nothing.
         connection.stop_clock()
-        self.port.opened(session)
+        self.port.opened(session, connection.budgets)
         # A player hears the world only once the GM's client has vouched for it (the
         # "bound" notice reaches its user room); see IntentPort.
         self.fan_out.enter(sid, user_room(session.world_id, session.user_id))
@@ -361,6 +423,8 @@ class FateSocket:
         its items in its ack instead (``protocol.AckOk``), so it is sent one frame, not
         two. Both leave in the order the frame alone would have: the frame's receivers
         hear it before any later commit's, and the ack is the sender's next frame."""
+        if self.stopping:
+            return error("internal", "The bridge is restarting; nothing changed: send it again.")
         reply: Reply = await self.port.on_frame(sid, frame)
         ack = reply.ack
         session = self.port.sessions.get(sid)

@@ -7,7 +7,8 @@ never raises: what no client should send arrives as a marked "malformed" event o
 - CONNECT to ``/fate`` asks the :class:`Namespace` (``joining``), then sends
   ``0/fate,{"sid":...}``, or ``4/fate,{"message":...,"data":...}`` when it raised
   :class:`Refused`; CONNECT to any other namespace, or to ``/fate`` again while joined,
-  gets ``4<namespace>,"Unable to connect"`` and changes nothing;
+  gets ``4<namespace>,"Unable to connect"`` and changes nothing (a namespace name longer
+  than ``MAX_NAMESPACE_CHARS`` is not echoed: the refusal names no namespace);
 - DISCONNECT from ``/fate`` leaves it (``left``); the websocket stays open;
 - EVENT on ``/fate`` while joined runs in a task of its own, and its answer goes back as
   ``3/fate,<id>[answer]`` when the client asked for one; events of a socket that has not
@@ -37,6 +38,8 @@ ACKED = f"{MESSAGE}{packet.ACK}{NAMESPACE},".encode()
 REFUSED = f"{MESSAGE}{packet.CONNECT_ERROR}".encode()
 REFUSED_HERE = REFUSED + f"{NAMESPACE},".encode()
 UNABLE = codec.dumps_bytes("Unable to connect")
+# Longer namespace names are not repeated back to the client that sent them.
+MAX_NAMESPACE_CHARS = 64
 
 
 class Refused(Exception):
@@ -68,7 +71,10 @@ class Namespace(Protocol):
 
 
 def namespace_prefix(namespace: str) -> bytes:
-    return b"" if namespace == "/" else f"{namespace},".encode()
+    """The namespace as a refusal names it: none for ``/`` or a name too long to echo."""
+    if namespace == "/" or len(namespace) > MAX_NAMESPACE_CHARS:
+        return b""
+    return f"{namespace},".encode()
 
 
 class SocketIOLink:
@@ -117,8 +123,17 @@ class SocketIOLink:
         if ack_id is not None:
             await self.send(ACKED + str(ack_id).encode() + codec.dumps_bytes([ack]))
 
+    def may_connect(self) -> bool:
+        """Whether one more CONNECT that cannot succeed is answered (counted per
+        websocket by a subclass); when not, the connection is cut."""
+        return True
+
     async def join(self, namespace: str, auth: object) -> None:
         if namespace != NAMESPACE or self.sid is not None or self.engine is None:
+            if not self.may_connect():
+                if self.engine is not None:
+                    self.engine.abort()
+                return
             await self.send(REFUSED + namespace_prefix(namespace) + UNABLE)
             return
         sid = new_id()
@@ -138,6 +153,8 @@ class SocketIOLink:
             await self.send(REFUSED_HERE + codec.dumps_bytes({"message": "refused"}))
             return
         self.sid = sid
+        if self.engine is not None:
+            self.engine.set_joined(True)
         await self.send(CONNECTED + codec.dumps_bytes({"sid": sid}))
 
     async def leave(self) -> None:
@@ -146,5 +163,7 @@ class SocketIOLink:
         if sid is None:
             return
         self.sid = None
+        if self.engine is not None:
+            self.engine.set_joined(False)
         self.fan_out.disconnect(sid)
         await self.namespace.left(self, sid)
