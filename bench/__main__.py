@@ -288,6 +288,8 @@ def run_load(
         "gc_max_pause_ms": max((d for _t, _g, d, _c in pauses), default=0.0) * 1000,
         "gc_max_pause_cpu_ms": max((c for _t, _g, _d, c in pauses), default=0.0) * 1000,
         "gc_gen2_collections": sum(1 for _t, g, _d, _c in pauses if g == 2),
+        "gc_pauses": len(pauses),
+        "gc_p99_pause_ms": percentile([d for _t, _g, d, _c in pauses], 0.99) * 1000,
         **({"profile": top} if top is not None else {}),
         "gc_max_pause_ms_by_generation": {
             str(gen): max((d for _t, g, d, _c in pauses if g == gen), default=0.0) * 1000
@@ -575,6 +577,66 @@ def scale_once(root: Path, profile: Profile) -> dict[str, Any]:
             profile_as="scale",
         )
     return result
+
+
+# The 100-world ladder's rates (actions/s), each run on the same bridge in turn: up to and
+# past where one process saturates on this 2-core machine (about 240/s in round 15).
+SCALE_RATES = (100.0, 200.0, 250.0, 300.0)
+
+
+def scale_rates(root: Path, profile: Profile) -> dict[str, Any]:
+    """The 100-world run at each of SCALE_RATES on one bridge, a fresh set of 1,000 clients
+    each time (they disconnect between rates, as players come and go): every GC pause per
+    rate (count, max, p99), and every pause over the bridge's whole life, set-up and the
+    gaps between rates included (``lifetime``), so no collection escapes the count."""
+    folder = fresh_folder(root, "scale-rates")
+    worlds = [f"w{i}" for i in range(100)]
+    keys = asyncio.run(seed(folder, None, worlds))
+    conns = [
+        {"auth": gm_auth(w, keys[w], f"gm{j}"), "sender": j == 0} for w in worlds for j in range(10)
+    ]
+    rows = []
+    with bridge(folder) as server:
+        began = time.time()
+        for rate in SCALE_RATES:
+            result = run_load(
+                [server], open_plans(server.url, conns, "action", rate), profile.scale_seconds
+            )
+            result["rate"] = rate
+            print(f"  {rate:.0f}/s: {scale_pauses(result)}", flush=True)
+            rows.append(result)
+        pauses = server.gc_pauses(began, time.time() + 1.0)
+    walls = [d for _t, _g, d, _c in pauses]
+    lifetime = {
+        "gc_pauses": len(walls),
+        "gc_max_pause_ms": max(walls, default=0.0) * 1000,
+        "gc_p99_pause_ms": percentile(walls, 0.99) * 1000,
+        "gc_gen2_collections": sum(1 for _t, g, _d, _c in pauses if g == 2),
+        "over_50_ms": sum(1 for d in walls if d > 0.05),
+    }
+    return {"rates": rows, "lifetime": lifetime}
+
+
+def scale_pauses(run: dict[str, Any]) -> str:
+    """A run's GC pauses in one line: count, max and p99 (wall), and its latency."""
+    return (
+        f"{run['done']} actions, p99 {run['latency']['p99_ms']:.1f} ms, "
+        f"{run['gc_pauses']} GC pauses, max {run['gc_max_pause_ms']:.1f} ms "
+        f"({run['gc_max_pause_cpu_ms']:.1f} ms CPU), p99 {run['gc_p99_pause_ms']:.1f} ms, "
+        f"{run['gc_gen2_collections']} gen-2; busy {run['server_busy'] * 100:.0f}%, {stolen(run)}"
+    )
+
+
+def print_scale_rates(ladder_run: dict[str, Any]) -> None:
+    print("100 worlds, 1,000 clients, one bridge, rate by rate:")
+    for run in ladder_run["rates"]:
+        print(f"  {run['rate']:>4.0f}/s: {scale_pauses(run)}")
+    life = ladder_run["lifetime"]
+    print(
+        f"  the bridge's whole life: {life['gc_pauses']} GC pauses, max "
+        f"{life['gc_max_pause_ms']:.1f} ms, p99 {life['gc_p99_pause_ms']:.1f} ms, "
+        f"{life['gc_gen2_collections']} gen-2, {life['over_50_ms']} over 50 ms"
+    )
 
 
 def idle_memory(root: Path, profile: Profile) -> dict[str, Any]:
@@ -1142,6 +1204,8 @@ def print_table(results: dict[str, Any]) -> None:
         print_scale(results["scale"])
         print_scale_attempts(results["scale"])
         print_profile("100-world run", results["scale"])
+    if "scale_rates" in results:
+        print_scale_rates(results["scale_rates"])
     for name in (SQLITE, REDIS, ROOM_OF_TEN):
         for run in results.get("ladder", {}).get(name, [])[:1]:
             print_profile(name, run)
@@ -1260,7 +1324,8 @@ def print_scale(s: dict[str, Any]) -> None:
         f"p99 {s['latency']['p99_ms']:.1f} ms, max {s['latency']['max_ms']:.1f} ms, "
         f"{s['errors']} errors of {s['sent']}, server busy {s['server_busy'] * 100:.0f}%, "
         f"{s['cpu_per_request_us']:.0f} us/action, max GC pause {s['gc_max_pause_ms']:.1f} ms "
-        f"wall / {s['gc_max_pause_cpu_ms']:.1f} ms CPU ({s['gc_gen2_collections']} gen-2, "
+        f"wall / {s['gc_max_pause_cpu_ms']:.1f} ms CPU, p99 {s['gc_p99_pause_ms']:.1f} ms "
+        f"({s['gc_pauses']} pauses, {s['gc_gen2_collections']} gen-2, "
         f"{s['gc_total_pause_ms']:.0f} ms wall / {s['gc_total_pause_cpu_ms']:.0f} ms CPU in all); "
         f"{stolen(s)}"
     )
@@ -1301,7 +1366,8 @@ def main() -> None:
     parser.add_argument(
         "--only",
         nargs="*",
-        help="parts to run (ladder paired relay history_flood growth scale idle engine "
+        help="parts to run (ladder paired relay history_flood growth scale scale_rates idle "
+        "engine "
         "aggregate; and "
         "instructions, "
         "not run unless named: callgrind's counts, a few minutes, needs valgrind)",
@@ -1317,6 +1383,7 @@ def main() -> None:
             "history_flood",
             "growth",
             "scale",
+            "scale_rates",
             "idle",
             "engine",
             "aggregate",
@@ -1350,6 +1417,7 @@ def main() -> None:
             ),
             ("growth", "growth curve", lambda: growth(root, profile)),
             ("scale", "100-world run", lambda: scale(root, profile)),
+            ("scale_rates", "100-world run, rate by rate", lambda: scale_rates(root, profile)),
             ("idle", "memory per idle client", lambda: idle_memory(root, profile)),
             (
                 "instructions",
