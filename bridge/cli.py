@@ -25,6 +25,7 @@ from bridge.connections import (
     listen,
 )
 from bridge.logs import log_handler, log_level, redact_urls_in_logs
+from bridge.metrics import Metrics
 from bridge.protocol.http import WebhookCreate, WebhookList
 from bridge.rules.ruleset import RULESETS
 from bridge.server import BIND_TIMEOUT_SECONDS, HANDSHAKE_TIMEOUT_SECONDS, create_app, tune_gc
@@ -215,6 +216,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="accept permessage-deflate on websockets: frames shrink to about a third, paid "
         "in CPU for every frame to every client (env FATE_BRIDGE_WEBSOCKET_COMPRESSION=1; "
         "off by default)",
+    )
+    serve.add_argument(
+        "--metrics",
+        action="store_true",
+        default=os.environ.get("FATE_BRIDGE_METRICS", "") == "1",
+        help="answer GET /metrics in Prometheus's text format (connections, intents by "
+        "outcome, commit latency, GC pauses, webhook outbox depth, refusals); off by "
+        "default (env FATE_BRIDGE_METRICS=1)",
+    )
+    serve.add_argument(
+        "--metrics-token",
+        default=os.environ.get("FATE_BRIDGE_METRICS_TOKEN") or None,
+        metavar="TOKEN",
+        help="turn /metrics on, answering only a scrape that sends 'Authorization: Bearer "
+        "TOKEN' (env FATE_BRIDGE_METRICS_TOKEN; prefer the environment: a flag shows in ps)",
     )
     _add_webhook_allow(serve)
     serve.add_argument(
@@ -750,6 +766,8 @@ async def _serve_store(args: argparse.Namespace, store: Store) -> int:
         max_per_address=args.max_connections_per_address,
         max_unbound_per_address=args.max_unbound_per_address,
     )
+    if args.metrics or args.metrics_token:
+        Metrics(service.stats, hooks, args.metrics_token).register(app)
     # aiohttp's keepalive timer starts when a connection opens and closes it if no complete
     # request has arrived by then: the timeout for slow or partial HTTP headers.
     runner = web.AppRunner(app, access_log=None, keepalive_timeout=args.handshake_timeout)
