@@ -12,7 +12,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from tests.bridge_process import Bridge
+from tests.bridge_process import Bridge, BridgeProcess
 from tests.conftest import Connect
 from tests.seats import BROUSSEAU, Seat, queue
 from tests.test_socket_bridge import gm_auth, refusal
@@ -50,7 +50,7 @@ async def test_metrics_are_off_unless_asked_for(bridge: Bridge) -> None:
 
 @pytest.mark.bridge_args("--metrics")
 async def test_a_scrape_shows_connections_intents_refusals_commits_and_gc_pauses(
-    bridge: Bridge, connect: Connect, world: tuple[str, str]
+    bridge: BridgeProcess, connect: Connect, world: tuple[str, str]
 ) -> None:
     gm = Seat(await connect(world[0], key=world[1]))
     await gm.ok("actor.sync", actor=BROUSSEAU)
