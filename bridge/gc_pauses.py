@@ -11,11 +11,11 @@ What it guarantees, once :func:`tune_gc` has run on the serving loop:
   reference cycles among frozen objects is freed) runs on the event loop only at a quiet
   moment: the frozen heap has grown by ``thaw_growth`` since the last such collection,
   at least ``thaw_seconds`` ago, and the event loop's thread has used less than
-  ``quiet_share`` of a core over the last ``quiet_seconds`` (the 100-world run keeps it
-  15-40% busy at 100-250 actions/s; 1,000 idle connections answering pings, about 1%).
-  That collection
-  pauses as long as walking the heap takes (~150-400 ms at 100 worlds and 1,000
-  connections on a shared 2-core machine), while nobody is waiting.
+  ``quiet_share`` of a core over the last ``quiet_seconds`` (the 100-world run keeps the
+  process 17-48% busy at 100-300 actions/s; a bridge only answering its connections'
+  pings uses far less). That collection pauses as long as walking the heap takes
+  (~150-400 ms at 100 worlds and 1,000 connections on a shared 2-core machine), while
+  nobody is waiting.
 - Memory stays bounded under a load that never pauses: once a full collection has been
   due for ``force_seconds`` without a quiet moment, it runs anyway (the one case where a
   busy bridge pauses that long, at most that often).
