@@ -23,8 +23,10 @@ Foundry server and the GM's client (bench/foundry.py, bench/relay_host.py,
 bench/relay_load.py) beside the direct path, both at 10 actions/s at once on one bridge,
 with each path's p50/p90/p99, their ratio, where a relayed intent's time goes, and the fake
 Foundry server's and the relay host's CPU per relayed action; the growth curve (0 / 500 /
-2,000 resolved actions in one scene), the 100-world run (1,000 clients, 200 actions/s),
-memory per idle client, the rules engine alone, the aggregate rate of 1 and 2 bridge
+2,000 resolved actions in one scene), bytes on disk per resolved action at 2,000 (issue
+35; ``disk``, bench/disk.py: SQLite and Redis), the 100-world run (1,000 clients, 200
+actions/s) and the same at 100-300 actions/s on one bridge with every GC pause listed per
+rate (issue 35; ``scale_rates``), memory per idle client, the rules engine alone, the aggregate rate of 1 and 2 bridge
 processes on one Redis, and the history flood (issue 26; ``history_flood``, bench/
 history_flood.py): another world's GM's latency, quiet and while six players of one world
 send history reads at the rate limit (the target: p99 within 2x of quiet). JSON goes to
@@ -69,6 +71,7 @@ from typing import Any
 
 import httpx
 
+from bench import disk as disk_use
 from bench import history_flood as flooding
 from bench import instructions as counting
 from bench.proc import (
@@ -579,6 +582,8 @@ def scale_once(root: Path, profile: Profile) -> dict[str, Any]:
     return result
 
 
+# Resolved actions the disk part measures the store's bytes per action at.
+DISK_ACTIONS = 2000
 # The 100-world ladder's rates (actions/s), each run on the same bridge in turn: up to and
 # past where one process saturates on this 2-core machine (about 240/s in round 15).
 SCALE_RATES = (100.0, 200.0, 250.0, 300.0)
@@ -1206,6 +1211,8 @@ def print_table(results: dict[str, Any]) -> None:
         print_profile("100-world run", results["scale"])
     if "scale_rates" in results:
         print_scale_rates(results["scale_rates"])
+    if "disk" in results:
+        disk_use.print_disk(results["disk"])
     for name in (SQLITE, REDIS, ROOM_OF_TEN):
         for run in results.get("ladder", {}).get(name, [])[:1]:
             print_profile(name, run)
@@ -1366,7 +1373,7 @@ def main() -> None:
     parser.add_argument(
         "--only",
         nargs="*",
-        help="parts to run (ladder paired relay history_flood growth scale scale_rates idle "
+        help="parts to run (ladder paired relay history_flood growth disk scale scale_rates idle "
         "engine "
         "aggregate; and "
         "instructions, "
@@ -1382,6 +1389,7 @@ def main() -> None:
             "relay",
             "history_flood",
             "growth",
+            "disk",
             "scale",
             "scale_rates",
             "idle",
@@ -1416,6 +1424,11 @@ def main() -> None:
                 lambda: history_flood(root, profile),
             ),
             ("growth", "growth curve", lambda: growth(root, profile)),
+            (
+                "disk",
+                "bytes on disk per resolved action",
+                lambda: disk_use.disk(DISK_ACTIONS, redis_url),
+            ),
             ("scale", "100-world run", lambda: scale(root, profile)),
             ("scale_rates", "100-world run, rate by rate", lambda: scale_rates(root, profile)),
             ("idle", "memory per idle client", lambda: idle_memory(root, profile)),
