@@ -6,7 +6,7 @@ What it guarantees, once :func:`tune_gc` has run on the serving loop:
   at start-up, and every survivor of every collection since, is frozen
   (:class:`GcFreezer`), so a collection walks only what was allocated since the last one
   and the young threshold alone sets the pause (9-17 ms of CPU in the 100-world run at
-  200 actions/s, none over 50 ms at any rate up to saturation).
+  200 actions/s, none over 50 ms of CPU at any rate up to and past saturation).
 - The one collection that walks everything (thawing the frozen heap, so that garbage in
   reference cycles among frozen objects is freed) runs on the event loop only at a quiet
   moment: the frozen heap has grown by ``thaw_growth`` since the last such collection,
