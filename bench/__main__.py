@@ -23,21 +23,23 @@ Foundry server and the GM's client (bench/foundry.py, bench/relay_host.py,
 bench/relay_load.py) beside the direct path, both at 10 actions/s at once on one bridge,
 with each path's p50/p90/p99, their ratio, where a relayed intent's time goes, and the fake
 Foundry server's and the relay host's CPU per relayed action; the growth curve (0 / 500 /
-2,000 resolved actions in one scene), the 100-world run (1,000 clients, 200 actions/s),
-memory per idle client, the rules engine alone, the aggregate rate of 1 and 2 bridge
-processes on one Redis, and the history flood (issue 26; ``history_flood``, bench/
-history_flood.py): another world's GM's latency, quiet and while six players of one world
-send history reads at the rate limit (the target: p99 within 2x of quiet), and the wire
-floods (issue 35; ``wire_flood``, bench/wire_flood.py): that GM idle and during a CONNECT
-flood from sockets that never join, events sent before joining, a keyed GM's flood past its
-rate limit and one address's idle-connection churn (with how many of a GM's joins and
-``/healthz`` requests got through), the bridge's memory under sockets that never read, one
-relayed player's flood against another's messages, and the seconds SIGTERM and SIGINT take
-to end the bridge with a client joined (``BENCH_BRIDGE_ROOT`` runs that part's bridge from
-another checkout, for a before/after table). JSON goes to
-bench/results/ (git-ignored; a file per run, named by its start, with each part's duration;
-the figures worth keeping are the README's bench table); ``--profile`` adds py-spy's top
-entries for rungs 1b-4 and the 100-world run when py-spy is installed. GC figures are the
+2,000 resolved actions in one scene), bytes on disk per resolved action at 2,000 (issue 35;
+``disk``, bench/disk.py: SQLite and Redis), the 100-world run (1,000 clients, 200 actions/s)
+and the same at 100-300 actions/s on one bridge with every GC pause listed per rate (issue
+35; ``scale_rates``), memory per idle client, the rules engine alone, the aggregate rate of
+1 and 2 bridge processes on one Redis, and the history flood (issue 26; ``history_flood``,
+bench/history_flood.py): another world's GM's latency, quiet and while six players of one
+world send history reads at the rate limit (the target: p99 within 2x of quiet), and the
+wire floods (issue 35; ``wire_flood``, bench/wire_flood.py): that GM idle and during a
+CONNECT flood from sockets that never join, events sent before joining, a keyed GM's flood
+past its rate limit and one address's idle-connection churn (with how many of a GM's joins
+and ``/healthz`` requests got through), the bridge's memory under sockets that never read,
+one relayed player's flood against another's messages, and the seconds SIGTERM and SIGINT
+take to end the bridge with a client joined (``BENCH_BRIDGE_ROOT`` runs that part's bridge
+from another checkout, for a before/after table). JSON goes to bench/results/ (git-ignored;
+a file per run, named by its start, with each part's duration; the figures worth keeping are
+the README's bench table); ``--profile`` adds py-spy's top entries for rungs 1b-4 and the
+100-world run when py-spy is installed. GC figures are the
 server's own collections in the run's window: ``gc_max_pause_ms`` is wall time (it includes
 waiting for a core on a busy machine), ``gc_max_pause_cpu_ms`` the CPU the collection used.
 The ladder's "loop" column is the share of the server's CPU spent on its event loop's thread
@@ -76,6 +78,7 @@ from typing import Any
 
 import httpx
 
+from bench import disk as disk_use
 from bench import history_flood as flooding
 from bench import instructions as counting
 from bench import wire_flood
@@ -296,6 +299,8 @@ def run_load(
         "gc_max_pause_ms": max((d for _t, _g, d, _c in pauses), default=0.0) * 1000,
         "gc_max_pause_cpu_ms": max((c for _t, _g, _d, c in pauses), default=0.0) * 1000,
         "gc_gen2_collections": sum(1 for _t, g, _d, _c in pauses if g == 2),
+        "gc_pauses": len(pauses),
+        "gc_p99_pause_ms": percentile([d for _t, _g, d, _c in pauses], 0.99) * 1000,
         **({"profile": top} if top is not None else {}),
         "gc_max_pause_ms_by_generation": {
             str(gen): max((d for _t, g, d, _c in pauses if g == gen), default=0.0) * 1000
@@ -583,6 +588,68 @@ def scale_once(root: Path, profile: Profile) -> dict[str, Any]:
             profile_as="scale",
         )
     return result
+
+
+# Resolved actions the disk part measures the store's bytes per action at.
+DISK_ACTIONS = 2000
+# The 100-world ladder's rates (actions/s), each run on the same bridge in turn: up to and
+# past where one process saturates on this 2-core machine (about 240/s in round 15).
+SCALE_RATES = (100.0, 200.0, 250.0, 300.0)
+
+
+def scale_rates(root: Path, profile: Profile) -> dict[str, Any]:
+    """The 100-world run at each of SCALE_RATES on one bridge, a fresh set of 1,000 clients
+    each time (they disconnect between rates, as players come and go): every GC pause per
+    rate (count, max, p99), and every pause over the bridge's whole life, set-up and the
+    gaps between rates included (``lifetime``), so no collection escapes the count."""
+    folder = fresh_folder(root, "scale-rates")
+    worlds = [f"w{i}" for i in range(100)]
+    keys = asyncio.run(seed(folder, None, worlds))
+    conns = [
+        {"auth": gm_auth(w, keys[w], f"gm{j}"), "sender": j == 0} for w in worlds for j in range(10)
+    ]
+    rows = []
+    with bridge(folder) as server:
+        began = time.time()
+        for rate in SCALE_RATES:
+            result = run_load(
+                [server], open_plans(server.url, conns, "action", rate), profile.scale_seconds
+            )
+            result["rate"] = rate
+            print(f"  {rate:.0f}/s: {scale_pauses(result)}", flush=True)
+            rows.append(result)
+        pauses = server.gc_pauses(began, time.time() + 1.0)
+    walls = [d for _t, _g, d, _c in pauses]
+    lifetime = {
+        "gc_pauses": len(walls),
+        "gc_max_pause_ms": max(walls, default=0.0) * 1000,
+        "gc_p99_pause_ms": percentile(walls, 0.99) * 1000,
+        "gc_gen2_collections": sum(1 for _t, g, _d, _c in pauses if g == 2),
+        "over_50_ms": sum(1 for d in walls if d > 0.05),
+    }
+    return {"rates": rows, "lifetime": lifetime}
+
+
+def scale_pauses(run: dict[str, Any]) -> str:
+    """A run's GC pauses in one line: count, max and p99 (wall), and its latency."""
+    return (
+        f"{run['done']} actions, p99 {run['latency']['p99_ms']:.1f} ms, "
+        f"{run['gc_pauses']} GC pauses, max {run['gc_max_pause_ms']:.1f} ms "
+        f"({run['gc_max_pause_cpu_ms']:.1f} ms CPU), p99 {run['gc_p99_pause_ms']:.1f} ms, "
+        f"{run['gc_gen2_collections']} gen-2; busy {run['server_busy'] * 100:.0f}%, {stolen(run)}"
+    )
+
+
+def print_scale_rates(ladder_run: dict[str, Any]) -> None:
+    print("100 worlds, 1,000 clients, one bridge, rate by rate:")
+    for run in ladder_run["rates"]:
+        print(f"  {run['rate']:>4.0f}/s: {scale_pauses(run)}")
+    life = ladder_run["lifetime"]
+    print(
+        f"  the bridge's whole life: {life['gc_pauses']} GC pauses, max "
+        f"{life['gc_max_pause_ms']:.1f} ms, p99 {life['gc_p99_pause_ms']:.1f} ms, "
+        f"{life['gc_gen2_collections']} gen-2, {life['over_50_ms']} over 50 ms"
+    )
 
 
 def idle_memory(root: Path, profile: Profile) -> dict[str, Any]:
@@ -1190,6 +1257,10 @@ def print_table(results: dict[str, Any]) -> None:
         print_scale(results["scale"])
         print_scale_attempts(results["scale"])
         print_profile("100-world run", results["scale"])
+    if "scale_rates" in results:
+        print_scale_rates(results["scale_rates"])
+    if "disk" in results:
+        disk_use.print_disk(results["disk"])
     for name in (SQLITE, REDIS, ROOM_OF_TEN):
         for run in results.get("ladder", {}).get(name, [])[:1]:
             print_profile(name, run)
@@ -1308,7 +1379,8 @@ def print_scale(s: dict[str, Any]) -> None:
         f"p99 {s['latency']['p99_ms']:.1f} ms, max {s['latency']['max_ms']:.1f} ms, "
         f"{s['errors']} errors of {s['sent']}, server busy {s['server_busy'] * 100:.0f}%, "
         f"{s['cpu_per_request_us']:.0f} us/action, max GC pause {s['gc_max_pause_ms']:.1f} ms "
-        f"wall / {s['gc_max_pause_cpu_ms']:.1f} ms CPU ({s['gc_gen2_collections']} gen-2, "
+        f"wall / {s['gc_max_pause_cpu_ms']:.1f} ms CPU, p99 {s['gc_p99_pause_ms']:.1f} ms "
+        f"({s['gc_pauses']} pauses, {s['gc_gen2_collections']} gen-2, "
         f"{s['gc_total_pause_ms']:.0f} ms wall / {s['gc_total_pause_cpu_ms']:.0f} ms CPU in all); "
         f"{stolen(s)}"
     )
@@ -1349,7 +1421,8 @@ def main() -> None:
     parser.add_argument(
         "--only",
         nargs="*",
-        help="parts to run (ladder paired relay history_flood wire_flood growth scale idle "
+        help="parts to run (ladder paired relay history_flood wire_flood growth disk scale "
+        "scale_rates idle "
         "engine "
         "aggregate; and "
         "instructions, "
@@ -1366,7 +1439,9 @@ def main() -> None:
             "history_flood",
             "wire_flood",
             "growth",
+            "disk",
             "scale",
+            "scale_rates",
             "idle",
             "engine",
             "aggregate",
@@ -1404,7 +1479,13 @@ def main() -> None:
                 lambda: wire_floods(root, profile),
             ),
             ("growth", "growth curve", lambda: growth(root, profile)),
+            (
+                "disk",
+                "bytes on disk per resolved action",
+                lambda: disk_use.disk(DISK_ACTIONS, redis_url),
+            ),
             ("scale", "100-world run", lambda: scale(root, profile)),
+            ("scale_rates", "100-world run, rate by rate", lambda: scale_rates(root, profile)),
             ("idle", "memory per idle client", lambda: idle_memory(root, profile)),
             (
                 "instructions",

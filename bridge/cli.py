@@ -29,6 +29,7 @@ from bridge.connections import (
     listen,
 )
 from bridge.logs import log_handler, log_level, redact_urls_in_logs
+from bridge.metrics import Metrics
 from bridge.module_package import is_loopback_url, release_manifest_url
 from bridge.protocol.http import WebhookCreate, WebhookList
 from bridge.rules.ruleset import RULESETS
@@ -57,6 +58,7 @@ from bridge.startup import (
     store_flags,
     url_for,
 )
+from bridge.store.backup import NotABackup, copy_world_in, copy_world_out, worlds_in
 from bridge.store.base import Store, WorldExists
 from bridge.store.redis import DEFAULT_PRESENCE_TTL, RedisStore
 from bridge.store.sqlite import SQLiteStore
@@ -281,6 +283,21 @@ def build_parser() -> argparse.ArgumentParser:
         "in CPU for every frame to every client (env FATE_BRIDGE_WEBSOCKET_COMPRESSION=1; "
         "off by default)",
     )
+    serve.add_argument(
+        "--metrics",
+        action="store_true",
+        default=os.environ.get("FATE_BRIDGE_METRICS", "") == "1",
+        help="answer GET /metrics in Prometheus's text format (connections, intents by "
+        "outcome, commit latency, GC pauses, webhook outbox depth, refusals); off by "
+        "default (env FATE_BRIDGE_METRICS=1)",
+    )
+    serve.add_argument(
+        "--metrics-token",
+        default=os.environ.get("FATE_BRIDGE_METRICS_TOKEN") or None,
+        metavar="TOKEN",
+        help="turn /metrics on, answering only a scrape that sends 'Authorization: Bearer "
+        "TOKEN' (env FATE_BRIDGE_METRICS_TOKEN; prefer the environment: a flag shows in ps)",
+    )
     _add_webhook_allow(serve)
     serve.add_argument(
         "--no-default-world",
@@ -311,6 +328,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="also check the log against the anchors Foundry's chat log kept: the JSON file "
         "the module's 'Export history anchors' writes",
     )
+    backup = world.add_parser(
+        "backup",
+        help="copy one world to a file while the bridge serves (SQLite's online backup), "
+        "then verify the copy as `world verify` does",
+    )
+    backup.add_argument("id", type=_world_id)
+    backup.add_argument("file", type=Path, metavar="FILE", help="the backup to write (new)")
+    restore = world.add_parser(
+        "restore",
+        help="replace one world with its backup, once the backup's history verifies; the "
+        "world as it was is kept in the data folder's backups/ first (stop the bridge)",
+    )
+    restore.add_argument("id", type=_world_id)
+    restore.add_argument("file", type=Path, metavar="FILE", help="a file `world backup` wrote")
     rotate = world.add_parser("rotate-key", help="replace a world's GM key and print the new one")
     rotate.add_argument("id", type=_world_id)
     rotate.add_argument("--json", action="store_true", help="print JSON")
@@ -439,6 +470,14 @@ async def _require_world(store: Store, args: argparse.Namespace) -> None:
 
 
 async def _world_command(args: argparse.Namespace) -> int:
+    if args.world_command in ("backup", "restore"):
+        if args.redis:
+            raise StartupError(
+                f"world {args.world_command} copies the SQLite store; with --redis, back "
+                "Redis up with its own persistence (RDB snapshots or the append-only file)"
+            )
+        if args.world_command == "restore":
+            return await _restore(args)
     store = await _open_store(args, create=args.world_command == "add")
     try:
         if args.world_command not in ("add", "list"):
@@ -478,6 +517,8 @@ async def _world_command(args: argparse.Namespace) -> int:
             return 0
         if args.world_command == "verify":
             return await _verify(service, args.id, args.chat_log)
+        if args.world_command == "backup":
+            return await _backup(args)
         new_key = await service.rotate_key(args.id)
         if new_key is None:
             await _require_world(store, args)  # removed since the check: says so
@@ -593,6 +634,147 @@ async def _verify(service: BridgeService, world_id: str, chat_log: Path | None) 
     print(
         f"OK: {report.events} events, chain intact, stored head matches, replay matches"
         f"{anchored}. Head {report.head}"
+    )
+    return 0
+
+
+async def _verified(path: Path, world_id: str) -> protocol.WorldVerifyData:
+    """``world verify``'s checks of one world in the SQLite file at ``path`` (migrated to
+    this bridge's schema if it is older)."""
+    store = SQLiteStore(path)
+    await store.open()
+    try:
+        return await BridgeService(store).verify_history(world_id)
+    finally:
+        await store.close()
+
+
+def _single_file(path: Path) -> None:
+    """Leave the database at ``path`` whole in its one file (no write-ahead log beside it)."""
+    import sqlite3
+
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode=DELETE")
+    finally:
+        db.close()
+
+
+async def _backup_to(
+    db_path: Path, world_id: str, target: Path, *, verified: bool = True
+) -> protocol.WorldVerifyData:
+    """Copy the world to ``target`` (written whole, or not at all) and verify the copy;
+    ``StartupError`` when the copy does not verify (then nothing is left behind), unless
+    not ``verified`` (a copy kept whatever it holds: a broken world's too)."""
+    partial = target.with_name(target.name + ".partial")
+    for leftover in (partial, *partial.parent.glob(partial.name + "-*")):
+        leftover.unlink(missing_ok=True)
+    try:
+        await asyncio.to_thread(copy_world_out, db_path, world_id, partial)
+        report = await _verified(partial, world_id)
+        if verified and not report.ok:
+            raise StartupError(
+                f"the copy of world {world_id!r} does not verify ({report.problems[0]}): "
+                f"run `world verify {world_id}` on the bridge's own database"
+            )
+        _single_file(partial)
+        partial.replace(target)
+    finally:
+        for leftover in (partial, *partial.parent.glob(partial.name + "-*")):
+            leftover.unlink(missing_ok=True)
+    return report
+
+
+async def _backup(args: argparse.Namespace) -> int:
+    """``world backup ID FILE``: the world copied while the bridge serves, verified."""
+    target: Path = args.file
+    if target.exists():
+        raise StartupError(f"{target} exists already: name a new file (nothing was written)")
+    if not target.parent.is_dir():
+        raise StartupError(f"no folder {target.parent.absolute()} to write {target.name} in")
+    try:
+        report = await _backup_to(_db_path(args), args.id, target)
+    except OSError as exc:
+        raise StartupError(f"cannot write {target}: {exc.strerror or exc}") from exc
+    print(
+        f"Backed up world {args.id!r} to {target}: {report.events} events, chain intact, "
+        f"replay matches. Head {report.head}"
+    )
+    return 0
+
+
+async def _restore(args: argparse.Namespace) -> int:
+    """``world restore ID FILE``: refused, with nothing changed, unless FILE is a backup
+    holding world ID whose history verifies and no bridge serves the data folder; the
+    world as it was is backed up first (it is kept, whatever happens next)."""
+    import tempfile
+
+    source: Path = args.file
+    if not source.is_file():
+        raise StartupError(f"no file {source}: nothing restored")
+    try:
+        held = worlds_in(source)
+    except NotABackup as exc:
+        raise StartupError(
+            f"{source} is not a Fate Bridge backup: {exc}; nothing restored"
+        ) from None
+    if args.id not in held:
+        names = ", ".join(repr(w) for w in held) or "none"
+        raise StartupError(
+            f"{source} holds world {names}, not {args.id!r}: nothing restored "
+            f"(restore it as its own world id)"
+        )
+    prepare_data_dir(args.data_dir, create=True, parents=args.data_dir_is_default)
+    db_path = _db_path(args)
+    lock = DataLock(db_path)
+    try:
+        lock.acquire()
+    except StartupError:
+        raise StartupError(
+            f"a bridge is serving {db_path.absolute()}: stop it before restoring (world "
+            "backup works while it serves); nothing restored"
+        ) from None
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            # Checked, and brought to this bridge's schema, on a copy: FILE stays as it is.
+            candidate = Path(tmp) / "restore.sqlite3"
+            candidate.write_bytes(source.read_bytes())
+            try:
+                report = await _verified(candidate, args.id)
+            except (RuntimeError, OSError, ValueError) as exc:  # a newer schema, a bad page
+                raise StartupError(f"cannot read {source}: {exc}; nothing restored") from exc
+            except Exception as exc:
+                raise StartupError(
+                    f"{source} is not a usable backup ({type(exc).__name__}: {exc}); "
+                    "nothing restored"
+                ) from exc
+            if not report.ok:
+                raise StartupError(
+                    f"{source}'s history of world {args.id!r} does not verify "
+                    f"({report.problems[0]}): nothing restored"
+                )
+            store = await _open_store(args, create=True)  # a new folder gets its schema
+            try:
+                exists = await store.get_world(args.id) is not None
+            finally:
+                await store.close()
+            if exists:
+                kept = args.data_dir / "backups"
+                kept.mkdir(exist_ok=True)
+                stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+                previous = kept / f"{args.id}-{stamp}.sqlite3"
+                await _backup_to(db_path, args.id, previous, verified=False)
+                print(f"World {args.id!r} as it was is kept in {previous}.")
+            await asyncio.to_thread(copy_world_in, db_path, candidate, args.id)
+        after = await _verified(db_path, args.id)
+    finally:
+        lock.release()
+    if not after.ok:  # cannot happen short of a bug: say so, the copy kept above has it all
+        print(f"BROKEN after restore: {after.problems[0]}", file=sys.stderr)
+        return 2
+    print(
+        f"Restored world {args.id!r} from {source}: {after.events} events, chain intact, "
+        f"replay matches. Head {after.head}"
     )
     return 0
 
@@ -717,6 +899,8 @@ async def _serve_store(args: argparse.Namespace, store: Store) -> int:
         max_per_address=args.max_connections_per_address,
         max_unbound_per_address=args.max_unbound_per_address,
     )
+    if args.metrics or args.metrics_token:
+        Metrics(service.stats, hooks, args.metrics_token).register(app)
     # aiohttp's keepalive timer starts when a connection opens and closes it if no complete
     # request has arrived by then: the timeout for slow or partial HTTP headers.
     runner = web.AppRunner(

@@ -18,6 +18,8 @@ from bridge.rules.engine import replay
 from bridge.rules.events import EVENT_ADAPTER
 from bridge.rules.state import WorldState
 from bridge.store.chain import GENESIS_HASH, event_hash
+from bridge.store.compact import unpack
+from bridge.store.sqlite import connect_readable
 
 
 def rewrite_event(
@@ -34,7 +36,7 @@ def rewrite_event(
         "ORDER BY last_event_seq LIMIT 1",
         (world, seq),
     ).fetchone()
-    events = json.loads(text)
+    events = json.loads(unpack(text))
     for event in events:
         if event[0] == seq:
             event[5] = payload
@@ -46,7 +48,7 @@ def rewrite_event(
 def rewrite_and_rehash(db_path: Path, world: str) -> None:
     """What someone with the database file can do: change the first roll's dice, re-hash
     every event after it, store the new head and the state the new log replays to."""
-    with sqlite3.connect(db_path) as db:
+    with connect_readable(db_path) as db:
         rows = db.execute(
             "SELECT seq, type, payload, created_at FROM events WHERE world_id = ? ORDER BY seq",
             (world,),

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import json
-import sqlite3
 import subprocess
 import sys
 import zipfile
@@ -18,6 +17,7 @@ import pytest
 
 from bridge import __version__
 from bridge.protocol import PROTOCOL_VERSION
+from bridge.store.sqlite import connect_readable
 from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world
 from tests.conftest import Connect
 from tests.in_process import run_cli
@@ -112,7 +112,7 @@ async def test_world_verify_detects_a_tampered_log(
     await gm.card("action.pass", action_id=card["action_id"], side="actor")
     ok = run_cli(bridge, "world", "verify", world[0])
     assert ok.stdout.startswith("OK:")
-    with sqlite3.connect(bridge.data_dir / "bridge.sqlite3") as db:
+    with connect_readable(bridge.data_dir / "bridge.sqlite3") as db:
         # Rewrite history: the first roll becomes four pluses.
         seq, payload = db.execute(
             "SELECT seq, payload FROM events WHERE world_id = ? AND type = 'action.put' "

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import socketio
 
 from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
 from bridge.store.chain import verify_chain
+from bridge.store.sqlite import connect_readable
 from tests.bridge_process import BridgeProcess, add_world
 from tests.conftest import Connect
 from tests.in_process import InProcessBridge
@@ -60,7 +60,7 @@ async def refusal(bridge: BridgeProcess, auth: Any) -> dict[str, Any]:
 
 
 def db_counts(bridge: BridgeProcess) -> tuple[int, int, int]:
-    with sqlite3.connect(bridge.data_dir / "bridge.sqlite3") as db:
+    with connect_readable(bridge.data_dir / "bridge.sqlite3") as db:
         events = db.execute("SELECT count(*) FROM events").fetchone()[0]
         emits = db.execute("SELECT count(*) FROM emits").fetchone()[0]
         requests = db.execute("SELECT count(*) FROM requests").fetchone()[0]
@@ -275,7 +275,7 @@ async def test_the_event_log_is_a_verifiable_hash_chain(
 ) -> None:
     gm = await connect(world[0], key=world[1])
     await _sync_and_roll(gm)
-    with sqlite3.connect(bridge.data_dir / "bridge.sqlite3") as db:
+    with connect_readable(bridge.data_dir / "bridge.sqlite3") as db:
         rows = db.execute(
             "SELECT seq, type, payload, created_at, prev_hash, hash FROM events ORDER BY seq"
         ).fetchall()

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bridge.service import BridgeService, Session
-from bridge.store.sqlite import CHECKPOINT_NICENESS, SQLiteStore, _Checkpointer
+from bridge.store.sqlite import CHECKPOINT_NICENESS, SQLiteStore, _Checkpointer, connect_readable
 
 ACTOR = {"id": "hero", "name": "Hero", "owners": ["p"], "skills": {"Athletics": 2}}
 
@@ -104,7 +104,7 @@ async def test_commits_never_checkpoint_and_the_checkpointer_bounds_the_log(
         committed = len(await store.events("w"))
     finally:
         await store.close()
-    with sqlite3.connect(path) as db:
+    with connect_readable(path) as db:
         assert db.execute("SELECT COUNT(*) FROM events").fetchone()[0] == committed
 
 
@@ -144,7 +144,7 @@ async def test_a_long_log_starts_afresh_after_a_checkpoint_on_the_writers_thread
         committed = len(await idle.events("w"))
     finally:
         await idle.close()
-    with sqlite3.connect(path) as db:
+    with connect_readable(path) as db:
         assert db.execute("SELECT COUNT(*) FROM events").fetchone()[0] == committed > 0
         # The commit after the reset is in the file too: the renamed hero.
         names = db.execute("SELECT payload FROM events WHERE type = 'character.put'").fetchall()

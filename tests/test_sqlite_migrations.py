@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from pathlib import Path
 
+from bench.disk import resolve
+from bench.seed import seed_worlds
 from bridge import codec
+from bridge.service import BridgeService
 from bridge.store.base import CommitBatch, EmitRow, EventRow
 from bridge.store.chain import GENESIS_HASH, event_hash
-from bridge.store.sqlite import MIGRATIONS, SQLiteStore
+from bridge.store.compact import pack, pack_row, pack_text, unpack, unpack_text
+from bridge.store.log_dictionary import LOG_DICTIONARY_V1
+from bridge.store.sqlite import MIGRATIONS, PACKED_SCHEMA, SQLiteStore, connect_readable
 
 
 def schema_2_database(path: Path) -> None:
@@ -122,7 +128,7 @@ async def test_a_schema_3_log_reads_the_same_after_it_moves_to_commit_rows(
     finally:
         await store.close()
     # The views read the log as the old tables did, payload text included.
-    db = sqlite3.connect(path)
+    db = connect_readable(path)
     shown = db.execute(
         "SELECT seq, type, payload, created_at, prev_hash, hash FROM events ORDER BY seq"
     ).fetchall()
@@ -133,3 +139,85 @@ async def test_a_schema_3_log_reads_the_same_after_it_moves_to_commit_rows(
     assert db.execute("SELECT seq, event, payload FROM emits ORDER BY seq").fetchall() == [
         (m.seq, m.event, codec.dumps(m.payload)) for m in emits
     ]
+
+
+async def schema_5_database(path: Path, actions: int) -> None:
+    """A played world as schema 5 (before packing) kept it: the same rows, as text.
+
+    Played by today's store, then unpacked row by row into schema 5's shape, which is
+    what that bridge wrote: the same JSON text (bridge.store.compact packs it whole)."""
+    store = SQLiteStore(path)
+    await store.open()
+    try:
+        await seed_worlds(store, ["w"])
+        await resolve(store, "w", actions)
+    finally:
+        await store.close()
+    db = connect_readable(path, isolation_level=None)
+    db.executescript(
+        """
+        BEGIN;
+        DROP VIEW events;
+        DROP VIEW emits;
+        UPDATE commits SET events = unpack(events), emits = unpack(emits);
+        UPDATE snapshots SET state = unpack(state);
+        """
+        + MIGRATIONS[3][MIGRATIONS[3].index("CREATE VIEW events") :]
+        + f"; PRAGMA user_version={PACKED_SCHEMA - 1}; COMMIT; VACUUM;"
+    )
+    assert db.execute("SELECT typeof(events) FROM commits LIMIT 1").fetchone() == ("text",)
+    db.close()
+
+
+async def test_a_schema_5_database_is_packed_in_place_and_verifies_and_replays(
+    tmp_path: Path,
+) -> None:
+    # Issue 35: an old database migrated in place keeps its whole history, hash for hash,
+    # and gives the space back.
+    path = tmp_path / "bridge.sqlite3"
+    await schema_5_database(path, 60)
+    old_size = path.stat().st_size
+    old = sqlite3.connect(path)
+    old_events = old.execute(
+        "SELECT seq, type, payload, created_at, prev_hash, hash FROM events ORDER BY seq"
+    ).fetchall()
+    old.close()
+    store = SQLiteStore(path)
+    await store.open()
+    try:
+        service = BridgeService(store)
+        report = await service.verify_history("w")
+        assert report.ok and report.events == len(old_events), report.problems
+        replayed = await service.replayed_state("w")
+        assert replayed == await service.latest_state("w")
+        assert replayed.action_count == 60
+        # It goes on: one more resolved action after the migration.
+        await resolve(store, "w", 1, first=60)
+        assert (await service.verify_history("w")).ok
+    finally:
+        await store.close()
+    db = connect_readable(path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    assert {kind for (kind,) in db.execute("SELECT DISTINCT typeof(events) FROM commits")} == {
+        "blob"
+    }
+    shown = db.execute(
+        "SELECT seq, type, payload, created_at, prev_hash, hash FROM events ORDER BY seq"
+    ).fetchall()
+    db.close()
+    assert shown[: len(old_events)] == old_events
+    # Packed and vacuumed: a fraction of the file it was, one more action included.
+    assert path.stat().st_size < old_size / 3
+
+
+def test_the_log_dictionary_never_changes() -> None:
+    # Rows packed with it read back only with it, byte for byte (bridge.store.compact).
+    digest = hashlib.sha256(LOG_DICTIONARY_V1).hexdigest()
+    assert digest == "bd5e802316238ec2f307eb18a76b2477279ea684eb400511afba502088fdff4f"
+
+
+def test_packed_text_reads_back_as_it_was_and_plain_text_as_it_is() -> None:
+    text = codec.dumps([[1, "card", {"name": "Zoë", "card": {"kind": "action"}}]])
+    assert unpack(pack_row(text)) == unpack(pack(text)) == unpack(text) == text
+    assert unpack_text(pack_text(text)) == unpack_text(text) == text
+    assert len(pack_row(text)) < len(text)

@@ -57,6 +57,7 @@ from bridge.service.session import (
     utc_now,
     validation_error,
 )
+from bridge.service.stats import ServiceStats
 from bridge.store.base import (
     AlreadyAnswered,
     CommitBatch,
@@ -205,6 +206,8 @@ class ServiceCore:
         # The views this service's last commits built, for the next commit to compare with:
         # its own (states are this service's), never another service's.
         self.known_views = known_views_cache()
+        # What /metrics reports (bridge.metrics).
+        self.stats = ServiceStats()
 
     async def add_world(
         self, world_id: str, name: str, ruleset: str = "unwritten"
@@ -230,6 +233,7 @@ class ServiceCore:
         """Check a handshake; raises :class:`ConnectRefused` with the reason."""
 
         def refuse(reason: Any, message: str) -> ConnectRefused:
+            self.stats.refusals[reason] += 1
             return ConnectRefused(protocol.ConnectRefusal(reason=reason, message=message))
 
         if isinstance(auth, dict) and auth.get("protocol") != protocol.PROTOCOL_VERSION:
@@ -261,6 +265,7 @@ class ServiceCore:
 
     async def connected(self, session: Session) -> None:
         """Count the connection as present once it is vouched for (a GM at once)."""
+        self.stats.joined[id(session)] = session.role
         if session.bound:
             await self._count_present(session)
 
@@ -276,6 +281,7 @@ class ServiceCore:
             await self.store.add_presence(session.world_id, session.user_id, 1)
 
     async def disconnect(self, session: Session) -> None:
+        self.stats.joined.pop(id(session), None)
         if session.present:
             session.present = False
             await self.store.add_presence(session.world_id, session.user_id, -1)
@@ -283,7 +289,19 @@ class ServiceCore:
             await self.store.drop_nonce(session.world_id, session.bind_nonce)
 
     async def handle(self, session: Session, event: str, payload: object) -> Reply:
-        """Answer one intent; never raises for bad input, always returns an ack."""
+        """Answer one intent; never raises for bad input, always returns an ack (counted
+        in ``stats`` by its outcome)."""
+        reply = await self._answer(session, event, payload)
+        ack = reply.ack
+        if ack.get("ok"):
+            outcome = "ok"
+        else:
+            failure = ack.get("error")
+            outcome = str(failure.get("code")) if isinstance(failure, dict) else "error"
+        self.stats.intents[(event if event in protocol.INTENTS else "unknown", outcome)] += 1
+        return reply
+
+    async def _answer(self, session: Session, event: str, payload: object) -> Reply:
         model = protocol.INTENTS.get(event)
         handler = self._handlers.get(event)
         if model is None or handler is None:
@@ -483,6 +501,7 @@ class ServiceCore:
                     else None
                 )
                 try:
+                    committed = self.stats.timer()
                     version = await self.store.commit(
                         CommitBatch(
                             world_id=world_id,
@@ -505,6 +524,7 @@ class ServiceCore:
                     dice.put_back()
                     self.forget(world_id)
                     continue
+                committed()
                 self.states[world_id] = (
                     replace(
                         snapshot,

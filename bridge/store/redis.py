@@ -36,6 +36,7 @@ from bridge.store.base import (
     WorldRecord,
 )
 from bridge.store.chain import GENESIS_HASH
+from bridge.store.compact import pack_text, unpack_text
 
 T = TypeVar("T")
 log = logging.getLogger("bridge.store.redis")
@@ -210,9 +211,10 @@ return {row, tail}
 
 
 def _event_json(e: EventRow) -> str:
-    """The event as one list item: the same text as encoding the whole record as one
-    dict (the codec is compact and keeps key order), with the payload's JSON reused."""
-    return (
+    """The event as one list item, packed (bridge.store.compact): the same text as
+    encoding the whole record as one dict (the codec is compact and keeps key order), with
+    the payload's JSON reused."""
+    return pack_text(
         f'{{"seq":{e.seq},"type":{codec.dumps(e.type)},"payload":{e.payload_json()},'
         f'"created_at":{codec.dumps(e.created_at)},"prev_hash":{codec.dumps(e.prev_hash)},'
         f'"hash":{codec.dumps(e.hash)}}}'
@@ -220,7 +222,7 @@ def _event_json(e: EventRow) -> str:
 
 
 def _event(raw: str) -> EventRow:
-    return EventRow(**codec.loads(raw))
+    return EventRow(**codec.loads(unpack_text(raw)))
 
 
 def _history_json(row: HistoryRow) -> str:
@@ -317,7 +319,7 @@ class RedisStore:
                 self._key("world", world.id),
                 mapping={
                     "version": 0,
-                    "state": codec.dumps(initial_state),
+                    "state": pack_text(codec.dumps(initial_state), row=False),
                     "state_seq": 0,
                     "last_event_seq": 0,
                     "last_event_hash": GENESIS_HASH,
@@ -355,17 +357,18 @@ class RedisStore:
             return None
         flat, tail = found
         row: dict[str, str] = dict(zip(flat[::2], flat[1::2], strict=True))
+        state = unpack_text(row["state"])
         return Snapshot(
             world=world,
             version=int(row["version"]),
-            state=codec.loads(row["state"]),
+            state=codec.loads(state),
             state_seq=int(row.get("state_seq", row["last_event_seq"])),
             tail=tuple(_event(item) for item in tail),
             last_event_seq=int(row["last_event_seq"]),
             last_event_hash=row["last_event_hash"],
             last_emit_seq=int(row["last_emit_seq"]),
-            state_size=len(row["state"]),
-            # Each item is the whole record; its payload is most of it.
+            state_size=len(state),
+            # Each item is the whole record, packed; its payload is most of it.
             tail_size=sum(len(item) for item in tail),
         )
 
@@ -385,19 +388,20 @@ class RedisStore:
             batch.expected_version,
             ""
             if batch.snapshot is None
-            else batch.snapshot
-            if isinstance(batch.snapshot, str)
-            else codec.dumps(batch.snapshot),
+            else pack_text(
+                batch.snapshot if isinstance(batch.snapshot, str) else codec.dumps(batch.snapshot),
+                row=False,
+            ),
             last_event.seq if last_event else "",
             last_event.hash if last_event else "",
             last_emit.seq if last_emit else "",
             request_field,
-            codec.dumps(batch.response) if request_field else "",
+            pack_text(codec.dumps(batch.response)) if request_field else "",
             len(batch.events),
             len(batch.emits),
             *(_event_json(e) for e in batch.events),
             *(
-                codec.dumps({"seq": m.seq, "event": m.event, "payload": m.payload})
+                pack_text(codec.dumps({"seq": m.seq, "event": m.event, "payload": m.payload}))
                 for m in batch.emits
             ),
         ]
@@ -414,7 +418,7 @@ class RedisStore:
             args += [row.seq, _history_json(row), len(sets)]
         result = await self._commit_script(keys=keys, args=args)
         if isinstance(result, str):
-            raise AlreadyAnswered(codec.loads(result))
+            raise AlreadyAnswered(codec.loads(unpack_text(result)))
         if int(result) == 0:
             raise VersionConflict(batch.world_id)
         return int(result)
@@ -427,13 +431,13 @@ class RedisStore:
         )
         if raw is None:
             return None
-        response: dict[str, Any] = codec.loads(raw)
+        response: dict[str, Any] = codec.loads(unpack_text(raw))
         return response
 
     async def emits_since(self, world_id: str, since: int, limit: int) -> list[EmitRow]:
         # Emit seq n sits at list index n - 1.
         raw = await _done(self.redis.lrange(self._key("emits", world_id), since, since + limit - 1))
-        return [EmitRow(**codec.loads(item)) for item in raw]
+        return [EmitRow(**codec.loads(unpack_text(item))) for item in raw]
 
     async def events(self, world_id: str, after: int = 0) -> list[EventRow]:
         # Event seq n sits at list index n - 1.

@@ -36,6 +36,7 @@ from bridge.store.base import (
     WorldRecord,
 )
 from bridge.store.chain import GENESIS_HASH
+from bridge.store.compact import pack, pack_row, unpack
 from bridge.store.memory_presence import LocalPresence
 
 T = TypeVar("T")
@@ -186,7 +187,42 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE worlds ADD COLUMN history_pending INTEGER NOT NULL DEFAULT 0;
     UPDATE worlds SET history_pending = last_event_seq;
     """,
+    # Compressed (issue 35: 13.5 KB on disk per resolved action): a commit's events and
+    # emits, and the snapshot, are kept packed (bridge.store.compact: zlib, the log's rows
+    # with a preset dictionary), the earlier rows packed here; the views read through
+    # unpack(), a function every connection of the store's registers (connect_readable).
+    # The file is vacuumed once this has run (_migrate), to give the space back.
+    """
+    DROP VIEW events;
+    DROP VIEW emits;
+    UPDATE commits SET events = pack_row(events), emits = pack_row(emits)
+        WHERE typeof(events) = 'text';
+    UPDATE snapshots SET state = pack(state) WHERE typeof(state) = 'text';
+    CREATE VIEW events AS
+        SELECT commits.world_id AS world_id, event.value ->> 0 AS seq,
+            event.value ->> 1 AS type, event.value ->> 5 AS payload,
+            event.value ->> 2 AS created_at, event.value ->> 3 AS prev_hash,
+            event.value ->> 4 AS hash
+        FROM commits, json_each(unpack(commits.events)) AS event;
+    CREATE VIEW emits AS
+        SELECT commits.world_id AS world_id, emit.value ->> 0 AS seq,
+            emit.value ->> 1 AS event, emit.value ->> 2 AS payload
+        FROM commits, json_each(unpack(commits.emits)) AS emit;
+    """,
 )
+# The migration after which the file is vacuumed (it packed every row in place).
+PACKED_SCHEMA = 6
+
+
+def connect_readable(path: Path | str, **options: Any) -> sqlite3.Connection:
+    """A connection to a store's file with the functions its schema calls: ``unpack``
+    (the ``events`` and ``emits`` views, and ad-hoc reads) and those the migrations call.
+    The store's own connections are made here; anything else reading the file should be."""
+    db: sqlite3.Connection = sqlite3.connect(path, **options)
+    db.create_function("unpack", 1, unpack, deterministic=True)
+    db.create_function("pack", 1, pack, deterministic=True)
+    db.create_function("pack_row", 1, pack_row, deterministic=True)
+    return db
 
 
 def _world(row: sqlite3.Row) -> WorldRecord:
@@ -200,9 +236,9 @@ def _world(row: sqlite3.Row) -> WorldRecord:
 
 
 def _events_text(events: list[EventRow]) -> str:
-    """A commit's events as its row keeps them: a JSON array of ``[seq, type,
-    created_at, prev_hash, hash, payload]``, each payload's text written as it came
-    (the canonical form its hash was taken over)."""
+    """A commit's events as its row keeps them, packed (bridge.store.compact): a JSON array
+    of ``[seq, type, created_at, prev_hash, hash, payload]``, each payload's text written
+    as it came (the canonical form its hash was taken over)."""
     rows = [
         [e.seq, e.type, e.created_at, e.prev_hash, e.hash, orjson.Fragment(e.payload_json())]
         for e in events
@@ -211,21 +247,22 @@ def _events_text(events: list[EventRow]) -> str:
 
 
 def _emits_text(emits: list[EmitRow]) -> str:
-    """A commit's emits as its row keeps them: a JSON array of ``[seq, event, payload]``."""
+    """A commit's emits as its row keeps them, packed: a JSON array of ``[seq, event,
+    payload]``."""
     return codec.dumps([[m.seq, m.event, m.payload] for m in emits])
 
 
-def _events_of(text: str) -> list[EventRow]:
+def _events_of(value: str | bytes) -> list[EventRow]:
     """The events of a commit row, in seq order (see _events_text)."""
     return [
         EventRow(seq, event_type, payload, created_at, prev_hash, digest)
-        for seq, event_type, created_at, prev_hash, digest, payload in codec.loads(text)
+        for seq, event_type, created_at, prev_hash, digest, payload in codec.loads(unpack(value))
     ]
 
 
-def _emits_of(text: str) -> list[EmitRow]:
+def _emits_of(value: str | bytes) -> list[EmitRow]:
     """The emits of a commit row, in seq order (see _emits_text)."""
-    return [EmitRow(seq, event, payload) for seq, event, payload in codec.loads(text)]
+    return [EmitRow(seq, event, payload) for seq, event, payload in codec.loads(unpack(value))]
 
 
 def _events_from(db: sqlite3.Connection, world_id: str, first: int) -> Iterator[EventRow]:
@@ -596,9 +633,10 @@ def _text(value: Any) -> str:
     return codec.dumps(value)
 
 
-def _snapshot_text(snapshot: dict[str, Any] | str) -> str:
-    """A batch's snapshot as stored: its JSON text, encoded here unless it came encoded."""
-    return snapshot if isinstance(snapshot, str) else codec.dumps(snapshot)
+def _snapshot_value(snapshot: dict[str, Any] | str) -> bytes:
+    """A batch's snapshot as stored: its JSON text (encoded here unless it came encoded),
+    packed."""
+    return pack(snapshot if isinstance(snapshot, str) else codec.dumps(snapshot))
 
 
 class SQLiteStore(LocalPresence):
@@ -642,7 +680,7 @@ class SQLiteStore(LocalPresence):
         self._thread = _Worker()
 
         def connect() -> sqlite3.Connection:
-            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            db = connect_readable(self.path, isolation_level=None, check_same_thread=False)
             db.row_factory = sqlite3.Row
             db.execute("PRAGMA journal_mode=WAL")
             # NORMAL in WAL mode survives a killed process (the OS has the pages); only
@@ -702,7 +740,7 @@ class SQLiteStore(LocalPresence):
                 )
                 db.execute(
                     "INSERT INTO snapshots (world_id, state_seq, state) VALUES (?, 0, ?)",
-                    (world.id, _text(initial_state)),
+                    (world.id, _snapshot_value(initial_state)),
                 )
                 db.execute("COMMIT")
             except sqlite3.IntegrityError as exc:
@@ -754,31 +792,36 @@ class SQLiteStore(LocalPresence):
                     return None
                 # A snapshot is taken at a commit's end: the tail's commits hold no
                 # event before it (they are filtered all the same).
-                tail_commits = db.execute(
-                    "SELECT events FROM commits WHERE world_id = ? AND last_event_seq > ? "
-                    "ORDER BY last_event_seq",
-                    (world_id, row["state_seq"]),
-                ).fetchall()
+                tail_commits = [
+                    unpack(value)
+                    for (value,) in db.execute(
+                        "SELECT events FROM commits WHERE world_id = ? AND last_event_seq > ? "
+                        "ORDER BY last_event_seq",
+                        (world_id, row["state_seq"]),
+                    )
+                ]
             finally:
                 db.execute("COMMIT")
             tail = tuple(
                 event
-                for (text,) in tail_commits
+                for text in tail_commits
                 for event in _events_of(text)
                 if event.seq > row["state_seq"]
             )
+            state = unpack(row["state"])
             return Snapshot(
                 world=_world(row),
                 version=row["version"],
-                state=codec.loads(row["state"]),
+                state=codec.loads(state),
                 state_seq=row["state_seq"],
                 tail=tail,
                 last_event_seq=row["last_event_seq"],
                 last_event_hash=row["last_event_hash"],
                 last_emit_seq=row["last_emit_seq"],
-                state_size=len(row["state"]),
+                # The text, unpacked: what rebuilding the state reads.
+                state_size=len(state),
                 # The rows' text: each payload's and a few fields around it.
-                tail_size=sum(len(text) for (text,) in tail_commits),
+                tail_size=sum(len(text) for text in tail_commits),
             )
 
         return await self._run(load)
@@ -916,6 +959,9 @@ def _migrate(db: sqlite3.Connection) -> None:
         )
     for number, script in enumerate(MIGRATIONS[current:], start=current + 1):
         db.executescript(f"BEGIN; {script}; PRAGMA user_version={number}; COMMIT;")
+    if current < PACKED_SCHEMA <= len(MIGRATIONS) and current > 0:
+        # The rows packed in place left their old pages free: the file shrinks only now.
+        db.execute("VACUUM")
 
 
 def _find_answer(
@@ -1029,7 +1075,7 @@ def _commit(db: sqlite3.Connection, batch: CommitBatch, *, wait: bool = True) ->
             db.execute(
                 "UPDATE snapshots SET state = ?, "
                 "state_seq = (SELECT last_event_seq FROM worlds WHERE id = ?) WHERE world_id = ?",
-                (_snapshot_text(batch.snapshot), batch.world_id, batch.world_id),
+                (_snapshot_value(batch.snapshot), batch.world_id, batch.world_id),
             )
         if batch.events or batch.emits:
             db.execute(
@@ -1039,8 +1085,8 @@ def _commit(db: sqlite3.Connection, batch: CommitBatch, *, wait: bool = True) ->
                     batch.world_id,
                     last_event.seq if last_event else None,
                     last_emit.seq if last_emit else None,
-                    _events_text(batch.events),
-                    _emits_text(batch.emits),
+                    pack_row(_events_text(batch.events)),
+                    pack_row(_emits_text(batch.emits)),
                 ),
             )
         _write_history(db, batch.world_id, batch.history)

@@ -104,6 +104,10 @@ class WebhookStore(Protocol):
         """The world's most recent deliveries, newest first."""
         ...
 
+    async def pending(self) -> int:
+        """Deliveries of every world not yet delivered nor given up on (the outbox's depth)."""
+        ...
+
 
 def webhook_store_for(store: Store) -> WebhookStore:
     """The webhook store beside a state store: same SQLite file, or same Redis."""
@@ -349,6 +353,13 @@ class SQLiteWebhookStore:
         ) as cursor:
             return [_delivery(r) for r in await cursor.fetchall()]
 
+    async def pending(self) -> int:
+        async with self.db.execute(
+            "SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending'"
+        ) as cursor:
+            row = await cursor.fetchone()
+        return int(row[0]) if row else 0
+
 
 # KEYS: cursor hash, due zset, deliveries hash, unique keys hash, the world's by-time zset.
 # ARGV: world, expected cursor, new cursor, then the deliveries as JSON.
@@ -489,3 +500,7 @@ class RedisWebhookStore:
             return []
         raw = await _done(self.redis.hmget(self._key("deliveries"), ids))
         return [Delivery(**json.loads(item)) for item in raw if item]
+
+    async def pending(self) -> int:
+        # A pending delivery stays in the due set until it is settled for good.
+        return int(await _done(self.redis.zcard(self._key("due"))))
