@@ -36,8 +36,8 @@ class Frozen:
 
     What the rules build is not validated (mypy checks the rules' types); what comes
     from outside (logs, snapshots) comes in through :meth:`model_validate`, and goes out
-    through :meth:`model_dump`, in the names and JSON of the pydantic models the records
-    once were (logs and snapshots stay valid, byte for byte)."""
+    through :meth:`model_dump`, in the names and JSON every log and snapshot was written
+    in (byte for byte: see tests/test_rules_records.py)."""
 
     # Read by pydantic when it validates the dataclass: unknown keys are refused.
     __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
