@@ -26,8 +26,9 @@ Foundry server's and the relay host's CPU per relayed action; the growth curve (
 2,000 resolved actions in one scene), bytes on disk per resolved action at 2,000 (issue 35;
 ``disk``, bench/disk.py: SQLite and Redis), the 100-world run (1,000 clients, 200 actions/s)
 and the same at 100-300 actions/s on one bridge with every GC pause listed per rate (issue
-35; ``scale_rates``), memory per idle client, the rules engine alone, the aggregate rate of
-1 and 2 bridge processes on one Redis, and the history flood (issue 26; ``history_flood``,
+35; ``scale_rates``), memory per idle client, the rules engine alone (in-process: µs per
+resolution on a fresh world and on one with 2,000 resolved actions), the aggregate rate of 1
+and 2 bridge processes on one Redis, and the history flood (issue 26; ``history_flood``,
 bench/history_flood.py): another world's GM's latency, quiet and while six players of one
 world send history reads at the rate limit (the target: p99 within 2x of quiet), and the
 wire floods (issue 35; ``wire_flood``, bench/wire_flood.py): that GM idle and during a
@@ -1132,8 +1133,19 @@ def instructions(root: Path, profile: Profile, redis_url: str | None) -> dict[st
     finally:
         echo_server.stop()
     print(f"  rung 1 echo: {echo['per_request']:,.0f} per message", flush=True)
-    engine_count = counting.engine_instructions(profile.instruction_resolutions, root)
-    return {"bridge": shapes, "echo": echo, "engine": engine_count}
+    return {"bridge": shapes, "echo": echo, "engine": engine_instructions(root, profile)}
+
+
+def engine_instructions(root: Path, profile: Profile) -> dict[str, Any]:
+    """Instructions per resolution of the rules alone (bench/instructions.py) on each of
+    ``ENGINE_HISTORY``'s worlds; the top level is the fresh world's."""
+    by_history = {
+        str(resolved): counting.engine_instructions(
+            profile.instruction_resolutions, root, resolved=resolved
+        )
+        for resolved in ENGINE_HISTORY
+    }
+    return {**by_history[str(ENGINE_HISTORY[0])], "by_history": by_history}
 
 
 # The key of rung 3's shape (rung 2 on Redis) among the counted shapes.
@@ -1201,24 +1213,52 @@ def print_instructions(counts: dict[str, Any]) -> None:
             f"instructions per action, Redis / SQLite: "
             f"{on_redis['instructions_per_action'] / sqlite:.2f} (redis-server's own not counted)"
         )
-    per = counts["engine"]["instructions_per_resolution"]
-    print(f"instructions per resolution, the rules alone: {per / 1e3:.1f} k")
+    print_engine_instructions(counts["engine"])
+
+
+def print_engine_instructions(engine_count: dict[str, Any]) -> None:
+    counted = engine_count.get("by_history") or {"0": engine_count}
+    shown = ", ".join(
+        f"{row['instructions_per_resolution'] / 1e3:.1f} k at {int(resolved):,} resolved"
+        for resolved, row in counted.items()
+    )
+    print(f"instructions per resolution, the rules alone: {shown}")
 
 
 ENGINE_REPEATS = 7
+# The rules alone are timed and counted on a fresh world and on one with this much history
+# (passive overcomes already resolved in its scene): the cost per resolution should not
+# depend on it.
+ENGINE_HISTORY = (0, 2000)
 
 
 def engine(profile: Profile) -> dict[str, Any]:
-    """The rules alone, timed ``ENGINE_REPEATS`` times back to back: one timing is a
-    fraction of a second, and this machine's speed moves by a third between seconds with
-    no steal reported, so the median is the figure and every run is kept."""
-    timings = [time_engine(profile.engine_resolutions) for _ in range(ENGINE_REPEATS)]
-    rates = [t.per_second for t in timings]
+    """The rules alone, in-process, timed ``ENGINE_REPEATS`` times back to back on each
+    of ``ENGINE_HISTORY``'s worlds: one timing is a fraction of a second, and this
+    machine's speed moves by a third between seconds with no steal reported, so the
+    median is the figure and every run is kept. The top-level rate is the fresh world's;
+    ``by_history`` gives µs per resolution on each world."""
+    by_history: dict[str, dict[str, Any]] = {}
+    for resolved in ENGINE_HISTORY:
+        timings = [
+            time_engine(profile.engine_resolutions, resolved=resolved)
+            for _ in range(ENGINE_REPEATS)
+        ]
+        per_resolution = [t.seconds / t.resolutions * 1e6 for t in timings]
+        by_history[str(resolved)] = {
+            "resolved": resolved,
+            "us_per_resolution": statistics.median(per_resolution),
+            "us_per_resolution_runs": per_resolution,
+            "per_second_runs": [t.per_second for t in timings],
+        }
+    fresh = by_history[str(ENGINE_HISTORY[0])]
+    rates = fresh["per_second_runs"]
     return {
         "resolutions": profile.engine_resolutions,
-        "seconds": statistics.median(t.seconds for t in timings),
+        "seconds": statistics.median(1 / rate * profile.engine_resolutions for rate in rates),
         "per_second": statistics.median(rates),
         "per_second_runs": rates,
+        "by_history": by_history,
     }
 
 
@@ -1276,8 +1316,16 @@ def print_table(results: dict[str, Any]) -> None:
             f"rules engine alone: {results['engine']['per_second']:,.0f} passive overcomes/s "
             f"(median of {len(runs)}, {min(runs):,.0f}-{max(runs):,.0f})"
         )
+        for row in results["engine"].get("by_history", {}).values():
+            low, high = min(row["us_per_resolution_runs"]), max(row["us_per_resolution_runs"])
+            print(
+                f"rules engine alone, {row['resolved']:,} resolved before: "
+                f"{row['us_per_resolution']:.1f} us per resolution ({low:.1f}-{high:.1f})"
+            )
     if "instructions" in results:
         print_instructions(results["instructions"])
+    if "engine_instructions" in results:
+        print_engine_instructions(results["engine_instructions"])
     for row in results.get("aggregate", []):
         print(
             f"{row['nodes']} bridge process(es) on one Redis: {row['actions_per_second']:.0f} "
@@ -1425,7 +1473,7 @@ def main() -> None:
         "scale_rates idle "
         "engine "
         "aggregate; and "
-        "instructions, "
+        "instructions, engine_instructions (the rules alone, within instructions), "
         "not run unless named: callgrind's counts, a few minutes, needs valgrind)",
     )
     args = parser.parse_args()
@@ -1491,6 +1539,11 @@ def main() -> None:
                 "instructions",
                 "instructions (callgrind)",
                 lambda: instructions(root, profile, redis_url),
+            ),
+            (
+                "engine_instructions",
+                "instructions of the rules alone (callgrind)",
+                lambda: engine_instructions(root, profile),
             ),
         ]
         if redis_url is not None:

@@ -81,22 +81,23 @@ def total_of(dump: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def engine_instructions(resolutions: int, folder: Path) -> dict[str, float]:
+def engine_instructions(resolutions: int, folder: Path, resolved: int = 0) -> dict[str, float]:
     """Instructions per passive overcome through the rules alone: ``time_engine`` counted
-    for N and for 2N resolutions in two processes, on the same seeded dice; the
-    difference over N leaves the interpreter's start-up and imports out."""
+    for N and for 2N resolutions in two processes, on the same seeded dice, each on a
+    world with ``resolved`` passive overcomes already resolved; the difference over N
+    leaves the interpreter's start-up, the imports and building that world out."""
     totals = []
     for count in (resolutions, 2 * resolutions):
-        out = folder / f"engine-{count}.callgrind"
+        out = folder / f"engine-{resolved}-{count}.callgrind"
         script = (
             "import random, sys\n"
             "from bench.seed import time_engine\n"
             "from bridge.rules.dice import SecureDice\n"
             f"dice = SecureDice(random.Random({ENGINE_SEED}).randbytes)\n"
-            "time_engine(int(sys.argv[1]), dice=dice)\n"
+            "time_engine(int(sys.argv[1]), dice=dice, resolved=int(sys.argv[2]))\n"
         )
         subprocess.run(
-            [*callgrind(out), sys.executable, "-c", script, str(count)],
+            [*callgrind(out), sys.executable, "-c", script, str(count), str(resolved)],
             cwd=PROJECT_ROOT,
             env={**os.environ, "PYTHONHASHSEED": "0"},
             check=True,
@@ -108,5 +109,6 @@ def engine_instructions(resolutions: int, folder: Path) -> dict[str, float]:
         totals.append(total)
     return {
         "resolutions": resolutions,
+        "resolved": resolved,
         "instructions_per_resolution": (totals[1] - totals[0]) / resolutions,
     }

@@ -1,7 +1,8 @@
-"""How the rules build their records fast: record makers and the records' own ``__init__``
-(one template merge per class, no generated code) build the same records as dataclasses
-build, refuse the same keywords, keep the fields' order (the JSON of logs and snapshots
-follows it), and keep narrow records' instance dicts sharing their keys."""
+"""How the rules build their records fast: record makers (one function filling a record
+from its class's template, no generated code) build the same records as the classes' own
+stdlib ``__init__``, refuse the same keywords in the same words, keep the fields' order
+(the JSON of logs and snapshots follows it), and keep narrow records' instance dicts
+sharing their keys."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bridge.rules import actions, state
+from bridge.rules import actions, records, state
 from bridge.rules.actions import Helper, Principal, StartAction
 from bridge.rules.actions.declare import (
     _PASSIVE_SIDES,
@@ -104,21 +105,31 @@ def test_makers_and_wide_records_refuse_what_the_classes_refuse() -> None:
         Character(name="x")  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         Action("a1")  # type: ignore[misc, call-arg]
-    # Narrow records alike, by class and by maker, with the dataclass's own messages.
+    # Narrow records alike: a maker refuses in the words of the class call (the
+    # dataclass's own __init__), missing fields counted and named as Python names them.
     counters = record_maker(CountersPut)
-    with pytest.raises(TypeError, match="missing required keyword-only argument"):
+    for keywords in (
+        {"gm_fate_points": 1, "action_count": 2, "aspect_count": 3},
+        {"gm_fate_points": 1},
+        {"reason": "r"},
+        {"reason": "r", "gm_fate_points": 1, "action_count": 2, "aspect_count": 3, "bogus": 1},
+    ):
+        with pytest.raises(TypeError) as by_class:
+            CountersPut(**keywords)
+        with pytest.raises(TypeError) as by_maker:
+            counters(**keywords)
+        assert str(by_maker.value) == str(by_class.value)
+    with pytest.raises(TypeError, match="missing 1 required keyword-only argument: 'skill'"):
         Stunt(name="Quick")  # type: ignore[call-arg]
-    with pytest.raises(TypeError, match="missing required keyword-only argument"):
-        counters(gm_fate_points=1, action_count=2, aspect_count=3)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
         Roll(bogus=1)  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         Roll("Athletics")  # type: ignore[misc]
 
 
-def test_records_are_built_as_the_dataclass_builds_them() -> None:
-    # The same record, field order and defaults as the stdlib's own dataclass __init__
-    # gives for the same fields (a twin class, not a record).
+def test_a_record_built_by_its_class_is_the_stdlib_dataclass() -> None:
+    # A class call runs the standard library's own frozen dataclass __init__: the same
+    # fields, order and defaults as a plain stdlib twin of the same fields builds.
     @dataclass(frozen=True, kw_only=True)
     class Twin:
         skill: str | None = None
@@ -129,15 +140,18 @@ def test_records_are_built_as_the_dataclass_builds_them() -> None:
     assert list(roll.__dict__)[:2] == list(twin.__dict__)
     assert [roll.skill, roll.skill_rating] == [twin.skill, twin.skill_rating]
     assert roll.stunts == () and roll.dice is None
+    params = Roll.__dataclass_params__  # type: ignore[attr-defined]
+    assert params.init and params.frozen and Roll.__init__.__qualname__ == "Roll.__init__"
 
 
 def test_no_code_is_generated_for_records() -> None:
-    # The constructors are plain closures over each class's template: no exec, compile
-    # or eval in the records' module.
-    assert Roll.__init__.__qualname__ == "Roll.__init__"
+    # The makers are one function, closed over each class's template: no exec, compile
+    # or eval in the records' modules.
     assert make_action.__qualname__ == "Action.make"
-    source = inspect.getsource(state)
-    assert "exec(" not in source and "compile(" not in source and "eval(" not in source
+    assert make_action.__code__ is make_effect.__code__
+    for module in (records, state):
+        source = inspect.getsource(module)
+        assert "exec(" not in source and "compile(" not in source and "eval(" not in source
 
 
 def test_makers_and_wide_records_give_each_record_its_own_default_maps() -> None:

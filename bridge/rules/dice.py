@@ -41,8 +41,8 @@ _LIVE: weakref.WeakSet[SecureDice] = weakref.WeakSet()
 class SecureDice:
     """Production dice: the operating system's CSPRNG (R1.1).
 
-    Its bytes are read ``POOL_BYTES`` at a time (a system call per roll cost as much as
-    the rest of a passive overcome's rules) and each is used once: the iterator hands
+    Its bytes are read ``POOL_BYTES`` at a time (one system call serves many rolls)
+    and each is used once: the iterator hands
     out each byte to one caller only, even across threads, and a forked child drops the
     parent's unread bytes, so two processes never share a roll."""
 

@@ -342,8 +342,8 @@ class Draft:
         """The base with every change made: what ``apply_all(base, events())`` builds
         when no record was dropped (see :class:`DraftEvents`)."""
         after = self.base.model_copy()
-        # A fresh copy nothing else has seen yet, finished in place: an update mapping of
-        # twelve fields would cost more than the copy itself.
+        # A fresh copy nothing else has seen yet, finished in place rather than through
+        # an update mapping of twelve fields.
         values = after.__dict__
         values["characters"] = self.characters
         values["aspects"] = self.aspects

@@ -144,14 +144,6 @@ def matches(
     )
 
 
-def dice_counts(rolls: Sequence[tuple[Face, Face, Face, Face]]) -> list[int]:
-    """How many of the rolls summed to each of -4..+4 (index 0 is -4)."""
-    counts = [0] * 9
-    for dice in rolls:
-        counts[sum(dice) + 4] += 1
-    return counts
-
-
 # --- undo ---------------------------------------------------------------------------
 
 

@@ -7,7 +7,6 @@ from typing import Literal
 
 Outcome = Literal["fumble", "tie", "succeed", "excel"]
 RulesetId = Literal["unwritten", "fate-core", "fate-condensed", "fate-accelerated"]
-HarmName = Literal["physical", "mental"]
 # R13.2: how many boxes one hit may mark. "ones": any number of one-shift boxes (a box
 # worth more only alone); "one_box": one box, worth at least the shifts it absorbs.
 StressRule = Literal["ones", "one_box"]
@@ -111,12 +110,6 @@ class Ruleset:
     def ladder_label(self, value: int) -> str:
         """The ladder word for a value; beyond either end the signed number (R1.3)."""
         return self.ladder.get(value, f"{value:+d}")
-
-    def describe(self, value: int) -> str:
-        """Word and number together, e.g. ``Superb (+5)`` (R1.3)."""
-        label = self.ladder_label(value)
-        number = f"{value:+d}"
-        return number if label == number else f"{label} ({number})"
 
 
 UNWRITTEN = Ruleset(

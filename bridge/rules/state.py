@@ -1,279 +1,28 @@
-"""The game state of one world, as plain immutable data.
+"""The game state of one world: the records the rules read and replace.
 
 State is replaced, never mutated: the reducer in :mod:`bridge.rules.engine`
-builds each new state from the old one and an event.
+builds each new state from the old one and an event. What a record is (frozen,
+keyword-only, JSON at the edges) is :mod:`bridge.rules.records`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, field, fields
-from typing import (
-    Annotated,
-    Any,
-    ClassVar,
-    Literal,
-    ParamSpec,
-    Self,
-    TypeVar,
-    cast,
-    dataclass_transform,
-)
+from dataclasses import field
+from typing import Annotated, Literal
 
-import orjson
-from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter
+from pydantic import BeforeValidator
 
 from bridge.rules.dice import Face
+
+# Re-exported: the rules import a record's base and makers from here, beside the records.
+from bridge.rules.records import LEFT_OUT_WHEN_EMPTY as LEFT_OUT_WHEN_EMPTY
+from bridge.rules.records import Frozen as Frozen
+from bridge.rules.records import blank_record as blank_record
+from bridge.rules.records import record_maker as record_maker
 from bridge.rules.ruleset import Outcome
 
 GM = "gm"
 """The holder id of the GM's own fate point budget and free invokes."""
-
-# Records are built without their __init__ (see record_maker) and filled in place.
-_new = object.__new__
-
-
-@dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(field,))
-class Frozen:
-    """Immutable and closed: every subclass is a frozen, keyword-only stdlib dataclass.
-
-    The rules build and copy records on every intent, so records are plain dataclasses
-    (pydantic validating each one was a large share of an action's cost): what the rules
-    build is not validated (mypy checks the rules' types); what comes from outside (logs,
-    snapshots) comes in through :meth:`model_validate`, and goes out through
-    :meth:`model_dump` (the names and JSON of the pydantic models these were: logs and
-    snapshots written before stay valid, byte for byte)."""
-
-    # Read by pydantic when it validates the dataclass: unknown keys are refused.
-    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
-    # Fields added after records of the class were written, left out of the record's JSON
-    # while empty (each annotated ``LEFT_OUT_WHEN_EMPTY`` for pydantic's dumps too): a
-    # record written before them dumps byte for byte as it was written (the hash chain,
-    # and snapshots compared with the replay of their log, see tests/test_rules_records.py).
-    __left_out_when_empty__: ClassVar[tuple[str, ...]] = ()
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if "__post_init__" in cls.__dict__:
-            raise TypeError(
-                f"{cls.__name__}: records are checked by model_validate, not __post_init__"
-            )
-        dataclass(frozen=True, kw_only=True)(cls)
-        cls.__init__ = _fast_init(cls)  # type: ignore[method-assign]
-        left_out = cls.__left_out_when_empty__
-        if left_out:
-            names = {spec.name for spec in fields(cls)}  # type: ignore[arg-type]
-            if not set(left_out) <= names:
-                raise TypeError(f"{cls.__name__}: __left_out_when_empty__ names a non-field")
-            _LEFT_OUT[cls] = left_out
-
-    def model_copy(self, *, update: Mapping[str, Any] | None = None) -> Self:
-        """A shallow copy with ``update`` applied. Like pydantic's, the update is not
-        validated: callers pass values of the fields' types (mypy checks the rules)."""
-        copied = _new(self.__class__)
-        # Filled in place (see _fast_init): the copy's dict shares its class's keys.
-        values = copied.__dict__
-        values.update(self.__dict__)
-        if update:
-            values.update(update)
-        return copied
-
-    def model_dump(self, *, mode: Literal["json", "python"] = "python") -> dict[str, Any]:
-        """The record as plain data (``mode="json"``: JSON types), fields in order."""
-        dumped: dict[str, Any] = _adapter(type(self)).dump_python(self, mode=mode)
-        return dumped
-
-    def sorted_json(self) -> bytes:
-        """``orjson.dumps(self.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)``,
-        the same bytes, without building the dump: orjson reads each record's fields
-        from its ``__dict__``, which holds exactly its fields (see _fast_init), and their
-        values are JSON's own types or records (checked on every event type in
-        tests/test_rules_records.py, on arbitrary play in tests/test_chain.py). Raises
-        ``TypeError`` for what orjson refuses."""
-        return orjson.dumps(self, default=_fields_of, option=_SORTED_RECORDS)
-
-    @classmethod
-    def model_validate(cls, value: object) -> Self:
-        """A record from plain data, validated (a ``pydantic.ValidationError`` if not)."""
-        validated: Self = _adapter(cls).validate_python(value)
-        return validated
-
-
-_ADAPTERS: dict[type[Frozen], TypeAdapter[Any]] = {}
-# Records reach orjson's hook (they are dataclasses), which gives their fields as a map,
-# so that sorting the keys applies to them too.
-_SORTED_RECORDS = orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS
-
-
-# The record classes with fields left out of their JSON while empty, and those fields:
-# looked up by type, as the few classes that have any are (records' own lookups of a class
-# attribute cost several times as much, on every record the hash chain encodes).
-_LEFT_OUT: dict[type, tuple[str, ...]] = {}
-
-
-def _fields_of(value: object) -> dict[str, Any]:
-    if isinstance(value, Frozen):
-        fields = value.__dict__
-        left_out = _LEFT_OUT.get(type(value))
-        if left_out is None:
-            return fields
-        own = fields
-        for name in left_out:
-            if not fields[name]:
-                # A copy without it (a dict copy and a delete: no comprehension).
-                if fields is own:
-                    fields = dict(own)
-                del fields[name]
-        return fields
-    raise TypeError(f"not a record: {type(value).__name__}")
-
-
-def _empty(value: object) -> bool:
-    return not value
-
-
-LEFT_OUT_WHEN_EMPTY = Field(exclude_if=_empty)
-"""A field's pydantic annotation, for a field named in ``__left_out_when_empty__``."""
-
-
-_R = TypeVar("_R")
-_P = ParamSpec("_P")
-_F = TypeVar("_F", bound="Frozen")
-
-
-def _adapter(cls: type[Frozen]) -> TypeAdapter[Any]:
-    """One TypeAdapter per record class, built on first use (building one costs ms)."""
-    adapter = _ADAPTERS.get(cls)
-    if adapter is None:
-        adapter = _ADAPTERS[cls] = TypeAdapter(cls)
-    return adapter
-
-
-# CPython shares one key table among a class's instance dicts only up to 30 keys; a wider
-# record's dict is its own whatever fills it.
-_SHARED_KEYS_MAX = 30
-
-
-class _Template:
-    """What filling a record of one class needs, worked out once from its fields: every
-    field in order at its default (``MISSING`` for a required or a factory field), the
-    field count, the required fields' names, the factories, and the field to seed a
-    key-sharing dict with (None: the class is too wide to share keys)."""
-
-    __slots__ = ("cls", "count", "factories", "required", "seed", "values")
-
-    def __init__(self, cls: type[Frozen]) -> None:
-        specs = fields(cls)  # type: ignore[arg-type]
-        self.cls = cls
-        self.values: dict[str, Any] = {}
-        required: list[str] = []
-        factories: list[tuple[str, Callable[[], Any]]] = []
-        for spec in specs:
-            if spec.default is not MISSING:
-                self.values[spec.name] = spec.default
-            elif spec.default_factory is not MISSING:
-                self.values[spec.name] = MISSING
-                factories.append((spec.name, spec.default_factory))
-            else:
-                self.values[spec.name] = MISSING
-                required.append(spec.name)
-        self.count = len(specs)
-        self.required = tuple(required)
-        self.factories = tuple(factories)
-        self.seed = specs[0].name if specs and len(specs) <= _SHARED_KEYS_MAX else None
-
-
-def _constructors(
-    template: _Template,
-) -> tuple[Callable[..., None], Callable[..., Any]]:
-    """The ``__init__`` and the maker of ``template``'s class: each fills a new record's
-    own ``__dict__`` from the class's template then the keywords given, every field in
-    the fields' order, or raises the dataclass's own ``TypeError``. The same few steps
-    serve every class (no code is generated per class; the two share them, written out
-    in each: a call between them would cost more than the steps).
-
-    In place, in order: the instance's dict then shares its keys with every other
-    instance of the class (CPython's key-sharing dicts, up to 30 fields: a third less
-    memory per narrow record, measured with tracemalloc); a dict built apart and set as
-    ``__dict__`` would cost a key table of its own per record. Merging into an empty
-    dict would do the same (CPython clones the merged dict's table), so one field is
-    seeded first. Two merges (``|=``: no method call) cost less than setting each field
-    through ``object.__setattr__`` (a frozen dataclass's own ``__init__``). One more key
-    than fields is an unknown keyword; a required field left ``MISSING`` a missing one. A
-    factory field left ``MISSING`` gets its factory's value."""
-    defaults, count, required = template.values, template.count, template.required
-    factories, cls, seed, new = template.factories, template.cls, template.seed, _new
-
-    def __init__(self: Frozen, **given: Any) -> None:
-        values = self.__dict__
-        if seed is not None:
-            values[seed] = MISSING
-        values |= defaults
-        values |= given
-        if len(values) != count:
-            _refuse(cls, given)
-        for name in required:
-            if values[name] is MISSING:
-                _refuse(cls, given)
-        for name, factory in factories:
-            if values[name] is MISSING:
-                values[name] = factory()
-
-    def make(**given: Any) -> Any:
-        record = new(cls)
-        values = record.__dict__
-        if seed is not None:
-            values[seed] = MISSING
-        values |= defaults
-        values |= given
-        if len(values) != count:
-            _refuse(cls, given)
-        for name in required:
-            if values[name] is MISSING:
-                _refuse(cls, given)
-        for name, factory in factories:
-            if values[name] is MISSING:
-                values[name] = factory()
-        return record
-
-    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
-    make.__qualname__ = f"{cls.__qualname__}.make"
-    return __init__, make
-
-
-def _fast_init(cls: type[Frozen]) -> Callable[..., None]:
-    """An ``__init__`` for ``cls`` taking the dataclass's keyword arguments (keywords
-    only: a positional one is refused) and storing them straight into the instance's own
-    ``__dict__`` (see :func:`_constructors`), refusing what the dataclass's own refuses."""
-    return _constructors(_Template(cls))[0]
-
-
-def record_maker(cls: Callable[_P, _R]) -> Callable[_P, _R]:
-    """A function building ``cls`` from the same keywords as ``cls(...)`` (typed as its
-    constructor), refusing what it refuses, into the same record: for the records built
-    on every intent, without the class call's own costs (CPython looks ``__new__`` and
-    ``__init__`` up and passes the keywords on again)."""
-    make = _constructors(_Template(cast(type[Frozen], cls)))[1]
-    return cast(Callable[_P, _R], make)
-
-
-def _refuse(cls: type[Frozen], given: Mapping[str, Any]) -> None:
-    """The ``TypeError`` the dataclass's own ``__init__`` would raise for these keywords."""
-    specs = fields(cls)  # type: ignore[arg-type]
-    names = {spec.name for spec in specs}
-    unknown = [name for name in given if name not in names]
-    if unknown:
-        raise TypeError(f"{cls.__qualname__}() got an unexpected keyword argument {unknown[0]!r}")
-    missing = [
-        spec.name
-        for spec in specs
-        if spec.name not in given and spec.default is MISSING and spec.default_factory is MISSING
-    ]
-    raise TypeError(
-        f"{cls.__qualname__}() missing required keyword-only argument(s): "
-        + ", ".join(repr(name) for name in missing)
-    )
-
 
 ActionType = Literal["overcome", "create_advantage", "take_advantage", "discover", "attack"]
 OppositionAction = Literal["oppose", "defend"]
@@ -337,10 +86,6 @@ class StressTrack(Frozen):
     def absorbs(self, harm: HarmKind) -> bool:
         """Whether this track may take a hit of ``harm`` (never a track of kind "other")."""
         return self.kind == harm or self.kind == "any"
-
-    @property
-    def free_shifts(self) -> int:
-        return sum(box.value for box in self.boxes if not box.marked)
 
     @property
     def marked(self) -> bool:
@@ -843,25 +588,3 @@ make_participant = record_maker(Participant)
 make_consent = record_maker(Consent)
 make_aspect = record_maker(Aspect)
 make_effect = record_maker(Effect)
-
-
-_DEFAULTS: dict[type[Frozen], dict[str, Any]] = {}
-
-
-def blank_record(cls: type[_F]) -> tuple[_F, dict[str, Any]]:
-    """A new ``cls`` record and its own ``__dict__``, holding every field in the fields'
-    order at its default (``dataclasses.MISSING`` for a required or factory field): for
-    the one caller that builds a wide record from more fields than a call can pass
-    cheaply, which sets every required field in the dict before the record is seen.
-
-    Why: a call with more than 15 keywords is compiled to build a dict, unpack it and
-    build the maker's keywords dict again (CPython's stack guideline); an Action
-    declared with 22 keywords cost 29,000 instructions that way against 9,000 filled in
-    place (valgrind)."""
-    defaults = _DEFAULTS.get(cls)
-    if defaults is None:
-        defaults = _DEFAULTS[cls] = {spec.name: spec.default for spec in fields(cls)}  # type: ignore[arg-type]
-    record = _new(cls)
-    values: dict[str, Any] = record.__dict__
-    values.update(defaults)
-    return record, values

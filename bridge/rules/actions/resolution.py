@@ -180,7 +180,7 @@ def succeed(draft: Draft, action: Action, *, at_cost: bool = False, fresh: bool 
             draft.put_scene(scene.model_copy(update={"hints_open": (*scene.hints_open, leader.id)}))
         _exhaust(draft, leader.id, action.situation)
     effects.append(SUCCESS)
-    # Not finish(..., *effects, succeeded=...): a call unpacking a list costs as much here.
+    # Not finish(..., *effects, succeeded=...): the effects go as one tuple, not unpacked.
     _resolved(draft, action, tuple(effects), True, fresh=fresh)
 
 
