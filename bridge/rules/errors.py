@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 # Every code the rules refuse with; the wire's ``ErrorCode`` (bridge.protocol) includes them.
@@ -34,10 +35,18 @@ RuleCode = Literal[
 
 
 class RuleViolation(Exception):
-    """A command the rules refuse; ``code`` is machine-readable, the message is for people."""
+    """A command the rules refuse: ``code``, ``field`` and the named ``params`` say it in
+    any language (the module's ``FATEBRIDGE.Error.<code>``); ``message`` is its English."""
 
-    def __init__(self, code: RuleCode, message: str, field: str | None = None) -> None:
+    def __init__(
+        self,
+        code: RuleCode,
+        message: str,
+        field: str | None = None,
+        params: Mapping[str, str | int] | None = None,
+    ) -> None:
         super().__init__(message)
         self.code: RuleCode = code
         self.message = message
         self.field = field
+        self.params: dict[str, str | int] = dict(params or {})

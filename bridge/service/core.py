@@ -236,8 +236,9 @@ class ServiceCore:
             theirs = auth.get("protocol")
             raise refuse(
                 "protocol_mismatch",
-                f"This module speaks protocol {theirs!r:.20} but the bridge speaks "
-                f"{protocol.PROTOCOL_VERSION}; update the module from the bridge's manifest URL.",
+                f"This Fate Bridge module speaks protocol {theirs!r:.20} but the bridge speaks "
+                f"{protocol.PROTOCOL_VERSION}: the GM must update the Fate Bridge module "
+                "(Foundry's Add-on Modules, Update) to the bridge's version.",
             )
         try:
             parsed = protocol.Auth.model_validate(auth)
@@ -311,9 +312,9 @@ class ServiceCore:
         try:
             reply = await handler(session, intent)
         except IntentError as exc:
-            return Reply(error(exc.code, exc.message, exc.field))
+            return Reply(error(exc.code, exc.message, exc.field, exc.params))
         except RuleViolation as exc:
-            return Reply(error(exc.code, exc.message, exc.field))
+            return Reply(error(exc.code, exc.message, exc.field, exc.params))
         return reply
 
     def _lock(self, world_id: str) -> asyncio.Lock:

@@ -23,11 +23,18 @@ def utc_now() -> datetime:
 class IntentError(Exception):
     """An intent refused with a machine-readable code and a message for people."""
 
-    def __init__(self, code: protocol.ErrorCode, message: str, field: str | None = None) -> None:
+    def __init__(
+        self,
+        code: protocol.ErrorCode,
+        message: str,
+        field: str | None = None,
+        params: Mapping[str, protocol.ErrorParam] | None = None,
+    ) -> None:
         super().__init__(message)
         self.code: protocol.ErrorCode = code
         self.message = message
         self.field = field
+        self.params = dict(params or {})
 
 
 @dataclass
@@ -114,9 +121,15 @@ def ok(data: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def error(code: protocol.ErrorCode, message: str, field_name: str | None = None) -> dict[str, Any]:
-    """The error ack (``protocol.AckError``'s shape), with a code the wire lists."""
-    info = protocol.ErrorInfo(code=code, message=message, field=field_name)
+def error(
+    code: protocol.ErrorCode,
+    message: str,
+    field_name: str | None = None,
+    params: Mapping[str, protocol.ErrorParam] | None = None,
+) -> dict[str, Any]:
+    """The error ack (``protocol.AckError``'s shape), with a code the wire lists and the
+    named parameters the module words it with (``message`` is the English rendering)."""
+    info = protocol.ErrorInfo(code=code, message=message, field=field_name, params=params or {})
     return protocol.AckError(error=info).model_dump(mode="json")
 
 
@@ -126,7 +139,12 @@ def validation_error(exc: ValidationError) -> dict[str, Any]:
     # A refused dict key is part of the path: echo it harmlessly (H18).
     location = ".".join(protocol.shown(str(part)) for part in first["loc"]) or None
     where = f" at {location}" if location else ""
-    return error("invalid", f"Invalid message{where}: {first['msg']}.", location)
+    # The problem's kind and its scalar limits (max_length...), for the module's wording.
+    params: dict[str, protocol.ErrorParam] = {"problem": first["type"]}
+    for name, value in (first.get("ctx") or {}).items():
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            params[name] = value
+    return error("invalid", f"Invalid message{where}: {first['msg']}.", location, params)
 
 
 class ConnectRefused(Exception):

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from bridge import protocol
+from bridge import lang, protocol
 from bridge.protocol.http import WebhookCardEvent
 from bridge.store.base import EmitRow
 
@@ -72,8 +72,7 @@ def _cut(text: str, limit: int) -> str:
 def _rated(value: protocol.Rated | None) -> str:
     if value is None:
         return "\u2014"
-    number = f"{value['value']:+d}"
-    return number if value["label"] == number else f"{value['label']} ({number})"
+    return lang.ladder(value["value"])
 
 
 def _dice(dice: Sequence[int] | None) -> str:
@@ -114,13 +113,13 @@ def _field(name: str, value: str, inline: bool = True) -> dict[str, Any]:
 
 def _action_embed(card: protocol.ActionCard) -> dict[str, Any]:
     actor = card["actor"]["leader"]["name"] if card["actor"]["leader"] else "Someone"
-    title = f"{actor}: {card['action_label']}"
+    title = f"{actor}: {lang.action_name(card['action_type'])}"
     cancelled = card["state"] == "cancelled"
     if cancelled:
         # No outcome stands, whatever the dice showed so far; the roll is still posted.
         title += f" \u2014 {CANCELLED}"
-    elif card["outcome_label"]:
-        title += f" \u2014 {card['outcome_label']}"
+    elif card["outcome"]:
+        title += f" \u2014 {lang.outcome_name(card['ruleset'], card['outcome'])}"
     opposition = (
         card["opposition"]["leader"]["name"] if card["opposition"]["leader"] else "Opposition"
     )
@@ -195,7 +194,8 @@ def _contest_embed(card: protocol.ContestCard) -> dict[str, Any]:
 def _task_field(task: protocol.TaskView) -> dict[str, Any]:
     actor = task["actor"]["name"] if task["actor"] else DASH
     versus = f"{_rated(task['total'])} vs {_rated(task['opposition'])}"
-    outcome = task["outcome_label"] or ""
+    # A challenge is Fate's (R11.1): its outcomes carry Fate's names.
+    outcome = lang.outcome_name("fate-core", task["outcome"]) if task["outcome"] else ""
     return _field(task["name"], f"{actor}: {task['skill']} {versus} {DASH} {outcome}", False)
 
 

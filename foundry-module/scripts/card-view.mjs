@@ -3,7 +3,7 @@
  * The same for every viewer: per-user buttons are added at render time (card-controls.mjs).
  * @module card-view
  */
-import { ladderEntry, signed } from "./format.mjs";
+import { actionName, ladderEntry, outcomeName, ratedParts, ratedText, signed } from "./format.mjs";
 
 const GLYPHS = { 1: "+", 0: "", [-1]: "\u2212" };
 const FACE_CLASS = { 1: "plus", 0: "blank", [-1]: "minus" };
@@ -38,7 +38,7 @@ export function sideView(side, which, card) {
     name,
     helpers: side.helpers.length ? i18n.format("FATEBRIDGE.Card.WithHelpers", { names: side.helpers.map(nameOf).join(", ") }) : null,
     skill: side.skill,
-    skillRating: side.skill_rating ? `${side.skill_rating.label} ${signed(side.skill_rating.value)}` : null,
+    skillRating: ratedText(side.skill_rating),
     passive,
     dice: diceView(side.dice),
     diceTotal: side.dice ? signed(side.dice_total) : null,
@@ -47,7 +47,7 @@ export function sideView(side, which, card) {
     stunts: side.stunts ?? [],
     stuntsLabel: side.stunts?.length ? i18n.localize("FATEBRIDGE.Card.Stunts") : null,
     fullDefense: Boolean(side.full_defense),
-    total: side.total ? { label: side.total.label, value: signed(side.total.value) } : null,
+    total: side.total ? { label: ratedParts(side.total).word, value: signed(side.total.value) } : null,
     waiting: !side.total,
     dangerous: side.dangerous,
     passed: card.state === "invoking" && side.passed,
@@ -222,7 +222,7 @@ export function cardContext(card, seq) {
     seq,
     actionId: card.action_id,
     actorName: nameOf(card.actor.leader),
-    actionLabel: card.action_label,
+    actionLabel: actionName(card.action_type),
     target: card.target ? i18n.format("FATEBRIDGE.Card.Against", { name: card.target.name }) : null,
     subject: subject.length ? subject.join(" \u00b7 ") : null,
     description: card.description || null,
@@ -235,7 +235,7 @@ export function cardContext(card, seq) {
     outcome: card.state === "cancelled" ? "cancelled" : card.outcome ?? "pending",
     outcomeLabel: card.state === "cancelled"
       ? i18n.localize("FATEBRIDGE.Card.NoOutcome")
-      : card.outcome_label ?? i18n.localize("FATEBRIDGE.Card.Pending"),
+      : card.outcome ? outcomeName(card.outcome, card.ruleset) : i18n.localize("FATEBRIDGE.Card.Pending"),
     shifts: card.shifts === null ? null : i18n.format(Math.abs(card.shifts) === 1 ? "FATEBRIDGE.Card.Shift" : "FATEBRIDGE.Card.Shifts", { n: signed(card.shifts) }),
     provisional: card.provisional,
     final,
