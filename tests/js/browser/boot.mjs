@@ -23,7 +23,10 @@ const loadText = async (p) => {
   if (!res.ok) throw new Error(`${p}: ${res.status}`);
   return res.text();
 };
-const lang = await (await fetch("/foundry-module/lang/en.json")).json();
+// &lang=de|es|pt-BR: the client's language (its file, English the fallback, as Foundry reads).
+const language = q.get("lang") ?? "en";
+const english = await (await fetch("/foundry-module/lang/en.json")).json();
+const lang = language === "en" ? english : await (await fetch(`/foundry-module/lang/${language}.json`)).json();
 const fixture = async (name) => (await fetch(`/tests/js/fixtures/fco-${name}.json`)).json();
 const actors = q.get("actors") === "fco"
   ? [await fixture("fate-core"), await fixture("fate-condensed")]
@@ -33,6 +36,8 @@ const foundry = install({
   Handlebars: window.Handlebars,
   loadText,
   lang,
+  language,
+  fallbackLang: english,
   users: [GM, ANN],
   userId,
   // Without a Foundry server nobody tells the page who is active: the GM is.
