@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,9 @@ def placeholders(sentence: str) -> set[str]:
     return set(_PLACEHOLDER.findall(sentence))
 
 
-def say(key: str, language: str = DEFAULT_LANGUAGE, **params: object) -> str:
+def say(
+    key: str, params: Mapping[str, object] | None = None, language: str = DEFAULT_LANGUAGE
+) -> str:
     """The sentence at ``key`` (``FATEBRIDGE.`` may be left off) with its placeholders
     filled; a placeholder without a parameter stays as written, a missing key reads as the
     key (Foundry's ``game.i18n.format``)."""
@@ -57,8 +60,9 @@ def say(key: str, language: str = DEFAULT_LANGUAGE, **params: object) -> str:
     sentence = strings(language).get(full) or strings(DEFAULT_LANGUAGE).get(full)
     if sentence is None:
         return full
+    values = params or {}
     return _PLACEHOLDER.sub(
-        lambda m: str(params[m.group(1)]) if m.group(1) in params else m.group(0), sentence
+        lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0), sentence
     )
 
 
@@ -78,16 +82,16 @@ def ladder(value: int, language: str = DEFAULT_LANGUAGE) -> str:
     named ladder (R1.3)."""
     if not known(f"Ladder.{value}", language):
         return signed(value)
-    word = say(f"Ladder.{value}", language)
-    return say("Ladder.Entry", language, word=word, value=signed(value))
+    word = say(f"Ladder.{value}", language=language)
+    return say("Ladder.Entry", {"word": word, "value": signed(value)}, language)
 
 
 def action_name(action_type: str, language: str = DEFAULT_LANGUAGE) -> str:
     """An action's name (R2)."""
-    return say(f"Action.{action_type}", language)
+    return say(f"Action.{action_type}", language=language)
 
 
 def outcome_name(ruleset: str, outcome: str, language: str = DEFAULT_LANGUAGE) -> str:
     """An outcome's name as the ruleset calls it (R3.1): Unwritten's own, else Fate's."""
     family = "unwritten" if ruleset == "unwritten" else "fate"
-    return say(f"Outcome.{family}.{outcome}", language)
+    return say(f"Outcome.{family}.{outcome}", language=language)

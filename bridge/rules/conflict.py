@@ -9,7 +9,7 @@ from typing import Literal
 
 from bridge.rules.actions import Principal, may_control
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import RuleViolation, refused
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import Character, Conflict, ConflictSide, WorldState, Zone
@@ -97,7 +97,7 @@ def start_conflict(
     for its kind (``order_skill`` overrides it), or elective (Fate Condensed), opened by
     ``first_id`` (default: the first member of the first side)."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM may start a conflict.")
+        raise refused("forbidden", "gm_only")
     if not ruleset.conflicts:
         raise RuleViolation(
             "not_in_ruleset", f"{ruleset.title} resolves harm without conflicts.", "kind"
@@ -215,7 +215,7 @@ def reorder(
 ) -> list[Event]:
     """R11.3: the GM breaks ties; the order must still run from highest to lowest."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM breaks ties.")
+        raise refused("forbidden", "gm_only")
     draft = Draft(state, "conflict.order")
     conflict = _conflict(draft, conflict_id)
     if sorted(order) != sorted(conflict.order):
@@ -324,7 +324,7 @@ def full_defense(
     conflict = _conflict(draft, conflict_id)
     character = _member(draft, conflict, character_id)
     if not may_control(principal, character):
-        raise RuleViolation("forbidden", f"You may not act for {character.name}.", "character_id")
+        raise refused("forbidden", "act_for", "character_id", name=character.name)
     if conflict.current != character_id and not principal.is_gm:
         raise RuleViolation(
             "not_your_turn", f"{character.name} takes full defense on its own turn.", "character_id"
@@ -444,7 +444,7 @@ def redraw_zones(
     must be placed anew, or nothing changes; everyone else keeps their zone. An empty map
     clears every position (a conflict without zones)."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM may redraw a conflict's zones.")
+        raise refused("forbidden", "gm_only")
     draft = Draft(state, "conflict.zones")
     conflict = _conflict(draft, conflict_id)
     names = _zone_names(zones)
@@ -471,7 +471,7 @@ def redraw_zones(
 def end_conflict(state: WorldState, conflict_id: str, principal: Principal) -> list[Event]:
     """The GM ends a conflict: the side still standing wins when only one is left."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM may end a conflict.")
+        raise refused("forbidden", "gm_only")
     draft = Draft(state, "conflict.end")
     conflict = _conflict(draft, conflict_id)
     standing = standing_sides(draft, conflict)

@@ -15,7 +15,7 @@ from bridge.rules.actions import (
 )
 from bridge.rules.dice import DiceSource
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import RuleViolation, refused
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import (
@@ -48,7 +48,7 @@ def start_contest(
 ) -> list[Event]:
     """The GM sets up sides (R10.1 teamwork inside a side) and the mode."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM may start a contest.")
+        raise refused("forbidden", "gm_only")
     if len(sides) < 2 and mode == "direct":
         raise RuleViolation("invalid", "A direct contest needs at least two sides.", "sides")
     if not sides:
@@ -110,7 +110,7 @@ def _side(contest: Contest, side_id: str) -> ContestSide:
 
 def _require_side_control(draft: Draft, side: ContestSide, principal: Principal) -> None:
     if not any(may_control(principal, draft.character(m)) for m in side.members):
-        raise RuleViolation("forbidden", f"You may not act for {side.name}.", "side_id")
+        raise refused("forbidden", "act_for", "side_id", name=side.name)
 
 
 def _slot(contest: Contest, side_id: str) -> ExchangeRoll:
@@ -349,7 +349,7 @@ def score_exchange(contest: Contest, slots: Sequence[ExchangeRoll]) -> ExchangeR
 def name_twist(state: WorldState, contest_id: str, name: str, principal: Principal) -> list[Event]:
     """R11.2: after a tie the GM names a new situation aspect; the bridge places it."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM names the twist.")
+        raise refused("forbidden", "gm_only")
     draft = Draft(state, "contest.twist")
     contest = draft.contests.get(contest_id)
     if contest is None or not contest.twist_pending:

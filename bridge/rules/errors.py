@@ -50,3 +50,12 @@ class RuleViolation(Exception):
         self.message = message
         self.field = field
         self.params: dict[str, str | int] = dict(params or {})
+
+
+def refused(
+    code: RuleCode, reason: str, field: str | None = None, **params: str | int
+) -> RuleViolation:
+    """A refusal with a sentence of its own: ``reason`` names it in the module's language files
+    (``FATEBRIDGE.Refusal.<reason>``, filled from ``params``), the one home of its words in
+    every language; the bridge's English ``message`` is rendered from there by the service."""
+    return RuleViolation(code, reason, field, {"reason": reason, **params})

@@ -7,7 +7,7 @@ from typing import Literal
 from bridge.rules.actions import Principal, may_control
 from bridge.rules.consequences import place_consequence, roll_up_slot, severity_name
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import RuleViolation, refused
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import GM, Character, Compel, WorldState
@@ -30,7 +30,7 @@ def offer_compel(
     aspect_id: str | None = None,
 ) -> list[Event]:
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM offers compels.")
+        raise refused("forbidden", "gm_only")
     draft = Draft(state, "fate.compel")
     _character(draft, character_id)
     if aspect_id is not None and aspect_id not in draft.aspects:

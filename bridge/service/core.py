@@ -342,7 +342,8 @@ class ServiceCore:
     @staticmethod
     def require_gm(session: Session) -> None:
         if session.role != "gm":
-            raise IntentError("forbidden", "Only the GM may do that.")
+            # The message is worded from en.json's Refusal.gm_only (IntentError renders it).
+            raise IntentError("forbidden", "gm_only", params={"reason": "gm_only"})
 
     async def current(self, world_id: str) -> tuple[Snapshot, WorldState]:
         """The world as of its latest version: from this process's cache when no other

@@ -9,7 +9,7 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
-from bridge import protocol
+from bridge import lang, protocol
 from bridge.rules import actions
 from bridge.store.base import EmitRow
 
@@ -30,11 +30,14 @@ class IntentError(Exception):
         field: str | None = None,
         params: Mapping[str, protocol.ErrorParam] | None = None,
     ) -> None:
+        self.params = dict(params or {})
+        reason = self.params.get("reason")
+        if isinstance(reason, str) and lang.known(f"Refusal.{reason}"):
+            message = lang.say(f"Refusal.{reason}", self.params)
         super().__init__(message)
         self.code: protocol.ErrorCode = code
         self.message = message
         self.field = field
-        self.params = dict(params or {})
 
 
 @dataclass
@@ -128,7 +131,11 @@ def error(
     params: Mapping[str, protocol.ErrorParam] | None = None,
 ) -> dict[str, Any]:
     """The error ack (``protocol.AckError``'s shape), with a code the wire lists and the
-    named parameters the module words it with (``message`` is the English rendering)."""
+    named parameters the module words it with (``message`` is the English rendering: a
+    refusal naming its ``reason`` is worded from the module's en.json, its one home)."""
+    reason = (params or {}).get("reason")
+    if isinstance(reason, str) and lang.known(f"Refusal.{reason}"):
+        message = lang.say(f"Refusal.{reason}", params)
     info = protocol.ErrorInfo(code=code, message=message, field=field_name, params=params or {})
     return protocol.AckError(error=info).model_dump(mode="json")
 

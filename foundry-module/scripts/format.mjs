@@ -107,6 +107,9 @@ export function refusalText(error) {
   // A refusal this module made itself (offline, a relay host's) names its own sentence.
   const sentence = typeof params.sentence === "string" && params.sentence.startsWith("FATEBRIDGE.") ? params.sentence : null;
   if (sentence && i18n.localize(sentence) !== sentence) return i18n.format(sentence, params);
+  // A refusal with a sentence of its own (its `reason`), in the user's language.
+  const reason = typeof params.reason === "string" ? `FATEBRIDGE.Refusal.${params.reason}` : null;
+  if (reason && i18n.localize(reason) !== reason) return i18n.format(reason, params);
   const key = `FATEBRIDGE.Error.${code}`;
   const text = i18n.format(key, params);
   if (text === key) return i18n.format(field ? "FATEBRIDGE.Error.UnknownAt" : "FATEBRIDGE.Error.Unknown", { code, field });

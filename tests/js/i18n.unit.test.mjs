@@ -78,6 +78,11 @@ describe("refusals and words from ids, in the user's language", () => {
     // A code this module does not know (a newer bridge's): the code and the field, not nothing.
     assert.equal(refusalText({ code: "ally_not_in_scene", field: "invoker", message: english }), "Die Bridge hat abgelehnt: ally_not_in_scene (invoker)");
     assert.equal(refusalText({ code: "ally_not_in_scene", message: english }), "Die Bridge hat abgelehnt: ally_not_in_scene");
+    // A refusal with a sentence of its own (its reason) is said in full, its parameters filled.
+    assert.equal(refusalText({ code: "invalid", field: "consequences", params: { reason: "absorb_short", hit: 2, absorbed: 1 }, message: "The hit is 2 shifts; that absorbs only 1." }), "Der Treffer hat 2 Erfolgsstufen; das fängt nur 1 ab.");
+    assert.equal(refusalText({ code: "forbidden", params: { reason: "act_for", name: "Borin" } }), "Du darfst nicht für Borin handeln.");
+    // A reason this module does not know falls back to its code's sentence.
+    assert.equal(refusalText({ code: "forbidden", params: { reason: "ally_elsewhere" } }), "Das darfst du nicht.");
     assert.equal(refusalText(null), "Die Bridge ist an dieser Anfrage gescheitert; nichts wurde geändert.");
     assert.equal(ratedText({ value: 4 }), "Großartig +4");
     assert.equal(ratedText({ value: -3 }), "\u22123");

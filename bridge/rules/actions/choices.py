@@ -25,7 +25,7 @@ from bridge.rules.actions.common import (
 from bridge.rules.actions.resolution import finish, start_hit, succeed
 from bridge.rules.consequences import place_consequence
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import RuleViolation, refused
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import (
@@ -236,12 +236,7 @@ def absorb(state: WorldState, command: AbsorbCommand, principal: Principal) -> l
                 "invalid", f"{target.name} has no stress track {mark.track_id!r}.", "stress"
             )
         if not track.absorbs(harm):
-            raise RuleViolation(
-                "invalid",
-                f"{track.name} can't absorb a {harm} hit; use a {harm} stress track "
-                "or consequences.",
-                "stress",
-            )
+            raise refused("invalid", f"absorb_wrong_kind_{harm}", "stress", track=track.name)
         boxes = list(track.boxes)
         for index in sorted(set(mark.boxes)):
             if index < 0 or index >= len(boxes) or boxes[index].marked:
@@ -271,10 +266,8 @@ def absorb(state: WorldState, command: AbsorbCommand, principal: Principal) -> l
         from_boxes = min(from_boxes, max(action.pending_hit - from_consequences, 0))
     absorbed = from_boxes + from_consequences
     if absorbed < action.pending_hit:
-        raise RuleViolation(
-            "invalid",
-            f"The hit is {action.pending_hit} shifts; that absorbs only {absorbed}.",
-            "consequences",
+        raise refused(
+            "invalid", "absorb_short", "consequences", hit=action.pending_hit, absorbed=absorbed
         )
     effects: list[Effect] = []
     for track_id, track in marked.items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bridge.rules.actions.commands import Principal
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import RuleViolation, refused
 from bridge.rules.state import (
     Action,
     Aspect,
@@ -41,12 +41,12 @@ def may_control(principal: Principal, character: Character) -> bool:
 
 def require_control(principal: Principal, character: Character, field_name: str) -> None:
     if not may_control(principal, character):
-        raise RuleViolation("forbidden", f"You may not act for {character.name}.", field_name)
+        raise refused("forbidden", "act_for", field_name, name=character.name)
 
 
 def require_gm(principal: Principal) -> None:
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM may do that.")
+        raise refused("forbidden", "gm_only")
 
 
 def require_active(character: Character, doing: str, field_name: str) -> None:
