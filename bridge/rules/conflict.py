@@ -248,7 +248,7 @@ def next_turn(
     conflict = _conflict(draft, conflict_id)
     current = draft.character(conflict.order[conflict.turn])
     if not (principal.is_gm or may_control(principal, current)):
-        raise RuleViolation("forbidden", f"It is {current.name}'s turn.", "conflict_id")
+        raise refused("forbidden", "turn_of", "conflict_id", name=current.name)
     standing = standing_sides(draft, conflict)
     if len(standing) <= 1:
         close(draft, conflict, standing[0] if standing else None)
@@ -326,13 +326,9 @@ def full_defense(
     if not may_control(principal, character):
         raise refused("forbidden", "act_for", "character_id", name=character.name)
     if conflict.current != character_id and not principal.is_gm:
-        raise RuleViolation(
-            "not_your_turn", f"{character.name} takes full defense on its own turn.", "character_id"
-        )
+        raise refused("not_your_turn", "full_defense_own_turn", "character_id", name=character.name)
     if character_id in conflict.full_defense:
-        raise RuleViolation(
-            "invalid", f"{character.name} is already in full defense.", "character_id"
-        )
+        raise refused("invalid", "already_full_defense", "character_id", name=character.name)
     draft.put_conflict(
         conflict.model_copy(update={"full_defense": (*conflict.full_defense, character_id)})
     )
@@ -350,13 +346,9 @@ def concede(
     conflict = _conflict(draft, conflict_id)
     character = _member(draft, conflict, character_id)
     if not may_control(principal, character):
-        raise RuleViolation(
-            "forbidden", f"You may not concede for {character.name}.", "character_id"
-        )
+        raise refused("forbidden", "concede_for", "character_id", name=character.name)
     if character.overwhelmed:
-        raise RuleViolation(
-            "invalid", f"{character.name} is already out of the conflict.", "character_id"
-        )
+        raise refused("invalid", "already_out", "character_id", name=character.name)
     rolling = next(
         (
             a
@@ -409,7 +401,7 @@ def move(
     if character is None or character_id not in conflict.order:
         raise RuleViolation("invalid", "That character is not in this conflict.", "character_id")
     if not may_control(principal, character):
-        raise RuleViolation("forbidden", f"You may not move {character.name}.", "character_id")
+        raise refused("forbidden", "move_for", "character_id", name=character.name)
     zones = {z.name: z for z in conflict.zones}
     if zone not in zones:
         raise RuleViolation("invalid", f"There is no zone {zone!r}.", "zone")

@@ -104,7 +104,7 @@ def _side(contest: Contest, side_id: str) -> ContestSide:
     if side is None:
         raise RuleViolation("not_found", f"There is no side {side_id!r}.", "side_id")
     if side.conceded:
-        raise RuleViolation("wrong_state", f"{side.name} has conceded.", "side_id")
+        raise refused("wrong_state", "side_conceded", "side_id", name=side.name)
     return side
 
 
@@ -144,7 +144,7 @@ def contest_roll(
             "side_id",
         )
     if slot.action_id is not None:
-        raise RuleViolation("wrong_state", f"{side.name} already rolled this exchange.", "side_id")
+        raise refused("wrong_state", "side_rolled", "side_id", name=side.name)
     if _open_advantage(draft, contest, side.id) is not None:
         # R11.2 Decision: the roll waits, so a fumbled advantage can still forfeit it.
         raise RuleViolation(
@@ -155,7 +155,7 @@ def contest_roll(
         )
     active = [m for m in side.members if not draft.character(m).overwhelmed]
     if not active:
-        raise RuleViolation("overwhelmed", f"Nobody on {side.name} can act.", "side_id")
+        raise refused("overwhelmed", "side_cannot_act", "side_id", name=side.name)
     leader, *helpers = active
     from bridge.rules.actions import Helper
 

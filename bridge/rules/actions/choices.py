@@ -240,9 +240,7 @@ def absorb(state: WorldState, command: AbsorbCommand, principal: Principal) -> l
         boxes = list(track.boxes)
         for index in sorted(set(mark.boxes)):
             if index < 0 or index >= len(boxes) or boxes[index].marked:
-                raise RuleViolation(
-                    "invalid", f"{track.name} box {index + 1} is not free.", "stress"
-                )
+                raise refused("invalid", "box_not_free", "stress", track=track.name, n=index + 1)
             boxes[index] = boxes[index].model_copy(update={"marked": True})
             chosen.append((track, index))
         marked[track.id] = track.model_copy(update={"boxes": tuple(boxes)})
@@ -251,7 +249,7 @@ def absorb(state: WorldState, command: AbsorbCommand, principal: Principal) -> l
     for slot_id in command.consequences:
         slot = slots.get(slot_id)
         if slot is None or not slot.empty:
-            raise RuleViolation("invalid", "That consequence slot is not free.", "consequences")
+            raise refused("invalid", "slot_not_free", "consequences")
         if not slot.takes(harm):
             raise RuleViolation(
                 "invalid",
