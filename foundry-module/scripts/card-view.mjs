@@ -3,7 +3,7 @@
  * The same for every viewer: per-user buttons are added at render time (card-controls.mjs).
  * @module card-view
  */
-import { actionName, ladderEntry, outcomeName, ratedParts, ratedText, signed } from "./format.mjs";
+import { actionName, ladderEntry, outcomeName, ratedParts, ratedText, signed, whoName } from "./format.mjs";
 
 const GLYPHS = { 1: "+", 0: "", [-1]: "\u2212" };
 const FACE_CLASS = { 1: "plus", 0: "blank", [-1]: "minus" };
@@ -13,7 +13,7 @@ export function diceView(dice) {
   return (dice ?? []).map((face) => ({ face, glyph: GLYPHS[face], cls: FACE_CLASS[face] }));
 }
 
-const nameOf = (who) => who?.name ?? "";
+const nameOf = (who) => whoName(who);
 
 /**
  * One side of the action.
@@ -62,7 +62,7 @@ export function sideView(side, which, card) {
 export function invokeText(invoke) {
   const i18n = game.i18n;
   return i18n.format(`FATEBRIDGE.Card.Invoke.${invoke.effect}`, {
-    who: invoke.invoker_name || invoke.invoker,
+    who: invoke.invoker === "gm" ? whoName({ id: "gm" }) : invoke.invoker_name || invoke.invoker,
     aspect: invoke.aspect_name,
     payment: i18n.localize(`FATEBRIDGE.Card.Payment.${invoke.payment}`)
   });
@@ -82,7 +82,7 @@ function word(key, fallback) {
 export function effectText(effect, card) {
   const i18n = game.i18n;
   const aspect = card.aspects?.find((a) => a.id === effect.aspect_id)?.name ?? effect.text;
-  const data = { who: effect.character?.name ?? i18n.localize("FATEBRIDGE.Card.Someone"), text: effect.text, count: effect.count, aspect };
+  const data = { who: effect.character ? whoName(effect.character) : i18n.localize("FATEBRIDGE.Card.Someone"), text: effect.text, count: effect.count, aspect };
   let key = `FATEBRIDGE.Card.Effect.${effect.kind}`;
   switch (effect.kind) {
     case "consequence":
@@ -100,7 +100,7 @@ export function effectText(effect, card) {
     case "overwhelmed":
       if (effect.cause) {
         key += "By";
-        data.cause = effect.cause.name;
+        data.cause = whoName(effect.cause);
       }
       break;
     case "fate_point":

@@ -74,6 +74,18 @@ export function ratedText(rated) {
   return parts.word ? `${parts.word} ${parts.value}` : parts.value;
 }
 
+/** The GM's id where the bridge names the GM as a character (an invoke's payer, a cause). */
+const GM_ID = "gm";
+
+/**
+ * A character as a card names it; the GM in the user's language (the bridge sends "GM").
+ * @param {{id?: string, name?: string}|null|undefined} who
+ */
+export function whoName(who) {
+  if (who?.id === GM_ID) return game.i18n.localize("FATEBRIDGE.Invoke.Gm");
+  return who?.name ?? "";
+}
+
 /**
  * An action's name (R2) from its id.
  * @param {string} id

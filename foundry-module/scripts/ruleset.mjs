@@ -285,7 +285,7 @@ export async function setRuleset(ruleset) {
   await refreshHello();
   // The GM's choice follows a switch made another way (the API); "as the bridge has it" stays.
   if (chosenRuleset() && chosenRuleset() !== ack.data.ruleset) await writeSetting(ack.data.ruleset);
-  ui.notifications.info(game.i18n.format("FATEBRIDGE.Ruleset.Switched", { ruleset: ack.data.rules?.title ?? ruleset }));
+  ui.notifications.info(game.i18n.format("FATEBRIDGE.Ruleset.Switched", { ruleset: rulesetTitle(ack.data.ruleset ?? ruleset) }));
   return ack.data;
 }
 

@@ -70,7 +70,7 @@ describe("every language fate-core-official ships", () => {
 describe("refusals and words from ids, in the user's language", () => {
   test("German: refusals from code and field, never the bridge's English; an unknown code shows its code and field; ladder, actions, outcomes", async () => {
     const { foundry, modules } = await bootOfflineFoundry({ users: [GM], language: "de" }, ["format"]);
-    const { refusalText, ratedText, actionName, outcomeName } = modules.format;
+    const { refusalText, ratedText, actionName, outcomeName, whoName } = modules.format;
     assert.equal(foundry.game.i18n.lang, "de");
     const english = "Borin is not taking part in this action.";
     assert.equal(refusalText({ code: "no_fate_points", message: english }), "Nicht genug Schicksalspunkte.");
@@ -89,6 +89,9 @@ describe("refusals and words from ids, in the user's language", () => {
     assert.equal(actionName("create_advantage"), "Vorteil erschaffen");
     assert.equal(outcomeName("excel", "fate-core"), "Erfolg mit Stil");
     assert.equal(outcomeName("excel", "unwritten"), "Glanzleistung");
+    // The bridge names the GM "GM" where it is a character (an invoke's payer): the reader's word.
+    assert.equal(whoName({ id: "gm", name: "GM" }), "SL");
+    assert.equal(whoName({ id: "actorZird0000001", name: "Zird the Arcane" }), "Zird the Arcane");
     // Foundry's i18n: {name} filled, a placeholder without data left as written, a missing key
     // read as itself.
     assert.equal(foundry.game.i18n.format("FATEBRIDGE.Card.Against", { name: "Zird" }), "gegen Zird");
