@@ -107,13 +107,26 @@ describe("the ruleset proposal in the world's language (R13.9)", () => {
     test(`fate-core-official's ${language} default lists are recognised as their framework; in English alone they are not`, async () => {
       // FCO fills a world's lists from game.system.lang (its lang/<language>.json).
       const systemLang = await readJson(`tests/js/fixtures/fco-lang-${language}.json`);
-      const { modules } = await bootOfflineFoundry({ users: [GM], language, systemLang }, ["ruleset"]);
-      const { fcoFramework } = modules.ruleset;
+      const { foundry, modules } = await bootOfflineFoundry({ users: [GM], language, systemLang }, ["ruleset"]);
+      const { fcoFramework, fcoProposal } = modules.ruleset;
+      const { game } = foundry;
       for (const [framework, prefix] of Object.entries(FRAMEWORKS)) {
         const lists = { skills: systemLang[`${prefix}DefaultSkills`], tracks: systemLang[`${prefix}DefaultTracks`] };
         assert.equal(fcoFramework(lists), framework, `${language} ${framework}`);
         // The same lists compared in English only: (almost) nothing matches, no proposal.
         assert.equal(fcoFramework(lists, null), null, `${language} ${framework} in English`);
+      }
+      // As the module proposes it at connect: FCO's world data item holds the Fate Condensed
+      // lists in this language (its "Replace skills/tracks with…"), the proposal is Condensed.
+      game.settings.register("fate-core-official", "wid", { scope: "world", config: false, type: String, default: "" });
+      const item = { uuid: "Item.i18nWorldData01", system: { skills: systemLang.FateCondensedDefaultSkills, tracks: systemLang.FateCondensedDefaultTracks, defaults: {} } };
+      const lookup = globalThis.fromUuidSync;
+      globalThis.fromUuidSync = (uuid) => (uuid === item.uuid ? item : lookup?.(uuid));
+      try {
+        await game.settings.set("fate-core-official", "wid", item.uuid);
+        assert.equal(fcoProposal(), "fate-condensed");
+      } finally {
+        globalThis.fromUuidSync = lookup;
       }
       // English lists still match in a German or Spanish client.
       assert.equal(fcoFramework({ skills: ["Athletics", "Burglary", "Contacts", "Crafts", "Deceive", "Drive", "Empathy", "Fight", "Investigate", "Lore", "Notice", "Physique", "Provoke", "Rapport", "Resources", "Shoot", "Stealth", "Will"] }), "fate-core");
