@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,3 +73,79 @@ def test_every_reason_the_rules_give_has_its_sentence() -> None:
     assert {"gm_only", "act_for", "absorb_short"} <= reasons
     missing = sorted(r for r in reasons if not lang.known(f"Refusal.{r}"))
     assert missing == []
+
+
+def test_a_card_stored_before_protocol_7_is_still_mirrored_in_words_from_en_json() -> None:
+    # A world upgraded from protocol 6 keeps its stored card emits, words and all: the
+    # webhook outbox reads them as protocol 7's ids and words them itself.
+    from bridge.store.base import EmitRow
+    from bridge.webhooks import payloads
+
+    side: dict[str, Any] = {
+        "leader": {"id": "brousseau", "name": "Brousseau"},
+        "helpers": [],
+        "controllers": [],
+        "skill": "Athletics",
+        "skill_rating": {"value": 3, "label": "Good"},
+        "stunt_bonus": 0,
+        "teamwork_bonus": 0,
+        "invoke_bonus": 0,
+        "dice": [1, 0, 0, 0],
+        "dice_total": 1,
+        "passive": False,
+        "total": {"value": 4, "label": "Great"},
+        "dangerous": False,
+        "passed": True,
+        "fate_points": 3,
+    }
+    passive = {
+        **side,
+        "leader": None,
+        "skill": None,
+        "skill_rating": None,
+        "dice": None,
+        "dice_total": None,
+        "passive": True,
+        "total": {"value": 2, "label": "Fair"},
+        "fate_points": None,
+    }
+    card: dict[str, Any] = {
+        "kind": "action",
+        "action_id": "a1",
+        "ruleset": "unwritten",
+        "action_type": "overcome",
+        "action_label": "Overcome",
+        "state": "resolved",
+        "actor": side,
+        "opposition": passive,
+        "opposition_kind": "passive",
+        "target": None,
+        "target_aspect": None,
+        "aspect_name": None,
+        "situation": None,
+        "invokes": [],
+        "shifts": 2,
+        "outcome": "succeed",
+        "outcome_label": "Succeed",
+        "provisional": False,
+        "succeeded": True,
+        "pending_choice": None,
+        "cost_severity": None,
+        "pending_hit": 0,
+        "opposition_action": None,
+        "fate_points": {"brousseau": 3},
+        "effects": [],
+        "aspects": [],
+        "gm_fate_points": 0,
+        "prompt": {"kind": "none", "users": [], "gm": False, "options": []},
+        "event_seq": 5,
+        "event_hash": "a" * 64,
+    }
+    payload = {"world": "table", "seq": 5, "card_id": "table.a1", "op": "update", "writer": "u1"}
+    payload["card"] = card
+    row = EmitRow(seq=5, event="card", payload=payload)
+    mirrored = payloads.mirrored_card(row)
+    assert mirrored is not None
+    embed = json.loads(payloads.discord_body(mirrored[1]))["embeds"][0]
+    assert embed["title"] == "Brousseau: Overcome \u2014 Succeed"
+    assert "Total **Great (+4)**" in embed["fields"][0]["value"]

@@ -39,11 +39,29 @@ def mirrored_card(emit: EmitRow) -> tuple[str, protocol.CardEmit] | None:
     bridge.rules.history.entry_of), every other card when it is created."""
     if emit.event != "card":
         return None
-    card_emit = CARD_EMIT.validate_python(emit.payload)
+    card_emit = CARD_EMIT.validate_python(without_words(emit.payload))
     card = card_emit["card"]
     if not isinstance(card, protocol.SceneEndCard) and card["kind"] == "action":
         return (card_emit["card_id"], card_emit) if _recorded(card) else None
     return (card_emit["card_id"], card_emit) if card_emit["op"] == "create" else None
+
+
+# Protocol 6's words beside the ids, in cards stored before protocol 7.
+_WORD_KEYS = frozenset({"action_label", "outcome_label"})
+
+
+def without_words(value: Any) -> Any:
+    """A stored card as protocol 7 has it: protocol 6's words dropped (``action_label``,
+    ``outcome_label``, a ladder value's ``label``, the odds' outcome names), the ids kept."""
+    if isinstance(value, dict):
+        if set(value) == {"value", "label"}:
+            return {"value": value["value"]}
+        if set(value) == {"id", "label"}:
+            return value["id"]
+        return {k: without_words(v) for k, v in value.items() if k not in _WORD_KEYS}
+    if isinstance(value, list):
+        return [without_words(v) for v in value]
+    return value
 
 
 def _recorded(card: protocol.ActionCard) -> bool:
