@@ -16,6 +16,12 @@ from bridge.rules.errors import RuleViolation, refused
 from bridge.service.session import error
 
 RULES = Path(__file__).resolve().parent.parent / "bridge" / "rules"
+# Reasons the rules build from a closed set: the harm kinds (R11.3) and what an overwhelmed
+# character may not do (R8.2; require_active's callers).
+VARIANTS = {
+    "absorb_wrong_kind_": ("physical", "mental"),
+    "overwhelmed_cannot_": ("act", "oppose", "help", "invoke"),
+}
 
 
 def test_the_english_comes_from_the_module_s_en_json() -> None:
@@ -65,11 +71,11 @@ def test_every_reason_the_rules_give_has_its_sentence() -> None:
                 reason = node.args[1]
                 if isinstance(reason, ast.Constant):
                     reasons.add(str(reason.value))
-                else:  # an f-string over the harm kinds (R11.3)
+                else:  # an f-string over a closed set of parts
                     assert isinstance(reason, ast.JoinedStr)
                     head = reason.values[0]
                     assert isinstance(head, ast.Constant) and isinstance(head.value, str)
-                    reasons.update(f"{head.value!s}{kind}" for kind in ("physical", "mental"))
+                    reasons.update(f"{head.value!s}{part}" for part in VARIANTS[head.value])
     assert {"gm_only", "act_for", "absorb_short"} <= reasons
     missing = sorted(r for r in reasons if not lang.known(f"Refusal.{r}"))
     assert missing == []
@@ -149,3 +155,10 @@ def test_a_card_stored_before_protocol_7_is_still_mirrored_in_words_from_en_json
     embed = json.loads(payloads.discord_body(mirrored[1]))["embeds"][0]
     assert embed["title"] == "Brousseau: Overcome \u2014 Succeed"
     assert "Total **Great (+4)**" in embed["fields"][0]["value"]
+
+
+def test_a_reason_the_files_lack_reads_as_its_code_s_sentence_never_as_an_id() -> None:
+    exc = refused("overwhelmed", "overwhelmed_cannot_defend", "character_id", name="Borin")
+    ack = error(exc.code, exc.message, exc.field, exc.params)
+    assert ack["error"]["message"] == "That character is out of the scene."
+    assert ack["error"]["params"] == {"reason": "overwhelmed_cannot_defend", "name": "Borin"}

@@ -20,6 +20,18 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def worded(code: str, message: str, params: Mapping[str, object] | None) -> str:
+    """A refusal's English: a refusal naming its ``reason`` is worded from the module's
+    en.json (``Refusal.<reason>``, its one home); a reason en.json lacks reads as the code's
+    sentence (``Error.<code>``), never as the bare reason; any other keeps ``message``."""
+    reason = (params or {}).get("reason")
+    if not isinstance(reason, str):
+        return message
+    if lang.known(f"Refusal.{reason}"):
+        return lang.say(f"Refusal.{reason}", params)
+    return lang.say(f"Error.{code}", params) if lang.known(f"Error.{code}") else message
+
+
 class IntentError(Exception):
     """An intent refused with a machine-readable code and a message for people."""
 
@@ -31,9 +43,7 @@ class IntentError(Exception):
         params: Mapping[str, protocol.ErrorParam] | None = None,
     ) -> None:
         self.params = dict(params or {})
-        reason = self.params.get("reason")
-        if isinstance(reason, str) and lang.known(f"Refusal.{reason}"):
-            message = lang.say(f"Refusal.{reason}", self.params)
+        message = worded(code, message, self.params)
         super().__init__(message)
         self.code: protocol.ErrorCode = code
         self.message = message
@@ -133,9 +143,7 @@ def error(
     """The error ack (``protocol.AckError``'s shape), with a code the wire lists and the
     named parameters the module words it with (``message`` is the English rendering: a
     refusal naming its ``reason`` is worded from the module's en.json, its one home)."""
-    reason = (params or {}).get("reason")
-    if isinstance(reason, str) and lang.known(f"Refusal.{reason}"):
-        message = lang.say(f"Refusal.{reason}", params)
+    message = worded(code, message, params)
     info = protocol.ErrorInfo(code=code, message=message, field=field_name, params=params or {})
     return protocol.AckError(error=info).model_dump(mode="json")
 

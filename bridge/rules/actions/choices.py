@@ -310,29 +310,24 @@ def _check_box_rule(
         return
     values = [track.boxes[index].value for track, index in chosen]
     if rule == "one_box" and len(values) > 1:
-        raise RuleViolation(
-            "invalid", "One hit marks one stress box at most (and any consequences).", "stress"
-        )
+        raise refused("invalid", "one_box_per_hit", "stress")
     if rule == "ones" and len(values) > 1 and any(v > 1 for v in values):
-        raise RuleViolation(
-            "invalid",
-            "A box worth more than one shift is marked alone: one box per hit.",
-            "stress",
-        )
+        raise refused("invalid", "big_box_alone", "stress")
     if len(values) != 1 or (rule == "ones" and values[0] == 1):
         return
     track, index = chosen[0]
     value = values[0]
     if left <= 0:
-        raise RuleViolation(
-            "invalid", "The consequences absorb the whole hit: mark no stress box.", "stress"
-        )
+        raise refused("invalid", "consequences_absorb_all", "stress")
     if value < left:
-        raise RuleViolation(
+        raise refused(
             "invalid",
-            f"{track.name} box {index + 1} absorbs {value}, and {left} shifts are left; "
-            "choose a bigger box or more consequences.",
+            "box_too_small",
             "stress",
+            track=track.name,
+            n=index + 1,
+            value=value,
+            left=left,
         )
     smaller = [
         (box.value, t, i)
@@ -343,11 +338,14 @@ def _check_box_rule(
     ]
     if smaller:
         fit, fit_track, fit_index = min(smaller, key=lambda entry: entry[0])
-        raise RuleViolation(
+        raise refused(
             "invalid",
-            f"Mark {fit_track.name} box {fit_index + 1} (worth {fit}): the smallest free box "
-            f"that absorbs {left} shifts.",
+            "smaller_box_fits",
             "stress",
+            track=fit_track.name,
+            n=fit_index + 1,
+            fit=fit,
+            left=left,
         )
 
 
@@ -369,10 +367,8 @@ def give_free_invokes(
     find_character(draft, to_id, "to_id")
     held = aspect.free_invokes.get(from_id, 0)
     if count < 1 or held < count:
-        raise RuleViolation(
-            "no_free_invokes",
-            f"{giver.name} holds {held} free invokes on {aspect.name!r}.",
-            "count",
+        raise refused(
+            "no_free_invokes", "holds_only", "count", name=giver.name, n=held, aspect=aspect.name
         )
     invokes = dict(aspect.free_invokes)
     invokes[from_id] = held - count

@@ -50,13 +50,10 @@ def require_gm(principal: Principal) -> None:
 
 
 def require_active(character: Character, doing: str, field_name: str) -> None:
-    """R8.2: an overwhelmed character cannot act, oppose or help until the scene ends."""
+    """R8.2: an overwhelmed character cannot act, oppose or help until the scene ends;
+    ``doing`` ("act", "oppose", "help", "invoke") picks the refusal's sentence."""
     if character.overwhelmed:
-        raise RuleViolation(
-            "overwhelmed",
-            f"{character.name} is overwhelmed and cannot {doing} until the scene ends.",
-            field_name,
-        )
+        raise refused("overwhelmed", f"overwhelmed_cannot_{doing}", field_name, name=character.name)
 
 
 def find_action(draft: Draft, action_id: str, *states: str) -> Action:
