@@ -294,7 +294,7 @@ async def test_r11_2_a_contest_roll_waits_for_the_sides_advantage_and_a_fumble_f
         "message": "Brousseau's advantage before the roll is not resolved yet; "
         "its contest roll waits for it.",
         "field": "side_id",
-        "params": {},
+        "params": {"reason": "advantage_first", "name": "Brousseau"},
     }
     card = await paul.card("action.pass", action_id=advantage, side="actor")
     assert card["outcome"] == "fumble"

@@ -46,7 +46,7 @@ def _challenge(draft: Draft, challenge_id: str) -> Challenge:
     if challenge is None:
         raise RuleViolation("not_found", f"There is no challenge {challenge_id!r}.", "challenge_id")
     if challenge.state != "open":
-        raise RuleViolation("wrong_state", f"{challenge.name} is complete.", "challenge_id")
+        raise refused("wrong_state", "challenge_complete", "challenge_id", name=challenge.name)
     return challenge
 
 
@@ -68,7 +68,7 @@ def roll_task(
     if task is None:
         raise RuleViolation("not_found", f"There is no task {task_id!r}.", "task_id")
     if task.action_id is not None:
-        raise RuleViolation("wrong_state", f"{task.name!r} was already rolled.", "task_id")
+        raise refused("wrong_state", "task_rolled", "task_id", name=task.name)
     action = declare(
         draft,
         StartAction(

@@ -206,7 +206,7 @@ def _conflict(draft: Draft, conflict_id: str) -> Conflict:
     if conflict is None:
         raise RuleViolation("not_found", f"There is no conflict {conflict_id!r}.", "conflict_id")
     if conflict.state != "open":
-        raise RuleViolation("wrong_state", f"{conflict.name} is over.", "conflict_id")
+        raise refused("wrong_state", "over", "conflict_id", name=conflict.name)
     return conflict
 
 
@@ -288,14 +288,10 @@ def _elective_next(
     if next_id is None:
         names = ", ".join(draft.character(c).name for c in waiting)
         raise RuleViolation("invalid", f"Pick who goes next: {names}.", "next_id")
+    if next_id not in waiting and next_id in still_in:
+        raise refused("invalid", "pick_waiting", "next_id")
     if next_id not in waiting:
-        raise RuleViolation(
-            "invalid",
-            "Pick someone still in the conflict who has not acted this exchange."
-            if next_id in still_in
-            else "Pick someone still in the conflict.",
-            "next_id",
-        )
+        raise refused("invalid", "pick_still_in", "next_id")
     return conflict.model_copy(
         update={"turn": conflict.order.index(next_id), "acted": acted, "exchange": exchange}
     )
@@ -362,12 +358,7 @@ def concede(
         None,
     )
     if rolling is not None:
-        raise RuleViolation(
-            "wrong_state",
-            f"{character.name} concedes before the dice: an action it is part of is already "
-            "rolled. Concede after it, or before the next roll.",
-            "character_id",
-        )
+        raise refused("wrong_state", "concede_before_dice", "character_id", name=character.name)
     draft.put_conflict(conflict.model_copy(update={"conceded": (*conflict.conceded, character_id)}))
     draft.put_character(character.model_copy(update={"overwhelmed": True, "overwhelmed_by": None}))
     end_if_decided(draft, character_id)
@@ -410,11 +401,13 @@ def move(
         here is None or here == zone or zone in zones[here].adjacent or here in zones[zone].adjacent
     )
     if not free and not (force and principal.is_gm):
-        raise RuleViolation(
+        raise refused(
             "needs_overcome",
-            f"{character.name} can't reach {zone!r} for free from {here!r}: that takes an "
-            "overcome (the GM may move them after it).",
+            "zone_needs_overcome",
             "zone",
+            name=character.name,
+            zone=zone,
+            here=here or "",
         )
     draft.put_conflict(
         conflict.model_copy(update={"positions": {**conflict.positions, character_id: zone}})

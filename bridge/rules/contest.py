@@ -95,7 +95,7 @@ def _contest(draft: Draft, contest_id: str) -> Contest:
     if contest is None:
         raise RuleViolation("not_found", f"There is no contest {contest_id!r}.", "contest_id")
     if contest.state != "open":
-        raise RuleViolation("wrong_state", f"{contest.name} is over.", "contest_id")
+        raise refused("wrong_state", "over", "contest_id", name=contest.name)
     return contest
 
 
@@ -138,21 +138,12 @@ def contest_roll(
     _require_side_control(draft, side, principal)
     slot = _slot(contest, side_id)
     if slot.forfeited:
-        raise RuleViolation(
-            "forfeited",
-            f"{side.name} fumbled its advantage and forfeits this exchange's roll.",
-            "side_id",
-        )
+        raise refused("forfeited", "side_forfeited", "side_id", name=side.name)
     if slot.action_id is not None:
         raise refused("wrong_state", "side_rolled", "side_id", name=side.name)
     if _open_advantage(draft, contest, side.id) is not None:
         # R11.2 Decision: the roll waits, so a fumbled advantage can still forfeit it.
-        raise RuleViolation(
-            "advantage_pending",
-            f"{side.name}'s advantage before the roll is not resolved yet; "
-            "its contest roll waits for it.",
-            "side_id",
-        )
+        raise refused("advantage_pending", "advantage_first", "side_id", name=side.name)
     active = [m for m in side.members if not draft.character(m).overwhelmed]
     if not active:
         raise refused("overwhelmed", "side_cannot_act", "side_id", name=side.name)
@@ -202,13 +193,9 @@ def contest_advantage(
         raise RuleViolation("invalid", "The actor must be on that side.", "actor_id")
     slot = _slot(contest, side_id)
     if slot.action_id is not None or slot.forfeited:
-        raise RuleViolation(
-            "wrong_state", "An advantage comes before the side's contest roll.", "side_id"
-        )
+        raise refused("wrong_state", "advantage_before_roll", "side_id")
     if _open_advantage(draft, contest, side.id) is not None:
-        raise RuleViolation(
-            "advantage_pending", f"{side.name} is already trying an advantage.", "side_id"
-        )
+        raise refused("advantage_pending", "already_trying_advantage", "side_id", name=side.name)
     declare(
         draft,
         StartAction(
@@ -353,7 +340,7 @@ def name_twist(state: WorldState, contest_id: str, name: str, principal: Princip
     draft = Draft(state, "contest.twist")
     contest = draft.contests.get(contest_id)
     if contest is None or not contest.twist_pending:
-        raise RuleViolation("wrong_state", "No twist is waiting to be named.", "contest_id")
+        raise refused("wrong_state", "no_twist_waiting", "contest_id")
     draft.put_aspect(Aspect(id=draft.new_aspect_id("sit"), name=name, kind="situation"))
     history = list(contest.history)
     last_twist = max(i for i, h in enumerate(history) if h.twist)

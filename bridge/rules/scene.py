@@ -215,7 +215,7 @@ def edit_aspect(
         raise RuleViolation("unknown_actor", f"Unknown character {attached_to!r}.", "attached_to")
     if op == "add":
         if not name:
-            raise RuleViolation("invalid", "Name the aspect.", "name")
+            raise refused("invalid", "name_aspect", "name")
         draft.put_aspect(
             Aspect(
                 id=draft.new_aspect_id("sit"),

@@ -75,7 +75,7 @@ def choose(
         # the scene panel. Nobody gains free invokes from it.
         require_control(principal, leader, "choice")
         if not aspect_name:
-            raise RuleViolation("invalid", "Name the unintended aspect.", "aspect_name")
+            raise refused("invalid", "name_unintended", "aspect_name")
         effect = place_situation_aspect(
             draft, aspect_name, attached_to=None, holder=None, free=0, action_id=action.id
         )
@@ -89,7 +89,7 @@ def choose(
     elif choice == "aspect":
         succeed(draft, action.model_copy(update={"pending_choice": None}))
     elif choice == "mark" and action.target_id not in draft.characters:
-        raise RuleViolation("invalid", "There is nobody to leave a mark on.", "choice")
+        raise refused("invalid", "nobody_to_mark", "choice")
     elif choice == "mark":
         # R5.4: one free invoke becomes a mild consequence; the other sits on it.
         target_id = action.target_id or ""
@@ -131,11 +131,11 @@ def apply_cost(
     if command.kind == "npc_boost":
         npc = find_character(draft, command.target_id or "", "target_id")
         if not npc.is_npc:
-            raise RuleViolation("invalid", "Give the boost to an NPC.", "target_id")
+            raise refused("invalid", "boost_to_npc", "target_id")
         effects.append(new_boost(draft, npc.id, command.aspect_name or "Opening", action.id))
     elif command.kind == "aspect_on_actor":
         if not command.aspect_name:
-            raise RuleViolation("invalid", "Name the aspect.", "aspect_name")
+            raise refused("invalid", "name_aspect", "aspect_name")
         for member in members:
             effects.append(
                 place_situation_aspect(
@@ -149,13 +149,13 @@ def apply_cost(
             )
     elif command.kind == "mild_consequence":
         if not command.aspect_name:
-            raise RuleViolation("invalid", "Name the consequence.", "aspect_name")
+            raise refused("invalid", "name_consequence", "aspect_name")
         for member in members:
             placement = place_consequence(draft, member, MILD, command.aspect_name, caused_by=GM)
             effects.extend(placement.effects)
     elif command.kind == "opponent_advantage":
         if not command.aspect_name:
-            raise RuleViolation("invalid", "Name the advantage.", "aspect_name")
+            raise refused("invalid", "name_advantage", "aspect_name")
         holder = command.target_id or action.opposition.leader or GM
         if holder != GM:
             find_character(draft, holder, "target_id")
@@ -170,7 +170,7 @@ def apply_cost(
             )
         )
     elif not command.text:
-        raise RuleViolation("invalid", "Describe the cost.", "text")
+        raise refused("invalid", "describe_cost", "text")
     cost = Cost(
         severity=severity,
         kind=command.kind,
@@ -194,17 +194,15 @@ def gift_free_invoke(
     require_gm(principal)
     action = find_action(draft, action_id, "choosing", "costing", "resolved")
     if action.type not in ("create_advantage", "take_advantage") or action.outcome != "fumble":
-        raise RuleViolation(
-            "invalid", "Only a fumbled advantage lets the GM give a free invoke.", "action_id"
-        )
+        raise refused("invalid", "gift_only_fumble", "action_id")
     if holder in action.actor.members:
-        raise RuleViolation("invalid", "Give it to someone else.", "holder")
+        raise refused("invalid", "gift_someone_else", "holder")
     if any(e.kind == "free_invokes" and e.text == "gift" for e in action.effects):
-        raise RuleViolation("invalid", "The GM already gave one on this action.", "action_id")
+        raise refused("invalid", "gift_already", "action_id")
     if holder != GM:
         find_character(draft, holder, "holder")
     if aspect_id not in draft.aspects:
-        raise RuleViolation("not_found", "There is no such aspect.", "aspect_id")
+        raise refused("not_found", "no_such_aspect", "aspect_id")
     effect = add_free_invokes(draft, aspect_id, holder, 1).model_copy(update={"text": "gift"})
     draft.put_action(add_effects(action, effect))
     return draft.events()
@@ -361,7 +359,7 @@ def give_free_invokes(
     draft = Draft(state, "aspect.give")
     aspect = draft.aspects.get(aspect_id)
     if aspect is None:
-        raise RuleViolation("not_found", "There is no such aspect.", "aspect_id")
+        raise refused("not_found", "no_such_aspect", "aspect_id")
     giver = find_character(draft, from_id, "from_id")
     require_control(principal, giver, "from_id")
     find_character(draft, to_id, "to_id")
@@ -412,9 +410,9 @@ def give_hint(state: WorldState, action_id: str, text: str, principal: Principal
     require_gm(principal)
     action = find_action(draft, action_id, "resolved")
     if action.hint != "asked":
-        raise RuleViolation("wrong_state", "Nobody has asked for a hint here.", "action_id")
+        raise refused("wrong_state", "no_hint_asked", "action_id")
     if not text.strip():
-        raise RuleViolation("invalid", "Write the hint.", "text")
+        raise refused("invalid", "write_hint", "text")
     effects = tuple(
         e.model_copy(update={"detail": "given", "text": text}) if e.kind == "hint" else e
         for e in action.effects

@@ -27,11 +27,7 @@ FAILURE = Effect(kind="failure")
 def find_character(draft: Draft, character_id: str, field_name: str) -> Character:
     character = draft.characters.get(character_id)
     if character is None:
-        raise RuleViolation(
-            "unknown_actor",
-            f"The bridge does not know actor {character_id!r}; sync it first.",
-            field_name,
-        )
+        raise refused("unknown_actor", "unknown_actor_sync", field_name, id=character_id)
     return character
 
 
