@@ -95,3 +95,14 @@ def outcome_name(ruleset: str, outcome: str, language: str = DEFAULT_LANGUAGE) -
     """An outcome's name as the ruleset calls it (R3.1): Unwritten's own, else Fate's."""
     family = "unwritten" if ruleset == "unwritten" else "fate"
     return say(f"Outcome.{family}.{outcome}", language=language)
+
+
+def worded_params(
+    params: Mapping[str, object], language: str = DEFAULT_LANGUAGE
+) -> dict[str, object]:
+    """A refusal's parameters as its sentence shows them: an action's ``state`` in words
+    (``Card.State.<state>``), as the module does; the others as they are."""
+    state = params.get("state")
+    if isinstance(state, str) and known(f"Card.State.{state}", language):
+        return {**params, "state": say(f"Card.State.{state}", language=language)}
+    return dict(params)

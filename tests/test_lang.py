@@ -162,3 +162,13 @@ def test_a_reason_the_files_lack_reads_as_its_code_s_sentence_never_as_an_id() -
     ack = error(exc.code, exc.message, exc.field, exc.params)
     assert ack["error"]["message"] == "That character is out of the scene."
     assert ack["error"]["params"] == {"reason": "overwhelmed_cannot_defend", "name": "Borin"}
+
+
+def test_an_action_s_state_is_worded_as_its_card_names_it() -> None:
+    exc = refused("wrong_state", "action_state", "action_id", state="awaiting_opposition")
+    ack = error(exc.code, exc.message, exc.field, exc.params)
+    assert (
+        ack["error"]["message"]
+        == "That can't be done now (the action: Waiting for the opposition)."
+    )
+    assert ack["error"]["params"] == {"reason": "action_state", "state": "awaiting_opposition"}

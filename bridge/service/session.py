@@ -28,7 +28,7 @@ def worded(code: str, message: str, params: Mapping[str, object] | None) -> str:
     if not isinstance(reason, str):
         return message
     if lang.known(f"Refusal.{reason}"):
-        return lang.say(f"Refusal.{reason}", params)
+        return lang.say(f"Refusal.{reason}", lang.worded_params(params or {}))
     return lang.say(f"Error.{code}", params) if lang.known(f"Error.{code}") else message
 
 

@@ -121,7 +121,12 @@ export function refusalText(error) {
   if (sentence && i18n.localize(sentence) !== sentence) return i18n.format(sentence, params);
   // A refusal with a sentence of its own (its `reason`), in the user's language.
   const reason = typeof params.reason === "string" ? `FATEBRIDGE.Refusal.${params.reason}` : null;
-  if (reason && i18n.localize(reason) !== reason) return i18n.format(reason, params);
+  if (reason && i18n.localize(reason) !== reason) {
+    // An action's state in words, as its card names it.
+    const stateKey = typeof params.state === "string" ? `FATEBRIDGE.Card.State.${params.state}` : null;
+    const state = stateKey && i18n.localize(stateKey) !== stateKey ? i18n.localize(stateKey) : params.state;
+    return i18n.format(reason, { ...params, state });
+  }
   const key = `FATEBRIDGE.Error.${code}`;
   const text = i18n.format(key, params);
   if (text === key) return i18n.format(field ? "FATEBRIDGE.Error.UnknownAt" : "FATEBRIDGE.Error.Unknown", { code, field });

@@ -9,6 +9,7 @@ import { byCard, cardIn, showMessage } from "./support/chat.mjs";
 import { FoundryClient } from "./support/clients.mjs";
 import { check, loadValidators } from "./support/schemas.mjs";
 import { ogre, zird } from "./fixtures/actors.mjs";
+import { readJson } from "./support/node-foundry.mjs";
 
 const GM = { id: "activeGmUser0001", name: "Active GM", isGM: true };
 const ASSISTANT = { id: "assistGmUser0001", name: "Assistant GM", isGM: true };
@@ -246,7 +247,9 @@ describe("actions through the card, permissions, patches and statuses", () => {
     // Protocol 7: the module words the refusal from its code and field (en.json), not from
     // the bridge's English message.
     assert.equal(ack.error.code, "wrong_state");
-    assert.ok(notes.some((n) => n.type === "warn" && n.message === `Fate Bridge: That does not fit what is happening now. (${ack.error.field})`), JSON.stringify(notes.at(-1)));
+    assert.equal(ack.error.params.reason, "action_state");
+    const state = (await readJson("foundry-module/lang/en.json")).FATEBRIDGE.Card.State[ack.error.params.state];
+    assert.ok(notes.some((n) => n.type === "warn" && n.message === `Fate Bridge: That can't be done now (the action: ${state}).`), JSON.stringify(notes.at(-1)));
   });
 
   test("world.sync replays cards, patches and statuses through the same handlers without writing twice", async () => {

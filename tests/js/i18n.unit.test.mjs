@@ -81,6 +81,8 @@ describe("refusals and words from ids, in the user's language", () => {
     // A refusal with a sentence of its own (its reason) is said in full, its parameters filled.
     assert.equal(refusalText({ code: "invalid", field: "consequences", params: { reason: "absorb_short", hit: 2, absorbed: 1 }, message: "The hit is 2 shifts; that absorbs only 1." }), "Der Treffer hat 2 Erfolgsstufen; das fängt nur 1 ab.");
     assert.equal(refusalText({ code: "forbidden", params: { reason: "act_for", name: "Borin" } }), "Du darfst nicht für Borin handeln.");
+    // An action's state in the card's words.
+    assert.equal(refusalText({ code: "wrong_state", field: "action_id", params: { reason: "action_state", state: "resolved" } }), "Das geht jetzt nicht (die Aktion: Abgeschlossen).");
     // A reason this module does not know falls back to its code's sentence.
     assert.equal(refusalText({ code: "forbidden", params: { reason: "ally_elsewhere" } }), "Das darfst du nicht.");
     assert.equal(refusalText(null), "Die Bridge ist an dieser Anfrage gescheitert; nichts wurde geändert.");

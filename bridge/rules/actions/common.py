@@ -57,11 +57,7 @@ def find_action(draft: Draft, action_id: str, *states: str) -> Action:
     if action is None:
         raise RuleViolation("not_found", f"There is no action {action_id!r}.", "action_id")
     if states and action.state not in states:
-        raise RuleViolation(
-            "wrong_state",
-            f"That can't be done now: the action is {action.state.replace('_', ' ')}.",
-            "action_id",
-        )
+        raise refused("wrong_state", "action_state", "action_id", state=action.state)
     return action
 
 
