@@ -23,6 +23,7 @@ from bridge.rules.ruleset import (
 from bridge.rules.scene import end_scene
 from bridge.rules.settings import change_ruleset, change_settings
 from bridge.rules.state import HarmKind, StressTrack, Stunt
+from bridge.service.session import worded
 from tests.rules_fixtures import (
     ANNA,
     GM_USER,
@@ -141,12 +142,13 @@ def absorb(table: Table, action_id: str, *marks: tuple[str, tuple[int, ...]], **
 def refused_absorb(
     table: Table, action_id: str, *marks: tuple[str, tuple[int, ...]], **slots: str
 ) -> str:
-    """The absorb is refused as invalid and nothing changes; the refusal's message."""
+    """The absorb is refused as invalid and nothing changes; the refusal in English, as the
+    bridge words it from the module's en.json."""
     before = table.state
     command = absorb_command(action_id, *marks, **slots)
     refusal = refused("invalid", lambda: actions.absorb(table.state, command, GM_USER))
     assert table.state is before
-    return refusal.message
+    return worded(refusal.code, refusal.message, refusal.params)
 
 
 def marks(table: Table, character_id: str) -> dict[str, list[bool]]:

@@ -426,7 +426,7 @@ def test_r11_3_a_redrawn_map_is_the_gms_and_must_hold_together() -> None:
     before = table.state
     gate = Zone(name="Gate")
     why = refused("forbidden", lambda: conflict.redraw_zones(table.state, cid, GRAVEYARD, {}, PAUL))
-    assert "GM" in why.message
+    assert why.params == {"reason": "gm_only"}  # worded "Only the GM may do that."
     cases: list[tuple[Sequence[Zone], dict[str, str], str, str]] = [
         ([gate, Zone(name="Yard", adjacent=("Moat",))], {}, "zones", "Moat"),
         ([gate, gate], {}, "zones", "Gate"),

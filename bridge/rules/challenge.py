@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from bridge.rules.actions import Helper, Principal, StartAction, declare
 from bridge.rules.dice import DiceSource
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import RuleViolation, refused
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import Action, Challenge, ChallengeTask, WorldState
@@ -25,7 +25,7 @@ def start_challenge(
     state: WorldState, name: str, tasks: Sequence[TaskSpec], principal: Principal
 ) -> list[Event]:
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM may set up a challenge.")
+        raise refused("forbidden", "gm_only")
     if not tasks:
         raise RuleViolation("invalid", "A challenge needs at least one task.", "tasks")
     draft = Draft(state, "challenge.start")
@@ -46,7 +46,7 @@ def _challenge(draft: Draft, challenge_id: str) -> Challenge:
     if challenge is None:
         raise RuleViolation("not_found", f"There is no challenge {challenge_id!r}.", "challenge_id")
     if challenge.state != "open":
-        raise RuleViolation("wrong_state", f"{challenge.name} is complete.", "challenge_id")
+        raise refused("wrong_state", "challenge_complete", "challenge_id", name=challenge.name)
     return challenge
 
 
@@ -68,7 +68,7 @@ def roll_task(
     if task is None:
         raise RuleViolation("not_found", f"There is no task {task_id!r}.", "task_id")
     if task.action_id is not None:
-        raise RuleViolation("wrong_state", f"{task.name!r} was already rolled.", "task_id")
+        raise refused("wrong_state", "task_rolled", "task_id", name=task.name)
     action = declare(
         draft,
         StartAction(
@@ -177,7 +177,7 @@ def carry_boosts(
 ) -> list[Event]:
     """R11.1, R12.1: unused boosts may carry into a directly connected next scene."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM decides what carries over.")
+        raise refused("forbidden", "gm_only")
     draft = Draft(state, "challenge.carry")
     challenge = draft.challenges.get(challenge_id)
     if challenge is None:

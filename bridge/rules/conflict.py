@@ -9,7 +9,7 @@ from typing import Literal
 
 from bridge.rules.actions import Principal, may_control
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import RuleViolation, refused
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import Character, Conflict, ConflictSide, WorldState, Zone
@@ -97,7 +97,7 @@ def start_conflict(
     for its kind (``order_skill`` overrides it), or elective (Fate Condensed), opened by
     ``first_id`` (default: the first member of the first side)."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM may start a conflict.")
+        raise refused("forbidden", "gm_only")
     if not ruleset.conflicts:
         raise RuleViolation(
             "not_in_ruleset", f"{ruleset.title} resolves harm without conflicts.", "kind"
@@ -206,7 +206,7 @@ def _conflict(draft: Draft, conflict_id: str) -> Conflict:
     if conflict is None:
         raise RuleViolation("not_found", f"There is no conflict {conflict_id!r}.", "conflict_id")
     if conflict.state != "open":
-        raise RuleViolation("wrong_state", f"{conflict.name} is over.", "conflict_id")
+        raise refused("wrong_state", "over", "conflict_id", name=conflict.name)
     return conflict
 
 
@@ -215,7 +215,7 @@ def reorder(
 ) -> list[Event]:
     """R11.3: the GM breaks ties; the order must still run from highest to lowest."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM breaks ties.")
+        raise refused("forbidden", "gm_only")
     draft = Draft(state, "conflict.order")
     conflict = _conflict(draft, conflict_id)
     if sorted(order) != sorted(conflict.order):
@@ -248,7 +248,7 @@ def next_turn(
     conflict = _conflict(draft, conflict_id)
     current = draft.character(conflict.order[conflict.turn])
     if not (principal.is_gm or may_control(principal, current)):
-        raise RuleViolation("forbidden", f"It is {current.name}'s turn.", "conflict_id")
+        raise refused("forbidden", "turn_of", "conflict_id", name=current.name)
     standing = standing_sides(draft, conflict)
     if len(standing) <= 1:
         close(draft, conflict, standing[0] if standing else None)
@@ -288,14 +288,10 @@ def _elective_next(
     if next_id is None:
         names = ", ".join(draft.character(c).name for c in waiting)
         raise RuleViolation("invalid", f"Pick who goes next: {names}.", "next_id")
+    if next_id not in waiting and next_id in still_in:
+        raise refused("invalid", "pick_waiting", "next_id")
     if next_id not in waiting:
-        raise RuleViolation(
-            "invalid",
-            "Pick someone still in the conflict who has not acted this exchange."
-            if next_id in still_in
-            else "Pick someone still in the conflict.",
-            "next_id",
-        )
+        raise refused("invalid", "pick_still_in", "next_id")
     return conflict.model_copy(
         update={"turn": conflict.order.index(next_id), "acted": acted, "exchange": exchange}
     )
@@ -324,15 +320,11 @@ def full_defense(
     conflict = _conflict(draft, conflict_id)
     character = _member(draft, conflict, character_id)
     if not may_control(principal, character):
-        raise RuleViolation("forbidden", f"You may not act for {character.name}.", "character_id")
+        raise refused("forbidden", "act_for", "character_id", name=character.name)
     if conflict.current != character_id and not principal.is_gm:
-        raise RuleViolation(
-            "not_your_turn", f"{character.name} takes full defense on its own turn.", "character_id"
-        )
+        raise refused("not_your_turn", "full_defense_own_turn", "character_id", name=character.name)
     if character_id in conflict.full_defense:
-        raise RuleViolation(
-            "invalid", f"{character.name} is already in full defense.", "character_id"
-        )
+        raise refused("invalid", "already_full_defense", "character_id", name=character.name)
     draft.put_conflict(
         conflict.model_copy(update={"full_defense": (*conflict.full_defense, character_id)})
     )
@@ -350,13 +342,9 @@ def concede(
     conflict = _conflict(draft, conflict_id)
     character = _member(draft, conflict, character_id)
     if not may_control(principal, character):
-        raise RuleViolation(
-            "forbidden", f"You may not concede for {character.name}.", "character_id"
-        )
+        raise refused("forbidden", "concede_for", "character_id", name=character.name)
     if character.overwhelmed:
-        raise RuleViolation(
-            "invalid", f"{character.name} is already out of the conflict.", "character_id"
-        )
+        raise refused("invalid", "already_out", "character_id", name=character.name)
     rolling = next(
         (
             a
@@ -370,12 +358,7 @@ def concede(
         None,
     )
     if rolling is not None:
-        raise RuleViolation(
-            "wrong_state",
-            f"{character.name} concedes before the dice: an action it is part of is already "
-            "rolled. Concede after it, or before the next roll.",
-            "character_id",
-        )
+        raise refused("wrong_state", "concede_before_dice", "character_id", name=character.name)
     draft.put_conflict(conflict.model_copy(update={"conceded": (*conflict.conceded, character_id)}))
     draft.put_character(character.model_copy(update={"overwhelmed": True, "overwhelmed_by": None}))
     end_if_decided(draft, character_id)
@@ -409,7 +392,7 @@ def move(
     if character is None or character_id not in conflict.order:
         raise RuleViolation("invalid", "That character is not in this conflict.", "character_id")
     if not may_control(principal, character):
-        raise RuleViolation("forbidden", f"You may not move {character.name}.", "character_id")
+        raise refused("forbidden", "move_for", "character_id", name=character.name)
     zones = {z.name: z for z in conflict.zones}
     if zone not in zones:
         raise RuleViolation("invalid", f"There is no zone {zone!r}.", "zone")
@@ -418,11 +401,13 @@ def move(
         here is None or here == zone or zone in zones[here].adjacent or here in zones[zone].adjacent
     )
     if not free and not (force and principal.is_gm):
-        raise RuleViolation(
+        raise refused(
             "needs_overcome",
-            f"{character.name} can't reach {zone!r} for free from {here!r}: that takes an "
-            "overcome (the GM may move them after it).",
+            "zone_needs_overcome",
             "zone",
+            name=character.name,
+            zone=zone,
+            here=here or "",
         )
     draft.put_conflict(
         conflict.model_copy(update={"positions": {**conflict.positions, character_id: zone}})
@@ -444,7 +429,7 @@ def redraw_zones(
     must be placed anew, or nothing changes; everyone else keeps their zone. An empty map
     clears every position (a conflict without zones)."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM may redraw a conflict's zones.")
+        raise refused("forbidden", "gm_only")
     draft = Draft(state, "conflict.zones")
     conflict = _conflict(draft, conflict_id)
     names = _zone_names(zones)
@@ -471,7 +456,7 @@ def redraw_zones(
 def end_conflict(state: WorldState, conflict_id: str, principal: Principal) -> list[Event]:
     """The GM ends a conflict: the side still standing wins when only one is left."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM may end a conflict.")
+        raise refused("forbidden", "gm_only")
     draft = Draft(state, "conflict.end")
     conflict = _conflict(draft, conflict_id)
     standing = standing_sides(draft, conflict)

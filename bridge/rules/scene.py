@@ -8,7 +8,7 @@ from typing import Literal
 
 from bridge.rules.actions import Principal
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import RuleViolation, refused
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import GM, Aspect, Earning, Scene, WorldState
@@ -60,7 +60,7 @@ def end_scene(
     scene, or after the conflict, which a scene's end is too) every box is freed.
     """
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM may end the scene.")
+        raise refused("forbidden", "gm_only")
     draft = Draft(state, "scene.end")
     scene = state.scene
     summary = SceneEndSummary(scene=scene.number)
@@ -205,7 +205,7 @@ def edit_aspect(
 ) -> list[Event]:
     """The GM manages situation aspects and boosts on the scene panel."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM edits scene aspects.")
+        raise refused("forbidden", "gm_only")
     draft = Draft(state, f"scene.aspect.{op}")
     holders = {k: v for k, v in (free_invokes or {}).items() if v > 0}
     for holder in holders:
@@ -215,7 +215,7 @@ def edit_aspect(
         raise RuleViolation("unknown_actor", f"Unknown character {attached_to!r}.", "attached_to")
     if op == "add":
         if not name:
-            raise RuleViolation("invalid", "Name the aspect.", "name")
+            raise refused("invalid", "name_aspect", "name")
         draft.put_aspect(
             Aspect(
                 id=draft.new_aspect_id("sit"),

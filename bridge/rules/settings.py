@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bridge.rules.actions import Principal
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import RuleViolation, refused
 from bridge.rules.events import Event, RulesetPut, SettingsPut
 from bridge.rules.ruleset import RULESETS
 from bridge.rules.state import WorldState
@@ -21,7 +21,7 @@ def change_settings(
     without the GM's confirmation (danger and helpers are confirmed either way).
     R13.7: ``full_defense`` turns on Fate Condensed's optional full defense."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM changes the world's settings.")
+        raise refused("forbidden", "gm_only")
     updates: dict[str, object] = {}
     if trust_player_ratings is not None:
         updates["trust_player_ratings"] = trust_player_ratings
@@ -39,7 +39,7 @@ def change_ruleset(state: WorldState, principal: Principal, ruleset_id: str) -> 
     refused while a conflict, contest or challenge is open or an action unresolved, so
     nothing started under one ruleset finishes under another. No event when unchanged."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM chooses the world's rules.")
+        raise refused("forbidden", "gm_only")
     if ruleset_id not in RULESETS:
         raise RuleViolation(
             "invalid",

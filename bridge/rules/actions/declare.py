@@ -24,7 +24,7 @@ from bridge.rules.actions.resolution import finish
 from bridge.rules.consequences import overwhelm
 from bridge.rules.dice import DiceSource, Face
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import RuleViolation, refused
 from bridge.rules.events import Event
 from bridge.rules.odds import OutcomeOdds, roll_odds
 from bridge.rules.ruleset import Ruleset
@@ -808,34 +808,26 @@ def interpose(
     its own defense back."""
     require_gm(principal)
     if not ruleset.defend_for_another:
-        raise RuleViolation(
-            "not_in_ruleset", f"{ruleset.title} has no defending for another.", "action_id"
-        )
+        raise refused("not_in_ruleset", "no_defend_for_another", "action_id", ruleset=ruleset.title)
     draft = Draft(state, "action.interpose")
     action = find_action(draft, action_id, "awaiting_opposition")
     if action.type != "attack":
-        raise RuleViolation(
-            "not_an_attack", "Only an attack's defense can be taken over.", "action_id"
-        )
+        raise refused("not_an_attack", "interpose_not_attack", "action_id")
     defender = find_character(draft, defender_id, "defender_id")
     target_id = action.opposition.leader or ""
     if defender.id == target_id:
-        raise RuleViolation(
-            "already_defending", f"{defender.name} already defends here.", "defender_id"
-        )
+        raise refused("already_defending", "already_defending", "defender_id", name=defender.name)
     if defender.id in action.actor.members:
-        raise RuleViolation(
-            "against_own_side", f"{defender.name} is on the attacking side.", "defender_id"
+        raise refused(
+            "against_own_side", "interpose_attacking_side", "defender_id", name=defender.name
         )
     conflict = next(
         (c for c in draft.conflicts.values() if c.state == "open" and target_id in c.order),
         None,
     )
     if conflict is None or defender.id not in conflict.order:
-        raise RuleViolation(
-            "not_in_conflict",
-            f"{defender.name} is not in the conflict, so cannot step in.",
-            "defender_id",
+        raise refused(
+            "not_in_conflict", "interpose_not_in_conflict", "defender_id", name=defender.name
         )
     require_active(defender, "defend", "defender_id")
     opposition = action.opposition.model_copy(update={"leader": defender.id})

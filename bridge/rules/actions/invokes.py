@@ -18,7 +18,7 @@ from bridge.rules.actions.common import (
 from bridge.rules.actions.resolution import resolve
 from bridge.rules.dice import DiceSource
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import RuleViolation, refused
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import (
@@ -40,7 +40,7 @@ def _invoking_side(
             return command.side
         if action.opposition_kind == "passive":
             return "opposition"
-        raise RuleViolation("invalid", "Say which side the GM invokes for.", "side")
+        raise refused("invalid", "gm_side_required", "side")
     invoker = find_character(draft, command.invoker, "invoker")
     require_control(principal, invoker, "invoker")
     require_active(invoker, "invoke", "invoker")
@@ -51,11 +51,7 @@ def _invoking_side(
         own = "opposition"
     if own is not None:
         if command.side not in (None, own):
-            raise RuleViolation(
-                "against_own_side",
-                f"{invoker.name} takes part on the other side of this action.",
-                "side",
-            )
+            raise refused("against_own_side", "invoke_other_side", "side", name=invoker.name)
         return own
     return _ally_side(draft, action, command, principal, invoker.name)
 
@@ -66,22 +62,14 @@ def _ally_side(
     """R13.10: a character not taking part invokes for the side its player names: one
     with a character on it, and not against a character of that player's own."""
     if command.side is None:
-        raise RuleViolation(
-            "side_required",
-            f"{name} is not taking part in this action: say which side it invokes for.",
-            "side",
-        )
+        raise refused("side_required", "ally_side_required", "side", name=name)
     helped = side_of(action, command.side)
     if not helped.members:
-        raise RuleViolation("no_ally_on_side", "No character is on that side to help.", "side")
+        raise refused("no_ally_on_side", "no_ally_on_side", "side")
     if not principal.is_gm:
         against = side_of(action, other_side(command.side)).members
         if any(principal.user_id in draft.character(c).owners for c in against):
-            raise RuleViolation(
-                "against_own_side",
-                "You may not invoke against your own character's side.",
-                "side",
-            )
+            raise refused("against_own_side", "invoke_against_own", "side")
     return command.side
 
 
