@@ -101,8 +101,13 @@ def worded_params(
     params: Mapping[str, object], language: str = DEFAULT_LANGUAGE
 ) -> dict[str, object]:
     """A refusal's parameters as its sentence shows them: an action's ``state`` in words
-    (``Card.State.<state>``), as the module does; the others as they are."""
+    (``Card.State.<state>``) and an ``action`` type by its name (``Action.<type>``), as the
+    module does; the others as they are."""
+    worded = dict(params)
     state = params.get("state")
     if isinstance(state, str) and known(f"Card.State.{state}", language):
-        return {**params, "state": say(f"Card.State.{state}", language=language)}
-    return dict(params)
+        worded["state"] = say(f"Card.State.{state}", language=language)
+    action = params.get("action")
+    if isinstance(action, str) and known(f"Action.{action}", language):
+        worded["action"] = action_name(action, language)
+    return worded

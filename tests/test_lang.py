@@ -16,10 +16,12 @@ from bridge.rules.errors import RuleViolation, refused
 from bridge.service.session import error
 
 RULES = Path(__file__).resolve().parent.parent / "bridge" / "rules"
-# Reasons the rules build from a closed set: the harm kinds (R11.3) and what an overwhelmed
-# character may not do (R8.2; require_active's callers).
+# Reasons the rules build from a closed set: the harm kinds (R11.3; a conflict's, a mild
+# consequence's) and what an overwhelmed character may not do (R8.2; require_active's callers).
 VARIANTS = {
     "absorb_wrong_kind_": ("physical", "mental"),
+    "conflict_kind_": ("physical", "mental"),
+    "mild_takes_only_": ("physical", "mental"),
     "overwhelmed_cannot_": ("act", "oppose", "help", "invoke", "defend"),
 }
 

@@ -471,7 +471,7 @@ def test_r13_5_a_player_acts_only_on_its_turn_the_gm_for_anyone_defend_needs_non
         "not_your_turn",
         lambda: actions.start_action(table.state, overcome, PAUL, dice(ZERO), table.ruleset),
     )
-    assert "Margot" in refusal.message
+    assert "Margot" in worded(refusal.code, refusal.message, refusal.params)
     table.run(lambda s: actions.start_action(s, overcome, GM_USER, dice(ZERO), table.ruleset))
     # The ghoul attacks Brousseau, who defends though it is Margot's turn.
     attack = StartAction("attack", "g", "Fight", opposer_id="b")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Literal
 
 from bridge.rules.actions import Principal, may_control
-from bridge.rules.consequences import place_consequence, roll_up_slot, severity_name
+from bridge.rules.consequences import place_consequence, roll_up_slot
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation, refused
+from bridge.rules.errors import refused
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import GM, Character, Compel, WorldState
@@ -16,9 +16,7 @@ from bridge.rules.state import GM, Character, Compel, WorldState
 def _character(draft: Draft, character_id: str) -> Character:
     character = draft.characters.get(character_id)
     if character is None:
-        raise RuleViolation(
-            "unknown_actor", f"The bridge does not know actor {character_id!r}.", "character_id"
-        )
+        raise refused("unknown_actor", "unknown_actor_sync", "character_id", id=character_id)
     return character
 
 
@@ -34,7 +32,7 @@ def offer_compel(
     draft = Draft(state, "fate.compel")
     _character(draft, character_id)
     if aspect_id is not None and aspect_id not in draft.aspects:
-        raise RuleViolation("not_found", "There is no such aspect.", "aspect_id")
+        raise refused("not_found", "no_such_aspect", "aspect_id")
     draft.put_compel(
         Compel(id=draft.new_id("compel"), character_id=character_id, text=text, aspect_id=aspect_id)
     )
@@ -48,7 +46,7 @@ def answer_compel(
     draft = Draft(state, "fate.compel_answer")
     compel = draft.compels.get(compel_id)
     if compel is None or compel.state != "offered":
-        raise RuleViolation("not_found", "No compel is waiting for an answer.", "compel_id")
+        raise refused("not_found", "no_compel_waiting", "compel_id")
     character = _character(draft, compel.character_id)
     if not may_control(principal, character):
         raise refused("forbidden", "compel_owner_only", "compel_id", name=character.name)
@@ -99,13 +97,9 @@ def sacrifice(
         raise refused("has_fate_points", "sacrifice_has_points", name=character.name)
     points = ruleset.sacrifice_points.get(severity)
     if points is None:
-        raise RuleViolation("invalid", "Choose a mild, moderate or severe consequence.", "severity")
+        raise refused("invalid", "choose_severity", "severity")
     if roll_up_slot(character, severity) is None:
-        raise RuleViolation(
-            "no_slot",
-            f"{character.name} has no free slot for a {severity_name(severity)} consequence.",
-            "severity",
-        )
+        raise refused("no_slot", "no_slot_of", "severity", name=character.name, shifts=severity)
     place_consequence(draft, character_id, severity, name, caused_by=None, free_invokes={GM: 1})
     placed = draft.character(character_id)
     draft.put_character(placed.model_copy(update={"fate_points": placed.fate_points + points}))

@@ -125,7 +125,10 @@ export function refusalText(error) {
     // An action's state in words, as its card names it.
     const stateKey = typeof params.state === "string" ? `FATEBRIDGE.Card.State.${params.state}` : null;
     const state = stateKey && i18n.localize(stateKey) !== stateKey ? i18n.localize(stateKey) : params.state;
-    return i18n.format(reason, { ...params, state });
+    // An action type by its name.
+    const actionKey = typeof params.action === "string" ? `FATEBRIDGE.Action.${params.action}` : null;
+    const action = actionKey && i18n.localize(actionKey) !== actionKey ? i18n.localize(actionKey) : params.action;
+    return i18n.format(reason, { ...params, state, action });
   }
   const key = `FATEBRIDGE.Error.${code}`;
   const text = i18n.format(key, params);

@@ -65,10 +65,8 @@ def choose(
         "attack_style": ("full_hit", "boost"),
     }
     if choice not in allowed.get(pending, ()):
-        raise RuleViolation(
-            "invalid",
-            f"Choose one of: {', '.join(allowed.get(pending, ()))}.",
-            "choice",
+        raise refused(
+            "invalid", "choose_one_of", "choice", options=", ".join(allowed.get(pending, ()))
         )
     if choice == "unintended_aspect":
         # R5.2: the actor (or the GM) chooses and describes it; the GM may rename it on
@@ -121,11 +119,7 @@ def apply_cost(
     severity = action.cost_severity or "serious"
     options = ruleset.costs[severity]
     if command.kind not in options:
-        raise RuleViolation(
-            "invalid",
-            f"A {severity} cost is one of: {', '.join(options)}.",
-            "kind",
-        )
+        raise refused("invalid", "cost_one_of", "kind", options=", ".join(options))
     effects: list[Effect] = []
     members = action.actor.members
     if command.kind == "npc_boost":
@@ -230,8 +224,8 @@ def absorb(state: WorldState, command: AbsorbCommand, principal: Principal) -> l
     for mark in command.stress:
         track = marked.get(mark.track_id) or tracks.get(mark.track_id)
         if track is None:
-            raise RuleViolation(
-                "invalid", f"{target.name} has no stress track {mark.track_id!r}.", "stress"
+            raise refused(
+                "invalid", "no_such_track", "stress", name=target.name, track=mark.track_id
             )
         if not track.absorbs(harm):
             raise refused("invalid", f"absorb_wrong_kind_{harm}", "stress", track=track.name)
@@ -249,11 +243,7 @@ def absorb(state: WorldState, command: AbsorbCommand, principal: Principal) -> l
         if slot is None or not slot.empty:
             raise refused("invalid", "slot_not_free", "consequences")
         if not slot.takes(harm):
-            raise RuleViolation(
-                "invalid",
-                f"That mild consequence takes only {slot.harm} harm, and this hit is {harm}.",
-                "consequences",
-            )
+            raise refused("invalid", f"mild_takes_only_{slot.harm}", "consequences")
         from_consequences += slot.severity
     _check_box_rule(target, harm, rule, chosen, action.pending_hit - from_consequences)
     from_boxes = sum(track.boxes[index].value for track, index in chosen)

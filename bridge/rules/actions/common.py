@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bridge.rules.actions.commands import Principal
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation, refused
+from bridge.rules.errors import refused
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import (
     Action,
@@ -69,7 +69,7 @@ def require_rating(ruleset: Ruleset | None, rating: str, field_name: str) -> Non
 def find_action(draft: Draft, action_id: str, *states: str) -> Action:
     action = draft.actions.get(action_id)
     if action is None:
-        raise RuleViolation("not_found", f"There is no action {action_id!r}.", "action_id")
+        raise refused("not_found", "no_action_id", "action_id", id=action_id)
     if states and action.state not in states:
         raise refused("wrong_state", "action_state", "action_id", state=action.state)
     return action
@@ -110,22 +110,20 @@ def check_stunts(
     and is named once; else a refusal naming the first that is not."""
     if len(set(named)) != len(named):
         twice = next(n for n in named if named.count(n) > 1)
-        raise RuleViolation(
-            "invalid", f"{twice!r} is named twice; a stunt counts once.", field_name
-        )
+        raise refused("invalid", "stunt_twice", field_name, stunt=twice)
     own = {s.name: s for s in character.stunts}
     for name in named:
         stunt = own.get(name)
         if stunt is None:
-            raise RuleViolation(
-                "invalid", f"{name!r} is not one of {character.name}'s stunts.", field_name
-            )
+            raise refused("invalid", "not_own_stunt", field_name, stunt=name, name=character.name)
         if not any(stunt_applies(s, skill, action) for s in character.stunts if s.name == name):
-            what = action.replace("_", " ")
-            raise RuleViolation(
+            raise refused(
                 "invalid",
-                f"{name!r} does not apply to {skill} when you {what}.",
+                "stunt_does_not_apply",
                 field_name,
+                stunt=name,
+                skill=skill,
+                action=action,
             )
 
 

@@ -18,7 +18,7 @@ from bridge.rules.actions.common import (
 from bridge.rules.actions.resolution import resolve
 from bridge.rules.dice import DiceSource
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation, refused
+from bridge.rules.errors import refused
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import (
@@ -87,20 +87,16 @@ def invoke(
     side = side_of(action, side_name)
     aspect = draft.aspects.get(command.aspect_id)
     if aspect is None:
-        raise RuleViolation("not_found", "There is no such aspect.", "aspect_id")
+        raise refused("not_found", "no_such_aspect", "aspect_id")
 
     opponent = side_of(action, other_side(side_name))
     if command.effect == "hostile":
         if not ruleset.hostile_invokes:
-            raise RuleViolation(
-                "not_in_ruleset", f"{ruleset.title} has no hostile invokes.", "effect"
-            )
+            raise refused("not_in_ruleset", "no_hostile_invokes", "effect", ruleset=ruleset.title)
         if aspect.attached_to is None or aspect.attached_to not in opponent.members:
-            raise RuleViolation(
-                "invalid", "A hostile invoke uses an aspect on the opponent.", "aspect_id"
-            )
+            raise refused("invalid", "hostile_needs_opponent_aspect", "aspect_id")
     if command.effect == "reroll" and side.roll.dice is None:
-        raise RuleViolation("invalid", "Passive opposition has no dice to reroll.", "effect")
+        raise refused("invalid", "passive_no_reroll", "effect")
 
     # The payer: a character, or the GM's budget for the GM and for NPCs (R4.2).
     holder = command.invoker
@@ -108,23 +104,17 @@ def invoke(
 
     if command.payment == "fate_point":
         if aspect.id in side.fate_point_aspects:
-            raise RuleViolation(
-                "already_invoked",
-                f"{aspect.name!r} was already invoked with a fate point on this action.",
-                "aspect_id",
+            raise refused(
+                "already_invoked", "already_invoked_aspect", "aspect_id", aspect=aspect.name
             )
         if pays_from_gm:
             if draft.gm_fate_points < 1:
-                raise RuleViolation(
-                    "no_fate_points", "The GM's fate point budget is empty.", "payment"
-                )
+                raise refused("no_fate_points", "gm_budget_empty", "payment")
             draft.set_gm_fate_points(draft.gm_fate_points - 1)
         else:
             payer = draft.character(holder)
             if payer.fate_points < 1:
-                raise RuleViolation(
-                    "no_fate_points", f"{payer.name} has no fate points left.", "payment"
-                )
+                raise refused("no_fate_points", "no_points_left", "payment", name=payer.name)
             draft.put_character(payer.model_copy(update={"fate_points": payer.fate_points - 1}))
         side = side.model_copy(update={"fate_point_aspects": (*side.fate_point_aspects, aspect.id)})
         # R4.5: invoking someone else's aspect pays them at the end of the scene.
@@ -139,11 +129,9 @@ def invoke(
         key = GM if pays_from_gm and holder == GM else holder
         held = aspect.free_invokes.get(key, 0)
         if command.payment == "boost" and aspect.kind != "boost":
-            raise RuleViolation("invalid", f"{aspect.name!r} is not a boost.", "payment")
+            raise refused("invalid", "not_a_boost", "payment", aspect=aspect.name)
         if held < 1:
-            raise RuleViolation(
-                "no_free_invokes", f"No free invoke on {aspect.name!r} to spend.", "payment"
-            )
+            raise refused("no_free_invokes", "no_free_invoke_on", "payment", aspect=aspect.name)
         remaining = {**aspect.free_invokes, key: held - 1}
         remaining = {k: v for k, v in remaining.items() if v > 0}
         if aspect.kind == "boost" and not remaining:
