@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from bridge.rules.actions import Helper, Principal, StartAction, declare
 from bridge.rules.dice import DiceSource
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation, refused
+from bridge.rules.errors import refused
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import Action, Challenge, ChallengeTask, WorldState
@@ -27,7 +27,7 @@ def start_challenge(
     if not principal.is_gm:
         raise refused("forbidden", "gm_only")
     if not tasks:
-        raise RuleViolation("invalid", "A challenge needs at least one task.", "tasks")
+        raise refused("invalid", "challenge_needs_task", "tasks")
     draft = Draft(state, "challenge.start")
     challenge = Challenge(
         id=draft.new_id("challenge"),
@@ -44,7 +44,7 @@ def start_challenge(
 def _challenge(draft: Draft, challenge_id: str) -> Challenge:
     challenge = draft.challenges.get(challenge_id)
     if challenge is None:
-        raise RuleViolation("not_found", f"There is no challenge {challenge_id!r}.", "challenge_id")
+        raise refused("not_found", "no_challenge_id", "challenge_id", id=challenge_id)
     if challenge.state != "open":
         raise refused("wrong_state", "challenge_complete", "challenge_id", name=challenge.name)
     return challenge
@@ -66,7 +66,7 @@ def roll_task(
     challenge = _challenge(draft, challenge_id)
     task = next((t for t in challenge.tasks if t.id == task_id), None)
     if task is None:
-        raise RuleViolation("not_found", f"There is no task {task_id!r}.", "task_id")
+        raise refused("not_found", "no_task_id", "task_id", id=task_id)
     if task.action_id is not None:
         raise refused("wrong_state", "task_rolled", "task_id", name=task.name)
     action = declare(
@@ -181,7 +181,7 @@ def carry_boosts(
     draft = Draft(state, "challenge.carry")
     challenge = draft.challenges.get(challenge_id)
     if challenge is None:
-        raise RuleViolation("not_found", f"There is no challenge {challenge_id!r}.")
+        raise refused("not_found", "no_challenge_id", id=challenge_id)
     draft.put_challenge(challenge.model_copy(update={"carry_boosts": carry}))
     boosts = set(challenge_boosts(state, challenge))
     kept = tuple(b for b in draft.carried_boosts if b not in boosts)

@@ -15,7 +15,7 @@ from bridge.rules.actions import (
 )
 from bridge.rules.dice import DiceSource
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation, refused
+from bridge.rules.errors import refused
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import (
@@ -50,30 +50,22 @@ def start_contest(
     if not principal.is_gm:
         raise refused("forbidden", "gm_only")
     if len(sides) < 2 and mode == "direct":
-        raise RuleViolation("invalid", "A direct contest needs at least two sides.", "sides")
+        raise refused("invalid", "two_sides_needed", "sides")
     if not sides:
-        raise RuleViolation("invalid", "A contest needs sides.", "sides")
+        raise refused("invalid", "contest_needs_sides", "sides")
     if mode == "environment" and passive_rating is None:
-        raise RuleViolation(
-            "invalid", "An environment contest needs a passive opposition.", "passive_rating"
-        )
+        raise refused("invalid", "environment_needs_passive", "passive_rating")
     draft = Draft(state, "contest.start")
     seen: set[str] = set()
     built: list[ContestSide] = []
     for index, spec in enumerate(sides):
         if not spec.members:
-            raise RuleViolation("invalid", "Every side needs a character.", f"sides.{index}")
+            raise refused("invalid", "side_needs_character", f"sides.{index}")
         for member in spec.members:
             if member not in draft.characters:
-                raise RuleViolation(
-                    "unknown_actor",
-                    f"The bridge does not know actor {member!r}.",
-                    f"sides.{index}",
-                )
+                raise refused("unknown_actor", "unknown_actor_sync", f"sides.{index}", id=member)
             if member in seen:
-                raise RuleViolation(
-                    "invalid", "A character can only be on one side.", f"sides.{index}"
-                )
+                raise refused("invalid", "one_side_only", f"sides.{index}")
             seen.add(member)
         built.append(ContestSide(id=f"s{index + 1}", name=spec.name, members=spec.members))
     contest = Contest(
@@ -93,7 +85,7 @@ def start_contest(
 def _contest(draft: Draft, contest_id: str) -> Contest:
     contest = draft.contests.get(contest_id)
     if contest is None:
-        raise RuleViolation("not_found", f"There is no contest {contest_id!r}.", "contest_id")
+        raise refused("not_found", "no_contest_id", "contest_id", id=contest_id)
     if contest.state != "open":
         raise refused("wrong_state", "over", "contest_id", name=contest.name)
     return contest
@@ -102,7 +94,7 @@ def _contest(draft: Draft, contest_id: str) -> Contest:
 def _side(contest: Contest, side_id: str) -> ContestSide:
     side = next((s for s in contest.sides if s.id == side_id), None)
     if side is None:
-        raise RuleViolation("not_found", f"There is no side {side_id!r}.", "side_id")
+        raise refused("not_found", "no_side_id", "side_id", id=side_id)
     if side.conceded:
         raise refused("wrong_state", "side_conceded", "side_id", name=side.name)
     return side
@@ -190,7 +182,7 @@ def contest_advantage(
     contest = _contest(draft, contest_id)
     side = _side(contest, side_id)
     if actor_id not in side.members:
-        raise RuleViolation("invalid", "The actor must be on that side.", "actor_id")
+        raise refused("invalid", "actor_on_side", "actor_id")
     slot = _slot(contest, side_id)
     if slot.action_id is not None or slot.forfeited:
         raise refused("wrong_state", "advantage_before_roll", "side_id")

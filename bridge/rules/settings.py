@@ -41,10 +41,8 @@ def change_ruleset(state: WorldState, principal: Principal, ruleset_id: str) -> 
     if not principal.is_gm:
         raise refused("forbidden", "gm_only")
     if ruleset_id not in RULESETS:
-        raise RuleViolation(
-            "invalid",
-            f"There is no ruleset {ruleset_id!r}; choose one of: {', '.join(sorted(RULESETS))}.",
-            "ruleset",
+        raise refused(
+            "invalid", "no_ruleset", "ruleset", id=ruleset_id, rulesets=", ".join(sorted(RULESETS))
         )
     if ruleset_id == state.ruleset:
         return []

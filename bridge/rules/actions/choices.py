@@ -25,7 +25,7 @@ from bridge.rules.actions.common import (
 from bridge.rules.actions.resolution import finish, start_hit, succeed
 from bridge.rules.consequences import place_consequence
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation, refused
+from bridge.rules.errors import refused
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import (
@@ -373,13 +373,9 @@ def take_hint(state: WorldState, action_id: str, principal: Principal) -> list[E
     draft = Draft(state, "action.hint")
     action = find_action(draft, action_id, "resolved")
     if action.hint != "offered":
-        raise RuleViolation(
-            "wrong_state",
-            "This action has no hint on offer."
-            if action.hint is None
-            else "The hint was already taken.",
-            "action_id",
-        )
+        if action.hint is None:
+            raise refused("wrong_state", "no_hint_offered", "action_id")
+        raise refused("wrong_state", "hint_taken", "action_id")
     leader = find_character(draft, action.actor.leader or "", "action_id")
     require_control(principal, leader, "action_id")
     scene = draft.scene
