@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bridge.rules.actions import Principal
-from bridge.rules.errors import RuleViolation, refused
+from bridge.rules.errors import refused
 from bridge.rules.events import Event, RulesetPut, SettingsPut
 from bridge.rules.ruleset import RULESETS
 from bridge.rules.state import WorldState
@@ -46,18 +46,20 @@ def change_ruleset(state: WorldState, principal: Principal, ruleset_id: str) -> 
         )
     if ruleset_id == state.ruleset:
         return []
-    busy = [
-        *(f"the conflict {c.name!r}" for c in state.conflicts.values() if c.state == "open"),
-        *(f"the contest {c.name!r}" for c in state.contests.values() if c.state == "open"),
-        *(f"the challenge {c.name!r}" for c in state.challenges.values() if c.state == "open"),
-    ]
+    # What is still open, by name (conflicts, contests, challenges), and how many actions.
+    open_names = ", ".join(
+        c.name
+        for group in (state.conflicts, state.contests, state.challenges)
+        for c in group.values()
+        if c.state == "open"
+    )
     unresolved = sum(1 for a in state.actions.values() if not a.closed)
-    if unresolved:
-        busy.append(f"{unresolved} unresolved action{'s' if unresolved > 1 else ''}")
-    if busy:
-        raise RuleViolation(
-            "wrong_state",
-            f"Change the rules between scenes: finish {', '.join(busy)} first.",
-            "ruleset",
+    if open_names and unresolved:
+        raise refused(
+            "wrong_state", "rules_busy_both", "ruleset", open=open_names, actions=unresolved
         )
+    if open_names:
+        raise refused("wrong_state", "rules_busy_open", "ruleset", open=open_names)
+    if unresolved:
+        raise refused("wrong_state", "rules_busy_actions", "ruleset", actions=unresolved)
     return [RulesetPut(reason="world.ruleset", ruleset=ruleset_id)]
