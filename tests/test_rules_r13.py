@@ -645,7 +645,7 @@ def test_r13_9_the_gm_changes_the_ruleset_between_scenes_and_the_log_replays() -
     assert change_ruleset(table.state, GM_USER, "fate-condensed") == []
     cid = start(table, first_id="b")
     refusal = refused("wrong_state", lambda: change_ruleset(table.state, GM_USER, "fate-core"))
-    assert "Crypt" in refusal.message
+    assert "Crypt" in worded(refusal.code, refusal.message, refusal.params)
     table.run(lambda s: conflict.end_conflict(s, cid, GM_USER))
     table.run(lambda s: change_ruleset(s, GM_USER, "fate-core"))
     assert table.state.ruleset == "fate-core" and table.ruleset is FATE_CORE
