@@ -12,7 +12,7 @@ hand out the same dict to every card showing it): nothing may change a view once
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache, lru_cache
+from functools import lru_cache
 from typing import cast
 
 from bridge import protocol
@@ -34,7 +34,7 @@ from bridge.protocol import (
     ExchangeView,
     InvokeOddsView,
     OddsView,
-    OutcomeLabel,
+    OutcomeName,
     PromptKind,
     Rated,
     RulesetInfo,
@@ -74,16 +74,16 @@ from bridge.view_index import ByIdentity, aspect_index, open_actions
 GM_NAME = "GM"
 
 
-# One view of a value serves every card showing it: the few ladder values and names of
-# a table are built once, not on every card.
+# One view of a value serves every card showing it: the few ladder values of a table are
+# built once, not on every card.
 @lru_cache(maxsize=4096)
-def _rated(ruleset_id: str, value: int) -> Rated:
-    return {"value": value, "label": get_ruleset(ruleset_id).ladder_label(value)}
+def _rated(value: int) -> Rated:
+    return {"value": value}
 
 
 def rated(value: int, ruleset: Ruleset) -> Rated:
-    """A ladder value with its word (R1.3)."""
-    return _rated(ruleset.id, value)
+    """A ladder value (R1.3); the reader names it in its own language."""
+    return _rated(value)
 
 
 @lru_cache(maxsize=8192)
@@ -265,7 +265,6 @@ def action_card(
         "action_id": action.id,
         "ruleset": ruleset.id,
         "action_type": action.type,
-        "action_label": ruleset.action_names.get(action.type, action.type),
         "state": action.state,
         "actor": _side(state, action.actor, ruleset),
         "opposition": _side(state, action.opposition, ruleset),
@@ -290,7 +289,6 @@ def action_card(
         ],
         "shifts": shift_count,
         "outcome": outcome,
-        "outcome_label": ruleset.outcome_names[outcome] if outcome else None,
         "provisional": provisional,
         "succeeded": action.succeeded,
         "pending_choice": action.pending_choice,
@@ -384,19 +382,13 @@ def _invoke_odds(action: Action, ruleset: Ruleset) -> InvokeOddsView | None:
     return {
         "actor": view(sides["actor"]),
         "opposition": view(sides["opposition"]),
-        "outcomes": outcome_labels(ruleset),
+        "outcomes": outcome_ids(ruleset),
     }
 
 
-def outcome_labels(ruleset: Ruleset) -> list[OutcomeLabel]:
-    """The ruleset's outcome names, fumble to excel (R3.1)."""
-    return list(_outcome_labels(ruleset.id))
-
-
-@cache
-def _outcome_labels(ruleset_id: str) -> tuple[OutcomeLabel, ...]:
-    names = get_ruleset(ruleset_id).outcome_names
-    return tuple({"id": o, "label": names[o]} for o in OUTCOMES)
+def outcome_ids(ruleset: Ruleset) -> list[OutcomeName]:
+    """The outcomes, fumble to excel (R3.1); the reader names them for ``ruleset``."""
+    return list(OUTCOMES)
 
 
 def _slots(character: Character, state: WorldState) -> list[SlotState]:
@@ -628,9 +620,6 @@ def challenge_view(challenge: Challenge, state: WorldState, ruleset: Ruleset) ->
                 else None,
                 "shifts": action.shifts if action else None,
                 "outcome": action.outcome if action else None,
-                "outcome_label": ruleset.outcome_names[action.outcome]
-                if action and action.outcome
-                else None,
                 "state": action.state if action else None,
                 "succeeded": action.succeeded if action else None,
                 "costs": [
@@ -797,7 +786,6 @@ def history_entry(
             "card_id": card_id,
             "kind": history.kind_of(action),
             "action_type": action.type,
-            "action_label": card["action_label"],
             "requested_by": action.requested_by,
             "actor": card["actor"],
             "opposition": card["opposition"],
@@ -807,7 +795,6 @@ def history_entry(
             "invokes": card["invokes"],
             "shifts": card["shifts"],
             "outcome": None if cancelled else card["outcome"],
-            "outcome_label": None if cancelled else card["outcome_label"],
             "succeeded": None if cancelled else action.succeeded,
             "costs": [
                 {"severity": c.severity, "kind": c.kind, "text": c.text} for c in action.costs

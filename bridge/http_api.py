@@ -470,7 +470,7 @@ class HttpApi:
                     headers["Retry-After"] = "1"
                 return web.json_response(exc.ack, status=exc.status, headers=headers)
             except IntentError as exc:
-                ack = error(exc.code, exc.message, exc.field)
+                ack = error(exc.code, exc.message, exc.field, exc.params)
                 return web.json_response(ack, status=_status(ack))
             data = result.model_dump(mode="json") if isinstance(result, BaseModel) else result
             return web.json_response(data)

@@ -265,8 +265,8 @@ def test_a_view_unlike_its_definition_is_refused() -> None:
     for bad, definition in (
         ({**good, "extra": 1}, protocol.CardCharacter),
         ({"id": "hero"}, protocol.CardCharacter),
-        ({"value": "3", "label": "Good"}, protocol.Rated),
-        ({"value": True, "label": "Good"}, protocol.Rated),
+        ({"value": "3"}, protocol.Rated),
+        ({"value": True}, protocol.Rated),
         ({**aspect, "kind": "weather"}, protocol.CardAspect),
     ):
         with pytest.raises(ValidationError):

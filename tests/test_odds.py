@@ -99,7 +99,9 @@ async def test_the_roll_dialogs_odds_over_the_socket(table: dict[str, Seat]) -> 
     alone = await paul.ok("action.odds", actor_id=BROUSSEAU["id"], skill="Athletics", opposition=4)
     assert alone["modifier"] == 3 and alone["odds"]["out_of"] == 81
     assert (alone["odds"]["succeed"] + alone["odds"]["excel"], alone["odds"]["tie"]) == (15, 16)
-    assert [o["label"] for o in alone["outcomes"]] == ["Fumble", "Tie", "Succeed", "Excel"]
+    # The outcomes travel as ids with the ruleset that names them (DESIGN: every language).
+    assert alone["outcomes"] == ["fumble", "tie", "succeed", "excel"]
+    assert alone["ruleset"] == "unwritten"
     helped = await paul.ok(
         "action.odds",
         actor_id=BROUSSEAU["id"],

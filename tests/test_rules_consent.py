@@ -22,6 +22,7 @@ from bridge.rules.events import ActionPut
 from bridge.rules.ruleset import FATE_CONDENSED, UNWRITTEN, Ruleset
 from bridge.rules.settings import change_settings
 from bridge.rules.state import Action, Aspect, Character, WorldState
+from bridge.service.session import worded
 from tests.fuzzing import examples
 from tests.rules_fixtures import (
     ANNA,
@@ -115,7 +116,7 @@ def test_consent_to_harm_an_advantage_on_anothers_character_waits_for_its_owners
     error = refused(
         "awaiting_consent", lambda: actions.roll_now(table.state, action_id, PAUL, dice())
     )
-    assert "Margot" in error.message
+    assert "Margot" in worded(error.code, error.message, error.params)
     refused(
         "forbidden", lambda: actions.answer_help(table.state, action_id, "m", True, PAUL, dice())
     )

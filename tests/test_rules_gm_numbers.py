@@ -10,6 +10,7 @@ from bridge.rules.engine import replay
 from bridge.rules.ruleset import UNWRITTEN
 from bridge.rules.scene import end_scene
 from bridge.rules.settings import change_settings
+from bridge.service.session import worded
 from tests.rules_fixtures import ANNA, GM_USER, PAUL, Table, dice, refused, world
 
 ZERO: Roll = (0, 0, 0, 0)
@@ -369,4 +370,4 @@ def test_r5_5_only_an_excelled_discover_has_a_hint() -> None:
     pass_both(table, action_id)
     assert table.action(action_id).outcome == "succeed"
     error = refused("wrong_state", lambda: actions.take_hint(table.state, action_id, PAUL))
-    assert "no hint" in error.message
+    assert "no hint" in worded(error.code, error.message, error.params)

@@ -23,6 +23,7 @@ from bridge.rules.ruleset import (
 from bridge.rules.scene import end_scene
 from bridge.rules.settings import change_ruleset, change_settings
 from bridge.rules.state import HarmKind, StressTrack, Stunt
+from bridge.service.session import worded
 from tests.rules_fixtures import (
     ANNA,
     GM_USER,
@@ -141,12 +142,13 @@ def absorb(table: Table, action_id: str, *marks: tuple[str, tuple[int, ...]], **
 def refused_absorb(
     table: Table, action_id: str, *marks: tuple[str, tuple[int, ...]], **slots: str
 ) -> str:
-    """The absorb is refused as invalid and nothing changes; the refusal's message."""
+    """The absorb is refused as invalid and nothing changes; the refusal in English, as the
+    bridge words it from the module's en.json."""
     before = table.state
     command = absorb_command(action_id, *marks, **slots)
     refusal = refused("invalid", lambda: actions.absorb(table.state, command, GM_USER))
     assert table.state is before
-    return refusal.message
+    return worded(refusal.code, refusal.message, refusal.params)
 
 
 def marks(table: Table, character_id: str) -> dict[str, list[bool]]:
@@ -469,7 +471,7 @@ def test_r13_5_a_player_acts_only_on_its_turn_the_gm_for_anyone_defend_needs_non
         "not_your_turn",
         lambda: actions.start_action(table.state, overcome, PAUL, dice(ZERO), table.ruleset),
     )
-    assert "Margot" in refusal.message
+    assert "Margot" in worded(refusal.code, refusal.message, refusal.params)
     table.run(lambda s: actions.start_action(s, overcome, GM_USER, dice(ZERO), table.ruleset))
     # The ghoul attacks Brousseau, who defends though it is Margot's turn.
     attack = StartAction("attack", "g", "Fight", opposer_id="b")
@@ -643,7 +645,7 @@ def test_r13_9_the_gm_changes_the_ruleset_between_scenes_and_the_log_replays() -
     assert change_ruleset(table.state, GM_USER, "fate-condensed") == []
     cid = start(table, first_id="b")
     refusal = refused("wrong_state", lambda: change_ruleset(table.state, GM_USER, "fate-core"))
-    assert "Crypt" in refusal.message
+    assert "Crypt" in worded(refusal.code, refusal.message, refusal.params)
     table.run(lambda s: conflict.end_conflict(s, cid, GM_USER))
     table.run(lambda s: change_ruleset(s, GM_USER, "fate-core"))
     assert table.state.ruleset == "fate-core" and table.ruleset is FATE_CORE

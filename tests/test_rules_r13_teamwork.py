@@ -439,7 +439,7 @@ def test_r13_1_accelerated_refuses_a_skill_that_is_not_an_approach() -> None:
         "not_an_approach",
         lambda: actions.start_action(table.state, athletics, GM_USER, dice(ZERO), table.ruleset),
     )
-    assert refusal.field == "skill" and "Forceful" in refusal.message
+    assert refusal.field == "skill" and "Forceful" in str(refusal.params["approaches"])
     assert table.state is before
     attack = StartAction("attack", "f", "Forceful", opposer_id="g")
     table.run(lambda s: actions.start_action(s, attack, GM_USER, dice(), table.ruleset))

@@ -12,6 +12,7 @@ from bridge.rules.engine import SheetSlot
 from bridge.rules.ruleset import FATE_ACCELERATED, UNWRITTEN
 from bridge.rules.scene import end_scene
 from bridge.rules.state import Contest, ContestSide, ExchangeRoll, Zone
+from bridge.service.session import worded
 from tests.rules_fixtures import (
     ANNA,
     BROUSSEAU,
@@ -407,7 +408,8 @@ def test_r11_3_a_dropped_zone_needs_its_occupants_placed_anew() -> None:
     smaller = [GRAVEYARD[0], Zone(name="Crypt", adjacent=("Gate",))]
     why = refused("invalid", lambda: conflict.redraw_zones(table.state, cid, smaller, {}, GM_USER))
     assert why.field == "positions"
-    assert "Ghoul" in why.message and "Tomb" in why.message
+    said = worded(why.code, why.message, why.params)
+    assert "Ghoul" in said and "Tomb" in said
     assert table.state.conflicts[cid].zones == GRAVEYARD
     table.run(lambda s: conflict.redraw_zones(s, cid, smaller, {"g": "Crypt"}, GM_USER))
     c = table.state.conflicts[cid]
@@ -426,7 +428,7 @@ def test_r11_3_a_redrawn_map_is_the_gms_and_must_hold_together() -> None:
     before = table.state
     gate = Zone(name="Gate")
     why = refused("forbidden", lambda: conflict.redraw_zones(table.state, cid, GRAVEYARD, {}, PAUL))
-    assert "GM" in why.message
+    assert why.params == {"reason": "gm_only"}  # worded "Only the GM may do that."
     cases: list[tuple[Sequence[Zone], dict[str, str], str, str]] = [
         ([gate, Zone(name="Yard", adjacent=("Moat",))], {}, "zones", "Moat"),
         ([gate, gate], {}, "zones", "Gate"),
@@ -437,7 +439,8 @@ def test_r11_3_a_redrawn_map_is_the_gms_and_must_hold_together() -> None:
     for zones, positions, field, named in cases:
         redraw = partial(conflict.redraw_zones, table.state, cid, zones, positions, GM_USER)
         why = refused("invalid", redraw)
-        assert (why.field, named in why.message) == (field, True), (zones, positions, why)
+        said = worded(why.code, why.message, why.params)
+        assert (why.field, named in said) == (field, True), (zones, positions, why)
     refused(
         "not_found",
         lambda: conflict.redraw_zones(table.state, "nope", GRAVEYARD, {}, GM_USER),

@@ -14,6 +14,7 @@ from bridge.rules.events import EVENT_ADAPTER, CharacterPut
 from bridge.rules.ruleset import FATE_CONDENSED
 from bridge.rules.settings import change_settings
 from bridge.rules.state import Character, HarmKind, StressTrack
+from bridge.service.session import worded
 from tests.fuzzing import examples
 from tests.rules_fixtures import (
     ANNA,
@@ -214,7 +215,9 @@ def test_r11_3_an_attack_in_a_conflict_is_of_the_conflicts_kind() -> None:
         "invalid",
         lambda: actions.start_action(table.state, wrong, PAUL, dice(ZERO), table.ruleset),
     )
-    assert violation.field == "attack_kind" and "physical conflict" in violation.message
+    assert violation.field == "attack_kind" and "physical conflict" in worded(
+        violation.code, violation.message, violation.params
+    )
     attack(table, 1, kind="physical")
     assert table.action().attack_kind == "physical"
 

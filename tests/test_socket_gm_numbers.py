@@ -33,7 +33,7 @@ async def test_r2_1_a_players_rating_of_minus_10_no_longer_excels_without_the_gm
     assert card["state"] == "confirming" and card["outcome"] is None
     assert card["actor"]["dice"] is None
     assert card["proposal"] == {
-        "passive_rating": {"value": -10, "label": "-10"},
+        "passive_rating": {"value": -10},
         "dangerous_actor": False,
         "dangerous_opposition": False,
     }
@@ -294,6 +294,7 @@ async def test_r11_2_a_contest_roll_waits_for_the_sides_advantage_and_a_fumble_f
         "message": "Brousseau's advantage before the roll is not resolved yet; "
         "its contest roll waits for it.",
         "field": "side_id",
+        "params": {"reason": "advantage_first", "name": "Brousseau"},
     }
     card = await paul.card("action.pass", action_id=advantage, side="actor")
     assert card["outcome"] == "fumble"

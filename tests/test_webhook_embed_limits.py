@@ -37,7 +37,7 @@ def name(prefix: str, index: int) -> str:
 def challenge_emit(tasks: int) -> Any:
     """A completed challenge of ``tasks`` tasks (20: the most the wire takes), every name
     as long as the wire allows: R11.1's summary card, as stored."""
-    rated = {"value": 8, "label": "Legendary"}
+    rated = {"value": 8}  # protocol 7: the value alone; the embed words it from en.json
     return CARD_EMIT.validate_python(
         {
             "seq": 41,
@@ -64,7 +64,6 @@ def challenge_emit(tasks: int) -> Any:
                             "total": rated,
                             "shifts": 0,
                             "outcome": "tie",
-                            "outcome_label": "Tie",
                             "state": "resolved",
                             "succeeded": True,
                             "costs": [],

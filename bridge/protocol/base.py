@@ -20,7 +20,11 @@ from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 # 3: a commit's emits travel in one ``emits`` frame.
 # 4: the sender hears its own commit's emits in its answer (``AckOk.emits``).
 # 5: relay mode: the GM's connection carries other users' intents (``relay``).
-PROTOCOL_VERSION = 6
+# 6: R13's intents and views (the three Fate SRD rulesets).
+# 7: the wire carries ids and parameters, never sentences: ladder values without words,
+#    action and outcome ids without names, refusals with ``params`` (the module words them
+#    in its user's language; ``message`` stays the English for HTTP readers).
+PROTOCOL_VERSION = 7
 NAMESPACE = "/fate"
 MAX_MESSAGE_BYTES = 64 * 1024
 

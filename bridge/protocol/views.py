@@ -66,10 +66,19 @@ class Health(Outbound):
     protocol: int
 
 
+# A refusal's named parameters: what the module's sentence for its code fills in.
+ErrorParam = str | int
+
+
 class ErrorInfo(Outbound):
+    """A refusal: the module says it in its user's language from ``code``, ``field`` and
+    ``params`` (``FATEBRIDGE.Error.<code>``); ``message`` is the bridge's English rendering,
+    for the HTTP API, the command line and logs."""
+
     code: ErrorCode
     message: str
     field: str | None = None
+    params: dict[str, ErrorParam] = {}
 
 
 # --- bridge -> clients emits ------------------------------------------------
@@ -77,8 +86,9 @@ class ErrorInfo(Outbound):
 
 @_view
 class Rated(TypedDict):
+    """A ladder value; its word is the reader's (``FATEBRIDGE.Ladder.<value>``)."""
+
     value: int
-    label: str
 
 
 @_view
@@ -229,18 +239,15 @@ class SideInvokeOdds(TypedDict):
     reroll: OddsView | None
 
 
-@_view
-class OutcomeLabel(TypedDict):
-    id: Literal["fumble", "tie", "succeed", "excel"]
-    label: str
+OutcomeName = Literal["fumble", "tie", "succeed", "excel"]
 
 
 @_view
 class InvokeOddsView(TypedDict):
     actor: SideInvokeOdds
     opposition: SideInvokeOdds
-    # The ruleset's outcome names, in order (fumble, tie, succeed, excel).
-    outcomes: list[OutcomeLabel]
+    # The ruleset's outcomes, in order (fumble, tie, succeed, excel): ids the reader names.
+    outcomes: list[OutcomeName]
 
 
 @_view
@@ -251,7 +258,6 @@ class ActionCard(TypedDict):
     action_id: str
     ruleset: str
     action_type: ActionTypeName
-    action_label: str
     state: Literal[
         "confirming",
         "declared",
@@ -274,7 +280,6 @@ class ActionCard(TypedDict):
     invokes: list[CardInvoke]
     shifts: int | None
     outcome: Literal["fumble", "tie", "succeed", "excel"] | None
-    outcome_label: str | None
     provisional: bool
     succeeded: bool | None
     pending_choice: str | None
@@ -376,7 +381,6 @@ class TaskView(TypedDict):
     total: Rated | None
     shifts: int | None
     outcome: Literal["fumble", "tie", "succeed", "excel"] | None
-    outcome_label: str | None
     state: str | None
     succeeded: bool | None
     costs: list[CostView]
@@ -702,8 +706,9 @@ EMITS: dict[str, Any] = {
 
 
 class ActionOption(Outbound):
+    """An action the ruleset offers; the module names it (``FATEBRIDGE.Action.<id>``)."""
+
     id: str
-    label: str
 
 
 class HelloData(Outbound):
@@ -772,7 +777,6 @@ class HistoryEntry(Outbound):
     card_id: str
     kind: str
     action_type: ActionTypeName
-    action_label: str
     requested_by: str
     actor: CardSide
     opposition: CardSide
@@ -782,7 +786,6 @@ class HistoryEntry(Outbound):
     invokes: list[CardInvoke]
     shifts: int | None
     outcome: Literal["fumble", "tie", "succeed", "excel"] | None
-    outcome_label: str | None
     succeeded: bool | None
     costs: list[HistoryCost]
     effects: list[CardEffect]
@@ -936,7 +939,8 @@ class ActionOddsData(Outbound):
     modifier: int
     opposition: int
     odds: OddsView
-    outcomes: list[OutcomeLabel]
+    ruleset: str
+    outcomes: list[OutcomeName]
 
 
 class AnchorMismatch(Outbound):

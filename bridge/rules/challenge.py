@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from bridge.rules.actions import Helper, Principal, StartAction, declare
 from bridge.rules.dice import DiceSource
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import refused
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import Action, Challenge, ChallengeTask, WorldState
@@ -25,9 +25,9 @@ def start_challenge(
     state: WorldState, name: str, tasks: Sequence[TaskSpec], principal: Principal
 ) -> list[Event]:
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM may set up a challenge.")
+        raise refused("forbidden", "gm_only")
     if not tasks:
-        raise RuleViolation("invalid", "A challenge needs at least one task.", "tasks")
+        raise refused("invalid", "challenge_needs_task", "tasks")
     draft = Draft(state, "challenge.start")
     challenge = Challenge(
         id=draft.new_id("challenge"),
@@ -44,9 +44,9 @@ def start_challenge(
 def _challenge(draft: Draft, challenge_id: str) -> Challenge:
     challenge = draft.challenges.get(challenge_id)
     if challenge is None:
-        raise RuleViolation("not_found", f"There is no challenge {challenge_id!r}.", "challenge_id")
+        raise refused("not_found", "no_challenge_id", "challenge_id", id=challenge_id)
     if challenge.state != "open":
-        raise RuleViolation("wrong_state", f"{challenge.name} is complete.", "challenge_id")
+        raise refused("wrong_state", "challenge_complete", "challenge_id", name=challenge.name)
     return challenge
 
 
@@ -66,9 +66,9 @@ def roll_task(
     challenge = _challenge(draft, challenge_id)
     task = next((t for t in challenge.tasks if t.id == task_id), None)
     if task is None:
-        raise RuleViolation("not_found", f"There is no task {task_id!r}.", "task_id")
+        raise refused("not_found", "no_task_id", "task_id", id=task_id)
     if task.action_id is not None:
-        raise RuleViolation("wrong_state", f"{task.name!r} was already rolled.", "task_id")
+        raise refused("wrong_state", "task_rolled", "task_id", name=task.name)
     action = declare(
         draft,
         StartAction(
@@ -177,11 +177,11 @@ def carry_boosts(
 ) -> list[Event]:
     """R11.1, R12.1: unused boosts may carry into a directly connected next scene."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM decides what carries over.")
+        raise refused("forbidden", "gm_only")
     draft = Draft(state, "challenge.carry")
     challenge = draft.challenges.get(challenge_id)
     if challenge is None:
-        raise RuleViolation("not_found", f"There is no challenge {challenge_id!r}.")
+        raise refused("not_found", "no_challenge_id", id=challenge_id)
     draft.put_challenge(challenge.model_copy(update={"carry_boosts": carry}))
     boosts = set(challenge_boosts(state, challenge))
     kept = tuple(b for b in draft.carried_boosts if b not in boosts)

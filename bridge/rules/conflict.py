@@ -9,7 +9,7 @@ from typing import Literal
 
 from bridge.rules.actions import Principal, may_control
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import refused
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import Character, Conflict, ConflictSide, WorldState, Zone
@@ -97,34 +97,26 @@ def start_conflict(
     for its kind (``order_skill`` overrides it), or elective (Fate Condensed), opened by
     ``first_id`` (default: the first member of the first side)."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM may start a conflict.")
+        raise refused("forbidden", "gm_only")
     if not ruleset.conflicts:
-        raise RuleViolation(
-            "not_in_ruleset", f"{ruleset.title} resolves harm without conflicts.", "kind"
-        )
+        raise refused("not_in_ruleset", "no_conflicts", "kind", ruleset=ruleset.title)
     if len(sides) < 2:
-        raise RuleViolation("invalid", "A conflict needs at least two sides.", "sides")
+        raise refused("invalid", "two_sides_needed", "sides")
     draft = Draft(state, "conflict.start")
     members: list[Character] = []
     for index, spec in enumerate(sides):
         for member in spec.members:
             character = draft.characters.get(member)
             if character is None:
-                raise RuleViolation(
-                    "unknown_actor",
-                    f"The bridge does not know actor {member!r}.",
-                    f"sides.{index}",
-                )
+                raise refused("unknown_actor", "unknown_actor_sync", f"sides.{index}", id=member)
             if character in members:
-                raise RuleViolation(
-                    "invalid", "A character can only be on one side.", f"sides.{index}"
-                )
+                raise refused("invalid", "one_side_only", f"sides.{index}")
             members.append(character)
     zone_names = _zone_names(zones)
     placed = _placed(positions or {}, zone_names, {m.id for m in members})
     for joining in members:
         if conflict_of(draft, joining.id) is not None:
-            raise RuleViolation("invalid", f"{joining.name} is already in a conflict.", "sides")
+            raise refused("invalid", "already_in_conflict", "sides", name=joining.name)
     elective = ruleset.turn_order == "elective" and order_skill is None
     turn = 0
     if elective:
@@ -135,13 +127,11 @@ def start_conflict(
         skill = ""
         if first_id is not None:
             if first_id not in order:
-                raise RuleViolation("invalid", "Whoever opens must be in the conflict.", "first_id")
+                raise refused("invalid", "opener_in_conflict", "first_id")
             turn = order.index(first_id)
     else:
         if first_id is not None:
-            raise RuleViolation(
-                "invalid", "The turn order is by rating here: nobody picks who opens.", "first_id"
-            )
+            raise refused("invalid", "order_by_rating_open", "first_id")
         skill = order_skill or ruleset.turn_order_skills[kind]
         order, ratings, ties = turn_order(
             members,
@@ -178,14 +168,17 @@ def _zone_names(zones: Sequence[Zone]) -> set[str]:
     names: set[str] = set()
     for zone in zones:
         if zone.name in names:
-            raise RuleViolation("invalid", f"Two zones are called {zone.name!r}.", "zones")
+            raise refused("invalid", "zone_twice", "zones", zone=zone.name)
         names.add(zone.name)
     for zone in zones:
         unknown = sorted(set(zone.adjacent) - names)
         if unknown:
-            listed = ", ".join(repr(u) for u in unknown)
-            raise RuleViolation(
-                "invalid", f"Unknown zones next to {zone.name!r}: {listed}.", "zones"
+            raise refused(
+                "invalid",
+                "unknown_adjacent_zones",
+                "zones",
+                zone=zone.name,
+                zones=", ".join(unknown),
             )
     return names
 
@@ -197,16 +190,16 @@ def _placed(
     its map; RuleViolation "invalid" on "positions" otherwise."""
     for who, where in positions.items():
         if where not in zone_names or who not in members:
-            raise RuleViolation("invalid", f"Can't place {who!r} in {where!r}.", "positions")
+            raise refused("invalid", "cannot_place", "positions", who=who, zone=where)
     return dict(positions)
 
 
 def _conflict(draft: Draft, conflict_id: str) -> Conflict:
     conflict = draft.conflicts.get(conflict_id)
     if conflict is None:
-        raise RuleViolation("not_found", f"There is no conflict {conflict_id!r}.", "conflict_id")
+        raise refused("not_found", "no_conflict_id", "conflict_id", id=conflict_id)
     if conflict.state != "open":
-        raise RuleViolation("wrong_state", f"{conflict.name} is over.", "conflict_id")
+        raise refused("wrong_state", "over", "conflict_id", name=conflict.name)
     return conflict
 
 
@@ -215,16 +208,14 @@ def reorder(
 ) -> list[Event]:
     """R11.3: the GM breaks ties; the order must still run from highest to lowest."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM breaks ties.")
+        raise refused("forbidden", "gm_only")
     draft = Draft(state, "conflict.order")
     conflict = _conflict(draft, conflict_id)
     if sorted(order) != sorted(conflict.order):
-        raise RuleViolation("invalid", "The order must list every participant once.", "order")
+        raise refused("invalid", "order_every_once", "order")
     values = [conflict.ratings[c] for c in order]
     if any(a < b for a, b in itertools.pairwise(values)):
-        raise RuleViolation(
-            "invalid", "Only ties may be reordered: higher ratings go first.", "order"
-        )
+        raise refused("invalid", "only_ties_reordered", "order")
     draft.put_conflict(conflict.model_copy(update={"order": tuple(order), "ties": ()}))
     return draft.events()
 
@@ -248,7 +239,7 @@ def next_turn(
     conflict = _conflict(draft, conflict_id)
     current = draft.character(conflict.order[conflict.turn])
     if not (principal.is_gm or may_control(principal, current)):
-        raise RuleViolation("forbidden", f"It is {current.name}'s turn.", "conflict_id")
+        raise refused("forbidden", "turn_of", "conflict_id", name=current.name)
     standing = standing_sides(draft, conflict)
     if len(standing) <= 1:
         close(draft, conflict, standing[0] if standing else None)
@@ -257,9 +248,7 @@ def next_turn(
         conflict = _elective_next(draft, conflict, current, next_id)
     else:
         if next_id is not None:
-            raise RuleViolation(
-                "invalid", "The turn order is by rating here: nobody picks who is next.", "next_id"
-            )
+            raise refused("invalid", "order_by_rating_next", "next_id")
         turn, exchange = conflict.turn, conflict.exchange
         for _ in range(len(conflict.order)):
             turn += 1
@@ -287,15 +276,11 @@ def _elective_next(
         acted, waiting, exchange = (), still_in, exchange + 1
     if next_id is None:
         names = ", ".join(draft.character(c).name for c in waiting)
-        raise RuleViolation("invalid", f"Pick who goes next: {names}.", "next_id")
+        raise refused("invalid", "pick_next_of", "next_id", names=names)
+    if next_id not in waiting and next_id in still_in:
+        raise refused("invalid", "pick_waiting", "next_id")
     if next_id not in waiting:
-        raise RuleViolation(
-            "invalid",
-            "Pick someone still in the conflict who has not acted this exchange."
-            if next_id in still_in
-            else "Pick someone still in the conflict.",
-            "next_id",
-        )
+        raise refused("invalid", "pick_still_in", "next_id")
     return conflict.model_copy(
         update={"turn": conflict.order.index(next_id), "acted": acted, "exchange": exchange}
     )
@@ -315,24 +300,19 @@ def full_defense(
         ruleset.full_defense == "always"
         or (ruleset.full_defense == "option" and state.settings.full_defense)
     ):
-        raise RuleViolation(
-            "not_in_ruleset",
-            f"{ruleset.title} plays without full defense"
-            + (" unless the GM turns it on." if ruleset.full_defense == "option" else "."),
-            "conflict_id",
-        )
+        if ruleset.full_defense == "option":
+            raise refused(
+                "not_in_ruleset", "full_defense_option", "conflict_id", ruleset=ruleset.title
+            )
+        raise refused("not_in_ruleset", "no_full_defense", "conflict_id", ruleset=ruleset.title)
     conflict = _conflict(draft, conflict_id)
     character = _member(draft, conflict, character_id)
     if not may_control(principal, character):
-        raise RuleViolation("forbidden", f"You may not act for {character.name}.", "character_id")
+        raise refused("forbidden", "act_for", "character_id", name=character.name)
     if conflict.current != character_id and not principal.is_gm:
-        raise RuleViolation(
-            "not_your_turn", f"{character.name} takes full defense on its own turn.", "character_id"
-        )
+        raise refused("not_your_turn", "full_defense_own_turn", "character_id", name=character.name)
     if character_id in conflict.full_defense:
-        raise RuleViolation(
-            "invalid", f"{character.name} is already in full defense.", "character_id"
-        )
+        raise refused("invalid", "already_full_defense", "character_id", name=character.name)
     draft.put_conflict(
         conflict.model_copy(update={"full_defense": (*conflict.full_defense, character_id)})
     )
@@ -350,13 +330,9 @@ def concede(
     conflict = _conflict(draft, conflict_id)
     character = _member(draft, conflict, character_id)
     if not may_control(principal, character):
-        raise RuleViolation(
-            "forbidden", f"You may not concede for {character.name}.", "character_id"
-        )
+        raise refused("forbidden", "concede_for", "character_id", name=character.name)
     if character.overwhelmed:
-        raise RuleViolation(
-            "invalid", f"{character.name} is already out of the conflict.", "character_id"
-        )
+        raise refused("invalid", "already_out", "character_id", name=character.name)
     rolling = next(
         (
             a
@@ -370,12 +346,7 @@ def concede(
         None,
     )
     if rolling is not None:
-        raise RuleViolation(
-            "wrong_state",
-            f"{character.name} concedes before the dice: an action it is part of is already "
-            "rolled. Concede after it, or before the next roll.",
-            "character_id",
-        )
+        raise refused("wrong_state", "concede_before_dice", "character_id", name=character.name)
     draft.put_conflict(conflict.model_copy(update={"conceded": (*conflict.conceded, character_id)}))
     draft.put_character(character.model_copy(update={"overwhelmed": True, "overwhelmed_by": None}))
     end_if_decided(draft, character_id)
@@ -389,7 +360,7 @@ _ROLLED = frozenset({"invoking", "choosing", "costing", "absorbing"})
 def _member(draft: Draft, conflict: Conflict, character_id: str) -> Character:
     character = draft.characters.get(character_id)
     if character is None or character_id not in conflict.order:
-        raise RuleViolation("invalid", "That character is not in this conflict.", "character_id")
+        raise refused("invalid", "not_in_this_conflict", "character_id")
     return character
 
 
@@ -407,22 +378,24 @@ def move(
     conflict = _conflict(draft, conflict_id)
     character = draft.characters.get(character_id)
     if character is None or character_id not in conflict.order:
-        raise RuleViolation("invalid", "That character is not in this conflict.", "character_id")
+        raise refused("invalid", "not_in_this_conflict", "character_id")
     if not may_control(principal, character):
-        raise RuleViolation("forbidden", f"You may not move {character.name}.", "character_id")
+        raise refused("forbidden", "move_for", "character_id", name=character.name)
     zones = {z.name: z for z in conflict.zones}
     if zone not in zones:
-        raise RuleViolation("invalid", f"There is no zone {zone!r}.", "zone")
+        raise refused("invalid", "no_zone", "zone", zone=zone)
     here = conflict.positions.get(character_id)
     free = (
         here is None or here == zone or zone in zones[here].adjacent or here in zones[zone].adjacent
     )
     if not free and not (force and principal.is_gm):
-        raise RuleViolation(
+        raise refused(
             "needs_overcome",
-            f"{character.name} can't reach {zone!r} for free from {here!r}: that takes an "
-            "overcome (the GM may move them after it).",
+            "zone_needs_overcome",
             "zone",
+            name=character.name,
+            zone=zone,
+            here=here or "",
         )
     draft.put_conflict(
         conflict.model_copy(update={"positions": {**conflict.positions, character_id: zone}})
@@ -444,7 +417,7 @@ def redraw_zones(
     must be placed anew, or nothing changes; everyone else keeps their zone. An empty map
     clears every position (a conflict without zones)."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM may redraw a conflict's zones.")
+        raise refused("forbidden", "gm_only")
     draft = Draft(state, "conflict.zones")
     conflict = _conflict(draft, conflict_id)
     names = _zone_names(zones)
@@ -456,11 +429,12 @@ def redraw_zones(
                 kept[who] = where
             elif who not in placed:
                 character = draft.characters.get(who)
-                raise RuleViolation(
+                raise refused(
                     "invalid",
-                    f"{character.name if character else who} is in {where!r}, which the new "
-                    "map drops: give them a new position.",
+                    "zone_dropped",
                     "positions",
+                    name=character.name if character else who,
+                    zone=where,
                 )
     draft.put_conflict(
         conflict.model_copy(update={"zones": tuple(zones), "positions": {**kept, **placed}})
@@ -471,7 +445,7 @@ def redraw_zones(
 def end_conflict(state: WorldState, conflict_id: str, principal: Principal) -> list[Event]:
     """The GM ends a conflict: the side still standing wins when only one is left."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM may end a conflict.")
+        raise refused("forbidden", "gm_only")
     draft = Draft(state, "conflict.end")
     conflict = _conflict(draft, conflict_id)
     standing = standing_sides(draft, conflict)

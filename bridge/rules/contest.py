@@ -15,7 +15,7 @@ from bridge.rules.actions import (
 )
 from bridge.rules.dice import DiceSource
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import refused
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import (
@@ -48,32 +48,24 @@ def start_contest(
 ) -> list[Event]:
     """The GM sets up sides (R10.1 teamwork inside a side) and the mode."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM may start a contest.")
+        raise refused("forbidden", "gm_only")
     if len(sides) < 2 and mode == "direct":
-        raise RuleViolation("invalid", "A direct contest needs at least two sides.", "sides")
+        raise refused("invalid", "two_sides_needed", "sides")
     if not sides:
-        raise RuleViolation("invalid", "A contest needs sides.", "sides")
+        raise refused("invalid", "contest_needs_sides", "sides")
     if mode == "environment" and passive_rating is None:
-        raise RuleViolation(
-            "invalid", "An environment contest needs a passive opposition.", "passive_rating"
-        )
+        raise refused("invalid", "environment_needs_passive", "passive_rating")
     draft = Draft(state, "contest.start")
     seen: set[str] = set()
     built: list[ContestSide] = []
     for index, spec in enumerate(sides):
         if not spec.members:
-            raise RuleViolation("invalid", "Every side needs a character.", f"sides.{index}")
+            raise refused("invalid", "side_needs_character", f"sides.{index}")
         for member in spec.members:
             if member not in draft.characters:
-                raise RuleViolation(
-                    "unknown_actor",
-                    f"The bridge does not know actor {member!r}.",
-                    f"sides.{index}",
-                )
+                raise refused("unknown_actor", "unknown_actor_sync", f"sides.{index}", id=member)
             if member in seen:
-                raise RuleViolation(
-                    "invalid", "A character can only be on one side.", f"sides.{index}"
-                )
+                raise refused("invalid", "one_side_only", f"sides.{index}")
             seen.add(member)
         built.append(ContestSide(id=f"s{index + 1}", name=spec.name, members=spec.members))
     contest = Contest(
@@ -93,24 +85,24 @@ def start_contest(
 def _contest(draft: Draft, contest_id: str) -> Contest:
     contest = draft.contests.get(contest_id)
     if contest is None:
-        raise RuleViolation("not_found", f"There is no contest {contest_id!r}.", "contest_id")
+        raise refused("not_found", "no_contest_id", "contest_id", id=contest_id)
     if contest.state != "open":
-        raise RuleViolation("wrong_state", f"{contest.name} is over.", "contest_id")
+        raise refused("wrong_state", "over", "contest_id", name=contest.name)
     return contest
 
 
 def _side(contest: Contest, side_id: str) -> ContestSide:
     side = next((s for s in contest.sides if s.id == side_id), None)
     if side is None:
-        raise RuleViolation("not_found", f"There is no side {side_id!r}.", "side_id")
+        raise refused("not_found", "no_side_id", "side_id", id=side_id)
     if side.conceded:
-        raise RuleViolation("wrong_state", f"{side.name} has conceded.", "side_id")
+        raise refused("wrong_state", "side_conceded", "side_id", name=side.name)
     return side
 
 
 def _require_side_control(draft: Draft, side: ContestSide, principal: Principal) -> None:
     if not any(may_control(principal, draft.character(m)) for m in side.members):
-        raise RuleViolation("forbidden", f"You may not act for {side.name}.", "side_id")
+        raise refused("forbidden", "act_for", "side_id", name=side.name)
 
 
 def _slot(contest: Contest, side_id: str) -> ExchangeRoll:
@@ -138,24 +130,15 @@ def contest_roll(
     _require_side_control(draft, side, principal)
     slot = _slot(contest, side_id)
     if slot.forfeited:
-        raise RuleViolation(
-            "forfeited",
-            f"{side.name} fumbled its advantage and forfeits this exchange's roll.",
-            "side_id",
-        )
+        raise refused("forfeited", "side_forfeited", "side_id", name=side.name)
     if slot.action_id is not None:
-        raise RuleViolation("wrong_state", f"{side.name} already rolled this exchange.", "side_id")
+        raise refused("wrong_state", "side_rolled", "side_id", name=side.name)
     if _open_advantage(draft, contest, side.id) is not None:
         # R11.2 Decision: the roll waits, so a fumbled advantage can still forfeit it.
-        raise RuleViolation(
-            "advantage_pending",
-            f"{side.name}'s advantage before the roll is not resolved yet; "
-            "its contest roll waits for it.",
-            "side_id",
-        )
+        raise refused("advantage_pending", "advantage_first", "side_id", name=side.name)
     active = [m for m in side.members if not draft.character(m).overwhelmed]
     if not active:
-        raise RuleViolation("overwhelmed", f"Nobody on {side.name} can act.", "side_id")
+        raise refused("overwhelmed", "side_cannot_act", "side_id", name=side.name)
     leader, *helpers = active
     from bridge.rules.actions import Helper
 
@@ -199,16 +182,12 @@ def contest_advantage(
     contest = _contest(draft, contest_id)
     side = _side(contest, side_id)
     if actor_id not in side.members:
-        raise RuleViolation("invalid", "The actor must be on that side.", "actor_id")
+        raise refused("invalid", "actor_on_side", "actor_id")
     slot = _slot(contest, side_id)
     if slot.action_id is not None or slot.forfeited:
-        raise RuleViolation(
-            "wrong_state", "An advantage comes before the side's contest roll.", "side_id"
-        )
+        raise refused("wrong_state", "advantage_before_roll", "side_id")
     if _open_advantage(draft, contest, side.id) is not None:
-        raise RuleViolation(
-            "advantage_pending", f"{side.name} is already trying an advantage.", "side_id"
-        )
+        raise refused("advantage_pending", "already_trying_advantage", "side_id", name=side.name)
     declare(
         draft,
         StartAction(
@@ -349,11 +328,11 @@ def score_exchange(contest: Contest, slots: Sequence[ExchangeRoll]) -> ExchangeR
 def name_twist(state: WorldState, contest_id: str, name: str, principal: Principal) -> list[Event]:
     """R11.2: after a tie the GM names a new situation aspect; the bridge places it."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM names the twist.")
+        raise refused("forbidden", "gm_only")
     draft = Draft(state, "contest.twist")
     contest = draft.contests.get(contest_id)
     if contest is None or not contest.twist_pending:
-        raise RuleViolation("wrong_state", "No twist is waiting to be named.", "contest_id")
+        raise refused("wrong_state", "no_twist_waiting", "contest_id")
     draft.put_aspect(Aspect(id=draft.new_aspect_id("sit"), name=name, kind="situation"))
     history = list(contest.history)
     last_twist = max(i for i, h in enumerate(history) if h.twist)

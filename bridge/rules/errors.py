@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 # Every code the rules refuse with; the wire's ``ErrorCode`` (bridge.protocol) includes them.
@@ -41,10 +42,27 @@ RuleCode = Literal[
 
 
 class RuleViolation(Exception):
-    """A command the rules refuse; ``code`` is machine-readable, the message is for people."""
+    """A command the rules refuse: ``code``, ``field`` and the named ``params`` say it in
+    any language (the module's ``FATEBRIDGE.Error.<code>``); ``message`` is its English."""
 
-    def __init__(self, code: RuleCode, message: str, field: str | None = None) -> None:
+    def __init__(
+        self,
+        code: RuleCode,
+        message: str,
+        field: str | None = None,
+        params: Mapping[str, str | int] | None = None,
+    ) -> None:
         super().__init__(message)
         self.code: RuleCode = code
         self.message = message
         self.field = field
+        self.params: dict[str, str | int] = dict(params or {})
+
+
+def refused(
+    code: RuleCode, reason: str, field: str | None = None, **params: str | int
+) -> RuleViolation:
+    """A refusal with a sentence of its own: ``reason`` names it in the module's language files
+    (``FATEBRIDGE.Refusal.<reason>``, filled from ``params``), the one home of its words in
+    every language; the bridge's English ``message`` is rendered from there by the service."""
+    return RuleViolation(code, reason, field, {"reason": reason, **params})

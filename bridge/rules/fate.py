@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Literal
 
 from bridge.rules.actions import Principal, may_control
-from bridge.rules.consequences import place_consequence, roll_up_slot, severity_name
+from bridge.rules.consequences import place_consequence, roll_up_slot
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import refused
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import GM, Character, Compel, WorldState
@@ -16,9 +16,7 @@ from bridge.rules.state import GM, Character, Compel, WorldState
 def _character(draft: Draft, character_id: str) -> Character:
     character = draft.characters.get(character_id)
     if character is None:
-        raise RuleViolation(
-            "unknown_actor", f"The bridge does not know actor {character_id!r}.", "character_id"
-        )
+        raise refused("unknown_actor", "unknown_actor_sync", "character_id", id=character_id)
     return character
 
 
@@ -30,11 +28,11 @@ def offer_compel(
     aspect_id: str | None = None,
 ) -> list[Event]:
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM offers compels.")
+        raise refused("forbidden", "gm_only")
     draft = Draft(state, "fate.compel")
     _character(draft, character_id)
     if aspect_id is not None and aspect_id not in draft.aspects:
-        raise RuleViolation("not_found", "There is no such aspect.", "aspect_id")
+        raise refused("not_found", "no_such_aspect", "aspect_id")
     draft.put_compel(
         Compel(id=draft.new_id("compel"), character_id=character_id, text=text, aspect_id=aspect_id)
     )
@@ -48,18 +46,16 @@ def answer_compel(
     draft = Draft(state, "fate.compel_answer")
     compel = draft.compels.get(compel_id)
     if compel is None or compel.state != "offered":
-        raise RuleViolation("not_found", "No compel is waiting for an answer.", "compel_id")
+        raise refused("not_found", "no_compel_waiting", "compel_id")
     character = _character(draft, compel.character_id)
     if not may_control(principal, character):
-        raise RuleViolation("forbidden", f"Only {character.name}'s player answers.", "compel_id")
+        raise refused("forbidden", "compel_owner_only", "compel_id", name=character.name)
     if accept:
         draft.put_character(character.model_copy(update={"fate_points": character.fate_points + 1}))
     else:
         if character.fate_points < 1:
-            raise RuleViolation(
-                "no_fate_points",
-                f"{character.name} has no fate point to refuse the compel with.",
-                "accept",
+            raise refused(
+                "no_fate_points", "refuse_compel_no_points", "accept", name=character.name
             )
         draft.put_character(character.model_copy(update={"fate_points": character.fate_points - 1}))
     draft.put_compel(compel.model_copy(update={"state": "accepted" if accept else "refused"}))
@@ -76,9 +72,9 @@ def spend(
     draft = Draft(state, f"fate.spend.{purpose}")
     character = _character(draft, character_id)
     if not may_control(principal, character):
-        raise RuleViolation("forbidden", f"You may not spend for {character.name}.")
+        raise refused("forbidden", "spend_for", name=character.name)
     if character.fate_points < 1:
-        raise RuleViolation("no_fate_points", f"{character.name} has no fate points left.")
+        raise refused("no_fate_points", "no_points_left", name=character.name)
     draft.put_character(character.model_copy(update={"fate_points": character.fate_points - 1}))
     return draft.events()
 
@@ -96,21 +92,14 @@ def sacrifice(
     draft = Draft(state, "fate.sacrifice")
     character = _character(draft, character_id)
     if not may_control(principal, character):
-        raise RuleViolation("forbidden", f"You may not sacrifice for {character.name}.")
+        raise refused("forbidden", "sacrifice_for", name=character.name)
     if character.fate_points > 0:
-        raise RuleViolation(
-            "has_fate_points",
-            f"{character.name} still has fate points; a sacrifice is for when none are left.",
-        )
+        raise refused("has_fate_points", "sacrifice_has_points", name=character.name)
     points = ruleset.sacrifice_points.get(severity)
     if points is None:
-        raise RuleViolation("invalid", "Choose a mild, moderate or severe consequence.", "severity")
+        raise refused("invalid", "choose_severity", "severity")
     if roll_up_slot(character, severity) is None:
-        raise RuleViolation(
-            "no_slot",
-            f"{character.name} has no free slot for a {severity_name(severity)} consequence.",
-            "severity",
-        )
+        raise refused("no_slot", "no_slot_of", "severity", name=character.name, shifts=severity)
     place_consequence(draft, character_id, severity, name, caused_by=None, free_invokes={GM: 1})
     placed = draft.character(character_id)
     draft.put_character(placed.model_copy(update={"fate_points": placed.fate_points + points}))

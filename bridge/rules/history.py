@@ -12,7 +12,7 @@ from typing import Literal
 
 from bridge.rules.dice import Face
 from bridge.rules.engine import replay
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import refused
 from bridge.rules.events import (
     ActionCancelled,
     ActionPut,
@@ -255,12 +255,8 @@ def before_resolution(log: Sequence[Logged], current: WorldState, seq: int | Non
         if seq is not None:
             break
     if seq is not None:
-        raise RuleViolation(
-            "not_found",
-            f"Event {seq} is no roll standing in this scene.",
-            "resolution",
-        )
-    raise RuleViolation("nothing_to_undo", "No roll in this scene is left to undo.")
+        raise refused("not_found", "no_roll_at", "resolution", seq=seq)
+    raise refused("nothing_to_undo", "no_roll_to_undo")
 
 
 def plan_undo(
@@ -284,27 +280,16 @@ def plan_undo(
         back_to = before_resolution(log, current, resolution)
     last_seq = log[-1].seq if log else 0
     if back_to < 0 or back_to >= last_seq:
-        raise RuleViolation(
-            "nothing_to_undo", f"Nothing happened after event {back_to} to undo.", "back_to"
-        )
+        raise refused("nothing_to_undo", "nothing_after", "back_to", seq=back_to)
     position = {item.seq: i for i, item in enumerate(log)}
     after = log[position[back_to + 1] :]
     scene_end = next((item for item in after if item.event.reason == SCENE_END_REASON), None)
     if scene_end is not None:
-        raise RuleViolation(
-            "scene_ended",
-            f"The scene ended at event {scene_end.seq}; an undo stays inside the current scene "
-            "(its fate points were paid, boosts expired and consequences recovered).",
-            "back_to",
-        )
+        raise refused("scene_ended", "undo_past_scene_end", "back_to", seq=scene_end.seq)
     if back_to > 0 and log[position[back_to]].created_at == after[0].created_at:
         end = max(i.seq for i in after if i.created_at == after[0].created_at)
-        raise RuleViolation(
-            "mid_commit",
-            f"Event {back_to} is in the middle of one change; undo back to event {end} "
-            f"or to event {log[commit_start(log, position[back_to])].seq - 1}.",
-            "back_to",
-        )
+        start = log[commit_start(log, position[back_to])].seq - 1
+        raise refused("mid_commit", "mid_change", "back_to", seq=back_to, end=end, start=start)
     kept = log[: position[back_to] + 1] if back_to > 0 else []
     target = replay((item.event for item in kept), initial)
     resolutions = tuple(

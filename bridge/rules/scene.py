@@ -8,7 +8,7 @@ from typing import Literal
 
 from bridge.rules.actions import Principal
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import refused
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import GM, Aspect, Earning, Scene, WorldState
@@ -60,7 +60,7 @@ def end_scene(
     scene, or after the conflict, which a scene's end is too) every box is freed.
     """
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM may end the scene.")
+        raise refused("forbidden", "gm_only")
     draft = Draft(state, "scene.end")
     scene = state.scene
     summary = SceneEndSummary(scene=scene.number)
@@ -205,17 +205,17 @@ def edit_aspect(
 ) -> list[Event]:
     """The GM manages situation aspects and boosts on the scene panel."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM edits scene aspects.")
+        raise refused("forbidden", "gm_only")
     draft = Draft(state, f"scene.aspect.{op}")
     holders = {k: v for k, v in (free_invokes or {}).items() if v > 0}
     for holder in holders:
         if holder != GM and holder not in draft.characters:
-            raise RuleViolation("unknown_actor", f"Unknown holder {holder!r}.", "free_invokes")
+            raise refused("unknown_actor", "unknown_actor_sync", "free_invokes", id=holder)
     if attached_to is not None and attached_to not in draft.characters:
-        raise RuleViolation("unknown_actor", f"Unknown character {attached_to!r}.", "attached_to")
+        raise refused("unknown_actor", "unknown_actor_sync", "attached_to", id=attached_to)
     if op == "add":
         if not name:
-            raise RuleViolation("invalid", "Name the aspect.", "name")
+            raise refused("invalid", "name_aspect", "name")
         draft.put_aspect(
             Aspect(
                 id=draft.new_aspect_id("sit"),
@@ -228,7 +228,7 @@ def edit_aspect(
         return draft.events()
     aspect = draft.aspects.get(aspect_id or "")
     if aspect is None or aspect.kind not in ("situation", "boost"):
-        raise RuleViolation("not_found", "There is no such scene aspect.", "aspect_id")
+        raise refused("not_found", "no_scene_aspect", "aspect_id")
     if op == "remove":
         draft.remove_aspect(aspect.id)
         return draft.events()

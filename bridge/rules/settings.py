@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bridge.rules.actions import Principal
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import refused
 from bridge.rules.events import Event, RulesetPut, SettingsPut
 from bridge.rules.ruleset import RULESETS
 from bridge.rules.state import WorldState
@@ -21,7 +21,7 @@ def change_settings(
     without the GM's confirmation (danger and helpers are confirmed either way).
     R13.7: ``full_defense`` turns on Fate Condensed's optional full defense."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM changes the world's settings.")
+        raise refused("forbidden", "gm_only")
     updates: dict[str, object] = {}
     if trust_player_ratings is not None:
         updates["trust_player_ratings"] = trust_player_ratings
@@ -39,27 +39,27 @@ def change_ruleset(state: WorldState, principal: Principal, ruleset_id: str) -> 
     refused while a conflict, contest or challenge is open or an action unresolved, so
     nothing started under one ruleset finishes under another. No event when unchanged."""
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM chooses the world's rules.")
+        raise refused("forbidden", "gm_only")
     if ruleset_id not in RULESETS:
-        raise RuleViolation(
-            "invalid",
-            f"There is no ruleset {ruleset_id!r}; choose one of: {', '.join(sorted(RULESETS))}.",
-            "ruleset",
+        raise refused(
+            "invalid", "no_ruleset", "ruleset", id=ruleset_id, rulesets=", ".join(sorted(RULESETS))
         )
     if ruleset_id == state.ruleset:
         return []
-    busy = [
-        *(f"the conflict {c.name!r}" for c in state.conflicts.values() if c.state == "open"),
-        *(f"the contest {c.name!r}" for c in state.contests.values() if c.state == "open"),
-        *(f"the challenge {c.name!r}" for c in state.challenges.values() if c.state == "open"),
-    ]
+    # What is still open, by name (conflicts, contests, challenges), and how many actions.
+    open_names = ", ".join(
+        c.name
+        for group in (state.conflicts, state.contests, state.challenges)
+        for c in group.values()
+        if c.state == "open"
+    )
     unresolved = sum(1 for a in state.actions.values() if not a.closed)
-    if unresolved:
-        busy.append(f"{unresolved} unresolved action{'s' if unresolved > 1 else ''}")
-    if busy:
-        raise RuleViolation(
-            "wrong_state",
-            f"Change the rules between scenes: finish {', '.join(busy)} first.",
-            "ruleset",
+    if open_names and unresolved:
+        raise refused(
+            "wrong_state", "rules_busy_both", "ruleset", open=open_names, actions=unresolved
         )
+    if open_names:
+        raise refused("wrong_state", "rules_busy_open", "ruleset", open=open_names)
+    if unresolved:
+        raise refused("wrong_state", "rules_busy_actions", "ruleset", actions=unresolved)
     return [RulesetPut(reason="world.ruleset", ruleset=ruleset_id)]

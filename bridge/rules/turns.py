@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import refused
 from bridge.rules.state import Character, Conflict, StressTrack
 
 if TYPE_CHECKING:
@@ -35,11 +35,15 @@ def require_turn(draft: Draft, actor: Character, principal: Principal) -> None:
     if conflict is None or conflict.current == actor.id:
         return
     current = draft.characters.get(conflict.current or "")
-    whose = f"{current.name}'s" if current is not None else "someone else's"
-    raise RuleViolation(
+    if current is None:
+        raise refused("not_your_turn", "own_turn", "actor_id", name=actor.name)
+    raise refused(
         "not_your_turn",
-        f"It is {whose} turn in {conflict.name}; {actor.name} acts on its own turn.",
+        "acts_on_own_turn",
         "actor_id",
+        current=current.name,
+        conflict=conflict.name,
+        name=actor.name,
     )
 
 

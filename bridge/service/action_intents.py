@@ -204,7 +204,8 @@ class ActionIntents(IntentGroup):
                     "modifier": modifier,
                     "opposition": intent.opposition,
                     "odds": cards.odds_view(odds),
-                    "outcomes": cards.outcome_labels(ruleset),
+                    "ruleset": ruleset.id,
+                    "outcomes": cards.outcome_ids(ruleset),
                 }
             )
         )

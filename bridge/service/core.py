@@ -240,8 +240,9 @@ class ServiceCore:
             theirs = auth.get("protocol")
             raise refuse(
                 "protocol_mismatch",
-                f"This module speaks protocol {theirs!r:.20} but the bridge speaks "
-                f"{protocol.PROTOCOL_VERSION}; update the module from the bridge's manifest URL.",
+                f"This Fate Bridge module speaks protocol {theirs!r:.20} but the bridge speaks "
+                f"{protocol.PROTOCOL_VERSION}: the GM must update the Fate Bridge module "
+                "(Foundry's Add-on Modules, Update) to the bridge's version.",
             )
         try:
             parsed = protocol.Auth.model_validate(auth)
@@ -329,9 +330,9 @@ class ServiceCore:
         try:
             reply = await handler(session, intent)
         except IntentError as exc:
-            return Reply(error(exc.code, exc.message, exc.field))
+            return Reply(error(exc.code, exc.message, exc.field, exc.params))
         except RuleViolation as exc:
-            return Reply(error(exc.code, exc.message, exc.field))
+            return Reply(error(exc.code, exc.message, exc.field, exc.params))
         return reply
 
     def _lock(self, world_id: str) -> asyncio.Lock:
@@ -359,7 +360,8 @@ class ServiceCore:
     @staticmethod
     def require_gm(session: Session) -> None:
         if session.role != "gm":
-            raise IntentError("forbidden", "Only the GM may do that.")
+            # The message is worded from en.json's Refusal.gm_only (IntentError renders it).
+            raise IntentError("forbidden", "gm_only", params={"reason": "gm_only"})
 
     async def current(self, world_id: str) -> tuple[Snapshot, WorldState]:
         """The world as of its latest version: from this process's cache when no other

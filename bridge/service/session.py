@@ -9,7 +9,7 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
-from bridge import protocol
+from bridge import lang, protocol
 from bridge.rules import actions
 from bridge.store.base import EmitRow
 
@@ -20,10 +20,30 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def worded(code: str, message: str, params: Mapping[str, object] | None) -> str:
+    """A refusal's English: a refusal naming its ``reason`` is worded from the module's
+    en.json (``Refusal.<reason>``, its one home); a reason en.json lacks reads as the code's
+    sentence (``Error.<code>``), never as the bare reason; any other keeps ``message``."""
+    reason = (params or {}).get("reason")
+    if not isinstance(reason, str):
+        return message
+    if lang.known(f"Refusal.{reason}"):
+        return lang.say(f"Refusal.{reason}", lang.worded_params(params or {}))
+    return lang.say(f"Error.{code}", params) if lang.known(f"Error.{code}") else message
+
+
 class IntentError(Exception):
     """An intent refused with a machine-readable code and a message for people."""
 
-    def __init__(self, code: protocol.ErrorCode, message: str, field: str | None = None) -> None:
+    def __init__(
+        self,
+        code: protocol.ErrorCode,
+        message: str,
+        field: str | None = None,
+        params: Mapping[str, protocol.ErrorParam] | None = None,
+    ) -> None:
+        self.params = dict(params or {})
+        message = worded(code, message, self.params)
         super().__init__(message)
         self.code: protocol.ErrorCode = code
         self.message = message
@@ -114,9 +134,17 @@ def ok(data: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def error(code: protocol.ErrorCode, message: str, field_name: str | None = None) -> dict[str, Any]:
-    """The error ack (``protocol.AckError``'s shape), with a code the wire lists."""
-    info = protocol.ErrorInfo(code=code, message=message, field=field_name)
+def error(
+    code: protocol.ErrorCode,
+    message: str,
+    field_name: str | None = None,
+    params: Mapping[str, protocol.ErrorParam] | None = None,
+) -> dict[str, Any]:
+    """The error ack (``protocol.AckError``'s shape), with a code the wire lists and the
+    named parameters the module words it with (``message`` is the English rendering: a
+    refusal naming its ``reason`` is worded from the module's en.json, its one home)."""
+    message = worded(code, message, params)
+    info = protocol.ErrorInfo(code=code, message=message, field=field_name, params=params or {})
     return protocol.AckError(error=info).model_dump(mode="json")
 
 
@@ -126,7 +154,12 @@ def validation_error(exc: ValidationError) -> dict[str, Any]:
     # A refused dict key is part of the path: echo it harmlessly (H18).
     location = ".".join(protocol.shown(str(part)) for part in first["loc"]) or None
     where = f" at {location}" if location else ""
-    return error("invalid", f"Invalid message{where}: {first['msg']}.", location)
+    # The problem's kind and its scalar limits (max_length...), for the module's wording.
+    params: dict[str, protocol.ErrorParam] = {"problem": first["type"]}
+    for name, value in (first.get("ctx") or {}).items():
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            params[name] = value
+    return error("invalid", f"Invalid message{where}: {first['msg']}.", location, params)
 
 
 class ConnectRefused(Exception):

@@ -57,10 +57,7 @@ class WorldIntents(IntentGroup):
                     last_seq=snapshot.last_emit_seq,
                     bound=session.bound,
                     bind_nonce=None if session.bound else session.bind_nonce,
-                    actions=[
-                        protocol.ActionOption(id=a, label=ruleset.action_names.get(a, a))
-                        for a in ruleset.actions
-                    ],
+                    actions=[protocol.ActionOption(id=a) for a in ruleset.actions],
                     costs={k: list(v) for k, v in ruleset.costs.items()},
                     hostile_invokes=ruleset.hostile_invokes,
                     rules=cards.rules_info(ruleset, state),

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from bridge import protocol
+from bridge import lang, protocol
 from bridge.protocol.http import WebhookCardEvent
 from bridge.store.base import EmitRow
 
@@ -44,11 +44,29 @@ def mirrored_card(emit: EmitRow) -> tuple[str, protocol.CardEmit] | None:
     bridge.rules.history.entry_of), every other card when it is created."""
     if emit.event != "card":
         return None
-    card_emit = CARD_EMIT.validate_python(emit.payload)
+    card_emit = CARD_EMIT.validate_python(without_words(emit.payload))
     card = card_emit["card"]
     if not isinstance(card, protocol.SceneEndCard) and card["kind"] == "action":
         return (card_emit["card_id"], card_emit) if _recorded(card) else None
     return (card_emit["card_id"], card_emit) if card_emit["op"] == "create" else None
+
+
+# Protocol 6's words beside the ids, in cards stored before protocol 7.
+_WORD_KEYS = frozenset({"action_label", "outcome_label"})
+
+
+def without_words(value: Any) -> Any:
+    """A stored card as protocol 7 has it: protocol 6's words dropped (``action_label``,
+    ``outcome_label``, a ladder value's ``label``, the odds' outcome names), the ids kept."""
+    if isinstance(value, dict):
+        if set(value) == {"value", "label"}:
+            return {"value": value["value"]}
+        if set(value) == {"id", "label"}:
+            return value["id"]
+        return {k: without_words(v) for k, v in value.items() if k not in _WORD_KEYS}
+    if isinstance(value, list):
+        return [without_words(v) for v in value]
+    return value
 
 
 def _recorded(card: protocol.ActionCard) -> bool:
@@ -77,8 +95,7 @@ def _cut(text: str, limit: int) -> str:
 def _rated(value: protocol.Rated | None) -> str:
     if value is None:
         return "\u2014"
-    number = f"{value['value']:+d}"
-    return number if value["label"] == number else f"{value['label']} ({number})"
+    return lang.ladder(value["value"])
 
 
 def _dice(dice: Sequence[int] | None) -> str:
@@ -119,13 +136,13 @@ def _field(name: str, value: str, inline: bool = True) -> dict[str, Any]:
 
 def _action_embed(card: protocol.ActionCard) -> dict[str, Any]:
     actor = card["actor"]["leader"]["name"] if card["actor"]["leader"] else "Someone"
-    title = f"{actor}: {card['action_label']}"
+    title = f"{actor}: {lang.action_name(card['action_type'])}"
     cancelled = card["state"] == "cancelled"
     if cancelled:
         # No outcome stands, whatever the dice showed so far; the roll is still posted.
         title += f" \u2014 {CANCELLED}"
-    elif card["outcome_label"]:
-        title += f" \u2014 {card['outcome_label']}"
+    elif card["outcome"]:
+        title += f" \u2014 {lang.outcome_name(card['ruleset'], card['outcome'])}"
     opposition = (
         card["opposition"]["leader"]["name"] if card["opposition"]["leader"] else "Opposition"
     )
@@ -147,7 +164,11 @@ def _action_embed(card: protocol.ActionCard) -> dict[str, Any]:
         fields.append(_field("Effects", "\n".join(effects), inline=False))
     # R13.11: a defender who stepped in says for whom.
     interposed = card.get("interposed_for")
-    stood_in = f"{opposition} defends for {interposed['name']}" if interposed else None
+    stood_in = (
+        lang.say("Card.DefendsFor", {"name": opposition, "other": interposed["name"]})
+        if interposed
+        else None
+    )
     description = " \u00b7 ".join(
         text
         for text in (stood_in, card["situation"], card["aspect_name"], card["description"])
@@ -205,7 +226,8 @@ def _contest_embed(card: protocol.ContestCard) -> dict[str, Any]:
 def _task_field(task: protocol.TaskView) -> dict[str, Any]:
     actor = task["actor"]["name"] if task["actor"] else DASH
     versus = f"{_rated(task['total'])} vs {_rated(task['opposition'])}"
-    outcome = task["outcome_label"] or ""
+    # A challenge is Fate's (R11.1): its outcomes carry Fate's names.
+    outcome = lang.outcome_name("fate-core", task["outcome"]) if task["outcome"] else ""
     # The outcome first: a summarised embed cuts the end of a long line (see fitted).
     return _field(task["name"], f"{outcome} {DASH} {actor}: {task['skill']} {versus}", False)
 

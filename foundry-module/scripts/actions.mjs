@@ -4,6 +4,7 @@
  */
 import { characterActor, characterId } from "./characters.mjs";
 import { adapterFor } from "./adapters/index.mjs";
+import { refusalText } from "./format.mjs";
 import { ensureConnected, send } from "./intents.mjs";
 import { askAction } from "./roll-dialog.mjs";
 import { runtime } from "./runtime.mjs";
@@ -81,7 +82,7 @@ export async function syncInvolved(ids) {
     if (!actor) continue;
     const ack = await syncActor(actor);
     if (!ack.ok) {
-      ui.notifications.error(game.i18n.format("FATEBRIDGE.Notify.SyncFailed", { actor: actor.name, message: ack.error.message }));
+      ui.notifications.error(game.i18n.format("FATEBRIDGE.Notify.SyncFailed", { actor: actor.name, message: refusalText(ack.error) }));
       return false;
     }
   }

@@ -3,7 +3,7 @@
  * The same for every viewer: per-user buttons are added at render time (card-controls.mjs).
  * @module card-view
  */
-import { ladderEntry, signed } from "./format.mjs";
+import { actionName, ladderEntry, outcomeName, ratedParts, ratedText, signed, whoName } from "./format.mjs";
 
 const GLYPHS = { 1: "+", 0: "", [-1]: "\u2212" };
 const FACE_CLASS = { 1: "plus", 0: "blank", [-1]: "minus" };
@@ -13,7 +13,7 @@ export function diceView(dice) {
   return (dice ?? []).map((face) => ({ face, glyph: GLYPHS[face], cls: FACE_CLASS[face] }));
 }
 
-const nameOf = (who) => who?.name ?? "";
+const nameOf = (who) => whoName(who);
 
 /**
  * One side of the action.
@@ -38,7 +38,7 @@ export function sideView(side, which, card) {
     name,
     helpers: side.helpers.length ? i18n.format("FATEBRIDGE.Card.WithHelpers", { names: side.helpers.map(nameOf).join(", ") }) : null,
     skill: side.skill,
-    skillRating: side.skill_rating ? `${side.skill_rating.label} ${signed(side.skill_rating.value)}` : null,
+    skillRating: ratedText(side.skill_rating),
     passive,
     dice: diceView(side.dice),
     diceTotal: side.dice ? signed(side.dice_total) : null,
@@ -47,7 +47,7 @@ export function sideView(side, which, card) {
     stunts: side.stunts ?? [],
     stuntsLabel: side.stunts?.length ? i18n.localize("FATEBRIDGE.Card.Stunts") : null,
     fullDefense: Boolean(side.full_defense),
-    total: side.total ? { label: side.total.label, value: signed(side.total.value) } : null,
+    total: side.total ? { label: ratedParts(side.total).word, value: signed(side.total.value) } : null,
     waiting: !side.total,
     dangerous: side.dangerous,
     passed: card.state === "invoking" && side.passed,
@@ -62,7 +62,7 @@ export function sideView(side, which, card) {
 export function invokeText(invoke) {
   const i18n = game.i18n;
   return i18n.format(`FATEBRIDGE.Card.Invoke.${invoke.effect}`, {
-    who: invoke.invoker_name || invoke.invoker,
+    who: invoke.invoker === "gm" ? whoName({ id: "gm" }) : invoke.invoker_name || invoke.invoker,
     aspect: invoke.aspect_name,
     payment: i18n.localize(`FATEBRIDGE.Card.Payment.${invoke.payment}`)
   });
@@ -82,7 +82,7 @@ function word(key, fallback) {
 export function effectText(effect, card) {
   const i18n = game.i18n;
   const aspect = card.aspects?.find((a) => a.id === effect.aspect_id)?.name ?? effect.text;
-  const data = { who: effect.character?.name ?? i18n.localize("FATEBRIDGE.Card.Someone"), text: effect.text, count: effect.count, aspect };
+  const data = { who: effect.character ? whoName(effect.character) : i18n.localize("FATEBRIDGE.Card.Someone"), text: effect.text, count: effect.count, aspect };
   let key = `FATEBRIDGE.Card.Effect.${effect.kind}`;
   switch (effect.kind) {
     case "consequence":
@@ -100,7 +100,7 @@ export function effectText(effect, card) {
     case "overwhelmed":
       if (effect.cause) {
         key += "By";
-        data.cause = effect.cause.name;
+        data.cause = whoName(effect.cause);
       }
       break;
     case "fate_point":
@@ -222,7 +222,7 @@ export function cardContext(card, seq) {
     seq,
     actionId: card.action_id,
     actorName: nameOf(card.actor.leader),
-    actionLabel: card.action_label,
+    actionLabel: actionName(card.action_type),
     // R13.11: the defender stepped in for the target it names.
     target: card.target
       ? card.interposed_for
@@ -240,7 +240,7 @@ export function cardContext(card, seq) {
     outcome: card.state === "cancelled" ? "cancelled" : card.outcome ?? "pending",
     outcomeLabel: card.state === "cancelled"
       ? i18n.localize("FATEBRIDGE.Card.NoOutcome")
-      : card.outcome_label ?? i18n.localize("FATEBRIDGE.Card.Pending"),
+      : card.outcome ? outcomeName(card.outcome, card.ruleset) : i18n.localize("FATEBRIDGE.Card.Pending"),
     shifts: card.shifts === null ? null : i18n.format(Math.abs(card.shifts) === 1 ? "FATEBRIDGE.Card.Shift" : "FATEBRIDGE.Card.Shifts", { n: signed(card.shifts) }),
     provisional: card.provisional,
     final,

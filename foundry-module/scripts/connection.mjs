@@ -5,6 +5,7 @@
  */
 import { EMITS_FRAME, FINAL_REFUSALS, NAMESPACE, PROTOCOL_VERSION } from "./protocol.mjs";
 import { classifyPath, localNetworkPermission } from "./reach.mjs";
+import { statusText } from "./status.mjs";
 
 /** @typedef {"connected"|"connecting"|"offline"|"refused"} ConnectionState */
 
@@ -193,7 +194,9 @@ export class IntentChannel {
    * @returns {import("./protocol.mjs").Ack}
    */
   offlineAck() {
-    return { ok: false, error: { code: "offline", message: this.status.message ?? "offline" } };
+    // Said in the user's language with why (the status line's words), never the bridge's.
+    const reason = statusText(this.status).detail || game.i18n.localize(`FATEBRIDGE.Status.${this.status.state}`);
+    return { ok: false, error: { code: "offline", message: this.status.message ?? "offline", params: { sentence: "FATEBRIDGE.Error.offlineBecause", reason } } };
   }
 
   /**

@@ -4,17 +4,21 @@
  * @module history
  */
 import { diceView, effectText, invokeText } from "./card-view.mjs";
-import { signed } from "./format.mjs";
+import { actionName, outcomeName, ratedText, refusalText, signed } from "./format.mjs";
 import { runtime } from "./runtime.mjs";
 
-/** A refused intent as an Error: `code`, `field` and the bridge's `message`. */
+/**
+ * A refused intent as an Error: `code`, `field`, `params`, and as its message the refusal in
+ * the user's language (the bridge's English `message` is not shown).
+ */
 export class BridgeError extends Error {
-  /** @param {{code: string, message: string, field?: string|null}} error */
+  /** @param {{code: string, message?: string, field?: string|null, params?: object}} error */
   constructor(error) {
-    super(error?.message ?? "The bridge refused.");
+    super(refusalText(error));
     this.name = "BridgeError";
     this.code = error?.code ?? "unknown";
     this.field = error?.field ?? null;
+    this.params = error?.params ?? {};
   }
 }
 
@@ -143,7 +147,7 @@ export function entryView(entry, isGM) {
   const i18n = game.i18n;
   const who = entry.actor.leader?.name ?? i18n.localize("FATEBRIDGE.Card.Nobody");
   const opposition = entry.opposition.leader?.name ?? i18n.localize("FATEBRIDGE.Card.PassiveOpposition");
-  const total = (side) => (side.total ? `${side.total.label} ${signed(side.total.value)}` : "\u2014");
+  const total = (side) => ratedText(side.total) ?? "\u2014";
   // The GM called the action off after its dice were rolled: the roll stays, no outcome does.
   const cancelled = Boolean(entry.cancelled);
   return {
@@ -153,7 +157,7 @@ export function entryView(entry, isGM) {
     eventLabel: i18n.format("FATEBRIDGE.Card.Event", { seq: entry.seq }),
     time: clock(entry.at),
     scene: i18n.format("FATEBRIDGE.History.SceneN", { n: entry.scene }),
-    title: i18n.format("FATEBRIDGE.History.EntryTitle", { who, action: entry.action_label, skill: entry.actor.skill ?? "" }),
+    title: i18n.format("FATEBRIDGE.History.EntryTitle", { who, action: actionName(entry.action_type), skill: entry.actor.skill ?? "" }),
     versus: i18n.format("FATEBRIDGE.History.Versus", { actor: total(entry.actor), who: opposition, opposition: total(entry.opposition) }),
     rolls: entry.rolls.map((r) => ({
       who: r.character?.name ?? "",
@@ -167,7 +171,7 @@ export function entryView(entry, isGM) {
     })),
     effects: entry.effects.filter((e) => e.kind !== "success" && e.kind !== "failure" && e.kind !== "cost").map((e) => effectText(e, { aspects: [] }).text),
     outcome: cancelled ? "cancelled" : entry.outcome ?? "pending",
-    outcomeLabel: cancelled ? "" : entry.outcome_label ?? "",
+    outcomeLabel: cancelled ? "" : outcomeName(entry.outcome, runtime.hello?.ruleset),
     shifts: cancelled || entry.shifts === null ? "" : signed(entry.shifts),
     cancelled,
     undone: entry.undone,

@@ -2,6 +2,7 @@
  * Sending intents to the bridge and telling the user when one is refused.
  * @module intents
  */
+import { refusalText } from "./format.mjs";
 import { runtime } from "./runtime.mjs";
 
 /**
@@ -28,7 +29,7 @@ export async function send(event, payload) {
   if (!ensureConnected()) return null;
   const ack = await runtime.connection.call(event, payload);
   if (!ack.ok) {
-    ui.notifications.warn(game.i18n.format("FATEBRIDGE.Notify.ActionFailed", { message: ack.error.message }));
+    ui.notifications.warn(game.i18n.format("FATEBRIDGE.Notify.ActionFailed", { message: refusalText(ack.error) }));
     return null;
   }
   return ack.data;

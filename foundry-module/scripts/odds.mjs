@@ -5,6 +5,7 @@
  * @module odds
  */
 import { renderTemplate } from "./compat.mjs";
+import { outcomeName } from "./format.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
 
@@ -20,10 +21,10 @@ export function percent(count, outOf) {
  * Rows for the template: each outcome's label, count, exact fraction and percentage, and the
  * headline chance of succeeding or better.
  * @param {{out_of: number, fumble: number, tie: number, succeed: number, excel: number}} odds
- * @param {{id: string, label: string}[]} outcomes  the ruleset's names
+ * @param {string} [ruleset]  the ruleset whose outcome names to use (R3.1)
  */
-export function oddsRows(odds, outcomes) {
-  const label = (id) => outcomes.find((o) => o.id === id)?.label ?? id;
+export function oddsRows(odds, ruleset) {
+  const label = (id) => outcomeName(id, ruleset);
   const rows = OUTCOMES.map((id) => ({
     id,
     label: label(id),
@@ -68,7 +69,7 @@ export async function showRollOdds(target, request, actor) {
   else {
     const ack = runtime.connection?.connected ? await runtime.connection.call("action.odds", payload) : null;
     if (!ack?.ok) context = { note: game.i18n.localize("FATEBRIDGE.Odds.Unavailable") };
-    else context = { title: game.i18n.localize("FATEBRIDGE.Odds.Title"), ...oddsRows(ack.data.odds, ack.data.outcomes) };
+    else context = { title: game.i18n.localize("FATEBRIDGE.Odds.Title"), ...oddsRows(ack.data.odds, ack.data.ruleset) };
   }
   target.innerHTML = await renderTemplate(ODDS_TEMPLATE, context);
   target.dataset.oddsReady = payload ? JSON.stringify(payload) : "none";
@@ -83,10 +84,10 @@ export async function showRollOdds(target, request, actor) {
 export function invokeOddsContext(card, side) {
   const odds = card.invoke_odds?.[side];
   if (!odds) return null;
-  const label = (id) => card.invoke_odds.outcomes.find((o) => o.id === id)?.label ?? id;
+  const label = (id) => outcomeName(id, card.ruleset);
   return {
     now: game.i18n.format("FATEBRIDGE.Odds.Now", { outcome: label(odds.now) }),
     plusTwo: game.i18n.format("FATEBRIDGE.Odds.PlusTwo", { outcome: label(odds.plus_two) }),
-    reroll: odds.reroll ? { title: game.i18n.localize("FATEBRIDGE.Odds.Reroll"), ...oddsRows(odds.reroll, card.invoke_odds.outcomes) } : null
+    reroll: odds.reroll ? { title: game.i18n.localize("FATEBRIDGE.Odds.Reroll"), ...oddsRows(odds.reroll, card.ruleset) } : null
   };
 }

@@ -512,7 +512,8 @@ export class RelayHost {
 
   async #relay(message, sender) {
     const id = typeof message.payload?.request_id === "string" ? message.payload.request_id : null;
-    const refuse = (code, key, data) => this.#answer(sender, id, { ok: false, error: { code, message: game.i18n.format(key, data) } });
+    // The player's module words it from `sentence` in its own language; `message` is for logs.
+    const refuse = (code, key, data) => this.#answer(sender, id, { ok: false, error: { code, message: game.i18n.format(key, data), params: { ...data, sentence: key } } });
     if (!id || id.length > 128) return; // nothing to answer to: not a request this module sends
     // A request id seen already: in flight, its answer comes once; answered, the same answer
     // goes back to its sender alone, and nothing reaches the bridge or the table again.

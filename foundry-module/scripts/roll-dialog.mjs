@@ -6,7 +6,7 @@
 import { characterActor, characterId, characterName } from "./characters.mjs";
 import { adapterFor } from "./adapters/index.mjs";
 import { dialogClass, mayObserve, renderTemplate, sceneActorIds, targetedActorIds } from "./compat.mjs";
-import { ladderEntry } from "./format.mjs";
+import { actionName, ladderEntry } from "./format.mjs";
 import { worldState } from "./intents.mjs";
 import { DEFAULT_OPPOSITION, LADDER_MAX, LADDER_MIN, MODULE_ID } from "./protocol.mjs";
 import { showRollOdds } from "./odds.mjs";
@@ -62,8 +62,7 @@ export function startableActions() {
 
 /** The ruleset's actions from hello, else overcome only. */
 function actionOptions(selected) {
-  const actions = runtime.hello?.actions?.length ? runtime.hello.actions : [{ id: "overcome", label: game.i18n.localize("FATEBRIDGE.Action.overcome") }];
-  return actions.map((a) => ({ id: a.id, label: a.label, selected: a.id === selected }));
+  return startableActions().map((id) => ({ id, label: actionName(id), selected: id === selected }));
 }
 
 /**

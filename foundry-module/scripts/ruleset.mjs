@@ -16,6 +16,7 @@
  * @module ruleset
  */
 import { dialogClass } from "./compat.mjs";
+import { refusalText } from "./format.mjs";
 import { ensureConnected } from "./intents.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
@@ -66,6 +67,28 @@ export const FCO_FRAMEWORKS = Object.freeze({
   }
 });
 
+/** FCO's translation keys of each framework's default lists (its fco.js, "Replace skills with…"). */
+const FCO_LANG_PREFIX = Object.freeze({
+  "fate-core": "FateCore",
+  "fate-condensed": "FateCondensed",
+  "fate-accelerated": "FateAccelerated",
+  "dresden-files-accelerated": "DresdenFilesAccelerated"
+});
+
+/**
+ * A framework's default skill and track names in the client's language: FCO fills its lists
+ * from `game.system.lang` (its translations, e.g. de.json's `FateCoreDefaultSkills` has
+ * "Athletik"), so a German world's lists are German.
+ * @param {string} framework  an FCO_FRAMEWORKS key
+ * @param {object} [systemLang]  fate-core-official's `game.system.lang`
+ * @returns {{skills: Set<string>, tracks: Set<string>}}
+ */
+export function localizedLists(framework, systemLang) {
+  const prefix = FCO_LANG_PREFIX[framework];
+  if (!prefix || !systemLang || typeof systemLang !== "object") return { skills: new Set(), tracks: new Set() };
+  return { skills: names(systemLang[`${prefix}DefaultSkills`]), tracks: names(systemLang[`${prefix}DefaultTracks`]) };
+}
+
 /** How alike two name sets are: |A∩B| / |A∪B|. */
 function jaccard(a, b) {
   if (!a.size && !b.size) return 0;
@@ -89,15 +112,21 @@ function names(block) {
  * @param {{skills?: object|string[], tracks?: object|string[]}} lists  FCO blocks or name arrays
  * @returns {string|null} an FCO_FRAMEWORKS key
  */
-export function fcoFramework({ skills, tracks } = {}) {
+export function fcoFramework({ skills, tracks } = {}, systemLang = globalThis.game?.system?.lang) {
   const s = names(skills);
   const t = names(tracks);
   if (!s.size && !t.size) return null;
-  const scored = Object.entries(FCO_FRAMEWORKS).map(([id, fw]) => ({
-    id,
-    skills: jaccard(s, new Set(fw.skills)),
-    tracks: jaccard(t, new Set(fw.tracks))
-  }));
+  // FCO wrote the lists in the language of the GM's client when the world was set up: each
+  // framework's lists are compared in English and in the world's language, the nearer counts.
+  const nearest = (mine, lists) => Math.max(...lists.map((list) => jaccard(mine, list)));
+  const scored = Object.entries(FCO_FRAMEWORKS).map(([id, fw]) => {
+    const local = localizedLists(id, systemLang);
+    return {
+      id,
+      skills: nearest(s, [new Set(fw.skills), local.skills]),
+      tracks: nearest(t, [new Set(fw.tracks), local.tracks])
+    };
+  });
   const primary = s.size ? "skills" : "tracks";
   const secondary = s.size ? "tracks" : "skills";
   scored.sort((a, b) => b[primary] - a[primary] || b[secondary] - a[secondary]);
@@ -251,13 +280,13 @@ export async function setRuleset(ruleset) {
   if (!ack.ok) {
     const i18n = game.i18n;
     const key = ack.error?.code === "wrong_state" ? "FATEBRIDGE.Ruleset.Busy" : "FATEBRIDGE.Ruleset.Refused";
-    ui.notifications.error(i18n.format(key, { ruleset: rulesetTitle(ruleset), message: ack.error?.message ?? "" }));
+    ui.notifications.error(i18n.format(key, { ruleset: rulesetTitle(ruleset), message: refusalText(ack.error) }));
     return revert(null);
   }
   await refreshHello();
   // The GM's choice follows a switch made another way (the API); "as the bridge has it" stays.
   if (chosenRuleset() && chosenRuleset() !== ack.data.ruleset) await writeSetting(ack.data.ruleset);
-  ui.notifications.info(game.i18n.format("FATEBRIDGE.Ruleset.Switched", { ruleset: ack.data.rules?.title ?? ruleset }));
+  ui.notifications.info(game.i18n.format("FATEBRIDGE.Ruleset.Switched", { ruleset: rulesetTitle(ack.data.ruleset ?? ruleset) }));
   return ack.data;
 }
 

@@ -5,7 +5,8 @@
  * @module scene-cards
  */
 import { fatePointReason } from "./card-view.mjs";
-import { signed } from "./format.mjs";
+import { outcomeName, ratedText, signed } from "./format.mjs";
+import { runtime } from "./runtime.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 
 export const CONTEST_CARD_TEMPLATE = `modules/${MODULE_ID}/templates/contest-card.hbs`;
@@ -13,7 +14,7 @@ export const CHALLENGE_CARD_TEMPLATE = `modules/${MODULE_ID}/templates/challenge
 export const SCENE_END_CARD_TEMPLATE = `modules/${MODULE_ID}/templates/scene-end-card.hbs`;
 
 const names = (list) => (list ?? []).map((c) => c.name).join(", ");
-const rated = (r) => (r ? `${r.label} ${signed(r.value)}` : null);
+const rated = (r) => ratedText(r);
 
 /**
  * Progress marks of a side: `target` boxes, the first `progress` filled.
@@ -155,7 +156,7 @@ export function taskView(task) {
     actor: task.actor?.name ?? null,
     total: rated(task.total),
     outcome: task.outcome ?? "pending",
-    outcomeLabel: task.outcome_label,
+    outcomeLabel: task.outcome ? outcomeName(task.outcome, runtime.hello?.ruleset) : null,
     shifts: task.shifts === null || task.shifts === undefined ? null : signed(task.shifts),
     status,
     resolved: task.state === "resolved",

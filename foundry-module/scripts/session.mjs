@@ -283,5 +283,9 @@ export async function processEmit(event, emit) {
  */
 export function showNotice(notice) {
   const method = NOTICE_LEVELS[notice?.level] ?? "info";
-  ui.notifications[method](game.i18n.format("FATEBRIDGE.Notify.BridgeNotice", { message: String(notice?.message ?? "") }));
+  // A code this module knows is said in the user's language; another one keeps the bridge's words.
+  const key = `FATEBRIDGE.Notice.${notice?.code}`;
+  const known = game.i18n.localize(key);
+  const message = known !== key ? known : String(notice?.message ?? notice?.code ?? "");
+  ui.notifications[method](game.i18n.format("FATEBRIDGE.Notify.BridgeNotice", { message }));
 }

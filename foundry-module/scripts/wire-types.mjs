@@ -38,7 +38,6 @@ export {};
  * @property {string} action_id
  * @property {string} ruleset
  * @property {"overcome"|"create_advantage"|"take_advantage"|"discover"|"attack"} action_type
- * @property {string} action_label
  * @property {"confirming"|"declared"|"awaiting_opposition"|"invoking"|"choosing"|"costing"|"absorbing"|"resolved"|"cancelled"} state
  * @property {CardSide} actor
  * @property {CardSide} opposition
@@ -51,7 +50,6 @@ export {};
  * @property {CardInvoke[]} invokes
  * @property {number|null} shifts
  * @property {"fumble"|"tie"|"succeed"|"excel"|null} outcome
- * @property {string|null} outcome_label
  * @property {boolean} provisional
  * @property {boolean|null} succeeded
  * @property {string|null} pending_choice
@@ -85,10 +83,10 @@ export {};
  */
 
 /**
- * schemas/defs/ActionOption.json
+ * schemas/defs/ActionOption.json  An action the ruleset offers; the module names it
+ *   (`FATEBRIDGE.Action.<id>`).
  * @typedef {object} ActionOption
  * @property {string} id
- * @property {string} label
  */
 
 /**
@@ -458,11 +456,14 @@ export {};
  */
 
 /**
- * schemas/defs/ErrorInfo.json
+ * schemas/defs/ErrorInfo.json  A refusal: the module says it in its user's language from `code`,
+ *   `field` and `params` (`FATEBRIDGE.Error.<code>`); `message` is the bridge's English rendering,
+ *   for the HTTP API, the command line and logs.
  * @typedef {object} ErrorInfo
  * @property {"unknown_event"|"too_large"|"rate_limited"|"unauthorized"|"unbound"|"no_gm"|"dev_dice_disabled"|"conflict"|"internal"|"invalid"|"forbidden"|"not_found"|"unknown_actor"|"wrong_state"|"overwhelmed"|"no_fate_points"|"no_free_invokes"|"already_invoked"|"not_dangerous"|"not_in_ruleset"|"exhausted"|"already_overcome"|"awaiting_gm"|"awaiting_consent"|"advantage_pending"|"forfeited"|"has_fate_points"|"needs_overcome"|"no_slot"|"nothing_to_undo"|"mid_commit"|"scene_ended"|"not_your_turn"|"side_required"|"against_own_side"|"no_ally_on_side"|"not_an_approach"|"not_an_attack"|"not_in_conflict"|"already_defending"} code
  * @property {string} message
  * @property {string|null} [field]
+ * @property {Object<string, string|number>} [params]
  */
 
 /**
@@ -532,7 +533,6 @@ export {};
  * @property {string} card_id
  * @property {string} kind
  * @property {"overcome"|"create_advantage"|"take_advantage"|"discover"|"attack"} action_type
- * @property {string} action_label
  * @property {string} requested_by
  * @property {CardSide} actor
  * @property {CardSide} opposition
@@ -542,7 +542,6 @@ export {};
  * @property {CardInvoke[]} invokes
  * @property {number|null} shifts
  * @property {"fumble"|"tie"|"succeed"|"excel"|null} outcome
- * @property {string|null} outcome_label
  * @property {boolean|null} succeeded
  * @property {HistoryCost[]} costs
  * @property {CardEffect[]} effects
@@ -565,7 +564,7 @@ export {};
  * @typedef {object} InvokeOddsView
  * @property {SideInvokeOdds} actor
  * @property {SideInvokeOdds} opposition
- * @property {OutcomeLabel[]} outcomes
+ * @property {("fumble"|"tie"|"succeed"|"excel")[]} outcomes
  */
 
 /**
@@ -580,13 +579,6 @@ export {};
  */
 
 /**
- * schemas/defs/OutcomeLabel.json
- * @typedef {object} OutcomeLabel
- * @property {"fumble"|"tie"|"succeed"|"excel"} id
- * @property {string} label
- */
-
-/**
  * schemas/defs/PassiveOppositionIn.json
  * @typedef {object} PassiveOppositionIn
  * @property {"passive"} kind
@@ -594,10 +586,9 @@ export {};
  */
 
 /**
- * schemas/defs/Rated.json
+ * schemas/defs/Rated.json  A ladder value; its word is the reader's (`FATEBRIDGE.Ladder.<value>`).
  * @typedef {object} Rated
  * @property {number} value
- * @property {string} label
  */
 
 /**
@@ -790,7 +781,6 @@ export {};
  * @property {Rated|null} total
  * @property {number|null} shifts
  * @property {"fumble"|"tie"|"succeed"|"excel"|null} outcome
- * @property {string|null} outcome_label
  * @property {string|null} state
  * @property {boolean|null} succeeded
  * @property {CostView[]} costs
@@ -1462,7 +1452,8 @@ export {};
  * @property {number} modifier
  * @property {number} opposition
  * @property {OddsView} odds
- * @property {OutcomeLabel[]} outcomes
+ * @property {string} ruleset
+ * @property {("fumble"|"tie"|"succeed"|"excel")[]} outcomes
  */
 
 /**

@@ -10,6 +10,7 @@ import { FoundryClient } from "./support/clients.mjs";
 import { startFoundryServer } from "./support/foundry-server.mjs";
 import { check, loadValidators } from "./support/schemas.mjs";
 import { ogre, zird } from "./fixtures/actors.mjs";
+import { readJson } from "./support/node-foundry.mjs";
 
 const GM = { id: "activeGmUser0001", name: "Active GM", isGM: true };
 const ASSISTANT = { id: "assistGmUser0001", name: "Assistant GM", isGM: true, role: 3 };
@@ -242,14 +243,19 @@ describe("actions through the card, permissions, patches and statuses", () => {
     assert.equal((await player.rpc("messages")).length, 2);
   });
 
-  test("a refused press shows the bridge's message as a warning", async () => {
+  test("a refused press shows the refusal as a warning, said from its code and field", async () => {
     const [, second] = await player.rpc("messages");
     const ack = await player.rpc("call", "action.pass", { action_id: second.flags["fate-bridge"].card.action_id, side: "actor" });
     assert.equal(ack.ok, false);
     const result = await player.rpc("pass", second.flags["fate-bridge"].card.action_id);
     assert.equal(result, null);
     const notes = await player.rpc("notifications");
-    assert.ok(notes.some((n) => n.type === "warn" && n.message.includes(ack.error.message)), JSON.stringify(notes.at(-1)));
+    // Protocol 7: the module words the refusal from its code and field (en.json), not from
+    // the bridge's English message.
+    assert.equal(ack.error.code, "wrong_state");
+    assert.equal(ack.error.params.reason, "action_state");
+    const state = (await readJson("foundry-module/lang/en.json")).FATEBRIDGE.Card.State[ack.error.params.state];
+    assert.ok(notes.some((n) => n.type === "warn" && n.message === `Fate Bridge: That can't be done now (the action: ${state}).`), JSON.stringify(notes.at(-1)));
   });
 
   test("world.sync replays cards, patches and statuses through the same handlers without writing twice", async () => {
@@ -358,8 +364,8 @@ describe("an answer that never arrives", () => {
     await player.rpc("loseAnswerTo", "action.start");
     const started = await player.rpc("startAction", ZIRD._id, "Athletics", { opposition: 0 });
     assert.equal(started, null, "to the module the call failed");
-    const notes = await player.waitFor("notifications", (n) => n.some((x) => /timed out/.test(x.message)), { what: "timeout notice" });
-    assert.ok(notes.some((n) => /timed out/.test(n.message)), JSON.stringify(notes.at(-1)));
+    const notes = await player.waitFor("notifications", (n) => n.some((x) => /did not answer in time/.test(x.message)), { what: "timeout notice" });
+    assert.ok(notes.some((n) => /did not answer in time/.test(n.message)), JSON.stringify(notes.at(-1)));
     const messages = await player.waitFor("messages", (ms) => ms.length === before + 1, { what: "the caught-up card" });
     const card = messages.at(-1);
     assert.equal(card.author, PLAYER.id, "the acting user's client writes its card");

@@ -97,6 +97,15 @@ test("a Foundry on this computer, a bridge on this computer: every check passes"
   assert.match(rows.Protocol.text, /^Bridge \d+\.\d+\.\d+/);
 });
 
+test("the check in the user's language (German, Portuguese (Brazil)): every row worded from its file, no English, no key", async () => {
+  for (const [lang, both] of [["de", /beide auf diesem Rechner/], ["pt-BR", /ambas neste computador/]]) {
+    const { rows } = await check(`http://127.0.0.1:${server.address().port}`, bridge.url, `check-loopback-${lang}.png`, { query: { lang } });
+    assert.match(rows.Path.text, both);
+    for (const { text } of Object.values(rows)) assert.doesNotMatch(text, /FATEBRIDGE\.|both on this computer|answered\.|Accepted\./);
+    assert.match(rows.Protocol.text, lang === "de" ? /^Bridge \d+\.\d+\.\d+, Protokoll/ : /^Ponte \d+\.\d+\.\d+, protocolo/);
+  }
+});
+
 test("an http Foundry on the network with a loopback Bridge URL: Chromium blocks it, and the badge and the check say why and what to do", async () => {
   // This machine's network address; without one, a name Chromium is told is a public address.
   const address = networkAddress();

@@ -25,6 +25,7 @@ let browser;
 let pageUrl;
 let foundryServer;
 let relayPage;
+let germanPage;
 
 const text = async (locator) => (await locator.innerText()).replace(/\s+/g, " ");
 
@@ -42,6 +43,8 @@ before(async () => {
   pageUrl = `${base}?${new URLSearchParams({ bridge: bridge.url, world: world.id, key: world.key, npcs: "goblin" })}`;
   relayPage = (user, key) => `${base}?${new URLSearchParams({ bridge: bridge.url, world: relayWorld.id, foundry: foundryServer.url, user, npcs: "goblin", ...(key ? { key } : {}) })}`;
   relayPage.gmKey = relayWorld.key;
+  const germanWorld = await addWorld(dataDir, "browser-teamwork-de", "Browser Teamwork DE");
+  germanPage = `${base}?${new URLSearchParams({ bridge: bridge.url, world: germanWorld.id, key: germanWorld.key, npcs: "goblin", lang: "de" })}`;
   browser = await launchChromium();
 });
 
@@ -222,4 +225,49 @@ test("R13.10 on a player's page (relay mode): Ann's Zird, in the scene and not t
   assert.deepEqual(errors, []);
   await page.close();
   await gmPage.close();
+});
+
+test("R13.10 and R13.11 in German: Invoke for and Step in worded from de.json, the card says who stepped in for whom, no English", async () => {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 800 }, deviceScaleFactor: 1 });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(germanPage);
+  await page.waitForSelector("body[data-booted=true]");
+  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const api = async (event, payload = {}) => {
+    const ack = await page.evaluate(([e, p]) => settled(game.modules.get("fate-bridge").api.connection.call(e, p)), [event, payload]);
+    assert.equal(ack.ok, true, `${event}: ${JSON.stringify(ack.error)}`);
+    return ack.data;
+  };
+  const lastCard = () => page.locator("#chat-log .chat-message").last();
+  await page.evaluate(([z, o, g]) => window.fakeFoundry.viewScene([z, o, g]), [ZIRD, OGRE, GOBLIN]);
+  for (let i = 0; i < 100; i++) {
+    const state = await api("world.state");
+    if ([ZIRD, OGRE, GOBLIN].every((id) => state.characters.some((c) => c.id === id))) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  // R13.10: the GM's NPCs in the scene may invoke for Zird's side.
+  const started = await api("action.start", { type: "overcome", actor_id: ZIRD, skill: "Lore", opposition: { kind: "passive", rating: 6 } });
+  const allyButton = lastCard().locator('[data-fb="invoke-ally"][data-side="actor"]');
+  await allyButton.waitFor();
+  assert.equal((await allyButton.innerText()).trim(), "Für Zird the Arcane aufrufen");
+  await lastCard().screenshot({ path: path.join(ARTIFACTS, "teamwork-de-invoke-for-control.png") });
+  await api("action.cancel", { action_id: started.card.action_id });
+  // R13.11: in a Fate Core conflict the goblin steps in for the ogre.
+  await api("world.ruleset", { ruleset: "fate-core" });
+  await api("conflict.start", { name: "Brückenkampf", kind: "physical", sides: [{ name: "Zird", members: [ZIRD] }, { name: "Monster", members: [OGRE, GOBLIN] }] });
+  await api("action.start", { type: "attack", actor_id: ZIRD, skill: "Will", opposition: { kind: "active", opposer_id: OGRE } });
+  const attackCard = lastCard();
+  const stepIn = attackCard.locator('[data-fb="interpose"]');
+  await stepIn.waitFor();
+  assert.match(await text(attackCard), /Statt Grumpy Ogre verteidigen: Goblin/);
+  assert.equal((await stepIn.innerText()).trim(), "Einspringen");
+  await stepIn.click();
+  await page.waitForFunction(() => /verteidigt an Stelle von Grumpy Ogre/.test(document.querySelector("#chat-log .chat-message:last-child")?.innerText ?? ""));
+  const stepped = await text(attackCard);
+  assert.match(stepped, /gegen Goblin, verteidigt an Stelle von Grumpy Ogre/);
+  assert.doesNotMatch(stepped, /Invoke for|Defend instead|defending for|Step in|FATEBRIDGE\./);
+  await attackCard.screenshot({ path: path.join(ARTIFACTS, "teamwork-de-stepped-in.png") });
+  assert.deepEqual(errors, []);
+  await page.close();
 });

@@ -20,11 +20,11 @@ const side = (overrides = {}) => ({
 /** An action card as the bridge sends it, rolled, invoking (schemas/server/card.json). */
 function rolledCard(overrides = {}) {
   return {
-    kind: "action", action_id: "a1", ruleset: "unwritten", action_type: "overcome", action_label: "Overcome", state: "invoking",
-    actor: side({ leader: { id: "actorZird0000001", name: "Zird the Arcane" }, controllers: [PLAYER.id], skill: "Athletics", skill_rating: { value: 3, label: "Good" }, dice: [1, 0, -1, 1], dice_total: 1, total: { value: 4, label: "Great" } }),
-    opposition: side({ passive: true, total: { value: 2, label: "Fair" } }),
+    kind: "action", action_id: "a1", ruleset: "unwritten", action_type: "overcome", state: "invoking",
+    actor: side({ leader: { id: "actorZird0000001", name: "Zird the Arcane" }, controllers: [PLAYER.id], skill: "Athletics", skill_rating: { value: 3 }, dice: [1, 0, -1, 1], dice_total: 1, total: { value: 4 } }),
+    opposition: side({ passive: true, total: { value: 2 } }),
     opposition_kind: "passive", opposition_action: null, target: null, target_aspect: null, aspect_name: null, situation: null,
-    invokes: [], shifts: 2, outcome: "succeed", outcome_label: "Succeed", provisional: true, succeeded: null, pending_choice: null,
+    invokes: [], shifts: 2, outcome: "succeed", provisional: true, succeeded: null, pending_choice: null,
     cost_severity: null, pending_hit: 0, effects: [], aspects: [], gm_fate_points: 0, fate_points: {},
     prompt: { kind: "none", users: [], gm: false, options: [] }, description: null, event_seq: 3, event_hash: "ab".repeat(32),
     ...overrides
@@ -115,7 +115,7 @@ describe("FCO's chat hooks leave the bridge's cards alone (issue 8.2)", () => {
     assert.deepEqual(roll.dice[0].results.map((r) => r.result), [1, 0, -1, 1]);
     // An update (a reroll) is not re-recorded either, and renders without error.
     const reroll = rolledCard({ event_seq: 4 });
-    reroll.actor = { ...reroll.actor, dice: [-1, -1, 0, 0], dice_total: -2, total: { value: 1, label: "Average" } };
+    reroll.actor = { ...reroll.actor, dice: [-1, -1, 0, 0], dice_total: -2, total: { value: 1 } };
     await cards.handleCardEmit({ seq: 4, world: "w", writer: GM.id, op: "update", card_id: "w.a1", card: reroll });
     await settle();
     assert.equal(sceneRolls().length, recorded);

@@ -163,6 +163,7 @@ test("every example macro in MACROS.md runs against a real bridge and does what 
   // A refusal rejects: nothing left to undo in this scene but Zird's first roll... then nothing.
   await run("Undo the last resolution");
   await run("Undo the last resolution");
+  // A BridgeError says the refusal in the user's language, from its reason (protocol 7).
   assert.ok((await notes()).some((n) => n === "Nothing undone: No roll in this scene is left to undo."), await notes());
 
   const { stdout } = await promisify(execFile)(PYTHON, ["-m", "bridge", "--data-dir", dataDir, "world", "verify", world.id], { cwd: BRIDGE_ROOT });

@@ -23,13 +23,12 @@ function workedCard(overrides = {}) {
     action_id: "act-1",
     ruleset: "unwritten",
     action_type: "overcome",
-    action_label: "Overcome",
     state: "resolved",
     actor: side({
       leader: { id: "actorAthlete0001", name: "Zird the Arcane" }, controllers: [PLAYER.id], skill: "Athletics",
-      skill_rating: { value: 3, label: "Good" }, dice: [1, 1, 0, 0], dice_total: 2, total: { value: 5, label: "Superb" }, passed: true, fate_points: 3
+      skill_rating: { value: 3 }, dice: [1, 1, 0, 0], dice_total: 2, total: { value: 5 }, passed: true, fate_points: 3
     }),
-    opposition: side({ passive: true, total: { value: 4, label: "Great" }, passed: true }),
+    opposition: side({ passive: true, total: { value: 4 }, passed: true }),
     opposition_kind: "passive",
     opposition_action: null,
     target: null,
@@ -39,7 +38,6 @@ function workedCard(overrides = {}) {
     invokes: [],
     shifts: 1,
     outcome: "succeed",
-    outcome_label: "Succeed",
     provisional: false,
     succeeded: true,
     pending_choice: null,
@@ -62,9 +60,9 @@ function finishedCard() {
   const ogreRef = { id: "actorOgre0000001", name: "Grumpy Ogre" };
   const zirdRef = { id: "actorAthlete0001", name: "Zird the Arcane" };
   return workedCard({
-    action_type: "create_advantage", action_label: "Create an Advantage", outcome: "excel", outcome_label: "Excel", shifts: 5,
-    actor: side({ leader: zirdRef, controllers: [PLAYER.id], skill: "Athletics", skill_rating: { value: 3, label: "Good" }, stunt_bonus: 2, invoke_bonus: 2, dice: [-1, 0, 0, 1], dice_total: 0, total: { value: 7, label: "Epic" }, passed: true, fate_points: 1 }),
-    opposition: side({ leader: ogreRef, skill: "Fight", skill_rating: { value: 3, label: "Good" }, invoke_bonus: 2, dice: [-1, -1, -1, 0], dice_total: -3, total: { value: 2, label: "Fair" }, passed: true }),
+    action_type: "create_advantage", outcome: "excel", shifts: 5,
+    actor: side({ leader: zirdRef, controllers: [PLAYER.id], skill: "Athletics", skill_rating: { value: 3 }, stunt_bonus: 2, invoke_bonus: 2, dice: [-1, 0, 0, 1], dice_total: 0, total: { value: 7 }, passed: true, fate_points: 1 }),
+    opposition: side({ leader: ogreRef, skill: "Fight", skill_rating: { value: 3 }, invoke_bonus: 2, dice: [-1, -1, -1, 0], dice_total: -3, total: { value: 2 }, passed: true }),
     opposition_kind: "active", opposition_action: "oppose", target: ogreRef, aspect_name: "Ogre Off Balance",
     invokes: [
       { side: "actor", invoker: zirdRef.id, invoker_name: zirdRef.name, aspect_id: "actorAthlete0001.hc", aspect_name: "Wizard of the Old School", payment: "fate_point", effect: "bonus", dice: null },
@@ -181,9 +179,17 @@ describe("manifest and assets", () => {
     for (const k of ["no_host", "bad_scheme", "bad_port", "has_path", "has_credentials", "unparseable"]) used.add(`FATEBRIDGE.Reach.BadUrl.${k}`);
     for (const k of ["granted", "prompt", "denied", "none", "notNeeded", "insecure"]) used.add(`FATEBRIDGE.Reach.Permission.${k}`);
     used.add("FATEBRIDGE.Relay.Reason.no_key");
+    // The wire carries ids (protocol 7): every refusal code the bridge sends, and the module's
+    // own, has its sentence; every action and outcome its name; every notice code its text.
+    const errorCodes = (await readJson("schemas/defs/ErrorInfo.json")).properties.code.enum;
+    assert.ok(errorCodes.includes("wrong_state"));
+    for (const k of [...errorCodes, "offline", "offlineBecause", "timeout", "bad_ack"]) used.add(`FATEBRIDGE.Error.${k}`);
+    for (const k of ["overcome", "create_advantage", "take_advantage", "leave_mark", "discover", "attack", "defend", "oppose"]) used.add(`FATEBRIDGE.Action.${k}`);
+    for (const family of ["fate", "unwritten"]) for (const k of ["fumble", "tie", "succeed", "excel"]) used.add(`FATEBRIDGE.Outcome.${family}.${k}`);
+    for (const k of ["bound", "malformed_frame", "bind_timeout", "too_many_connections"]) used.add(`FATEBRIDGE.Notice.${k}`);
     const missing = [...used].filter((k) => typeof k.split(".").reduce((o, p) => o?.[p], lang) !== "string");
     // prefixes of keys built at run time are not keys themselves
-    const prefixes = ["Status", "Status.Reason", "Card.State", "Card.Participant", "Card.Consent", "Card.ConsentPart", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title", "Conflict.Kind", "Scene.End", "Scene.EndExplain", "History.Kind", "History.Rolls", "Harm", "Absorb.Rule", "Absorb.Why", "Reach", "Reach.Path", "Reach.BadUrl", "Reach.Permission", "Relay.Reason"].map((p) => `FATEBRIDGE.${p}`);
+    const prefixes = ["Status", "Status.Reason", "Card.State", "Card.Participant", "Card.Consent", "Card.ConsentPart", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title", "Conflict.Kind", "Scene.End", "Scene.EndExplain", "History.Kind", "History.Rolls", "Harm", "Absorb.Rule", "Absorb.Why", "Reach", "Reach.Path", "Reach.BadUrl", "Reach.Permission", "Relay.Reason", "Action", "Outcome", "Error", "Notice", "Refusal"].map((p) => `FATEBRIDGE.${p}`);
     const realMissing = missing.filter((k) => !prefixes.includes(k));
     assert.deepEqual(realMissing, []);
     assert.ok(used.size > 40);
@@ -406,8 +412,8 @@ describe("chat cards", () => {
   test("a replayed emit changes nothing; a newer update edits the same message", async () => {
     const before = foundry.log.created.length;
     assert.equal(await cards.handleCardEmit({ seq: 7, world: "w", writer: GM.id, op: "create", card_id: "card-1", card: workedCard() }), null);
-    const card = workedCard({ state: "invoking", provisional: true, succeeded: null, outcome: "fumble", outcome_label: "Fumble", shifts: -3, event_seq: 9 });
-    card.actor = { ...card.actor, dice: [-1, -1, 0, 0], dice_total: -2, total: { value: 1, label: "Average" }, passed: false };
+    const card = workedCard({ state: "invoking", provisional: true, succeeded: null, outcome: "fumble", shifts: -3, event_seq: 9 });
+    card.actor = { ...card.actor, dice: [-1, -1, 0, 0], dice_total: -2, total: { value: 1 }, passed: false };
     const updated = await cards.handleCardEmit({ seq: 9, world: "w", writer: GM.id, op: "update", card_id: "card-1", card });
     assert.equal(foundry.log.created.length, before);
     assert.equal(updated.flags["fate-bridge"].seq, 9);
@@ -686,8 +692,8 @@ describe("GM cards follow the bridge's structured views", () => {
 
   function contestCard(twistAspect) {
     const rolls = [
-      { side_id: "s1", action_id: "a1", total: { value: 3, label: "Good" }, shifts: 0, forfeited: false },
-      { side_id: "s2", action_id: "a2", total: { value: 3, label: "Good" }, shifts: 0, forfeited: false }
+      { side_id: "s1", action_id: "a1", total: { value: 3 }, shifts: 0, forfeited: false },
+      { side_id: "s2", action_id: "a2", total: { value: 3 }, shifts: 0, forfeited: false }
     ];
     const exchange = { number: 1, rolls, winner: null, margin: 0, progress: 0, twist: true, twist_aspect: twistAspect, excelled: false };
     return {
@@ -779,8 +785,8 @@ describe("GM cards follow the bridge's structured views", () => {
 
   test("a challenge summary shows each cost's severity and kind in words and the GM's text", async () => {
     const task = (id, name, costs, outcome) => ({
-      id, name, skill: "Fight", opposition: { value: 4, label: "Great" }, action_id: `act-${id}`, actor: ogreRef,
-      total: { value: 4, label: "Great" }, shifts: 0, outcome, outcome_label: outcome === "tie" ? "Tie" : "Fumble", state: "resolved", succeeded: true, costs
+      id, name, skill: "Fight", opposition: { value: 4 }, action_id: `act-${id}`, actor: ogreRef,
+      total: { value: 4 }, shifts: 0, outcome, state: "resolved", succeeded: true, costs
     });
     const card = {
       kind: "challenge",
@@ -805,7 +811,7 @@ describe("gift and give: who sees the controls", () => {
   const fumbled = (overrides = {}) => {
     const card = finishedCard();
     return {
-      ...card, outcome: "fumble", outcome_label: "Fumble", shifts: -3, succeeded: false, state: "resolved",
+      ...card, outcome: "fumble", shifts: -3, succeeded: false, state: "resolved",
       effects: [{ kind: "aspect", text: "Ogre Off Balance", count: 0, character: null, aspect_id: "sit2", detail: "", cause: null }],
       prompt: { kind: "none", users: [], gm: false, options: [] },
       ...overrides
@@ -872,7 +878,7 @@ describe("gift and give: who sees the controls", () => {
 
   test("a cancelled card says so, with the refunds and the reason in words", async () => {
     const card = fumbled({
-      action_type: "overcome", state: "cancelled", outcome: null, outcome_label: null, succeeded: null,
+      action_type: "overcome", state: "cancelled", outcome: null, succeeded: null,
       effects: [
         { kind: "refund", text: "Skeptic", count: 1, character: { id: "actorAthlete0001", name: "Zird the Arcane" }, aspect_id: "b.hc", detail: "fate_point", cause: null },
         { kind: "cancelled", text: "Wrong skill", count: 0, character: null, aspect_id: null, detail: "", cause: null }
@@ -946,10 +952,10 @@ describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5
   const margotRef = { id: "actorMargot00001", name: "Margot" };
   /** A player's overcome against a proposed -10, dangerous for the actor, with Margot invited. */
   const confirming = (overrides = {}) => workedCard({
-    state: "confirming", outcome: null, outcome_label: null, shifts: null, succeeded: null, effects: [],
-    actor: side({ leader: zirdRef, controllers: [ACTOR_OWNER], skill: "Athletics", skill_rating: { value: 3, label: "Good" }, dangerous: true, fate_points: 3 }),
-    opposition: side({ passive: true, total: { value: -10, label: "-10" }, passed: true }),
-    proposal: { passive_rating: { value: -10, label: "-10" }, dangerous_actor: true, dangerous_opposition: false },
+    state: "confirming", outcome: null, shifts: null, succeeded: null, effects: [],
+    actor: side({ leader: zirdRef, controllers: [ACTOR_OWNER], skill: "Athletics", skill_rating: { value: 3 }, dangerous: true, fate_points: 3 }),
+    opposition: side({ passive: true, total: { value: -10 }, passed: true }),
+    proposal: { passive_rating: { value: -10 }, dangerous_actor: true, dangerous_opposition: false },
     participants: [
       { character: zirdRef, skill: "Athletics", status: "joined", controllers: [ACTOR_OWNER] },
       { character: margotRef, skill: "Athletics", status: "invited", controllers: [PLAYER.id] }
@@ -1043,7 +1049,7 @@ describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5
   test("R5.5: the actor takes the hint, the GM answers it; each sends a valid intent", async () => {
     const hintEffect = (detail, text = "") => ({ kind: "hint", text, count: 0, character: zirdRef, aspect_id: null, detail, cause: null });
     const offered = workedCard({
-      action_type: "discover", action_label: "Discover", outcome: "excel", outcome_label: "Excel", shifts: 3,
+      action_type: "discover", outcome: "excel", shifts: 3,
       effects: [hintEffect("offered")], hint: { status: "offered", text: null },
       prompt: { kind: "hint", users: [PLAYER.id], gm: true, options: ["take"] }
     });
@@ -1095,9 +1101,9 @@ describe("consent to harm: who sees accept and decline (DESIGN Reach and trust)"
   const asUser = (userId, fn) => actAs(foundry, userId, fn);
   /** Another player's advantage on Margot (this client's player's), opposed by his own Pierre. */
   const asking = (overrides = {}) => workedCard({
-    action_type: "create_advantage", action_label: "Create an Advantage", aspect_name: "Pinned Down",
-    state: "confirming", outcome: null, outcome_label: null, shifts: null, succeeded: null, effects: [],
-    actor: side({ leader: zirdRef, controllers: [ACTOR_OWNER], skill: "Athletics", skill_rating: { value: 3, label: "Good" }, fate_points: 3 }),
+    action_type: "create_advantage", aspect_name: "Pinned Down",
+    state: "confirming", outcome: null, shifts: null, succeeded: null, effects: [],
+    actor: side({ leader: zirdRef, controllers: [ACTOR_OWNER], skill: "Athletics", skill_rating: { value: 3 }, fate_points: 3 }),
     opposition: side({ leader: pierreRef, controllers: [ACTOR_OWNER] }),
     opposition_kind: "active", opposition_action: "oppose", target: margotRef,
     consents: [{ character: margotRef, parts: ["target"], status: "asked", controllers: [PLAYER.id] }],
@@ -1228,7 +1234,7 @@ describe("odds before rolling (issue 8.7): what the module asks and shows", () =
     assert.equal(oddsPayload({ type: "overcome", skill: "Athletics", opposerId: "actorOgre0000001" }, actor), null);
     // R1.1: 15/81 and 16/81 shown exactly and as a percentage.
     assert.equal(percent(15, 81), "18.5%");
-    const shown = oddsRows({ out_of: 81, fumble: 50, tie: 16, succeed: 14, excel: 1 }, [{ id: "fumble", label: "Fumble" }, { id: "tie", label: "Tie" }, { id: "succeed", label: "Succeed" }, { id: "excel", label: "Excel" }]);
+    const shown = oddsRows({ out_of: 81, fumble: 50, tie: 16, succeed: 14, excel: 1 }, "unwritten");
     assert.equal(shown.rows.find((r) => r.id === "tie").fraction, "16/81");
     assert.match(shown.success, /18\.5% to succeed or better \(15\/81\)/);
   });
@@ -1245,14 +1251,14 @@ describe("roll history and undo", () => {
     const card = finishedCard();
     return {
       seq: 21, hash: card.event_hash, at: "2026-01-02T20:15:00+00:00", scene: 2, action_id: card.action_id,
-      card_id: "w.act-1", kind: "create_advantage", action_type: card.action_type, action_label: card.action_label,
+      card_id: "w.act-1", kind: "create_advantage", action_type: card.action_type,
       requested_by: PLAYER.id, actor: card.actor, opposition: card.opposition, opposition_kind: "active", target: card.target,
       rolls: [
         { character: card.actor.leader, side: "actor", dice: [1, 1, 0, 0], reroll: false },
         { character: card.actor.leader, side: "actor", dice: [-1, 0, 0, 1], reroll: true },
         { character: card.opposition.leader, side: "opposition", dice: [-1, -1, -1, 0], reroll: false }
       ],
-      invokes: card.invokes, shifts: 5, outcome: "excel", outcome_label: "Excel", succeeded: true,
+      invokes: card.invokes, shifts: 5, outcome: "excel", succeeded: true,
       costs: [{ severity: "minor", kind: "wrinkle", text: "The bridge creaks" }],
       effects: card.effects, undone: false, ...overrides
     };
@@ -1294,7 +1300,7 @@ describe("roll history and undo", () => {
     // R1.1: the roll stays on the record; R4.2 the refund of its fate-point invoke is listed.
     const zirdRef = entry().actor.leader;
     const called = entry({
-      seq: 30, cancelled: true, outcome: null, outcome_label: null, succeeded: null, shifts: null, costs: [],
+      seq: 30, cancelled: true, outcome: null, succeeded: null, shifts: null, costs: [],
       effects: [
         { kind: "refund", text: "Wizard of the Old School", count: 1, character: zirdRef, aspect_id: "asp1", detail: "fate_point", cause: null },
         { kind: "cancelled", text: "Wrong skill", count: 0, character: null, aspect_id: null, detail: "", cause: null }
@@ -1377,7 +1383,8 @@ describe("roll history and undo", () => {
     const saved = runtime.connection;
     runtime.connection = { connected: true, call: async () => ({ ok: false, error: { code: "scene_ended", message: "The scene ended at event 9.", field: "back_to" } }) };
     try {
-      await assert.rejects(history.undo({ backTo: 3 }), (err) => err.code === "scene_ended" && err.field === "back_to" && /event 9/.test(err.message));
+      // Said from the code and field in the user's language, not the bridge's English message.
+      await assert.rejects(history.undo({ backTo: 3 }), (err) => err.code === "scene_ended" && err.field === "back_to" && err.message === "That scene has ended. (back_to)");
     } finally {
       runtime.connection = saved;
     }

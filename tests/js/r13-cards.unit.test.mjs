@@ -128,10 +128,9 @@ const card = (overrides = {}) => ({
   action_id: "act-r13c",
   ruleset: "fate-core",
   action_type: "attack",
-  action_label: "Attack",
   state: "resolved",
-  actor: side({ leader: ann, controllers: [ANN.id], skill: "Fight", skill_rating: { value: 4, label: "Great" }, dice: [1, 0, 0, -1], dice_total: 0, total: { value: 6, label: "Fantastic" }, stunt_bonus: 2, stunts: ["Haymaker"], fate_points: 3 }),
-  opposition: side({ leader: grd, skill: "Athletics", skill_rating: { value: 3, label: "Good" }, dice: [0, 0, 0, 0], dice_total: 0, total: { value: 7, label: "Epic" }, stunt_bonus: 2, stunts: ["Dodge Master"], full_defense: true }),
+  actor: side({ leader: ann, controllers: [ANN.id], skill: "Fight", skill_rating: { value: 4 }, dice: [1, 0, 0, -1], dice_total: 0, total: { value: 6 }, stunt_bonus: 2, stunts: ["Haymaker"], fate_points: 3 }),
+  opposition: side({ leader: grd, skill: "Athletics", skill_rating: { value: 3 }, dice: [0, 0, 0, 0], dice_total: 0, total: { value: 7 }, stunt_bonus: 2, stunts: ["Dodge Master"], full_defense: true }),
   opposition_kind: "active",
   opposition_action: "defend",
   target: grd,
@@ -141,7 +140,6 @@ const card = (overrides = {}) => ({
   invokes: [],
   shifts: -1,
   outcome: "tie",
-  outcome_label: "Tie",
   provisional: false,
   succeeded: false,
   pending_choice: null,
@@ -279,8 +277,8 @@ describe("stunts a roll names (R13.8)", () => {
   test("the oppose prompt lists the opposer's stunts for defending an attack, follows the skill, and sends the ticked ones", async () => {
     await withHello("fate-core", async () => {
       const c = card({
-        state: "awaiting_opposition", outcome: null, outcome_label: null, shifts: null, succeeded: null,
-        actor: side({ leader: ann, controllers: [ANN.id], skill: "Fight", skill_rating: { value: 4, label: "Great" } }),
+        state: "awaiting_opposition", outcome: null, shifts: null, succeeded: null,
+        actor: side({ leader: ann, controllers: [ANN.id], skill: "Fight", skill_rating: { value: 4 } }),
         opposition: side({ leader: grd }),
         prompt: { kind: "oppose", users: [], gm: true, options: [] }
       });
@@ -338,8 +336,7 @@ describe("the card shows the stunts used and full defense (R13.7, R13.8)", () =>
 
 describe("the unintended aspect of a fumbled advantage (R5.2)", () => {
   const fumbled = () => card({
-    action_type: "create_advantage", action_label: "Create an Advantage", state: "choosing", outcome: "fumble", outcome_label: "Fumble",
-    shifts: -3, succeeded: null, target: null, opposition: side({ passive: true, total: { value: 2, label: "Fair" } }), opposition_kind: "passive",
+    action_type: "create_advantage", state: "choosing", outcome: "fumble", shifts: -3, succeeded: null, target: null, opposition: side({ passive: true, total: { value: 2 } }), opposition_kind: "passive",
     opposition_action: null, attack_kind: null, stress_rule: null, pending_choice: "advantage_fumble",
     prompt: { kind: "choose", users: [ANN.id], gm: true, options: ["fail", "unintended_aspect", "succeed_at_cost"] }
   });
@@ -396,7 +393,7 @@ describe("the absorb picker by the per-hit stress rule (R13.2, R13.3)", () => {
     ],
     ...overrides
   });
-  const absorbing = (hit, rule, kind = "physical") => card({ state: "absorbing", pending_hit: hit, stress_rule: rule, attack_kind: kind, outcome: "succeed", outcome_label: "Succeed", shifts: hit, succeeded: null, prompt: { kind: "absorb", users: [], gm: true, options: [] } });
+  const absorbing = (hit, rule, kind = "physical") => card({ state: "absorbing", pending_hit: hit, stress_rule: rule, attack_kind: kind, outcome: "succeed", shifts: hit, succeeded: null, prompt: { kind: "absorb", users: [], gm: true, options: [] } });
   const boxes = (values, prefix = "t") => values.map((value, i) => ({ key: `${prefix}:${i}`, value }));
   const slots = [{ id: "mild", severity: 2 }, { id: "mod", severity: 4 }];
   const allowed = (choices) => Object.entries(choices.boxes).filter(([, b]) => b.allowed).map(([k]) => k);

@@ -383,7 +383,7 @@ describe("R13.9: switching the bridge's world", () => {
       assert.deepEqual(connection.calls.filter((c) => c.event === "world.ruleset").map((c) => c.payload), [{ ruleset: "fate-accelerated" }]);
       const note = foundry.log.notifications.at(-1);
       assert.equal(note.type, "error");
-      assert.match(note.message, /rules stay as they are: A conflict is still open\. Switch to Fate Accelerated once every conflict/);
+      assert.match(note.message, /rules stay as they are: That does not fit what is happening now\. \(ruleset\) Switch to Fate Accelerated once every conflict/);
     } finally {
       runtime.connection = null;
       runtime.hello = null;

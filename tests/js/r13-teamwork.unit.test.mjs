@@ -65,10 +65,9 @@ const card = (overrides = {}) => ({
   action_id: "act-r13t",
   ruleset: "fate-condensed",
   action_type: "overcome",
-  action_label: "Overcome",
   state: "invoking",
-  actor: side({ leader: who(annFighter), controllers: [ANN.id], skill: "Athletics", skill_rating: { value: 2, label: "Fair" }, dice: [0, 0, 0, 0], dice_total: 0, total: { value: 2, label: "Fair" }, fate_points: 2 }),
-  opposition: side({ leader: who(guard), skill: "Athletics", skill_rating: { value: 2, label: "Fair" }, dice: [0, 0, 0, 0], dice_total: 0, total: { value: 2, label: "Fair" } }),
+  actor: side({ leader: who(annFighter), controllers: [ANN.id], skill: "Athletics", skill_rating: { value: 2 }, dice: [0, 0, 0, 0], dice_total: 0, total: { value: 2 }, fate_points: 2 }),
+  opposition: side({ leader: who(guard), skill: "Athletics", skill_rating: { value: 2 }, dice: [0, 0, 0, 0], dice_total: 0, total: { value: 2 } }),
   opposition_kind: "active",
   opposition_action: "oppose",
   target: null,
@@ -78,7 +77,6 @@ const card = (overrides = {}) => ({
   invokes: [],
   shifts: 0,
   outcome: "tie",
-  outcome_label: "Tie",
   provisional: true,
   succeeded: null,
   pending_choice: null,
@@ -164,7 +162,7 @@ describe("names, never ids, in the invoke picker", () => {
 describe("R13.1: Accelerated rolls its six approaches only", () => {
   test("the roll dialog and an opposer's skills list the approaches, at the sheet's ratings (Mediocre without one)", async () => {
     const approaches = ["Careful", "Clever", "Flashy", "Forceful", "Quick", "Sneaky"];
-    runtime.hello = { ruleset: "fate-accelerated", actions: [{ id: "overcome", label: "Overcome" }], rules: { id: "fate-accelerated", approaches } };
+    runtime.hello = { ruleset: "fate-accelerated", actions: [{ id: "overcome" }], rules: { id: "fate-accelerated", approaches } };
     try {
       const ratings = rollDialog.rollableRatings(game.actors.get(bobScout._id));
       assert.deepEqual(ratings, { Careful: 3, Clever: 0, Flashy: 0, Forceful: 0, Quick: 2, Sneaky: 0 });

@@ -136,7 +136,7 @@ describe("stress per track in a Fate Condensed conflict (R5.10, R11.3)", () => {
     const wrong = await gm.rpc("call", "action.absorb", { action_id: data.action_id, stress: [{ track: ids.physical, boxes: [2, 3] }] });
     assert.equal(wrong.ok, false);
     assert.equal(wrong.error.field, "stress");
-    assert.match(wrong.error.message, /can't absorb a mental hit/);
+    assert.match(wrong.error.message, /cannot absorb a mental hit/);
 
     const mild = (await gm.rpc("call", "world.state", {})).data.characters.find((c) => c.id === scrapper._id).consequences.find((c) => c.severity === 2);
     const n = (await absorbs()).length;

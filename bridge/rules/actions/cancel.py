@@ -5,7 +5,7 @@ from __future__ import annotations
 from bridge.rules.actions.commands import Principal
 from bridge.rules.actions.common import add_effects, find_action, require_gm
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import refused
 from bridge.rules.events import Event
 from bridge.rules.state import GM, Action, Aspect, Effect, WorldState
 
@@ -26,9 +26,7 @@ def cancel(
     draft = Draft(state, "action.cancel")
     action = find_action(draft, action_id)
     if action.closed:
-        raise RuleViolation(
-            "wrong_state", f"The action is already {action.state}; nothing to cancel.", "action_id"
-        )
+        raise refused("wrong_state", "nothing_to_cancel", "action_id", state=action.state)
     effects = _refund_invokes(draft, action)
     effects.append(Effect(kind="cancelled", text=reason))
     draft.put_action(

@@ -25,7 +25,7 @@ from bridge.rules.actions.common import (
 from bridge.rules.actions.resolution import finish, start_hit, succeed
 from bridge.rules.consequences import place_consequence
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import refused
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import (
@@ -65,17 +65,15 @@ def choose(
         "attack_style": ("full_hit", "boost"),
     }
     if choice not in allowed.get(pending, ()):
-        raise RuleViolation(
-            "invalid",
-            f"Choose one of: {', '.join(allowed.get(pending, ()))}.",
-            "choice",
+        raise refused(
+            "invalid", "choose_one_of", "choice", options=", ".join(allowed.get(pending, ()))
         )
     if choice == "unintended_aspect":
         # R5.2: the actor (or the GM) chooses and describes it; the GM may rename it on
         # the scene panel. Nobody gains free invokes from it.
         require_control(principal, leader, "choice")
         if not aspect_name:
-            raise RuleViolation("invalid", "Name the unintended aspect.", "aspect_name")
+            raise refused("invalid", "name_unintended", "aspect_name")
         effect = place_situation_aspect(
             draft, aspect_name, attached_to=None, holder=None, free=0, action_id=action.id
         )
@@ -89,7 +87,7 @@ def choose(
     elif choice == "aspect":
         succeed(draft, action.model_copy(update={"pending_choice": None}))
     elif choice == "mark" and action.target_id not in draft.characters:
-        raise RuleViolation("invalid", "There is nobody to leave a mark on.", "choice")
+        raise refused("invalid", "nobody_to_mark", "choice")
     elif choice == "mark":
         # R5.4: one free invoke becomes a mild consequence; the other sits on it.
         target_id = action.target_id or ""
@@ -121,21 +119,17 @@ def apply_cost(
     severity = action.cost_severity or "serious"
     options = ruleset.costs[severity]
     if command.kind not in options:
-        raise RuleViolation(
-            "invalid",
-            f"A {severity} cost is one of: {', '.join(options)}.",
-            "kind",
-        )
+        raise refused("invalid", "cost_one_of", "kind", options=", ".join(options))
     effects: list[Effect] = []
     members = action.actor.members
     if command.kind == "npc_boost":
         npc = find_character(draft, command.target_id or "", "target_id")
         if not npc.is_npc:
-            raise RuleViolation("invalid", "Give the boost to an NPC.", "target_id")
+            raise refused("invalid", "boost_to_npc", "target_id")
         effects.append(new_boost(draft, npc.id, command.aspect_name or "Opening", action.id))
     elif command.kind == "aspect_on_actor":
         if not command.aspect_name:
-            raise RuleViolation("invalid", "Name the aspect.", "aspect_name")
+            raise refused("invalid", "name_aspect", "aspect_name")
         for member in members:
             effects.append(
                 place_situation_aspect(
@@ -149,13 +143,13 @@ def apply_cost(
             )
     elif command.kind == "mild_consequence":
         if not command.aspect_name:
-            raise RuleViolation("invalid", "Name the consequence.", "aspect_name")
+            raise refused("invalid", "name_consequence", "aspect_name")
         for member in members:
             placement = place_consequence(draft, member, MILD, command.aspect_name, caused_by=GM)
             effects.extend(placement.effects)
     elif command.kind == "opponent_advantage":
         if not command.aspect_name:
-            raise RuleViolation("invalid", "Name the advantage.", "aspect_name")
+            raise refused("invalid", "name_advantage", "aspect_name")
         holder = command.target_id or action.opposition.leader or GM
         if holder != GM:
             find_character(draft, holder, "target_id")
@@ -170,7 +164,7 @@ def apply_cost(
             )
         )
     elif not command.text:
-        raise RuleViolation("invalid", "Describe the cost.", "text")
+        raise refused("invalid", "describe_cost", "text")
     cost = Cost(
         severity=severity,
         kind=command.kind,
@@ -194,17 +188,15 @@ def gift_free_invoke(
     require_gm(principal)
     action = find_action(draft, action_id, "choosing", "costing", "resolved")
     if action.type not in ("create_advantage", "take_advantage") or action.outcome != "fumble":
-        raise RuleViolation(
-            "invalid", "Only a fumbled advantage lets the GM give a free invoke.", "action_id"
-        )
+        raise refused("invalid", "gift_only_fumble", "action_id")
     if holder in action.actor.members:
-        raise RuleViolation("invalid", "Give it to someone else.", "holder")
+        raise refused("invalid", "gift_someone_else", "holder")
     if any(e.kind == "free_invokes" and e.text == "gift" for e in action.effects):
-        raise RuleViolation("invalid", "The GM already gave one on this action.", "action_id")
+        raise refused("invalid", "gift_already", "action_id")
     if holder != GM:
         find_character(draft, holder, "holder")
     if aspect_id not in draft.aspects:
-        raise RuleViolation("not_found", "There is no such aspect.", "aspect_id")
+        raise refused("not_found", "no_such_aspect", "aspect_id")
     effect = add_free_invokes(draft, aspect_id, holder, 1).model_copy(update={"text": "gift"})
     draft.put_action(add_effects(action, effect))
     return draft.events()
@@ -232,22 +224,15 @@ def absorb(state: WorldState, command: AbsorbCommand, principal: Principal) -> l
     for mark in command.stress:
         track = marked.get(mark.track_id) or tracks.get(mark.track_id)
         if track is None:
-            raise RuleViolation(
-                "invalid", f"{target.name} has no stress track {mark.track_id!r}.", "stress"
+            raise refused(
+                "invalid", "no_such_track", "stress", name=target.name, track=mark.track_id
             )
         if not track.absorbs(harm):
-            raise RuleViolation(
-                "invalid",
-                f"{track.name} can't absorb a {harm} hit; use a {harm} stress track "
-                "or consequences.",
-                "stress",
-            )
+            raise refused("invalid", f"absorb_wrong_kind_{harm}", "stress", track=track.name)
         boxes = list(track.boxes)
         for index in sorted(set(mark.boxes)):
             if index < 0 or index >= len(boxes) or boxes[index].marked:
-                raise RuleViolation(
-                    "invalid", f"{track.name} box {index + 1} is not free.", "stress"
-                )
+                raise refused("invalid", "box_not_free", "stress", track=track.name, n=index + 1)
             boxes[index] = boxes[index].model_copy(update={"marked": True})
             chosen.append((track, index))
         marked[track.id] = track.model_copy(update={"boxes": tuple(boxes)})
@@ -256,13 +241,9 @@ def absorb(state: WorldState, command: AbsorbCommand, principal: Principal) -> l
     for slot_id in command.consequences:
         slot = slots.get(slot_id)
         if slot is None or not slot.empty:
-            raise RuleViolation("invalid", "That consequence slot is not free.", "consequences")
+            raise refused("invalid", "slot_not_free", "consequences")
         if not slot.takes(harm):
-            raise RuleViolation(
-                "invalid",
-                f"That mild consequence takes only {slot.harm} harm, and this hit is {harm}.",
-                "consequences",
-            )
+            raise refused("invalid", f"mild_takes_only_{slot.harm}", "consequences")
         from_consequences += slot.severity
     _check_box_rule(target, harm, rule, chosen, action.pending_hit - from_consequences)
     from_boxes = sum(track.boxes[index].value for track, index in chosen)
@@ -271,10 +252,8 @@ def absorb(state: WorldState, command: AbsorbCommand, principal: Principal) -> l
         from_boxes = min(from_boxes, max(action.pending_hit - from_consequences, 0))
     absorbed = from_boxes + from_consequences
     if absorbed < action.pending_hit:
-        raise RuleViolation(
-            "invalid",
-            f"The hit is {action.pending_hit} shifts; that absorbs only {absorbed}.",
-            "consequences",
+        raise refused(
+            "invalid", "absorb_short", "consequences", hit=action.pending_hit, absorbed=absorbed
         )
     effects: list[Effect] = []
     for track_id, track in marked.items():
@@ -319,29 +298,24 @@ def _check_box_rule(
         return
     values = [track.boxes[index].value for track, index in chosen]
     if rule == "one_box" and len(values) > 1:
-        raise RuleViolation(
-            "invalid", "One hit marks one stress box at most (and any consequences).", "stress"
-        )
+        raise refused("invalid", "one_box_per_hit", "stress")
     if rule == "ones" and len(values) > 1 and any(v > 1 for v in values):
-        raise RuleViolation(
-            "invalid",
-            "A box worth more than one shift is marked alone: one box per hit.",
-            "stress",
-        )
+        raise refused("invalid", "big_box_alone", "stress")
     if len(values) != 1 or (rule == "ones" and values[0] == 1):
         return
     track, index = chosen[0]
     value = values[0]
     if left <= 0:
-        raise RuleViolation(
-            "invalid", "The consequences absorb the whole hit: mark no stress box.", "stress"
-        )
+        raise refused("invalid", "consequences_absorb_all", "stress")
     if value < left:
-        raise RuleViolation(
+        raise refused(
             "invalid",
-            f"{track.name} box {index + 1} absorbs {value}, and {left} shifts are left; "
-            "choose a bigger box or more consequences.",
+            "box_too_small",
             "stress",
+            track=track.name,
+            n=index + 1,
+            value=value,
+            left=left,
         )
     smaller = [
         (box.value, t, i)
@@ -352,11 +326,14 @@ def _check_box_rule(
     ]
     if smaller:
         fit, fit_track, fit_index = min(smaller, key=lambda entry: entry[0])
-        raise RuleViolation(
+        raise refused(
             "invalid",
-            f"Mark {fit_track.name} box {fit_index + 1} (worth {fit}): the smallest free box "
-            f"that absorbs {left} shifts.",
+            "smaller_box_fits",
             "stress",
+            track=fit_track.name,
+            n=fit_index + 1,
+            fit=fit,
+            left=left,
         )
 
 
@@ -372,16 +349,14 @@ def give_free_invokes(
     draft = Draft(state, "aspect.give")
     aspect = draft.aspects.get(aspect_id)
     if aspect is None:
-        raise RuleViolation("not_found", "There is no such aspect.", "aspect_id")
+        raise refused("not_found", "no_such_aspect", "aspect_id")
     giver = find_character(draft, from_id, "from_id")
     require_control(principal, giver, "from_id")
     find_character(draft, to_id, "to_id")
     held = aspect.free_invokes.get(from_id, 0)
     if count < 1 or held < count:
-        raise RuleViolation(
-            "no_free_invokes",
-            f"{giver.name} holds {held} free invokes on {aspect.name!r}.",
-            "count",
+        raise refused(
+            "no_free_invokes", "holds_only", "count", name=giver.name, n=held, aspect=aspect.name
         )
     invokes = dict(aspect.free_invokes)
     invokes[from_id] = held - count
@@ -398,13 +373,9 @@ def take_hint(state: WorldState, action_id: str, principal: Principal) -> list[E
     draft = Draft(state, "action.hint")
     action = find_action(draft, action_id, "resolved")
     if action.hint != "offered":
-        raise RuleViolation(
-            "wrong_state",
-            "This action has no hint on offer."
-            if action.hint is None
-            else "The hint was already taken.",
-            "action_id",
-        )
+        if action.hint is None:
+            raise refused("wrong_state", "no_hint_offered", "action_id")
+        raise refused("wrong_state", "hint_taken", "action_id")
     leader = find_character(draft, action.actor.leader or "", "action_id")
     require_control(principal, leader, "action_id")
     scene = draft.scene
@@ -425,9 +396,9 @@ def give_hint(state: WorldState, action_id: str, text: str, principal: Principal
     require_gm(principal)
     action = find_action(draft, action_id, "resolved")
     if action.hint != "asked":
-        raise RuleViolation("wrong_state", "Nobody has asked for a hint here.", "action_id")
+        raise refused("wrong_state", "no_hint_asked", "action_id")
     if not text.strip():
-        raise RuleViolation("invalid", "Write the hint.", "text")
+        raise refused("invalid", "write_hint", "text")
     effects = tuple(
         e.model_copy(update={"detail": "given", "text": text}) if e.kind == "hint" else e
         for e in action.effects

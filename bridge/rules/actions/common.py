@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bridge.rules.actions.commands import Principal
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import refused
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import (
     Action,
@@ -28,11 +28,7 @@ FAILURE = Effect(kind="failure")
 def find_character(draft: Draft, character_id: str, field_name: str) -> Character:
     character = draft.characters.get(character_id)
     if character is None:
-        raise RuleViolation(
-            "unknown_actor",
-            f"The bridge does not know actor {character_id!r}; sync it first.",
-            field_name,
-        )
+        raise refused("unknown_actor", "unknown_actor_sync", field_name, id=character_id)
     return character
 
 
@@ -42,44 +38,40 @@ def may_control(principal: Principal, character: Character) -> bool:
 
 def require_control(principal: Principal, character: Character, field_name: str) -> None:
     if not may_control(principal, character):
-        raise RuleViolation("forbidden", f"You may not act for {character.name}.", field_name)
+        raise refused("forbidden", "act_for", field_name, name=character.name)
 
 
 def require_gm(principal: Principal) -> None:
     if not principal.is_gm:
-        raise RuleViolation("forbidden", "Only the GM may do that.")
+        raise refused("forbidden", "gm_only")
 
 
 def require_active(character: Character, doing: str, field_name: str) -> None:
-    """R8.2: an overwhelmed character cannot act, oppose or help until the scene ends."""
+    """R8.2: an overwhelmed character cannot act, oppose or help until the scene ends;
+    ``doing`` ("act", "oppose", "help", "invoke") picks the refusal's sentence."""
     if character.overwhelmed:
-        raise RuleViolation(
-            "overwhelmed",
-            f"{character.name} is overwhelmed and cannot {doing} until the scene ends.",
-            field_name,
-        )
+        raise refused("overwhelmed", f"overwhelmed_cannot_{doing}", field_name, name=character.name)
 
 
 def require_rating(ruleset: Ruleset | None, rating: str, field_name: str) -> None:
     """R13.1: under a ruleset of approaches (Fate Accelerated) a roll names one of them."""
     if ruleset is not None and ruleset.approaches and rating not in ruleset.approaches:
-        raise RuleViolation(
+        raise refused(
             "not_an_approach",
-            f"{ruleset.title} rolls approaches ({', '.join(ruleset.approaches)}), not {rating!r}.",
+            "not_an_approach",
             field_name,
+            ruleset=ruleset.title,
+            approaches=", ".join(ruleset.approaches),
+            rating=rating,
         )
 
 
 def find_action(draft: Draft, action_id: str, *states: str) -> Action:
     action = draft.actions.get(action_id)
     if action is None:
-        raise RuleViolation("not_found", f"There is no action {action_id!r}.", "action_id")
+        raise refused("not_found", "no_action_id", "action_id", id=action_id)
     if states and action.state not in states:
-        raise RuleViolation(
-            "wrong_state",
-            f"That can't be done now: the action is {action.state.replace('_', ' ')}.",
-            "action_id",
-        )
+        raise refused("wrong_state", "action_state", "action_id", state=action.state)
     return action
 
 
@@ -118,22 +110,20 @@ def check_stunts(
     and is named once; else a refusal naming the first that is not."""
     if len(set(named)) != len(named):
         twice = next(n for n in named if named.count(n) > 1)
-        raise RuleViolation(
-            "invalid", f"{twice!r} is named twice; a stunt counts once.", field_name
-        )
+        raise refused("invalid", "stunt_twice", field_name, stunt=twice)
     own = {s.name: s for s in character.stunts}
     for name in named:
         stunt = own.get(name)
         if stunt is None:
-            raise RuleViolation(
-                "invalid", f"{name!r} is not one of {character.name}'s stunts.", field_name
-            )
+            raise refused("invalid", "not_own_stunt", field_name, stunt=name, name=character.name)
         if not any(stunt_applies(s, skill, action) for s in character.stunts if s.name == name):
-            what = action.replace("_", " ")
-            raise RuleViolation(
+            raise refused(
                 "invalid",
-                f"{name!r} does not apply to {skill} when you {what}.",
+                "stunt_does_not_apply",
                 field_name,
+                stunt=name,
+                skill=skill,
+                action=action,
             )
 
 

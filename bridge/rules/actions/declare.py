@@ -24,7 +24,7 @@ from bridge.rules.actions.resolution import finish
 from bridge.rules.consequences import overwhelm
 from bridge.rules.dice import DiceSource, Face
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import refused
 from bridge.rules.events import Event
 from bridge.rules.odds import OutcomeOdds, roll_odds
 from bridge.rules.ruleset import Ruleset
@@ -79,10 +79,8 @@ def declare(
 ) -> Action:
     """Declare an action on a Draft and return it as it stands after any first roll."""
     if command.type not in ruleset.actions:
-        raise RuleViolation(
-            "not_in_ruleset",
-            f"{ruleset.title} has no {command.type.replace('_', ' ')} action.",
-            "type",
+        raise refused(
+            "not_in_ruleset", "no_such_action", "type", ruleset=ruleset.title, action=command.type
         )
     actor = find_character(draft, command.actor_id, "actor_id")
     require_control(principal, actor, "actor_id")
@@ -113,37 +111,37 @@ def declare(
     if command.type == "take_advantage" and (
         not target_aspect_id or target_aspect_id not in draft.aspects
     ):
-        raise RuleViolation(
-            "invalid", "Take advantage needs an existing aspect.", "target_aspect_id"
-        )
+        raise refused("invalid", "take_advantage_needs_aspect", "target_aspect_id")
     elif target_aspect_id is not None and target_aspect_id not in draft.aspects:
-        raise RuleViolation("not_found", "There is no such aspect.", "target_aspect_id")
+        raise refused("not_found", "no_such_aspect", "target_aspect_id")
     if command.type == "create_advantage" and not command.aspect_name:
-        raise RuleViolation("invalid", "Name the aspect you want to create.", "aspect_name")
+        raise refused("invalid", "name_aspect_to_create", "aspect_name")
     if command.target_id is not None:
         find_character(draft, command.target_id, "target_id")
         if command.type == "attack" and command.target_id in members:
-            raise RuleViolation("invalid", "A character cannot attack itself.", "target_id")
+            raise refused("invalid", "attack_self", "target_id")
     if command.type == "attack" and command.target_id is None and command.opposer_id is None:
         # R5.9, R5.10: a hit lands on someone; without a target it could never resolve.
-        raise RuleViolation("invalid", "An attack needs a target.", "target_id")
+        raise refused("invalid", "attack_needs_target", "target_id")
 
     situation = command.situation
     if situation and not command.allow_repeat:
         key = situation_key(leader.id, situation)
         if command.type == "discover" and key in draft.scene.exhausted:
-            raise RuleViolation(
+            raise refused(
                 "exhausted",
-                f"{leader.name} has already learned all there is from {situation!r}; "
-                "change the situation first, or the GM may allow it.",
+                "discover_exhausted",
                 "situation",
+                name=leader.name,
+                situation=situation,
             )
         if command.type == "overcome" and key in draft.scene.overcome:
-            raise RuleViolation(
+            raise refused(
                 "already_overcome",
-                f"{leader.name} already overcame {situation!r}; unless the situation changed, "
-                "it is no longer an obstacle. The GM may allow it.",
+                "already_overcame",
                 "situation",
+                name=leader.name,
+                situation=situation,
             )
 
     passive = command.passive_rating
@@ -154,13 +152,9 @@ def declare(
         patient = find_character(draft, patient_id, "recovery_of")
         slot = next((s for s in patient.consequences if s.id == slot_id), None)
         if command.type != "overcome" or slot is None or slot.empty:
-            raise RuleViolation(
-                "invalid", "Recovery is an overcome against a filled consequence.", "recovery_of"
-            )
+            raise refused("invalid", "recovery_needs_consequence", "recovery_of")
         if slot.status != "fresh":
-            raise RuleViolation(
-                "invalid", "That consequence is already being treated.", "recovery_of"
-            )
+            raise refused("invalid", "already_treated", "recovery_of")
         passive = slot.severity + (2 if patient_id == leader.id else 0)
         recovery_slot_id = f"{patient_id}|{slot_id}"
 
@@ -169,11 +163,9 @@ def declare(
         opposer = find_character(draft, command.opposer_id, "opposer_id")
         require_active(opposer, "oppose", "opposer_id")
         if opposer.id in members:
-            raise RuleViolation("invalid", "A character cannot oppose itself.", "opposer_id")
+            raise refused("invalid", "oppose_self", "opposer_id")
     elif passive is None:
-        raise RuleViolation(
-            "invalid", "Give a passive opposition rating or an opposer.", "opposition"
-        )
+        raise refused("invalid", "opposition_needed", "opposition")
 
     proposal = _proposal(draft, command, principal, passive, recovery_slot_id)
     consents = _consents(draft, command, principal)
@@ -486,9 +478,7 @@ def name_participants(
     participants: list[Participant] = [make_participant(character_id=actor.id, skill=skill)]
     for index, helper in enumerate(helpers):
         if any(p.character_id == helper.character_id for p in participants):
-            raise RuleViolation(
-                "invalid", "A character can only be on an action once.", f"helpers.{index}"
-            )
+            raise refused("invalid", "on_action_once", f"helpers.{index}")
         helping = find_character(draft, helper.character_id, f"helpers.{index}")
         require_active(helping, "help", f"helpers.{index}")
         joins = principal is None or principal.is_gm or principal.user_id in helping.owners
@@ -529,7 +519,7 @@ def _attack_kind(draft: Draft, command: StartAction, actor: Character) -> HarmKi
     outside one, the kind asked for, physical when none is. Only attacks have a kind."""
     if command.type != "attack":
         if command.attack_kind is not None:
-            raise RuleViolation("invalid", "Only an attack has a kind of harm.", "attack_kind")
+            raise refused("invalid", "harm_kind_attack_only", "attack_kind")
         return None
     conflict = next(
         (c for c in draft.conflicts.values() if c.state == "open" and actor.id in c.order),
@@ -538,10 +528,8 @@ def _attack_kind(draft: Draft, command: StartAction, actor: Character) -> HarmKi
     if conflict is None:
         return command.attack_kind or "physical"
     if command.attack_kind not in (None, conflict.kind):
-        raise RuleViolation(
-            "invalid",
-            f"{conflict.name} is a {conflict.kind} conflict: its attacks are {conflict.kind}.",
-            "attack_kind",
+        raise refused(
+            "invalid", f"conflict_kind_{conflict.kind}", "attack_kind", conflict=conflict.name
         )
     return conflict.kind
 
@@ -586,22 +574,13 @@ def roll_now(
     if action.state == "confirming":
         # R10.1 Decision: rolling does not wait for helpers; the unanswered are dropped.
         if action.proposal is not None:
-            raise RuleViolation(
-                "awaiting_gm",
-                "The GM has not confirmed this action's opposition and danger yet.",
-                "action_id",
-            )
+            raise refused("awaiting_gm", "gm_not_confirmed", "action_id")
         waiting = _asked(action.consents)
         if waiting:
             # Consent to harm (DESIGN Reach and trust): never rolled past; the GM may
             # cancel an action nobody answers.
             names = ", ".join(draft.characters[c].name for c in waiting if c in draft.characters)
-            raise RuleViolation(
-                "awaiting_consent",
-                f"This action waits for a yes for {names or 'a character'}: "
-                "its owner or the GM answers on the card.",
-                "action_id",
-            )
+            raise refused("awaiting_consent", "waits_for_consent", "action_id", names=names)
         participants = tuple(
             p.model_copy(update={"status": "dropped"}) if p.status == "invited" else p
             for p in action.participants
@@ -616,7 +595,7 @@ def require_actor_side(draft: Draft, action: Action, principal: Principal) -> No
     """The GM, or a user who controls someone on the acting side."""
     members = [draft.characters.get(m) for m in action.actor.members]
     if not any(m is not None and may_control(principal, m) for m in members):
-        raise RuleViolation("forbidden", "You may not act for the acting side.", "action_id")
+        raise refused("forbidden", "act_for_acting_side", "action_id")
 
 
 def confirm(
@@ -636,15 +615,11 @@ def confirm(
     require_gm(principal)
     action = find_action(draft, action_id, "confirming")
     if action.proposal is None:
-        raise RuleViolation(
-            "wrong_state", "Nothing on this action waits for the GM's confirmation.", "action_id"
-        )
+        raise refused("wrong_state", "nothing_to_confirm", "action_id")
     opposition = action.opposition
     if passive_rating is not None:
         if action.opposition_kind != "passive":
-            raise RuleViolation(
-                "invalid", "This action has an opposer, not a passive rating.", "passive_rating"
-            )
+            raise refused("invalid", "has_opposer_not_rating", "passive_rating")
         roll = opposition.roll.model_copy(update={"passive_rating": passive_rating})
         opposition = opposition.model_copy(update={"roll": roll})
     if dangerous_opposition is not None:
@@ -687,11 +662,7 @@ def answer_help(
         None,
     )
     if invited is None and asked is None:
-        raise RuleViolation(
-            "not_found",
-            "That character is not waiting for an answer on this action.",
-            "character_id",
-        )
+        raise refused("not_found", "not_asked_to_consent", "character_id")
     character = find_character(draft, character_id, "character_id")
     require_control(principal, character, "character_id")
     if invited is not None:
@@ -808,34 +779,26 @@ def interpose(
     its own defense back."""
     require_gm(principal)
     if not ruleset.defend_for_another:
-        raise RuleViolation(
-            "not_in_ruleset", f"{ruleset.title} has no defending for another.", "action_id"
-        )
+        raise refused("not_in_ruleset", "no_defend_for_another", "action_id", ruleset=ruleset.title)
     draft = Draft(state, "action.interpose")
     action = find_action(draft, action_id, "awaiting_opposition")
     if action.type != "attack":
-        raise RuleViolation(
-            "not_an_attack", "Only an attack's defense can be taken over.", "action_id"
-        )
+        raise refused("not_an_attack", "interpose_not_attack", "action_id")
     defender = find_character(draft, defender_id, "defender_id")
     target_id = action.opposition.leader or ""
     if defender.id == target_id:
-        raise RuleViolation(
-            "already_defending", f"{defender.name} already defends here.", "defender_id"
-        )
+        raise refused("already_defending", "already_defending", "defender_id", name=defender.name)
     if defender.id in action.actor.members:
-        raise RuleViolation(
-            "against_own_side", f"{defender.name} is on the attacking side.", "defender_id"
+        raise refused(
+            "against_own_side", "interpose_attacking_side", "defender_id", name=defender.name
         )
     conflict = next(
         (c for c in draft.conflicts.values() if c.state == "open" and target_id in c.order),
         None,
     )
     if conflict is None or defender.id not in conflict.order:
-        raise RuleViolation(
-            "not_in_conflict",
-            f"{defender.name} is not in the conflict, so cannot step in.",
-            "defender_id",
+        raise refused(
+            "not_in_conflict", "interpose_not_in_conflict", "defender_id", name=defender.name
         )
     require_active(defender, "defend", "defender_id")
     opposition = action.opposition.model_copy(update={"leader": defender.id})
@@ -867,11 +830,7 @@ def concede(
     elif character_id == action.opposition.leader and action.opposition.dangerous:
         conceding_side = "opposition"
     else:
-        raise RuleViolation(
-            "not_dangerous",
-            f"{conceder.name} is not facing a dangerous action here, so cannot concede it.",
-            "character_id",
-        )
+        raise refused("not_dangerous", "concede_not_dangerous", "character_id", name=conceder.name)
     effects: list[Effect] = [Effect(kind="conceded", character_id=character_id)]
     for member in side_of(action, conceding_side).members:
         effects.append(overwhelm(draft, member, caused_by=None))

@@ -18,7 +18,7 @@ from bridge.rules.actions.common import (
 from bridge.rules.actions.resolution import resolve
 from bridge.rules.dice import DiceSource
 from bridge.rules.draft import Draft
-from bridge.rules.errors import RuleViolation
+from bridge.rules.errors import refused
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import (
@@ -40,7 +40,7 @@ def _invoking_side(
             return command.side
         if action.opposition_kind == "passive":
             return "opposition"
-        raise RuleViolation("invalid", "Say which side the GM invokes for.", "side")
+        raise refused("invalid", "gm_side_required", "side")
     invoker = find_character(draft, command.invoker, "invoker")
     require_control(principal, invoker, "invoker")
     require_active(invoker, "invoke", "invoker")
@@ -51,11 +51,7 @@ def _invoking_side(
         own = "opposition"
     if own is not None:
         if command.side not in (None, own):
-            raise RuleViolation(
-                "against_own_side",
-                f"{invoker.name} takes part on the other side of this action.",
-                "side",
-            )
+            raise refused("against_own_side", "invoke_other_side", "side", name=invoker.name)
         return own
     return _ally_side(draft, action, command, principal, invoker.name)
 
@@ -66,22 +62,14 @@ def _ally_side(
     """R13.10: a character not taking part invokes for the side its player names: one
     with a character on it, and not against a character of that player's own."""
     if command.side is None:
-        raise RuleViolation(
-            "side_required",
-            f"{name} is not taking part in this action: say which side it invokes for.",
-            "side",
-        )
+        raise refused("side_required", "ally_side_required", "side", name=name)
     helped = side_of(action, command.side)
     if not helped.members:
-        raise RuleViolation("no_ally_on_side", "No character is on that side to help.", "side")
+        raise refused("no_ally_on_side", "no_ally_on_side", "side")
     if not principal.is_gm:
         against = side_of(action, other_side(command.side)).members
         if any(principal.user_id in draft.character(c).owners for c in against):
-            raise RuleViolation(
-                "against_own_side",
-                "You may not invoke against your own character's side.",
-                "side",
-            )
+            raise refused("against_own_side", "invoke_against_own", "side")
     return command.side
 
 
@@ -99,20 +87,16 @@ def invoke(
     side = side_of(action, side_name)
     aspect = draft.aspects.get(command.aspect_id)
     if aspect is None:
-        raise RuleViolation("not_found", "There is no such aspect.", "aspect_id")
+        raise refused("not_found", "no_such_aspect", "aspect_id")
 
     opponent = side_of(action, other_side(side_name))
     if command.effect == "hostile":
         if not ruleset.hostile_invokes:
-            raise RuleViolation(
-                "not_in_ruleset", f"{ruleset.title} has no hostile invokes.", "effect"
-            )
+            raise refused("not_in_ruleset", "no_hostile_invokes", "effect", ruleset=ruleset.title)
         if aspect.attached_to is None or aspect.attached_to not in opponent.members:
-            raise RuleViolation(
-                "invalid", "A hostile invoke uses an aspect on the opponent.", "aspect_id"
-            )
+            raise refused("invalid", "hostile_needs_opponent_aspect", "aspect_id")
     if command.effect == "reroll" and side.roll.dice is None:
-        raise RuleViolation("invalid", "Passive opposition has no dice to reroll.", "effect")
+        raise refused("invalid", "passive_no_reroll", "effect")
 
     # The payer: a character, or the GM's budget for the GM and for NPCs (R4.2).
     holder = command.invoker
@@ -120,23 +104,17 @@ def invoke(
 
     if command.payment == "fate_point":
         if aspect.id in side.fate_point_aspects:
-            raise RuleViolation(
-                "already_invoked",
-                f"{aspect.name!r} was already invoked with a fate point on this action.",
-                "aspect_id",
+            raise refused(
+                "already_invoked", "already_invoked_aspect", "aspect_id", aspect=aspect.name
             )
         if pays_from_gm:
             if draft.gm_fate_points < 1:
-                raise RuleViolation(
-                    "no_fate_points", "The GM's fate point budget is empty.", "payment"
-                )
+                raise refused("no_fate_points", "gm_budget_empty", "payment")
             draft.set_gm_fate_points(draft.gm_fate_points - 1)
         else:
             payer = draft.character(holder)
             if payer.fate_points < 1:
-                raise RuleViolation(
-                    "no_fate_points", f"{payer.name} has no fate points left.", "payment"
-                )
+                raise refused("no_fate_points", "no_points_left", "payment", name=payer.name)
             draft.put_character(payer.model_copy(update={"fate_points": payer.fate_points - 1}))
         side = side.model_copy(update={"fate_point_aspects": (*side.fate_point_aspects, aspect.id)})
         # R4.5: invoking someone else's aspect pays them at the end of the scene.
@@ -151,11 +129,9 @@ def invoke(
         key = GM if pays_from_gm and holder == GM else holder
         held = aspect.free_invokes.get(key, 0)
         if command.payment == "boost" and aspect.kind != "boost":
-            raise RuleViolation("invalid", f"{aspect.name!r} is not a boost.", "payment")
+            raise refused("invalid", "not_a_boost", "payment", aspect=aspect.name)
         if held < 1:
-            raise RuleViolation(
-                "no_free_invokes", f"No free invoke on {aspect.name!r} to spend.", "payment"
-            )
+            raise refused("no_free_invokes", "no_free_invoke_on", "payment", aspect=aspect.name)
         remaining = {**aspect.free_invokes, key: held - 1}
         remaining = {k: v for k, v in remaining.items() if v > 0}
         if aspect.kind == "boost" and not remaining:

@@ -26,7 +26,10 @@ const loadText = async (p) => {
   if (!res.ok) throw new Error(`${p}: ${res.status}`);
   return res.text();
 };
-const lang = await (await fetch("/foundry-module/lang/en.json")).json();
+// &lang=de|es|pt-BR: the client's language (its file, English the fallback, as Foundry reads).
+const language = q.get("lang") ?? "en";
+const english = await (await fetch("/foundry-module/lang/en.json")).json();
+const lang = language === "en" ? english : await (await fetch(`/foundry-module/lang/${language}.json`)).json();
 // Foundry knows an installed module's version from its module.json.
 const { version } = await (await fetch("/foundry-module/module.json")).json();
 const fixture = async (name) => (await fetch(`/tests/js/fixtures/fco-${name}.json`)).json();
@@ -38,6 +41,8 @@ const foundry = install({
   Handlebars: window.Handlebars,
   loadText,
   lang,
+  language,
+  fallbackLang: english,
   users: [GM, ANN, ASSISTANT],
   userId,
   module: { version },

@@ -197,7 +197,13 @@ function fcoSheetBody(actor) {
  * @param {object} options
  * @param {object} options.Handlebars      the handlebars library
  * @param {(path: string) => Promise<string>} options.loadText  reads "modules/fate-bridge/..." files
- * @param {object} options.lang            lang/en.json
+ * @param {object} options.lang            the module's language file for `options.language` (lang/en.json)
+ * @param {string} [options.language]      the client's language, `game.i18n.lang` (default "en")
+ * @param {object} [options.fallbackLang]  lang/en.json when `lang` is another language's: Foundry
+ *   reads a key the language lacks from English, and shows the key itself when neither has it
+ * @param {object} [options.systemLang]    the system's own translations for the language
+ *   (fate-core-official keeps them as `game.system.lang`, fco.js: `game.i18n.translations
+ *   ["fate-core-official"]`, e.g. its `FateCoreDefaultSkills`)
  * @param {{id: string, name: string, isGM: boolean}[]} options.users
  * @param {string} options.userId          who this client is
  * @param {string} [options.activeGM]      id of the active GM
@@ -258,18 +264,22 @@ export function install(options) {
   };
 
   // ---- i18n --------------------------------------------------------------
+  // Foundry's I18n: the language's string, else English's (`_fallback`), else the key;
+  // format fills {name} placeholders it has data for and leaves the others as written.
+  const fallback = options.fallbackLang ?? lang;
   const i18n = {
-    lang: "en",
-    translations: lang,
+    lang: options.language ?? "en",
+    translations: options.systemLang ? { ...lang, "fate-core-official": options.systemLang } : lang,
+    _fallback: fallback,
     localize(key) {
-      const v = lookup(lang, key);
+      const v = lookup(lang, key) ?? lookup(fallback, key);
       return typeof v === "string" ? v : key;
     },
     format(key, data = {}) {
       return i18n.localize(key).replace(/{([^}]+)}/g, (m, k) => (k in data ? String(data[k]) : m));
     },
     has(key) {
-      return typeof lookup(lang, key) === "string";
+      return typeof (lookup(lang, key) ?? lookup(fallback, key)) === "string";
     }
   };
 
@@ -1031,7 +1041,7 @@ export function install(options) {
     version: "13.351",
     release: { generation: 13, version: "13.351" },
     world: { id: options.worldId ?? "test-world" },
-    system: { id: options.systemId ?? "worldbuilding" },
+    system: { id: options.systemId ?? "worldbuilding", ...(options.systemLang ? { lang: options.systemLang } : {}) },
     user: users.get(options.userId),
     users,
     actors,

@@ -97,12 +97,15 @@ export async function bootNodeFoundry(options, { io, foundryIo } = {}) {
   globalThis.HTMLElement = HTMLElement;
   globalThis.DomEvent = DomEvent; // linkedom's Event, for dispatching on its nodes
   if (io) globalThis.io = io;
-  const lang = await readJson("foundry-module/lang/en.json");
+  // The client's language (`options.language`): its file, English the fallback, as Foundry reads.
+  const english = await readJson("foundry-module/lang/en.json");
+  const language = options.language ?? "en";
+  const lang = language === "en" ? english : await readJson(`foundry-module/lang/${language}.json`);
   // fate-core-official's worlds have its Actor class (what it does to statuses on Foundry 14).
   const actorClass = options.actorClass ?? (options.systemId === "fate-core-official" ? fcoActorClass : undefined);
   // Foundry knows an installed module's version from its module.json.
   const module = { version: (await readJson("foundry-module/module.json")).version, ...options.module };
-  const foundry = install({ Handlebars, loadText, lang, foundryIo: foundryIo ?? io, ...options, module, actorClass });
+  const foundry = install({ Handlebars, loadText, lang, fallbackLang: english, foundryIo: foundryIo ?? io, ...options, module, actorClass });
   await import(pathToFileURL(path.join(MODULE_DIR, "scripts/main.mjs")).href);
   return foundry;
 }

@@ -13,10 +13,12 @@ import { loadValidators } from "./schemas.mjs";
  * that throws (a unit test opens no connection), then Foundry's `init`. Resolves to the
  * Foundry, the schemas' validators, and the module's `scripts` (paths under scripts/, without
  * `.mjs`) by name, each imported once the module has booted.
- * @param {{users: object[], actors?: object[]}} world
+ * @param {{users: object[], actors?: object[], language?: string, systemLang?: object}} world
+ *   `language`: the client's (its lang file, English the fallback); `systemLang`: FCO's own
+ *   translations for it (`game.system.lang`)
  * @param {string[]} [scripts]
  */
-export async function bootOfflineFoundry({ users, actors = [] }, scripts = []) {
+export async function bootOfflineFoundry({ users, actors = [], language, systemLang }, scripts = []) {
   const validators = await loadValidators();
   const [gm] = users;
   const foundry = await bootNodeFoundry({
@@ -25,6 +27,8 @@ export async function bootOfflineFoundry({ users, actors = [] }, scripts = []) {
     activeGM: gm.id,
     systemId: "fate-core-official",
     actors,
+    language,
+    systemLang,
     settings: { "fate-bridge.bridgeUrl": "http://127.0.0.1:9" }
   }, { io: () => { throw new Error("no connection in unit tests"); } });
   foundry.Hooks.callAll("init");
