@@ -314,4 +314,4 @@ async def test_a_stopping_server_finishes_what_runs_and_closes_with_service_rest
         for answer in got:
             assert answer.startswith(f"43{NAMESPACE},4["), got
             ack = json.loads(answer.split(",", 1)[1][1:])[0]
-            assert ack["ok"] or "restarting" in ack["error"]["message"], ack
+            assert ack["ok"] or ack["error"]["params"] == {"reason": "restarting"}, ack

@@ -424,7 +424,11 @@ class FateSocket:
         two. Both leave in the order the frame alone would have: the frame's receivers
         hear it before any later commit's, and the ack is the sender's next frame."""
         if self.stopping:
-            return error("internal", "The bridge is restarting; nothing changed: send it again.")
+            return error(
+                "internal",
+                "The bridge is restarting; nothing changed: send it again.",
+                params={"reason": "restarting"},
+            )
         reply: Reply = await self.port.on_frame(sid, frame)
         ack = reply.ack
         session = self.port.sessions.get(sid)
