@@ -87,6 +87,16 @@ export function whoName(who) {
 }
 
 /**
+ * A skill's name for people: an approach (R13.1, sent by the name the bridge knows it) in the
+ * user's language (`FATEBRIDGE.Approach.<name>`); any other skill as the sheet names it.
+ * @param {string|null|undefined} name
+ */
+export function skillName(name) {
+  const key = `FATEBRIDGE.Approach.${name}`;
+  return name && game.i18n.has(key) ? game.i18n.localize(key) : name ?? "";
+}
+
+/**
  * An action's name (R2) from its id.
  * @param {string} id
  */
