@@ -4,7 +4,7 @@
  * @module sheet
  */
 import { startAction } from "./actions.mjs";
-import { SYSTEM_ID as FCO, sheetSkill, stuntNamed, stuntRoll } from "./adapters/fate-core-official.mjs";
+import { SYSTEM_ID as FCO, stuntNamed, stuntRoll } from "./adapters/fate-core-official.mjs";
 import { setSkill, skills as flagSkills } from "./adapters/generic.mjs";
 import { toRating, toSkillName } from "./adapters/common.mjs";
 import { dialogClass, renderTemplate, sheetActor, sheetRoot } from "./compat.mjs";
@@ -105,8 +105,6 @@ function onSkillClick(event, actor) {
   const row = event.target?.closest?.(FCO_SKILL_SELECTOR);
   if (!row || event.target.closest(FCO_EXTRA_SELECTOR)) return;
   const skill = row.dataset.skillname;
-  // The bridge knows an approach by its canonical name; the notice keeps the sheet's.
-  const bridgeSkill = sheetSkill(skill) ?? skill;
   if (!runtime.connection?.connected) {
     // FCO's listener rolls it (after its own double-click guard); say why once per click.
     if (event.detail > 1) return;
@@ -122,10 +120,10 @@ function onSkillClick(event, actor) {
   // The second click of a double click: no roll (the dblclick that follows is FCO's).
   if (event.detail > 1) return;
   // A click without a count (keyboard, a script) cannot become a double click.
-  if (event.detail !== 1) return void startAction(actor, bridgeSkill);
+  if (event.detail !== 1) return void startAction(actor, skill);
   pendingClicks.set(root, setTimeout(() => {
     pendingClicks.delete(root);
-    startAction(actor, bridgeSkill);
+    startAction(actor, skill);
   }, DOUBLE_CLICK_MS));
 }
 
