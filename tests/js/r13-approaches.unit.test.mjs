@@ -85,6 +85,14 @@ for (const [language, extra] of [["de", "Athletik"], ["es", "Atletismo"]]) {
       } finally {
         runtime.hello = null;
       }
+      // The scene panel's contest names the approach in this language, and so does the bridge's
+      // refusal of another skill (its parameters: the approaches by the bridge's names).
+      const quick = localNames(systemLang)[4];
+      const { contestFacts } = await import("../../foundry-module/scripts/scene-cards.mjs");
+      assert.ok(contestFacts({ mode: "direct", skill: "Quick", target: 3 }).includes(quick));
+      const why = modules.format.refusalText({ code: "not_an_approach", field: "skill", params: { reason: "not_an_approach", ruleset: "Fate Accelerated", approaches: APPROACHES.join(", "), rating: extra } });
+      assert.ok(why.includes(localNames(systemLang).join(", ")), why);
+      assert.ok(why.includes(extra), why);
       // Under a ruleset of skills the sheet's skills are offered as they are.
       assert.ok(extra in modules["roll-dialog"].rollableRatings(game.actors.get(hero._id)));
     });
