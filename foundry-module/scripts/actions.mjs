@@ -99,7 +99,10 @@ export async function syncInvolved(ids) {
  */
 export async function startAction(actor, skill, request = {}) {
   if (!ensureConnected()) return null;
-  const skills = adapterFor().skills(actor);
+  const adapter = adapterFor();
+  const skills = adapter.skills(actor);
+  // A sheet, a macro or Fate Utilities may name an approach as the sheet shows it (R13.1).
+  if (skill) skill = adapter.sheetSkill?.(skill) ?? skill;
   if (skill && !(skill in skills)) {
     ui.notifications.warn(game.i18n.format("FATEBRIDGE.Notify.SkillNotFound", { actor: actor.name, skill }));
     return null;

@@ -7,7 +7,7 @@
 import { characterActor } from "./characters.mjs";
 import { renderTemplate } from "./compat.mjs";
 import { consentParts } from "./card-view.mjs";
-import { ladderEntry } from "./format.mjs";
+import { ladderEntry, skillName } from "./format.mjs";
 import { send } from "./intents.mjs";
 import { allyInvokers, askAbsorb, askCancel, askGift, askInvoke, canCancel, canGift } from "./pickers.mjs";
 import { MODULE_ID } from "./protocol.mjs";
@@ -133,7 +133,7 @@ function promptContext(card, user) {
       // R13.1: under Accelerated, the six approaches only.
       const skills = opposer ? rollableRatings(opposer) : {};
       ctx.opposeLabel = i18n.format("FATEBRIDGE.Controls.OpposeAs", { name: card.opposition.leader?.name ?? "" });
-      ctx.skills = Object.entries(skills).sort(([, a], [, b]) => b - a).map(([name, rating]) => ({ name, label: `${name} ${ladderEntry(rating)}` }));
+      ctx.skills = Object.entries(skills).sort(([, a], [, b]) => b - a).map(([name, rating]) => ({ name, label: `${skillName(name)} ${ladderEntry(rating)}` }));
       // R13.8: the opposer's stunts for its first skill, defending against an attack, else opposing.
       ctx.stunts = stuntOptions(actorStunts(opposer), ctx.skills[0]?.name ?? "", opposeAction(card.action_type));
       ctx.stuntsHint = i18n.localize(stuntsChosen() ? "FATEBRIDGE.Stunts.HintChosen" : "FATEBRIDGE.Stunts.HintAll");
@@ -219,7 +219,7 @@ function confirmContext(ctx, card, user) {
     .filter((p) => p.status === "invited" && (user.isGM || p.controllers.includes(user.id)))
     .map((p) => ({
       id: p.character.id,
-      label: i18n.format("FATEBRIDGE.Controls.HelpAsked", { name: p.character.name, skill: p.skill }),
+      label: i18n.format("FATEBRIDGE.Controls.HelpAsked", { name: p.character.name, skill: skillName(p.skill) }),
       accept: i18n.localize("FATEBRIDGE.Controls.HelpAccept"),
       decline: i18n.localize("FATEBRIDGE.Controls.HelpDecline")
     }));

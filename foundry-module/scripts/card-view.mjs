@@ -3,7 +3,7 @@
  * The same for every viewer: per-user buttons are added at render time (card-controls.mjs).
  * @module card-view
  */
-import { actionName, ladderEntry, outcomeName, ratedParts, ratedText, signed, whoName } from "./format.mjs";
+import { actionName, ladderEntry, outcomeName, ratedParts, ratedText, signed, skillName, whoName } from "./format.mjs";
 
 const GLYPHS = { 1: "+", 0: "", [-1]: "\u2212" };
 const FACE_CLASS = { 1: "plus", 0: "blank", [-1]: "minus" };
@@ -37,7 +37,7 @@ export function sideView(side, which, card) {
     which,
     name,
     helpers: side.helpers.length ? i18n.format("FATEBRIDGE.Card.WithHelpers", { names: side.helpers.map(nameOf).join(", ") }) : null,
-    skill: side.skill,
+    skill: side.skill ? skillName(side.skill) : side.skill,
     skillRating: ratedText(side.skill_rating),
     passive,
     dice: diceView(side.dice),
@@ -188,7 +188,7 @@ export function proposalText(card) {
 export function participantLines(card) {
   return (card.participants ?? []).filter((p) => p.status !== "joined").map((p) => ({
     status: p.status,
-    text: game.i18n.format(`FATEBRIDGE.Card.Participant.${p.status}`, { name: p.character.name, skill: p.skill })
+    text: game.i18n.format(`FATEBRIDGE.Card.Participant.${p.status}`, { name: p.character.name, skill: skillName(p.skill) })
   }));
 }
 

@@ -23,7 +23,7 @@
  * @module fco-utilities
  */
 import { BRIDGE_WRITE, startAction } from "./actions.mjs";
-import { SYSTEM_ID as FCO, skills as fcoSkills, stuntNamed, stuntRoll } from "./adapters/fate-core-official.mjs";
+import { SYSTEM_ID as FCO, sheetSkill, skills as fcoSkills, stuntNamed, stuntRoll } from "./adapters/fate-core-official.mjs";
 import { clampInt, toAspectText } from "./adapters/common.mjs";
 import { startableActions } from "./roll-dialog.mjs";
 import { runtime } from "./runtime.mjs";
@@ -278,6 +278,8 @@ export function rollFor(actor, value) {
   }
   if (value.startsWith("macro_")) return null;
   const skills = fcoSkills(actor);
-  const skill = Object.keys(skills).find((name) => value === `${name} (${skills[name]})`) ?? value.split("(")[0].trim();
+  // Fate Utilities names a skill as the sheet does: an approach in the world's language.
+  const named = value.split("(")[0].trim();
+  const skill = Object.keys(skills).find((name) => value === `${name} (${skills[name]})`) ?? sheetSkill(named) ?? named;
   return skill in skills ? { skill, request: {} } : null;
 }

@@ -87,6 +87,16 @@ export function whoName(who) {
 }
 
 /**
+ * A skill's name for people: an approach (R13.1, sent by the name the bridge knows it) in the
+ * user's language (`FATEBRIDGE.Approach.<name>`); any other skill as the sheet names it.
+ * @param {string|null|undefined} name
+ */
+export function skillName(name) {
+  const key = `FATEBRIDGE.Approach.${name}`;
+  return name && game.i18n.has(key) ? game.i18n.localize(key) : name ?? "";
+}
+
+/**
  * An action's name (R2) from its id.
  * @param {string} id
  */
@@ -128,7 +138,9 @@ export function refusalText(error) {
     // An action type by its name.
     const actionKey = typeof params.action === "string" ? `FATEBRIDGE.Action.${params.action}` : null;
     const action = actionKey && i18n.localize(actionKey) !== actionKey ? i18n.localize(actionKey) : params.action;
-    return i18n.format(reason, { ...params, state, action });
+    // R13.1: the approaches a roll may name, as the user's language names them.
+    const approaches = typeof params.approaches === "string" ? params.approaches.split(", ").map(skillName).join(", ") : params.approaches;
+    return i18n.format(reason, { ...params, state, action, approaches });
   }
   const key = `FATEBRIDGE.Error.${code}`;
   const text = i18n.format(key, params);

@@ -4,7 +4,7 @@
  * @module history
  */
 import { diceView, effectText, invokeText } from "./card-view.mjs";
-import { actionName, outcomeName, ratedText, refusalText, signed } from "./format.mjs";
+import { actionName, outcomeName, ratedText, refusalText, signed, skillName } from "./format.mjs";
 import { runtime } from "./runtime.mjs";
 
 /**
@@ -157,7 +157,7 @@ export function entryView(entry, isGM) {
     eventLabel: i18n.format("FATEBRIDGE.Card.Event", { seq: entry.seq }),
     time: clock(entry.at),
     scene: i18n.format("FATEBRIDGE.History.SceneN", { n: entry.scene }),
-    title: i18n.format("FATEBRIDGE.History.EntryTitle", { who, action: actionName(entry.action_type), skill: entry.actor.skill ?? "" }),
+    title: i18n.format("FATEBRIDGE.History.EntryTitle", { who, action: actionName(entry.action_type), skill: skillName(entry.actor.skill) }),
     versus: i18n.format("FATEBRIDGE.History.Versus", { actor: total(entry.actor), who: opposition, opposition: total(entry.opposition) }),
     rolls: entry.rolls.map((r) => ({
       who: r.character?.name ?? "",

@@ -6,7 +6,7 @@
 import { characterActor, characterId, characterName } from "./characters.mjs";
 import { adapterFor } from "./adapters/index.mjs";
 import { dialogClass, mayObserve, renderTemplate, sceneActorIds, targetedActorIds } from "./compat.mjs";
-import { actionName, ladderEntry } from "./format.mjs";
+import { actionName, ladderEntry, skillName } from "./format.mjs";
 import { worldState } from "./intents.mjs";
 import { DEFAULT_OPPOSITION, LADDER_MAX, LADDER_MIN, MODULE_ID } from "./protocol.mjs";
 import { showRollOdds } from "./odds.mjs";
@@ -106,7 +106,7 @@ export function dialogContext({ actor, skill, request = {}, state = null }) {
     actorName: characterName(actor),
     isGM: Boolean(game.user.isGM),
     actions,
-    skills: sorted.map(([name, rating]) => ({ name, label: `${name} ${ladderEntry(rating)}`, selected: name === skill })),
+    skills: sorted.map(([name, rating]) => ({ name, label: `${skillName(name)} ${ladderEntry(rating)}`, selected: name === skill })),
     stunts: stuntOptions(actorStunts(actor), shownSkill, shownType, { ticks }),
     stuntTicks: JSON.stringify(ticks),
     stuntsHint: game.i18n.localize(stuntsChosen() ? "FATEBRIDGE.Stunts.HintChosen" : "FATEBRIDGE.Stunts.HintAll"),
@@ -124,7 +124,7 @@ export function dialogContext({ actor, skill, request = {}, state = null }) {
       return {
         id,
         name,
-        skills: Object.entries(theirs).sort(([, a], [, b]) => b - a).map(([name, rating]) => ({ name, label: `${name} ${ladderEntry(rating)}`, selected: name === skill }))
+        skills: Object.entries(theirs).sort(([, a], [, b]) => b - a).map(([name, rating]) => ({ name, label: `${skillName(name)} ${ladderEntry(rating)}`, selected: name === skill }))
       };
     }).filter((h) => h.skills.length),
     attackKinds: ["physical", "mental"].map((kind) => ({ kind, label: game.i18n.localize(`FATEBRIDGE.Conflict.Kind.${kind}`), selected: kind === request.attackKind })),

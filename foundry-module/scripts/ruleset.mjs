@@ -89,6 +89,42 @@ export function localizedLists(framework, systemLang) {
   return { skills: names(systemLang[`${prefix}DefaultSkills`]), tracks: names(systemLang[`${prefix}DefaultTracks`]) };
 }
 
+/** R13.1: Fate Accelerated's approaches by the names the bridge knows them (its Ruleset.approaches). */
+export const APPROACHES = FCO_FRAMEWORKS["fate-accelerated"].skills;
+
+/**
+ * FCO's names of the approaches -> the bridge's: the English names, and the names FCO's
+ * translation gives them (`FateAcceleratedDefaultSkills`, which FCO copies onto a world's and
+ * its characters' skills). es.json and pb.json key that list by the English name; de.json keys
+ * it by the German name, in the English order, so an entry whose key is not an approach is
+ * known by its place in a list of six.
+ * @param {object} [systemLang]  fate-core-official's `game.system.lang`
+ * @returns {Map<string, string>}
+ */
+export function approachAliases(systemLang = globalThis.game?.system?.lang) {
+  const aliases = new Map(APPROACHES.map((name) => [name, name]));
+  const block = systemLang && typeof systemLang === "object" ? systemLang.FateAcceleratedDefaultSkills : null;
+  if (!block || typeof block !== "object" || Array.isArray(block)) return aliases;
+  const entries = Object.entries(block);
+  entries.forEach(([key, skill], place) => {
+    const local = String(skill?.name ?? key).trim();
+    const canonical = APPROACHES.includes(key) ? key : entries.length === APPROACHES.length ? APPROACHES[place] : null;
+    if (local && canonical && !aliases.has(local)) aliases.set(local, canonical);
+  });
+  return aliases;
+}
+
+/**
+ * The bridge's name of a skill: an approach named in the world's language (FCO's German
+ * "Sorgfältig") is the approach ("Careful"); any other name is itself.
+ * @param {string} name
+ * @param {object} [systemLang]
+ * @returns {string}
+ */
+export function canonicalSkill(name, systemLang) {
+  return approachAliases(systemLang).get(String(name ?? "").trim()) ?? name;
+}
+
 /** How alike two name sets are: |A∩B| / |A∪B|. */
 function jaccard(a, b) {
   if (!a.size && !b.size) return 0;

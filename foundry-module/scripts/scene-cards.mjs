@@ -5,7 +5,7 @@
  * @module scene-cards
  */
 import { fatePointReason } from "./card-view.mjs";
-import { outcomeName, ratedText, signed } from "./format.mjs";
+import { outcomeName, ratedText, signed, skillName } from "./format.mjs";
 import { runtime } from "./runtime.mjs";
 import { MODULE_ID } from "./protocol.mjs";
 
@@ -80,7 +80,7 @@ export function exchangeResult(contest, exchange) {
  */
 export function contestFacts(contest) {
   const i18n = game.i18n;
-  const facts = [i18n.localize(`FATEBRIDGE.Contest.Mode.${contest.mode}`), contest.skill];
+  const facts = [i18n.localize(`FATEBRIDGE.Contest.Mode.${contest.mode}`), skillName(contest.skill)];
   if (contest.passive) facts.push(i18n.format("FATEBRIDGE.Contest.Against", { rating: rated(contest.passive) }));
   facts.push(i18n.format("FATEBRIDGE.Contest.Target", { n: contest.target }));
   return facts.join(" \u00b7 ");
@@ -151,7 +151,7 @@ export function taskView(task) {
   return {
     id: task.id,
     name: task.name,
-    skill: task.skill,
+    skill: skillName(task.skill),
     opposition: rated(task.opposition),
     actor: task.actor?.name ?? null,
     total: rated(task.total),

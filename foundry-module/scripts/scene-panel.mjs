@@ -8,7 +8,7 @@
 import { characterActor } from "./characters.mjs";
 import { adapterFor } from "./adapters/index.mjs";
 import { dialogClass, renderTemplate } from "./compat.mjs";
-import { ladderEntry } from "./format.mjs";
+import { ladderEntry, skillName } from "./format.mjs";
 import { exportHistoryAnchors, verifyHistory } from "./anchors.mjs";
 import { askGive } from "./pickers.mjs";
 import { MODULE_ID } from "./protocol.mjs";
@@ -120,7 +120,7 @@ function actorSkillOptions(actorIds) {
     const actor = characterActor(id);
     if (!actor || !(game.user.isGM || actor.isOwner)) continue;
     const skills = Object.entries(adapterFor().skills(actor)).sort(([a, ra], [b, rb]) => rb - ra || a.localeCompare(b));
-    for (const [skill, rating] of skills) out.push({ value: `${id}|${skill}`, label: `${actor.name} \u2014 ${skill} ${ladderEntry(rating)}` });
+    for (const [skill, rating] of skills) out.push({ value: `${id}|${skill}`, label: `${actor.name} \u2014 ${skillName(skill)} ${ladderEntry(rating)}` });
   }
   return out;
 }

@@ -6,7 +6,7 @@
  */
 import { adapterFor } from "./adapters/index.mjs";
 import { characterActor, characterName } from "./characters.mjs";
-import { aspectName, entryFreeInvokes, ladderEntry, signed } from "./format.mjs";
+import { aspectName, entryFreeInvokes, ladderEntry, signed, skillName } from "./format.mjs";
 import { givers } from "./pickers.mjs";
 import { DEFAULT_OPPOSITION, LADDER_MAX, LADDER_MIN } from "./protocol.mjs";
 import { runtime } from "./runtime.mjs";
@@ -259,7 +259,7 @@ export function conflictView(conflict, user = game.user, rules = null) {
     name: conflict.name,
     facts: [
       i18n.localize(`FATEBRIDGE.Conflict.Kind.${conflict.kind}`),
-      elective ? i18n.localize("FATEBRIDGE.Conflict.Elective") : i18n.format("FATEBRIDGE.Conflict.OrderBy", { skill: conflict.order_skill }),
+      elective ? i18n.localize("FATEBRIDGE.Conflict.Elective") : i18n.format("FATEBRIDGE.Conflict.OrderBy", { skill: skillName(conflict.order_skill) }),
       i18n.format("FATEBRIDGE.Contest.Exchange", { n: conflict.exchange })
     ].join(" \u00b7 "),
     open,
@@ -321,7 +321,7 @@ export function scenePanelContext(state, { connected = true } = {}, user = game.
     givers: givers(a, user).map((g) => ({ id: g.id, count: g.count, label: i18n.format("FATEBRIDGE.Give.ButtonFor", { name: nameOf(g.id) }) }))
   }));
   const actors = game.actors.contents.map((a) => ({ id: a.id, name: a.name }));
-  const skills = allSkills().map((name) => ({ name }));
+  const skills = allSkills().map((name) => ({ name, label: skillName(name) }));
   const rules = rulesOf(state);
   const conflictsAllowed = Boolean(rules?.conflicts);
   const sideSlots = Array.from({ length: SIDE_SLOTS }, (_, i) => ({ n: i + 1, name: i18n.format("FATEBRIDGE.Setup.SideName", { n: i + 1 }) }));

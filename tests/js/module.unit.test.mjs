@@ -179,6 +179,8 @@ describe("manifest and assets", () => {
     for (const k of ["no_host", "bad_scheme", "bad_port", "has_path", "has_credentials", "unparseable"]) used.add(`FATEBRIDGE.Reach.BadUrl.${k}`);
     for (const k of ["granted", "prompt", "denied", "none", "notNeeded", "insecure"]) used.add(`FATEBRIDGE.Reach.Permission.${k}`);
     used.add("FATEBRIDGE.Relay.Reason.no_key");
+    // R13.1: each approach's name, the key built from the name the bridge knows it by.
+    for (const k of ["Careful", "Clever", "Flashy", "Forceful", "Quick", "Sneaky"]) used.add(`FATEBRIDGE.Approach.${k}`);
     // The wire carries ids (protocol 7): every refusal code the bridge sends, and the module's
     // own, has its sentence; every action and outcome its name; every notice code its text.
     const errorCodes = (await readJson("schemas/defs/ErrorInfo.json")).properties.code.enum;
@@ -189,7 +191,7 @@ describe("manifest and assets", () => {
     for (const k of ["bound", "malformed_frame", "bind_timeout", "too_many_connections"]) used.add(`FATEBRIDGE.Notice.${k}`);
     const missing = [...used].filter((k) => typeof k.split(".").reduce((o, p) => o?.[p], lang) !== "string");
     // prefixes of keys built at run time are not keys themselves
-    const prefixes = ["Status", "Status.Reason", "Card.State", "Card.Participant", "Card.Consent", "Card.ConsentPart", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title", "Conflict.Kind", "Scene.End", "Scene.EndExplain", "History.Kind", "History.Rolls", "Harm", "Absorb.Rule", "Absorb.Why", "Reach", "Reach.Path", "Reach.BadUrl", "Reach.Permission", "Relay.Reason", "Action", "Outcome", "Error", "Notice", "Refusal"].map((p) => `FATEBRIDGE.${p}`);
+    const prefixes = ["Status", "Status.Reason", "Card.State", "Card.Participant", "Card.Consent", "Card.ConsentPart", "Ladder", "Card.Bonus", "Card.Effect", "Card.Invoke", "Card.Payment", "Choice", "Cost", "Controls.CostTitle", "Invoke.Effect", "Invoke.Kind", "Invoke.Payment", "StatusEffect", "Severity", "FatePoint", "Contest.Mode", "SceneEnd.Title", "Conflict.Kind", "Scene.End", "Scene.EndExplain", "History.Kind", "History.Rolls", "Harm", "Absorb.Rule", "Absorb.Why", "Reach", "Reach.Path", "Reach.BadUrl", "Reach.Permission", "Relay.Reason", "Approach", "Action", "Outcome", "Error", "Notice", "Refusal"].map((p) => `FATEBRIDGE.${p}`);
     const realMissing = missing.filter((k) => !prefixes.includes(k));
     assert.deepEqual(realMissing, []);
     assert.ok(used.size > 40);

@@ -24,6 +24,7 @@
  */
 import { characterId, characterName } from "../characters.mjs";
 import { MODULE_ID } from "../protocol.mjs";
+import { canonicalSkill } from "../ruleset.mjs";
 import { clampInt, compact, ownerIds, toAspectText, toIdentifier, toRating, toSkillName } from "./common.mjs";
 
 export const SYSTEM_ID = "fate-core-official";
@@ -84,7 +85,8 @@ export function isCharacter(actor) {
 }
 
 /**
- * The actor's skills, name -> rating.
+ * The actor's skills, name -> rating. An approach is named as the bridge knows it (R13.1): FCO
+ * names a Fate Accelerated character's approaches in the world's language ("Sorgfältig").
  * @param {Actor} actor
  * @returns {Record<string, number>}
  */
@@ -95,11 +97,21 @@ export function skills(actor) {
     // A hidden skill is not on FCO's sheet (templates/fate-core-officialSheet.html skips it):
     // the bridge does not offer it either.
     if (skill?.hidden) continue;
-    const name = toSkillName(skill?.name || key);
+    const name = sheetSkill(skill?.name || key);
     const rating = toRating(skill?.rank);
     if (name !== null && rating !== null) out[name] = rating;
   }
   return out;
+}
+
+/**
+ * A skill name from FCO's data as the bridge knows it (an approach by its canonical name).
+ * @param {unknown} name
+ * @returns {string|null}
+ */
+export function sheetSkill(name) {
+  const skill = toSkillName(name);
+  return skill === null ? null : canonicalSkill(skill);
 }
 
 /**
@@ -243,7 +255,7 @@ function stunts(actor) {
   const out = [];
   for (const [key, stunt] of Object.entries(actor.system?.stunts ?? {})) {
     const name = toSkillName(stunt?.name || key);
-    const skill = toSkillName(stunt?.linked_skill);
+    const skill = sheetSkill(stunt?.linked_skill);
     const bonus = clampInt(stunt?.bonus, 0, 6);
     if (!name || !skill || skill === "None" || !bonus) continue;
     const actions = [...new Set(Object.entries(STUNT_ACTIONS).filter(([flag]) => stunt[flag]).flatMap(([, a]) => a))];
@@ -429,7 +441,7 @@ const STUNT_START = Object.freeze([["overcome", "overcome"], ["caa", "create_adv
 export function stuntRoll(actor, name, startable) {
   const stunt = Object.values(actor.system?.stunts ?? {}).find((s) => s?.name === name);
   if (!stunt) return null;
-  const skill = toSkillName(stunt.linked_skill);
+  const skill = sheetSkill(stunt.linked_skill);
   if (!skill || !(skill in skills(actor))) return null;
   const type = STUNT_START.find(([flag, action]) => stunt[flag] && startable.includes(action))?.[1];
   return type ? { skill, type, stunt: stunt.name } : null;

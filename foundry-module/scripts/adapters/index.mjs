@@ -10,6 +10,8 @@ import * as generic from "./generic.mjs";
  * @property {string} SYSTEM_ID
  * @property {(actor: Actor) => boolean} isCharacter  whether the actor is synced as a character
  * @property {(actor: Actor) => Record<string, number>} skills
+ * @property {(name: unknown) => string|null} [sheetSkill]  a skill as the sheet names it, as the
+ *   bridge knows it (FCO: an approach in the world's language by its canonical name, R13.1)
  * @property {(actor: Actor) => import("../protocol.mjs").ActorData} toActorData
  * @property {(actor: Actor, patch: import("../protocol.mjs").ActorPatch) => object} patchUpdate
  * @property {(changed: object) => boolean} isRelevantChange
