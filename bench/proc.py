@@ -84,6 +84,37 @@ def steal_share(before: tuple[int, int], after: tuple[int, int]) -> float:
     return (after[0] - before[0]) / elapsed if elapsed > 0 else 0.0
 
 
+def core_busy_ticks(cores: set[int]) -> tuple[int, int]:
+    """(busy, all) clock ticks of ``cores`` so far, from /proc/stat: busy is all but idle
+    and iowait, whoever ran (on a shared machine, other people's processes too)."""
+    busy = total = 0
+    for line in Path("/proc/stat").read_text().splitlines():
+        name, *values = line.split()
+        if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cores:
+            ticks = [int(v) for v in values[:8]]
+            busy += sum(ticks) - ticks[3] - ticks[4]
+            total += sum(ticks)
+    return busy, total
+
+
+def busy_share(before: tuple[int, int], after: tuple[int, int]) -> float:
+    """The share of the cores' time busy between two ``core_busy_ticks`` readings."""
+    elapsed = after[1] - before[1]
+    return round((after[0] - before[0]) / elapsed, 3) if elapsed > 0 else 0.0
+
+
+@contextmanager
+def pinned_here(cores: set[int]) -> Iterator[None]:
+    """This process (the bench's own clients, e.g. a latency probe) runs on ``cores`` for
+    the block, then where it ran before."""
+    before = os.sched_getaffinity(0)
+    pin(0, cores)
+    try:
+        yield
+    finally:
+        pin(0, before)
+
+
 def rss_bytes(pid: int) -> int:
     """Resident memory of the process."""
     return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_SIZE

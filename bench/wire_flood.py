@@ -38,14 +38,27 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+from prometheus_client.parser import text_string_to_metric_families
 
 from bench.history_flood import auth, outcome, probe
 from bench.load import Conn
-from bench.proc import LOAD_CORES, Server, cpu_seconds, pin, rss_bytes
+from bench.proc import (
+    CORES,
+    LOAD_CORES,
+    SERVER_CORE,
+    Server,
+    busy_share,
+    core_busy_ticks,
+    cpu_seconds,
+    pin,
+    pinned_here,
+    rss_bytes,
+)
 from bench.seed import seed_worlds
 from bridge.protocol import NAMESPACE
 from bridge.store.sqlite import SQLiteStore
@@ -66,10 +79,11 @@ def bridge_root() -> Path:
     return Path(os.environ.get("BENCH_BRIDGE_ROOT") or PROJECT_ROOT)
 
 
-def server(folder: Path) -> Server:
-    """The bridge with the default per-address cap (the bench's other parts lift it)."""
+def server(folder: Path, *, metrics: bool = False) -> Server:
+    """The bridge with the default per-address cap (the bench's other parts lift it), and
+    ``/metrics`` when asked (the floods read the bridge's own counts there)."""
     args = ["-m", "bench.serve", "--data-dir", str(folder), "serve", "--host", "127.0.0.1"]
-    args += ["--port", "{port}", "--no-default-world"]
+    args += ["--port", "{port}", "--no-default-world"] + (["--metrics"] if metrics else [])
     started = Server(args, "/healthz", cwd=bridge_root())
     return started
 
@@ -97,53 +111,134 @@ def summary(latencies: list[float]) -> dict[str, float | None]:
 
 
 def floods(folder: Path, seconds: float) -> dict[str, Any]:
-    """The GM probe idle and during each flood, on one bridge."""
+    """The GM probe idle and during each flood, on one bridge.
+
+    With two cores or more, the flooding child runs on the load cores and the probe (this
+    process) on the bridge's core, which the bridge leaves mostly idle: a flooder that
+    saturates the core the probe runs on measures the machine, not the bridge (a probe
+    sharing the flooder's cores saw p99 4.9x idle while the bridge was 4% busy). Each row
+    also has the bridge's own view: its CPU, the flooder's, each core's busy share (other
+    tenants of the machine show there), and what the wire refused by reason (/metrics)."""
     keys = asyncio.run(seed(folder))
-    bridge = server(folder).start()
-    rows: dict[str, Any] = {}
+    bridge = server(folder, metrics=True).start()
+    separate = len(CORES) > 1
+    probe_cores = set(SERVER_CORE) if separate else set(CORES)
+    rows: dict[str, Any] = {
+        "cores": {
+            "bridge": sorted(SERVER_CORE),
+            "probe": sorted(probe_cores),
+            "flood": sorted(LOAD_CORES),
+            "separate": separate,
+        }
+    }
     try:
-        busy = cpu_seconds(bridge.pid), time.monotonic()
-        idle = asyncio.run(probe(bridge.url, keys["quiet"], seconds, PROBE_TIMEOUT))
-        rows["idle"] = summary(idle["latencies"])
-        rows["idle"]["server_busy"] = busy_since(bridge, busy)
-        for kind in KINDS:
-            child = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "bench.wire_flood",
-                    kind,
-                    bridge.url,
-                    keys["flooded"],
-                    str(seconds + 2),
-                ],
-                cwd=PROJECT_ROOT,
-                stdout=subprocess.PIPE,
-                text=True,
-            )
-            pin(child.pid, LOAD_CORES)
-            time.sleep(1.0)
-            busy = cpu_seconds(bridge.pid), time.monotonic()
-            probed = asyncio.run(guarded_probe(bridge.url, keys["quiet"], seconds, kind))
-            server_busy = busy_since(bridge, busy)
-            assert child.stdout is not None
-            flood = json.loads(child.stdout.readline() or "{}")
-            child.wait(timeout=60)
-            rows[kind] = {
-                **summary(probed["latencies"]),
-                "server_busy": server_busy,
-                "probe": probed["other"],
-                "flood": flood,
-            }
-            time.sleep(2.0)  # the bridge cuts what is left of the flood
+        with pinned_here(probe_cores):
+            _probe_floods(bridge, keys, seconds, rows)
     finally:
         bridge.stop()
     return rows
 
 
-def busy_since(bridge: Server, since: tuple[float, float]) -> float:
-    """The bridge's CPU share (of one core) since a (CPU seconds, monotonic) reading."""
-    return round((cpu_seconds(bridge.pid) - since[0]) / (time.monotonic() - since[1]), 3)
+def _probe_floods(
+    bridge: Server, keys: dict[str, str], seconds: float, rows: dict[str, Any]
+) -> None:
+    window = Window(bridge)
+    idle = asyncio.run(probe(bridge.url, keys["quiet"], seconds, PROBE_TIMEOUT))
+    rows["idle"] = {**summary(idle["latencies"]), **window.end()}
+    for kind in KINDS:
+        child = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "bench.wire_flood",
+                kind,
+                bridge.url,
+                keys["flooded"],
+                str(seconds + 2),
+            ],
+            cwd=PROJECT_ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        pin(child.pid, LOAD_CORES)
+        time.sleep(1.0)
+        window = Window(bridge, child.pid)
+        probed = asyncio.run(guarded_probe(bridge.url, keys["quiet"], seconds, kind))
+        seen = window.end()
+        assert child.stdout is not None
+        flood = json.loads(child.stdout.readline() or "{}")
+        child.wait(timeout=60)
+        rows[kind] = {
+            **summary(probed["latencies"]),
+            **seen,
+            "probe": probed["other"],
+            "flood": flood,
+        }
+        time.sleep(2.0)  # the bridge cuts what is left of the flood
+
+
+class Window:
+    """What the bridge and the machine did while a probe ran: :meth:`end` gives the
+    bridge's CPU share of one core (``server_busy``), the flooder's (``flood_busy``), each
+    core's busy share whoever used it (``core_busy``), and the wire's refusals and the
+    service's handshake refusals by reason counted by the bridge in the window."""
+
+    def __init__(self, bridge: Server, flooder: int | None = None) -> None:
+        self.bridge = bridge
+        self.flooder = flooder
+        self.began = time.monotonic()
+        self.server_cpu = cpu_seconds(bridge.pid)
+        self.flood_cpu = cpu_seconds(flooder) if flooder is not None else 0.0
+        self.cores = {core: core_busy_ticks({core}) for core in CORES}
+        self.refusals = refusal_counts(bridge.url)
+
+    def end(self) -> dict[str, Any]:
+        took = time.monotonic() - self.began
+        seen: dict[str, Any] = {
+            "server_busy": round((cpu_seconds(self.bridge.pid) - self.server_cpu) / took, 3)
+        }
+        if self.flooder is not None:
+            with contextlib.suppress(OSError):  # the flooder ended with the window
+                flood_cpu = cpu_seconds(self.flooder) - self.flood_cpu
+                seen["flood_busy"] = round(flood_cpu / took, 3)
+        seen["core_busy"] = {
+            core: busy_share(before, core_busy_ticks({core})) for core, before in self.cores.items()
+        }
+        before, after = self.refusals, refusal_counts(self.bridge.url)
+        # None: a scrape did not get through (the churn holds the address's strangers).
+        seen["refused"] = (
+            {
+                reason: int(count - before.get(reason, 0))
+                for reason, count in sorted(after.items())
+                if count > before.get(reason, 0)
+            }
+            if after is not None and before is not None
+            else None
+        )
+        return seen
+
+
+def refusal_counts(url: str) -> dict[str, float] | None:
+    """The bridge's refusals so far by reason, from its /metrics: ``wire:REASON`` (the
+    transport's) and ``handshake:REASON`` (the service's); None when the scrape failed."""
+    try:
+        with urllib.request.urlopen(url + "/metrics", timeout=5) as answer:
+            text = answer.read().decode()
+    except OSError:
+        return None
+    counts: dict[str, float] = {}
+    families = {
+        "fate_bridge_wire_refusals": "wire",
+        "fate_bridge_handshake_refusals": "handshake",
+    }
+    for family in text_string_to_metric_families(text):
+        prefix = families.get(family.name)
+        if prefix is None:
+            continue
+        for sample in family.samples:
+            if sample.name.endswith("_total"):
+                counts[f"{prefix}:{sample.labels['reason']}"] = sample.value
+    return counts
 
 
 async def guarded_probe(url: str, key: str, seconds: float, kind: str) -> dict[str, Any]:
