@@ -935,7 +935,8 @@ def print_wire_floods(out: dict[str, Any]) -> None:
     print(
         f"wire floods: another world's GM idle p50 {idle['p50_ms']} ms, p99 {idle['p99_ms']} ms"
         f" (bridge on cores {cores.get('bridge')}, probe {cores.get('probe')}, flooder "
-        f"{cores.get('flood')}; cores busy {idle.get('core_busy')})"
+        f"{cores.get('flood')}; loop lag {idle.get('loop_lag')}, cores busy "
+        f"{idle.get('core_busy')})"
     )
     for kind in wire_flood.KINDS:
         row = floods[kind]
@@ -944,7 +945,8 @@ def print_wire_floods(out: dict[str, Any]) -> None:
         print(
             f"  {kind:>10}: p50 {row['p50_ms']} ms, p99 {row['p99_ms']} ms ({shown}; target 2)"
             f", server busy {row['server_busy']:.0%}, flooder {row.get('flood_busy', 0):.0%}"
-            f", cores busy {row.get('core_busy')}; refused {row.get('refused')}"
+            f", loop lag {row.get('loop_lag')}, cores busy {row.get('core_busy')}"
+            f"; refused {row.get('refused')}"
             f"; flood {row['flood']} {row['probe'] or ''}"
         )
     never = out["never_reading"]

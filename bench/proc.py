@@ -155,6 +155,8 @@ class Server:
     health_path: str
     port: int = field(default_factory=free_port)
     stats_file: Path | None = None
+    # Where bench.serve writes the event loop's lag (see bench/serve.py), when set.
+    lag_file: Path | None = None
     cores: set[int] = field(default_factory=lambda: set(SERVER_CORE))
     # A command the interpreter runs under (valgrind for bench/instructions.py), and how
     # long the server may take to answer its health check.
@@ -177,6 +179,8 @@ class Server:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         if self.stats_file is not None:
             env["BENCH_GC_STATS"] = str(self.stats_file)
+        if self.lag_file is not None:
+            env["BENCH_LOOP_LAG"] = str(self.lag_file)
         self.process = subprocess.Popen(
             [
                 *self.wrapper,
@@ -209,6 +213,20 @@ class Server:
             except ValueError:
                 continue  # a line being written
         return [(t, g, d, c) for t, g, d, c in pauses if since <= t <= until]
+
+    def loop_lags(self, since: float, until: float) -> list[float]:
+        """The server's event-loop lag samples (seconds) in a wall-time window."""
+        if self.lag_file is None or not self.lag_file.exists():
+            return []
+        lags: list[float] = []
+        for line in self.lag_file.read_text().splitlines():
+            try:
+                at, lag = json.loads(line)
+            except ValueError:
+                continue  # a line being written
+            if since <= at <= until:
+                lags.append(lag)
+        return lags
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

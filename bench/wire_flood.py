@@ -84,8 +84,7 @@ def server(folder: Path, *, metrics: bool = False) -> Server:
     ``/metrics`` when asked (the floods read the bridge's own counts there)."""
     args = ["-m", "bench.serve", "--data-dir", str(folder), "serve", "--host", "127.0.0.1"]
     args += ["--port", "{port}", "--no-default-world"] + (["--metrics"] if metrics else [])
-    started = Server(args, "/healthz", cwd=bridge_root())
-    return started
+    return Server(args, "/healthz", cwd=bridge_root(), lag_file=folder / f"lag-{free_port()}.json")
 
 
 async def seed(folder: Path) -> dict[str, str]:
@@ -180,13 +179,15 @@ def _probe_floods(
 class Window:
     """What the bridge and the machine did while a probe ran: :meth:`end` gives the
     bridge's CPU share of one core (``server_busy``), the flooder's (``flood_busy``), each
-    core's busy share whoever used it (``core_busy``), and the wire's refusals and the
+    core's busy share whoever used it (``core_busy``), how late the bridge's event loop ran
+    its timers (``loop_lag``: the bridge's own view of its latency), the wire's refusals and the
     service's handshake refusals by reason counted by the bridge in the window."""
 
     def __init__(self, bridge: Server, flooder: int | None = None) -> None:
         self.bridge = bridge
         self.flooder = flooder
         self.began = time.monotonic()
+        self.began_wall = time.time()
         self.server_cpu = cpu_seconds(bridge.pid)
         self.flood_cpu = cpu_seconds(flooder) if flooder is not None else 0.0
         self.cores = {core: core_busy_ticks({core}) for core in CORES}
@@ -194,6 +195,7 @@ class Window:
 
     def end(self) -> dict[str, Any]:
         took = time.monotonic() - self.began
+        ended_wall = time.time()
         seen: dict[str, Any] = {
             "server_busy": round((cpu_seconds(self.bridge.pid) - self.server_cpu) / took, 3)
         }
@@ -204,6 +206,9 @@ class Window:
         seen["core_busy"] = {
             core: busy_share(before, core_busy_ticks({core})) for core, before in self.cores.items()
         }
+        time.sleep(0.6)  # the lag samples are written twice a second
+        lags = summary(self.bridge.loop_lags(self.began_wall, ended_wall))
+        seen["loop_lag"] = {"p50_ms": lags["p50_ms"], "p99_ms": lags["p99_ms"]}
         before, after = self.refusals, refusal_counts(self.bridge.url)
         # None: a scrape did not get through (the churn holds the address's strangers).
         seen["refused"] = (
