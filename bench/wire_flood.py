@@ -7,7 +7,8 @@ loopback, as the probe does): ``quiet``, whose GM plays passive overcomes at
 ``PROBE_RATE`` actions a second (the history flood's probe, :func:`bench.history_flood.
 probe`), and ``flooded``. The probe runs alone (idle), then during each flood, run by a
 child process on the load cores (``python -m bench.wire_flood KIND URL KEY SECONDS``,
-printing one JSON line of what it did):
+printing one JSON line of what it did), the probe on the bridge's core (see
+:func:`floods`: each row also has the bridge's own view, its CPU and event-loop lag):
 
 - ``connect``: ``FLOODERS`` websockets that never join send CONNECTs to another
   namespace (a 1 KiB name) as fast as they can, each reopened when cut;
@@ -207,8 +208,14 @@ class Window:
             core: busy_share(before, core_busy_ticks({core})) for core, before in self.cores.items()
         }
         time.sleep(0.6)  # the lag samples are written twice a second
-        lags = summary(self.bridge.loop_lags(self.began_wall, ended_wall))
-        seen["loop_lag"] = {"p50_ms": lags["p50_ms"], "p99_ms": lags["p99_ms"]}
+        samples = self.bridge.loop_lags(self.began_wall, ended_wall)
+        lags = summary(samples)
+        # The probe's p99 is about its worst answer or two: beside it, the loop's worst.
+        seen["loop_lag"] = {
+            "p50_ms": lags["p50_ms"],
+            "p99_ms": lags["p99_ms"],
+            "max_ms": round(max(samples) * 1000, 1) if samples else None,
+        }
         before, after = self.refusals, refusal_counts(self.bridge.url)
         # None: a scrape did not get through (the churn holds the address's strangers).
         seen["refused"] = (
