@@ -936,7 +936,7 @@ def print_wire_floods(out: dict[str, Any]) -> None:
         f"wire floods: another world's GM idle p50 {idle['p50_ms']} ms, p99 {idle['p99_ms']} ms"
         f" (bridge on cores {cores.get('bridge')}, probe {cores.get('probe')}, flooder "
         f"{cores.get('flood')}; loop lag {idle.get('loop_lag')}, cores busy "
-        f"{idle.get('core_busy')})"
+        f"{idle.get('core_busy')}; probe {idle.get('probe')})"
     )
     for kind in wire_flood.KINDS:
         row = floods[kind]

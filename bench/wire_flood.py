@@ -143,8 +143,8 @@ def _probe_floods(
     bridge: Server, keys: dict[str, str], seconds: float, rows: dict[str, Any]
 ) -> None:
     window = Window(bridge)
-    idle = asyncio.run(probe(bridge.url, keys["quiet"], seconds, PROBE_TIMEOUT))
-    rows["idle"] = {**summary(idle["latencies"]), **window.end()}
+    idle = asyncio.run(guarded_probe(bridge.url, keys["quiet"], seconds, "idle"))
+    rows["idle"] = {**summary(idle["latencies"]), **window.end(), "probe": idle["other"]}
     for kind in KINDS:
         child = subprocess.Popen(
             [
@@ -254,9 +254,19 @@ def refusal_counts(url: str) -> dict[str, float] | None:
 
 
 async def guarded_probe(url: str, key: str, seconds: float, kind: str) -> dict[str, Any]:
-    """The probe; during the churn also the lockout: fresh GM joins and ``/healthz``."""
+    """The probe; during the churn also the lockout: fresh GM joins and ``/healthz``.
+    ``other`` has the probe's own event loop's lag (``loop_lag``, as the bridge's): a late
+    answer the probe's loop was late for is the probe's, not the bridge's."""
     other: dict[str, Any] = {}
     results: list[Any] = []
+    lags: list[float] = []
+    loop = asyncio.get_running_loop()
+
+    async def sample_lag() -> None:
+        while True:
+            due = loop.time() + 0.01
+            await asyncio.sleep(0.01)
+            lags.append(loop.time() - due)
 
     async def lockout() -> None:
         tries = joined = healthy = 0
@@ -281,7 +291,14 @@ async def guarded_probe(url: str, key: str, seconds: float, kind: str) -> dict[s
     tasks = [probe_catching(url, key, seconds, results)]
     if kind == "churn":
         tasks.append(lockout())
+    sampling = asyncio.create_task(sample_lag())
     await asyncio.gather(*tasks)
+    sampling.cancel()
+    lag = summary(lags)
+    other["loop_lag"] = {
+        "p99_ms": lag["p99_ms"],
+        "max_ms": round(max(lags) * 1000, 1) if lags else None,
+    }
     latencies: list[float] = results[0] if results else []
     if not latencies:
         other["probe_failed"] = True
