@@ -85,7 +85,14 @@ def server(folder: Path, *, metrics: bool = False) -> Server:
     ``/metrics`` when asked (the floods read the bridge's own counts there)."""
     args = ["-m", "bench.serve", "--data-dir", str(folder), "serve", "--host", "127.0.0.1"]
     args += ["--port", "{port}", "--no-default-world"] + (["--metrics"] if metrics else [])
-    return Server(args, "/healthz", cwd=bridge_root(), lag_file=folder / f"lag-{free_port()}.json")
+    tag = free_port()
+    return Server(
+        args,
+        "/healthz",
+        cwd=bridge_root(),
+        lag_file=folder / f"lag-{tag}.json",
+        stats_file=folder / f"gc-{tag}.json",
+    )
 
 
 async def seed(folder: Path) -> dict[str, str]:
@@ -215,6 +222,13 @@ class Window:
             "p50_ms": lags["p50_ms"],
             "p99_ms": lags["p99_ms"],
             "max_ms": round(max(samples) * 1000, 1) if samples else None,
+        }
+        # The bridge's collections in the window: a long one shows in the loop's lag.
+        pauses = self.bridge.gc_pauses(self.began_wall, ended_wall)
+        seen["gc"] = {
+            "count": len(pauses),
+            "max_ms": round(max(p[2] for p in pauses) * 1000, 1) if pauses else None,
+            "full": sum(1 for p in pauses if p[1] == 2),
         }
         before, after = self.refusals, refusal_counts(self.bridge.url)
         # None: a scrape did not get through (the churn holds the address's strangers).
