@@ -931,14 +931,24 @@ def wire_floods(root: Path, profile: Profile) -> dict[str, Any]:
 def print_wire_floods(out: dict[str, Any]) -> None:
     floods = out["floods"]
     idle = floods["idle"]
-    print(f"wire floods: another world's GM idle p50 {idle['p50_ms']} ms, p99 {idle['p99_ms']} ms")
+    cores = floods.get("cores", {})
+    print(
+        f"wire floods: another world's GM idle p50 {idle['p50_ms']} ms, p99 {idle['p99_ms']} ms"
+        f" (bridge on cores {cores.get('bridge')}, probe {cores.get('probe')}, flooder "
+        f"{cores.get('flood')}; loop lag {idle.get('loop_lag')}, gc {idle.get('gc')}, cores busy "
+        f"{idle.get('core_busy')}; probe {idle.get('probe')})"
+    )
     for kind in wire_flood.KINDS:
         row = floods[kind]
         ratio = row.get("ratio_p99")
         shown = f"x{ratio:.2f}" if ratio is not None else "-"
         print(
             f"  {kind:>10}: p50 {row['p50_ms']} ms, p99 {row['p99_ms']} ms ({shown}; target 2)"
-            f", server busy {row['server_busy']:.0%}; flood {row['flood']} {row['probe'] or ''}"
+            f", server busy {row['server_busy']:.0%}, flooder {row.get('flood_busy', 0):.0%}"
+            f", loop lag {row.get('loop_lag')}, gc {row.get('gc')}"
+            f", cores busy {row.get('core_busy')}"
+            f"; refused {row.get('refused')}"
+            f"; flood {row['flood']} {row['probe'] or ''}"
         )
     never = out["never_reading"]
     print(

@@ -84,6 +84,37 @@ def steal_share(before: tuple[int, int], after: tuple[int, int]) -> float:
     return (after[0] - before[0]) / elapsed if elapsed > 0 else 0.0
 
 
+def core_busy_ticks(cores: set[int]) -> tuple[int, int]:
+    """(busy, all) clock ticks of ``cores`` so far, from /proc/stat: busy is all but idle
+    and iowait, whoever ran (on a shared machine, other people's processes too)."""
+    busy = total = 0
+    for line in Path("/proc/stat").read_text().splitlines():
+        name, *values = line.split()
+        if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cores:
+            ticks = [int(v) for v in values[:8]]
+            busy += sum(ticks) - ticks[3] - ticks[4]
+            total += sum(ticks)
+    return busy, total
+
+
+def busy_share(before: tuple[int, int], after: tuple[int, int]) -> float:
+    """The share of the cores' time busy between two ``core_busy_ticks`` readings."""
+    elapsed = after[1] - before[1]
+    return round((after[0] - before[0]) / elapsed, 3) if elapsed > 0 else 0.0
+
+
+@contextmanager
+def pinned_here(cores: set[int]) -> Iterator[None]:
+    """This process (the bench's own clients, e.g. a latency probe) runs on ``cores`` for
+    the block, then where it ran before."""
+    before = os.sched_getaffinity(0)
+    pin(0, cores)
+    try:
+        yield
+    finally:
+        pin(0, before)
+
+
 def rss_bytes(pid: int) -> int:
     """Resident memory of the process."""
     return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_SIZE
@@ -124,6 +155,8 @@ class Server:
     health_path: str
     port: int = field(default_factory=free_port)
     stats_file: Path | None = None
+    # Where bench.serve writes the event loop's lag (see bench/serve.py), when set.
+    lag_file: Path | None = None
     cores: set[int] = field(default_factory=lambda: set(SERVER_CORE))
     # A command the interpreter runs under (valgrind for bench/instructions.py), and how
     # long the server may take to answer its health check.
@@ -146,6 +179,8 @@ class Server:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         if self.stats_file is not None:
             env["BENCH_GC_STATS"] = str(self.stats_file)
+        if self.lag_file is not None:
+            env["BENCH_LOOP_LAG"] = str(self.lag_file)
         self.process = subprocess.Popen(
             [
                 *self.wrapper,
@@ -178,6 +213,20 @@ class Server:
             except ValueError:
                 continue  # a line being written
         return [(t, g, d, c) for t, g, d, c in pauses if since <= t <= until]
+
+    def loop_lags(self, since: float, until: float) -> list[float]:
+        """The server's event-loop lag samples (seconds) in a wall-time window."""
+        if self.lag_file is None or not self.lag_file.exists():
+            return []
+        lags: list[float] = []
+        for line in self.lag_file.read_text().splitlines():
+            try:
+                at, lag = json.loads(line)
+            except ValueError:
+                continue  # a line being written
+            if since <= at <= until:
+                lags.append(lag)
+        return lags
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

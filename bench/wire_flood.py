@@ -7,7 +7,8 @@ loopback, as the probe does): ``quiet``, whose GM plays passive overcomes at
 ``PROBE_RATE`` actions a second (the history flood's probe, :func:`bench.history_flood.
 probe`), and ``flooded``. The probe runs alone (idle), then during each flood, run by a
 child process on the load cores (``python -m bench.wire_flood KIND URL KEY SECONDS``,
-printing one JSON line of what it did):
+printing one JSON line of what it did), the probe on the bridge's core (see
+:func:`floods`: each row also has the bridge's own view, its CPU and event-loop lag):
 
 - ``connect``: ``FLOODERS`` websockets that never join send CONNECTs to another
   namespace (a 1 KiB name) as fast as they can, each reopened when cut;
@@ -38,14 +39,27 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+from prometheus_client.parser import text_string_to_metric_families
 
 from bench.history_flood import auth, outcome, probe
 from bench.load import Conn
-from bench.proc import LOAD_CORES, Server, cpu_seconds, pin, rss_bytes
+from bench.proc import (
+    CORES,
+    LOAD_CORES,
+    SERVER_CORE,
+    Server,
+    busy_share,
+    core_busy_ticks,
+    cpu_seconds,
+    pin,
+    pinned_here,
+    rss_bytes,
+)
 from bench.seed import seed_worlds
 from bridge.protocol import NAMESPACE
 from bridge.store.sqlite import SQLiteStore
@@ -66,12 +80,19 @@ def bridge_root() -> Path:
     return Path(os.environ.get("BENCH_BRIDGE_ROOT") or PROJECT_ROOT)
 
 
-def server(folder: Path) -> Server:
-    """The bridge with the default per-address cap (the bench's other parts lift it)."""
+def server(folder: Path, *, metrics: bool = False) -> Server:
+    """The bridge with the default per-address cap (the bench's other parts lift it), and
+    ``/metrics`` when asked (the floods read the bridge's own counts there)."""
     args = ["-m", "bench.serve", "--data-dir", str(folder), "serve", "--host", "127.0.0.1"]
-    args += ["--port", "{port}", "--no-default-world"]
-    started = Server(args, "/healthz", cwd=bridge_root())
-    return started
+    args += ["--port", "{port}", "--no-default-world"] + (["--metrics"] if metrics else [])
+    tag = free_port()
+    return Server(
+        args,
+        "/healthz",
+        cwd=bridge_root(),
+        lag_file=folder / f"lag-{tag}.json",
+        stats_file=folder / f"gc-{tag}.json",
+    )
 
 
 async def seed(folder: Path) -> dict[str, str]:
@@ -97,59 +118,169 @@ def summary(latencies: list[float]) -> dict[str, float | None]:
 
 
 def floods(folder: Path, seconds: float) -> dict[str, Any]:
-    """The GM probe idle and during each flood, on one bridge."""
+    """The GM probe idle and during each flood, on one bridge.
+
+    With two cores or more, the flooding child runs on the load cores and the probe (this
+    process) on the bridge's core, which the bridge leaves mostly idle: a flooder that
+    saturates the core the probe runs on measures the machine, not the bridge (a probe
+    sharing the flooder's cores saw p99 4.9x idle while the bridge was 4% busy). Each row
+    also has the bridge's own view: its CPU, the flooder's, each core's busy share (other
+    tenants of the machine show there), and what the wire refused by reason (/metrics)."""
     keys = asyncio.run(seed(folder))
-    bridge = server(folder).start()
-    rows: dict[str, Any] = {}
+    bridge = server(folder, metrics=True).start()
+    separate = len(CORES) > 1
+    probe_cores = set(SERVER_CORE) if separate else set(CORES)
+    rows: dict[str, Any] = {
+        "cores": {
+            "bridge": sorted(SERVER_CORE),
+            "probe": sorted(probe_cores),
+            "flood": sorted(LOAD_CORES),
+            "separate": separate,
+        }
+    }
     try:
-        busy = cpu_seconds(bridge.pid), time.monotonic()
-        idle = asyncio.run(probe(bridge.url, keys["quiet"], seconds, PROBE_TIMEOUT))
-        rows["idle"] = summary(idle["latencies"])
-        rows["idle"]["server_busy"] = busy_since(bridge, busy)
-        for kind in KINDS:
-            child = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "bench.wire_flood",
-                    kind,
-                    bridge.url,
-                    keys["flooded"],
-                    str(seconds + 2),
-                ],
-                cwd=PROJECT_ROOT,
-                stdout=subprocess.PIPE,
-                text=True,
-            )
-            pin(child.pid, LOAD_CORES)
-            time.sleep(1.0)
-            busy = cpu_seconds(bridge.pid), time.monotonic()
-            probed = asyncio.run(guarded_probe(bridge.url, keys["quiet"], seconds, kind))
-            server_busy = busy_since(bridge, busy)
-            assert child.stdout is not None
-            flood = json.loads(child.stdout.readline() or "{}")
-            child.wait(timeout=60)
-            rows[kind] = {
-                **summary(probed["latencies"]),
-                "server_busy": server_busy,
-                "probe": probed["other"],
-                "flood": flood,
-            }
-            time.sleep(2.0)  # the bridge cuts what is left of the flood
+        with pinned_here(probe_cores):
+            _probe_floods(bridge, keys, seconds, rows)
     finally:
         bridge.stop()
     return rows
 
 
-def busy_since(bridge: Server, since: tuple[float, float]) -> float:
-    """The bridge's CPU share (of one core) since a (CPU seconds, monotonic) reading."""
-    return round((cpu_seconds(bridge.pid) - since[0]) / (time.monotonic() - since[1]), 3)
+def _probe_floods(
+    bridge: Server, keys: dict[str, str], seconds: float, rows: dict[str, Any]
+) -> None:
+    window = Window(bridge)
+    idle = asyncio.run(guarded_probe(bridge.url, keys["quiet"], seconds, "idle"))
+    rows["idle"] = {**summary(idle["latencies"]), **window.end(), "probe": idle["other"]}
+    for kind in KINDS:
+        child = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "bench.wire_flood",
+                kind,
+                bridge.url,
+                keys["flooded"],
+                str(seconds + 2),
+            ],
+            cwd=PROJECT_ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        pin(child.pid, LOAD_CORES)
+        time.sleep(1.0)
+        window = Window(bridge, child.pid)
+        probed = asyncio.run(guarded_probe(bridge.url, keys["quiet"], seconds, kind))
+        seen = window.end()
+        assert child.stdout is not None
+        flood = json.loads(child.stdout.readline() or "{}")
+        child.wait(timeout=60)
+        rows[kind] = {
+            **summary(probed["latencies"]),
+            **seen,
+            "probe": probed["other"],
+            "flood": flood,
+        }
+        time.sleep(2.0)  # the bridge cuts what is left of the flood
+
+
+class Window:
+    """What the bridge and the machine did while a probe ran: :meth:`end` gives the
+    bridge's CPU share of one core (``server_busy``), the flooder's (``flood_busy``), each
+    core's busy share whoever used it (``core_busy``), how late the bridge's event loop ran
+    its timers (``loop_lag``: the bridge's own view of its latency), the wire's refusals and the
+    service's handshake refusals by reason counted by the bridge in the window."""
+
+    def __init__(self, bridge: Server, flooder: int | None = None) -> None:
+        self.bridge = bridge
+        self.flooder = flooder
+        self.began = time.monotonic()
+        self.began_wall = time.time()
+        self.server_cpu = cpu_seconds(bridge.pid)
+        self.flood_cpu = cpu_seconds(flooder) if flooder is not None else 0.0
+        self.cores = {core: core_busy_ticks({core}) for core in CORES}
+        self.refusals = refusal_counts(bridge.url)
+
+    def end(self) -> dict[str, Any]:
+        took = time.monotonic() - self.began
+        ended_wall = time.time()
+        seen: dict[str, Any] = {
+            "server_busy": round((cpu_seconds(self.bridge.pid) - self.server_cpu) / took, 3)
+        }
+        if self.flooder is not None:
+            with contextlib.suppress(OSError):  # the flooder ended with the window
+                flood_cpu = cpu_seconds(self.flooder) - self.flood_cpu
+                seen["flood_busy"] = round(flood_cpu / took, 3)
+        seen["core_busy"] = {
+            core: busy_share(before, core_busy_ticks({core})) for core, before in self.cores.items()
+        }
+        time.sleep(0.6)  # the lag samples are written twice a second
+        samples = self.bridge.loop_lags(self.began_wall, ended_wall)
+        lags = summary(samples)
+        # The probe's p99 is about its worst answer or two: beside it, the loop's worst.
+        seen["loop_lag"] = {
+            "p50_ms": lags["p50_ms"],
+            "p99_ms": lags["p99_ms"],
+            "max_ms": round(max(samples) * 1000, 1) if samples else None,
+        }
+        # The bridge's collections in the window: a long one shows in the loop's lag.
+        pauses = self.bridge.gc_pauses(self.began_wall, ended_wall)
+        seen["gc"] = {
+            "count": len(pauses),
+            "max_ms": round(max(p[2] for p in pauses) * 1000, 1) if pauses else None,
+            "full": sum(1 for p in pauses if p[1] == 2),
+        }
+        before, after = self.refusals, refusal_counts(self.bridge.url)
+        # None: a scrape did not get through (the churn holds the address's strangers).
+        seen["refused"] = (
+            {
+                reason: int(count - before.get(reason, 0))
+                for reason, count in sorted(after.items())
+                if count > before.get(reason, 0)
+            }
+            if after is not None and before is not None
+            else None
+        )
+        return seen
+
+
+def refusal_counts(url: str) -> dict[str, float] | None:
+    """The bridge's refusals so far by reason, from its /metrics: ``wire:REASON`` (the
+    transport's) and ``handshake:REASON`` (the service's); None when the scrape failed."""
+    try:
+        with urllib.request.urlopen(url + "/metrics", timeout=5) as answer:
+            text = answer.read().decode()
+    except OSError:
+        return None
+    counts: dict[str, float] = {}
+    families = {
+        "fate_bridge_wire_refusals": "wire",
+        "fate_bridge_handshake_refusals": "handshake",
+    }
+    for family in text_string_to_metric_families(text):
+        prefix = families.get(family.name)
+        if prefix is None:
+            continue
+        for sample in family.samples:
+            if sample.name.endswith("_total"):
+                counts[f"{prefix}:{sample.labels['reason']}"] = sample.value
+    return counts
 
 
 async def guarded_probe(url: str, key: str, seconds: float, kind: str) -> dict[str, Any]:
-    """The probe; during the churn also the lockout: fresh GM joins and ``/healthz``."""
+    """The probe; during the churn also the lockout: fresh GM joins and ``/healthz``.
+    ``other`` has the probe's own event loop's lag (``loop_lag``, as the bridge's): a late
+    answer the probe's loop was late for is the probe's, not the bridge's."""
     other: dict[str, Any] = {}
     results: list[Any] = []
+    lags: list[float] = []
+    loop = asyncio.get_running_loop()
+
+    async def sample_lag() -> None:
+        while True:
+            due = loop.time() + 0.01
+            await asyncio.sleep(0.01)
+            lags.append(loop.time() - due)
 
     async def lockout() -> None:
         tries = joined = healthy = 0
@@ -174,7 +305,14 @@ async def guarded_probe(url: str, key: str, seconds: float, kind: str) -> dict[s
     tasks = [probe_catching(url, key, seconds, results)]
     if kind == "churn":
         tasks.append(lockout())
+    sampling = asyncio.create_task(sample_lag())
     await asyncio.gather(*tasks)
+    sampling.cancel()
+    lag = summary(lags)
+    other["loop_lag"] = {
+        "p99_ms": lag["p99_ms"],
+        "max_ms": round(max(lags) * 1000, 1) if lags else None,
+    }
     latencies: list[float] = results[0] if results else []
     if not latencies:
         other["probe_failed"] = True

@@ -26,6 +26,7 @@ from bridge.connections import (
     DEFAULT_PER_ADDRESS,
     DEFAULT_UNBOUND_PER_ADDRESS,
     AddressGate,
+    RefusalCounts,
     listen,
 )
 from bridge.logs import log_handler, log_level, redact_urls_in_logs
@@ -884,7 +885,9 @@ async def _serve_store(args: argparse.Namespace, store: Store) -> int:
         outward = [a for a in addresses if a not in ("127.0.0.1", "::1")]
         shown_host = (outward or addresses or ["127.0.0.1"])[0]
     base_url = args.public_url or url_for(shown_host, args.port)
-    gate = AddressGate(args.max_connections_per_address)
+    # What the wire refuses, by reason: counted by the transport, read by /metrics.
+    wire_refusals = RefusalCounts()
+    gate = AddressGate(args.max_connections_per_address, count=wire_refusals)
     app = create_app(
         service,
         cors_origins=args.cors_origin or "*",
@@ -898,9 +901,10 @@ async def _serve_store(args: argparse.Namespace, store: Store) -> int:
         bind_timeout=args.bind_timeout,
         max_per_address=args.max_connections_per_address,
         max_unbound_per_address=args.max_unbound_per_address,
+        count_refusal=wire_refusals,
     )
     if args.metrics or args.metrics_token:
-        Metrics(service.stats, hooks, args.metrics_token).register(app)
+        Metrics(service.stats, hooks, args.metrics_token, wire_refusals).register(app)
     # aiohttp's keepalive timer starts when a connection opens and closes it if no complete
     # request has arrived by then: the timeout for slow or partial HTTP headers.
     runner = web.AppRunner(

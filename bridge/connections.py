@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -45,6 +46,33 @@ def peer_address(transport: Any) -> str:
 
 # At most this many refusal lines a minute; the rest are counted into the next one.
 REFUSAL_LINES_PER_MINUTE = 10
+
+
+class RefusalCounts:
+    """What the wire itself refused, cut or held back, by reason: one count per event,
+    for ``/metrics`` (``fate_bridge_wire_refusals_total``). The transport is handed this
+    object (or any callable taking a reason) by the server; it knows nothing of who reads it.
+
+    Reasons: ``handshake_rate`` (a websocket handshake past its address's rate, HTTP 429),
+    ``address_pool`` (an address's oldest stranger cut for a newer connection),
+    ``connect_flood`` (CONNECTs that cannot succeed past the join rate: cut), ``join_rate``
+    (a join of ``/fate`` past the websocket's join rate), ``seats_full`` (no seat left for
+    the address), ``join_timeout`` (no namespace joined in time), ``bind_timeout`` (a player
+    no GM vouched for in time), ``backlog`` (a client reading too slowly for its outgoing
+    budget: cut), ``inbound_budget`` (a frame read late for passing the connection's frames
+    or bytes a second), ``max_payload`` (a message over ``maxPayload``: closed),
+    ``pong_timeout`` (no pong in time: cut), ``bad_packet`` (a frame no Engine.IO client
+    sends: cut)."""
+
+    def __init__(self) -> None:
+        self.by_reason: Counter[str] = Counter()
+
+    def __call__(self, reason: str) -> None:
+        self.by_reason[reason] += 1
+
+
+def ignore_refusal(_reason: str) -> None:
+    """The refusal hook of a wire nobody counts for (tests building parts directly)."""
 
 
 class RefusalLog:
@@ -81,8 +109,11 @@ class AddressGate:
     """Open connections per remote address that no seat has claimed (strangers), at most
     ``limit`` at once (0: no cap): past it the oldest idle stranger is cut to make room."""
 
-    def __init__(self, limit: int = DEFAULT_PER_ADDRESS) -> None:
+    def __init__(
+        self, limit: int = DEFAULT_PER_ADDRESS, count: Callable[[str], None] = ignore_refusal
+    ) -> None:
         self.limit = limit
+        self.count_refusal = count
         # address -> its strangers, oldest first.
         self.strangers: dict[str, dict[_GatedProtocol, None]] = {}
         # Each admitted connection's protocol, by its transport (what a request knows).
@@ -99,6 +130,7 @@ class AddressGate:
         if self.limit and len(pool) >= self.limit:
             evicted = next((g for g in pool if not g.heard), next(iter(pool)))
             self._drop(evicted)
+            self.count_refusal("address_pool")
             self.refusals.note(address, f"cut the oldest of {self.limit} connections not joined")
             evicted.cut()
         pool[gated] = None

@@ -7,6 +7,10 @@ Off unless ``serve --metrics`` (or ``FATE_BRIDGE_METRICS=1``); with a token
 - ``fate_bridge_connections{role}``: connections joined to ``/fate`` now
 - ``fate_bridge_intents_total{event,outcome}``: intents answered, ``ok`` or the error code
 - ``fate_bridge_handshake_refusals_total{reason}``: handshakes refused, by reason
+- ``fate_bridge_wire_refusals_total{reason}``: what the wire itself refused, cut or read
+  late, by reason (:class:`bridge.connections.RefusalCounts`: the handshake rate, an
+  address's pool of strangers, CONNECT floods, join and bind timers, the outgoing backlog,
+  the inbound budget, ``maxPayload``, pongs)
 - ``fate_bridge_commit_seconds``: how long each store commit took (histogram)
 - ``fate_bridge_gc_pause_seconds{generation}``: every garbage-collection pause (histogram)
 - ``fate_bridge_webhook_outbox_depth``: webhook deliveries waiting to be sent
@@ -35,6 +39,7 @@ from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
+from bridge.connections import RefusalCounts
 from bridge.gc_pauses import PauseTimer
 from bridge.service.stats import ServiceStats
 from bridge.store.webhooks import WebhookStore
@@ -47,10 +52,11 @@ GC_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
 
 
 class _ServiceCollector(Collector):
-    """The service's counters and the outbox depth, read at each scrape."""
+    """The service's and the wire's counters and the outbox depth, read at each scrape."""
 
-    def __init__(self, stats: ServiceStats) -> None:
+    def __init__(self, stats: ServiceStats, wire: RefusalCounts) -> None:
         self.stats = stats
+        self.wire = wire
         self.outbox_depth = 0
 
     def collect(self) -> Iterator[Metric]:
@@ -77,6 +83,14 @@ class _ServiceCollector(Collector):
         for reason, count in sorted(self.stats.refusals.items()):
             refusals.add_metric([reason], count)
         yield refusals
+        wire = CounterMetricFamily(
+            "fate_bridge_wire_refusals",
+            "Connections and frames the wire itself refused, cut or read late, by reason",
+            labels=["reason"],
+        )
+        for reason, count in sorted(self.wire.by_reason.items()):
+            wire.add_metric([reason], count)
+        yield wire
         yield GaugeMetricFamily(
             "fate_bridge_webhook_outbox_depth",
             "Webhook deliveries waiting to be sent",
@@ -89,12 +103,16 @@ class Metrics:
     and starts timing collections; the app's clean-up stops it."""
 
     def __init__(
-        self, stats: ServiceStats, webhooks: WebhookStore | None, token: str | None = None
+        self,
+        stats: ServiceStats,
+        webhooks: WebhookStore | None,
+        token: str | None = None,
+        wire: RefusalCounts | None = None,
     ) -> None:
         self.registry = CollectorRegistry()
         self.webhooks = webhooks
         self.token = token
-        self.service = _ServiceCollector(stats)
+        self.service = _ServiceCollector(stats, wire or RefusalCounts())
         self.registry.register(self.service)
         commits = Histogram(
             "fate_bridge_commit_seconds",

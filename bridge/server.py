@@ -19,6 +19,7 @@ from bridge.connections import (
     AddressGate,
     HandshakeRate,
     Seats,
+    ignore_refusal,
 )
 from bridge.gc_pauses import GcFreezer, tune_gc
 from bridge.http_api import API_RATE_PER_SECOND, HttpApi
@@ -97,6 +98,7 @@ def create_app(
     bind_timeout: float = BIND_TIMEOUT_SECONDS,
     max_per_address: int = DEFAULT_PER_ADDRESS,
     max_unbound_per_address: int = DEFAULT_UNBOUND_PER_ADDRESS,
+    count_refusal: Callable[[str], None] = ignore_refusal,
 ) -> web.Application:
     """Build the app; the caller opens and closes the service's store around it.
 
@@ -108,6 +110,8 @@ def create_app(
     (its strangers stop counting once they join ``/fate``); joined sockets are capped per
     address at ``max_per_address`` GMs and bound players and ``max_unbound_per_address``
     players not yet bound, who must be bound within ``bind_timeout`` seconds (0: no cap).
+    ``count_refusal`` is handed the reason of each refusal the wire makes
+    (:class:`bridge.connections.RefusalCounts`).
     """
     app = web.Application(client_max_size=TRANSPORT_LIMIT_BYTES)
     app[SERVICE_KEY] = service
@@ -127,6 +131,7 @@ def create_app(
         compress=websocket_compression,
         cors_origins=cors_origins,
         max_payload=TRANSPORT_LIMIT_BYTES,
+        count_refusal=count_refusal,
     )
     socket.attach(app)
     app[SOCKET_KEY] = socket

@@ -1,11 +1,15 @@
 """``/metrics`` (issue 35): off unless asked for; Prometheus's text format from
 prometheus-client, scraped over real HTTP from a serving bridge, with the connections,
-intents by outcome, handshake refusals, commit latency, GC pauses and the webhook outbox's
-depth; behind a bearer token when one is set."""
+intents by outcome, handshake refusals, the wire's own refusals by reason, commit latency,
+GC pauses and the webhook outbox's depth; behind a bearer token when one is set."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
+from collections.abc import AsyncIterator
+from pathlib import Path
 
 import aiohttp
 import pytest
@@ -14,6 +18,8 @@ from prometheus_client.samples import Sample
 
 from tests.bridge_process import Bridge, BridgeProcess
 from tests.conftest import Connect
+from tests.in_process import InProcessBridge
+from tests.raw_socket import RawSocket
 from tests.seats import BROUSSEAU, Seat, queue
 from tests.test_socket_bridge import gm_auth, refusal
 
@@ -93,3 +99,53 @@ async def test_with_a_token_a_scrape_must_send_it(bridge: Bridge) -> None:
         assert "fate_bridge" not in text
     status, _type, text = await scrape(bridge, {"Authorization": f"Bearer {TOKEN}"})
     assert status == 200 and "fate_bridge_connections" in text
+
+
+@pytest.fixture
+async def metered(tmp_path: Path) -> AsyncIterator[InProcessBridge]:
+    """A bridge with /metrics on, a one-second join clock and four strangers an address."""
+    served = await InProcessBridge(tmp_path).serve(
+        "--metrics", "--handshake-timeout", "1", "--max-connections-per-address", "4"
+    )
+    try:
+        yield served
+    finally:
+        await served.aclose()
+
+
+async def test_the_wires_own_refusals_are_counted_by_reason(metered: InProcessBridge) -> None:
+    # Issue 35: "refusals by reason" counted only handshakes the service refused; what
+    # the transport refuses, cuts or reads late is counted too, one count per event.
+    chatty = await RawSocket.open(metered.url)
+    try:
+        for _ in range(15):  # past an unjoined socket's burst of 10 frames: read late
+            await chatty.ws.send_str("3")
+        # ... and it never joins: closed by the join clock.
+        await asyncio.wait_for(chatty.closed.wait(), 10)
+    finally:
+        await chatty.close()
+    flooder = await RawSocket.open(metered.url)
+    try:
+        with contextlib.suppress(ConnectionError):
+            for _ in range(50):  # CONNECTs to another namespace: a few answered, then cut
+                await flooder.send("0/other,")
+        await asyncio.wait_for(flooder.closed.wait(), 10)
+    finally:
+        await flooder.close()
+    idle = [await asyncio.open_connection("127.0.0.1", metered.port) for _ in range(5)]
+    try:
+        # Five idle strangers of one address over a pool of four: the oldest is cut.
+        assert await asyncio.wait_for(idle[0][0].read(1), 10) == b""
+    finally:
+        for _reader, writer in idle:
+            writer.close()
+
+    status, _type, text = await scrape(metered)
+    assert status == 200
+    found = samples(text)
+    wire = "fate_bridge_wire_refusals_total"
+    assert value(found, wire, reason="inbound_budget") >= 1
+    assert value(found, wire, reason="join_timeout") == 1
+    assert value(found, wire, reason="connect_flood") == 1
+    assert value(found, wire, reason="address_pool") >= 1
+    assert not [s for s in found[wire] if s.labels["reason"] == "handshake_rate"]

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from aiohttp import WSCloseCode, WSMsgType, hdrs, web
 
 from bridge import codec
+from bridge.connections import ignore_refusal
 from bridge.ratelimit import InboundBudget, Pace
 
 # Engine.IO v4 packet types, as the first character of a text frame.
@@ -180,8 +181,11 @@ class EngineSession:
         request: web.Request,
         options: EngineOptions,
         on_message: OnMessage,
+        count_refusal: Callable[[str], None] = ignore_refusal,
     ) -> None:
         self.ws = ws
+        # Handed each reason the session refuses, cuts or holds back a client for.
+        self.count_refusal = count_refusal
         self.request = request
         self.options = options
         self.on_message = on_message
@@ -196,7 +200,7 @@ class EngineSession:
         self.inbound = InboundBudget(UNJOINED_PACE, self.loop.time())
         self.ping_timer: asyncio.TimerHandle | None = None
         self.awaiting_pong = False
-        self.silence = Silence(options.ping_interval + options.ping_timeout, self.abort)
+        self.silence = Silence(options.ping_interval + options.ping_timeout, self.unanswered)
 
     # --- sending ------------------------------------------------------------------------
 
@@ -240,6 +244,7 @@ class EngineSession:
         session closed and the TCP connection cut (the read loop then ends)."""
         self.overflowed = True
         self.closed = True
+        self.count_refusal("backlog")
         self.drop_backlog()
         if self.writer is not None:
             self.writer.cancel()
@@ -279,6 +284,11 @@ class EngineSession:
             self.awaiting_pong = False
             self.ping_timer = self.loop.call_later(self.options.ping_interval, self.ping)
 
+    def unanswered(self) -> None:
+        """No pong within ``ping_interval + ping_timeout``: the client is cut."""
+        self.count_refusal("pong_timeout")
+        self.abort()
+
     def abort(self) -> None:
         """Cut the TCP connection (the read loop then ends the session)."""
         transport = self.request.transport
@@ -308,10 +318,12 @@ class EngineSession:
                 kind = received.type
                 if kind is WSMsgType.TEXT or kind is WSMsgType.BINARY:
                     if self.options.compress and self.inflated_too_large(received.data):
+                        self.count_refusal("max_payload")
                         return None
                     # Paced before it is decoded: a sender past its budget is read later.
                     wait = self.inbound.charge(len(received.data), self.loop.time())
                     if wait > 0:
+                        self.count_refusal("inbound_budget")
                         await asyncio.sleep(wait)
                 if kind is WSMsgType.TEXT:
                     data: str = received.data
@@ -330,6 +342,8 @@ class EngineSession:
                 elif kind is WSMsgType.BINARY:
                     await on_message(received.data)  # a binary message, as Engine.IO reads it
                 else:  # closed, closing, over the size limit, a broken frame
+                    if ws.close_code == WSCloseCode.MESSAGE_TOO_BIG:
+                        self.count_refusal("max_payload")
                     return None
         finally:
             self.stop_timers()

@@ -20,7 +20,14 @@ from typing import Any
 from aiohttp import web
 
 from bridge import protocol
-from bridge.connections import AddressGate, HandshakeRate, RefusalLog, Seats, peer_address
+from bridge.connections import (
+    AddressGate,
+    HandshakeRate,
+    RefusalLog,
+    Seats,
+    ignore_refusal,
+    peer_address,
+)
 from bridge.ratelimit import TokenBucket
 from bridge.service import BridgeService, ConnectRefused, Reply, Session, error
 from bridge.service.session import user_room
@@ -71,10 +78,14 @@ class Connection(SocketIOLink):
 
     def may_connect(self) -> bool:
         """A CONNECT that cannot succeed spends a join token too (one CONNECT flood is
-        as costly as joins); past them the connection is cut, with a bounded log."""
+        as costly as joins); past them the connection is cut, counted and logged once
+        (what it sent before the cut is still read, and refused without a word)."""
+        if self.refused:
+            return False
         if self.joins.take(time.monotonic()):
             return True
         self.refused = True
+        self.owner.count_refusal("connect_flood")
         self.owner.refusals.note(
             self.address, "cut a connection sending CONNECTs past the join rate"
         )
@@ -126,7 +137,11 @@ class FateSocket:
         max_payload: int = 1_000_000,
         cors_origins: str | Sequence[str] = "*",
         handshakes: HandshakeRate | None = None,
+        count_refusal: Callable[[str], None] = ignore_refusal,
     ) -> None:
+        # Handed each reason the wire refuses, cuts or holds back a client for
+        # (:class:`bridge.connections.RefusalCounts`, read by /metrics).
+        self.count_refusal = count_refusal
         self.port = IntentPort(service, on_bound=self.now_bound)
         self.handshakes = handshakes or HandshakeRate(0)
         self.service = service
@@ -181,6 +196,7 @@ class FateSocket:
             return refused
         address = peer_address(request.transport)
         if not self.handshakes.take(address, time.monotonic()):
+            self.count_refusal("handshake_rate")
             self.refusals.note(address, "refused websocket handshakes past the rate")
             return refusal("Too many connections from your address; try again in a moment.", 429)
         connection = Connection(self, request)
@@ -194,7 +210,7 @@ class FateSocket:
         try:
             await ws.prepare(request)
             engine = connection.engine = EngineSession(
-                ws, request, self.options, connection.on_message
+                ws, request, self.options, connection.on_message, self.count_refusal
             )
             what = await engine.serve()
             if what is not None and not connection.refused:
@@ -222,6 +238,7 @@ class FateSocket:
     def refuse(self, connection: Connection, what: str) -> None:
         """The one log line of a connection closed for what it sent; cuts it."""
         connection.refused = True
+        self.count_refusal("bad_packet")
         log.warning("closed connection %s: %s", connection.name(), what)
         transport = connection.request.transport
         if transport is not None:
@@ -254,6 +271,7 @@ class FateSocket:
         connection.join_timer = None
         if connection.sid is not None or not connection.open:
             return
+        self.count_refusal("join_timeout")
         log.info("closing %s: no namespace joined within %ss", connection.name(), self.join_timeout)
         await self.hang_up(connection)
 
@@ -292,6 +310,7 @@ class FateSocket:
         # Leaving and joining again is a fresh handshake (a store write each time): rate
         # limited per websocket, since each join would otherwise get a fresh bucket.
         if not connection.joins.take(time.monotonic()):
+            self.count_refusal("join_rate")
             refused = protocol.ConnectRefusal(
                 reason="rate_limited", message="Too many joins from this connection; slow down."
             )
@@ -302,6 +321,7 @@ class FateSocket:
             raise Refused("refused", refused_join.refusal.model_dump(mode="json")) from None
         full = self.take_seat(sid, session, connection)
         if full is not None:
+            self.count_refusal("seats_full")
             await self.service.disconnect(session)  # its binding nonce goes
             # Told so (the CONNECT_ERROR goes out before this task runs), then closed.
             connection.refused = True
@@ -372,6 +392,7 @@ class FateSocket:
                 f"Too many connections from your address ({self.seats.limit} GM and player "
                 "connections); close some and try again."
             )
+            self.count_refusal("seats_full")
             self.spawn(self.close_seat(sid, "too_many_connections", message))
 
     def release(self, sid: str, connection: Connection | None) -> None:
@@ -396,6 +417,7 @@ class FateSocket:
         ):
             await self.port.bind(session)
             return
+        self.count_refusal("bind_timeout")
         log.info("closing %s: not bound within %ss", sid, self.bind_timeout)
         message = (
             f"No GM confirmed which Foundry user this connection is within "
