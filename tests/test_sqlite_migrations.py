@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import zlib
 from pathlib import Path
 
 from bench.disk import resolve
@@ -12,7 +13,7 @@ from bridge import codec
 from bridge.service import BridgeService
 from bridge.store.base import CommitBatch, EmitRow, EventRow
 from bridge.store.chain import GENESIS_HASH, event_hash
-from bridge.store.compact import pack, pack_row, pack_text, unpack, unpack_text
+from bridge.store.compact import ROW, pack, pack_row, pack_text, unpack, unpack_text
 from bridge.store.log_dictionary import LOG_DICTIONARY_V1
 from bridge.store.sqlite import MIGRATIONS, PACKED_SCHEMA, SQLiteStore, connect_readable
 
@@ -221,3 +222,13 @@ def test_packed_text_reads_back_as_it_was_and_plain_text_as_it_is() -> None:
     assert unpack(pack_row(text)) == unpack(pack(text)) == unpack(text) == text
     assert unpack_text(pack_text(text)) == unpack_text(text) == text
     assert len(pack_row(text)) < len(text)
+
+
+def test_a_row_packed_with_zlibs_default_window_reads_back() -> None:
+    # Format 1 rows are written with a 16 KiB window (bridge.store.compact); a row written
+    # with zlib's default one, as the first packing bridge wrote them, reads the same.
+    text = codec.dumps([[1, "card", {"name": "Zoë", "card": {"kind": "action"}}]])
+    compressor = zlib.compressobj(6, zdict=LOG_DICTIONARY_V1)
+    row = bytes((ROW,)) + compressor.compress(text.encode()) + compressor.flush()
+    assert row != pack_row(text)
+    assert unpack(row) == unpack(pack_row(text)) == text
