@@ -3,7 +3,7 @@ documents the bridge serves, so an installed bridge needs neither Node nor the s
 
 ``foundry-module/`` is copied into the package as ``bridge/_module/`` and README.md, LICENSE
 and CHANGELOG.md as ``bridge/_docs/``; in the source tree (and an editable install)
-``bridge.module_package`` finds them where they are, so nothing is kept twice in git.
+``bridge.transport.module_package`` finds them where they are, so nothing is kept twice in git.
 Everything else is in pyproject.toml.
 """
 
@@ -26,7 +26,7 @@ class BuildPyWithModule(build_py):
     def run(self) -> None:
         super().run()
         if self.editable_mode:
-            return  # bridge/module_package.py reads the source tree's files in place
+            return  # bridge/transport/module_package.py reads the source tree's files in place
         package = Path(self.build_lib) / "bridge"
         module = package / "_module"
         # A fresh copy each build: a file removed from the module never lingers in the wheel.

@@ -99,7 +99,7 @@ from bench.proc import (
 )
 from bench.seed import seed_worlds, time_engine
 from bench.spy import Spy, py_spy
-from bridge.protocol import PROTOCOL_VERSION
+from bridge.service.protocol import PROTOCOL_VERSION
 from bridge.store.base import Store
 from bridge.store.redis import RedisStore
 from bridge.store.sqlite import SQLiteStore

@@ -30,10 +30,10 @@ import aiohttp
 from bench.load import Conn, start_payload
 from bench.proc import LOAD_CORES, bridge_server, cpu_seconds, pin
 from bench.seed import resolve_passive, seed_worlds
-from bridge.protocol import PROTOCOL_VERSION
 from bridge.rules.dice import SecureDice
 from bridge.service.core import rebuild, state_json
 from bridge.service.history_index import index_rows
+from bridge.service.protocol import PROTOCOL_VERSION
 from bridge.store.base import CommitBatch, EventRow, Store
 from bridge.store.chain import chained_record
 from bridge.store.sqlite import SQLiteStore

@@ -28,7 +28,7 @@ from typing import Any
 
 import socketio
 
-from bridge.protocol import EMITS_FRAME, NAMESPACE, PROTOCOL_VERSION
+from bridge.service.protocol import EMITS_FRAME, NAMESPACE, PROTOCOL_VERSION
 
 MODULE_ID = "fate-bridge"
 CHANNEL = f"module.{MODULE_ID}"

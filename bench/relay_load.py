@@ -28,7 +28,7 @@ import socketio
 
 from bench.load import CallFailed, start_payload
 from bench.relay_host import CHANNEL, sender_of
-from bridge.protocol import PROTOCOL_VERSION
+from bridge.service.protocol import PROTOCOL_VERSION
 
 READY_TIMEOUT = 30.0
 

@@ -61,7 +61,7 @@ from bench.proc import (
     rss_bytes,
 )
 from bench.seed import seed_worlds
-from bridge.protocol import NAMESPACE
+from bridge.service.protocol import NAMESPACE
 from bridge.store.sqlite import SQLiteStore
 from tests.bridge_process import PROJECT_ROOT, free_port
 

@@ -21,18 +21,8 @@ from urllib.parse import urlsplit
 from aiohttp import web
 from pydantic import ValidationError
 
-from bridge import __version__, protocol
-from bridge.connections import (
-    DEFAULT_PER_ADDRESS,
-    DEFAULT_UNBOUND_PER_ADDRESS,
-    AddressGate,
-    RefusalCounts,
-    listen,
-)
+from bridge import __version__
 from bridge.logs import log_handler, log_level, redact_urls_in_logs
-from bridge.metrics import Metrics
-from bridge.module_package import is_loopback_url, release_manifest_url
-from bridge.protocol.http import WebhookCreate, WebhookList
 from bridge.rules.ruleset import RULESETS
 from bridge.server import (
     BIND_TIMEOUT_SECONDS,
@@ -41,8 +31,11 @@ from bridge.server import (
     create_app,
     tune_gc,
 )
-from bridge.service import BridgeService, IntentError
+from bridge.service import BridgeService, IntentError, protocol
+from bridge.service.protocol.http import WebhookCreate, WebhookList
 from bridge.service.session import validation_error
+from bridge.service.webhooks.outbox import WebhookOutbox
+from bridge.service.webhooks.reach import ALLOW_ENV, WebhookReach, webhook_client
 from bridge.startup import (
     PROGRAM,
     DataLock,
@@ -64,8 +57,15 @@ from bridge.store.base import Store, WorldExists
 from bridge.store.redis import DEFAULT_PRESENCE_TTL, RedisStore
 from bridge.store.sqlite import SQLiteStore
 from bridge.store.webhooks import webhook_store_for
-from bridge.webhooks.outbox import WebhookOutbox
-from bridge.webhooks.reach import ALLOW_ENV, WebhookReach, webhook_client
+from bridge.transport.connections import (
+    DEFAULT_PER_ADDRESS,
+    DEFAULT_UNBOUND_PER_ADDRESS,
+    AddressGate,
+    RefusalCounts,
+    listen,
+)
+from bridge.transport.metrics import Metrics
+from bridge.transport.module_package import is_loopback_url, release_manifest_url
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -968,7 +968,7 @@ def _write_schemas(args: argparse.Namespace) -> int:
 
 
 def _build_module(args: argparse.Namespace) -> int:
-    from bridge.module_package import (
+    from bridge.transport.module_package import (
         PROJECT_ROOT,
         ZIP_NAME,
         ReleaseError,

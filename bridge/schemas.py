@@ -14,8 +14,8 @@ from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
 from pydantic_core import core_schema
 
-from bridge import protocol
-from bridge.protocol.http import WebhookCardEvent
+from bridge.service import protocol
+from bridge.service.protocol.http import WebhookCardEvent
 
 
 class _BridgeJsonSchema(GenerateJsonSchema):
@@ -168,7 +168,7 @@ def build_schemas() -> dict[str, dict[str, Any]]:
 
 def openapi() -> dict[str, Any]:
     """The HTTP API's OpenAPI 3.1 document (also served at ``/api/v1/openapi.json``)."""
-    from bridge.http_api import openapi_document
+    from bridge.transport.http_api import openapi_document
 
     return openapi_document()
 

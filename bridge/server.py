@@ -12,8 +12,9 @@ from typing import Any
 
 from aiohttp import web
 
-from bridge import __version__, protocol
-from bridge.connections import (
+from bridge import __version__
+from bridge.service import BridgeService, protocol
+from bridge.transport.connections import (
     DEFAULT_PER_ADDRESS,
     DEFAULT_UNBOUND_PER_ADDRESS,
     AddressGate,
@@ -21,13 +22,12 @@ from bridge.connections import (
     Seats,
     ignore_refusal,
 )
-from bridge.gc_pauses import GcFreezer, tune_gc
-from bridge.http_api import API_RATE_PER_SECOND, HttpApi
-from bridge.module_package import ZIP_NAME, build_zip, document_routes, manifest
-from bridge.service import BridgeService
-from bridge.transport import RedisRoomFanOut, RoomFanOut
+from bridge.transport.fan_out import RoomFanOut
+from bridge.transport.gc_pauses import GcFreezer, tune_gc
+from bridge.transport.http_api import API_RATE_PER_SECOND, HttpApi
+from bridge.transport.module_package import ZIP_NAME, build_zip, document_routes, manifest
 from bridge.transport.port import COSTED_READS, RATE_BURST, RATE_PER_SECOND
-from bridge.transport.redis_fan_out import pubsub_channel
+from bridge.transport.redis_fan_out import RedisRoomFanOut, pubsub_channel
 from bridge.transport.socket import JOIN_BURST, JOIN_RATE_PER_SECOND, FateSocket
 
 __all__ = [
@@ -111,7 +111,7 @@ def create_app(
     address at ``max_per_address`` GMs and bound players and ``max_unbound_per_address``
     players not yet bound, who must be bound within ``bind_timeout`` seconds (0: no cap).
     ``count_refusal`` is handed the reason of each refusal the wire makes
-    (:class:`bridge.connections.RefusalCounts`).
+    (:class:`bridge.transport.connections.RefusalCounts`).
     """
     app = web.Application(client_max_size=TRANSPORT_LIMIT_BYTES)
     app[SERVICE_KEY] = service

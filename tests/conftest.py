@@ -9,7 +9,7 @@ import pytest
 import pytest_asyncio
 import socketio
 
-from bridge.protocol import EMITS_FRAME, NAMESPACE, PROTOCOL_VERSION
+from bridge.service.protocol import EMITS_FRAME, NAMESPACE, PROTOCOL_VERSION
 from tests import fuzzing  # noqa: F401 - loads the hypothesis profile
 from tests.bridge_process import Bridge, BridgeProcess, add_world, flush_redis
 from tests.bridge_process import redis_server as start_redis

@@ -13,7 +13,7 @@ from typing import Any
 
 import aiohttp
 
-from bridge.protocol import NAMESPACE
+from bridge.service.protocol import NAMESPACE
 
 _ACK = re.compile(r"^3" + re.escape(NAMESPACE) + r",(\d+)(.*)$", re.S)
 _EVENT = re.compile(r"^2" + re.escape(NAMESPACE) + r",(.*)$", re.S)

@@ -8,7 +8,7 @@ from typing import Any
 
 import socketio
 
-from bridge.protocol import NAMESPACE
+from bridge.service.protocol import NAMESPACE
 
 _ids = itertools.count(1)
 

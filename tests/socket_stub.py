@@ -12,10 +12,11 @@ from typing import Any, cast
 
 from aiohttp import web
 
-from bridge.protocol import ConnectRefusal
 from bridge.service import BridgeService, ConnectRefused, Reply, Session
+from bridge.service.protocol import ConnectRefusal
 from bridge.service.session import Emission
-from bridge.transport import FateSocket, RoomFanOut
+from bridge.transport.fan_out import RoomFanOut
+from bridge.transport.socket import FateSocket
 
 
 class EchoService:

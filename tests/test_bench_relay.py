@@ -19,7 +19,7 @@ from bench.load import CallFailed
 from bench.relay_host import CHANNEL, RelayHost, sender_of
 from bench.relay_load import Player, passive_overcome
 from bench.seed import HERO
-from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
+from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
 from tests.bridge_process import BridgeProcess, free_port
 
 WAIT = 10.0

@@ -1,5 +1,5 @@
-"""JSON built once: views are built in their JSON form (bridge.cards), each what its one
-definition in bridge.protocol.views validates to (mypy checks the keys and types of every
+"""JSON built once: views are built in their JSON form (bridge.service.cards), each what its one
+definition in bridge.service.protocol.views validates to (mypy checks the keys and types of every
 literal; these tests check the values pydantic constrains further), and a view cached by
 identity equals one built afresh after any play; snapshots are written by pydantic's
 serializer, byte for byte what the dict path wrote."""
@@ -17,12 +17,12 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
 
-from bridge import cards, codec, protocol
 from bridge.rules.ruleset import get_ruleset
 from bridge.rules.state import Character
-from bridge.service import BridgeService, Session
+from bridge.service import BridgeService, Session, cards, protocol
 from bridge.service.core import state_json
 from bridge.store.sqlite import SQLiteStore
+from bridge.transport import codec
 from tests.fuzzing import examples
 from tests.seats import BROUSSEAU, GHOUL, MARGOT
 

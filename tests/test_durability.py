@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from bridge import codec
 from bridge.service import BridgeService, Session
 from bridge.service.core import SNAPSHOT_MIN_TAIL, SNAPSHOT_TAIL_SHARE
 from bridge.store.base import CommitBatch, Snapshot, Store
 from bridge.store.chain import verify_chain
 from bridge.store.redis import RedisStore
 from bridge.store.sqlite import SQLiteStore
+from bridge.transport import codec
 from tests.bridge_process import BridgeProcess, flush_redis
 from tests.conftest import Connect
 from tests.in_process import run_cli

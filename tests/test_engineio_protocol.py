@@ -19,7 +19,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bridge.protocol import NAMESPACE
+from bridge.service.protocol import NAMESPACE
 from bridge.transport.engineio_ws import Silence
 from tests.socket_stub import EchoService, serving, until
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bridge.gc_pauses import GcFreezer, PauseTimer
+from bridge.transport.gc_pauses import GcFreezer, PauseTimer
 
 
 @pytest.fixture

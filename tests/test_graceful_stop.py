@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import socketio
 
-from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
+from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
 from tests.bridge_process import PROJECT_ROOT, BridgeProcess
 
 pytestmark = pytest.mark.process

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from bridge.protocol import ANCHOR_PAGE, HISTORY_ANCHORS_FORMAT
+from bridge.service.protocol import ANCHOR_PAGE, HISTORY_ANCHORS_FORMAT
 from bridge.store.redis import RedisStore
 from tests.bridge_process import BridgeProcess
 from tests.conftest import Connect

@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 
-from bridge import protocol
 from bridge.rules import history
 from bridge.rules.events import EVENT_ADAPTER, ActionCancelled
-from bridge.service import BridgeService, Session
+from bridge.service import BridgeService, Session, protocol
 from bridge.service.history_index import index_row
 from bridge.store.base import CommitBatch, EventRow, HistoryQuery, HistoryRow, Store, WorldRecord
 from bridge.store.chain import GENESIS_HASH, event_hash

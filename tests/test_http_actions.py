@@ -11,9 +11,9 @@ from typing import Any
 import httpx
 from pydantic import TypeAdapter
 
-from bridge import protocol
-from bridge.http_api import ROUTES, openapi_document
-from bridge.protocol import ActionData, ActionOddsData, HistoryPage, WorldStateData
+from bridge.service import protocol
+from bridge.service.protocol import ActionData, ActionOddsData, HistoryPage, WorldStateData
+from bridge.transport.http_api import ROUTES, openapi_document
 from tests.bridge_process import Bridge, BridgeProcess, add_world
 from tests.in_process import InProcessBridge, serving_in_thread
 from tests.seats import Seat, queue

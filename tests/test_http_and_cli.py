@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from bridge import __version__
-from bridge.protocol import PROTOCOL_VERSION
+from bridge.service.protocol import PROTOCOL_VERSION
 from bridge.store.sqlite import connect_readable
 from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world
 from tests.conftest import Connect

@@ -15,9 +15,15 @@ import httpx
 import pytest
 from pydantic import TypeAdapter
 
-from bridge.protocol import ActionData, CharacterSummary, HistoryPage, SceneState, WorldStateData
-from bridge.protocol.http import WebhookCardEvent, WebhookList
-from bridge.webhooks.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
+from bridge.service.protocol import (
+    ActionData,
+    CharacterSummary,
+    HistoryPage,
+    SceneState,
+    WorldStateData,
+)
+from bridge.service.protocol.http import WebhookCardEvent, WebhookList
+from bridge.service.webhooks.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
 from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world
 from tests.in_process import InProcessBridge, run_cli, serving_in_thread
 from tests.receiver import Receiver

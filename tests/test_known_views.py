@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from bridge import cards
-from bridge.service import BridgeService, Session
+from bridge.service import BridgeService, Session, cards
 from bridge.store.sqlite import SQLiteStore
 
 HERO = {"id": "hero", "name": "Hero", "owners": ["p"], "fate_points": 3, "skills": {"Fight": 2}}

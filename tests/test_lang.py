@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from bridge import lang
-from bridge.module_package import MODULE_DIR
 from bridge.rules.errors import RuleViolation, refused
+from bridge.service import lang
 from bridge.service.session import error
+from bridge.transport.module_package import MODULE_DIR
 
 RULES = Path(__file__).resolve().parent.parent / "bridge" / "rules"
 # Reasons the rules build from a closed set: the harm kinds (R11.3; a conflict's, a mild
@@ -86,8 +86,8 @@ def test_every_reason_the_rules_give_has_its_sentence() -> None:
 def test_a_card_stored_before_protocol_7_is_still_mirrored_in_words_from_en_json() -> None:
     # A world upgraded from protocol 6 keeps its stored card emits, words and all: the
     # webhook outbox reads them as protocol 7's ids and words them itself.
+    from bridge.service.webhooks import payloads
     from bridge.store.base import EmitRow
-    from bridge.webhooks import payloads
 
     side: dict[str, Any] = {
         "leader": {"id": "brousseau", "name": "Brousseau"},

@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
-from bridge.codec import MAX_NESTING
-from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
+from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
+from bridge.transport.codec import MAX_NESTING
 from tests.bridge_process import Bridge
 from tests.conftest import Connect
 from tests.raw_socket import RawSocket

@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import PydanticCustomError
 
-from bridge.protocol import Name, Text, shown
-from bridge.protocol.base import (
+from bridge.schemas import build_schemas
+from bridge.service.protocol import Name, Text, shown
+from bridge.service.protocol.base import (
     BIDI_CONTROLS,
     CONTROL_CHARACTERS,
     INVISIBLE,
@@ -28,7 +29,6 @@ from bridge.protocol.base import (
     refused_character,
     text_pattern,
 )
-from bridge.schemas import build_schemas
 
 NAMES: TypeAdapter[str] = TypeAdapter(Name, config={"strict": True})
 TEXTS: TypeAdapter[str] = TypeAdapter(Text, config={"strict": True})

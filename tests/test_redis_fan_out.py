@@ -13,9 +13,9 @@ import pytest
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 
-from bridge import codec
-from bridge.protocol import NAMESPACE
-from bridge.transport import RedisRoomFanOut, pubsub_channel
+from bridge.service.protocol import NAMESPACE
+from bridge.transport import codec
+from bridge.transport.redis_fan_out import RedisRoomFanOut, pubsub_channel
 
 _channels = itertools.count(1)
 

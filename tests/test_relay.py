@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from bridge.protocol import NAMESPACE
-from bridge.relay import MAX_RELAYED_USERS, RELAYED_BURST
+from bridge.service.protocol import NAMESPACE
+from bridge.transport.relay import MAX_RELAYED_USERS, RELAYED_BURST
 from tests.conftest import Connect
 from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, overcome_start, queue
 

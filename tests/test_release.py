@@ -24,7 +24,7 @@ import httpx
 import pytest
 
 from bridge import __version__
-from bridge.module_package import (
+from bridge.transport.module_package import (
     LINKS,
     REPOSITORY_SETTING,
     ZIP_NAME,

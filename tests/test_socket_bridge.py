@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import socketio
 
-from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
+from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
 from bridge.store.chain import verify_chain
 from bridge.store.sqlite import connect_readable
 from tests.bridge_process import BridgeProcess, add_world

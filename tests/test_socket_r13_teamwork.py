@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bridge.webhooks.payloads import CARD_EMIT, discord_body
+from bridge.service.webhooks.payloads import CARD_EMIT, discord_body
 from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, queue
 from tests.test_socket_r13 import core_table, start_conflict
 

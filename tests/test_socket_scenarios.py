@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from bridge.protocol import EMITS_FRAME, AckOk, EmitsFrame
+from bridge.service.protocol import EMITS_FRAME, AckOk, EmitsFrame
 from tests.conftest import Connect
 from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, overcome_start, queue
 

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from bridge import codec
 from bridge.store.base import (
     AlreadyAnswered,
     CommitBatch,
@@ -26,6 +25,7 @@ from bridge.store.base import (
 from bridge.store.chain import GENESIS_HASH, event_hash
 from bridge.store.redis import RedisStore
 from bridge.store.sqlite import SQLiteStore
+from bridge.transport import codec
 from tests.bridge_process import flush_redis
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bridge import cards
 from bridge.rules.state import Action, Aspect, Roll, Side, WorldState
-from bridge.view_index import AspectIndex, IdentityCache, OpenActions, aspect_index
+from bridge.service import cards
+from bridge.service.view_index import AspectIndex, IdentityCache, OpenActions, aspect_index
 
 NAMES = ("Hero's momentum", "Opening", "On fire")
 HOLDERS = ("hero", "villain", "gm")

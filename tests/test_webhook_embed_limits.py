@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bridge.webhooks.payloads import (
+from bridge.service.webhooks.payloads import (
     CARD_EMIT,
     EMBED_TOTAL_LIMIT,
     SHORTENED,

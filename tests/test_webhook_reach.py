@@ -19,18 +19,18 @@ import respx
 from aiohttp import web
 
 from bridge.logs import RedactUrls, redact_urls
-from bridge.protocol.http import WebhookCreate
 from bridge.service import BridgeService, IntentError, Session
+from bridge.service.protocol.http import WebhookCreate
 from bridge.service.webhook_settings import shown_error
-from bridge.store.sqlite import SQLiteStore
-from bridge.store.webhooks import webhook_store_for
-from bridge.webhooks.outbox import NO_ANSWER, WebhookOutbox
-from bridge.webhooks.reach import (
+from bridge.service.webhooks.outbox import NO_ANSWER, WebhookOutbox
+from bridge.service.webhooks.reach import (
     TargetRefused,
     WebhookReach,
     is_public,
     webhook_client,
 )
+from bridge.store.sqlite import SQLiteStore
+from bridge.store.webhooks import webhook_store_for
 from tests.receiver import start_on_loopback
 from tests.seats import BROUSSEAU
 
@@ -293,7 +293,7 @@ async def test_a_name_that_turns_to_loopback_after_it_was_added_reaches_nothing(
         assert delivery.status == "retrying" and delivery.last_error == NO_ANSWER
         assert listener.got == [] and backend.dialled == []
         assert dns.asked == ["rebind.example", "rebind.example"]
-        warned = [r.getMessage() for r in caplog.records if r.name == "bridge.webhooks"]
+        warned = [r.getMessage() for r in caplog.records if r.name == "bridge.service.webhooks"]
         assert any("not sent to http://rebind.example" in line for line in warned), warned
         assert not any("s3cr3t" in r.getMessage() for r in caplog.records)
     finally:

@@ -21,7 +21,7 @@ import pytest
 import socketio
 from aiohttp import web
 
-from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
+from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
 from tests.bridge_process import BridgeProcess, add_world, free_port
 from tests.in_process import run_cli
 from tests.receiver import start_on_loopback

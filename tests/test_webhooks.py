@@ -19,15 +19,11 @@ import httpx
 import pytest
 import respx
 
-from bridge.protocol.http import WebhookCardEvent, WebhookCreate
 from bridge.service import BridgeService, Session
-from bridge.store.base import Store
-from bridge.store.redis import RedisStore
-from bridge.store.sqlite import SQLiteStore
-from bridge.store.webhooks import WebhookStore, webhook_store_for
-from bridge.webhooks.outbox import RetryPolicy, WebhookOutbox
-from bridge.webhooks.reach import WebhookReach, webhook_client
-from bridge.webhooks.signing import (
+from bridge.service.protocol.http import WebhookCardEvent, WebhookCreate
+from bridge.service.webhooks.outbox import RetryPolicy, WebhookOutbox
+from bridge.service.webhooks.reach import WebhookReach, webhook_client
+from bridge.service.webhooks.signing import (
     DELIVERY_HEADER,
     REPLAY_WINDOW_SECONDS,
     SIGNATURE_HEADER,
@@ -36,6 +32,10 @@ from bridge.webhooks.signing import (
     sign,
     verify,
 )
+from bridge.store.base import Store
+from bridge.store.redis import RedisStore
+from bridge.store.sqlite import SQLiteStore
+from bridge.store.webhooks import WebhookStore, webhook_store_for
 from tests.bridge_process import flush_redis
 from tests.seats import BROUSSEAU
 

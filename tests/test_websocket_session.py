@@ -16,8 +16,8 @@ from collections.abc import AsyncIterator
 import aiohttp
 import pytest
 
-from bridge.protocol import NAMESPACE
-from bridge.transport import CLIENT_FRAME, MALFORMED_FRAME
+from bridge.service.protocol import NAMESPACE
+from bridge.transport.packets import CLIENT_FRAME, MALFORMED_FRAME
 from tests.socket_stub import EchoService, serving, until
 
 PING_INTERVAL = 0.3

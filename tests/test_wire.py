@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from bridge.protocol import EVENT_OF, INTENTS, NAMESPACE, PROTOCOL_VERSION, ErrorCode
+from bridge.service.protocol import EVENT_OF, INTENTS, NAMESPACE, PROTOCOL_VERSION, ErrorCode
 from tests.bridge_process import Bridge
 from tests.fuzzing import examples
 from tests.raw_socket import RawSocket

@@ -19,8 +19,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
 from bridge.service import BridgeService, Session
+from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
 from bridge.store.sqlite import SQLiteStore
 from bridge.transport.engineio_ws import JOINED_BACKLOG_BYTES
 from bridge.transport.port import IntentPort

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
+from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
 from tests.bridge_process import add_world
 from tests.in_process import InProcessBridge
 from tests.raw_socket import RawSocket

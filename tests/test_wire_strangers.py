@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bridge.protocol import NAMESPACE, PROTOCOL_VERSION
+from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
 from tests.bridge_process import Bridge
 from tests.conftest import Connect
 from tests.raw_socket import RawSocket

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal
 
-# Every code the rules refuse with; the wire's ``ErrorCode`` (bridge.protocol) includes them.
+# Every code the rules refuse with; the wire's ``ErrorCode`` (bridge.service.protocol)
+# includes them.
 RuleCode = Literal[
     "invalid",
     "forbidden",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bridge import protocol
+from bridge.service import protocol
 from bridge.service.action_intents import ActionIntents
 from bridge.service.core import Clock, ServiceCore
 from bridge.service.history_intents import HistoryIntents
@@ -21,10 +21,10 @@ from bridge.service.session import (
     world_room,
 )
 from bridge.service.webhook_settings import WebhookSettings
+from bridge.service.webhooks.reach import WebhookReach
 from bridge.service.world_intents import WorldIntents
 from bridge.store.base import Store
 from bridge.store.webhooks import WebhookStore
-from bridge.webhooks.reach import WebhookReach
 
 __all__ = [
     "BridgeService",
@@ -61,7 +61,7 @@ class BridgeService(ServiceCore):
             WorldIntents(self), ActionIntents(self), SceneIntents(self), HistoryIntents(self), self
         )
 
-    # Envelopes the socket server opens itself (bridge.relay): they never reach here.
+    # Envelopes the socket server opens itself (bridge.transport.relay): they never reach here.
     @handles(protocol.Relay)
     async def _relay(self, session: Session, intent: protocol.Relay) -> Reply:
         raise IntentError("forbidden", RELAY_ON_SOCKET_ONLY)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from bridge import cards, protocol
 from bridge.rules import actions
 from bridge.rules.dice import DiceSource
 from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import WorldState
+from bridge.service import cards, protocol
 from bridge.service.core import IntentGroup, RuleTable, Turn
 from bridge.service.session import Reply, Session, handles, ok, request_key
 from bridge.store.base import EmitRow, EventRow

@@ -17,8 +17,6 @@ from typing import Any, ClassVar, TypeVar
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
-from bridge import cards, codec, protocol
-from bridge.auth import hash_key, key_matches, new_key
 from bridge.rules import actions
 from bridge.rules.dice import DiceSource, QueuedDice, Roll, SecureDice
 from bridge.rules.engine import apply_all, replay
@@ -36,6 +34,7 @@ from bridge.rules.events import (
 from bridge.rules.procedures import settle
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import WorldState
+from bridge.service import cards, protocol
 from bridge.service.emits import (
     ExtraCards,
     card_id,
@@ -74,6 +73,8 @@ from bridge.store.chain import (
     disagreeing_anchors,
     verify_chain,
 )
+from bridge.transport import codec
+from bridge.transport.auth import hash_key, key_matches, new_key
 
 Clock = Callable[[], datetime]
 COMMIT_ATTEMPTS = 5
@@ -206,7 +207,7 @@ class ServiceCore:
         # The views this service's last commits built, for the next commit to compare with:
         # its own (states are this service's), never another service's.
         self.known_views = known_views_cache()
-        # What /metrics reports (bridge.metrics).
+        # What /metrics reports (bridge.transport.metrics).
         self.stats = ServiceStats()
 
     async def add_world(

@@ -8,17 +8,6 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel
 
-from bridge import cards
-from bridge.protocol import (
-    ActionCard,
-    ActorPatch,
-    AnchorView,
-    Card,
-    CardEmit,
-    SceneState,
-    SceneStateEmit,
-    TokenStatus,
-)
 from bridge.rules.engine import touched_keys
 from bridge.rules.events import (
     ActionPut,
@@ -30,11 +19,22 @@ from bridge.rules.events import (
 )
 from bridge.rules.ruleset import Ruleset
 from bridge.rules.state import Action, WorldState
+from bridge.service import cards
+from bridge.service.protocol import (
+    ActionCard,
+    ActorPatch,
+    AnchorView,
+    Card,
+    CardEmit,
+    SceneState,
+    SceneStateEmit,
+    TokenStatus,
+)
+from bridge.service.view_index import ByIdentity, aspect_index, open_actions
 from bridge.store.base import (
     EmitRow,
     EventRow,
 )
-from bridge.view_index import ByIdentity, aspect_index, open_actions
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ def derive_emits(
     challenge; patches and statuses for every character whose written-back data
     changed (never for the GM's own sheet syncs); the scene state when it changed.
 
-    Each payload is built in its JSON form (``bridge.cards``), typed by its view in
+    Each payload is built in its JSON form (``bridge.service.cards``), typed by its view in
     ``protocol.EMITS``, so nothing is validated or dumped on the way. ``known_views``:
     the service's cache of the views its last commits built (read for ``before``, filled
     for ``after``)."""

@@ -18,12 +18,12 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 
-from bridge import cards, protocol
 from bridge.rules import history
 from bridge.rules.dice import DiceSource
 from bridge.rules.events import EVENT_ADAPTER, Event, HistoryUndone
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import WorldState
+from bridge.service import cards, protocol
 from bridge.service.core import IntentGroup, ServiceCore
 from bridge.service.emits import card_id
 from bridge.service.history_index import DiceTally, index_rows

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from bridge import cards, protocol
 from bridge.rules import actions
 from bridge.rules import challenge as challenge_rules
 from bridge.rules import conflict as conflict_rules
@@ -16,6 +15,7 @@ from bridge.rules.events import Event
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.settings import change_ruleset, change_settings
 from bridge.rules.state import WorldState, Zone
+from bridge.service import cards, protocol
 from bridge.service.core import IntentGroup, RuleTable, Turn
 from bridge.service.session import Reply, Session, handles, ok, request_key
 from bridge.store.base import EmitRow, EventRow

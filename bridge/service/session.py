@@ -9,8 +9,8 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
-from bridge import lang, protocol
 from bridge.rules import actions
+from bridge.service import lang, protocol
 from bridge.store.base import EmitRow
 
 Role = Literal["gm", "player"]
@@ -175,7 +175,7 @@ Handler = Callable[[_S, "Session", _I], Awaitable["Reply"]]
 
 def handles(model: type[_I]) -> Callable[[Handler[_S, _I]], Handler[_S, _I]]:
     """Mark a service method as the handler of ``model``'s intent (its event is declared on
-    the model, :class:`bridge.protocol.Intent`); :func:`handlers_of` finds it. Stack one per
+    the model, :class:`bridge.service.protocol.Intent`); :func:`handlers_of` finds it. Stack one per
     intent for a method that answers several."""
 
     def mark(handler: Handler[_S, _I]) -> Handler[_S, _I]:

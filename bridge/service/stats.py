@@ -1,4 +1,4 @@
-"""What the service counts as it answers, for ``/metrics`` (bridge.metrics): plain numbers
+"""What the service counts as it answers, for ``/metrics`` (bridge.transport.metrics): plain numbers
 kept on the service, read when scraped, so counting costs a dict update per intent."""
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ import secrets
 
 import httpx
 
-from bridge.protocol.http import (
+from bridge.service.core import ServiceCore
+from bridge.service.protocol.http import (
     DeliveryView,
     WebhookCreate,
     WebhookCreated,
@@ -22,14 +23,13 @@ from bridge.protocol.http import (
     WebhookRemoved,
     WebhookView,
 )
-from bridge.service.core import ServiceCore
 from bridge.service.session import IntentError
+from bridge.service.webhooks.outbox import NO_ANSWER, REMOVED
+from bridge.service.webhooks.reach import TargetRefused, WebhookReach, refused_message
+from bridge.service.webhooks.signing import new_secret
 from bridge.store.webhooks import Delivery, WebhookRecord, WebhookStore
-from bridge.webhooks.outbox import NO_ANSWER, REMOVED
-from bridge.webhooks.reach import TargetRefused, WebhookReach, refused_message
-from bridge.webhooks.signing import new_secret
 
-log = logging.getLogger("bridge.webhooks")
+log = logging.getLogger("bridge.service.webhooks")
 
 DISCORD_HOSTS = frozenset(
     {"discord.com", "discordapp.com", "ptb.discord.com", "canary.discord.com"}

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from bridge import __version__, cards, protocol
+from bridge import __version__
 from bridge.rules import actions
 from bridge.rules.dice import DiceSource
 from bridge.rules.engine import Sheet, SheetSlot, sync_character
 from bridge.rules.events import ActionPut, Event
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import StressBox, StressTrack, Stunt, WorldState
+from bridge.service import cards, protocol
 from bridge.service.core import IntentGroup
 from bridge.service.emits import CARD_WRITTEN
 from bridge.service.session import (

@@ -6,7 +6,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
-from bridge import codec
+from bridge.transport import codec
 
 
 class VersionConflict(Exception):

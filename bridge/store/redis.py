@@ -21,7 +21,6 @@ from typing import Any, TypeVar
 
 from redis.asyncio import Redis
 
-from bridge import codec
 from bridge.store.base import (
     AlreadyAnswered,
     CommitBatch,
@@ -37,6 +36,7 @@ from bridge.store.base import (
 )
 from bridge.store.chain import GENESIS_HASH
 from bridge.store.compact import pack_text, unpack_text
+from bridge.transport import codec
 
 T = TypeVar("T")
 log = logging.getLogger("bridge.store.redis")

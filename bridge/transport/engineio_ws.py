@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 from aiohttp import WSCloseCode, WSMsgType, hdrs, web
 
-from bridge import codec
-from bridge.connections import ignore_refusal
-from bridge.ratelimit import InboundBudget, Pace
+from bridge.transport import codec
+from bridge.transport.connections import ignore_refusal
+from bridge.transport.ratelimit import InboundBudget, Pace
 
 # Engine.IO v4 packet types, as the first character of a text frame.
 OPEN = "0"

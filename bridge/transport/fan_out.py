@@ -6,8 +6,8 @@ from typing import Any, Protocol
 
 from socketio import packet
 
-from bridge import codec
-from bridge.protocol import NAMESPACE
+from bridge.service.protocol import NAMESPACE
+from bridge.transport import codec
 from bridge.transport.engineio_ws import MESSAGE
 
 EVENT = f"{MESSAGE}{packet.EVENT}{NAMESPACE},".encode()

@@ -21,8 +21,8 @@ from typing import Any
 
 from socketio import packet
 
-from bridge import codec
-from bridge.protocol import NAMESPACE
+from bridge.service.protocol import NAMESPACE
+from bridge.transport import codec
 
 # Event names no client can send: every client event is wrapped under CLIENT_FRAME.
 CLIENT_FRAME = "fate.client-frame"
@@ -59,7 +59,7 @@ class GuardedPacket(packet.Packet):  # type: ignore[misc]
     Bytes handed to it fail to encode (TypeError) instead of becoming an attachment."""
 
     uses_binary_events = False
-    # orjson for every packet (bridge.codec adapts it to the json module's interface).
+    # orjson for every packet (bridge.transport.codec adapts it to the json module's interface).
     json = codec
     data: Any
 

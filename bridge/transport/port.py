@@ -4,8 +4,9 @@ A transport (the Socket.IO adapter, :mod:`bridge.transport.socket`) opens a conn
 session here, hands over each frame a client sent, and delivers the :class:`Reply` it gets
 back: ``ack`` to the sender, ``emissions`` to their rooms. Everything about *what* is
 answered lives here: each connection's rate tokens, the frame's shape, size and nesting
-(:mod:`bridge.codec`), unknown events, costed reads taking turns, the relay envelope (a GM's
-connection speaking for its players, :mod:`bridge.relay`) and binding (a player the GM's
+(:mod:`bridge.transport.codec`),
+unknown events, costed reads taking turns, the relay envelope (a GM's
+connection speaking for its players, :mod:`bridge.transport.relay`) and binding (a player the GM's
 client vouched for starts hearing its world, through ``on_bound``).
 """
 
@@ -20,17 +21,17 @@ from typing import TypeVar
 
 from pydantic import ValidationError
 
-from bridge import codec, protocol
-from bridge.ratelimit import TokenBucket
-from bridge.relay import (
+from bridge.service import BridgeService, Reply, Session, error, ok, protocol
+from bridge.service.session import validation_error
+from bridge.transport import codec
+from bridge.transport.ratelimit import TokenBucket
+from bridge.transport.relay import (
     RELAY_TOTAL_BURST,
     RELAY_TOTAL_RATE_PER_SECOND,
     RelayedUser,
     RelayTable,
     TooManyRelayedUsers,
 )
-from bridge.service import BridgeService, Reply, Session, error, ok
-from bridge.service.session import validation_error
 
 log = logging.getLogger("bridge.server")
 
@@ -122,7 +123,7 @@ class IntentPort:
         """Answer one event frame (``[name, payload]``) from connection ``sid``: always a
         reply, never an exception, whatever the frame holds. Every frame spends a token,
         refusals too: the sender's own first; a relayed one the relayed user's own (its
-        fair share of the GM connection's relay total, see :mod:`bridge.relay`) and then
+        fair share of the GM connection's relay total, see :mod:`bridge.transport.relay`) and then
         the total, or only the total when it names no user the bridge would relay for."""
         session = self.sessions.get(sid)
         if session is None:

@@ -18,8 +18,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from redis.asyncio import Redis
 
-from bridge import codec
-from bridge.protocol import NAMESPACE
+from bridge.service.protocol import NAMESPACE
+from bridge.transport import codec
 from bridge.transport.fan_out import RoomFanOut
 
 log = logging.getLogger("bridge.server")

@@ -19,8 +19,9 @@ from typing import Any
 
 from aiohttp import web
 
-from bridge import protocol
-from bridge.connections import (
+from bridge.service import BridgeService, ConnectRefused, Reply, Session, error, protocol
+from bridge.service.session import user_room
+from bridge.transport.connections import (
     AddressGate,
     HandshakeRate,
     RefusalLog,
@@ -28,9 +29,6 @@ from bridge.connections import (
     ignore_refusal,
     peer_address,
 )
-from bridge.ratelimit import TokenBucket
-from bridge.service import BridgeService, ConnectRefused, Reply, Session, error
-from bridge.service.session import user_room
 from bridge.transport.engineio_ws import (
     PING_INTERVAL_SECONDS,
     PING_TIMEOUT_SECONDS,
@@ -40,6 +38,7 @@ from bridge.transport.engineio_ws import (
 )
 from bridge.transport.fan_out import RoomFanOut
 from bridge.transport.port import Budgets, IntentPort
+from bridge.transport.ratelimit import TokenBucket
 from bridge.transport.socketio_server import Refused, SocketIOLink
 
 log = logging.getLogger("bridge.server")
@@ -140,7 +139,7 @@ class FateSocket:
         count_refusal: Callable[[str], None] = ignore_refusal,
     ) -> None:
         # Handed each reason the wire refuses, cuts or holds back a client for
-        # (:class:`bridge.connections.RefusalCounts`, read by /metrics).
+        # (:class:`bridge.transport.connections.RefusalCounts`, read by /metrics).
         self.count_refusal = count_refusal
         self.port = IntentPort(service, on_bound=self.now_bound)
         self.handshakes = handshakes or HandshakeRate(0)

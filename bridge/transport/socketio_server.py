@@ -24,8 +24,8 @@ from typing import Any, Protocol
 
 from socketio import packet
 
-from bridge import codec
-from bridge.protocol import NAMESPACE
+from bridge.service.protocol import NAMESPACE
+from bridge.transport import codec
 from bridge.transport.engineio_ws import MESSAGE, EngineSession, new_id
 from bridge.transport.fan_out import RoomFanOut
 from bridge.transport.packets import CLIENT_FRAME, GuardedPacket

@@ -25,9 +25,8 @@ from aiohttp import web
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.json_schema import JsonSchemaMode
 
-from bridge import codec, protocol
-from bridge.auth import key_matches
-from bridge.protocol.http import (
+from bridge.service import BridgeService, IntentError, Reply, Session, error, protocol
+from bridge.service.protocol.http import (
     CharacterList,
     WebhookCreate,
     WebhookCreated,
@@ -35,10 +34,11 @@ from bridge.protocol.http import (
     WebhookRemoved,
     action_body,
 )
-from bridge.ratelimit import TokenBucket
-from bridge.service import BridgeService, IntentError, Reply, Session, error
 from bridge.service.session import validation_error
+from bridge.transport import codec
+from bridge.transport.auth import key_matches
 from bridge.transport.fan_out import RoomFanOut
+from bridge.transport.ratelimit import TokenBucket
 
 API_PREFIX = "/api/v1"
 # The user the bridge records for HTTP requests: idempotency is per (world, user, request id).
@@ -121,7 +121,8 @@ class Route:
     path: str
     operation_id: str
     summary: str
-    # A model or a view (a TypedDict of bridge.protocol.views): a type form TypeAdapter reads.
+    # A model or a view (a TypedDict of bridge.service.protocol.views): a type form
+    # TypeAdapter reads.
     response: Any
     handler: Handler
     request: type[BaseModel] | None = None

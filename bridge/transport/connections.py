@@ -28,9 +28,9 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from bridge.ratelimit import TokenBucket
+from bridge.transport.ratelimit import TokenBucket
 
-log = logging.getLogger("bridge.connections")
+log = logging.getLogger("bridge.transport.connections")
 
 DEFAULT_PER_ADDRESS = 32
 # Players joined with a world id whom the GM's client has not vouched for yet (direct mode).

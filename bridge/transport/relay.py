@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from bridge.ratelimit import TokenBucket
 from bridge.service.session import Session
+from bridge.transport.ratelimit import TokenBucket
 
 # Each relayed user's own budget: the same as a directly connected client's.
 RELAYED_RATE_PER_SECOND = 20.0

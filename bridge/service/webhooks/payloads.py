@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from bridge import lang, protocol
-from bridge.protocol.http import WebhookCardEvent
+from bridge.service import lang, protocol
+from bridge.service.protocol.http import WebhookCardEvent
 from bridge.store.base import EmitRow
 
 # A stored card emit as its view validates it (defaults filled for emits stored before a

@@ -3,9 +3,10 @@
 Runs beside the server on every bridge process, after the state commits and apart
 from it: an action never waits on a webhook, and a webhook's failure is recorded on
 its delivery, never on the action. Every send goes through the one shared
-``httpx.AsyncClient`` handed in (the bridge's is :func:`bridge.webhooks.reach.webhook_client`,
-which connects only where a stranger's request may go). The clock, the sleep and the
-jitter are injected so tests drive retries without waiting.
+``httpx.AsyncClient`` handed in (the bridge's is
+:func:`bridge.service.webhooks.reach.webhook_client`, which connects only where a
+stranger's request may go). The clock, the sleep and the jitter are injected so tests
+drive retries without waiting.
 
 A delivery records the HTTP status of a target that answered, or :data:`NO_ANSWER`:
 never how a connection failed, which would map the host's network for whoever chose
@@ -27,14 +28,19 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
-from bridge import protocol
+from bridge.service import protocol
+from bridge.service.webhooks import payloads
+from bridge.service.webhooks.reach import TargetRefused
+from bridge.service.webhooks.signing import (
+    DELIVERY_HEADER,
+    SIGNATURE_HEADER,
+    TIMESTAMP_HEADER,
+    sign,
+)
 from bridge.store.base import Store
 from bridge.store.webhooks import Delivery, DeliveryStatus, WebhookRecord, WebhookStore
-from bridge.webhooks import payloads
-from bridge.webhooks.reach import TargetRefused
-from bridge.webhooks.signing import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
 
-log = logging.getLogger("bridge.webhooks")
+log = logging.getLogger("bridge.service.webhooks")
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]

@@ -8,7 +8,7 @@ Off unless ``serve --metrics`` (or ``FATE_BRIDGE_METRICS=1``); with a token
 - ``fate_bridge_intents_total{event,outcome}``: intents answered, ``ok`` or the error code
 - ``fate_bridge_handshake_refusals_total{reason}``: handshakes refused, by reason
 - ``fate_bridge_wire_refusals_total{reason}``: what the wire itself refused, cut or read
-  late, by reason (:class:`bridge.connections.RefusalCounts`: the handshake rate, an
+  late, by reason (:class:`bridge.transport.connections.RefusalCounts`: the handshake rate, an
   address's pool of strangers, CONNECT floods, join and bind timers, the outgoing backlog,
   the inbound budget, ``maxPayload``, pongs)
 - ``fate_bridge_commit_seconds``: how long each store commit took (histogram)
@@ -39,10 +39,10 @@ from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
-from bridge.connections import RefusalCounts
-from bridge.gc_pauses import PauseTimer
 from bridge.service.stats import ServiceStats
 from bridge.store.webhooks import WebhookStore
+from bridge.transport.connections import RefusalCounts
+from bridge.transport.gc_pauses import PauseTimer
 
 PATH = "/metrics"
 # Commits run in place in well under a millisecond to tens of milliseconds with a snapshot.

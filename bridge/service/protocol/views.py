@@ -1,6 +1,6 @@
 """Bridge -> client messages: acks, results, chat cards, patches and scene views.
 
-Every view the bridge builds as a plain dict (``bridge.cards``: cards, actor patches, token
+Every view the bridge builds as a plain dict (``bridge.service.cards``: cards, actor patches, token
 statuses, the scene panel, the world summary) is declared here once, as a
 :class:`~typing_extensions.TypedDict`: mypy checks each dict literal that builds one (every
 key, every value's type), pydantic validates and writes its JSON Schema
@@ -17,7 +17,8 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, TypeAdapter, WithJsonSchema, with_config
 from typing_extensions import TypedDict
 
-from bridge.protocol.base import (
+from bridge.rules.errors import RuleCode
+from bridge.service.protocol.base import (
     ActionTypeName,
     DiceRoll,
     Face,
@@ -28,7 +29,6 @@ from bridge.protocol.base import (
     SideName,
     StressKindName,
 )
-from bridge.rules.errors import RuleCode
 
 # A view refuses unknown keys, as an Outbound model does.
 _view = with_config(ConfigDict(extra="forbid"))

@@ -8,9 +8,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, create_model
 
-from bridge.protocol.base import Identifier, Inbound, Name, Outbound
-from bridge.protocol.intents import ActionRef
-from bridge.protocol.views import Card, CharacterSummary
+from bridge.service.protocol.base import Identifier, Inbound, Name, Outbound
+from bridge.service.protocol.intents import ActionRef
+from bridge.service.protocol.views import Card, CharacterSummary
 
 WebhookKindName = Literal["discord", "json"]
 

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, field_validator
 
-from bridge.protocol.base import (
+from bridge.service.protocol.base import (
     ANCHOR_PAGE,
     INTENT_REGISTRY,
     ActionTypeName,
@@ -27,7 +27,7 @@ from bridge.protocol.base import (
     StressKindName,
     Text,
 )
-from bridge.protocol.views import (
+from bridge.service.protocol.views import (
     ActionData,
     ActionOddsData,
     ActorSyncData,

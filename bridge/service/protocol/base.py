@@ -301,7 +301,7 @@ class Intent(Inbound):
 
     # Dunder names: a field of a subclass may be called "event" (the relay envelope's).
     __event__: ClassVar[str]
-    # An Outbound model or a view (a TypedDict of bridge.protocol.views): a type form.
+    # An Outbound model or a view (a TypedDict of bridge.service.protocol.views): a type form.
     __result__: ClassVar[Any]
     __relayed__: ClassVar[bool]
 
@@ -323,7 +323,7 @@ class Intent(Inbound):
 
 
 INTENT_REGISTRY: dict[str, type[Intent]] = {}
-"""Every intent by event, in declaration order (filled as bridge.protocol.intents loads)."""
+"""Every intent by event, in declaration order (filled as bridge.service.protocol.intents loads)."""
 
 
 # --- handshake -------------------------------------------------------------

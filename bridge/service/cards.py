@@ -1,7 +1,7 @@
 """Project rules records into what the module shows: chat cards, actor patches, statuses.
 
 Every view an emit or a frequent answer carries is built straight in its JSON form: a
-plain dict typed by its definition in :mod:`bridge.protocol.views` (a ``TypedDict``), so
+plain dict typed by its definition in :mod:`bridge.service.protocol.views` (a ``TypedDict``), so
 mypy checks every key and value of every literal here against the one definition the
 schemas are generated from. Every key is built, defaults included. A card is built once
 and never validated, dumped or copied again on its way to the store and the wire (building
@@ -15,8 +15,29 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import cast
 
-from bridge import protocol
-from bridge.protocol import (
+from bridge.rules import history
+from bridge.rules.consequences import SEVERITY_NAMES
+from bridge.rules.dice import dice_total
+from bridge.rules.events import ActionCancelled, ActionResolved
+from bridge.rules.odds import OUTCOMES, InvokeOdds, OutcomeOdds, action_invoke_odds
+from bridge.rules.outcome import outcome_for, shifts
+from bridge.rules.ruleset import Ruleset, get_ruleset
+from bridge.rules.scene import SceneEndSummary
+from bridge.rules.state import (
+    GM,
+    Action,
+    Aspect,
+    Challenge,
+    Character,
+    Conflict,
+    Contest,
+    ExchangeResult,
+    ExchangeRoll,
+    Side,
+    WorldState,
+)
+from bridge.service import protocol
+from bridge.service.protocol import (
     ActionCard,
     ActorPatch,
     CardAspect,
@@ -47,29 +68,8 @@ from bridge.protocol import (
     TokenStatusName,
     WorldStateData,
 )
-from bridge.protocol.base import DiceRoll
-from bridge.rules import history
-from bridge.rules.consequences import SEVERITY_NAMES
-from bridge.rules.dice import dice_total
-from bridge.rules.events import ActionCancelled, ActionResolved
-from bridge.rules.odds import OUTCOMES, InvokeOdds, OutcomeOdds, action_invoke_odds
-from bridge.rules.outcome import outcome_for, shifts
-from bridge.rules.ruleset import Ruleset, get_ruleset
-from bridge.rules.scene import SceneEndSummary
-from bridge.rules.state import (
-    GM,
-    Action,
-    Aspect,
-    Challenge,
-    Character,
-    Conflict,
-    Contest,
-    ExchangeResult,
-    ExchangeRoll,
-    Side,
-    WorldState,
-)
-from bridge.view_index import ByIdentity, aspect_index, open_actions
+from bridge.service.protocol.base import DiceRoll
+from bridge.service.view_index import ByIdentity, aspect_index, open_actions
 
 GM_NAME = "GM"
 

@@ -7,6 +7,6 @@ what clients send (each intent declared once, on its model: :class:`Intent`),
 name of this package, so a new model needs no line here.
 """
 
-from bridge.protocol.base import *  # noqa: F403
-from bridge.protocol.intents import *  # noqa: F403
-from bridge.protocol.views import *  # noqa: F403
+from bridge.service.protocol.base import *  # noqa: F403
+from bridge.service.protocol.intents import *  # noqa: F403
+from bridge.service.protocol.views import *  # noqa: F403

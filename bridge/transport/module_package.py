@@ -38,9 +38,10 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from bridge.webhooks.reach import is_public
+from bridge.service.webhooks.reach import is_public
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+# The ``bridge`` package folder (this file sits in ``bridge/transport/``).
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
 PROJECT_ROOT = PACKAGE_DIR.parent
 
 

@@ -1,6 +1,6 @@
 """What the bridge says to readers outside Foundry (HTTP API, webhooks), worded from the
 module's own language files: one home for each sentence, ``foundry-module/lang/<lang>.json``
-(packaged with the bridge, see :mod:`bridge.module_package`).
+(packaged with the bridge, see :mod:`bridge.transport.module_package`).
 
 Keys and placeholders follow Foundry's ``game.i18n``: nested objects address a key by its
 dotted path, ``{name}`` placeholders are filled from named parameters, and a key no file
@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from bridge.module_package import MODULE_DIR
+from bridge.transport.module_package import MODULE_DIR
 
 DEFAULT_LANGUAGE = "en"
 PREFIX = "FATEBRIDGE."
