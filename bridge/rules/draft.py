@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from bridge.rules.events import (
     ActionCancelled,
     ActionPut,
@@ -23,6 +20,7 @@ from bridge.rules.events import (
     RecordDropped,
     ScenePut,
 )
+from bridge.rules.shared_map import SharedMap
 from bridge.rules.state import (
     Action,
     Aspect,
@@ -116,7 +114,6 @@ class Draft:
     __slots__ = (
         "_changed",
         "_dropped",
-        "_owned",
         "action_count",
         "actions",
         "aspect_count",
@@ -136,33 +133,22 @@ class Draft:
     def __init__(self, state: WorldState, reason: str) -> None:
         self.base = state
         self.reason = reason
-        # Copy on write: the maps are the base's own until a first change copies one
-        # (most intents touch one or two of seven), so they are read-only Mappings here.
-        self.characters: Mapping[str, Character] = state.characters
-        self.aspects: Mapping[str, Aspect] = state.aspects
-        self.actions: Mapping[str, Action] = state.actions
+        # Each change makes a new version of its map, sharing the rest with the base's.
+        self.characters = SharedMap.of(state.characters)
+        self.aspects = SharedMap.of(state.aspects)
+        self.actions = SharedMap.of(state.actions)
         self.scene = state.scene
         self.gm_fate_points = state.gm_fate_points
         self.action_count = state.action_count
         self.aspect_count = state.aspect_count
-        self.contests: Mapping[str, Contest] = state.contests
-        self.challenges: Mapping[str, Challenge] = state.challenges
-        self.conflicts: Mapping[str, Conflict] = state.conflicts
-        self.compels: Mapping[str, Compel] = state.compels
+        self.contests = SharedMap.of(state.contests)
+        self.challenges = SharedMap.of(state.challenges)
+        self.conflicts = SharedMap.of(state.conflicts)
+        self.compels = SharedMap.of(state.compels)
         self.carried_boosts = state.carried_boosts
         self._changed: dict[tuple[str, str], None] = {}
-        # The maps this draft has copied (its own, so changed in place), by name.
-        self._owned: dict[str, dict[str, Any]] = {}
         # Whether any record left a map (a drop or an aspect removed): see DraftEvents.
         self._dropped = False
-
-    def _own(self, name: str) -> dict[str, Any]:
-        """The draft's own copy of map ``name``, made on its first change."""
-        records = self._owned.get(name)
-        if records is None:
-            records = self._owned[name] = dict(getattr(self, name))
-            setattr(self, name, records)
-        return records
 
     # --- reads ----------------------------------------------------------------
 
@@ -178,27 +164,28 @@ class Draft:
     # --- writes ---------------------------------------------------------------
 
     def put_character(self, character: Character) -> Character:
-        self._own("characters")[character.id] = character
+        self.characters = self.characters.set(character.id, character)
         self._changed[("character", character.id)] = None
         return character
 
     def put_aspect(self, aspect: Aspect) -> Aspect:
-        self._own("aspects")[aspect.id] = aspect
+        self.aspects = self.aspects.set(aspect.id, aspect)
         self._changed[("aspect", aspect.id)] = None
         return aspect
 
     def remove_aspect(self, aspect_id: str) -> None:
-        self._own("aspects").pop(aspect_id, None)
+        self.aspects = self.aspects.remove(aspect_id)
         self._dropped = True
         self._changed[("aspect", aspect_id)] = None
 
     def put_action(self, action: Action) -> Action:
-        self._own("actions")[action.id] = action
+        self.actions = self.actions.set(action.id, action)
         self._changed[("action", action.id)] = None
         return action
 
     def _drop(self, kind: str, record_id: str) -> None:
-        self._own(_COLLECTIONS[kind]).pop(record_id, None)
+        name = _COLLECTIONS[kind]
+        setattr(self, name, getattr(self, name).remove(record_id))
         self._dropped = True
         self._changed[(kind, record_id)] = None
 
@@ -218,22 +205,22 @@ class Draft:
         self._drop("compel", compel_id)
 
     def put_contest(self, contest: Contest) -> Contest:
-        self._own("contests")[contest.id] = contest
+        self.contests = self.contests.set(contest.id, contest)
         self._changed[("contest", contest.id)] = None
         return contest
 
     def put_challenge(self, challenge: Challenge) -> Challenge:
-        self._own("challenges")[challenge.id] = challenge
+        self.challenges = self.challenges.set(challenge.id, challenge)
         self._changed[("challenge", challenge.id)] = None
         return challenge
 
     def put_conflict(self, conflict: Conflict) -> Conflict:
-        self._own("conflicts")[conflict.id] = conflict
+        self.conflicts = self.conflicts.set(conflict.id, conflict)
         self._changed[("conflict", conflict.id)] = None
         return conflict
 
     def put_compel(self, compel: Compel) -> Compel:
-        self._own("compels")[compel.id] = compel
+        self.compels = self.compels.set(compel.id, compel)
         self._changed[("compel", compel.id)] = None
         return compel
 
@@ -268,7 +255,7 @@ class Draft:
     def events(self) -> DraftEvents:
         """One event per changed record, in the order each was first changed; they carry
         the state they lead to (see :class:`DraftEvents`). The draft may go on changing:
-        its next change copies again, so that state is never touched afterwards."""
+        the state they lead to is never touched by it."""
         out: list[Event] = []
         reason = self.reason
         contained = False
@@ -335,26 +322,24 @@ class Draft:
         events = DraftEvents(out)
         built = self._after() if out and not self._dropped else None
         events.seal(self.base, built, out, contained)
-        self._owned.clear()
         return events
 
     def _after(self) -> WorldState:
         """The base with every change made: what ``apply_all(base, events())`` builds
         when no record was dropped (see :class:`DraftEvents`)."""
-        after = self.base.model_copy()
-        # A fresh copy nothing else has seen yet, finished in place rather than through
-        # an update mapping of twelve fields.
-        values = after.__dict__
-        values["characters"] = self.characters
-        values["aspects"] = self.aspects
-        values["actions"] = self.actions
-        values["scene"] = self.scene
-        values["gm_fate_points"] = self.gm_fate_points
-        values["action_count"] = self.action_count
-        values["aspect_count"] = self.aspect_count
-        values["contests"] = self.contests
-        values["challenges"] = self.challenges
-        values["conflicts"] = self.conflicts
-        values["compels"] = self.compels
-        values["carried_boosts"] = self.carried_boosts
-        return after
+        return self.base.model_copy(
+            update={
+                "characters": self.characters,
+                "aspects": self.aspects,
+                "actions": self.actions,
+                "scene": self.scene,
+                "gm_fate_points": self.gm_fate_points,
+                "action_count": self.action_count,
+                "aspect_count": self.aspect_count,
+                "contests": self.contests,
+                "challenges": self.challenges,
+                "conflicts": self.conflicts,
+                "compels": self.compels,
+                "carried_boosts": self.carried_boosts,
+            }
+        )

@@ -27,6 +27,7 @@ from bridge.rules.events import (
     SettingsPut,
 )
 from bridge.rules.ruleset import Ruleset
+from bridge.rules.shared_map import SharedMap
 from bridge.rules.state import (
     Aspect,
     Character,
@@ -191,30 +192,29 @@ def apply(state: WorldState, event: Event) -> WorldState:
     return apply_all(state, (event,))
 
 
-# WorldState maps keyed by record id, each copied at most once per batch of events.
-_Maps = dict[str, dict[str, Any]]
+# WorldState maps keyed by record id, as a batch of events has changed them so far.
+_Maps = dict[str, SharedMap[Any]]
 
 
 def _put(maps: _Maps, state: WorldState, name: str, key: str, record: object) -> None:
-    target = maps.get(name)
-    if target is None:
-        target = maps[name] = dict(getattr(state, name))
-    target[key] = record
+    records = maps.get(name)
+    if records is None:
+        records = SharedMap.of(getattr(state, name))
+    maps[name] = records.set(key, record)
 
 
 def _drop(maps: _Maps, state: WorldState, name: str, key: str) -> None:
-    target = maps.get(name)
-    if target is None:
-        target = maps[name] = dict(getattr(state, name))
-    target.pop(key, None)
+    records = maps.get(name)
+    if records is None:
+        records = SharedMap.of(getattr(state, name))
+    maps[name] = records.remove(key)
 
 
 def apply_all(state: WorldState, events: Iterable[Event]) -> WorldState:
     """Fold events over ``state`` into one new state, exactly as applying them one by one
     would: a later event wins over an earlier one for the same record or field.
 
-    A batch copies each touched map once and builds one WorldState, rather than a map
-    copy and a state per event (an action's events touch the same few maps). Events a
+    A batch builds one WorldState, not one per event. Events a
     :class:`~bridge.rules.draft.Draft` made from ``state`` carry the state it built from
     them, which is this fold's result (see ``DraftEvents``): that one is returned."""
     if type(events) is DraftEvents:

@@ -26,6 +26,8 @@ from typing import (
 import orjson
 from pydantic import ConfigDict, Field, TypeAdapter
 
+from bridge.rules.shared_map import SharedMap
+
 # A record built by a maker is created without its __init__ and filled in place.
 _new = object.__new__
 
@@ -119,6 +121,8 @@ def _fields_of(value: object) -> dict[str, Any]:
                     fields = dict(own)
                 del fields[name]
         return fields
+    if isinstance(value, SharedMap):
+        return value.as_dict()
     raise TypeError(f"not a record: {type(value).__name__}")
 
 
