@@ -5,6 +5,7 @@ a snapshot must equal the replay of its log), and the records stay immutable."""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 from pathlib import Path
 from typing import Any, get_args
@@ -13,6 +14,7 @@ import orjson
 import pytest
 from pydantic import ValidationError
 
+from bridge.rules import records, shared_map, state
 from bridge.rules.events import EVENT_ADAPTER, ActionPut, CountersPut, Event
 from bridge.rules.state import Action, Roll, Side, WorldState
 
@@ -109,3 +111,14 @@ def test_records_take_keywords_only_and_keep_their_defaults() -> None:
         ActionPut(action=action)  # type: ignore[call-arg]
     # Each record gets its own default maps (a factory), never one shared dict.
     assert WorldState().characters is not WorldState().characters
+
+
+def test_a_record_is_the_stdlib_frozen_dataclass_and_no_code_is_generated() -> None:
+    # A class call runs the standard library's own dataclass __init__; the records'
+    # modules generate no code of their own.
+    params = Roll.__dataclass_params__  # type: ignore[attr-defined]
+    assert params.init and params.frozen and Roll.__init__.__qualname__ == "Roll.__init__"
+    assert list(Roll(skill="Athletics").__dict__) == [f.name for f in dataclasses.fields(Roll)]
+    for module in (records, shared_map, state):
+        source = inspect.getsource(module)
+        assert "exec(" not in source and "compile(" not in source and "eval(" not in source

@@ -31,24 +31,7 @@ from bridge.rules.state import (
     Contest,
     Scene,
     WorldState,
-    record_maker,
 )
-
-# The events a draft builds, built without the class call's costs (see record_maker).
-_make_action_put = record_maker(ActionPut)
-_make_action_resolved = record_maker(ActionResolved)
-_make_action_cancelled = record_maker(ActionCancelled)
-_make_aspect_put = record_maker(AspectPut)
-_make_aspect_removed = record_maker(AspectRemoved)
-_make_carried_boosts_put = record_maker(CarriedBoostsPut)
-_make_challenge_put = record_maker(ChallengePut)
-_make_character_put = record_maker(CharacterPut)
-_make_compel_put = record_maker(CompelPut)
-_make_conflict_put = record_maker(ConflictPut)
-_make_contest_put = record_maker(ContestPut)
-_make_counters_put = record_maker(CountersPut)
-_make_record_dropped = record_maker(RecordDropped)
-_make_scene_put = record_maker(ScenePut)
 
 # Draft record kinds -> WorldState collections that may drop records.
 _COLLECTIONS: dict[str, Collection] = {
@@ -267,26 +250,24 @@ class Draft:
                 if action is None:
                     if was is not None:
                         out.append(
-                            _make_record_dropped(reason=reason, collection="actions", record_id=key)
+                            RecordDropped(reason=reason, collection="actions", record_id=key)
                         )
                     continue
                 if action.contest_id is not None or action.challenge_id is not None:
                     contained = True
                 if action.state == "resolved" and (was is None or was.state != "resolved"):
                     out.append(
-                        _make_action_resolved(reason=reason, action=action, scene=self.scene.number)
+                        ActionResolved(reason=reason, action=action, scene=self.scene.number)
                     )
                 elif action.state == "cancelled" and (was is None or was.state != "cancelled"):
                     out.append(
-                        _make_action_cancelled(
-                            reason=reason, action=action, scene=self.scene.number
-                        )
+                        ActionCancelled(reason=reason, action=action, scene=self.scene.number)
                     )
                 else:
-                    out.append(_make_action_put(reason=reason, action=action))
+                    out.append(ActionPut(reason=reason, action=action))
             elif kind == "counters":
                 out.append(
-                    _make_counters_put(
+                    CountersPut(
                         reason=reason,
                         gm_fate_points=self.gm_fate_points,
                         action_count=self.action_count,
@@ -295,30 +276,28 @@ class Draft:
                 )
             elif kind == "aspect":
                 if key in self.aspects:
-                    out.append(_make_aspect_put(reason=reason, aspect=self.aspects[key]))
+                    out.append(AspectPut(reason=reason, aspect=self.aspects[key]))
                 elif key in self.base.aspects:
-                    out.append(_make_aspect_removed(reason=reason, aspect_id=key))
+                    out.append(AspectRemoved(reason=reason, aspect_id=key))
             elif kind == "character":
-                out.append(_make_character_put(reason=reason, character=self.characters[key]))
+                out.append(CharacterPut(reason=reason, character=self.characters[key]))
             elif kind in _COLLECTIONS and key not in getattr(self, _COLLECTIONS[kind]):
                 if key in getattr(self.base, _COLLECTIONS[kind]):
                     out.append(
-                        _make_record_dropped(
-                            reason=reason, collection=_COLLECTIONS[kind], record_id=key
-                        )
+                        RecordDropped(reason=reason, collection=_COLLECTIONS[kind], record_id=key)
                     )
             elif kind == "scene":
-                out.append(_make_scene_put(reason=reason, scene=self.scene))
+                out.append(ScenePut(reason=reason, scene=self.scene))
             elif kind == "contest":
-                out.append(_make_contest_put(reason=reason, contest=self.contests[key]))
+                out.append(ContestPut(reason=reason, contest=self.contests[key]))
             elif kind == "challenge":
-                out.append(_make_challenge_put(reason=reason, challenge=self.challenges[key]))
+                out.append(ChallengePut(reason=reason, challenge=self.challenges[key]))
             elif kind == "conflict":
-                out.append(_make_conflict_put(reason=reason, conflict=self.conflicts[key]))
+                out.append(ConflictPut(reason=reason, conflict=self.conflicts[key]))
             elif kind == "compel":
-                out.append(_make_compel_put(reason=reason, compel=self.compels[key]))
+                out.append(CompelPut(reason=reason, compel=self.compels[key]))
             else:  # "carried"
-                out.append(_make_carried_boosts_put(reason=reason, aspect_ids=self.carried_boosts))
+                out.append(CarriedBoostsPut(reason=reason, aspect_ids=self.carried_boosts))
         events = DraftEvents(out)
         built = self._after() if out and not self._dropped else None
         events.seal(self.base, built, out, contained)

@@ -1,25 +1,16 @@
 """The records the rules' state and events are made of: frozen, keyword-only stdlib
-dataclasses, read and written as JSON only at the edges.
-
-A record class subclasses :class:`Frozen`. Built by its class call, a record is what
-``dataclasses`` builds (the standard library's own ``__init__``). The records every intent
-builds are built by a maker (:func:`record_maker`) or filled in place
-(:func:`blank_record`): the same record, refused for the same keywords, filled from a
-template of the class's fields in their order. No code is generated per class.
+dataclasses, built by their class call, read and written as JSON only at the edges.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from typing import (
     Any,
     ClassVar,
     Literal,
-    ParamSpec,
     Self,
-    TypeVar,
-    cast,
     dataclass_transform,
 )
 
@@ -27,9 +18,6 @@ import orjson
 from pydantic import ConfigDict, Field, TypeAdapter
 
 from bridge.rules.shared_map import SharedMap
-
-# A record built by a maker is created without its __init__ and filled in place.
-_new = object.__new__
 
 
 @dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(field,))
@@ -66,8 +54,8 @@ class Frozen:
     def model_copy(self, *, update: Mapping[str, Any] | None = None) -> Self:
         """A shallow copy with ``update`` applied. Like pydantic's, the update is not
         validated: callers pass values of the fields' types (mypy checks the rules)."""
-        copied = _new(self.__class__)
-        # Filled in place: the copy's dict shares its class's keys (see _Template).
+        copied = object.__new__(self.__class__)
+        # A copy of a record's fields is a record: its dict holds them and nothing else.
         values = copied.__dict__
         values.update(self.__dict__)
         if update:
@@ -134,131 +122,9 @@ LEFT_OUT_WHEN_EMPTY = Field(exclude_if=_empty)
 """A field's pydantic annotation, for a field named in ``__left_out_when_empty__``."""
 
 
-_R = TypeVar("_R")
-_P = ParamSpec("_P")
-_F = TypeVar("_F", bound=Frozen)
-
-
 def _adapter(cls: type[Frozen]) -> TypeAdapter[Any]:
     """One TypeAdapter per record class, built on its first use."""
     adapter = _ADAPTERS.get(cls)
     if adapter is None:
         adapter = _ADAPTERS[cls] = TypeAdapter(cls)
     return adapter
-
-
-# CPython shares one key table among a class's instance dicts only up to 30 keys; a wider
-# record's dict is its own whatever fills it.
-_SHARED_KEYS_MAX = 30
-
-
-class _Template:
-    """What filling a record of one class needs, worked out once from its fields: every
-    field in order at its default (``MISSING`` for a required or a factory field), the
-    field count, the required fields' names, the factories, and the field to seed a
-    key-sharing dict with (None: the class is too wide to share keys)."""
-
-    __slots__ = ("count", "factories", "required", "seed", "values")
-
-    def __init__(self, cls: type[Frozen]) -> None:
-        specs = fields(cls)  # type: ignore[arg-type]
-        self.values: dict[str, Any] = {}
-        required: list[str] = []
-        factories: list[tuple[str, Callable[[], Any]]] = []
-        for spec in specs:
-            if spec.default is not MISSING:
-                self.values[spec.name] = spec.default
-            elif spec.default_factory is not MISSING:
-                self.values[spec.name] = MISSING
-                factories.append((spec.name, spec.default_factory))
-            else:
-                self.values[spec.name] = MISSING
-                required.append(spec.name)
-        self.count = len(specs)
-        self.required = tuple(required)
-        self.factories = tuple(factories)
-        self.seed = specs[0].name if specs and len(specs) <= _SHARED_KEYS_MAX else None
-
-
-def record_maker(cls: Callable[_P, _R]) -> Callable[_P, _R]:
-    """A function building ``cls`` from the same keywords as ``cls(...)`` (typed as its
-    constructor), refusing what it refuses, into an equal record with its fields in the
-    same order: for the records built on every intent, without the class call's own
-    steps (looking ``__new__`` and ``__init__`` up, passing the keywords on again, and
-    the frozen ``__init__`` setting each field through ``object.__setattr__``).
-
-    The new record's own ``__dict__`` is filled from the class's template, then the
-    keywords given: it then shares its keys with every other record of the class
-    (CPython's key-sharing dicts, up to 30 fields), as one filled field by field does.
-    Merging into an empty dict would clone the merged dict's key table instead, so one
-    field is seeded first. One more key than fields is an unknown keyword; a required
-    field left ``MISSING`` a missing one; a factory field left ``MISSING`` gets its
-    factory's value."""
-    record = cast(type[Frozen], cls)
-    template = _Template(record)
-    defaults, count, required = template.values, template.count, template.required
-    factories, seed, new = template.factories, template.seed, _new
-
-    def make(**given: Any) -> Any:
-        made = new(record)
-        values = made.__dict__
-        if seed is not None:
-            values[seed] = MISSING
-        values |= defaults
-        values |= given
-        if len(values) != count:
-            _refuse(record, given)
-        for name in required:
-            if values[name] is MISSING:
-                _refuse(record, given)
-        for name, factory in factories:
-            if values[name] is MISSING:
-                values[name] = factory()
-        return made
-
-    make.__qualname__ = f"{record.__qualname__}.make"
-    return cast(Callable[_P, _R], make)
-
-
-def _refuse(cls: type[Frozen], given: Mapping[str, Any]) -> None:
-    """The ``TypeError`` the class call would raise for these keywords, in its words."""
-    specs = fields(cls)  # type: ignore[arg-type]
-    names = {spec.name for spec in specs}
-    unknown = [name for name in given if name not in names]
-    if unknown:
-        raise TypeError(
-            f"{cls.__qualname__}.__init__() got an unexpected keyword argument {unknown[0]!r}"
-        )
-    missing = [
-        repr(spec.name)
-        for spec in specs
-        if spec.name not in given and spec.default is MISSING and spec.default_factory is MISSING
-    ]
-    if len(missing) == 1:
-        listed, plural = missing[0], ""
-    elif len(missing) == 2:
-        listed, plural = " and ".join(missing), "s"
-    else:
-        listed, plural = ", ".join(missing[:-1]) + ", and " + missing[-1], "s"
-    raise TypeError(
-        f"{cls.__qualname__}.__init__() missing {len(missing)} required keyword-only "
-        f"argument{plural}: {listed}"
-    )
-
-
-_DEFAULTS: dict[type[Frozen], dict[str, Any]] = {}
-
-
-def blank_record(cls: type[_F]) -> tuple[_F, dict[str, Any]]:
-    """A new ``cls`` record and its own ``__dict__``, holding every field in the fields'
-    order at its default (``dataclasses.MISSING`` for a required or factory field): for
-    a caller that builds a wide record from more fields than a call passes cheaply (a
-    call of more than 15 keywords builds, unpacks and rebuilds a dict), and which sets
-    every required and factory field in the dict before the record is seen."""
-    defaults = _DEFAULTS.get(cls)
-    if defaults is None:
-        defaults = _DEFAULTS[cls] = {spec.name: spec.default for spec in fields(cls)}  # type: ignore[arg-type]
-    record = _new(cls)
-    values: dict[str, Any] = record.__dict__
-    values.update(defaults)
-    return record, values

@@ -17,8 +17,6 @@ from bridge.rules.dice import Face
 # Re-exported: the rules import a record's base and makers from here, beside the records.
 from bridge.rules.records import LEFT_OUT_WHEN_EMPTY as LEFT_OUT_WHEN_EMPTY
 from bridge.rules.records import Frozen as Frozen
-from bridge.rules.records import blank_record as blank_record
-from bridge.rules.records import record_maker as record_maker
 from bridge.rules.ruleset import Outcome
 from bridge.rules.shared_map import Records, SharedMap
 
@@ -578,14 +576,3 @@ class WorldState(Frozen):
     settings: WorldSettings = WorldSettings()
     # Event seqs of resolutions the GM undid (the history marks them); only grows.
     undone: tuple[int, ...] = ()
-
-
-# Records built on every intent (declaring, rolling, resolving), built through makers
-# that skip the class call's own costs; typed as the classes' constructors.
-make_action = record_maker(Action)
-make_side = record_maker(Side)
-make_roll = record_maker(Roll)
-make_participant = record_maker(Participant)
-make_consent = record_maker(Consent)
-make_aspect = record_maker(Aspect)
-make_effect = record_maker(Effect)

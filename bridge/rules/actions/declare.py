@@ -45,14 +45,7 @@ from bridge.rules.state import (
     Roll,
     Side,
     SideName,
-    StressRuleName,
     WorldState,
-    blank_record,
-    make_consent,
-    make_effect,
-    make_participant,
-    make_roll,
-    make_side,
 )
 from bridge.rules.turns import in_full_defense, require_turn
 
@@ -102,7 +95,7 @@ def declare(
         members = [p.character_id for p in participants]
     else:
         # The actor alone, as most actions are: it joins, leads and rolls (R10.1).
-        participants = (make_participant(character_id=actor.id, skill=command.skill),)
+        participants = (Participant(character_id=actor.id, skill=command.skill),)
         joined = [(actor, command.skill)]
         leader, lead_skill = actor, command.skill
         members = [actor.id]
@@ -176,9 +169,7 @@ def declare(
     if opposer is None:
         opposition = _passive_side(passive, command.dangerous_opposition)
     else:
-        opposition = make_side(
-            leader=opposer.id, roll=make_roll(), dangerous=command.dangerous_opposition
-        )
+        opposition = Side(leader=opposer.id, roll=Roll(), dangerous=command.dangerous_opposition)
     opposition_kind: OppositionKind = "active" if opposer else "passive"
     # The action is built once, in the state it goes on to (rolled, when nothing waits),
     # and so is its acting side: with its dice, when it goes straight to them.
@@ -197,9 +188,9 @@ def declare(
         faces=dice.roll() if state == "invoking" else None,
         stunts=named,
     )
-    action = _declared_action(
-        command,
+    action = Action(
         id=action_id,
+        type=command.type,
         requested_by=principal.user_id,
         actor=actor_side,
         opposition=opposition,
@@ -207,66 +198,23 @@ def declare(
         opposition_action=opposition_action,
         state=state,
         target_id=command.target_id or (opposer.id if opposer else None),
+        target_aspect_id=command.target_aspect_id,
+        aspect_name=command.aspect_name,
+        situation=command.situation,
         recovery_slot_id=recovery_slot_id,
+        description=command.description,
         attack_kind=attack_kind,
+        purpose=command.purpose,
+        contest_id=command.contest_id,
+        side_id=command.side_id,
+        challenge_id=command.challenge_id,
+        task_id=command.task_id,
         proposal=proposal,
         participants=participants,
         consents=consents,
         stress_rule=(ruleset.stress_rule or "") if command.type == "attack" else "",
     )
     return draft.put_action(action)
-
-
-def _declared_action(
-    command: StartAction,
-    *,
-    id: str,
-    requested_by: str,
-    actor: Side,
-    opposition: Side,
-    opposition_kind: OppositionKind,
-    opposition_action: OppositionAction | None,
-    state: ActionState,
-    target_id: str | None,
-    recovery_slot_id: str | None,
-    attack_kind: HarmKind | None,
-    proposal: Proposal | None,
-    participants: tuple[Participant, ...],
-    consents: tuple[Consent, ...],
-    stress_rule: StressRuleName,
-) -> Action:
-    """The action as declared: what declare worked out, and the command's own type, target
-    aspect, aspect name, situation, description and procedure ids as given; the same
-    record as ``Action(...)`` with those 23 fields (every other at its default).
-
-    Filled in place (see ``blank_record``): a call of more than 15 keywords builds,
-    unpacks and rebuilds a keywords dict."""
-    action, values = blank_record(Action)
-    values["id"] = id
-    values["type"] = command.type
-    values["requested_by"] = requested_by
-    values["actor"] = actor
-    values["opposition"] = opposition
-    values["opposition_kind"] = opposition_kind
-    values["opposition_action"] = opposition_action
-    values["state"] = state
-    values["target_id"] = target_id
-    values["target_aspect_id"] = command.target_aspect_id
-    values["aspect_name"] = command.aspect_name
-    values["situation"] = command.situation
-    values["recovery_slot_id"] = recovery_slot_id
-    values["description"] = command.description
-    values["attack_kind"] = attack_kind
-    values["purpose"] = command.purpose
-    values["contest_id"] = command.contest_id
-    values["side_id"] = command.side_id
-    values["challenge_id"] = command.challenge_id
-    values["task_id"] = command.task_id
-    values["proposal"] = proposal
-    values["participants"] = participants
-    values["consents"] = consents
-    values["stress_rule"] = stress_rule
-    return action
 
 
 def _proposal(
@@ -324,7 +272,7 @@ def _consents(draft: Draft, command: StartAction, principal: Principal) -> tuple
     if aspect_id is not None:
         ask(draft.aspects[aspect_id].attached_to, "aspect")
     return tuple(
-        make_consent(character_id=character_id, parts=tuple(named), status="asked")
+        Consent(character_id=character_id, parts=tuple(named), status="asked")
         for character_id, named in parts.items()
     )
 
@@ -365,7 +313,7 @@ def _passive_side(rating: int | None, dangerous: bool) -> Side:
     key = (rating, dangerous)
     side = _PASSIVE_SIDES.get(key)
     if side is None:
-        side = make_side(roll=make_roll(passive_rating=rating), dangerous=dangerous, passed=True)
+        side = Side(roll=Roll(passive_rating=rating), dangerous=dangerous, passed=True)
         if rating is None or rating in _SHARED_RATINGS:
             _PASSIVE_SIDES[key] = side
     return side
@@ -401,7 +349,7 @@ def _side_of(
         )
         helpers = tuple(c.id for c, _ in joined if c.id != leader.id)
     bonus, used = stunt_bonus(leader, lead_skill, action_type, stunts)
-    roll = make_roll(
+    roll = Roll(
         skill=lead_skill,
         skill_rating=leader.skills.get(lead_skill, 0),
         stunt_bonus=bonus,
@@ -410,7 +358,7 @@ def _side_of(
     )
     if used:
         roll = roll.model_copy(update={"stunts": used})
-    return make_side(leader=leader.id, helpers=helpers, roll=roll, dangerous=dangerous)
+    return Side(leader=leader.id, helpers=helpers, roll=roll, dangerous=dangerous)
 
 
 def _any_invited(participants: Sequence[Participant]) -> bool:
@@ -475,7 +423,7 @@ def name_participants(
     With no ``principal`` (a look ahead, as for odds) every helper counts as joined.
 
     Raises ``RuleViolation`` for an unknown, repeated or overwhelmed helper."""
-    participants: list[Participant] = [make_participant(character_id=actor.id, skill=skill)]
+    participants: list[Participant] = [Participant(character_id=actor.id, skill=skill)]
     for index, helper in enumerate(helpers):
         if any(p.character_id == helper.character_id for p in participants):
             raise refused("invalid", "on_action_once", f"helpers.{index}")
@@ -483,7 +431,7 @@ def name_participants(
         require_active(helping, "help", f"helpers.{index}")
         joins = principal is None or principal.is_gm or principal.user_id in helping.owners
         participants.append(
-            make_participant(
+            Participant(
                 character_id=helping.id,
                 skill=helper.skill or skill,
                 status="joined" if joins else "invited",
@@ -706,7 +654,7 @@ def _called_off(draft: Draft, action: Action, declined: Consent) -> None:
     )
     character = draft.characters.get(declined.character_id)
     name = character.name if character is not None else declined.character_id
-    effect = make_effect(
+    effect = Effect(
         kind="declined",
         character_id=declined.character_id,
         # In words for readers without the card's own (a webhook, the log).
