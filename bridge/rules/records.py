@@ -4,8 +4,8 @@ dataclasses, built by their class call, read and written as JSON only at the edg
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass, field, fields
 from typing import (
     Any,
     ClassVar,
@@ -22,7 +22,8 @@ from bridge.rules.shared_map import SharedMap
 
 @dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(field,))
 class Frozen:
-    """Immutable and closed: every subclass is a frozen, keyword-only stdlib dataclass.
+    """Immutable and closed: every subclass is a frozen, keyword-only stdlib dataclass,
+    built by the one ``__init__`` below (see :meth:`__init__`).
 
     What the rules build is not validated (mypy checks the rules' types); what comes
     from outside (logs, snapshots) comes in through :meth:`model_validate`, and goes out
@@ -36,6 +37,27 @@ class Frozen:
     # record written before them dumps byte for byte as it was written (the hash chain,
     # and snapshots compared with the replay of their log, see tests/test_rules_records.py).
     __left_out_when_empty__: ClassVar[tuple[str, ...]] = ()
+    # The class's fields as __init__ fills them, worked out once per class.
+    __record_fields__: ClassVar[_Fields]
+
+    def __init__(self, **given: Any) -> None:
+        """Every field from ``given``, else its default (a factory's value is the
+        record's own), in the fields' order: the record the stdlib dataclass ``__init__``
+        builds from the same keywords, refused with its ``TypeError`` when a keyword is
+        unknown or a required field is missing. Fills the record's ``__dict__`` (frozen:
+        nothing sets a field after this)."""
+        spec = self.__record_fields__
+        values = self.__dict__
+        values.update(spec.defaults)
+        values.update(given)
+        if len(values) != spec.count:
+            _refuse(type(self), given)
+        for name in spec.required:
+            if values[name] is MISSING:
+                _refuse(type(self), given)
+        for name, factory in spec.factories:
+            if values[name] is MISSING:
+                values[name] = factory()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -43,7 +65,8 @@ class Frozen:
             raise TypeError(
                 f"{cls.__name__}: records are checked by model_validate, not __post_init__"
             )
-        dataclass(frozen=True, kw_only=True)(cls)
+        dataclass(frozen=True, kw_only=True, init=False)(cls)
+        cls.__record_fields__ = _Fields(cls)
         left_out = cls.__left_out_when_empty__
         if left_out:
             names = {spec.name for spec in fields(cls)}  # type: ignore[arg-type]
@@ -128,3 +151,53 @@ def _adapter(cls: type[Frozen]) -> TypeAdapter[Any]:
     if adapter is None:
         adapter = _ADAPTERS[cls] = TypeAdapter(cls)
     return adapter
+
+
+class _Fields:
+    """A record class's fields as :meth:`Frozen.__init__` fills them: every field in
+    order at its default (``MISSING`` for a required or a factory field), their count,
+    the required fields' names and the factories."""
+
+    __slots__ = ("count", "defaults", "factories", "required")
+
+    def __init__(self, cls: type[Frozen]) -> None:
+        specs = fields(cls)  # type: ignore[arg-type]
+        self.defaults: dict[str, Any] = {}
+        required: list[str] = []
+        factories: list[tuple[str, Callable[[], Any]]] = []
+        for spec in specs:
+            self.defaults[spec.name] = spec.default
+            if spec.default_factory is not MISSING:
+                factories.append((spec.name, spec.default_factory))
+            elif spec.default is MISSING:
+                required.append(spec.name)
+        self.count = len(specs)
+        self.required = tuple(required)
+        self.factories = tuple(factories)
+
+
+def _refuse(cls: type[Frozen], given: Mapping[str, Any]) -> None:
+    """The ``TypeError`` the stdlib dataclass ``__init__`` raises for these keywords, in
+    its words."""
+    specs = fields(cls)  # type: ignore[arg-type]
+    names = {spec.name for spec in specs}
+    unknown = [name for name in given if name not in names]
+    if unknown:
+        raise TypeError(
+            f"{cls.__qualname__}.__init__() got an unexpected keyword argument {unknown[0]!r}"
+        )
+    missing = [
+        repr(spec.name)
+        for spec in specs
+        if spec.name not in given and spec.default is MISSING and spec.default_factory is MISSING
+    ]
+    if len(missing) == 1:
+        listed, plural = missing[0], ""
+    elif len(missing) == 2:
+        listed, plural = " and ".join(missing), "s"
+    else:
+        listed, plural = ", ".join(missing[:-1]) + ", and " + missing[-1], "s"
+    raise TypeError(
+        f"{cls.__qualname__}.__init__() missing {len(missing)} required keyword-only "
+        f"argument{plural}: {listed}"
+    )
