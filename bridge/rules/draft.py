@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from bridge.rules.events import (
     ActionCancelled,
     ActionPut,
@@ -116,18 +118,18 @@ class Draft:
     def __init__(self, state: WorldState, reason: str) -> None:
         self.base = state
         self.reason = reason
-        # Each change makes a new version of its map, sharing the rest with the base's.
-        self.characters = SharedMap.of(state.characters)
-        self.aspects = SharedMap.of(state.aspects)
-        self.actions = SharedMap.of(state.actions)
+        # The base's maps; a change makes a new version of one, sharing the rest with it.
+        self.characters: Mapping[str, Character] = state.characters
+        self.aspects: Mapping[str, Aspect] = state.aspects
+        self.actions: Mapping[str, Action] = state.actions
         self.scene = state.scene
         self.gm_fate_points = state.gm_fate_points
         self.action_count = state.action_count
         self.aspect_count = state.aspect_count
-        self.contests = SharedMap.of(state.contests)
-        self.challenges = SharedMap.of(state.challenges)
-        self.conflicts = SharedMap.of(state.conflicts)
-        self.compels = SharedMap.of(state.compels)
+        self.contests: Mapping[str, Contest] = state.contests
+        self.challenges: Mapping[str, Challenge] = state.challenges
+        self.conflicts: Mapping[str, Conflict] = state.conflicts
+        self.compels: Mapping[str, Compel] = state.compels
         self.carried_boosts = state.carried_boosts
         self._changed: dict[tuple[str, str], None] = {}
         # Whether any record left a map (a drop or an aspect removed): see DraftEvents.
@@ -147,28 +149,28 @@ class Draft:
     # --- writes ---------------------------------------------------------------
 
     def put_character(self, character: Character) -> Character:
-        self.characters = self.characters.set(character.id, character)
+        self.characters = SharedMap.of(self.characters).set(character.id, character)
         self._changed[("character", character.id)] = None
         return character
 
     def put_aspect(self, aspect: Aspect) -> Aspect:
-        self.aspects = self.aspects.set(aspect.id, aspect)
+        self.aspects = SharedMap.of(self.aspects).set(aspect.id, aspect)
         self._changed[("aspect", aspect.id)] = None
         return aspect
 
     def remove_aspect(self, aspect_id: str) -> None:
-        self.aspects = self.aspects.remove(aspect_id)
+        self.aspects = SharedMap.of(self.aspects).remove(aspect_id)
         self._dropped = True
         self._changed[("aspect", aspect_id)] = None
 
     def put_action(self, action: Action) -> Action:
-        self.actions = self.actions.set(action.id, action)
+        self.actions = SharedMap.of(self.actions).set(action.id, action)
         self._changed[("action", action.id)] = None
         return action
 
     def _drop(self, kind: str, record_id: str) -> None:
         name = _COLLECTIONS[kind]
-        setattr(self, name, getattr(self, name).remove(record_id))
+        setattr(self, name, SharedMap.of(getattr(self, name)).remove(record_id))
         self._dropped = True
         self._changed[(kind, record_id)] = None
 
@@ -188,22 +190,22 @@ class Draft:
         self._drop("compel", compel_id)
 
     def put_contest(self, contest: Contest) -> Contest:
-        self.contests = self.contests.set(contest.id, contest)
+        self.contests = SharedMap.of(self.contests).set(contest.id, contest)
         self._changed[("contest", contest.id)] = None
         return contest
 
     def put_challenge(self, challenge: Challenge) -> Challenge:
-        self.challenges = self.challenges.set(challenge.id, challenge)
+        self.challenges = SharedMap.of(self.challenges).set(challenge.id, challenge)
         self._changed[("challenge", challenge.id)] = None
         return challenge
 
     def put_conflict(self, conflict: Conflict) -> Conflict:
-        self.conflicts = self.conflicts.set(conflict.id, conflict)
+        self.conflicts = SharedMap.of(self.conflicts).set(conflict.id, conflict)
         self._changed[("conflict", conflict.id)] = None
         return conflict
 
     def put_compel(self, compel: Compel) -> Compel:
-        self.compels = self.compels.set(compel.id, compel)
+        self.compels = SharedMap.of(self.compels).set(compel.id, compel)
         self._changed[("compel", compel.id)] = None
         return compel
 

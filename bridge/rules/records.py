@@ -50,11 +50,8 @@ class Frozen:
         values = self.__dict__
         values.update(spec.defaults)
         values.update(given)
-        if len(values) != spec.count:
+        if len(values) != spec.count or not given.keys() >= spec.required:
             _refuse(type(self), given)
-        for name in spec.required:
-            if values[name] is MISSING:
-                _refuse(type(self), given)
         for name, factory in spec.factories:
             if values[name] is MISSING:
                 values[name] = factory()
@@ -156,7 +153,7 @@ def _adapter(cls: type[Frozen]) -> TypeAdapter[Any]:
 class _Fields:
     """A record class's fields as :meth:`Frozen.__init__` fills them: every field in
     order at its default (``MISSING`` for a required or a factory field), their count,
-    the required fields' names and the factories."""
+    the set of the required fields' names and the factories."""
 
     __slots__ = ("count", "defaults", "factories", "required")
 
@@ -172,7 +169,7 @@ class _Fields:
             elif spec.default is MISSING:
                 required.append(spec.name)
         self.count = len(specs)
-        self.required = tuple(required)
+        self.required = frozenset(required)
         self.factories = tuple(factories)
 
 
