@@ -6,22 +6,14 @@ from collections.abc import Sequence
 
 from bridge.rules.actions.commands import Helper, Principal, StartAction
 from bridge.rules.actions.common import (
-    add_effects,
     check_stunts,
-    find_action,
     find_character,
-    may_control,
-    pending_fate_point,
     require_active,
     require_control,
-    require_gm,
     require_rating,
-    side_of,
     situation_key,
     stunt_bonus,
 )
-from bridge.rules.actions.resolution import finish
-from bridge.rules.consequences import overwhelm
 from bridge.rules.dice import DiceSource, Face
 from bridge.rules.draft import Draft
 from bridge.rules.errors import refused
@@ -34,20 +26,16 @@ from bridge.rules.state import (
     Character,
     Consent,
     ConsentPart,
-    Earning,
-    Effect,
     HarmKind,
     OppositionAction,
     OppositionKind,
     Participant,
-    ParticipantStatus,
     Proposal,
     Roll,
     Side,
-    SideName,
     WorldState,
 )
-from bridge.rules.turns import in_full_defense, require_turn
+from bridge.rules.turns import require_turn
 
 
 def start_action(
@@ -174,7 +162,7 @@ def declare(
     # The action is built once, in the state it goes on to (rolled, when nothing waits),
     # and so is its acting side: with its dice, when it goes straight to them.
     state: ActionState
-    if proposal is not None or consents or _any_invited(participants):
+    if proposal is not None or consents or any_invited(participants):
         state = "confirming"
     else:
         dangerous = command.dangerous_actor or command.dangerous_opposition
@@ -277,11 +265,6 @@ def _consents(draft: Draft, command: StartAction, principal: Principal) -> tuple
     )
 
 
-def _asked(consents: Sequence[Consent]) -> list[str]:
-    """The characters whose owners have not answered yet (DESIGN Reach and trust)."""
-    return [c.character_id for c in consents if c.status == "asked"]
-
-
 def compose_actor_side(
     draft: Draft,
     participants: Sequence[Participant],
@@ -361,7 +344,7 @@ def _side_of(
     return Side(leader=leader.id, helpers=helpers, roll=roll, dangerous=dangerous)
 
 
-def _any_invited(participants: Sequence[Participant]) -> bool:
+def any_invited(participants: Sequence[Participant]) -> bool:
     """R10.1: whether a named helper has not answered yet."""
     # A loop, not any() over a generator: every declaration asks, mostly of one.
     for p in participants:  # noqa: SIM110
@@ -383,7 +366,7 @@ def _after_declared(
     """Where a declared action nothing waits for goes (:func:`_state_after_declared`), and
     its acting side there: rolled when it goes to the invokes."""
     state = _state_after_declared(actor.dangerous or opposition.dangerous, opposition_kind)
-    return state, _rolled(actor, dice) if state == "invoking" else actor
+    return state, rolled_side(actor, dice) if state == "invoking" else actor
 
 
 def _state_after_declared(dangerous: bool, opposition_kind: OppositionKind) -> ActionState:
@@ -404,10 +387,10 @@ def _to_dice(
     actor rolls and both sides may invoke."""
     if opposition_kind == "active":
         return "awaiting_opposition", actor
-    return "invoking", _rolled(actor, dice)
+    return "invoking", rolled_side(actor, dice)
 
 
-def _rolled(side: Side, dice: DiceSource) -> Side:
+def rolled_side(side: Side, dice: DiceSource) -> Side:
     return side.model_copy(update={"roll": side.roll.model_copy(update={"dice": dice.roll()})})
 
 
@@ -505,287 +488,3 @@ def advance_to_dice(draft: Draft, action: Action, dice: DiceSource) -> None:
     """R2.2: active opposition rolls first, so wait for the opposer's skill; else roll."""
     state, actor = _to_dice(action.actor, action.opposition_kind, dice)
     draft.put_action(action.model_copy(update={"state": state, "actor": actor}))
-
-
-def _roll_actor(draft: Draft, action: Action, dice: DiceSource) -> None:
-    side = _rolled(action.actor, dice)
-    draft.put_action(action.model_copy(update={"actor": side, "state": "invoking"}))
-
-
-def roll_now(
-    state: WorldState, action_id: str, principal: Principal, dice: DiceSource
-) -> list[Event]:
-    """Leave the concession window: the actor's side (or the GM) says roll."""
-    draft = Draft(state, "action.roll")
-    action = find_action(draft, action_id, "declared", "confirming")
-    require_actor_side(draft, action, principal)
-    if action.state == "confirming":
-        # R10.1 Decision: rolling does not wait for helpers; the unanswered are dropped.
-        if action.proposal is not None:
-            raise refused("awaiting_gm", "gm_not_confirmed", "action_id")
-        waiting = _asked(action.consents)
-        if waiting:
-            # Consent to harm (DESIGN Reach and trust): never rolled past; the GM may
-            # cancel an action nobody answers.
-            names = ", ".join(draft.characters[c].name for c in waiting if c in draft.characters)
-            raise refused("awaiting_consent", "waits_for_consent", "action_id", names=names)
-        participants = tuple(
-            p.model_copy(update={"status": "dropped"}) if p.status == "invited" else p
-            for p in action.participants
-        )
-        proceed(draft, action.model_copy(update={"participants": participants}), dice)
-        return draft.events()
-    advance_to_dice(draft, action, dice)
-    return draft.events()
-
-
-def require_actor_side(draft: Draft, action: Action, principal: Principal) -> None:
-    """The GM, or a user who controls someone on the acting side."""
-    members = [draft.characters.get(m) for m in action.actor.members]
-    if not any(m is not None and may_control(principal, m) for m in members):
-        raise refused("forbidden", "act_for_acting_side", "action_id")
-
-
-def confirm(
-    state: WorldState,
-    action_id: str,
-    principal: Principal,
-    dice: DiceSource,
-    *,
-    passive_rating: int | None = None,
-    dangerous_actor: bool | None = None,
-    dangerous_opposition: bool | None = None,
-) -> list[Event]:
-    """R2.1, R9.1 Decision: the GM confirms a player's opposition rating and danger,
-    or changes them; what is left out stays as proposed. The action then waits only
-    for helpers still invited (R10.1), if any."""
-    draft = Draft(state, "action.confirm")
-    require_gm(principal)
-    action = find_action(draft, action_id, "confirming")
-    if action.proposal is None:
-        raise refused("wrong_state", "nothing_to_confirm", "action_id")
-    opposition = action.opposition
-    if passive_rating is not None:
-        if action.opposition_kind != "passive":
-            raise refused("invalid", "has_opposer_not_rating", "passive_rating")
-        roll = opposition.roll.model_copy(update={"passive_rating": passive_rating})
-        opposition = opposition.model_copy(update={"roll": roll})
-    if dangerous_opposition is not None:
-        opposition = opposition.model_copy(update={"dangerous": dangerous_opposition})
-    actor = action.actor
-    if dangerous_actor is not None:
-        actor = actor.model_copy(update={"dangerous": dangerous_actor})
-    action = action.model_copy(update={"actor": actor, "opposition": opposition, "proposal": None})
-    _proceed_when_answered(draft, action, dice)
-    return draft.events()
-
-
-def answer_help(
-    state: WorldState,
-    action_id: str,
-    character_id: str,
-    accept: bool,
-    principal: Principal,
-    dice: DiceSource,
-) -> list[Event]:
-    """A character's owner (or the GM) answers for it on a player's action waiting in
-    ``confirming``. R10.1 Decision: a helper the player named joins only when accepted; a
-    declined helper stays out. Consent to harm (DESIGN Reach and trust): a character the
-    action would touch (its target, its opposer, an aspect on it) that the player does not
-    own: accepted, the action may go on; declined, the action is called off, with the
-    card saying so. When nobody is left to answer and the GM has confirmed, the action
-    goes on."""
-    draft = Draft(state, "action.help")
-    action = find_action(draft, action_id, "confirming")
-    invited = next(
-        (
-            p
-            for p in action.participants
-            if p.character_id == character_id and p.status == "invited"
-        ),
-        None,
-    )
-    asked = next(
-        (c for c in action.consents if c.character_id == character_id and c.status == "asked"),
-        None,
-    )
-    if invited is None and asked is None:
-        raise refused("not_found", "not_asked_to_consent", "character_id")
-    character = find_character(draft, character_id, "character_id")
-    require_control(principal, character, "character_id")
-    if invited is not None:
-        if accept:
-            require_active(character, "help", "character_id")
-        status: ParticipantStatus = "joined" if accept else "declined"
-        participants = tuple(
-            p.model_copy(update={"status": status}) if p is invited else p
-            for p in action.participants
-        )
-        actor = compose_actor_side(
-            draft,
-            participants,
-            action.type,
-            dangerous=action.actor.dangerous,
-            stunts=action.actor.roll.stunts,
-        )
-        action = action.model_copy(update={"participants": participants, "actor": actor})
-    if asked is not None:
-        consents = tuple(
-            c.model_copy(update={"status": "accepted" if accept else "declined"})
-            if c is asked
-            else c
-            for c in action.consents
-        )
-        action = action.model_copy(update={"consents": consents})
-        if not accept:
-            _called_off(draft, action, asked)
-            return draft.events()
-    _proceed_when_answered(draft, action, dice)
-    return draft.events()
-
-
-def _called_off(draft: Draft, action: Action, declined: Consent) -> None:
-    """Consent to harm: a decline calls the action off before any dice (nothing was rolled
-    or paid yet); helpers still unanswered are dropped. A contest or challenge frees its
-    slot itself (bridge.rules.procedures observes the cancellation)."""
-    participants = tuple(
-        p.model_copy(update={"status": "dropped"}) if p.status == "invited" else p
-        for p in action.participants
-    )
-    character = draft.characters.get(declined.character_id)
-    name = character.name if character is not None else declined.character_id
-    effect = Effect(
-        kind="declined",
-        character_id=declined.character_id,
-        # In words for readers without the card's own (a webhook, the log).
-        text=f"Declined for {name} ({' and '.join(declined.parts)}): the action is called off",
-        detail=declined.parts[0],
-    )
-    draft.put_action(
-        add_effects(action, effect).model_copy(
-            update={"state": "cancelled", "participants": participants}
-        )
-    )
-
-
-def _proceed_when_answered(draft: Draft, action: Action, dice: DiceSource) -> None:
-    if (
-        action.proposal is None
-        and not _any_invited(action.participants)
-        and not _asked(action.consents)
-    ):
-        proceed(draft, action, dice)
-    else:
-        draft.put_action(action)
-
-
-def oppose(
-    state: WorldState,
-    action_id: str,
-    skill: str,
-    principal: Principal,
-    dice: DiceSource,
-    ruleset: Ruleset | None = None,
-    stunts: tuple[str, ...] | None = None,
-) -> list[Event]:
-    """R2.2: the opposer picks its skill (and, R13.8, the stunts that apply) and rolls,
-    then the actor rolls. R13.7: a defender in full defense adds +2.
-    ``ruleset``: None reads as Unwritten's (every matching stunt unless named)."""
-    draft = Draft(state, "action.oppose")
-    action = find_action(draft, action_id, "awaiting_opposition")
-    opposer = draft.character(action.opposition.leader or "")
-    require_control(principal, opposer, "action_id")
-    require_active(opposer, "oppose", "action_id")
-    require_rating(ruleset, skill, "skill")
-    kind = action.opposition_action or "oppose"
-    if stunts:
-        check_stunts(opposer, skill, kind, stunts, "stunts")
-    bonus, used = stunt_bonus(
-        opposer, skill, kind, named_stunts(stunts, ruleset) if ruleset else stunts
-    )
-    roll = Roll(
-        skill=skill,
-        skill_rating=opposer.skills.get(skill, 0),
-        stunt_bonus=bonus,
-        dice=dice.roll(),
-        stunts=used,
-        defense_bonus=2 if kind == "defend" and in_full_defense(draft, opposer.id) else 0,
-    )
-    action = action.model_copy(
-        update={"opposition": action.opposition.model_copy(update={"roll": roll})}
-    )
-    _roll_actor(draft, action, dice)
-    return draft.events()
-
-
-def interpose(
-    state: WorldState, action_id: str, defender_id: str, principal: Principal, ruleset: Ruleset
-) -> list[Event]:
-    """R13.11: the GM lets ``defender_id``, a character in the same conflict, defend in the
-    target's place before the defense is rolled: it rolls the defense and takes the hit;
-    the card keeps whom it defended (``interposed_for``); the target itself again takes
-    its own defense back."""
-    require_gm(principal)
-    if not ruleset.defend_for_another:
-        raise refused("not_in_ruleset", "no_defend_for_another", "action_id", ruleset=ruleset.title)
-    draft = Draft(state, "action.interpose")
-    action = find_action(draft, action_id, "awaiting_opposition")
-    if action.type != "attack":
-        raise refused("not_an_attack", "interpose_not_attack", "action_id")
-    defender = find_character(draft, defender_id, "defender_id")
-    target_id = action.opposition.leader or ""
-    if defender.id == target_id:
-        raise refused("already_defending", "already_defending", "defender_id", name=defender.name)
-    if defender.id in action.actor.members:
-        raise refused(
-            "against_own_side", "interpose_attacking_side", "defender_id", name=defender.name
-        )
-    conflict = next(
-        (c for c in draft.conflicts.values() if c.state == "open" and target_id in c.order),
-        None,
-    )
-    if conflict is None or defender.id not in conflict.order:
-        raise refused(
-            "not_in_conflict", "interpose_not_in_conflict", "defender_id", name=defender.name
-        )
-    require_active(defender, "defend", "defender_id")
-    opposition = action.opposition.model_copy(update={"leader": defender.id})
-    # The first target stays the one defended for; stepping back gives it its own defense.
-    defended = action.interposed_for or target_id
-    draft.put_action(
-        action.model_copy(
-            update={
-                "opposition": opposition,
-                "target_id": defender.id,
-                "interposed_for": None if defender.id == defended else defended,
-            }
-        )
-    )
-    return draft.events()
-
-
-def concede(
-    state: WorldState, action_id: str, character_id: str, principal: Principal
-) -> list[Event]:
-    """R9.3: before the roll only; overwhelmed, the other side gets what it wanted,
-    and a fate point usable once the scene is over."""
-    draft = Draft(state, "action.concede")
-    action = find_action(draft, action_id, "declared", "awaiting_opposition")
-    conceder = find_character(draft, character_id, "character_id")
-    require_control(principal, conceder, "character_id")
-    if character_id in action.actor.members and action.actor.dangerous:
-        conceding_side: SideName = "actor"
-    elif character_id == action.opposition.leader and action.opposition.dangerous:
-        conceding_side = "opposition"
-    else:
-        raise refused("not_dangerous", "concede_not_dangerous", "character_id", name=conceder.name)
-    effects: list[Effect] = [Effect(kind="conceded", character_id=character_id)]
-    for member in side_of(action, conceding_side).members:
-        effects.append(overwhelm(draft, member, caused_by=None))
-    point = pending_fate_point(draft, character_id, Earning(kind="conceded"))
-    if point:
-        effects.append(point)
-    succeeded = conceding_side == "opposition"
-    effects.append(Effect(kind="success" if succeeded else "failure"))
-    finish(draft, add_effects(action, *effects), succeeded=succeeded)
-    return draft.events()
