@@ -11,16 +11,13 @@ from bridge.rules.events import (
     AspectPut,
     AspectRemoved,
     CarriedBoostsPut,
-    ChallengePut,
-    CharacterPut,
     Collection,
-    CompelPut,
-    ConflictPut,
-    ContestPut,
     CountersPut,
     Event,
     RecordDropped,
+    RecordMap,
     ScenePut,
+    record_put,
 )
 from bridge.rules.shared_map import SharedMap
 from bridge.rules.state import (
@@ -38,6 +35,15 @@ from bridge.rules.state import (
 # Draft record kinds -> WorldState collections that may drop records.
 _COLLECTIONS: dict[str, Collection] = {
     "action": "actions",
+    "contest": "contests",
+    "challenge": "challenges",
+    "conflict": "conflicts",
+    "compel": "compels",
+}
+
+# The other record kinds a draft puts through :func:`record_put` -> their maps.
+_MAPS: dict[str, RecordMap] = {
+    "character": "characters",
     "contest": "contests",
     "challenge": "challenges",
     "conflict": "conflicts",
@@ -281,25 +287,18 @@ class Draft:
                     out.append(AspectPut(reason=reason, aspect=self.aspects[key]))
                 elif key in self.base.aspects:
                     out.append(AspectRemoved(reason=reason, aspect_id=key))
-            elif kind == "character":
-                out.append(CharacterPut(reason=reason, character=self.characters[key]))
-            elif kind in _COLLECTIONS and key not in getattr(self, _COLLECTIONS[kind]):
-                if key in getattr(self.base, _COLLECTIONS[kind]):
-                    out.append(
-                        RecordDropped(reason=reason, collection=_COLLECTIONS[kind], record_id=key)
-                    )
             elif kind == "scene":
                 out.append(ScenePut(reason=reason, scene=self.scene))
-            elif kind == "contest":
-                out.append(ContestPut(reason=reason, contest=self.contests[key]))
-            elif kind == "challenge":
-                out.append(ChallengePut(reason=reason, challenge=self.challenges[key]))
-            elif kind == "conflict":
-                out.append(ConflictPut(reason=reason, conflict=self.conflicts[key]))
-            elif kind == "compel":
-                out.append(CompelPut(reason=reason, compel=self.compels[key]))
-            else:  # "carried"
+            elif kind == "carried":
                 out.append(CarriedBoostsPut(reason=reason, aspect_ids=self.carried_boosts))
+            else:  # a character, contest, challenge, conflict or compel
+                records = _MAPS[kind]
+                record = getattr(self, records).get(key)
+                if record is not None:
+                    out.append(record_put(records, record, reason))
+                elif key in getattr(self.base, records):
+                    dropped_from = _COLLECTIONS[kind]
+                    out.append(RecordDropped(reason=reason, collection=dropped_from, record_id=key))
         events = DraftEvents(out)
         built = self._after() if out and not self._dropped else None
         events.seal(self.base, built, out, contained)

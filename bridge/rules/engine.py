@@ -9,15 +9,11 @@ from typing import Any, Literal
 from bridge.rules.consequences import severity_name
 from bridge.rules.draft import Draft, DraftEvents
 from bridge.rules.events import (
+    PUTS,
     ActionPut,
     AspectPut,
     AspectRemoved,
     CarriedBoostsPut,
-    ChallengePut,
-    CharacterPut,
-    CompelPut,
-    ConflictPut,
-    ContestPut,
     CountersPut,
     Event,
     HistoryUndone,
@@ -230,29 +226,19 @@ def _fold(state: WorldState, events: Iterable[Event]) -> WorldState:
     fields: dict[str, Any] = {}
     undone: tuple[int, ...] | None = None
     for event in events:
-        # The most frequent first: an action's own events.
-        if isinstance(event, ActionPut):  # and ActionResolved, ActionCancelled
-            _put(maps, state, "actions", event.action.id, event.action)
-        elif isinstance(event, AspectPut):
-            _put(maps, state, "aspects", event.aspect.id, event.aspect)
+        put = PUTS.get(type(event))
+        if put is not None:
+            records, name = put
+            record = getattr(event, name)
+            _put(maps, state, records, record.id, record)
         elif isinstance(event, CountersPut):
             fields["gm_fate_points"] = event.gm_fate_points
             fields["action_count"] = event.action_count
             fields["aspect_count"] = event.aspect_count
-        elif isinstance(event, CharacterPut):
-            _put(maps, state, "characters", event.character.id, event.character)
         elif isinstance(event, AspectRemoved):
             _drop(maps, state, "aspects", event.aspect_id)
         elif isinstance(event, ScenePut):
             fields["scene"] = event.scene
-        elif isinstance(event, ContestPut):
-            _put(maps, state, "contests", event.contest.id, event.contest)
-        elif isinstance(event, ChallengePut):
-            _put(maps, state, "challenges", event.challenge.id, event.challenge)
-        elif isinstance(event, ConflictPut):
-            _put(maps, state, "conflicts", event.conflict.id, event.conflict)
-        elif isinstance(event, CompelPut):
-            _put(maps, state, "compels", event.compel.id, event.compel)
         elif isinstance(event, RecordDropped):
             _drop(maps, state, event.collection, event.record_id)
         elif isinstance(event, HistoryUndone):
