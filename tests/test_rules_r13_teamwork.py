@@ -12,6 +12,7 @@ from tests.rules_fixtures import (
     ANNA,
     GM_USER,
     PAUL,
+    ZERO,
     Table,
     dice,
     refused,
@@ -20,7 +21,6 @@ from tests.rules_fixtures import (
     world,
 )
 
-ZERO: Roll = (0, 0, 0, 0)
 ZOE = Principal("zoe", is_gm=False)
 
 SKILLS = {"Athletics": 2, "Fight": 2, "Notice": 1, "Will": 1}
