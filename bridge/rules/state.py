@@ -14,7 +14,7 @@ from pydantic import BeforeValidator
 
 from bridge.rules.dice import Face
 
-# Re-exported: the rules import a record's base and makers from here, beside the records.
+# Re-exported: the rules import a record's base from here, beside the records.
 from bridge.rules.records import LEFT_OUT_WHEN_EMPTY as LEFT_OUT_WHEN_EMPTY
 from bridge.rules.records import Frozen as Frozen
 from bridge.rules.ruleset import Outcome
