@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from bridge.rules import actions
+from bridge.rules import actions, challenge, contest
 from bridge.rules.actions import Principal
 from bridge.rules.dice import DiceSource, QueuedDice, Roll
 from bridge.rules.engine import Sheet, SheetSlot, apply_all, sync_character
@@ -19,6 +19,8 @@ from bridge.rules.state import Action, Aspect, Character, StressBox, StressTrack
 GM_USER = Principal("gmUser", is_gm=True)
 PAUL = Principal("paul", is_gm=False)
 ANNA = Principal("anna", is_gm=False)
+# A roll of four blanks: the dice add nothing (R1.1).
+ZERO: Roll = (0, 0, 0, 0)
 
 STANDARD_SLOTS = (SheetSlot("mild", 2), SheetSlot("moderate", 4), SheetSlot("severe", 6))
 
@@ -151,3 +153,25 @@ def refused(code: str, command: Callable[[], object]) -> RuleViolation:
         command()
     assert caught.value.code == code, caught.value.message
     return caught.value
+
+
+def direct_contest(table: Table, rival: contest.SideSpec | None = None) -> str:
+    """R11.2: the GM starts a direct Athletics contest, the Hunters (Brousseau) against
+    ``rival`` (the Ghoul when None); the contest's id."""
+    sides = [contest.SideSpec("Hunters", ("b",)), rival or contest.SideSpec("Ghoul", ("g",))]
+    table.run(
+        lambda s: contest.start_contest(
+            s, "Rooftop chase", "direct", "Athletics", sides, GM_USER, table.ruleset
+        )
+    )
+    return next(iter(table.state.contests))
+
+
+def one_task_challenge(table: Table, task: str = "Row", rating: int = 2) -> str:
+    """R11.1: the GM starts a challenge of one Athletics task at ``rating``; its id."""
+    table.run(
+        lambda s: challenge.start_challenge(
+            s, "Storm", [challenge.TaskSpec(task, "Athletics", rating)], GM_USER
+        )
+    )
+    return next(iter(table.state.challenges))

@@ -33,16 +33,17 @@ from tests.rules_fixtures import (
     MARGOT,
     PAUL,
     STANDARD_SLOTS,
+    ZERO,
     Table,
     dice,
     gm_confirms,
+    one_task_challenge,
     refused,
     sheet,
     with_aspect,
     world,
 )
 
-ZERO: Roll = (0, 0, 0, 0)
 BRIDGE_ASPECT = Aspect(id="sit-bridge", name="Rickety Bridge", kind="situation")
 
 
@@ -1175,12 +1176,7 @@ def test_r11_1_a_cancelled_challenge_task_may_be_rolled_again() -> None:
     from bridge.rules import challenge
 
     table = Table(world())
-    table.run(
-        lambda s: challenge.start_challenge(
-            s, "Storm", [challenge.TaskSpec("Climb", "Athletics", 2)], GM_USER
-        )
-    )
-    challenge_id = next(iter(table.state.challenges))
+    challenge_id = one_task_challenge(table, "Climb", 2)
     task_id = table.state.challenges[challenge_id].tasks[0].id
     table.run(
         lambda s: challenge.roll_task(s, challenge_id, task_id, "b", PAUL, dice(ZERO), UNWRITTEN)

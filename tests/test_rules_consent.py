@@ -30,15 +30,16 @@ from tests.rules_fixtures import (
     GHOUL,
     GM_USER,
     PAUL,
+    ZERO,
     Table,
     dice,
+    direct_contest,
     refused,
     sheet,
     with_aspect,
     world,
 )
 
-ZERO: Roll = (0, 0, 0, 0)
 WORST: Roll = (-1, -1, -1, -1)
 BEST: Roll = (1, 1, 1, 1)
 # A third player at the table, who owns none of the characters an action touches.
@@ -303,18 +304,7 @@ def test_consent_to_harm_a_declined_contest_advantage_frees_the_side_to_try_agai
     # R11.2 and consent to harm: a side's advantage on the other side's character waits
     # for its owner; declined, it is called off and the side may act again.
     table = table_of()
-    table.run(
-        lambda s: contest.start_contest(
-            s,
-            "Chase",
-            "direct",
-            "Athletics",
-            [contest.SideSpec("Hunters", ("b",)), contest.SideSpec("Neighbour", ("m",))],
-            GM_USER,
-            UNWRITTEN,
-        )
-    )
-    cid = next(iter(table.state.contests))
+    cid = direct_contest(table, contest.SideSpec("Neighbour", ("m",)))
     table.run(
         lambda s: contest.contest_advantage(
             s,

@@ -11,9 +11,18 @@ from bridge.rules.ruleset import UNWRITTEN
 from bridge.rules.scene import end_scene
 from bridge.rules.settings import change_settings
 from bridge.service.session import worded
-from tests.rules_fixtures import ANNA, GM_USER, PAUL, Table, dice, refused, world
-
-ZERO: Roll = (0, 0, 0, 0)
+from tests.rules_fixtures import (
+    ANNA,
+    GM_USER,
+    PAUL,
+    ZERO,
+    Table,
+    dice,
+    direct_contest,
+    one_task_challenge,
+    refused,
+    world,
+)
 
 
 def declare(table: Table, who: Principal, *rolls: Roll, **fields: object) -> str:
@@ -63,12 +72,7 @@ def test_r2_1_the_gms_own_action_and_gm_set_ratings_go_straight_through() -> Non
     table = Table(world())
     action_id = declare(table, GM_USER, ZERO, passive_rating=6, dangerous_opposition=True)
     assert table.action(action_id).state == "declared"  # straight to the concession window
-    table.run(
-        lambda s: challenge.start_challenge(
-            s, "Storm", [challenge.TaskSpec("Row", "Athletics", 2)], GM_USER
-        )
-    )
-    chid = next(iter(table.state.challenges))
+    chid = one_task_challenge(table)
     table.run(lambda s: challenge.roll_task(s, chid, "t1", "b", PAUL, dice(ZERO), UNWRITTEN))
     assert table.action().state == "invoking"
 
@@ -99,12 +103,7 @@ def test_r2_1_challenge_and_contest_advantages_wait_for_the_gm_too() -> None:
     # R2.1 "the same for challenge.advantage and any other intent where a player sets
     # opposition": R11.1 challenge advantage, R11.2 contest advantage.
     table = Table(world())
-    table.run(
-        lambda s: challenge.start_challenge(
-            s, "Storm", [challenge.TaskSpec("Row", "Athletics", 2)], GM_USER
-        )
-    )
-    chid = next(iter(table.state.challenges))
+    chid = one_task_challenge(table)
     table.run(
         lambda s: challenge.try_advantage(
             s, chid, "b", "Notice", "Calm", -8, PAUL, dice(ZERO), UNWRITTEN
@@ -112,18 +111,7 @@ def test_r2_1_challenge_and_contest_advantages_wait_for_the_gm_too() -> None:
     )
     assert table.action().state == "confirming"
     assert table.action().proposal is not None
-    table.run(
-        lambda s: contest.start_contest(
-            s,
-            "Chase",
-            "direct",
-            "Athletics",
-            [contest.SideSpec("Hunters", ("b",)), contest.SideSpec("Ghoul", ("g",))],
-            GM_USER,
-            UNWRITTEN,
-        )
-    )
-    cid = next(iter(table.state.contests))
+    cid = direct_contest(table)
     table.run(
         lambda s: contest.contest_advantage(
             s, cid, "s1", "b", "Notice", "Shortcut", PAUL, dice(ZERO), UNWRITTEN, passive_rating=-8
@@ -259,18 +247,7 @@ def test_r10_1_a_helper_the_player_owns_or_the_gm_names_joins_at_once() -> None:
 def test_r11_2_the_contest_roll_waits_while_the_sides_advantage_is_unresolved() -> None:
     # R11.2 Decision: the roll waits, so the advantage's fumble still forfeits it.
     table = Table(world())
-    table.run(
-        lambda s: contest.start_contest(
-            s,
-            "Chase",
-            "direct",
-            "Athletics",
-            [contest.SideSpec("Hunters", ("b",)), contest.SideSpec("Ghoul", ("g",))],
-            GM_USER,
-            UNWRITTEN,
-        )
-    )
-    cid = next(iter(table.state.contests))
+    cid = direct_contest(table)
     table.run(
         lambda s: contest.contest_advantage(
             s,

@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 
 from bridge.rules import actions, conflict
 from bridge.rules.actions import AbsorbCommand, StartAction, StressMark
-from bridge.rules.dice import Roll
 from bridge.rules.engine import Sheet, replay
 from bridge.rules.errors import RuleViolation
 from bridge.rules.events import EVENT_ADAPTER
@@ -29,14 +28,13 @@ from tests.rules_fixtures import (
     GM_USER,
     PAUL,
     STANDARD_SLOTS,
+    ZERO,
     Table,
     dice,
     refused,
     track,
     world,
 )
-
-ZERO: Roll = (0, 0, 0, 0)
 
 # Ratings of a Fate Core cast (skills); Accelerated's would be approaches (R13.1).
 HERO_SKILLS = {"Fight": 2, "Notice": 2, "Athletics": 1, "Physique": 3, "Will": 1, "Empathy": 1}

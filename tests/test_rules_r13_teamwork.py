@@ -12,6 +12,7 @@ from tests.rules_fixtures import (
     ANNA,
     GM_USER,
     PAUL,
+    ZERO,
     Table,
     dice,
     refused,
@@ -20,7 +21,6 @@ from tests.rules_fixtures import (
     world,
 )
 
-ZERO: Roll = (0, 0, 0, 0)
 ZOE = Principal("zoe", is_gm=False)
 
 SKILLS = {"Athletics": 2, "Fight": 2, "Notice": 1, "Will": 1}
@@ -56,6 +56,24 @@ def opened(table: Table, command: StartAction, rolls: tuple[Roll, ...] = (ZERO,)
         )
     assert table.action(action.id).state == "invoking"
     return action.id
+
+
+def ally(
+    action_id: str,
+    invoker: str,
+    aspect_id: str,
+    side: str | None = None,
+    payment: str = "fate_point",
+) -> dict[str, object]:
+    """An invoke's fields: ``invoker`` invokes ``aspect_id`` on the action for ``side``
+    (None: its own side), paying with ``payment``."""
+    return {
+        "action_id": action_id,
+        "invoker": invoker,
+        "aspect_id": aspect_id,
+        "payment": payment,
+        "side": side,
+    }
 
 
 def invoke(table: Table, principal: Principal, **fields: object) -> None:
@@ -120,44 +138,20 @@ def test_r13_10_r4_3_one_fate_point_per_aspect_for_the_side_helped_free_invokes_
     )
     action_id = opened(table, StartAction("overcome", "m", "Athletics", passive_rating=5))
     invoke(table, ANNA, action_id=action_id, invoker="m", aspect_id="fog", payment="fate_point")
-    field = refused_invoke(
-        "already_invoked",
-        table,
-        PAUL,
-        action_id=action_id,
-        invoker="b",
-        aspect_id="fog",
-        payment="fate_point",
-        side="actor",
-    )
+    field = refused_invoke("already_invoked", table, PAUL, **ally(action_id, "b", "fog", "actor"))
     assert field == "aspect_id"
     points = table.character("b").fate_points
     invoke(
         table, PAUL, action_id=action_id, invoker="b", aspect_id="fog", payment="free", side="actor"
     )
-    invoke(
-        table,
-        PAUL,
-        action_id=action_id,
-        invoker="b",
-        aspect_id="edge",
-        payment="boost",
-        side="actor",
-    )
+    invoke(table, PAUL, **ally(action_id, "b", "edge", "actor", payment="boost"))
     assert table.character("b").fate_points == points  # paid with what he held
     assert table.state.aspects["fog"].free_invokes == {"m": 1}  # Margot's stays hers
     assert "edge" not in table.state.aspects  # R12.6: a boost is spent by its use
     assert table.action(action_id).actor.roll.invoke_bonus == 6
     # Nothing of his held: the free invoke is refused, and nothing changes.
     refused_invoke(
-        "no_free_invokes",
-        table,
-        PAUL,
-        action_id=action_id,
-        invoker="b",
-        aspect_id="fog",
-        payment="free",
-        side="actor",
+        "no_free_invokes", table, PAUL, **ally(action_id, "b", "fog", "actor", payment="free")
     )
 
 
@@ -223,76 +217,23 @@ def test_r13_10_refusals_and_nothing_changes() -> None:
     aspect = own_aspect(table, "d")
     # A character the player does not control.
     assert (
-        refused_invoke(
-            "forbidden",
-            table,
-            ANNA,
-            action_id=action_id,
-            invoker="d",
-            aspect_id=aspect,
-            payment="fate_point",
-            side="actor",
-        )
+        refused_invoke("forbidden", table, ANNA, **ally(action_id, "d", aspect, "actor"))
         == "invoker"
     )
     # No side named for a character not taking part.
-    assert (
-        refused_invoke(
-            "side_required",
-            table,
-            PAUL,
-            action_id=action_id,
-            invoker="d",
-            aspect_id=aspect,
-            payment="fate_point",
-        )
-        == "side"
-    )
+    assert refused_invoke("side_required", table, PAUL, **ally(action_id, "d", aspect)) == "side"
     # The opposing side of its own character's action: Paul's Brousseau acts, so Paul's
     # Dex may not help the Ghoul; nor may Brousseau name the Ghoul's side.
     assert (
         refused_invoke(
-            "against_own_side",
-            table,
-            PAUL,
-            action_id=action_id,
-            invoker="d",
-            aspect_id=aspect,
-            payment="fate_point",
-            side="opposition",
+            "against_own_side", table, PAUL, **ally(action_id, "d", aspect, "opposition")
         )
         == "side"
     )
-    refused_invoke(
-        "against_own_side",
-        table,
-        PAUL,
-        action_id=action_id,
-        invoker="b",
-        aspect_id=aspect,
-        payment="fate_point",
-        side="opposition",
-    )
+    refused_invoke("against_own_side", table, PAUL, **ally(action_id, "b", aspect, "opposition"))
     # Twice by fate point on one aspect for one side (R4.3).
-    invoke(
-        table,
-        PAUL,
-        action_id=action_id,
-        invoker="d",
-        aspect_id=aspect,
-        payment="fate_point",
-        side="actor",
-    )
-    refused_invoke(
-        "already_invoked",
-        table,
-        PAUL,
-        action_id=action_id,
-        invoker="d",
-        aspect_id=aspect,
-        payment="fate_point",
-        side="actor",
-    )
+    invoke(table, PAUL, **ally(action_id, "d", aspect, "actor"))
+    refused_invoke("already_invoked", table, PAUL, **ally(action_id, "d", aspect, "actor"))
     # After both sides passed the action is resolved: no invoke moves it.
     table.run(lambda s: actions.pass_invokes(s, action_id, "opposition", GM_USER, table.ruleset))
     table.run(lambda s: actions.pass_invokes(s, action_id, "actor", PAUL, table.ruleset))

@@ -5,6 +5,7 @@ a snapshot must equal the replay of its log), and the records stay immutable."""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 from pathlib import Path
 from typing import Any, get_args
@@ -13,8 +14,9 @@ import orjson
 import pytest
 from pydantic import ValidationError
 
+from bridge.rules import records, shared_map, state
 from bridge.rules.events import EVENT_ADAPTER, ActionPut, CountersPut, Event
-from bridge.rules.state import Action, Roll, Side, WorldState
+from bridge.rules.state import Action, Character, Roll, Side, Stunt, WorldState
 
 # One event of each of the seventeen types (their records: characters with stress tracks and
 # consequences, aspects, actions, contests, challenges, conflicts, compels) and a world with
@@ -109,3 +111,36 @@ def test_records_take_keywords_only_and_keep_their_defaults() -> None:
         ActionPut(action=action)  # type: ignore[call-arg]
     # Each record gets its own default maps (a factory), never one shared dict.
     assert WorldState().characters is not WorldState().characters
+
+
+def test_a_record_is_built_as_the_stdlib_dataclass_builds_it() -> None:
+    # A record's __init__ gives what the stdlib's own frozen dataclass __init__ gives for
+    # the same fields: the same values in the same order (the JSON's order), and the same
+    # refusals in the same words.
+    class Twin:
+        name: str
+        skill: str
+        bonus: int = 2
+        actions: tuple[str, ...] = ()
+
+    Twin.__qualname__ = "Stunt"
+    twin: Any = dataclasses.dataclass(frozen=True, kw_only=True)(Twin)
+    built = Stunt(name="Quick", skill="Athletics", actions=("overcome",))
+    assert built.__dict__ == twin(name="Quick", skill="Athletics", actions=("overcome",)).__dict__
+    assert list(built.__dict__) == ["name", "skill", "bonus", "actions"]
+    for keywords in ({"name": "Quick"}, {}, {"name": "Q", "skill": "S", "bogus": 1}, {"bogus": 1}):
+        with pytest.raises(TypeError) as by_stdlib:
+            twin(**keywords)
+        with pytest.raises(TypeError) as by_record:
+            Stunt(**keywords)
+        assert str(by_record.value) == str(by_stdlib.value)
+    with pytest.raises(TypeError):
+        Stunt("Quick", "Athletics")  # type: ignore[misc]
+    # Each record gets its own default maps (a factory), never one shared dict.
+    assert Character(id="c", name="C").skills is not Character(id="d", name="D").skills
+
+
+def test_no_code_is_generated_for_records() -> None:
+    for module in (records, shared_map, state):
+        source = inspect.getsource(module)
+        assert "exec(" not in source and "compile(" not in source and "eval(" not in source

@@ -21,15 +21,16 @@ from tests.rules_fixtures import (
     MARGOT,
     PAUL,
     STANDARD_SLOTS,
+    ZERO,
     Table,
     dice,
+    direct_contest,
     gm_confirms,
+    one_task_challenge,
     refused,
     sheet,
     world,
 )
-
-ZERO: Roll = (0, 0, 0, 0)
 
 
 def pass_actor(table: Table, action_id: str, who: Principal = GM_USER) -> None:
@@ -37,21 +38,6 @@ def pass_actor(table: Table, action_id: str, who: Principal = GM_USER) -> None:
 
 
 # --- R11.2 contests ------------------------------------------------------------------
-
-
-def direct_contest(table: Table) -> str:
-    table.run(
-        lambda s: contest.start_contest(
-            s,
-            "Rooftop chase",
-            "direct",
-            "Athletics",
-            [contest.SideSpec("Hunters", ("b",)), contest.SideSpec("Ghoul", ("g",))],
-            GM_USER,
-            table.ruleset,
-        )
-    )
-    return next(iter(table.state.contests))
 
 
 def exchange(table: Table, contest_id: str, hunters: Roll, ghoul: Roll) -> None:
@@ -268,12 +254,7 @@ def test_r11_1_three_task_challenge_with_a_boost_used_across_tasks() -> None:
 def test_r11_1_advantage_completes_no_task_and_carried_boosts_survive_one_scene_end() -> None:
     # R11.1, R12.1
     table = Table(world())
-    table.run(
-        lambda s: challenge.start_challenge(
-            s, "Storm", [challenge.TaskSpec("Row", "Athletics", 1)], GM_USER
-        )
-    )
-    chid = next(iter(table.state.challenges))
+    chid = one_task_challenge(table, "Row", 1)
     tie = dice(ZERO)
     table.run(
         lambda s: challenge.try_advantage(

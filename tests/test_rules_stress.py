@@ -22,6 +22,7 @@ from tests.rules_fixtures import (
     GM_USER,
     PAUL,
     STANDARD_SLOTS,
+    ZERO,
     Table,
     dice,
     gm_confirms,
@@ -32,8 +33,6 @@ from tests.rules_fixtures import (
     track,
     world,
 )
-
-ZERO: Roll = (0, 0, 0, 0)
 
 # A Fate Core sheet in a Fate Condensed world: escalating boxes keep their values (R5.10
 # Decision), a single "any" track as Fate Accelerated has, and DFA's Indebted (not stress).

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from bridge.rules.events import (
     ActionCancelled,
@@ -12,17 +11,15 @@ from bridge.rules.events import (
     AspectPut,
     AspectRemoved,
     CarriedBoostsPut,
-    ChallengePut,
-    CharacterPut,
     Collection,
-    CompelPut,
-    ConflictPut,
-    ContestPut,
     CountersPut,
     Event,
     RecordDropped,
+    RecordMap,
     ScenePut,
+    record_put,
 )
+from bridge.rules.shared_map import SharedMap
 from bridge.rules.state import (
     Action,
     Aspect,
@@ -33,28 +30,20 @@ from bridge.rules.state import (
     Contest,
     Scene,
     WorldState,
-    record_maker,
 )
-
-# The events a draft builds, built without the class call's costs (see record_maker).
-_make_action_put = record_maker(ActionPut)
-_make_action_resolved = record_maker(ActionResolved)
-_make_action_cancelled = record_maker(ActionCancelled)
-_make_aspect_put = record_maker(AspectPut)
-_make_aspect_removed = record_maker(AspectRemoved)
-_make_carried_boosts_put = record_maker(CarriedBoostsPut)
-_make_challenge_put = record_maker(ChallengePut)
-_make_character_put = record_maker(CharacterPut)
-_make_compel_put = record_maker(CompelPut)
-_make_conflict_put = record_maker(ConflictPut)
-_make_contest_put = record_maker(ContestPut)
-_make_counters_put = record_maker(CountersPut)
-_make_record_dropped = record_maker(RecordDropped)
-_make_scene_put = record_maker(ScenePut)
 
 # Draft record kinds -> WorldState collections that may drop records.
 _COLLECTIONS: dict[str, Collection] = {
     "action": "actions",
+    "contest": "contests",
+    "challenge": "challenges",
+    "conflict": "conflicts",
+    "compel": "compels",
+}
+
+# The other record kinds a draft puts through :func:`record_put` -> their maps.
+_MAPS: dict[str, RecordMap] = {
+    "character": "characters",
     "contest": "contests",
     "challenge": "challenges",
     "conflict": "conflicts",
@@ -116,7 +105,6 @@ class Draft:
     __slots__ = (
         "_changed",
         "_dropped",
-        "_owned",
         "action_count",
         "actions",
         "aspect_count",
@@ -136,8 +124,7 @@ class Draft:
     def __init__(self, state: WorldState, reason: str) -> None:
         self.base = state
         self.reason = reason
-        # Copy on write: the maps are the base's own until a first change copies one
-        # (most intents touch one or two of seven), so they are read-only Mappings here.
+        # The base's maps; a change makes a new version of one, sharing the rest with it.
         self.characters: Mapping[str, Character] = state.characters
         self.aspects: Mapping[str, Aspect] = state.aspects
         self.actions: Mapping[str, Action] = state.actions
@@ -151,18 +138,8 @@ class Draft:
         self.compels: Mapping[str, Compel] = state.compels
         self.carried_boosts = state.carried_boosts
         self._changed: dict[tuple[str, str], None] = {}
-        # The maps this draft has copied (its own, so changed in place), by name.
-        self._owned: dict[str, dict[str, Any]] = {}
         # Whether any record left a map (a drop or an aspect removed): see DraftEvents.
         self._dropped = False
-
-    def _own(self, name: str) -> dict[str, Any]:
-        """The draft's own copy of map ``name``, made on its first change."""
-        records = self._owned.get(name)
-        if records is None:
-            records = self._owned[name] = dict(getattr(self, name))
-            setattr(self, name, records)
-        return records
 
     # --- reads ----------------------------------------------------------------
 
@@ -178,27 +155,28 @@ class Draft:
     # --- writes ---------------------------------------------------------------
 
     def put_character(self, character: Character) -> Character:
-        self._own("characters")[character.id] = character
+        self.characters = SharedMap.of(self.characters).set(character.id, character)
         self._changed[("character", character.id)] = None
         return character
 
     def put_aspect(self, aspect: Aspect) -> Aspect:
-        self._own("aspects")[aspect.id] = aspect
+        self.aspects = SharedMap.of(self.aspects).set(aspect.id, aspect)
         self._changed[("aspect", aspect.id)] = None
         return aspect
 
     def remove_aspect(self, aspect_id: str) -> None:
-        self._own("aspects").pop(aspect_id, None)
+        self.aspects = SharedMap.of(self.aspects).remove(aspect_id)
         self._dropped = True
         self._changed[("aspect", aspect_id)] = None
 
     def put_action(self, action: Action) -> Action:
-        self._own("actions")[action.id] = action
+        self.actions = SharedMap.of(self.actions).set(action.id, action)
         self._changed[("action", action.id)] = None
         return action
 
     def _drop(self, kind: str, record_id: str) -> None:
-        self._own(_COLLECTIONS[kind]).pop(record_id, None)
+        name = _COLLECTIONS[kind]
+        setattr(self, name, SharedMap.of(getattr(self, name)).remove(record_id))
         self._dropped = True
         self._changed[(kind, record_id)] = None
 
@@ -218,22 +196,22 @@ class Draft:
         self._drop("compel", compel_id)
 
     def put_contest(self, contest: Contest) -> Contest:
-        self._own("contests")[contest.id] = contest
+        self.contests = SharedMap.of(self.contests).set(contest.id, contest)
         self._changed[("contest", contest.id)] = None
         return contest
 
     def put_challenge(self, challenge: Challenge) -> Challenge:
-        self._own("challenges")[challenge.id] = challenge
+        self.challenges = SharedMap.of(self.challenges).set(challenge.id, challenge)
         self._changed[("challenge", challenge.id)] = None
         return challenge
 
     def put_conflict(self, conflict: Conflict) -> Conflict:
-        self._own("conflicts")[conflict.id] = conflict
+        self.conflicts = SharedMap.of(self.conflicts).set(conflict.id, conflict)
         self._changed[("conflict", conflict.id)] = None
         return conflict
 
     def put_compel(self, compel: Compel) -> Compel:
-        self._own("compels")[compel.id] = compel
+        self.compels = SharedMap.of(self.compels).set(compel.id, compel)
         self._changed[("compel", compel.id)] = None
         return compel
 
@@ -268,7 +246,7 @@ class Draft:
     def events(self) -> DraftEvents:
         """One event per changed record, in the order each was first changed; they carry
         the state they lead to (see :class:`DraftEvents`). The draft may go on changing:
-        its next change copies again, so that state is never touched afterwards."""
+        the state they lead to is never touched by it."""
         out: list[Event] = []
         reason = self.reason
         contained = False
@@ -280,26 +258,24 @@ class Draft:
                 if action is None:
                     if was is not None:
                         out.append(
-                            _make_record_dropped(reason=reason, collection="actions", record_id=key)
+                            RecordDropped(reason=reason, collection="actions", record_id=key)
                         )
                     continue
                 if action.contest_id is not None or action.challenge_id is not None:
                     contained = True
                 if action.state == "resolved" and (was is None or was.state != "resolved"):
                     out.append(
-                        _make_action_resolved(reason=reason, action=action, scene=self.scene.number)
+                        ActionResolved(reason=reason, action=action, scene=self.scene.number)
                     )
                 elif action.state == "cancelled" and (was is None or was.state != "cancelled"):
                     out.append(
-                        _make_action_cancelled(
-                            reason=reason, action=action, scene=self.scene.number
-                        )
+                        ActionCancelled(reason=reason, action=action, scene=self.scene.number)
                     )
                 else:
-                    out.append(_make_action_put(reason=reason, action=action))
+                    out.append(ActionPut(reason=reason, action=action))
             elif kind == "counters":
                 out.append(
-                    _make_counters_put(
+                    CountersPut(
                         reason=reason,
                         gm_fate_points=self.gm_fate_points,
                         action_count=self.action_count,
@@ -308,53 +284,42 @@ class Draft:
                 )
             elif kind == "aspect":
                 if key in self.aspects:
-                    out.append(_make_aspect_put(reason=reason, aspect=self.aspects[key]))
+                    out.append(AspectPut(reason=reason, aspect=self.aspects[key]))
                 elif key in self.base.aspects:
-                    out.append(_make_aspect_removed(reason=reason, aspect_id=key))
-            elif kind == "character":
-                out.append(_make_character_put(reason=reason, character=self.characters[key]))
-            elif kind in _COLLECTIONS and key not in getattr(self, _COLLECTIONS[kind]):
-                if key in getattr(self.base, _COLLECTIONS[kind]):
-                    out.append(
-                        _make_record_dropped(
-                            reason=reason, collection=_COLLECTIONS[kind], record_id=key
-                        )
-                    )
+                    out.append(AspectRemoved(reason=reason, aspect_id=key))
             elif kind == "scene":
-                out.append(_make_scene_put(reason=reason, scene=self.scene))
-            elif kind == "contest":
-                out.append(_make_contest_put(reason=reason, contest=self.contests[key]))
-            elif kind == "challenge":
-                out.append(_make_challenge_put(reason=reason, challenge=self.challenges[key]))
-            elif kind == "conflict":
-                out.append(_make_conflict_put(reason=reason, conflict=self.conflicts[key]))
-            elif kind == "compel":
-                out.append(_make_compel_put(reason=reason, compel=self.compels[key]))
-            else:  # "carried"
-                out.append(_make_carried_boosts_put(reason=reason, aspect_ids=self.carried_boosts))
+                out.append(ScenePut(reason=reason, scene=self.scene))
+            elif kind == "carried":
+                out.append(CarriedBoostsPut(reason=reason, aspect_ids=self.carried_boosts))
+            else:  # a character, contest, challenge, conflict or compel
+                records = _MAPS[kind]
+                record = getattr(self, records).get(key)
+                if record is not None:
+                    out.append(record_put(records, record, reason))
+                elif key in getattr(self.base, records):
+                    dropped_from = _COLLECTIONS[kind]
+                    out.append(RecordDropped(reason=reason, collection=dropped_from, record_id=key))
         events = DraftEvents(out)
         built = self._after() if out and not self._dropped else None
         events.seal(self.base, built, out, contained)
-        self._owned.clear()
         return events
 
     def _after(self) -> WorldState:
         """The base with every change made: what ``apply_all(base, events())`` builds
         when no record was dropped (see :class:`DraftEvents`)."""
-        after = self.base.model_copy()
-        # A fresh copy nothing else has seen yet, finished in place rather than through
-        # an update mapping of twelve fields.
-        values = after.__dict__
-        values["characters"] = self.characters
-        values["aspects"] = self.aspects
-        values["actions"] = self.actions
-        values["scene"] = self.scene
-        values["gm_fate_points"] = self.gm_fate_points
-        values["action_count"] = self.action_count
-        values["aspect_count"] = self.aspect_count
-        values["contests"] = self.contests
-        values["challenges"] = self.challenges
-        values["conflicts"] = self.conflicts
-        values["compels"] = self.compels
-        values["carried_boosts"] = self.carried_boosts
-        return after
+        return self.base.model_copy(
+            update={
+                "characters": self.characters,
+                "aspects": self.aspects,
+                "actions": self.actions,
+                "scene": self.scene,
+                "gm_fate_points": self.gm_fate_points,
+                "action_count": self.action_count,
+                "aspect_count": self.aspect_count,
+                "contests": self.contests,
+                "challenges": self.challenges,
+                "conflicts": self.conflicts,
+                "compels": self.compels,
+                "carried_boosts": self.carried_boosts,
+            }
+        )

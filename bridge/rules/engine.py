@@ -9,15 +9,11 @@ from typing import Any, Literal
 from bridge.rules.consequences import severity_name
 from bridge.rules.draft import Draft, DraftEvents
 from bridge.rules.events import (
+    PUTS,
     ActionPut,
     AspectPut,
     AspectRemoved,
     CarriedBoostsPut,
-    ChallengePut,
-    CharacterPut,
-    CompelPut,
-    ConflictPut,
-    ContestPut,
     CountersPut,
     Event,
     HistoryUndone,
@@ -27,6 +23,7 @@ from bridge.rules.events import (
     SettingsPut,
 )
 from bridge.rules.ruleset import Ruleset
+from bridge.rules.shared_map import SharedMap
 from bridge.rules.state import (
     Aspect,
     Character,
@@ -191,30 +188,29 @@ def apply(state: WorldState, event: Event) -> WorldState:
     return apply_all(state, (event,))
 
 
-# WorldState maps keyed by record id, each copied at most once per batch of events.
-_Maps = dict[str, dict[str, Any]]
+# WorldState maps keyed by record id, as a batch of events has changed them so far.
+_Maps = dict[str, SharedMap[Any]]
 
 
 def _put(maps: _Maps, state: WorldState, name: str, key: str, record: object) -> None:
-    target = maps.get(name)
-    if target is None:
-        target = maps[name] = dict(getattr(state, name))
-    target[key] = record
+    records = maps.get(name)
+    if records is None:
+        records = SharedMap.of(getattr(state, name))
+    maps[name] = records.set(key, record)
 
 
 def _drop(maps: _Maps, state: WorldState, name: str, key: str) -> None:
-    target = maps.get(name)
-    if target is None:
-        target = maps[name] = dict(getattr(state, name))
-    target.pop(key, None)
+    records = maps.get(name)
+    if records is None:
+        records = SharedMap.of(getattr(state, name))
+    maps[name] = records.remove(key)
 
 
 def apply_all(state: WorldState, events: Iterable[Event]) -> WorldState:
     """Fold events over ``state`` into one new state, exactly as applying them one by one
     would: a later event wins over an earlier one for the same record or field.
 
-    A batch copies each touched map once and builds one WorldState, rather than a map
-    copy and a state per event (an action's events touch the same few maps). Events a
+    A batch builds one WorldState, not one per event. Events a
     :class:`~bridge.rules.draft.Draft` made from ``state`` carry the state it built from
     them, which is this fold's result (see ``DraftEvents``): that one is returned."""
     if type(events) is DraftEvents:
@@ -230,29 +226,19 @@ def _fold(state: WorldState, events: Iterable[Event]) -> WorldState:
     fields: dict[str, Any] = {}
     undone: tuple[int, ...] | None = None
     for event in events:
-        # The most frequent first: an action's own events.
-        if isinstance(event, ActionPut):  # and ActionResolved, ActionCancelled
-            _put(maps, state, "actions", event.action.id, event.action)
-        elif isinstance(event, AspectPut):
-            _put(maps, state, "aspects", event.aspect.id, event.aspect)
+        put = PUTS.get(type(event))
+        if put is not None:
+            records, name = put
+            record = getattr(event, name)
+            _put(maps, state, records, record.id, record)
         elif isinstance(event, CountersPut):
             fields["gm_fate_points"] = event.gm_fate_points
             fields["action_count"] = event.action_count
             fields["aspect_count"] = event.aspect_count
-        elif isinstance(event, CharacterPut):
-            _put(maps, state, "characters", event.character.id, event.character)
         elif isinstance(event, AspectRemoved):
             _drop(maps, state, "aspects", event.aspect_id)
         elif isinstance(event, ScenePut):
             fields["scene"] = event.scene
-        elif isinstance(event, ContestPut):
-            _put(maps, state, "contests", event.contest.id, event.contest)
-        elif isinstance(event, ChallengePut):
-            _put(maps, state, "challenges", event.challenge.id, event.challenge)
-        elif isinstance(event, ConflictPut):
-            _put(maps, state, "conflicts", event.conflict.id, event.conflict)
-        elif isinstance(event, CompelPut):
-            _put(maps, state, "compels", event.compel.id, event.compel)
         elif isinstance(event, RecordDropped):
             _drop(maps, state, event.collection, event.record_id)
         elif isinstance(event, HistoryUndone):

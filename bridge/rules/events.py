@@ -175,3 +175,33 @@ Event = Annotated[
 
 # The Annotated union is a type to pydantic but a value to mypy, hence the cast.
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(cast(Any, Event))
+
+RecordMap = Literal[
+    "characters", "aspects", "actions", "contests", "challenges", "conflicts", "compels"
+]
+
+# Each event that upserts one record, with the state's map it goes in and the event's
+# field that holds it: the one table the draft, the reducer and the undo read.
+PUTS: dict[type[Frozen], tuple[RecordMap, str]] = {
+    CharacterPut: ("characters", "character"),
+    AspectPut: ("aspects", "aspect"),
+    ActionPut: ("actions", "action"),
+    ActionResolved: ("actions", "action"),
+    ActionCancelled: ("actions", "action"),
+    ContestPut: ("contests", "contest"),
+    ChallengePut: ("challenges", "challenge"),
+    ConflictPut: ("conflicts", "conflict"),
+    CompelPut: ("compels", "compel"),
+}
+_PLAIN_PUTS: dict[RecordMap, tuple[type[Frozen], str]] = {
+    records: (event_type, name)
+    for event_type, (records, name) in PUTS.items()
+    if event_type not in (ActionResolved, ActionCancelled)
+}
+
+
+def record_put(records: RecordMap, record: object, reason: str) -> Event:
+    """The plain upsert of ``record`` into the state's map ``records`` (for an action, an
+    ActionPut: never a resolution or a cancellation)."""
+    event_type, name = _PLAIN_PUTS[records]
+    return cast(Event, event_type(reason=reason, **{name: record}))

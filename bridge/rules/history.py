@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from bridge.rules.dice import Face
 from bridge.rules.engine import replay
@@ -17,26 +17,18 @@ from bridge.rules.events import (
     ActionCancelled,
     ActionPut,
     ActionResolved,
-    AspectPut,
     AspectRemoved,
     CarriedBoostsPut,
-    ChallengePut,
-    CharacterPut,
-    CompelPut,
-    ConflictPut,
-    ContestPut,
+    Collection,
     CountersPut,
     Event,
     HistoryUndone,
     RecordDropped,
     ScenePut,
+    record_put,
 )
 from bridge.rules.state import (
     Action,
-    Challenge,
-    Compel,
-    Conflict,
-    Contest,
     Side,
     SideName,
     WorldState,
@@ -161,7 +153,7 @@ def restore(current: WorldState, target: WorldState, reason: str = UNDO_REASON) 
     out: list[Event] = []
     for cid, character in target.characters.items():
         if current.characters.get(cid) != character:
-            out.append(CharacterPut(reason=reason, character=character))
+            out.append(record_put("characters", character, reason))
 
     def kept(aspect_id: str) -> bool:
         aspect = current.aspects[aspect_id]
@@ -173,24 +165,21 @@ def restore(current: WorldState, target: WorldState, reason: str = UNDO_REASON) 
 
     for aid, aspect in target.aspects.items():
         if current.aspects.get(aid) != aspect:
-            out.append(AspectPut(reason=reason, aspect=aspect))
+            out.append(record_put("aspects", aspect, reason))
     for aid in current.aspects:
         if aid not in target.aspects and not kept(aid):
             out.append(AspectRemoved(reason=reason, aspect_id=aid))
 
-    def records(
-        collection: Literal["actions", "contests", "challenges", "conflicts", "compels"],
-    ) -> None:
+    collections: tuple[Collection, ...] = get_args(Collection)
+    for collection in collections:
         now, then = getattr(current, collection), getattr(target, collection)
         for rid, record in then.items():
             if now.get(rid) != record:
-                out.append(_put(record, reason))
+                # A plain upsert, never ActionResolved: an undo resolves nothing.
+                out.append(record_put(collection, record, reason))
         for rid in now:
             if rid not in then:
                 out.append(RecordDropped(reason=reason, collection=collection, record_id=rid))
-
-    for collection in ("actions", "contests", "challenges", "conflicts", "compels"):
-        records(collection)
     if current.scene != target.scene:
         out.append(ScenePut(reason=reason, scene=target.scene))
     if current.gm_fate_points != target.gm_fate_points:
@@ -205,21 +194,6 @@ def restore(current: WorldState, target: WorldState, reason: str = UNDO_REASON) 
     if current.carried_boosts != target.carried_boosts:
         out.append(CarriedBoostsPut(reason=reason, aspect_ids=target.carried_boosts))
     return out
-
-
-def _put(record: object, reason: str) -> Event:
-    # Plain upserts, never ActionResolved: an undo resolves nothing.
-    if isinstance(record, Action):
-        return ActionPut(reason=reason, action=record)
-    if isinstance(record, Contest):
-        return ContestPut(reason=reason, contest=record)
-    if isinstance(record, Challenge):
-        return ChallengePut(reason=reason, challenge=record)
-    if isinstance(record, Conflict):
-        return ConflictPut(reason=reason, conflict=record)
-    if isinstance(record, Compel):
-        return CompelPut(reason=reason, compel=record)
-    raise TypeError(f"no upsert for {record!r}")
 
 
 def commit_start(log: Sequence[Logged], index: int) -> int:

@@ -1,11 +1,5 @@
 """The records the rules' state and events are made of: frozen, keyword-only stdlib
-dataclasses, read and written as JSON only at the edges.
-
-A record class subclasses :class:`Frozen`. Built by its class call, a record is what
-``dataclasses`` builds (the standard library's own ``__init__``). The records every intent
-builds are built by a maker (:func:`record_maker`) or filled in place
-(:func:`blank_record`): the same record, refused for the same keywords, filled from a
-template of the class's fields in their order. No code is generated per class.
+dataclasses, built by their class call, read and written as JSON only at the edges.
 """
 
 from __future__ import annotations
@@ -16,23 +10,20 @@ from typing import (
     Any,
     ClassVar,
     Literal,
-    ParamSpec,
     Self,
-    TypeVar,
-    cast,
     dataclass_transform,
 )
 
 import orjson
 from pydantic import ConfigDict, Field, TypeAdapter
 
-# A record built by a maker is created without its __init__ and filled in place.
-_new = object.__new__
+from bridge.rules.shared_map import SharedMap
 
 
 @dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(field,))
 class Frozen:
-    """Immutable and closed: every subclass is a frozen, keyword-only stdlib dataclass.
+    """Immutable and closed: every subclass is a frozen, keyword-only stdlib dataclass,
+    built by the one ``__init__`` below (see :meth:`__init__`).
 
     What the rules build is not validated (mypy checks the rules' types); what comes
     from outside (logs, snapshots) comes in through :meth:`model_validate`, and goes out
@@ -46,6 +37,24 @@ class Frozen:
     # record written before them dumps byte for byte as it was written (the hash chain,
     # and snapshots compared with the replay of their log, see tests/test_rules_records.py).
     __left_out_when_empty__: ClassVar[tuple[str, ...]] = ()
+    # The class's fields as __init__ fills them, worked out once per class.
+    __record_fields__: ClassVar[_Fields]
+
+    def __init__(self, **given: Any) -> None:
+        """Every field from ``given``, else its default (a factory's value is the
+        record's own), in the fields' order: the record the stdlib dataclass ``__init__``
+        builds from the same keywords, refused with its ``TypeError`` when a keyword is
+        unknown or a required field is missing. Fills the record's ``__dict__`` (frozen:
+        nothing sets a field after this)."""
+        spec = self.__record_fields__
+        values = self.__dict__
+        values.update(spec.defaults)
+        values.update(given)
+        if len(values) != spec.count or not given.keys() >= spec.required:
+            _refuse(type(self), given)
+        for name, factory in spec.factories:
+            if values[name] is MISSING:
+                values[name] = factory()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -53,7 +62,8 @@ class Frozen:
             raise TypeError(
                 f"{cls.__name__}: records are checked by model_validate, not __post_init__"
             )
-        dataclass(frozen=True, kw_only=True)(cls)
+        dataclass(frozen=True, kw_only=True, init=False)(cls)
+        cls.__record_fields__ = _Fields(cls)
         left_out = cls.__left_out_when_empty__
         if left_out:
             names = {spec.name for spec in fields(cls)}  # type: ignore[arg-type]
@@ -64,8 +74,8 @@ class Frozen:
     def model_copy(self, *, update: Mapping[str, Any] | None = None) -> Self:
         """A shallow copy with ``update`` applied. Like pydantic's, the update is not
         validated: callers pass values of the fields' types (mypy checks the rules)."""
-        copied = _new(self.__class__)
-        # Filled in place: the copy's dict shares its class's keys (see _Template).
+        copied = object.__new__(self.__class__)
+        # A copy of a record's fields is a record: its dict holds them and nothing else.
         values = copied.__dict__
         values.update(self.__dict__)
         if update:
@@ -119,6 +129,8 @@ def _fields_of(value: object) -> dict[str, Any]:
                     fields = dict(own)
                 del fields[name]
         return fields
+    if isinstance(value, SharedMap):
+        return value.as_dict()
     raise TypeError(f"not a record: {type(value).__name__}")
 
 
@@ -130,11 +142,6 @@ LEFT_OUT_WHEN_EMPTY = Field(exclude_if=_empty)
 """A field's pydantic annotation, for a field named in ``__left_out_when_empty__``."""
 
 
-_R = TypeVar("_R")
-_P = ParamSpec("_P")
-_F = TypeVar("_F", bound=Frozen)
-
-
 def _adapter(cls: type[Frozen]) -> TypeAdapter[Any]:
     """One TypeAdapter per record class, built on its first use."""
     adapter = _ADAPTERS.get(cls)
@@ -143,81 +150,32 @@ def _adapter(cls: type[Frozen]) -> TypeAdapter[Any]:
     return adapter
 
 
-# CPython shares one key table among a class's instance dicts only up to 30 keys; a wider
-# record's dict is its own whatever fills it.
-_SHARED_KEYS_MAX = 30
+class _Fields:
+    """A record class's fields as :meth:`Frozen.__init__` fills them: every field in
+    order at its default (``MISSING`` for a required or a factory field), their count,
+    the set of the required fields' names and the factories."""
 
-
-class _Template:
-    """What filling a record of one class needs, worked out once from its fields: every
-    field in order at its default (``MISSING`` for a required or a factory field), the
-    field count, the required fields' names, the factories, and the field to seed a
-    key-sharing dict with (None: the class is too wide to share keys)."""
-
-    __slots__ = ("count", "factories", "required", "seed", "values")
+    __slots__ = ("count", "defaults", "factories", "required")
 
     def __init__(self, cls: type[Frozen]) -> None:
         specs = fields(cls)  # type: ignore[arg-type]
-        self.values: dict[str, Any] = {}
+        self.defaults: dict[str, Any] = {}
         required: list[str] = []
         factories: list[tuple[str, Callable[[], Any]]] = []
         for spec in specs:
-            if spec.default is not MISSING:
-                self.values[spec.name] = spec.default
-            elif spec.default_factory is not MISSING:
-                self.values[spec.name] = MISSING
+            self.defaults[spec.name] = spec.default
+            if spec.default_factory is not MISSING:
                 factories.append((spec.name, spec.default_factory))
-            else:
-                self.values[spec.name] = MISSING
+            elif spec.default is MISSING:
                 required.append(spec.name)
         self.count = len(specs)
-        self.required = tuple(required)
+        self.required = frozenset(required)
         self.factories = tuple(factories)
-        self.seed = specs[0].name if specs and len(specs) <= _SHARED_KEYS_MAX else None
-
-
-def record_maker(cls: Callable[_P, _R]) -> Callable[_P, _R]:
-    """A function building ``cls`` from the same keywords as ``cls(...)`` (typed as its
-    constructor), refusing what it refuses, into an equal record with its fields in the
-    same order: for the records built on every intent, without the class call's own
-    steps (looking ``__new__`` and ``__init__`` up, passing the keywords on again, and
-    the frozen ``__init__`` setting each field through ``object.__setattr__``).
-
-    The new record's own ``__dict__`` is filled from the class's template, then the
-    keywords given: it then shares its keys with every other record of the class
-    (CPython's key-sharing dicts, up to 30 fields), as one filled field by field does.
-    Merging into an empty dict would clone the merged dict's key table instead, so one
-    field is seeded first. One more key than fields is an unknown keyword; a required
-    field left ``MISSING`` a missing one; a factory field left ``MISSING`` gets its
-    factory's value."""
-    record = cast(type[Frozen], cls)
-    template = _Template(record)
-    defaults, count, required = template.values, template.count, template.required
-    factories, seed, new = template.factories, template.seed, _new
-
-    def make(**given: Any) -> Any:
-        made = new(record)
-        values = made.__dict__
-        if seed is not None:
-            values[seed] = MISSING
-        values |= defaults
-        values |= given
-        if len(values) != count:
-            _refuse(record, given)
-        for name in required:
-            if values[name] is MISSING:
-                _refuse(record, given)
-        for name, factory in factories:
-            if values[name] is MISSING:
-                values[name] = factory()
-        return made
-
-    make.__qualname__ = f"{record.__qualname__}.make"
-    return cast(Callable[_P, _R], make)
 
 
 def _refuse(cls: type[Frozen], given: Mapping[str, Any]) -> None:
-    """The ``TypeError`` the class call would raise for these keywords, in its words."""
+    """The ``TypeError`` the stdlib dataclass ``__init__`` raises for these keywords, in
+    its words."""
     specs = fields(cls)  # type: ignore[arg-type]
     names = {spec.name for spec in specs}
     unknown = [name for name in given if name not in names]
@@ -240,21 +198,3 @@ def _refuse(cls: type[Frozen], given: Mapping[str, Any]) -> None:
         f"{cls.__qualname__}.__init__() missing {len(missing)} required keyword-only "
         f"argument{plural}: {listed}"
     )
-
-
-_DEFAULTS: dict[type[Frozen], dict[str, Any]] = {}
-
-
-def blank_record(cls: type[_F]) -> tuple[_F, dict[str, Any]]:
-    """A new ``cls`` record and its own ``__dict__``, holding every field in the fields'
-    order at its default (``dataclasses.MISSING`` for a required or factory field): for
-    a caller that builds a wide record from more fields than a call passes cheaply (a
-    call of more than 15 keywords builds, unpacks and rebuilds a dict), and which sets
-    every required and factory field in the dict before the record is seen."""
-    defaults = _DEFAULTS.get(cls)
-    if defaults is None:
-        defaults = _DEFAULTS[cls] = {spec.name: spec.default for spec in fields(cls)}  # type: ignore[arg-type]
-    record = _new(cls)
-    values: dict[str, Any] = record.__dict__
-    values.update(defaults)
-    return record, values

@@ -14,12 +14,11 @@ from pydantic import BeforeValidator
 
 from bridge.rules.dice import Face
 
-# Re-exported: the rules import a record's base and makers from here, beside the records.
+# Re-exported: the rules import a record's base from here, beside the records.
 from bridge.rules.records import LEFT_OUT_WHEN_EMPTY as LEFT_OUT_WHEN_EMPTY
 from bridge.rules.records import Frozen as Frozen
-from bridge.rules.records import blank_record as blank_record
-from bridge.rules.records import record_maker as record_maker
 from bridge.rules.ruleset import Outcome
+from bridge.rules.shared_map import Records, SharedMap
 
 GM = "gm"
 """The holder id of the GM's own fate point budget and free invokes."""
@@ -561,30 +560,19 @@ class WorldState(Frozen):
     """Everything the rules need about one world."""
 
     ruleset: str = "unwritten"
-    characters: dict[str, Character] = field(default_factory=dict)
-    aspects: dict[str, Aspect] = field(default_factory=dict)
-    actions: dict[str, Action] = field(default_factory=dict)
+    characters: Records[Character] = field(default_factory=SharedMap)
+    aspects: Records[Aspect] = field(default_factory=SharedMap)
+    actions: Records[Action] = field(default_factory=SharedMap)
     scene: Scene = Scene()
     gm_fate_points: int = 0
     action_count: int = 0
     aspect_count: int = 0
-    contests: dict[str, Contest] = field(default_factory=dict)
-    challenges: dict[str, Challenge] = field(default_factory=dict)
-    conflicts: dict[str, Conflict] = field(default_factory=dict)
-    compels: dict[str, Compel] = field(default_factory=dict)
+    contests: Records[Contest] = field(default_factory=SharedMap)
+    challenges: Records[Challenge] = field(default_factory=SharedMap)
+    conflicts: Records[Conflict] = field(default_factory=SharedMap)
+    compels: Records[Compel] = field(default_factory=SharedMap)
     # Boosts carried out of a challenge into the next scene (R11.1, R12.1).
     carried_boosts: tuple[str, ...] = ()
     settings: WorldSettings = WorldSettings()
     # Event seqs of resolutions the GM undid (the history marks them); only grows.
     undone: tuple[int, ...] = ()
-
-
-# Records built on every intent (declaring, rolling, resolving), built through makers
-# that skip the class call's own costs; typed as the classes' constructors.
-make_action = record_maker(Action)
-make_side = record_maker(Side)
-make_roll = record_maker(Roll)
-make_participant = record_maker(Participant)
-make_consent = record_maker(Consent)
-make_aspect = record_maker(Aspect)
-make_effect = record_maker(Effect)

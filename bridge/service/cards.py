@@ -397,7 +397,7 @@ def _slots(character: Character, state: WorldState) -> list[SlotState]:
         {
             "id": s.id,
             "severity": s.severity,
-            "name": state.aspects[s.aspect_id].name if s.aspect_id in state.aspects else None,
+            "name": aspect.name if (aspect := state.aspects.get(s.aspect_id or "")) else None,
             "status": s.status,
             "harm": s.harm,
         }

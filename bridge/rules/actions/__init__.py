@@ -17,6 +17,7 @@ straight from the roll to the invoke phase.
 
 from __future__ import annotations
 
+from bridge.rules.actions.answers import answer_help, confirm, roll_now
 from bridge.rules.actions.cancel import cancel
 from bridge.rules.actions.choices import (
     ChoiceValue,
@@ -39,18 +40,9 @@ from bridge.rules.actions.commands import (
     StressMark,
 )
 from bridge.rules.actions.common import may_control, pending_fate_point, stunt_bonus
-from bridge.rules.actions.declare import (
-    answer_help,
-    concede,
-    confirm,
-    declare,
-    interpose,
-    odds_before_roll,
-    oppose,
-    roll_now,
-    start_action,
-)
+from bridge.rules.actions.declare import declare, odds_before_roll, start_action
 from bridge.rules.actions.invokes import invoke, pass_invokes
+from bridge.rules.actions.opposition import concede, interpose, oppose
 from bridge.rules.state import InvokeEffect, Payment, SideName
 
 __all__ = [

@@ -15,8 +15,6 @@ from bridge.rules.state import (
     Side,
     SideName,
     Stunt,
-    make_aspect,
-    make_effect,
 )
 
 SUCCESS = Effect(kind="success")
@@ -152,7 +150,7 @@ def add_effects(action: Action, *effects: Effect) -> Action:
 def new_boost(draft: Draft, holder_id: str, name: str, action_id: str) -> Effect:
     """R12.6: a temporary aspect with exactly one free invoke."""
     aspect = draft.put_aspect(
-        make_aspect(
+        Aspect(
             id=draft.new_aspect_id("boost"),
             name=name,
             kind="boost",
@@ -160,7 +158,7 @@ def new_boost(draft: Draft, holder_id: str, name: str, action_id: str) -> Effect
             created_by_action=action_id,
         )
     )
-    return make_effect(kind="boost", character_id=holder_id, aspect_id=aspect.id, text=name)
+    return Effect(kind="boost", character_id=holder_id, aspect_id=aspect.id, text=name)
 
 
 def place_situation_aspect(

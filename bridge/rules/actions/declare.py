@@ -6,22 +6,14 @@ from collections.abc import Sequence
 
 from bridge.rules.actions.commands import Helper, Principal, StartAction
 from bridge.rules.actions.common import (
-    add_effects,
     check_stunts,
-    find_action,
     find_character,
-    may_control,
-    pending_fate_point,
     require_active,
     require_control,
-    require_gm,
     require_rating,
-    side_of,
     situation_key,
     stunt_bonus,
 )
-from bridge.rules.actions.resolution import finish
-from bridge.rules.consequences import overwhelm
 from bridge.rules.dice import DiceSource, Face
 from bridge.rules.draft import Draft
 from bridge.rules.errors import refused
@@ -34,27 +26,16 @@ from bridge.rules.state import (
     Character,
     Consent,
     ConsentPart,
-    Earning,
-    Effect,
     HarmKind,
     OppositionAction,
     OppositionKind,
     Participant,
-    ParticipantStatus,
     Proposal,
     Roll,
     Side,
-    SideName,
-    StressRuleName,
     WorldState,
-    blank_record,
-    make_consent,
-    make_effect,
-    make_participant,
-    make_roll,
-    make_side,
 )
-from bridge.rules.turns import in_full_defense, require_turn
+from bridge.rules.turns import require_turn
 
 
 def start_action(
@@ -102,7 +83,7 @@ def declare(
         members = [p.character_id for p in participants]
     else:
         # The actor alone, as most actions are: it joins, leads and rolls (R10.1).
-        participants = (make_participant(character_id=actor.id, skill=command.skill),)
+        participants = (Participant(character_id=actor.id, skill=command.skill),)
         joined = [(actor, command.skill)]
         leader, lead_skill = actor, command.skill
         members = [actor.id]
@@ -176,14 +157,12 @@ def declare(
     if opposer is None:
         opposition = _passive_side(passive, command.dangerous_opposition)
     else:
-        opposition = make_side(
-            leader=opposer.id, roll=make_roll(), dangerous=command.dangerous_opposition
-        )
+        opposition = Side(leader=opposer.id, roll=Roll(), dangerous=command.dangerous_opposition)
     opposition_kind: OppositionKind = "active" if opposer else "passive"
     # The action is built once, in the state it goes on to (rolled, when nothing waits),
     # and so is its acting side: with its dice, when it goes straight to them.
     state: ActionState
-    if proposal is not None or consents or _any_invited(participants):
+    if proposal is not None or consents or any_invited(participants):
         state = "confirming"
     else:
         dangerous = command.dangerous_actor or command.dangerous_opposition
@@ -197,9 +176,9 @@ def declare(
         faces=dice.roll() if state == "invoking" else None,
         stunts=named,
     )
-    action = _declared_action(
-        command,
+    action = Action(
         id=action_id,
+        type=command.type,
         requested_by=principal.user_id,
         actor=actor_side,
         opposition=opposition,
@@ -207,66 +186,23 @@ def declare(
         opposition_action=opposition_action,
         state=state,
         target_id=command.target_id or (opposer.id if opposer else None),
+        target_aspect_id=command.target_aspect_id,
+        aspect_name=command.aspect_name,
+        situation=command.situation,
         recovery_slot_id=recovery_slot_id,
+        description=command.description,
         attack_kind=attack_kind,
+        purpose=command.purpose,
+        contest_id=command.contest_id,
+        side_id=command.side_id,
+        challenge_id=command.challenge_id,
+        task_id=command.task_id,
         proposal=proposal,
         participants=participants,
         consents=consents,
         stress_rule=(ruleset.stress_rule or "") if command.type == "attack" else "",
     )
     return draft.put_action(action)
-
-
-def _declared_action(
-    command: StartAction,
-    *,
-    id: str,
-    requested_by: str,
-    actor: Side,
-    opposition: Side,
-    opposition_kind: OppositionKind,
-    opposition_action: OppositionAction | None,
-    state: ActionState,
-    target_id: str | None,
-    recovery_slot_id: str | None,
-    attack_kind: HarmKind | None,
-    proposal: Proposal | None,
-    participants: tuple[Participant, ...],
-    consents: tuple[Consent, ...],
-    stress_rule: StressRuleName,
-) -> Action:
-    """The action as declared: what declare worked out, and the command's own type, target
-    aspect, aspect name, situation, description and procedure ids as given; the same
-    record as ``Action(...)`` with those 23 fields (every other at its default).
-
-    Filled in place (see ``blank_record``): a call of more than 15 keywords builds,
-    unpacks and rebuilds a keywords dict."""
-    action, values = blank_record(Action)
-    values["id"] = id
-    values["type"] = command.type
-    values["requested_by"] = requested_by
-    values["actor"] = actor
-    values["opposition"] = opposition
-    values["opposition_kind"] = opposition_kind
-    values["opposition_action"] = opposition_action
-    values["state"] = state
-    values["target_id"] = target_id
-    values["target_aspect_id"] = command.target_aspect_id
-    values["aspect_name"] = command.aspect_name
-    values["situation"] = command.situation
-    values["recovery_slot_id"] = recovery_slot_id
-    values["description"] = command.description
-    values["attack_kind"] = attack_kind
-    values["purpose"] = command.purpose
-    values["contest_id"] = command.contest_id
-    values["side_id"] = command.side_id
-    values["challenge_id"] = command.challenge_id
-    values["task_id"] = command.task_id
-    values["proposal"] = proposal
-    values["participants"] = participants
-    values["consents"] = consents
-    values["stress_rule"] = stress_rule
-    return action
 
 
 def _proposal(
@@ -324,14 +260,9 @@ def _consents(draft: Draft, command: StartAction, principal: Principal) -> tuple
     if aspect_id is not None:
         ask(draft.aspects[aspect_id].attached_to, "aspect")
     return tuple(
-        make_consent(character_id=character_id, parts=tuple(named), status="asked")
+        Consent(character_id=character_id, parts=tuple(named), status="asked")
         for character_id, named in parts.items()
     )
-
-
-def _asked(consents: Sequence[Consent]) -> list[str]:
-    """The characters whose owners have not answered yet (DESIGN Reach and trust)."""
-    return [c.character_id for c in consents if c.status == "asked"]
 
 
 def compose_actor_side(
@@ -365,7 +296,7 @@ def _passive_side(rating: int | None, dangerous: bool) -> Side:
     key = (rating, dangerous)
     side = _PASSIVE_SIDES.get(key)
     if side is None:
-        side = make_side(roll=make_roll(passive_rating=rating), dangerous=dangerous, passed=True)
+        side = Side(roll=Roll(passive_rating=rating), dangerous=dangerous, passed=True)
         if rating is None or rating in _SHARED_RATINGS:
             _PASSIVE_SIDES[key] = side
     return side
@@ -401,7 +332,7 @@ def _side_of(
         )
         helpers = tuple(c.id for c, _ in joined if c.id != leader.id)
     bonus, used = stunt_bonus(leader, lead_skill, action_type, stunts)
-    roll = make_roll(
+    roll = Roll(
         skill=lead_skill,
         skill_rating=leader.skills.get(lead_skill, 0),
         stunt_bonus=bonus,
@@ -410,10 +341,10 @@ def _side_of(
     )
     if used:
         roll = roll.model_copy(update={"stunts": used})
-    return make_side(leader=leader.id, helpers=helpers, roll=roll, dangerous=dangerous)
+    return Side(leader=leader.id, helpers=helpers, roll=roll, dangerous=dangerous)
 
 
-def _any_invited(participants: Sequence[Participant]) -> bool:
+def any_invited(participants: Sequence[Participant]) -> bool:
     """R10.1: whether a named helper has not answered yet."""
     # A loop, not any() over a generator: every declaration asks, mostly of one.
     for p in participants:  # noqa: SIM110
@@ -435,7 +366,7 @@ def _after_declared(
     """Where a declared action nothing waits for goes (:func:`_state_after_declared`), and
     its acting side there: rolled when it goes to the invokes."""
     state = _state_after_declared(actor.dangerous or opposition.dangerous, opposition_kind)
-    return state, _rolled(actor, dice) if state == "invoking" else actor
+    return state, rolled_side(actor, dice) if state == "invoking" else actor
 
 
 def _state_after_declared(dangerous: bool, opposition_kind: OppositionKind) -> ActionState:
@@ -456,10 +387,10 @@ def _to_dice(
     actor rolls and both sides may invoke."""
     if opposition_kind == "active":
         return "awaiting_opposition", actor
-    return "invoking", _rolled(actor, dice)
+    return "invoking", rolled_side(actor, dice)
 
 
-def _rolled(side: Side, dice: DiceSource) -> Side:
+def rolled_side(side: Side, dice: DiceSource) -> Side:
     return side.model_copy(update={"roll": side.roll.model_copy(update={"dice": dice.roll()})})
 
 
@@ -475,7 +406,7 @@ def name_participants(
     With no ``principal`` (a look ahead, as for odds) every helper counts as joined.
 
     Raises ``RuleViolation`` for an unknown, repeated or overwhelmed helper."""
-    participants: list[Participant] = [make_participant(character_id=actor.id, skill=skill)]
+    participants: list[Participant] = [Participant(character_id=actor.id, skill=skill)]
     for index, helper in enumerate(helpers):
         if any(p.character_id == helper.character_id for p in participants):
             raise refused("invalid", "on_action_once", f"helpers.{index}")
@@ -483,7 +414,7 @@ def name_participants(
         require_active(helping, "help", f"helpers.{index}")
         joins = principal is None or principal.is_gm or principal.user_id in helping.owners
         participants.append(
-            make_participant(
+            Participant(
                 character_id=helping.id,
                 skill=helper.skill or skill,
                 status="joined" if joins else "invited",
@@ -557,287 +488,3 @@ def advance_to_dice(draft: Draft, action: Action, dice: DiceSource) -> None:
     """R2.2: active opposition rolls first, so wait for the opposer's skill; else roll."""
     state, actor = _to_dice(action.actor, action.opposition_kind, dice)
     draft.put_action(action.model_copy(update={"state": state, "actor": actor}))
-
-
-def _roll_actor(draft: Draft, action: Action, dice: DiceSource) -> None:
-    side = _rolled(action.actor, dice)
-    draft.put_action(action.model_copy(update={"actor": side, "state": "invoking"}))
-
-
-def roll_now(
-    state: WorldState, action_id: str, principal: Principal, dice: DiceSource
-) -> list[Event]:
-    """Leave the concession window: the actor's side (or the GM) says roll."""
-    draft = Draft(state, "action.roll")
-    action = find_action(draft, action_id, "declared", "confirming")
-    require_actor_side(draft, action, principal)
-    if action.state == "confirming":
-        # R10.1 Decision: rolling does not wait for helpers; the unanswered are dropped.
-        if action.proposal is not None:
-            raise refused("awaiting_gm", "gm_not_confirmed", "action_id")
-        waiting = _asked(action.consents)
-        if waiting:
-            # Consent to harm (DESIGN Reach and trust): never rolled past; the GM may
-            # cancel an action nobody answers.
-            names = ", ".join(draft.characters[c].name for c in waiting if c in draft.characters)
-            raise refused("awaiting_consent", "waits_for_consent", "action_id", names=names)
-        participants = tuple(
-            p.model_copy(update={"status": "dropped"}) if p.status == "invited" else p
-            for p in action.participants
-        )
-        proceed(draft, action.model_copy(update={"participants": participants}), dice)
-        return draft.events()
-    advance_to_dice(draft, action, dice)
-    return draft.events()
-
-
-def require_actor_side(draft: Draft, action: Action, principal: Principal) -> None:
-    """The GM, or a user who controls someone on the acting side."""
-    members = [draft.characters.get(m) for m in action.actor.members]
-    if not any(m is not None and may_control(principal, m) for m in members):
-        raise refused("forbidden", "act_for_acting_side", "action_id")
-
-
-def confirm(
-    state: WorldState,
-    action_id: str,
-    principal: Principal,
-    dice: DiceSource,
-    *,
-    passive_rating: int | None = None,
-    dangerous_actor: bool | None = None,
-    dangerous_opposition: bool | None = None,
-) -> list[Event]:
-    """R2.1, R9.1 Decision: the GM confirms a player's opposition rating and danger,
-    or changes them; what is left out stays as proposed. The action then waits only
-    for helpers still invited (R10.1), if any."""
-    draft = Draft(state, "action.confirm")
-    require_gm(principal)
-    action = find_action(draft, action_id, "confirming")
-    if action.proposal is None:
-        raise refused("wrong_state", "nothing_to_confirm", "action_id")
-    opposition = action.opposition
-    if passive_rating is not None:
-        if action.opposition_kind != "passive":
-            raise refused("invalid", "has_opposer_not_rating", "passive_rating")
-        roll = opposition.roll.model_copy(update={"passive_rating": passive_rating})
-        opposition = opposition.model_copy(update={"roll": roll})
-    if dangerous_opposition is not None:
-        opposition = opposition.model_copy(update={"dangerous": dangerous_opposition})
-    actor = action.actor
-    if dangerous_actor is not None:
-        actor = actor.model_copy(update={"dangerous": dangerous_actor})
-    action = action.model_copy(update={"actor": actor, "opposition": opposition, "proposal": None})
-    _proceed_when_answered(draft, action, dice)
-    return draft.events()
-
-
-def answer_help(
-    state: WorldState,
-    action_id: str,
-    character_id: str,
-    accept: bool,
-    principal: Principal,
-    dice: DiceSource,
-) -> list[Event]:
-    """A character's owner (or the GM) answers for it on a player's action waiting in
-    ``confirming``. R10.1 Decision: a helper the player named joins only when accepted; a
-    declined helper stays out. Consent to harm (DESIGN Reach and trust): a character the
-    action would touch (its target, its opposer, an aspect on it) that the player does not
-    own: accepted, the action may go on; declined, the action is called off, with the
-    card saying so. When nobody is left to answer and the GM has confirmed, the action
-    goes on."""
-    draft = Draft(state, "action.help")
-    action = find_action(draft, action_id, "confirming")
-    invited = next(
-        (
-            p
-            for p in action.participants
-            if p.character_id == character_id and p.status == "invited"
-        ),
-        None,
-    )
-    asked = next(
-        (c for c in action.consents if c.character_id == character_id and c.status == "asked"),
-        None,
-    )
-    if invited is None and asked is None:
-        raise refused("not_found", "not_asked_to_consent", "character_id")
-    character = find_character(draft, character_id, "character_id")
-    require_control(principal, character, "character_id")
-    if invited is not None:
-        if accept:
-            require_active(character, "help", "character_id")
-        status: ParticipantStatus = "joined" if accept else "declined"
-        participants = tuple(
-            p.model_copy(update={"status": status}) if p is invited else p
-            for p in action.participants
-        )
-        actor = compose_actor_side(
-            draft,
-            participants,
-            action.type,
-            dangerous=action.actor.dangerous,
-            stunts=action.actor.roll.stunts,
-        )
-        action = action.model_copy(update={"participants": participants, "actor": actor})
-    if asked is not None:
-        consents = tuple(
-            c.model_copy(update={"status": "accepted" if accept else "declined"})
-            if c is asked
-            else c
-            for c in action.consents
-        )
-        action = action.model_copy(update={"consents": consents})
-        if not accept:
-            _called_off(draft, action, asked)
-            return draft.events()
-    _proceed_when_answered(draft, action, dice)
-    return draft.events()
-
-
-def _called_off(draft: Draft, action: Action, declined: Consent) -> None:
-    """Consent to harm: a decline calls the action off before any dice (nothing was rolled
-    or paid yet); helpers still unanswered are dropped. A contest or challenge frees its
-    slot itself (bridge.rules.procedures observes the cancellation)."""
-    participants = tuple(
-        p.model_copy(update={"status": "dropped"}) if p.status == "invited" else p
-        for p in action.participants
-    )
-    character = draft.characters.get(declined.character_id)
-    name = character.name if character is not None else declined.character_id
-    effect = make_effect(
-        kind="declined",
-        character_id=declined.character_id,
-        # In words for readers without the card's own (a webhook, the log).
-        text=f"Declined for {name} ({' and '.join(declined.parts)}): the action is called off",
-        detail=declined.parts[0],
-    )
-    draft.put_action(
-        add_effects(action, effect).model_copy(
-            update={"state": "cancelled", "participants": participants}
-        )
-    )
-
-
-def _proceed_when_answered(draft: Draft, action: Action, dice: DiceSource) -> None:
-    if (
-        action.proposal is None
-        and not _any_invited(action.participants)
-        and not _asked(action.consents)
-    ):
-        proceed(draft, action, dice)
-    else:
-        draft.put_action(action)
-
-
-def oppose(
-    state: WorldState,
-    action_id: str,
-    skill: str,
-    principal: Principal,
-    dice: DiceSource,
-    ruleset: Ruleset | None = None,
-    stunts: tuple[str, ...] | None = None,
-) -> list[Event]:
-    """R2.2: the opposer picks its skill (and, R13.8, the stunts that apply) and rolls,
-    then the actor rolls. R13.7: a defender in full defense adds +2.
-    ``ruleset``: None reads as Unwritten's (every matching stunt unless named)."""
-    draft = Draft(state, "action.oppose")
-    action = find_action(draft, action_id, "awaiting_opposition")
-    opposer = draft.character(action.opposition.leader or "")
-    require_control(principal, opposer, "action_id")
-    require_active(opposer, "oppose", "action_id")
-    require_rating(ruleset, skill, "skill")
-    kind = action.opposition_action or "oppose"
-    if stunts:
-        check_stunts(opposer, skill, kind, stunts, "stunts")
-    bonus, used = stunt_bonus(
-        opposer, skill, kind, named_stunts(stunts, ruleset) if ruleset else stunts
-    )
-    roll = Roll(
-        skill=skill,
-        skill_rating=opposer.skills.get(skill, 0),
-        stunt_bonus=bonus,
-        dice=dice.roll(),
-        stunts=used,
-        defense_bonus=2 if kind == "defend" and in_full_defense(draft, opposer.id) else 0,
-    )
-    action = action.model_copy(
-        update={"opposition": action.opposition.model_copy(update={"roll": roll})}
-    )
-    _roll_actor(draft, action, dice)
-    return draft.events()
-
-
-def interpose(
-    state: WorldState, action_id: str, defender_id: str, principal: Principal, ruleset: Ruleset
-) -> list[Event]:
-    """R13.11: the GM lets ``defender_id``, a character in the same conflict, defend in the
-    target's place before the defense is rolled: it rolls the defense and takes the hit;
-    the card keeps whom it defended (``interposed_for``); the target itself again takes
-    its own defense back."""
-    require_gm(principal)
-    if not ruleset.defend_for_another:
-        raise refused("not_in_ruleset", "no_defend_for_another", "action_id", ruleset=ruleset.title)
-    draft = Draft(state, "action.interpose")
-    action = find_action(draft, action_id, "awaiting_opposition")
-    if action.type != "attack":
-        raise refused("not_an_attack", "interpose_not_attack", "action_id")
-    defender = find_character(draft, defender_id, "defender_id")
-    target_id = action.opposition.leader or ""
-    if defender.id == target_id:
-        raise refused("already_defending", "already_defending", "defender_id", name=defender.name)
-    if defender.id in action.actor.members:
-        raise refused(
-            "against_own_side", "interpose_attacking_side", "defender_id", name=defender.name
-        )
-    conflict = next(
-        (c for c in draft.conflicts.values() if c.state == "open" and target_id in c.order),
-        None,
-    )
-    if conflict is None or defender.id not in conflict.order:
-        raise refused(
-            "not_in_conflict", "interpose_not_in_conflict", "defender_id", name=defender.name
-        )
-    require_active(defender, "defend", "defender_id")
-    opposition = action.opposition.model_copy(update={"leader": defender.id})
-    # The first target stays the one defended for; stepping back gives it its own defense.
-    defended = action.interposed_for or target_id
-    draft.put_action(
-        action.model_copy(
-            update={
-                "opposition": opposition,
-                "target_id": defender.id,
-                "interposed_for": None if defender.id == defended else defended,
-            }
-        )
-    )
-    return draft.events()
-
-
-def concede(
-    state: WorldState, action_id: str, character_id: str, principal: Principal
-) -> list[Event]:
-    """R9.3: before the roll only; overwhelmed, the other side gets what it wanted,
-    and a fate point usable once the scene is over."""
-    draft = Draft(state, "action.concede")
-    action = find_action(draft, action_id, "declared", "awaiting_opposition")
-    conceder = find_character(draft, character_id, "character_id")
-    require_control(principal, conceder, "character_id")
-    if character_id in action.actor.members and action.actor.dangerous:
-        conceding_side: SideName = "actor"
-    elif character_id == action.opposition.leader and action.opposition.dangerous:
-        conceding_side = "opposition"
-    else:
-        raise refused("not_dangerous", "concede_not_dangerous", "character_id", name=conceder.name)
-    effects: list[Effect] = [Effect(kind="conceded", character_id=character_id)]
-    for member in side_of(action, conceding_side).members:
-        effects.append(overwhelm(draft, member, caused_by=None))
-    point = pending_fate_point(draft, character_id, Earning(kind="conceded"))
-    if point:
-        effects.append(point)
-    succeeded = conceding_side == "opposition"
-    effects.append(Effect(kind="success" if succeeded else "failure"))
-    finish(draft, add_effects(action, *effects), succeeded=succeeded)
-    return draft.events()
