@@ -10,12 +10,12 @@ from pathlib import Path
 from bench.disk import resolve
 from bench.seed import seed_worlds
 from bridge.service import BridgeService
+from bridge.store import codec
 from bridge.store.base import CommitBatch, EmitRow, EventRow
 from bridge.store.chain import GENESIS_HASH, event_hash
 from bridge.store.compact import ROW, pack, pack_row, pack_text, unpack, unpack_text
 from bridge.store.log_dictionary import LOG_DICTIONARY_V1
 from bridge.store.sqlite import MIGRATIONS, PACKED_SCHEMA, SQLiteStore, connect_readable
-from bridge.transport import codec
 
 
 def schema_2_database(path: Path) -> None:

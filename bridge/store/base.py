@@ -6,7 +6,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
-from bridge.transport import codec
+from bridge.store import codec
 
 
 class VersionConflict(Exception):

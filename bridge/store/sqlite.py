@@ -21,6 +21,7 @@ from typing import Any, TypeVar, cast
 
 import orjson
 
+from bridge.store import codec
 from bridge.store.base import (
     AlreadyAnswered,
     CommitBatch,
@@ -37,7 +38,6 @@ from bridge.store.base import (
 from bridge.store.chain import GENESIS_HASH
 from bridge.store.compact import pack, pack_row, unpack
 from bridge.store.memory_presence import LocalPresence
-from bridge.transport import codec
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
