@@ -19,7 +19,7 @@ from bridge.rules.events import EVENT_ADAPTER
 from bridge.rules.state import WorldState
 from bridge.store.chain import GENESIS_HASH, event_hash
 from bridge.store.compact import unpack
-from bridge.store.sqlite import connect_readable
+from bridge.store.sqlite_schema import connect_readable
 
 
 def rewrite_event(

@@ -15,7 +15,8 @@ from bridge.store.base import CommitBatch, EmitRow, EventRow
 from bridge.store.chain import GENESIS_HASH, event_hash
 from bridge.store.compact import ROW, pack, pack_row, pack_text, unpack, unpack_text
 from bridge.store.log_dictionary import LOG_DICTIONARY_V1
-from bridge.store.sqlite import MIGRATIONS, PACKED_SCHEMA, SQLiteStore, connect_readable
+from bridge.store.sqlite import SQLiteStore
+from bridge.store.sqlite_schema import MIGRATIONS, PACKED_SCHEMA, connect_readable
 
 
 def schema_2_database(path: Path) -> None:

@@ -7,8 +7,8 @@ event's payload text) comes back byte for byte.
 
 Formats (never change one; add a number):
   1  the log's rows, with :data:`~bridge.store.log_dictionary.LOG_DICTIONARY_V1` as zlib's
-     preset dictionary (a passive overcome's two rows: 9.3 KB of JSON -> about 1.6 KB)
-  2  anything else (snapshots), plain zlib (a 130 KB state -> about 4 KB)
+     preset dictionary
+  2  anything else (snapshots), plain zlib
 
 Redis keeps strings its clients read as text: there a packed value is
 :func:`pack_text`'s, a marker character then the bytes in Ascii85 (a quarter longer),
