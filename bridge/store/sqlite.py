@@ -27,6 +27,7 @@ from bridge.store.base import (
     VersionConflict,
     WorldExists,
     WorldRecord,
+    record_from_row,
 )
 from bridge.store.chain import GENESIS_HASH
 from bridge.store.compact import pack, pack_row, unpack
@@ -54,16 +55,6 @@ from bridge.store.sqlite_schema import connect_readable, migrate
 from bridge.store.sqlite_worker import Worker
 
 T = TypeVar("T")
-
-
-def _world(row: sqlite3.Row) -> WorldRecord:
-    return WorldRecord(
-        id=row["id"],
-        name=row["name"],
-        ruleset=row["ruleset"],
-        key_hash=row["key_hash"],
-        created_at=row["created_at"],
-    )
 
 
 def _snapshot_value(snapshot: dict[str, Any] | str) -> bytes:
@@ -191,7 +182,7 @@ class SQLiteStore(LocalPresence):
                 "SELECT id, name, ruleset, key_hash, created_at FROM worlds WHERE id = ?",
                 (world_id,),
             ).fetchone()
-            return _world(row) if row else None
+            return record_from_row(WorldRecord, row) if row else None
 
         return await self._run(get)
 
@@ -200,7 +191,7 @@ class SQLiteStore(LocalPresence):
             rows = db.execute(
                 "SELECT id, name, ruleset, key_hash, created_at FROM worlds ORDER BY created_at, id"
             ).fetchall()
-            return [_world(row) for row in rows]
+            return [record_from_row(WorldRecord, row) for row in rows]
 
         return await self._run(listing)
 
@@ -243,7 +234,7 @@ class SQLiteStore(LocalPresence):
             )
             state = unpack(row["state"])
             return Snapshot(
-                world=_world(row),
+                world=record_from_row(WorldRecord, row),
                 version=row["version"],
                 state=codec.loads(state),
                 state_seq=row["state_seq"],
