@@ -30,7 +30,7 @@ from bridge.store.base import (
     record_from_row,
 )
 from bridge.store.chain import GENESIS_HASH
-from bridge.store.compact import pack, pack_row, unpack
+from bridge.store.compact import commit_events, pack, pack_commit, unpack
 from bridge.store.memory_presence import LocalPresence
 from bridge.store.sqlite_checkpoint import (
     BUSY_TIMEOUT_MS,
@@ -217,7 +217,7 @@ class SQLiteStore(LocalPresence):
                 # A snapshot is taken at a commit's end: the tail's commits hold no
                 # event before it (they are filtered all the same).
                 tail_commits = [
-                    unpack(value)
+                    commit_events(value)
                     for (value,) in db.execute(
                         "SELECT events FROM commits WHERE world_id = ? AND last_event_seq > ? "
                         "ORDER BY last_event_seq",
@@ -287,12 +287,12 @@ class SQLiteStore(LocalPresence):
             if limit <= 0:
                 return found
             commits = db.execute(
-                "SELECT emits FROM commits WHERE world_id = ? AND last_emit_seq > ? "
+                "SELECT events, emits FROM commits WHERE world_id = ? AND last_emit_seq > ? "
                 "ORDER BY last_emit_seq",
                 (world_id, since),
             )
-            for (text,) in commits:
-                found += (emit for emit in emits_of(text) if emit.seq > since)
+            for events, emits in commits:
+                found += (emit for emit in emits_of(events, emits) if emit.seq > since)
                 if len(found) >= limit:
                     break
             return found[:limit]
@@ -482,8 +482,8 @@ def _commit(db: sqlite3.Connection, batch: CommitBatch, *, wait: bool = True) ->
                     batch.world_id,
                     last_event.seq if last_event else None,
                     last_emit.seq if last_emit else None,
-                    pack_row(events_text(batch.events)),
-                    pack_row(emits_text(batch.emits)),
+                    pack_commit(events_text(batch.events), emits_text(batch.emits)),
+                    b"",
                 ),
             )
         write_history(db, batch.world_id, batch.history)

@@ -17,7 +17,7 @@ import orjson
 
 from bridge.store import codec
 from bridge.store.base import CommitBatch, EmitRow, EventRow, HistoryFound, HistoryQuery, HistoryRow
-from bridge.store.compact import unpack
+from bridge.store.compact import commit_emits, commit_events
 
 
 def events_text(events: list[EventRow]) -> str:
@@ -38,16 +38,22 @@ def emits_text(emits: list[EmitRow]) -> str:
 
 
 def events_of(value: str | bytes) -> list[EventRow]:
-    """The events of a commit row, in seq order (see events_text)."""
+    """The events of a commit row (its ``events`` column), in seq order (see events_text)."""
     return [
         EventRow(seq, event_type, payload, created_at, prev_hash, digest)
-        for seq, event_type, created_at, prev_hash, digest, payload in codec.loads(unpack(value))
+        for seq, event_type, created_at, prev_hash, digest, payload in codec.loads(
+            commit_events(value)
+        )
     ]
 
 
-def emits_of(value: str | bytes) -> list[EmitRow]:
-    """The emits of a commit row, in seq order (see emits_text)."""
-    return [EmitRow(seq, event, payload) for seq, event, payload in codec.loads(unpack(value))]
+def emits_of(events: str | bytes, emits: str | bytes) -> list[EmitRow]:
+    """The emits of a commit row (its ``events`` and ``emits`` columns: a commit packed
+    whole keeps both in the first), in seq order (see emits_text)."""
+    return [
+        EmitRow(seq, event, payload)
+        for seq, event, payload in codec.loads(commit_emits(events, emits))
+    ]
 
 
 def events_from(db: sqlite3.Connection, world_id: str, first: int) -> Iterator[EventRow]:
@@ -172,11 +178,11 @@ def history_page(db: sqlite3.Connection, world_id: str, query: HistoryQuery) -> 
 def _emit_card(db: sqlite3.Connection, world_id: str, seq: int) -> Any:
     """The card of the world's emit ``seq`` (an answer keeps its card as that emit)."""
     found = db.execute(
-        "SELECT emits FROM commits WHERE world_id = ? AND last_emit_seq >= ? "
+        "SELECT events, emits FROM commits WHERE world_id = ? AND last_emit_seq >= ? "
         "ORDER BY last_emit_seq LIMIT 1",
         (world_id, seq),
     ).fetchone()
-    emit = next(m for m in emits_of(found[0]) if m.seq == seq)
+    emit = next(m for m in emits_of(found[0], found[1]) if m.seq == seq)
     return emit.payload["card"]
 
 

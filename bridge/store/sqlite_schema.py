@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from bridge.store.compact import pack, pack_row, unpack
+from bridge.store.compact import commit_emits, commit_events, pack, pack_row, unpack
 
 # Each entry moves the schema one version up; never edit a shipped entry.
 MIGRATIONS: tuple[str, ...] = (
@@ -178,17 +178,38 @@ MIGRATIONS: tuple[str, ...] = (
             emit.value ->> 1 AS event, emit.value ->> 2 AS payload
         FROM commits, json_each(unpack(commits.emits)) AS emit;
     """,
+    # A commit's events and emits packed together, in the events column (format 3 of
+    # bridge.store.compact; the emits column then holds an empty value): one compressor
+    # per commit, not two. Rows written before keep their format; the views read both
+    # through commit_events() and commit_emits() (connect_readable).
+    """
+    DROP VIEW events;
+    DROP VIEW emits;
+    CREATE VIEW events AS
+        SELECT commits.world_id AS world_id, event.value ->> 0 AS seq,
+            event.value ->> 1 AS type, event.value ->> 5 AS payload,
+            event.value ->> 2 AS created_at, event.value ->> 3 AS prev_hash,
+            event.value ->> 4 AS hash
+        FROM commits, json_each(commit_events(commits.events)) AS event;
+    CREATE VIEW emits AS
+        SELECT commits.world_id AS world_id, emit.value ->> 0 AS seq,
+            emit.value ->> 1 AS event, emit.value ->> 2 AS payload
+        FROM commits, json_each(commit_emits(commits.events, commits.emits)) AS emit;
+    """,
 )
 # The migration after which the file is vacuumed (it packed every row in place).
 PACKED_SCHEMA = 6
 
 
 def connect_readable(path: Path | str, **options: Any) -> sqlite3.Connection:
-    """A connection to a store's file with the functions its schema calls: ``unpack``
-    (the ``events`` and ``emits`` views, and ad-hoc reads) and those the migrations call.
+    """A connection to a store's file with the functions its schema calls:
+    ``commit_events`` and ``commit_emits`` (the ``events`` and ``emits`` views, and ad-hoc
+    reads), ``unpack`` (the snapshot) and those the migrations call.
     The store's own connections are made here; anything else reading the file should be."""
     db: sqlite3.Connection = sqlite3.connect(path, **options)
     db.create_function("unpack", 1, unpack, deterministic=True)
+    db.create_function("commit_events", 1, commit_events, deterministic=True)
+    db.create_function("commit_emits", 2, commit_emits, deterministic=True)
     db.create_function("pack", 1, pack, deterministic=True)
     db.create_function("pack_row", 1, pack_row, deterministic=True)
     return db
