@@ -12,7 +12,25 @@ from typing import Any
 
 from bridge.store.compact import commit_emits, commit_events, pack, pack_row, unpack
 
-# Each entry moves the schema one version up; never edit a shipped entry.
+
+def _log_views(events: str, emits: str) -> str:
+    """The ``events`` and ``emits`` views over the commit rows, ``events`` and ``emits``
+    being the SQL that reads a row's events and emits texts."""
+    return f"""CREATE VIEW events AS
+        SELECT commits.world_id AS world_id, event.value ->> 0 AS seq,
+            event.value ->> 1 AS type, event.value ->> 5 AS payload,
+            event.value ->> 2 AS created_at, event.value ->> 3 AS prev_hash,
+            event.value ->> 4 AS hash
+        FROM commits, json_each({events}) AS event;
+    CREATE VIEW emits AS
+        SELECT commits.world_id AS world_id, emit.value ->> 0 AS seq,
+            emit.value ->> 1 AS event, emit.value ->> 2 AS payload
+        FROM commits, json_each({emits}) AS emit;
+    """
+
+
+# Each entry moves the schema one version up; never edit a shipped entry (its text may be
+# built, but must come out the same).
 MIGRATIONS: tuple[str, ...] = (
     """
     CREATE TABLE worlds (
@@ -116,17 +134,8 @@ MIGRATIONS: tuple[str, ...] = (
         SELECT world_id, user_id, request_id, response, NULL, created_at FROM requests;
     DROP TABLE requests;
     ALTER TABLE answers RENAME TO requests;
-    CREATE VIEW events AS
-        SELECT commits.world_id AS world_id, event.value ->> 0 AS seq,
-            event.value ->> 1 AS type, event.value ->> 5 AS payload,
-            event.value ->> 2 AS created_at, event.value ->> 3 AS prev_hash,
-            event.value ->> 4 AS hash
-        FROM commits, json_each(commits.events) AS event;
-    CREATE VIEW emits AS
-        SELECT commits.world_id AS world_id, emit.value ->> 0 AS seq,
-            emit.value ->> 1 AS event, emit.value ->> 2 AS payload
-        FROM commits, json_each(commits.emits) AS emit;
-    """,
+    """
+    + _log_views("commits.events", "commits.emits"),
     # The history index: a row per roll-history entry, written with the commit
     # that logs it, found by scene, kind or cancellation (an index each) and by character
     # (a row per character it is about), newest first; a page reads what it returns, not
@@ -167,17 +176,8 @@ MIGRATIONS: tuple[str, ...] = (
     UPDATE commits SET events = pack_row(events), emits = pack_row(emits)
         WHERE typeof(events) = 'text';
     UPDATE snapshots SET state = pack(state) WHERE typeof(state) = 'text';
-    CREATE VIEW events AS
-        SELECT commits.world_id AS world_id, event.value ->> 0 AS seq,
-            event.value ->> 1 AS type, event.value ->> 5 AS payload,
-            event.value ->> 2 AS created_at, event.value ->> 3 AS prev_hash,
-            event.value ->> 4 AS hash
-        FROM commits, json_each(unpack(commits.events)) AS event;
-    CREATE VIEW emits AS
-        SELECT commits.world_id AS world_id, emit.value ->> 0 AS seq,
-            emit.value ->> 1 AS event, emit.value ->> 2 AS payload
-        FROM commits, json_each(unpack(commits.emits)) AS emit;
-    """,
+    """
+    + _log_views("unpack(commits.events)", "unpack(commits.emits)"),
     # A commit's events and emits packed together, in the events column (format 3 of
     # bridge.store.compact; the emits column then holds an empty value): one compressor
     # per commit, not two. Rows written before keep their format; the views read both
@@ -185,17 +185,8 @@ MIGRATIONS: tuple[str, ...] = (
     """
     DROP VIEW events;
     DROP VIEW emits;
-    CREATE VIEW events AS
-        SELECT commits.world_id AS world_id, event.value ->> 0 AS seq,
-            event.value ->> 1 AS type, event.value ->> 5 AS payload,
-            event.value ->> 2 AS created_at, event.value ->> 3 AS prev_hash,
-            event.value ->> 4 AS hash
-        FROM commits, json_each(commit_events(commits.events)) AS event;
-    CREATE VIEW emits AS
-        SELECT commits.world_id AS world_id, emit.value ->> 0 AS seq,
-            emit.value ->> 1 AS event, emit.value ->> 2 AS payload
-        FROM commits, json_each(commit_emits(commits.events, commits.emits)) AS emit;
-    """,
+    """
+    + _log_views("commit_events(commits.events)", "commit_emits(commits.events, commits.emits)"),
 )
 # The migration after which the file is vacuumed (it packed every row in place).
 PACKED_SCHEMA = 6
