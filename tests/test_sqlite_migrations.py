@@ -7,6 +7,8 @@ import sqlite3
 import zlib
 from pathlib import Path
 
+import pytest
+
 from bench.disk import resolve
 from bench.seed import seed_worlds
 from bridge.service import BridgeService
@@ -316,3 +318,9 @@ def test_a_commit_packed_whole_reads_back_as_its_two_texts() -> None:
     assert commit_events(pack_row(events)) == events
     assert commit_emits(pack_row(events), pack_row(emits)) == emits
     assert commit_emits(events, emits) == emits
+    # A packed commit cut short or garbled is refused with a ValueError, never half read.
+    for broken in (packed[: len(packed) // 2], packed[:1] + b"\xff" * 20):
+        with pytest.raises(ValueError):
+            unpack_commit(broken, b"")
+    with pytest.raises(ValueError, match="unpack_commit"):
+        unpack(packed)

@@ -79,11 +79,17 @@ def pack_commit(events: str, emits: str) -> bytes:
 
 def unpack_commit(events: str | bytes, emits: str | bytes) -> tuple[str, str]:
     """A commit row's events and emits texts: from format 3 in ``events`` (``emits`` is
-    then empty), or each from its own value in any other format."""
+    then empty), or each from its own value in any other format. Raises ``ValueError``
+    for a value that does not read whole."""
     if isinstance(events, bytes) and events[:1] == bytes((COMMIT,)):
         decompressor = zlib.decompressobj(-zlib.MAX_WBITS, zdict=LOG_DICTIONARY_V1)
-        raw = decompressor.decompress(events[1:]) + decompressor.flush()
-        events_text, emits_text = raw.split(b"\n", 1)
+        try:
+            raw = decompressor.decompress(events[1:]) + decompressor.flush()
+        except zlib.error as exc:
+            raise ValueError(f"a packed commit does not read: {exc}") from None
+        events_text, newline, emits_text = raw.partition(b"\n")
+        if not newline or not decompressor.eof:
+            raise ValueError("a packed commit is cut short")
         return events_text.decode("utf-8"), emits_text.decode("utf-8")
     return unpack(events), unpack(emits)
 
