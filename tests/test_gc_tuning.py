@@ -1,6 +1,6 @@
 """The bridge's garbage-collection policy (DESIGN "State and scale": many tables on one
 process; issue 35: no pause over 50 ms while serving): the start-up heap is frozen for
-good, no automatic collection walks the oldest generation, and the freezer collects that
+good, no automatic collection walks the oldest generation, and the collector collects that
 generation, without the start-up heap, only when it is due (enough time passed, the
 generation grew) and the moment is quiet, or once it has waited ``force_seconds``."""
 
@@ -14,7 +14,7 @@ import pytest
 
 from bridge.transport.gc_pauses import (
     GC_THRESHOLDS,
-    GcFreezer,
+    OldestCollector,
     PauseTimer,
     oldest_generation_size,
 )
@@ -22,7 +22,7 @@ from bridge.transport.gc_pauses import (
 
 @pytest.fixture
 def unfrozen() -> Iterator[None]:
-    """Start and end with nothing frozen and the runner's thresholds, whatever the freezer
+    """Start and end with nothing frozen and the runner's thresholds, whatever the collector
     under test did."""
     thresholds = gc.get_threshold()
     gc.unfreeze()
@@ -61,19 +61,19 @@ class Clock:
     def thread_time(self) -> float:
         return self.cpu
 
-    def pass_time(self, freezer: GcFreezer, seconds: float, busy: float) -> bool:
-        """Tick the freezer once a second for ``seconds``, the loop's thread using
+    def pass_time(self, collector: OldestCollector, seconds: float, busy: float) -> bool:
+        """Tick the collector once a second for ``seconds``, the loop's thread using
         ``busy`` of a core; whether any tick ran the full collection."""
         ran = False
         for _ in range(int(seconds)):
             self.now += 1.0
             self.cpu += busy
-            ran = freezer.tick() or ran
+            ran = collector.tick() or ran
         return ran
 
 
-def freezer_on(clock: Clock, **policy: float) -> GcFreezer:
-    return GcFreezer(clock=clock, cpu_clock=clock.thread_time, **policy)
+def collector_on(clock: Clock, **policy: float) -> OldestCollector:
+    return OldestCollector(clock=clock, cpu_clock=clock.thread_time, **policy)
 
 
 def test_no_automatic_collection_walks_the_oldest_generation(unfrozen: None) -> None:
@@ -89,18 +89,18 @@ def test_no_automatic_collection_walks_the_oldest_generation(unfrozen: None) -> 
     assert oldest_generation_size() >= 300_000 and len(kept) == 200
 
 
-def test_the_start_up_heap_stays_frozen_through_the_freezers_collection(
+def test_the_start_up_heap_stays_frozen_through_the_oldest_generations_collection(
     unfrozen: None,
 ) -> None:
     start_up = long_lived(100)
     gc.freeze()
     clock = Clock()
-    freezer = freezer_on(clock, thaw_seconds=1.0, thaw_growth=0.0)
+    collector = collector_on(clock, interval_seconds=1.0, growth=0.0)
     later = long_lived(1_000)
     aged(later)
-    freezer.baseline = 0
-    assert clock.pass_time(freezer, 5, busy=0.0)
-    assert freezer.thaws == 1
+    collector.baseline = 0
+    assert clock.pass_time(collector, 5, busy=0.0)
+    assert collector.collections == 1
     assert not is_walked(start_up[0]) and is_walked(later[0])
 
 
@@ -108,49 +108,49 @@ def test_a_full_collection_waits_for_its_interval_the_heap_to_grow_and_a_quiet_m
     unfrozen: None,
 ) -> None:
     clock = Clock()
-    freezer = freezer_on(
+    collector = collector_on(
         clock,
-        thaw_seconds=100.0,
-        thaw_growth=0.25,
+        interval_seconds=100.0,
+        growth=0.25,
         quiet_seconds=3.0,
         quiet_share=0.03,
         force_seconds=1000.0,
     )
     base = long_lived(1000)
     aged(base)
-    freezer.baseline = oldest_generation_size()
+    collector.baseline = oldest_generation_size()
     # Quiet and past the interval, but the generation did not grow: nothing is collected.
-    assert not clock.pass_time(freezer, 500, busy=0.0) and freezer.thaws == 0
+    assert not clock.pass_time(collector, 500, busy=0.0) and collector.collections == 0
     # Grown by more than a quarter while serving (a tenth of a core): found due at the
     # next look, not yet collected.
-    grown = long_lived(freezer.baseline)
+    grown = long_lived(collector.baseline)
     aged(grown)
-    assert not clock.pass_time(freezer, 120, busy=0.1)
-    assert freezer.due_since is not None and freezer.thaws == 0
+    assert not clock.pass_time(collector, 120, busy=0.1)
+    assert collector.due_since is not None and collector.collections == 0
     # Busy for a while more: still waiting; two quiet seconds are not a quiet moment.
-    assert not clock.pass_time(freezer, 300, busy=0.1)
-    assert not clock.pass_time(freezer, 2, busy=0.0)
+    assert not clock.pass_time(collector, 300, busy=0.1)
+    assert not clock.pass_time(collector, 2, busy=0.0)
     # The first quiet moment (three seconds under 3% of a core): it collects, and its
     # survivors are the new baseline.
-    assert clock.pass_time(freezer, 1, busy=0.0)
-    assert freezer.thaws == 1 and freezer.due_since is None
-    assert freezer.baseline >= len(base) + len(grown)
+    assert clock.pass_time(collector, 1, busy=0.0)
+    assert collector.collections == 1 and collector.due_since is None
+    assert collector.baseline >= len(base) + len(grown)
     # And not again before its interval, however quiet and grown.
-    aged(long_lived(freezer.baseline))
-    assert not clock.pass_time(freezer, 90, busy=0.0)
+    aged(long_lived(collector.baseline))
+    assert not clock.pass_time(collector, 90, busy=0.0)
 
 
 def test_a_full_collection_due_too_long_runs_even_while_busy(unfrozen: None) -> None:
     clock = Clock()
-    freezer = freezer_on(clock, thaw_seconds=10.0, force_seconds=100.0)
-    freezer.baseline = 1000
+    collector = collector_on(clock, interval_seconds=10.0, force_seconds=100.0)
+    collector.baseline = 1000
     aged(long_lived(1000))
-    assert not clock.pass_time(freezer, 10, busy=0.5)
-    due = freezer.due_since
+    assert not clock.pass_time(collector, 10, busy=0.5)
+    due = collector.due_since
     assert due is not None
-    assert not clock.pass_time(freezer, 99, busy=0.5)
-    assert clock.pass_time(freezer, 1, busy=0.5)
-    assert freezer.thaws == 1 and clock.now - due == 100.0
+    assert not clock.pass_time(collector, 99, busy=0.5)
+    assert clock.pass_time(collector, 1, busy=0.5)
+    assert collector.collections == 1 and clock.now - due == 100.0
 
 
 class Node:
@@ -160,11 +160,11 @@ class Node:
         self.other: Node | None = None
 
 
-def test_the_freezers_collection_frees_cycles_in_the_oldest_generation(unfrozen: None) -> None:
+def test_the_oldest_generations_collection_frees_its_cycles(unfrozen: None) -> None:
     gc.set_threshold(*GC_THRESHOLDS)
     clock = Clock()
-    freezer = freezer_on(clock, thaw_seconds=1.0)
-    freezer.baseline = 1
+    collector = collector_on(clock, interval_seconds=1.0)
+    collector.baseline = 1
     first, second = Node(), Node()
     first.other, second.other = second, first
     gone = weakref.ref(first)
@@ -172,7 +172,7 @@ def test_the_freezers_collection_frees_cycles_in_the_oldest_generation(unfrozen:
     del first, second
     gc.collect(1)
     assert gone() is not None  # no young collection walks it: the garbage waits
-    assert clock.pass_time(freezer, 5, busy=0.0)
+    assert clock.pass_time(collector, 5, busy=0.0)
     assert gone() is None
 
 
