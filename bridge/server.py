@@ -23,7 +23,7 @@ from bridge.transport.connections import (
     ignore_refusal,
 )
 from bridge.transport.fan_out import RoomFanOut
-from bridge.transport.gc_pauses import GcFreezer, tune_gc
+from bridge.transport.gc_pauses import tune_gc
 from bridge.transport.http_api import API_RATE_PER_SECOND, HttpApi
 from bridge.transport.module_package import ZIP_NAME, build_zip, document_routes, manifest
 from bridge.transport.port import COSTED_READS, RATE_BURST, RATE_PER_SECOND
@@ -36,7 +36,6 @@ __all__ = [
     "JOIN_RATE_PER_SECOND",
     "RATE_BURST",
     "RATE_PER_SECOND",
-    "GcFreezer",
     "RedisRoomFanOut",
     "create_app",
     "pubsub_channel",

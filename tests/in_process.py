@@ -42,7 +42,6 @@ import aiohttp
 
 from bridge import cli
 from bridge.logs import log_handler
-from bridge.server import GcFreezer
 from bridge.startup import StartupError
 from tests.bridge_process import PORT_TRIES, Bridge, Served, free_port, store_args
 
@@ -65,8 +64,8 @@ def _leave_gc_alone() -> None:
     and tunes the collector for itself; here that heap is the test runner's."""
 
 
-def _gc_freezers() -> int:
-    return sum(isinstance(callback, GcFreezer) for callback in gc.callbacks)
+def _gc_tuning() -> tuple[tuple[int, ...], int]:
+    return gc.get_threshold(), gc.get_freeze_count()
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -127,7 +126,7 @@ class InProcessBridge(Served):
     async def _serve(self, *extra: str) -> InProcessBridge:
         args = _parse(self.serve_args(*extra))
         self._capture_log()
-        freezers = _gc_freezers()
+        tuning = _gc_tuning()
         try:
             with mock.patch.object(cli, "tune_gc", _leave_gc_alone):
                 self.task = asyncio.create_task(cli._serve(args), name=f"bridge:{self.port}")
@@ -136,8 +135,8 @@ class InProcessBridge(Served):
             self._release_log()
             raise
         # Should serving tune the collector some other way, this says so rather than let
-        # it freeze the runner's heap behind a callback on a loop that is about to close.
-        assert _gc_freezers() == freezers, "serving tuned the garbage collector"
+        # it freeze the runner's heap or set its thresholds for a loop about to close.
+        assert _gc_tuning() == tuning, "serving tuned the garbage collector"
         return self
 
     async def _wait_healthy(self) -> None:

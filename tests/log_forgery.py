@@ -18,8 +18,8 @@ from bridge.rules.engine import replay
 from bridge.rules.events import EVENT_ADAPTER
 from bridge.rules.state import WorldState
 from bridge.store.chain import GENESIS_HASH, event_hash
-from bridge.store.compact import unpack
-from bridge.store.sqlite import connect_readable
+from bridge.store.compact import commit_emits, commit_events
+from bridge.store.sqlite_schema import connect_readable
 
 
 def rewrite_event(
@@ -31,18 +31,21 @@ def rewrite_event(
 ) -> None:
     """Replace event ``seq``'s payload (and its ``(prev_hash, hash)``, when given) in the
     commit row that holds it, as someone editing the file could."""
-    rowid, text = db.execute(
-        "SELECT rowid, events FROM commits WHERE world_id = ? AND last_event_seq >= ? "
+    rowid, text, emits = db.execute(
+        "SELECT rowid, events, emits FROM commits WHERE world_id = ? AND last_event_seq >= ? "
         "ORDER BY last_event_seq LIMIT 1",
         (world, seq),
     ).fetchone()
-    events = json.loads(unpack(text))
+    events = json.loads(commit_events(text))
     for event in events:
         if event[0] == seq:
             event[5] = payload
             if hashes is not None:
                 event[3], event[4] = hashes
-    db.execute("UPDATE commits SET events = ? WHERE rowid = ?", (json.dumps(events), rowid))
+    db.execute(
+        "UPDATE commits SET events = ?, emits = ? WHERE rowid = ?",
+        (json.dumps(events), commit_emits(text, emits), rowid),
+    )
 
 
 def rewrite_and_rehash(db_path: Path, world: str) -> None:

@@ -21,8 +21,8 @@ from bridge.rules.ruleset import get_ruleset
 from bridge.rules.state import Character
 from bridge.service import BridgeService, Session, cards, protocol
 from bridge.service.core import state_json
+from bridge.store import codec
 from bridge.store.sqlite import SQLiteStore
-from bridge.transport import codec
 from tests.fuzzing import examples
 from tests.seats import BROUSSEAU, GHOUL, MARGOT
 

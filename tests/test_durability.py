@@ -16,11 +16,11 @@ import pytest
 
 from bridge.service import BridgeService, Session
 from bridge.service.core import SNAPSHOT_MIN_TAIL, SNAPSHOT_TAIL_SHARE
+from bridge.store import codec
 from bridge.store.base import CommitBatch, Snapshot, Store
 from bridge.store.chain import verify_chain
 from bridge.store.redis import RedisStore
 from bridge.store.sqlite import SQLiteStore
-from bridge.transport import codec
 from tests.bridge_process import BridgeProcess, flush_redis
 from tests.conftest import Connect
 from tests.in_process import run_cli

@@ -1,8 +1,8 @@
 """The bridge's garbage-collection policy (DESIGN "State and scale": many tables on one
-process; issue 35: no pause over 50 ms while serving): survivors of every collection are
-frozen, so no collection walks the long-lived heap again while the bridge is busy; the
-full collection that thaws everything runs only when it is due (enough time passed, the
-frozen heap grew) and the moment is quiet, or once it has waited ``force_seconds``."""
+process; issue 35: no pause over 50 ms while serving): the start-up heap is frozen for
+good, no automatic collection walks the oldest generation, and the collector collects that
+generation, without the start-up heap, only when it is due (enough time passed, the
+generation grew) and the moment is quiet, or once it has waited ``force_seconds``."""
 
 from __future__ import annotations
 
@@ -12,15 +12,30 @@ from collections.abc import Iterator
 
 import pytest
 
-from bridge.transport.gc_pauses import GcFreezer, PauseTimer
+from bridge.transport.gc_pauses import (
+    GC_THRESHOLDS,
+    OldestCollector,
+    PauseTimer,
+    oldest_generation_size,
+)
 
 
 @pytest.fixture
 def unfrozen() -> Iterator[None]:
-    """Start and end with nothing frozen, whatever the freezer under test did."""
+    """Start and end with nothing frozen and the runner's thresholds, whatever the collector
+    under test did."""
+    thresholds = gc.get_threshold()
     gc.unfreeze()
     yield
     gc.unfreeze()
+    gc.set_threshold(*thresholds)
+
+
+def aged(objects: object) -> None:
+    """Move ``objects`` (alive) into the oldest generation, as surviving young and middle
+    collections while serving does."""
+    del objects
+    gc.collect(1)
 
 
 def long_lived(count: int) -> list[dict[str, list[int]]]:
@@ -46,84 +61,96 @@ class Clock:
     def thread_time(self) -> float:
         return self.cpu
 
-    def pass_time(self, freezer: GcFreezer, seconds: float, busy: float) -> bool:
-        """Tick the freezer once a second for ``seconds``, the loop's thread using
+    def pass_time(self, collector: OldestCollector, seconds: float, busy: float) -> bool:
+        """Tick the collector once a second for ``seconds``, the loop's thread using
         ``busy`` of a core; whether any tick ran the full collection."""
         ran = False
         for _ in range(int(seconds)):
             self.now += 1.0
             self.cpu += busy
-            ran = freezer.tick() or ran
+            ran = collector.tick() or ran
         return ran
 
 
-def freezer_on(clock: Clock, **policy: float) -> GcFreezer:
-    return GcFreezer(clock=clock, cpu_clock=clock.thread_time, **policy)
+def collector_on(clock: Clock, **policy: float) -> OldestCollector:
+    return OldestCollector(clock=clock, cpu_clock=clock.thread_time, **policy)
 
 
-@pytest.mark.parametrize("generation", [0, 1])
-def test_survivors_of_a_collection_young_or_middle_are_frozen_once_it_ends(
-    unfrozen: None, generation: int
+def test_no_automatic_collection_walks_the_oldest_generation(unfrozen: None) -> None:
+    gc.set_threshold(*GC_THRESHOLDS)
+    generations: list[int] = []
+    timer = PauseTimer(lambda generation, _seconds: generations.append(generation))
+    timer.install()
+    try:
+        kept = [long_lived(1_000) for _ in range(200)]  # 400,000 tracked objects
+    finally:
+        timer.remove()
+    assert generations and set(generations) <= {0, 1}
+    assert oldest_generation_size() >= 300_000 and len(kept) == 200
+
+
+def test_the_start_up_heap_stays_frozen_through_the_oldest_generations_collection(
+    unfrozen: None,
 ) -> None:
-    freezer = freezer_on(Clock())
-    kept = long_lived(10)
-    freezer("start", {"generation": generation})
-    assert is_walked(kept[0])
-    freezer("stop", {"generation": generation})
-    assert not is_walked(kept[0])
-    assert gc.get_freeze_count() > 0
+    start_up = long_lived(100)
+    gc.freeze()
+    clock = Clock()
+    collector = collector_on(clock, interval_seconds=1.0, growth=0.0)
+    later = long_lived(1_000)
+    aged(later)
+    collector.baseline = 0
+    assert clock.pass_time(collector, 5, busy=0.0)
+    assert collector.collections == 1
+    assert not is_walked(start_up[0]) and is_walked(later[0])
 
 
 def test_a_full_collection_waits_for_its_interval_the_heap_to_grow_and_a_quiet_moment(
     unfrozen: None,
 ) -> None:
     clock = Clock()
-    freezer = freezer_on(
+    collector = collector_on(
         clock,
-        thaw_seconds=100.0,
-        thaw_growth=0.25,
+        interval_seconds=100.0,
+        growth=0.25,
         quiet_seconds=3.0,
         quiet_share=0.03,
         force_seconds=1000.0,
     )
     base = long_lived(1000)
-    freezer("stop", {"generation": 1})
-    freezer.baseline = gc.get_freeze_count()
-    # Quiet and past the interval, but the heap did not grow: nothing is thawed.
-    assert not clock.pass_time(freezer, 500, busy=0.0) and not is_walked(base[0])
+    aged(base)
+    collector.baseline = oldest_generation_size()
+    # Quiet and past the interval, but the generation did not grow: nothing is collected.
+    assert not clock.pass_time(collector, 500, busy=0.0) and collector.collections == 0
     # Grown by more than a quarter while serving (a tenth of a core): found due at the
-    # next look, still frozen.
-    grown = long_lived(freezer.baseline)
-    freezer("stop", {"generation": 0})
-    assert not clock.pass_time(freezer, 120, busy=0.1)
-    assert freezer.due_since is not None and freezer.thaws == 0 and not is_walked(grown[0])
+    # next look, not yet collected.
+    grown = long_lived(collector.baseline)
+    aged(grown)
+    assert not clock.pass_time(collector, 120, busy=0.1)
+    assert collector.due_since is not None and collector.collections == 0
     # Busy for a while more: still waiting; two quiet seconds are not a quiet moment.
-    assert not clock.pass_time(freezer, 300, busy=0.1)
-    assert not clock.pass_time(freezer, 2, busy=0.0)
-    # The first quiet moment (three seconds under 3% of a core): it thaws and walks
-    # everything; its survivors are frozen again, the new baseline.
-    assert clock.pass_time(freezer, 1, busy=0.0)
-    assert freezer.thaws == 1 and freezer.due_since is None
-    assert not is_walked(grown[0]) and not is_walked(base[0])
-    assert freezer.baseline >= len(base) + len(grown)
+    assert not clock.pass_time(collector, 300, busy=0.1)
+    assert not clock.pass_time(collector, 2, busy=0.0)
+    # The first quiet moment (three seconds under 3% of a core): it collects, and its
+    # survivors are the new baseline.
+    assert clock.pass_time(collector, 1, busy=0.0)
+    assert collector.collections == 1 and collector.due_since is None
+    assert collector.baseline >= len(base) + len(grown)
     # And not again before its interval, however quiet and grown.
-    long_lived(freezer.baseline)
-    freezer("stop", {"generation": 0})
-    assert not clock.pass_time(freezer, 90, busy=0.0)
+    aged(long_lived(collector.baseline))
+    assert not clock.pass_time(collector, 90, busy=0.0)
 
 
 def test_a_full_collection_due_too_long_runs_even_while_busy(unfrozen: None) -> None:
     clock = Clock()
-    freezer = freezer_on(clock, thaw_seconds=10.0, force_seconds=100.0)
-    freezer.baseline = gc.get_freeze_count()
-    grown = long_lived(max(1000, freezer.baseline))
-    freezer("stop", {"generation": 0})
-    assert not clock.pass_time(freezer, 10, busy=0.5)
-    due = freezer.due_since
+    collector = collector_on(clock, interval_seconds=10.0, force_seconds=100.0)
+    collector.baseline = 1000
+    aged(long_lived(1000))
+    assert not clock.pass_time(collector, 10, busy=0.5)
+    due = collector.due_since
     assert due is not None
-    assert not clock.pass_time(freezer, 99, busy=0.5)
-    assert clock.pass_time(freezer, 1, busy=0.5)
-    assert freezer.thaws == 1 and clock.now - due == 100.0 and not is_walked(grown[0])
+    assert not clock.pass_time(collector, 99, busy=0.5)
+    assert clock.pass_time(collector, 1, busy=0.5)
+    assert collector.collections == 1 and clock.now - due == 100.0
 
 
 class Node:
@@ -133,18 +160,19 @@ class Node:
         self.other: Node | None = None
 
 
-def test_the_full_collection_frees_cycles_that_were_frozen(unfrozen: None) -> None:
+def test_the_oldest_generations_collection_frees_its_cycles(unfrozen: None) -> None:
+    gc.set_threshold(*GC_THRESHOLDS)
     clock = Clock()
-    freezer = freezer_on(clock, thaw_seconds=1.0)
-    freezer.baseline = 1
+    collector = collector_on(clock, interval_seconds=1.0)
+    collector.baseline = 1
     first, second = Node(), Node()
     first.other, second.other = second, first
     gone = weakref.ref(first)
-    freezer("stop", {"generation": 0})  # the cycle survives a collection: frozen
+    gc.collect(1)  # the cycle survives the young collections: in the oldest generation
     del first, second
-    gc.collect()
-    assert gone() is not None  # frozen garbage waits
-    assert clock.pass_time(freezer, 5, busy=0.0)
+    gc.collect(1)
+    assert gone() is not None  # no young collection walks it: the garbage waits
+    assert clock.pass_time(collector, 5, busy=0.0)
     assert gone() is None
 
 

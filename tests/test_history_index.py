@@ -19,7 +19,8 @@ from bridge.service.history_index import index_row
 from bridge.store.base import CommitBatch, EventRow, HistoryQuery, HistoryRow, Store, WorldRecord
 from bridge.store.chain import GENESIS_HASH, event_hash
 from bridge.store.redis import RedisStore, _done
-from bridge.store.sqlite import MIGRATIONS, SQLiteStore
+from bridge.store.sqlite import SQLiteStore
+from bridge.store.sqlite_schema import MIGRATIONS
 from tests.bridge_process import flush_redis
 
 WORLD = WorldRecord(id="w", name="World", ruleset="unwritten", key_hash="h", created_at="t0")

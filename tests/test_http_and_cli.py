@@ -17,7 +17,7 @@ import pytest
 
 from bridge import __version__
 from bridge.service.protocol import PROTOCOL_VERSION
-from bridge.store.sqlite import connect_readable
+from bridge.store.sqlite_schema import connect_readable
 from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world
 from tests.conftest import Connect
 from tests.in_process import run_cli

@@ -14,7 +14,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 
 from bridge.service.protocol import NAMESPACE
-from bridge.transport import codec
+from bridge.store import codec
 from bridge.transport.redis_fan_out import RedisRoomFanOut, pubsub_channel
 
 _channels = itertools.count(1)

@@ -13,7 +13,7 @@ import socketio
 
 from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
 from bridge.store.chain import verify_chain
-from bridge.store.sqlite import connect_readable
+from bridge.store.sqlite_schema import connect_readable
 from tests.bridge_process import BridgeProcess, add_world
 from tests.conftest import Connect
 from tests.in_process import InProcessBridge

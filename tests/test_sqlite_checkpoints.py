@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from bridge.service import BridgeService, Session
-from bridge.store.sqlite import CHECKPOINT_NICENESS, SQLiteStore, _Checkpointer, connect_readable
+from bridge.store.sqlite import SQLiteStore
+from bridge.store.sqlite_checkpoint import CHECKPOINT_NICENESS, Checkpointer
+from bridge.store.sqlite_schema import connect_readable
 
 ACTOR = {"id": "hero", "name": "Hero", "owners": ["p"], "skills": {"Athletics": 2}}
 
@@ -111,11 +113,11 @@ async def test_commits_never_checkpoint_and_the_checkpointer_bounds_the_log(
 def test_a_failed_checkpoint_is_logged_and_tried_again(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    checkpointer = _Checkpointer(tmp_path / "bridge.sqlite3", interval=60.0, truncate_frames=100)
+    checkpointer = Checkpointer(tmp_path / "bridge.sqlite3", interval=60.0, truncate_frames=100)
     try:
         closed = sqlite3.connect(tmp_path / "other.sqlite3")
         closed.close()
-        with caplog.at_level(logging.WARNING, logger="bridge.store.sqlite"):
+        with caplog.at_level(logging.WARNING, logger="bridge.store.sqlite_checkpoint"):
             checkpointer.checkpoint(closed)  # raises inside: a closed connection
         assert "WAL checkpoint" in caplog.text and "retried" in caplog.text
     finally:
@@ -161,7 +163,7 @@ async def test_a_pass_over_a_long_log_asks_for_the_reset_and_a_short_one_does_no
         with sqlite3.connect(path, isolation_level=None) as db:
             for truncate_frames, expected in ((10**9, []), (100, ["reset"])):
                 asked.clear()
-                checkpointer = _Checkpointer(
+                checkpointer = Checkpointer(
                     path, 3600.0, truncate_frames, lambda: asked.append("reset")
                 )
                 try:

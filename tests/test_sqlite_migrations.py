@@ -7,15 +7,29 @@ import sqlite3
 import zlib
 from pathlib import Path
 
+import pytest
+
 from bench.disk import resolve
 from bench.seed import seed_worlds
 from bridge.service import BridgeService
+from bridge.store import codec
 from bridge.store.base import CommitBatch, EmitRow, EventRow
 from bridge.store.chain import GENESIS_HASH, event_hash
-from bridge.store.compact import ROW, pack, pack_row, pack_text, unpack, unpack_text
+from bridge.store.compact import (
+    ROW,
+    commit_emits,
+    commit_events,
+    pack,
+    pack_commit,
+    pack_row,
+    pack_text,
+    unpack,
+    unpack_commit,
+    unpack_text,
+)
 from bridge.store.log_dictionary import LOG_DICTIONARY_V1
-from bridge.store.sqlite import MIGRATIONS, PACKED_SCHEMA, SQLiteStore, connect_readable
-from bridge.transport import codec
+from bridge.store.sqlite import SQLiteStore
+from bridge.store.sqlite_schema import MIGRATIONS, PACKED_SCHEMA, connect_readable
 
 
 def schema_2_database(path: Path) -> None:
@@ -160,7 +174,7 @@ async def schema_5_database(path: Path, actions: int) -> None:
         BEGIN;
         DROP VIEW events;
         DROP VIEW emits;
-        UPDATE commits SET events = unpack(events), emits = unpack(emits);
+        UPDATE commits SET events = commit_events(events), emits = commit_emits(events, emits);
         UPDATE snapshots SET state = unpack(state);
         """
         + MIGRATIONS[3][MIGRATIONS[3].index("CREATE VIEW events") :]
@@ -232,3 +246,81 @@ def test_a_row_packed_with_zlibs_default_window_reads_back() -> None:
     row = bytes((ROW,)) + compressor.compress(text.encode()) + compressor.flush()
     assert row != pack_row(text)
     assert unpack(row) == unpack(pack_row(text)) == text
+
+
+async def test_a_schema_6_log_packed_row_by_row_reads_the_same_and_goes_on(
+    tmp_path: Path,
+) -> None:
+    # Issue 35: a commit is now packed whole (format 3); a file whose commits were packed
+    # as two rows each (format 1) opens, reads every event, emit and answer as it was, and
+    # its log verifies with the commits written after it.
+    path = tmp_path / "bridge.sqlite3"
+    store = SQLiteStore(path)
+    await store.open()
+    try:
+        await seed_worlds(store, ["w"])
+        await resolve(store, "w", 12)
+        events = await store.events("w")
+        emits = await store.emits_since("w", 0, 10_000)
+        answer = await store.get_response("w", "gm", "action.pass:p3")
+    finally:
+        await store.close()
+    assert answer is not None and answer["data"]["card"] is not None
+    db = connect_readable(path, isolation_level=None)
+    db.executescript(
+        """
+        BEGIN;
+        DROP VIEW events;
+        DROP VIEW emits;
+        UPDATE commits SET events = pack_row(commit_events(events)),
+            emits = pack_row(commit_emits(events, emits));
+        """
+        + MIGRATIONS[5][MIGRATIONS[5].index("CREATE VIEW events") :]
+        + "; PRAGMA user_version=6; COMMIT;"
+    )
+    assert {
+        kind for (kind,) in db.execute("SELECT DISTINCT substr(events, 1, 1) FROM commits")
+    } == {bytes((ROW,))}
+    db.close()
+    store = SQLiteStore(path)
+    await store.open()
+    try:
+        assert await store.events("w") == events
+        assert await store.emits_since("w", 0, 10_000) == emits
+        assert await store.get_response("w", "gm", "action.pass:p3") == answer
+        await resolve(store, "w", 1, first=12)
+        assert (await store.events("w"))[: len(events)] == events
+        assert (await store.emits_since("w", 0, 10_000))[: len(emits)] == emits
+        report = await BridgeService(store).verify_history("w")
+        assert report.ok and report.events > len(events), report.problems
+    finally:
+        await store.close()
+    db = connect_readable(path)
+    formats = {kind for (kind,) in db.execute("SELECT DISTINCT substr(events, 1, 1) FROM commits")}
+    shown_events = db.execute("SELECT COUNT(*), MAX(seq) FROM events").fetchone()
+    shown_emits = db.execute("SELECT COUNT(*), MAX(seq) FROM emits").fetchone()
+    last = db.execute("SELECT last_event_seq, last_emit_seq FROM worlds").fetchone()
+    db.close()
+    assert formats == {bytes((ROW,)), bytes((3,))}
+    # The views read both formats: every event and emit, the last ones included.
+    assert shown_events == (last[0], last[0]) and shown_emits == (last[1], last[1])
+
+
+def test_a_commit_packed_whole_reads_back_as_its_two_texts() -> None:
+    # The newline that parts them never occurs in compact JSON: a string's is escaped.
+    events = codec.dumps([[1, "t", "", "", "", {"text": "line one\nline two", "name": "Zoë"}]])
+    emits = codec.dumps([[1, "card", {"card": {"kind": "action", "note": "a\nb"}}]])
+    packed = pack_commit(events, emits)
+    assert unpack_commit(packed, b"") == (events, emits)
+    assert (commit_events(packed), commit_emits(packed, b"")) == (events, emits)
+    assert len(packed) < len(events) + len(emits)
+    # Rows of the older formats read through the same functions.
+    assert commit_events(pack_row(events)) == events
+    assert commit_emits(pack_row(events), pack_row(emits)) == emits
+    assert commit_emits(events, emits) == emits
+    # A packed commit cut short or garbled is refused with a ValueError, never half read.
+    for broken in (packed[: len(packed) // 2], packed[:1] + b"\xff" * 20):
+        with pytest.raises(ValueError):
+            unpack_commit(broken, b"")
+    with pytest.raises(ValueError, match="unpack_commit"):
+        unpack(packed)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bridge.store import sqlite
+from bridge.store import sqlite, sqlite_worker
 from bridge.store.base import CommitBatch
 from bridge.store.chain import GENESIS_HASH
 from tests.test_store_contract import WORLD, event
@@ -26,7 +26,7 @@ async def test_outcomes_that_pile_up_reach_each_caller_in_order() -> None:
     # The loop is held up until the thread has run the last job, so the outcomes of all
     # the others wait for it together: each caller still gets its own result or exception,
     # a cancelled caller is skipped, and the jobs ran in the order they were sent.
-    worker = sqlite._Worker()
+    worker = sqlite_worker.Worker()
     loop = asyncio.get_running_loop()
     wakeups = 0
     real_call_soon_threadsafe = loop.call_soon_threadsafe
@@ -72,7 +72,7 @@ async def test_outcomes_that_pile_up_reach_each_caller_in_order() -> None:
 async def test_a_caller_after_a_wakeup_is_settled_by_its_own() -> None:
     # Once the queued outcomes are settled, the next outcome wakes the loop again: a store
     # used one call at a time answers every call.
-    worker = sqlite._Worker()
+    worker = sqlite_worker.Worker()
     try:
         for number in range(50):
             assert await worker.run(partial(int.__add__, number, 1)) == number + 1
@@ -86,7 +86,7 @@ async def test_a_caller_after_a_wakeup_is_settled_by_its_own() -> None:
 def test_outcomes_for_a_closed_loop_are_dropped_and_the_thread_goes_on() -> None:
     # A loop that closed while its job ran: nobody waits for the outcome, and the thread
     # still serves the next loop.
-    worker = sqlite._Worker()
+    worker = sqlite_worker.Worker()
     started, release = threading.Event(), threading.Event()
 
     def slow() -> str:
@@ -116,7 +116,7 @@ def test_outcomes_for_a_closed_loop_are_dropped_and_the_thread_goes_on() -> None
 async def test_work_posted_from_another_thread_runs_between_jobs_and_a_failure_is_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    worker = sqlite._Worker()
+    worker = sqlite_worker.Worker()
     ran: list[str] = []
 
     def fails() -> None:
@@ -147,7 +147,7 @@ async def test_a_job_runs_in_place_only_while_the_thread_is_idle_with_nothing_qu
     # run_here never overtakes: while the thread runs a job, or a job waits in its queue,
     # it refuses at once and runs nothing; once both are done it runs on the caller's own
     # thread, and an exception reaches the caller as raised.
-    worker = sqlite._Worker()
+    worker = sqlite_worker.Worker()
     started, release = threading.Event(), threading.Event()
     ran: list[str] = []
 

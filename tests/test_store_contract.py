@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bridge.store import codec
 from bridge.store.base import (
     AlreadyAnswered,
     CommitBatch,
@@ -25,7 +26,6 @@ from bridge.store.base import (
 from bridge.store.chain import GENESIS_HASH, event_hash
 from bridge.store.redis import RedisStore
 from bridge.store.sqlite import SQLiteStore
-from bridge.transport import codec
 from tests.bridge_process import flush_redis
 
 

@@ -12,7 +12,7 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-from bridge.store.sqlite import connect_readable
+from bridge.store.sqlite_schema import connect_readable
 from tests.bridge_process import Bridge, add_world
 from tests.conftest import Connect
 from tests.in_process import InProcessBridge, run_cli

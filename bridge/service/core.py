@@ -57,6 +57,7 @@ from bridge.service.session import (
     validation_error,
 )
 from bridge.service.stats import ServiceStats
+from bridge.store import codec
 from bridge.store.base import (
     AlreadyAnswered,
     CommitBatch,
@@ -73,7 +74,6 @@ from bridge.store.chain import (
     disagreeing_anchors,
     verify_chain,
 )
-from bridge.transport import codec
 from bridge.transport.auth import hash_key, key_matches, new_key
 
 Clock = Callable[[], datetime]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from bridge.store.sqlite import connect_readable
+from bridge.store.sqlite_schema import connect_readable
 
 
 class NotABackup(Exception):

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from dataclasses import dataclass, field, fields
+from typing import Any, Protocol, TypeVar, cast
 
-from bridge.transport import codec
+from bridge.store import codec
+
+R = TypeVar("R")
+
+
+def record_from_row(record: type[R], row: Any) -> R:
+    """The dataclass ``record`` built from a database row read by column name (a
+    ``sqlite3.Row``, an ``aiosqlite.Row``): each field from the column of its name."""
+    return record(**{f.name: row[f.name] for f in fields(cast(Any, record))})
 
 
 class VersionConflict(Exception):

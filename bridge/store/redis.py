@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from redis.asyncio import Redis
 
+from bridge.store import codec
 from bridge.store.base import (
     AlreadyAnswered,
     CommitBatch,
@@ -36,7 +37,6 @@ from bridge.store.base import (
 )
 from bridge.store.chain import GENESIS_HASH
 from bridge.store.compact import pack_text, unpack_text
-from bridge.transport import codec
 
 T = TypeVar("T")
 log = logging.getLogger("bridge.store.redis")

@@ -11,14 +11,14 @@ or fail an action, and nothing is lost if the bridge stops between the two.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, astuple, dataclass, fields
 from pathlib import Path
 from typing import Literal, Protocol
 
 import aiosqlite
 from redis.asyncio import Redis
 
-from bridge.store.base import Store
+from bridge.store.base import Store, record_from_row
 from bridge.store.redis import _done
 
 WebhookKind = Literal["discord", "json"]
@@ -156,26 +156,7 @@ CREATE INDEX IF NOT EXISTS webhook_deliveries_world
     ON webhook_deliveries (world_id, created_at);
 """
 
-_DELIVERY_COLUMNS = (
-    "id, world_id, webhook_id, key, body, status, attempts, created_at, next_at, "
-    "last_error, finished_at"
-)
-
-
-def _delivery(row: aiosqlite.Row) -> Delivery:
-    return Delivery(
-        id=row["id"],
-        world_id=row["world_id"],
-        webhook_id=row["webhook_id"],
-        key=row["key"],
-        body=row["body"],
-        status=row["status"],
-        attempts=row["attempts"],
-        created_at=row["created_at"],
-        next_at=row["next_at"],
-        last_error=row["last_error"],
-        finished_at=row["finished_at"],
-    )
+_DELIVERY_COLUMNS = ", ".join(f.name for f in fields(Delivery))
 
 
 class SQLiteWebhookStore:
@@ -222,15 +203,7 @@ class SQLiteWebhookStore:
             await db.execute(
                 "INSERT INTO webhooks (world_id, id, kind, url, secret, name, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    hook.world_id,
-                    hook.id,
-                    hook.kind,
-                    hook.url,
-                    hook.secret,
-                    hook.name,
-                    hook.created_at,
-                ),
+                astuple(hook),
             )
             await db.execute("COMMIT")
         except BaseException:
@@ -242,18 +215,7 @@ class SQLiteWebhookStore:
             "SELECT * FROM webhooks WHERE world_id = ? ORDER BY created_at, id", (world_id,)
         ) as cursor:
             rows = await cursor.fetchall()
-        return [
-            WebhookRecord(
-                world_id=r["world_id"],
-                id=r["id"],
-                kind=r["kind"],
-                url=r["url"],
-                secret=r["secret"],
-                name=r["name"],
-                created_at=r["created_at"],
-            )
-            for r in rows
-        ]
+        return [record_from_row(WebhookRecord, r) for r in rows]
 
     async def remove_webhook(self, world_id: str, webhook_id: str) -> bool:
         cursor = await self.db.execute(
@@ -290,22 +252,7 @@ class SQLiteWebhookStore:
             await db.executemany(
                 f"INSERT OR IGNORE INTO webhook_deliveries ({_DELIVERY_COLUMNS}) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        d.id,
-                        d.world_id,
-                        d.webhook_id,
-                        d.key,
-                        d.body,
-                        d.status,
-                        d.attempts,
-                        d.created_at,
-                        d.next_at,
-                        d.last_error,
-                        d.finished_at,
-                    )
-                    for d in items
-                ],
+                [astuple(d) for d in items],
             )
             await db.execute("COMMIT")
         except BaseException:
@@ -326,7 +273,9 @@ class SQLiteWebhookStore:
             (now + lease_seconds, owner, now, limit),
         ) as cursor:
             rows = await cursor.fetchall()
-        return sorted((_delivery(r) for r in rows), key=lambda d: (d.created_at, d.id))
+        return sorted(
+            (record_from_row(Delivery, r) for r in rows), key=lambda d: (d.created_at, d.id)
+        )
 
     async def settle(self, delivery: Delivery, owner: str) -> bool:
         cursor = await self.db.execute(
@@ -351,7 +300,7 @@ class SQLiteWebhookStore:
             "ORDER BY created_at DESC, id DESC LIMIT ?",
             (world_id, limit),
         ) as cursor:
-            return [_delivery(r) for r in await cursor.fetchall()]
+            return [record_from_row(Delivery, r) for r in await cursor.fetchall()]
 
     async def pending(self) -> int:
         async with self.db.execute(

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from aiohttp import WSCloseCode, WSMsgType, hdrs, web
 
-from bridge.transport import codec
+from bridge.store import codec
 from bridge.transport.connections import ignore_refusal
 from bridge.transport.ratelimit import InboundBudget, Pace
 

@@ -7,7 +7,7 @@ from typing import Any, Protocol
 from socketio import packet
 
 from bridge.service.protocol import NAMESPACE
-from bridge.transport import codec
+from bridge.store import codec
 from bridge.transport.engineio_ws import MESSAGE
 
 EVENT = f"{MESSAGE}{packet.EVENT}{NAMESPACE},".encode()

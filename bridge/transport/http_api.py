@@ -35,8 +35,9 @@ from bridge.service.protocol.http import (
     action_body,
 )
 from bridge.service.session import validation_error
-from bridge.transport import codec
+from bridge.store import codec
 from bridge.transport.auth import key_matches
+from bridge.transport.codec import MAX_NESTING, nests_deeper_than
 from bridge.transport.fan_out import RoomFanOut
 from bridge.transport.ratelimit import TokenBucket
 
@@ -442,7 +443,7 @@ class HttpApi:
             if len(raw) > limit:
                 raise too_large
         too_deep = ApiError(
-            400, error("invalid", f"The body nests deeper than {codec.MAX_NESTING} levels.")
+            400, error("invalid", f"The body nests deeper than {MAX_NESTING} levels.")
         )
         try:
             body = codec.loads(bytes(raw))
@@ -450,9 +451,7 @@ class HttpApi:
             raise too_deep from exc
         except ValueError as exc:  # UnicodeDecodeError too
             raise ApiError(400, error("invalid", "The body is not JSON.")) from exc
-        if raw.count(b"[") + raw.count(b"{") > codec.MAX_NESTING and codec.nests_deeper_than(
-            body, codec.MAX_NESTING
-        ):
+        if raw.count(b"[") + raw.count(b"{") > MAX_NESTING and nests_deeper_than(body, MAX_NESTING):
             raise too_deep
         return body
 
@@ -544,7 +543,7 @@ def openapi_document() -> dict[str, Any]:
         }
         if route.request is not None:
             responses["400"] = _error_response(
-                f"The body is not JSON, or nests deeper than {codec.MAX_NESTING} levels"
+                f"The body is not JSON, or nests deeper than {MAX_NESTING} levels"
             )
             responses["413"] = _error_response("The body is too large")
             responses["422"] = _error_response("The body breaks the schema (ack error 'invalid')")

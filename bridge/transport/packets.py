@@ -22,7 +22,7 @@ from typing import Any
 from socketio import packet
 
 from bridge.service.protocol import NAMESPACE
-from bridge.transport import codec
+from bridge.store import codec
 
 # Event names no client can send: every client event is wrapped under CLIENT_FRAME.
 CLIENT_FRAME = "fate.client-frame"
@@ -59,7 +59,7 @@ class GuardedPacket(packet.Packet):  # type: ignore[misc]
     Bytes handed to it fail to encode (TypeError) instead of becoming an attachment."""
 
     uses_binary_events = False
-    # orjson for every packet (bridge.transport.codec adapts it to the json module's interface).
+    # orjson for every packet (bridge.store.codec adapts it to the json module's interface).
     json = codec
     data: Any
 

@@ -23,7 +23,8 @@ from pydantic import ValidationError
 
 from bridge.service import BridgeService, Reply, Session, error, ok, protocol
 from bridge.service.session import validation_error
-from bridge.transport import codec
+from bridge.store.codec import TooDeep
+from bridge.transport.codec import MAX_NESTING, encoded_size
 from bridge.transport.ratelimit import TokenBucket
 from bridge.transport.relay import (
     RELAY_TOTAL_BURST,
@@ -177,11 +178,9 @@ class IntentPort:
         """The refusal of a payload too large, too deep or not JSON; None for one that is
         read."""
         try:
-            size = codec.encoded_size(payload, codec.MAX_NESTING, protocol.MAX_MESSAGE_BYTES)
-        except codec.TooDeep:
-            return Reply(
-                error("invalid", f"The message nests deeper than {codec.MAX_NESTING} levels.")
-            )
+            size = encoded_size(payload, MAX_NESTING, protocol.MAX_MESSAGE_BYTES)
+        except TooDeep:
+            return Reply(error("invalid", f"The message nests deeper than {MAX_NESTING} levels."))
         except (TypeError, ValueError):
             return Reply(error("invalid", "The message is not JSON."))
         if size > protocol.MAX_MESSAGE_BYTES:

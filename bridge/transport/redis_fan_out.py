@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 from redis.asyncio import Redis
 
 from bridge.service.protocol import NAMESPACE
-from bridge.transport import codec
+from bridge.store import codec
 from bridge.transport.fan_out import RoomFanOut
 
 log = logging.getLogger("bridge.server")

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from socketio import packet
 
 from bridge.service.protocol import NAMESPACE
-from bridge.transport import codec
+from bridge.store import codec
 from bridge.transport.engineio_ws import MESSAGE, EngineSession, new_id
 from bridge.transport.fan_out import RoomFanOut
 from bridge.transport.packets import CLIENT_FRAME, GuardedPacket
