@@ -59,10 +59,10 @@ class RefusalCounts:
     (a join of ``/fate`` past the websocket's join rate), ``seats_full`` (no seat left for
     the address), ``join_timeout`` (no namespace joined in time), ``bind_timeout`` (a player
     no GM vouched for in time), ``backlog`` (a client reading too slowly for its outgoing
-    budget: cut), ``inbound_budget`` (a frame read late for passing the connection's frames
-    or bytes a second), ``max_payload`` (a message over ``maxPayload``: closed),
-    ``pong_timeout`` (no pong in time: cut), ``bad_packet`` (a frame no Engine.IO client
-    sends: cut)."""
+    budget: cut), ``inbound_budget`` (a frame past the connection's frames or bytes a
+    second: read late once joined, cut before), ``max_payload`` (a message over
+    ``maxPayload``: closed), ``pong_timeout`` (no pong in time: cut), ``bad_packet`` (a
+    frame no Engine.IO client sends, or a packet other than CONNECT before joining: cut)."""
 
     def __init__(self) -> None:
         self.by_reason: Counter[str] = Counter()

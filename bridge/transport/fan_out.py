@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from socketio import packet
-
 from bridge.service.protocol import NAMESPACE
 from bridge.transport import codec
 from bridge.transport.engineio_ws import MESSAGE
+from bridge.transport.packets import PacketType, head
 
-EVENT = f"{MESSAGE}{packet.EVENT}{NAMESPACE},".encode()
+EVENT = (MESSAGE + head(PacketType.EVENT, NAMESPACE)).encode()
 
 
 class Receiver(Protocol):
@@ -70,9 +69,6 @@ class RoomFanOut:
                 members.discard(sid)
                 if not members:
                     del self.rooms[room]
-
-    def rooms_of(self, sid: str) -> set[str]:
-        return set(self.memberships.get(sid, ()))
 
     # --- emits --------------------------------------------------------------------------
 

@@ -52,8 +52,7 @@ class RedisRoomFanOut(RoomFanOut):
     delivered here; published only when another process listens.
 
     An emit's message is JSON (``host_id`` first, then ``method: "emit"``, the event, its
-    data as a list, namespace, room and skip_sid), the shape python-socketio's own Redis
-    manager used, so any subscriber can read it. This process's listener drops its own
+    data as a list, namespace, room and skip_sid): plain JSON any subscriber can read. This process's listener drops its own
     emits by their first bytes instead of decoding them.
 
     A lone process pays nothing for the pub/sub: emits are not published while no other

@@ -1,18 +1,27 @@
 """Socket.IO v5 on one Engine.IO websocket session, for the bridge's one namespace.
 
-A :class:`SocketIOLink` reads each Engine.IO message with :class:`GuardedPacket` (which
-never raises: what no client should send arrives as a marked "malformed" event on
-``/fate``) and answers as python-socketio's server did:
+A :class:`SocketIOLink` decodes each Engine.IO message with the wire's own codec
+(:mod:`bridge.transport.packets`) and answers:
 
 - CONNECT to ``/fate`` asks the :class:`Namespace` (``joining``), then sends
   ``0/fate,{"sid":...}``, or ``4/fate,{"message":...,"data":...}`` when it raised
   :class:`Refused`; CONNECT to any other namespace, or to ``/fate`` again while joined,
-  gets ``4<namespace>,"Unable to connect"`` and changes nothing (a namespace name longer
-  than ``MAX_NAMESPACE_CHARS`` is not echoed: the refusal names no namespace);
-- DISCONNECT from ``/fate`` leaves it (``left``); the websocket stays open;
+  gets ``4<namespace>,{"message":"Invalid namespace"}`` and changes nothing (a namespace
+  name longer than ``MAX_NAMESPACE_CHARS`` is not echoed: the refusal names ``/``).
+  CONNECTs that cannot succeed are counted (:meth:`SocketIOLink.may_connect`): past
+  them the connection is cut.
+- DISCONNECT from ``/fate`` leaves it (``left``); the websocket stays open.
 - EVENT on ``/fate`` while joined runs in a task of its own, and its answer goes back as
-  ``3/fate,<id>[answer]`` when the client asked for one; events of a socket that has not
-  joined are not answered at all; a client's ACKs are ignored.
+  ``3/fate,<id>[answer]`` when the client asked for one; a client's ACKs are ignored (the
+  bridge asks clients nothing).
+- A message the codec refuses, or a packet the bridge does not take from clients
+  (CONNECT_ERROR, binary packets and binary messages: every message of the bridge's
+  protocol is JSON), reaches the namespace as ``malformed`` while joined, answered on
+  ``/fate`` with the packet's ack id when it had one there.
+- Before joining, a connection may send CONNECTs only: any other packet, or a message
+  that is none, ends it (:meth:`SocketIOLink.cut`), as the specification has a server
+  close a connection whose first packet is not a CONNECT. Once joined, packets for
+  other namespaces are ignored.
 """
 
 from __future__ import annotations
@@ -22,29 +31,26 @@ import logging
 from collections.abc import Coroutine
 from typing import Any, Protocol
 
-from socketio import packet
-
 from bridge.service.protocol import NAMESPACE
 from bridge.transport import codec
 from bridge.transport.engineio_ws import MESSAGE, EngineSession, new_id
 from bridge.transport.fan_out import RoomFanOut
-from bridge.transport.packets import CLIENT_FRAME, GuardedPacket
+from bridge.transport.packets import MalformedPacket, PacketType, decode, head
 
 log = logging.getLogger("bridge.server")
 
 # Engine.IO message + Socket.IO packet type + namespace, ahead of each kind of frame.
-CONNECTED = f"{MESSAGE}{packet.CONNECT}{NAMESPACE},".encode()
-ACKED = f"{MESSAGE}{packet.ACK}{NAMESPACE},".encode()
-REFUSED = f"{MESSAGE}{packet.CONNECT_ERROR}".encode()
-REFUSED_HERE = REFUSED + f"{NAMESPACE},".encode()
-UNABLE = codec.dumps_bytes("Unable to connect")
+CONNECTED = (MESSAGE + head(PacketType.CONNECT, NAMESPACE)).encode()
+ACKED = (MESSAGE + head(PacketType.ACK, NAMESPACE)).encode()
+REFUSED_HERE = (MESSAGE + head(PacketType.CONNECT_ERROR, NAMESPACE)).encode()
+INVALID_NAMESPACE = codec.dumps_bytes({"message": "Invalid namespace"})
 # Longer namespace names are not repeated back to the client that sent them.
 MAX_NAMESPACE_CHARS = 64
 
 
 class Refused(Exception):
-    """Raised by :meth:`Namespace.joining` to refuse a CONNECT: the client gets
-    ``{"message": message}`` plus ``"data"`` when given (python-socketio's shape)."""
+    """Raised by :meth:`Namespace.joining` to refuse a CONNECT: the client gets the
+    CONNECT_ERROR payload ``{"message": message}``, plus ``"data"`` when given."""
 
     def __init__(self, message: str, data: object = None) -> None:
         super().__init__(message)
@@ -64,17 +70,17 @@ class Namespace(Protocol):
         """``sid`` left (a DISCONNECT, or its websocket closed)."""
 
     async def event(self, sid: str, frame: object) -> dict[str, Any]:
-        """The answer to a client's event frame (``[name, *args]``)."""
+        """The answer to a client's event (its payload, ``[name, *args]``)."""
 
     async def malformed(self, sid: str, reason: str) -> dict[str, Any]:
-        """The answer to a frame that could not be read."""
+        """The answer to a message the wire refused."""
 
 
-def namespace_prefix(namespace: str) -> bytes:
-    """The namespace as a refusal names it: none for ``/`` or a name too long to echo."""
-    if namespace == "/" or len(namespace) > MAX_NAMESPACE_CHARS:
-        return b""
-    return f"{namespace},".encode()
+def refused_in(namespace: str) -> bytes:
+    """The CONNECT_ERROR frame's head for ``namespace``: ``/`` for a name too long to echo."""
+    if len(namespace) > MAX_NAMESPACE_CHARS:
+        namespace = "/"
+    return (MESSAGE + head(PacketType.CONNECT_ERROR, namespace)).encode()
 
 
 class SocketIOLink:
@@ -98,28 +104,63 @@ class SocketIOLink:
 
     async def on_message(self, data: str | bytes) -> None:
         """One Engine.IO message from the client. Never raises."""
-        received = GuardedPacket(encoded_packet=data)
-        kind = received.packet_type
-        if kind == packet.EVENT:
-            sid = self.sid
-            if received.namespace == NAMESPACE and sid is not None:
-                self.spawn(self.answer(sid, received.id, received.data))
-        elif kind == packet.CONNECT:
-            await self.join(received.namespace or "/", received.data)
-        elif kind == packet.DISCONNECT and received.namespace == NAMESPACE:
+        if isinstance(data, bytes):
+            self.refuse("binary messages are not part of the protocol", NAMESPACE, None)
+            return
+        try:
+            received = decode(data)
+        except MalformedPacket as bad:
+            self.refuse(bad.reason, bad.namespace, bad.id)
+            return
+        kind = received.type
+        if kind == PacketType.CONNECT:
+            await self.join(received.namespace, received.data)
+            return
+        sid = self.sid
+        if sid is None:
+            self.cut(f"a {kind.name} packet before joining a namespace")
+        elif received.namespace != NAMESPACE:
+            pass  # a namespace it never joined: nothing there to answer
+        elif kind == PacketType.EVENT:
+            self.spawn(self.answer(sid, received.id, received.data))
+        elif kind == PacketType.DISCONNECT:
             await self.leave()
-        # A client's ACK answers nothing the bridge asked: ignored.
+        elif kind != PacketType.ACK:  # a client's ACK answers nothing the bridge asked
+            refused = f"a {kind.name} packet is not accepted from clients"
+            self.refuse(refused, NAMESPACE, received.id)
+
+    def refuse(self, reason: str, namespace: str, ack_id: int | None) -> None:
+        """A message the wire does not take: answered on ``/fate`` while joined (with its
+        ack id when it was sent there), else the connection is cut."""
+        sid = self.sid
+        if sid is None:
+            self.cut(reason)
+            return
+        self.spawn(self.answer_malformed(sid, ack_id if namespace == NAMESPACE else None, reason))
+
+    def cut(self, reason: str) -> None:
+        """End the connection for what it sent (a subclass logs and counts it)."""
+        if self.engine is not None:
+            self.engine.abort()
 
     async def answer(self, sid: str, ack_id: int | None, data: list[Any]) -> None:
-        """Run one event (marked by :class:`GuardedPacket`) and send its ack."""
+        """Run one event and send its ack when the client asked for one."""
         try:
-            if data[0] == CLIENT_FRAME:
-                ack = await self.namespace.event(sid, data[1])
-            else:
-                ack = await self.namespace.malformed(sid, str(data[1]))
+            ack = await self.namespace.event(sid, data)
         except Exception:
             log.exception("event handler failed")
             return
+        await self.acknowledge(ack_id, ack)
+
+    async def answer_malformed(self, sid: str, ack_id: int | None, reason: str) -> None:
+        try:
+            ack = await self.namespace.malformed(sid, reason)
+        except Exception:
+            log.exception("malformed frame handler failed")
+            return
+        await self.acknowledge(ack_id, ack)
+
+    async def acknowledge(self, ack_id: int | None, ack: dict[str, Any]) -> None:
         if ack_id is not None:
             await self.send(ACKED + str(ack_id).encode() + codec.dumps_bytes([ack]))
 
@@ -134,14 +175,14 @@ class SocketIOLink:
                 if self.engine is not None:
                     self.engine.abort()
                 return
-            await self.send(REFUSED + namespace_prefix(namespace) + UNABLE)
+            await self.send(refused_in(namespace) + INVALID_NAMESPACE)
             return
         sid = new_id()
         # A receiver from the start: the connect handler puts it in rooms, and what they
-        # hear meanwhile reaches it (before its CONNECT answer, as with python-socketio).
+        # hear meanwhile reaches it (before its CONNECT answer).
         self.fan_out.connect(sid, self.engine)
         try:
-            # As python-socketio: an empty auth ({}, null) is no auth.
+            # An empty auth ({} or none) is no auth.
             await self.namespace.joining(self, sid, auth or None)
         except Refused as refused:
             self.fan_out.disconnect(sid)
