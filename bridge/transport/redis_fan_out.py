@@ -52,8 +52,9 @@ class RedisRoomFanOut(RoomFanOut):
     delivered here; published only when another process listens.
 
     An emit's message is JSON (``host_id`` first, then ``method: "emit"``, the event, its
-    data as a list, namespace, room and skip_sid): plain JSON any subscriber can read. This process's listener drops its own
-    emits by their first bytes instead of decoding them.
+    data as a list, namespace, room and skip_sid): plain JSON any subscriber can read.
+    This process's listener drops its own emits by their first bytes instead of decoding
+    them.
 
     A lone process pays nothing for the pub/sub: emits are not published while no other
     subscriber listens (``peers`` is False). Who listens is learned so that no emit a

@@ -10,7 +10,8 @@ A :class:`SocketIOLink` decodes each Engine.IO message with the wire's own codec
   name longer than ``MAX_NAMESPACE_CHARS`` is not echoed: the refusal names ``/``).
   CONNECTs that cannot succeed are counted (:meth:`SocketIOLink.may_connect`): past
   them the connection is cut.
-- DISCONNECT from ``/fate`` leaves it (``left``); the websocket stays open.
+- DISCONNECT from ``/fate`` leaves it (``left``); the websocket stays open. Leaving a
+  namespace the connection is not in changes nothing.
 - EVENT on ``/fate`` while joined runs in a task of its own, and its answer goes back as
   ``3/fate,<id>[answer]`` when the client asked for one; a client's ACKs are ignored (the
   bridge asks clients nothing).
@@ -18,7 +19,8 @@ A :class:`SocketIOLink` decodes each Engine.IO message with the wire's own codec
   (CONNECT_ERROR, binary packets and binary messages: every message of the bridge's
   protocol is JSON), reaches the namespace as ``malformed`` while joined, answered on
   ``/fate`` with the packet's ack id when it had one there.
-- Before joining, a connection may send CONNECTs only: any other packet, or a message
+- Before joining, a connection may send CONNECTs (and DISCONNECTs) only: any other
+  packet, or a message
   that is none, ends it (:meth:`SocketIOLink.cut`), as the specification has a server
   close a connection whose first packet is not a CONNECT. Once joined, packets for
   other namespaces are ignored.
@@ -117,14 +119,15 @@ class SocketIOLink:
             await self.join(received.namespace, received.data)
             return
         sid = self.sid
-        if sid is None:
+        if kind == PacketType.DISCONNECT:
+            if received.namespace == NAMESPACE:
+                await self.leave()  # leaving where it is not changes nothing
+        elif sid is None:
             self.cut(f"a {kind.name} packet before joining a namespace")
         elif received.namespace != NAMESPACE:
             pass  # a namespace it never joined: nothing there to answer
         elif kind == PacketType.EVENT:
             self.spawn(self.answer(sid, received.id, received.data))
-        elif kind == PacketType.DISCONNECT:
-            await self.leave()
         elif kind != PacketType.ACK:  # a client's ACK answers nothing the bridge asked
             refused = f"a {kind.name} packet is not accepted from clients"
             self.refuse(refused, NAMESPACE, received.id)
