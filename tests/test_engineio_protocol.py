@@ -1,12 +1,14 @@
 """The bridge's own Engine.IO v4 / Socket.IO v5 server (bridge.transport.engineio_ws and
 socketio_server) frame by frame, over a raw websocket on a free port: the HTTP refusals
-and their bodies (python-engineio's), the open packet, pings and pongs, close packets both
+and their bodies (Engine.IO's JSON strings), the open packet, pings and pongs, close packets both
 ways, and the Socket.IO answers a client reads (CONNECT, CONNECT_ERROR's two shapes, a
-second CONNECT, DISCONNECT, events with and without an ack id, a client's ACK), and what
+second CONNECT, DISCONNECT, events with and without an ack id, a client's ACK, a packet
+before joining), and what
 the websocket part of Engine.IO v4 / Socket.IO v5 leaves to the server: packets only
 long-polling sends, a long-polling request's answer, binary attachments refused, and the
-close a stopping server sends. With tests/test_wire_bounds.py (pongs required,
-``maxPayload`` to the byte) this is the wire's contract."""
+close a stopping server sends. With tests/test_socketio_packets.py (the packet codec) and
+tests/test_wire_bounds.py (pongs required, ``maxPayload`` to the byte) this is the wire's
+contract."""
 
 from __future__ import annotations
 

@@ -68,7 +68,7 @@ class Packet:
 class MalformedPacket(ValueError):
     """A message :func:`decode` refuses. ``reason`` says why; ``namespace`` and ``id`` are
     what its head named before the fault (the main namespace and no id when the fault was
-    there)."""
+    there; no id unless the packet was an event, the one kind whose id asks an answer)."""
 
     def __init__(self, reason: str, namespace: str = MAIN_NAMESPACE, id: int | None = None):
         super().__init__(reason)
@@ -172,15 +172,17 @@ def decode(text: str) -> Packet:
     if len(id_digits) > _ID_DIGITS or (id_digits and int(id_digits) > MAX_ACK_ID):
         raise MalformedPacket(f"an ack id past {MAX_ACK_ID}", namespace)
     ack_id = int(id_digits) if id_digits else None
+    # What a refusal names: only an event's id asks for an answer.
+    asked = ack_id if kind in (PacketType.EVENT, PacketType.BINARY_EVENT) else None
     attachments = 0
     if kind in BINARY_TYPES:
         if count is None:
-            raise MalformedPacket("a binary packet counts its attachments", namespace, ack_id)
+            raise MalformedPacket("a binary packet counts its attachments", namespace, asked)
         if len(count) > 2 or int(count) > MAX_ATTACHMENTS:
-            raise MalformedPacket(f"more than {MAX_ATTACHMENTS} attachments", namespace, ack_id)
+            raise MalformedPacket(f"more than {MAX_ATTACHMENTS} attachments", namespace, asked)
         attachments = int(count)
     elif count is not None:
-        raise MalformedPacket("only binary packets have attachments", namespace, ack_id)
+        raise MalformedPacket("only binary packets have attachments", namespace, asked)
     body = text[found.end() :]
     data: Any = None
     if body:
@@ -188,11 +190,11 @@ def decode(text: str) -> Packet:
             data = codec.loads(body)
         except ValueError as exc:  # not JSON, or nested past the decoder
             detail = str(exc).split("\n", 1)[0][:120] or type(exc).__name__
-            raise MalformedPacket(f"the payload is not JSON: {detail}", namespace, ack_id) from None
+            raise MalformedPacket(f"the payload is not JSON: {detail}", namespace, asked) from None
     packet = Packet(kind, namespace, data, ack_id, attachments)
     problem = _problem(packet)
     if problem is not None:
-        raise MalformedPacket(problem, namespace, ack_id)
+        raise MalformedPacket(problem, namespace, asked)
     return packet
 
 
