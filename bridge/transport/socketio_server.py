@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Coroutine
 from typing import Any, Protocol
 
 from bridge.service.protocol import NAMESPACE
@@ -127,7 +127,7 @@ class SocketIOLink:
         elif received.namespace != NAMESPACE:
             pass  # a namespace it never joined: nothing there to answer
         elif kind == PacketType.EVENT:
-            self.spawn(self.answer(sid, received.id, received.data))
+            self.spawn(self.answer(received.id, self.namespace.event(sid, received.data)))
         elif kind != PacketType.ACK:  # a client's ACK answers nothing the bridge asked
             refused = f"a {kind.name} packet is not accepted from clients"
             self.refuse(refused, NAMESPACE, received.id)
@@ -139,31 +139,22 @@ class SocketIOLink:
         if sid is None:
             self.cut(reason)
             return
-        self.spawn(self.answer_malformed(sid, ack_id if namespace == NAMESPACE else None, reason))
+        asked = ack_id if namespace == NAMESPACE else None
+        self.spawn(self.answer(asked, self.namespace.malformed(sid, reason)))
 
     def cut(self, reason: str) -> None:
         """End the connection for what it sent (a subclass logs and counts it)."""
         if self.engine is not None:
             self.engine.abort()
 
-    async def answer(self, sid: str, ack_id: int | None, data: list[Any]) -> None:
-        """Run one event and send its ack when the client asked for one."""
+    async def answer(self, ack_id: int | None, answering: Awaitable[dict[str, Any]]) -> None:
+        """Await the namespace's answer to a client's message, and send it as the ack when
+        the client asked for one."""
         try:
-            ack = await self.namespace.event(sid, data)
+            ack = await answering
         except Exception:
-            log.exception("event handler failed")
+            log.exception("answering a client's message failed")
             return
-        await self.acknowledge(ack_id, ack)
-
-    async def answer_malformed(self, sid: str, ack_id: int | None, reason: str) -> None:
-        try:
-            ack = await self.namespace.malformed(sid, reason)
-        except Exception:
-            log.exception("malformed frame handler failed")
-            return
-        await self.acknowledge(ack_id, ack)
-
-    async def acknowledge(self, ack_id: int | None, ack: dict[str, Any]) -> None:
         if ack_id is not None:
             await self.send(ACKED + str(ack_id).encode() + codec.dumps_bytes([ack]))
 
