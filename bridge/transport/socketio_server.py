@@ -37,15 +37,13 @@ from bridge.service.protocol import NAMESPACE
 from bridge.transport import codec
 from bridge.transport.engineio_ws import MESSAGE, EngineSession, new_id
 from bridge.transport.fan_out import RoomFanOut
-from bridge.transport.packets import MalformedPacket, PacketType, decode, head
+from bridge.transport.packets import MalformedPacket, Packet, PacketType, decode, encode, head
 
 log = logging.getLogger("bridge.server")
 
 # Engine.IO message + Socket.IO packet type + namespace, ahead of each kind of frame.
-CONNECTED = (MESSAGE + head(PacketType.CONNECT, NAMESPACE)).encode()
+# An ack's head, written once: every answered event is sent one.
 ACKED = (MESSAGE + head(PacketType.ACK, NAMESPACE)).encode()
-REFUSED_HERE = (MESSAGE + head(PacketType.CONNECT_ERROR, NAMESPACE)).encode()
-INVALID_NAMESPACE = codec.dumps_bytes({"message": "Invalid namespace"})
 # Longer namespace names are not repeated back to the client that sent them.
 MAX_NAMESPACE_CHARS = 64
 
@@ -78,11 +76,16 @@ class Namespace(Protocol):
         """The answer to a message the wire refused."""
 
 
-def refused_in(namespace: str) -> bytes:
-    """The CONNECT_ERROR frame's head for ``namespace``: ``/`` for a name too long to echo."""
+def message(packet: Packet) -> bytes:
+    """``packet`` as an Engine.IO message frame (UTF-8)."""
+    return (MESSAGE + encode(packet)).encode()
+
+
+def refusal(error: dict[str, object], namespace: str = NAMESPACE) -> bytes:
+    """A CONNECT_ERROR for ``namespace`` (``/`` for a name too long to echo)."""
     if len(namespace) > MAX_NAMESPACE_CHARS:
         namespace = "/"
-    return (MESSAGE + head(PacketType.CONNECT_ERROR, namespace)).encode()
+    return message(Packet(PacketType.CONNECT_ERROR, namespace, error))
 
 
 class SocketIOLink:
@@ -169,7 +172,7 @@ class SocketIOLink:
                 if self.engine is not None:
                     self.engine.abort()
                 return
-            await self.send(refused_in(namespace) + INVALID_NAMESPACE)
+            await self.send(refusal({"message": "Invalid namespace"}, namespace))
             return
         sid = new_id()
         # A receiver from the start: the connect handler puts it in rooms, and what they
@@ -180,17 +183,17 @@ class SocketIOLink:
             await self.namespace.joining(self, sid, auth or None)
         except Refused as refused:
             self.fan_out.disconnect(sid)
-            await self.send(REFUSED_HERE + codec.dumps_bytes(refused.error))
+            await self.send(refusal(refused.error))
             return
         except Exception:
             self.fan_out.disconnect(sid)
             log.exception("connect handler failed")
-            await self.send(REFUSED_HERE + codec.dumps_bytes({"message": "refused"}))
+            await self.send(refusal({"message": "refused"}))
             return
         self.sid = sid
         if self.engine is not None:
             self.engine.set_joined(True)
-        await self.send(CONNECTED + codec.dumps_bytes({"sid": sid}))
+        await self.send(message(Packet(PacketType.CONNECT, NAMESPACE, {"sid": sid})))
 
     async def leave(self) -> None:
         """Leave ``/fate`` (if joined): out of every room, then the namespace is told."""
