@@ -8,15 +8,14 @@ which starts when the connection opens: see ``serve`` in :mod:`bridge.cli`.)
 The gate counts strangers: every connection from the moment it opens (an HTTP request,
 a websocket that has not joined ``/fate``) until the Socket.IO server claims it for a
 seat (:meth:`AddressGate.claim`). Joined sockets are counted by :class:`Seats` in pools
-of their own, so that players nobody has vouched for (issue 26: 32 of them held the
-address's whole cap, and the GM was refused on the socket and on the HTTP API) fill only
-their own, smaller pool, and every connection that has not joined is closed by the
-server's timeouts within seconds. The strangers of one address are a small pool that
-cannot lock anyone out: when it is full, a new connection takes the place of the oldest
-stranger that has sent nothing yet (else of the oldest), so a flood of idle connections
-delays a client with a key by a handshake, never refuses it (issue 35: 40 connections
-reopened as soon as closed held the GM and the HTTP API out 40/40). What is refused or cut
-is logged at a bounded rate (:class:`RefusalLog`), never a line per connection.
+of their own, so that players nobody has vouched for fill only their own, smaller pool
+(they can never hold an address's whole cap against its GM, on the socket or the HTTP
+API), and every connection that has not joined is closed by the server's timeouts within
+seconds. The strangers of one address are a small pool that cannot lock anyone out: when
+it is full, a new connection takes the place of the oldest stranger that has sent nothing
+yet (else of the oldest), so a flood of idle connections, however often reopened, delays
+a client with a key by a handshake, never refuses it. What is refused or cut is logged at
+a bounded rate (:class:`RefusalLog`), never a line per connection.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ MESSAGE = "4"
 # Frames go out as UTF-8 bytes: a room's frame is encoded once for all its receivers.
 PING_FRAME = PING.encode()
 CLOSE_FRAME = CLOSE.encode()
-# The intervals python-engineio uses unless told otherwise.
+# Engine.IO's customary intervals (what clients are tuned for).
 PING_INTERVAL_SECONDS = 25.0
 PING_TIMEOUT_SECONDS = 20.0
 # A frame this long or longer is queued even on an idle socket: written at once, a frame
@@ -79,13 +79,13 @@ OnMessage = Callable[[str | bytes], Awaitable[None]]
 
 
 def new_id() -> str:
-    """A session id: 20 URL-safe characters, 120 random bits (as long as engineio's)."""
+    """A session id: 20 URL-safe characters, 120 random bits."""
     return secrets.token_urlsafe(15)
 
 
 def refusal(message: str, status: int = 400) -> web.Response:
     """Engine.IO's refusal of an HTTP request: the status and the message as a JSON string
-    (python-engineio's body for a refused transport, version, origin or upgrade)."""
+    (what Engine.IO clients show for a refused transport, version, origin or upgrade)."""
     return web.Response(status=status, text=codec.dumps(message), content_type="text/plain")
 
 
@@ -123,7 +123,7 @@ class EngineOptions:
         does: an origin not allowed, a transport other than websocket (long-polling
         included), an Engine.IO version other than 4, a GET without the upgrade, or any
         other method (OPTIONS is answered ``OK``, as a CORS preflight). An answer to an
-        allowed origin carries the CORS headers python-engineio sent."""
+        allowed origin carries the CORS headers a browser needs to read it."""
         origin = request.headers.get(hdrs.ORIGIN)
         if origin and not self.allows(origin):
             return refusal(f"{origin} is not an accepted origin.")

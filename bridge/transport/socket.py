@@ -122,8 +122,8 @@ class FateSocket:
     - :meth:`stop` ends serving gracefully: running intents finish, later ones are
       answered "send it again", every websocket closes with 1012 (clients reconnect).
     - Websockets decline permessage-deflate unless ``compress``: every browser offers it,
-      and deflating each frame once per receiver cost 12-28% of an action's CPU with ten
-      clients in a room.
+      and deflating each frame once per receiver costs a large share of an action's CPU
+      in a full room, for frames that are small anyway (the README's bench table).
     """
 
     def __init__(
