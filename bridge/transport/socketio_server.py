@@ -20,10 +20,12 @@ A :class:`SocketIOLink` decodes each Engine.IO message with the wire's own codec
   protocol is JSON), reaches the namespace as ``malformed`` while joined, answered on
   ``/fate`` with the packet's ack id when it had one there.
 - Before joining, a connection may send CONNECTs (and DISCONNECTs) only: any other
-  packet, or a message
-  that is none, ends it (:meth:`SocketIOLink.cut`), as the specification has a server
-  close a connection whose first packet is not a CONNECT. Once joined, packets for
-  other namespaces are ignored.
+  packet, or a message that is none, ends it (:meth:`SocketIOLink.cut`), as the
+  specification has a server close a connection whose first packet is not a CONNECT.
+  Once joined, packets for other namespaces are ignored.
+- The bridge answers a joined client's refused message rather than closing (the
+  specification's receiver closes on an EVENT without a non-empty array): the client
+  learns why, and nothing it had in flight is lost.
 """
 
 from __future__ import annotations
@@ -41,8 +43,8 @@ from bridge.transport.packets import MalformedPacket, Packet, PacketType, decode
 
 log = logging.getLogger("bridge.server")
 
-# Engine.IO message + Socket.IO packet type + namespace, ahead of each kind of frame.
-# An ack's head, written once: every answered event is sent one.
+# An ack's head (Engine.IO message, Socket.IO ACK, /fate), written once: every answered
+# event is sent one.
 ACKED = (MESSAGE + head(PacketType.ACK, NAMESPACE)).encode()
 # Longer namespace names are not repeated back to the client that sent them.
 MAX_NAMESPACE_CHARS = 64
