@@ -12,7 +12,8 @@ printing one JSON line of what it did), the probe on the bridge's core (see
 
 - ``connect``: ``FLOODERS`` websockets that never join send CONNECTs to another
   namespace (a 1 KiB name) as fast as they can, each reopened when cut;
-- ``prejoin``: the same sending events before joining;
+- ``prejoin``: the same sending events before joining (each cut at its first: a
+  connection that joined nothing may send CONNECTs only), each reopened when cut;
 - ``gm_events``: ``flooded``'s GM sends ``hello`` as fast as the socket takes it, far past
   its rate limit, reading the refusals;
 - ``churn``: ``CHURNERS`` idle TCP connections from one address, each reopened as soon as

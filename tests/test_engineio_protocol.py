@@ -1,12 +1,14 @@
 """The bridge's own Engine.IO v4 / Socket.IO v5 server (bridge.transport.engineio_ws and
 socketio_server) frame by frame, over a raw websocket on a free port: the HTTP refusals
-and their bodies (python-engineio's), the open packet, pings and pongs, close packets both
+and their bodies (Engine.IO's JSON strings), the open packet, pings and pongs, close packets both
 ways, and the Socket.IO answers a client reads (CONNECT, CONNECT_ERROR's two shapes, a
-second CONNECT, DISCONNECT, events with and without an ack id, a client's ACK), and what
+second CONNECT, DISCONNECT, events with and without an ack id, a client's ACK, a packet
+before joining), and what
 the websocket part of Engine.IO v4 / Socket.IO v5 leaves to the server: packets only
 long-polling sends, a long-polling request's answer, binary attachments refused, and the
-close a stopping server sends. With tests/test_wire_bounds.py (pongs required,
-``maxPayload`` to the byte) this is the wire's contract."""
+close a stopping server sends. With tests/test_socketio_packets.py (the packet codec) and
+tests/test_wire_bounds.py (pongs required, ``maxPayload`` to the byte) this is the wire's
+contract."""
 
 from __future__ import annotations
 
@@ -199,16 +201,16 @@ async def test_the_server_says_close_before_it_closes() -> None:
 # --- Socket.IO ---------------------------------------------------------------------------
 
 
-async def test_connect_answers_and_refusals_have_python_socketios_shapes(
+async def test_connect_answers_and_refusals_have_the_specifications_shapes(
     served: tuple[EchoService, str],
 ) -> None:
     service, url = served
     async with aiohttp.ClientSession() as http, http.ws_connect(url + WS) as ws:
         await opened(ws)
         await ws.send_str("40")
-        assert await frame(ws) == '44"Unable to connect"'
+        assert await frame(ws) == '44{"message":"Invalid namespace"}'
         await ws.send_str("40/other,{}")
-        assert await frame(ws) == '44/other,"Unable to connect"'
+        assert await frame(ws) == '44/other,{"message":"Invalid namespace"}'
         refused = await join(ws, '{"refuse":true}')
         assert refused.startswith(f"44{NAMESPACE},"), refused
         error = json.loads(refused.split(",", 1)[1])
@@ -222,7 +224,7 @@ async def test_connect_answers_and_refusals_have_python_socketios_shapes(
         sid = json.loads(answer.split(",", 1)[1])["sid"]
         assert service.joined == [sid]
         # A second CONNECT changes nothing: the socket keeps its sid.
-        assert await join(ws) == f'44{NAMESPACE},"Unable to connect"'
+        assert await join(ws) == f'44{NAMESPACE},{{"message":"Invalid namespace"}}'
         assert service.joined == [sid] and not service.left
 
 
@@ -230,7 +232,6 @@ async def test_events_acks_and_disconnect(served: tuple[EchoService, str]) -> No
     service, url = served
     async with aiohttp.ClientSession() as http, http.ws_connect(url + WS) as ws:
         await opened(ws)
-        await ws.send_str(f'42{NAMESPACE},["hello",{{"n":0}}]')  # before joining: unanswered
         await join(ws)
         await ws.send_str(f'42{NAMESPACE},["hello",{{"n":1}}]')  # no ack id: no ack
         await ws.send_str(f'43{NAMESPACE},5["ignored"]')  # a client's ACK: ignored
@@ -245,12 +246,47 @@ async def test_events_acks_and_disconnect(served: tuple[EchoService, str]) -> No
         await ws.send_str(f"41{NAMESPACE},")
         await until(lambda: bool(service.left))
         assert service.left == service.joined
-        await ws.send_str(f'42{NAMESPACE},9["hello",{{}}]')  # no longer joined: unanswered
         again = await join(ws)
         assert again.startswith(f"40{NAMESPACE},") and len(service.joined) == 2
         assert service.joined[1] != service.joined[0]
         await ws.send_str(f'42{NAMESPACE},10["hello",{{}}]')
         assert (await frame(ws)).startswith(f"43{NAMESPACE},10[")
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        f'42{NAMESPACE},["hello",{{}}]',
+        f'42{NAMESPACE},1["hello",{{}}]',
+        f"43{NAMESPACE},1[]",
+        f"44{NAMESPACE},{{}}",
+        '42["hello"]',
+        "4x",
+        "4",
+        b"\x01\x02",
+    ],
+)
+@pytest.mark.parametrize("after_leaving", [False, True])
+async def test_a_packet_other_than_connect_before_joining_ends_the_connection(
+    served: tuple[EchoService, str], message: str | bytes, after_leaving: bool
+) -> None:
+    # Socket.IO v5: a server closes a connection whose first packet is not a CONNECT; one
+    # that left the namespace is where it began. Nothing is answered. (A DISCONNECT there
+    # changes nothing: leaving twice is no fault.)
+    service, url = served
+    async with aiohttp.ClientSession() as http, http.ws_connect(url + WS) as ws:
+        await opened(ws)
+        if after_leaving:
+            await join(ws)
+            await ws.send_str(f"41{NAMESPACE},")
+            await until(lambda: bool(service.left))
+        if isinstance(message, bytes):
+            await ws.send_bytes(message)
+        else:
+            await ws.send_str(message)
+        got = await ws.receive(timeout=5)
+        assert got.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED), got
+    assert len(service.joined) == int(after_leaving)
 
 
 @pytest.mark.parametrize("packet", ["0", "2", "2probe", "5", "6"])

@@ -17,7 +17,6 @@ import aiohttp
 import pytest
 
 from bridge.service.protocol import NAMESPACE
-from bridge.transport.packets import CLIENT_FRAME, MALFORMED_FRAME
 from tests.socket_stub import EchoService, serving, until
 
 PING_INTERVAL = 0.3
@@ -161,9 +160,10 @@ async def test_engineio_junk_ends_the_connection_with_one_log_line(
     assert "closed connection" in lines[0].getMessage() and lines[0].exc_info is None
 
 
-# Engine.IO messages whose JSON python-socketio would skip decoding (falsy) or misread,
-# events whose data is no list, packets a client never sends, a binary event, an ack id
-# of 100 digits, a frame nested past the decoder: none reaches a handler as an exception.
+# Engine.IO messages whose JSON is no packet, events whose data is no non-empty list,
+# packets a client never sends, a binary event, an ack id of 100 digits, a frame nested past
+# the decoder, packets for a namespace never joined: none reaches a handler as an
+# exception, and the connection goes on.
 ODD_FRAMES = [
     "4null",
     "4false",
@@ -180,8 +180,8 @@ ODD_FRAMES = [
     f"42{NAMESPACE},1[]",
     f"42{NAMESPACE},1[1]",
     f'42{NAMESPACE},1["connect",{{}}]',
-    f'42{NAMESPACE},1["{CLIENT_FRAME}",{{}}]',
-    f'42{NAMESPACE},1["{MALFORMED_FRAME}","x","/fate"]',
+    f'42{NAMESPACE},1["fate.client-frame",{{}}]',
+    f'42{NAMESPACE},1["fate.malformed-frame","x","/fate"]',
     f'451-{NAMESPACE},1["hello",{{"_placeholder":true,"num":0}}]',
     f"44{NAMESPACE},{{}}",
     f'42{NAMESPACE},{"9" * 100}["hello",{{}}]',

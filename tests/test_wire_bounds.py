@@ -187,6 +187,37 @@ async def test_a_connect_flood_is_answered_a_few_times_then_cut() -> None:
         assert answers <= 10, f"{answers} CONNECT refusals answered"
 
 
+async def test_a_stranger_past_its_small_inbound_budget_is_cut_before_anything_is_decoded() -> None:
+    # Issue 35's flood leftover: a connection that joined nothing may send a CONNECT, a
+    # pong and little else a second; past that it is cut, not read more slowly (a flood of
+    # them stalled other worlds), and what it sent past the budget is never decoded. A
+    # joined one may send the same and far more.
+    closed = (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR)
+    async with serving(join_timeout=60) as (service, url), aiohttp.ClientSession() as http:
+        async with http.ws_connect(url + WS) as member:
+            await member.receive_str(timeout=5)
+            await member.send_str(f"40{NAMESPACE},{{}}")
+            await member.receive_str(timeout=5)
+            for _ in range(50):
+                await member.send_str("3")
+            await member.send_str(f'42{NAMESPACE},1["hello",{{"x":"{"y" * 100_000}"}}]')
+            assert (await member.receive_str(timeout=5)).startswith(f"43{NAMESPACE},1[")
+        async with http.ws_connect(url + WS) as stranger:
+            await stranger.receive_str(timeout=5)
+            with contextlib.suppress(ConnectionError):
+                for _ in range(50):  # pongs: frames a stranger may send, but not so many
+                    await stranger.send_str("3")
+            message = await stranger.receive(timeout=10)
+            assert message.type in closed, message
+        async with http.ws_connect(url + WS) as stranger:
+            await stranger.receive_str(timeout=5)
+            # One CONNECT past a stranger's bytes: cut unread, so never answered.
+            await stranger.send_str("40/" + "n" * 100_000 + ",")
+            message = await stranger.receive(timeout=10)
+            assert message.type in closed, message
+    assert len(service.joined) == 1
+
+
 async def test_a_client_that_sends_but_never_answers_pings_is_cut() -> None:
     # Issue 35, hole 5: any frame counted as a sign of life; only a pong does now.
     async with (

@@ -8,15 +8,14 @@ which starts when the connection opens: see ``serve`` in :mod:`bridge.cli`.)
 The gate counts strangers: every connection from the moment it opens (an HTTP request,
 a websocket that has not joined ``/fate``) until the Socket.IO server claims it for a
 seat (:meth:`AddressGate.claim`). Joined sockets are counted by :class:`Seats` in pools
-of their own, so that players nobody has vouched for (issue 26: 32 of them held the
-address's whole cap, and the GM was refused on the socket and on the HTTP API) fill only
-their own, smaller pool, and every connection that has not joined is closed by the
-server's timeouts within seconds. The strangers of one address are a small pool that
-cannot lock anyone out: when it is full, a new connection takes the place of the oldest
-stranger that has sent nothing yet (else of the oldest), so a flood of idle connections
-delays a client with a key by a handshake, never refuses it (issue 35: 40 connections
-reopened as soon as closed held the GM and the HTTP API out 40/40). What is refused or cut
-is logged at a bounded rate (:class:`RefusalLog`), never a line per connection.
+of their own, so that players nobody has vouched for fill only their own, smaller pool
+(they can never hold an address's whole cap against its GM, on the socket or the HTTP
+API), and every connection that has not joined is closed by the server's timeouts within
+seconds. The strangers of one address are a small pool that cannot lock anyone out: when
+it is full, a new connection takes the place of the oldest stranger that has sent nothing
+yet (else of the oldest), so a flood of idle connections, however often reopened, delays
+a client with a key by a handshake, never refuses it. What is refused or cut is logged at
+a bounded rate (:class:`RefusalLog`), never a line per connection.
 """
 
 from __future__ import annotations
@@ -59,10 +58,10 @@ class RefusalCounts:
     (a join of ``/fate`` past the websocket's join rate), ``seats_full`` (no seat left for
     the address), ``join_timeout`` (no namespace joined in time), ``bind_timeout`` (a player
     no GM vouched for in time), ``backlog`` (a client reading too slowly for its outgoing
-    budget: cut), ``inbound_budget`` (a frame read late for passing the connection's frames
-    or bytes a second), ``max_payload`` (a message over ``maxPayload``: closed),
-    ``pong_timeout`` (no pong in time: cut), ``bad_packet`` (a frame no Engine.IO client
-    sends: cut)."""
+    budget: cut), ``inbound_budget`` (a frame past the connection's frames or bytes a
+    second: read late once joined, cut before), ``max_payload`` (a message over
+    ``maxPayload``: closed), ``pong_timeout`` (no pong in time: cut), ``bad_packet`` (a
+    frame no Engine.IO client sends, or a packet other than CONNECT before joining: cut)."""
 
     def __init__(self) -> None:
         self.by_reason: Counter[str] = Counter()

@@ -12,9 +12,13 @@ timer per quiet spell, never one per message (:class:`Silence`).
 
 Both directions are bounded before anything is decoded: what waits to be sent to a client
 (:attr:`EngineSession.backlog`) is capped in bytes, and a session over its cap is cut and
-its backlog dropped; what a client sends is paced by an :class:`InboundBudget` of frames
-and bytes a second (read no faster, so a flood waits in the kernel's buffers and TCP
-slows the sender, and its late pongs end it).
+its backlog dropped; what a client sends is measured by an :class:`InboundBudget` of
+frames and bytes a second. A connection that has joined no namespace has a small budget
+(a CONNECT, a pong, little else) and is cut the moment it passes it, before the frame is
+decoded; a joined one has a far larger budget and past it is read no slower than it
+allows (a flood waits in the kernel's buffers, TCP slows the sender, and its late pongs
+end it). A session cut for what it sent is not read any further: what it had sent and
+the server had not read is dropped with the connection.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ MESSAGE = "4"
 # Frames go out as UTF-8 bytes: a room's frame is encoded once for all its receivers.
 PING_FRAME = PING.encode()
 CLOSE_FRAME = CLOSE.encode()
-# The intervals python-engineio uses unless told otherwise.
+# Engine.IO's customary intervals (what clients are tuned for).
 PING_INTERVAL_SECONDS = 25.0
 PING_TIMEOUT_SECONDS = 20.0
 # A frame this long or longer is queued even on an idle socket: written at once, a frame
@@ -56,8 +60,9 @@ FLUSH_SECONDS = 5.0
 UNJOINED_BACKLOG_BYTES = 64 * 1024
 JOINED_BACKLOG_BYTES = 8 * 1024 * 1024
 
-# What one connection may send before it joins a namespace (a CONNECT and little else), and
-# once joined (a GM's connection relays its players': up to 200 intents a second).
+# What one connection may send before it joins a namespace (a CONNECT and little else: past
+# it, the connection is cut), and once joined (a GM's connection relays its players': up to
+# 200 intents a second; past it, frames are read late).
 UNJOINED_PACE = Pace(
     frames_per_second=5, frame_burst=10, bytes_per_second=16 * 1024, byte_burst=64 * 1024
 )
@@ -74,13 +79,13 @@ OnMessage = Callable[[str | bytes], Awaitable[None]]
 
 
 def new_id() -> str:
-    """A session id: 20 URL-safe characters, 120 random bits (as long as engineio's)."""
+    """A session id: 20 URL-safe characters, 120 random bits."""
     return secrets.token_urlsafe(15)
 
 
 def refusal(message: str, status: int = 400) -> web.Response:
     """Engine.IO's refusal of an HTTP request: the status and the message as a JSON string
-    (python-engineio's body for a refused transport, version, origin or upgrade)."""
+    (what Engine.IO clients show for a refused transport, version, origin or upgrade)."""
     return web.Response(status=status, text=codec.dumps(message), content_type="text/plain")
 
 
@@ -118,7 +123,7 @@ class EngineOptions:
         does: an origin not allowed, a transport other than websocket (long-polling
         included), an Engine.IO version other than 4, a GET without the upgrade, or any
         other method (OPTIONS is answered ``OK``, as a CORS preflight). An answer to an
-        allowed origin carries the CORS headers python-engineio sent."""
+        allowed origin carries the CORS headers a browser needs to read it."""
         origin = request.headers.get(hdrs.ORIGIN)
         if origin and not self.allows(origin):
             return refusal(f"{origin} is not an accepted origin.")
@@ -194,6 +199,11 @@ class EngineSession:
         self.backlog_bytes = 0
         self.backlog_limit = UNJOINED_BACKLOG_BYTES
         self.overflowed = False
+        # Cut by the server: nothing more is read, sent or flushed.
+        self.aborted = False
+        self.joined = False
+        # What :meth:`serve` returning a reason to cut the session counts as.
+        self.cut_reason = "bad_packet"
         self.writer: asyncio.Task[None] | None = None
         self.closed = False
         self.loop = asyncio.get_running_loop()
@@ -243,7 +253,6 @@ class EngineSession:
         """The client reads too slowly for what it is sent: its backlog is dropped, the
         session closed and the TCP connection cut (the read loop then ends)."""
         self.overflowed = True
-        self.closed = True
         self.count_refusal("backlog")
         self.drop_backlog()
         if self.writer is not None:
@@ -256,6 +265,7 @@ class EngineSession:
 
     def set_joined(self, joined: bool) -> None:
         """A session that joined a namespace may send and be sent more."""
+        self.joined = joined
         self.backlog_limit = JOINED_BACKLOG_BYTES if joined else UNJOINED_BACKLOG_BYTES
         self.inbound.pace(JOINED_PACE if joined else UNJOINED_PACE, self.loop.time())
 
@@ -290,7 +300,10 @@ class EngineSession:
         self.abort()
 
     def abort(self) -> None:
-        """Cut the TCP connection (the read loop then ends the session)."""
+        """Cut the TCP connection: nothing more is sent, and the read loop ends the session
+        without reading what the client sent before the cut."""
+        self.aborted = True
+        self.closed = True
         transport = self.request.transport
         if transport is not None:
             transport.abort()
@@ -315,16 +328,24 @@ class EngineSession:
                     received = await ws.receive()
                 except Exception:  # the transport broke mid-frame
                     return None
+                if self.aborted:
+                    return None
                 kind = received.type
                 if kind is WSMsgType.TEXT or kind is WSMsgType.BINARY:
                     if self.options.compress and self.inflated_too_large(received.data):
                         self.count_refusal("max_payload")
                         return None
-                    # Paced before it is decoded: a sender past its budget is read later.
+                    # Charged before it is decoded: a stranger past its budget is cut, a
+                    # joined sender read later.
                     wait = self.inbound.charge(len(received.data), self.loop.time())
                     if wait > 0:
+                        if not self.joined:
+                            self.cut_reason = "inbound_budget"
+                            return "more than a connection that joined nothing may send"
                         self.count_refusal("inbound_budget")
                         await asyncio.sleep(wait)
+                        if self.aborted:
+                            return None
                 if kind is WSMsgType.TEXT:
                     data: str = received.data
                     head = data[:1]
@@ -399,8 +420,8 @@ class EngineSession:
         ``code``."""
         self.closed = True
         self.stop_timers()
-        if self.overflowed:
-            return  # already cut, its backlog dropped
+        if self.overflowed or self.aborted:
+            return  # already cut: nothing it sent is read, nothing queued is sent
         writer = self.writer
         if writer is not None:
             with contextlib.suppress(Exception):

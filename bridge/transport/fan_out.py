@@ -2,15 +2,31 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
-
-from socketio import packet
 
 from bridge.service.protocol import NAMESPACE
 from bridge.store import codec
 from bridge.transport.engineio_ws import MESSAGE
+from bridge.transport.packets import PacketType, head
 
-EVENT = f"{MESSAGE}{packet.EVENT}{NAMESPACE},".encode()
+EVENT = (MESSAGE + head(PacketType.EVENT, NAMESPACE)).encode()
+
+
+@dataclass(frozen=True, slots=True)
+class RoomEmit:
+    """One emit: ``event`` with ``data`` (a tuple: several arguments) to ``room`` (all of
+    the namespace when None), but ``skip_sid``."""
+
+    event: str
+    data: Any
+    namespace: str | None
+    room: str | None
+    skip_sid: str | list[str] | None
+
+    def arguments(self) -> list[Any]:
+        data = self.data
+        return list(data) if isinstance(data, tuple) else [] if data is None else [data]
 
 
 class Receiver(Protocol):
@@ -71,9 +87,6 @@ class RoomFanOut:
                 if not members:
                     del self.rooms[room]
 
-    def rooms_of(self, sid: str) -> set[str]:
-        return set(self.memberships.get(sid, ()))
-
     # --- emits --------------------------------------------------------------------------
 
     async def emit(
@@ -83,31 +96,29 @@ class RoomFanOut:
         namespace: str | None = NAMESPACE,
         room: str | None = None,
         skip_sid: str | list[str] | None = None,
-        to: str | None = None,
     ) -> None:
         """Send ``event`` with ``data`` (a tuple: several arguments) to ``room`` (all of
-        the namespace when None), but ``skip_sid``; here, this process's receivers."""
-        await self.deliver(event, data, namespace, to or room, skip_sid)
+        the namespace when None), but ``skip_sid``: this process's receivers, then the
+        other processes' (:meth:`forward`)."""
+        sent = RoomEmit(event, data, namespace, room, skip_sid)
+        await self.deliver(sent)
+        await self.forward(sent)
 
-    async def deliver(
-        self,
-        event: str,
-        data: Any,
-        namespace: str | None,
-        room: str | None,
-        skip_sid: str | list[str] | None,
-    ) -> None:
+    async def forward(self, sent: RoomEmit) -> None:
+        """The other processes' part of an emit: none for a process alone."""
+
+    async def deliver(self, sent: RoomEmit) -> None:
         """This process's part of an emit."""
-        if namespace != NAMESPACE:
+        if sent.namespace != NAMESPACE:
             return
+        room = sent.room
         members = self.receivers.keys() if room is None else self.rooms.get(room, ())
-        skipped = skip_sid if isinstance(skip_sid, list) else (skip_sid,)
+        skipped = sent.skip_sid if isinstance(sent.skip_sid, list) else (sent.skip_sid,)
         sids = [sid for sid in members if sid not in skipped]
         if not sids:
             # A sender alone in its world hears its commit in its ack: nothing to encode.
             return
-        args = list(data) if isinstance(data, tuple) else [] if data is None else [data]
-        frame = EVENT + codec.dumps_bytes([event, *args])
+        frame = EVENT + codec.dumps_bytes([sent.event, *sent.arguments()])
         receivers = self.receivers
         for sid in sids:
             receiver = receivers.get(sid)

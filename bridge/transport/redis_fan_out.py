@@ -18,9 +18,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from redis.asyncio import Redis
 
-from bridge.service.protocol import NAMESPACE
 from bridge.store import codec
-from bridge.transport.fan_out import RoomFanOut
+from bridge.transport.fan_out import RoomEmit, RoomFanOut
 
 log = logging.getLogger("bridge.server")
 
@@ -52,9 +51,9 @@ class RedisRoomFanOut(RoomFanOut):
     delivered here; published only when another process listens.
 
     An emit's message is JSON (``host_id`` first, then ``method: "emit"``, the event, its
-    data as a list, namespace, room and skip_sid), the shape python-socketio's own Redis
-    manager used, so any subscriber can read it. This process's listener drops its own
-    emits by their first bytes instead of decoding them.
+    data as a list, namespace, room and skip_sid): plain JSON any subscriber can read.
+    This process's listener drops its own emits by their first bytes instead of decoding
+    them.
 
     A lone process pays nothing for the pub/sub: emits are not published while no other
     subscriber listens (``peers`` is False). Who listens is learned so that no emit a
@@ -145,28 +144,19 @@ class RedisRoomFanOut(RoomFanOut):
 
     # --- emits --------------------------------------------------------------------------
 
-    async def emit(
-        self,
-        event: str,
-        data: Any,
-        namespace: str | None = NAMESPACE,
-        room: str | None = None,
-        skip_sid: str | list[str] | None = None,
-        to: str | None = None,
-    ) -> None:
-        room = to or room
-        await self.deliver(event, data, namespace, room, skip_sid)  # this process's receivers
-        if self.peers:  # the other processes', if any listen
+    async def forward(self, sent: RoomEmit) -> None:
+        """Published to the other processes, if any listen."""
+        if self.peers:
             await self.publish(
                 {
                     "host_id": self.host_id,  # first: see own_emit_prefix
                     "method": "emit",
-                    "event": event,
-                    "data": list(data) if isinstance(data, tuple) else [data],
+                    "event": sent.event,
+                    "data": sent.arguments(),
                     "binary": False,
-                    "namespace": namespace or "/",
-                    "room": room,
-                    "skip_sid": skip_sid,
+                    "namespace": sent.namespace or "/",
+                    "room": sent.room,
+                    "skip_sid": sent.skip_sid,
                     "callback": None,
                 }
             )
@@ -195,13 +185,14 @@ class RedisRoomFanOut(RoomFanOut):
             if message.get("method") != "emit":
                 return
             data = message.get("data")
-            await self.deliver(
+            heard = RoomEmit(
                 str(message["event"]),
                 tuple(data) if isinstance(data, list) else data,
                 message.get("namespace") or "/",
                 message.get("room"),
                 message.get("skip_sid"),
             )
+            await self.deliver(heard)
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             log.warning("redis pub/sub: unreadable message (%s)", exc)
 

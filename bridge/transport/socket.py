@@ -2,11 +2,11 @@
 (:mod:`bridge.transport.engineio_ws`, :mod:`bridge.transport.socketio_server`) in front of
 :class:`IntentPort`.
 
-What a client sends reaches the namespace already sorted by :class:`GuardedPacket` (a
-client's event, a malformed frame, a join or a leave); :class:`FateSocket` turns each into
-a port call and the reply into an ack and room emits. What belongs to one websocket rather
-than one namespace session (the join clock and join rate, malformed frames counted, the TCP
-gate's claim) lives on its :class:`Connection`.
+What a client sends reaches the namespace already decoded and sorted by
+:class:`SocketIOLink` (a client's event, a refused message, a join or a leave);
+:class:`FateSocket` turns each into a port call and the reply into an ack and room emits.
+What belongs to one websocket rather than one namespace session (the join clock and join
+rate, malformed frames counted, the TCP gate's claim) lives on its :class:`Connection`.
 """
 
 from __future__ import annotations
@@ -90,6 +90,12 @@ class Connection(SocketIOLink):
         )
         return False
 
+    def cut(self, reason: str) -> None:
+        """Sent what no Socket.IO client sends before joining: cut, counted, logged at a
+        bounded rate."""
+        if not self.refused:
+            self.owner.refuse(self, reason)
+
     def stop_clock(self) -> None:
         if self.join_timer is not None:
             self.join_timer.cancel()
@@ -116,8 +122,8 @@ class FateSocket:
     - :meth:`stop` ends serving gracefully: running intents finish, later ones are
       answered "send it again", every websocket closes with 1012 (clients reconnect).
     - Websockets decline permessage-deflate unless ``compress``: every browser offers it,
-      and deflating each frame once per receiver cost 12-28% of an action's CPU with ten
-      clients in a room.
+      and deflating each frame once per receiver costs a large share of an action's CPU
+      in a full room, for frames that are small anyway (the README's bench table).
     """
 
     def __init__(
@@ -213,7 +219,7 @@ class FateSocket:
             )
             what = await engine.serve()
             if what is not None and not connection.refused:
-                self.refuse(connection, what)
+                self.refuse(connection, what, engine.cut_reason)
         except ConnectionError:
             pass  # gone before or while it opened
         finally:
@@ -234,14 +240,16 @@ class FateSocket:
                 )
         return ws
 
-    def refuse(self, connection: Connection, what: str) -> None:
-        """The one log line of a connection closed for what it sent; cuts it."""
+    def refuse(self, connection: Connection, what: str, reason: str = "bad_packet") -> None:
+        """Cut a connection for what it sent: counted as ``reason``, and one log line (at
+        the refusal log's bounded rate)."""
         connection.refused = True
-        self.count_refusal("bad_packet")
-        log.warning("closed connection %s: %s", connection.name(), what)
-        transport = connection.request.transport
-        if transport is not None:
-            transport.abort()
+        self.count_refusal(reason)
+        self.refusals.note(connection.address, f"closed connection {connection.name()}: {what}")
+        if connection.engine is not None:
+            connection.engine.abort()
+        elif connection.request.transport is not None:
+            connection.request.transport.abort()
 
     async def hang_up(self, connection: Connection, *, abort: bool = False) -> None:
         """Close the connection: Engine.IO's close packet (what was sent before goes
