@@ -20,7 +20,7 @@ from pydantic import TypeAdapter, ValidationError
 from bridge.rules.ruleset import get_ruleset
 from bridge.rules.state import Character
 from bridge.service import BridgeService, Session, cards, protocol
-from bridge.service.core import state_json
+from bridge.service.commit import state_json
 from bridge.store.sqlite import SQLiteStore
 from bridge.transport import codec
 from tests.fuzzing import examples

@@ -294,23 +294,20 @@ class Intent(Inbound):
 
     A subclass names its event and the model of its answer's data as class keywords
     (``class ActionRoll(ActionRef, event="action.roll", result=ActionData)``); ``result``
-    None: it answers with another intent's result (a relay envelope). ``relayed=False``:
-    a GM's connection may not relay it for a player (DESIGN Reach and trust). The socket
-    dispatcher, the service's handlers, the HTTP API and the schema generator all read
-    :data:`INTENT_REGISTRY`. A subclass without ``event`` is a shared base (ActionRef)."""
+    None: it answers with another intent's result (a relay envelope). What answers it and
+    its policy are its row in ``bridge.service.intent_table``. A subclass without
+    ``event`` is a shared base (ActionRef)."""
 
     # Dunder names: a field of a subclass may be called "event" (the relay envelope's).
     __event__: ClassVar[str]
     # An Outbound model or a view (a TypedDict of bridge.service.protocol.views): a type form.
     __result__: ClassVar[Any]
-    __relayed__: ClassVar[bool]
 
     def __init_subclass__(
         cls,
         *,
         event: str | None = None,
         result: Any = None,
-        relayed: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init_subclass__(**kwargs)
@@ -318,7 +315,7 @@ class Intent(Inbound):
             return
         if event in INTENT_REGISTRY:
             raise TypeError(f"intent {event!r} is declared twice")
-        cls.__event__, cls.__result__, cls.__relayed__ = event, result, relayed
+        cls.__event__, cls.__result__ = event, result
         INTENT_REGISTRY[event] = cls
 
 

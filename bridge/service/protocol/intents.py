@@ -177,7 +177,7 @@ class CardWritten(Intent, event="card.written", result=CardWrittenData):
     author: Identifier
 
 
-class UserBind(Intent, event="user.bind", result=UserBindData, relayed=False):
+class UserBind(Intent, event="user.bind", result=UserBindData):
     """GM only: the player's client wrote ``nonce`` into its own User flag (DESIGN Trust)."""
 
     request_id: RequestId
@@ -663,7 +663,7 @@ class HistoryUndo(Intent, event="history.undo", result=UndoData):
     resolution: Annotated[int, Field(ge=1)] | None = None
 
 
-class Relay(Intent, event="relay", result=None, relayed=False):
+class Relay(Intent, event="relay", result=None):
     """GM only, relay mode (DESIGN "Reach and trust"): an intent a Foundry user sent the
     active GM's client over Foundry's own socket, forwarded on the GM's connection.
 
@@ -679,7 +679,7 @@ class Relay(Intent, event="relay", result=None, relayed=False):
     payload: dict[str, Any]
 
 
-class RelayLeave(Intent, event="relay.leave", result=RelayLeaveData, relayed=False):
+class RelayLeave(Intent, event="relay.leave", result=RelayLeaveData):
     """GM only, relay mode: Foundry says ``user`` has left the table, so the bridge stops
     counting it present (its cards go to the GM's client to write)."""
 
@@ -689,10 +689,6 @@ class RelayLeave(Intent, event="relay.leave", result=RelayLeaveData, relayed=Fal
 
 INTENTS: dict[str, type[Intent]] = INTENT_REGISTRY
 """Each intent's request model by event (declared on the models, :class:`Intent`)."""
-
-# Intents the GM's connection cannot relay for another user: the envelopes themselves, and
-# the direct mode's binding (a relayed user is who Foundry says it is).
-NOT_RELAYED = frozenset(event for event, model in INTENTS.items() if not model.__relayed__)
 
 # Each intent's event by its model: every event has a model of its own.
 EVENT_OF: dict[type[object], str] = {model: event for event, model in INTENTS.items()}
