@@ -6,6 +6,25 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, field_validator
 
+from bridge.service.protocol.answers import (
+    ActionData,
+    ActionOddsData,
+    ActorSyncData,
+    AspectGiveData,
+    CardWrittenData,
+    DevQueueDiceData,
+    GmBudgetData,
+    HelloData,
+    HistoryPage,
+    HistoryStatsData,
+    RelayLeaveData,
+    UndoData,
+    UserBindData,
+    WorldRulesetData,
+    WorldStateData,
+    WorldSyncData,
+    WorldVerifyData,
+)
 from bridge.service.protocol.base import (
     ANCHOR_PAGE,
     INTENT_REGISTRY,
@@ -27,27 +46,7 @@ from bridge.service.protocol.base import (
     StressKindName,
     Text,
 )
-from bridge.service.protocol.views import (
-    ActionData,
-    ActionOddsData,
-    ActorSyncData,
-    AspectGiveData,
-    CardWrittenData,
-    DevQueueDiceData,
-    GmBudgetData,
-    HelloData,
-    HistoryPage,
-    HistoryStatsData,
-    RelayLeaveData,
-    SceneEndData,
-    SceneState,
-    UndoData,
-    UserBindData,
-    WorldRulesetData,
-    WorldStateData,
-    WorldSyncData,
-    WorldVerifyData,
-)
+from bridge.service.protocol.scene_views import SceneEndData, SceneState
 
 # Shorter readable strings (H18): a cost kind, a compel, what a client says it runs.
 ShortName = Annotated[
