@@ -13,5 +13,6 @@ from bridge.service.protocol.answers import *  # noqa: F403
 from bridge.service.protocol.base import *  # noqa: F403
 from bridge.service.protocol.card_views import *  # noqa: F403
 from bridge.service.protocol.frames import *  # noqa: F403
+from bridge.service.protocol.inbound import *  # noqa: F403
 from bridge.service.protocol.intents import *  # noqa: F403
 from bridge.service.protocol.scene_views import *  # noqa: F403
