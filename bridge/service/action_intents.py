@@ -123,19 +123,26 @@ def action_hint_give(state: WorldState, intent: protocol.ActionHintGive, turn: T
     return actions.give_hint(state, intent.action_id, intent.text, turn.who)
 
 
+def opposing(
+    opposition: protocol.PassiveOppositionIn | protocol.ActiveOppositionIn | None,
+) -> tuple[int | None, str | None]:
+    """An opposition as the rules take it: its passive rating, or its opposer (R2.2)."""
+    if isinstance(opposition, protocol.PassiveOppositionIn):
+        return opposition.rating, None
+    if isinstance(opposition, protocol.ActiveOppositionIn):
+        return None, opposition.opposer_id
+    return None, None
+
+
 def action_start(state: WorldState, intent: protocol.ActionStart, turn: Turn) -> list[Event]:
-    opposition = intent.opposition
+    passive_rating, opposer_id = opposing(intent.opposition)
     recovery = intent.recovery
     command = actions.StartAction(
         type=intent.type,
         actor_id=intent.actor_id,
         skill=intent.skill,
-        passive_rating=opposition.rating
-        if isinstance(opposition, protocol.PassiveOppositionIn)
-        else None,
-        opposer_id=opposition.opposer_id
-        if isinstance(opposition, protocol.ActiveOppositionIn)
-        else None,
+        passive_rating=passive_rating,
+        opposer_id=opposer_id,
         target_id=intent.target_id,
         target_aspect_id=intent.target_aspect_id,
         aspect_name=intent.aspect_name,

@@ -42,8 +42,8 @@ _STATE_JSON: TypeAdapter[WorldState] = TypeAdapter(WorldState)
 def state_json(state: WorldState) -> str:
     """The state as a snapshot saves it: ``codec.dumps(state.model_dump(mode="json"))``
     byte for byte (tests/test_card_views.py proves it), written by pydantic's serializer
-    without building the dict first (several times faster on a large world). Text it
-    cannot write (a lone surrogate) goes the long way, and fails there as it did."""
+    without building the dict first. Text it cannot write (a lone surrogate) goes the
+    long way, and fails there as the snapshot's writer would."""
     try:
         return _STATE_JSON.dump_json(state).decode("utf-8")
     except PydanticSerializationError:

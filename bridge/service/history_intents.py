@@ -6,7 +6,7 @@ or cancelled by the GM after its dice were rolled (bridge.rules.history.entry_of
 except the rolls the GM took back: those are out of the story. The GM sees them
 too, marked undone. Dice statistics count the rolls of the history the viewer sees.
 
-Each reader pays for what it reads (issue 26): a page reads the index rows and the events
+Each reader pays for what it reads: a page reads the index rows and the events
 of the entries it returns, never the log (bridge.store.base.HistoryQuery), and the dice
 statistics are kept as the log grows (history_index.DiceTally). Each answer carries its
 cost in rate tokens (``Reply.cost``): one, plus the entries built and the rows looked at,
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 CHUNK = 1000
 UNDO_ATTEMPTS = 3
 # What a read costs in rate tokens, a token being about a cheap intent's work: an entry
-# built (its card view: 0.5-1 ms), an entry whose view was built already for this
+# built (its card view), an entry whose view was built already for this
 # version of the world, an index row looked at, an event read to index an old log or a
 # row folded into the dice statistics.
 ENTRY_COST = 0.5

@@ -193,7 +193,7 @@ TABLE: tuple[Declared[Any], ...] = (
     Declared(protocol.FateCompelAnswer, Change(scene.fate_compel_answer)),
     Declared(protocol.FateSpend, Handle(scene.fate_spend)),
     Declared(protocol.FateSacrifice, Handle(scene.fate_sacrifice)),
-    # --- the roll history (issue 26: reads charged by what they read)
+    # --- the roll history (reads charged by what they read)
     Declared(protocol.HistoryRead, Handle(history.history_read), costed=True, http=Http(
         "get", "/history", "readHistory", "One page of the roll history, newest first "
         "(socket intent history.read); next_before pages on", query={

@@ -15,6 +15,7 @@ from bridge.rules.ruleset import get_ruleset
 from bridge.rules.settings import change_ruleset, change_settings
 from bridge.rules.state import WorldState, Zone
 from bridge.service import cards, protocol
+from bridge.service.action_intents import opposing
 from bridge.service.core import Committed, ServiceCore, Turn
 from bridge.service.session import Reply, Session, ok
 
@@ -63,7 +64,7 @@ def contest_roll(state: WorldState, intent: protocol.ContestRoll, turn: Turn) ->
 def contest_advantage(
     state: WorldState, intent: protocol.ContestAdvantage, turn: Turn
 ) -> list[Event]:
-    opposition = intent.opposition
+    passive_rating, opposer_id = opposing(intent.opposition)
     return contest_rules.contest_advantage(
         state,
         intent.contest_id,
@@ -74,12 +75,8 @@ def contest_advantage(
         turn.who,
         turn.dice,
         turn.ruleset,
-        passive_rating=opposition.rating
-        if isinstance(opposition, protocol.PassiveOppositionIn)
-        else None,
-        opposer_id=opposition.opposer_id
-        if isinstance(opposition, protocol.ActiveOppositionIn)
-        else None,
+        passive_rating=passive_rating,
+        opposer_id=opposer_id,
         target_id=intent.target_id,
     )
 

@@ -88,7 +88,7 @@ class Reply:
     # connection of its own with that nonce at once (others notice on their next intent).
     vouched: tuple[str, str, str] | None = None
     # What answering cost, in rate tokens (one: a cheap intent's work); a read says what
-    # it read, and the server charges the sender's connection that (issue 26).
+    # it read, and the server charges the sender's connection that.
     cost: float = 1.0
 
 

@@ -166,8 +166,8 @@ def _char_class(ranges: CodeRanges, *, keep: frozenset[str] = frozenset(), negat
     return f"[{'^' if negated else ''}{body}]"
 
 
-# What ``readable`` looks for, as one C scan each instead of a range search per character
-# (the loop cost ~18 µs for a skill name on every action.start). The first match of
+# What ``readable`` looks for, as one regular-expression scan each rather than a range
+# search per character (every action.start checks its text). The first match of
 # _REFUSED[multiline] is the first character ``refused_character`` refuses; _VISIBLE finds
 # a character exactly when not every character ``is_invisible``. tests/test_readable_text.py
 # proves both against those functions.
