@@ -146,13 +146,21 @@ async def connect(bridge: Bridge) -> AsyncIterator[Connect]:
 
         client.on("*", _any, namespace=NAMESPACE)
         # The sender hears its own commit in the ack (protocol.AckOk.emits): unrolled
-        # into ``received`` as the module does; ``frames`` keeps only what came as frames.
+        # into ``received`` as the module does, and an answer's card left to its emit put
+        # back (protocol.ActionData); ``frames`` keeps only what came as frames.
         send = client.call
 
         async def call(event: str, data: Any = None, **kwargs: Any) -> Any:
             ack = await send(event, data, **kwargs)
             if isinstance(ack, dict) and isinstance(ack.get("emits"), list):
                 received.extend((e["event"], e["data"]) for e in ack["emits"])
+                answer = ack.get("data")
+                if isinstance(answer, dict) and answer.get("card", ...) is None:
+                    answer["card"] = next(
+                        e["data"]["card"]
+                        for e in ack["emits"]
+                        if e["event"] == "card" and e["data"]["card_id"] == answer["card_id"]
+                    )
             return ack
 
         client.call = call

@@ -102,6 +102,18 @@ def emits_frame(emits: Sequence[EmitRow], room: str) -> Emission:
     )
 
 
+def folded_ack(ack: dict[str, Any], emits: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ack as its sender hears it with its commit's ``emits`` (``protocol.AckOk``):
+    the answer's card, when one of the emits carries that very card, travels once, in the
+    emit (the answer's ``card`` null; the client puts it back from the emit)."""
+    data = ack.get("data")
+    if isinstance(data, dict) and data.get("card") is not None:
+        card = data["card"]
+        if any(e["event"] == "card" and e["data"].get("card") is card for e in emits):
+            return {**ack, "data": {**data, "card": None}, "emits": emits}
+    return {**ack, "emits": emits}
+
+
 class Requested(Protocol):
     """An intent that changes the world: it names its request."""
 

@@ -221,7 +221,13 @@ export class IntentChannel {
     if (!ack || typeof ack !== "object" || typeof ack.ok !== "boolean") {
       return { ok: false, error: { code: "bad_ack", message: "The bridge sent an unexpected answer." } };
     }
-    if (Array.isArray(ack.emits)) this.deliver(EMITS_FRAME, { emits: ack.emits });
+    if (Array.isArray(ack.emits)) {
+      this.deliver(EMITS_FRAME, { emits: ack.emits });
+      // An action's answer leaves its card to the card's emit in the same ack (it travels once).
+      if (ack.data?.card === null && ack.data.card_id) {
+        ack.data.card = ack.emits.find((e) => e.event === "card" && e.data?.card_id === ack.data.card_id)?.data.card ?? null;
+      }
+    }
     return ack;
   }
 

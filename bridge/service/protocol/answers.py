@@ -156,11 +156,13 @@ class UndoData(Outbound):
 
 @_view
 class ActionData(TypedDict):
-    """The answer to every ``action.*`` intent: the card as it now stands."""
+    """The answer to every ``action.*`` intent: the card as it now stands. ``card`` is
+    null in an ack that carries the commit's emits (``AckOk.emits``) when one of them is
+    this card's: the card travels once, and the client takes it from that emit."""
 
     action_id: str
     card_id: str
-    card: ActionCard
+    card: ActionCard | None
 
 
 @_view

@@ -199,7 +199,8 @@ class AckOk(Outbound):
     ``emits`` frame of its own (the others in the room get the frame): one frame less for
     every intent. A client handles them as it handles a frame, before the answer. The
     answer to a request sent again is the stored one, without them: ``world.sync``
-    replays what a lost answer carried."""
+    replays what a lost answer carried. An answer's card that one of ``emits`` carries is
+    left to that emit (``ActionData.card``: null): the client puts it back from there."""
 
     ok: Literal[True] = True
     data: dict[str, Any]
