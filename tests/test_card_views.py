@@ -1,5 +1,5 @@
 """JSON built once: views are built in their JSON form (bridge.service.cards), each what its one
-definition in bridge.service.protocol.views validates to (mypy checks the keys and types of every
+definition in bridge.service.protocol validates to (mypy checks the keys and types of every
 literal; these tests check the values pydantic constrains further), and a view cached by
 identity equals one built afresh after any play; snapshots are written by pydantic's
 serializer, byte for byte what the dict path wrote."""

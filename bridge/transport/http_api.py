@@ -123,7 +123,7 @@ class Route:
     path: str
     operation_id: str
     summary: str
-    # A model or a view (a TypedDict of bridge.service.protocol.views): a type form
+    # A model or a view (a TypedDict of bridge.service.protocol): a type form
     # TypeAdapter reads.
     response: Any
     handler: Handler

@@ -300,7 +300,7 @@ class Intent(Inbound):
 
     # Dunder names: a field of a subclass may be called "event" (the relay envelope's).
     __event__: ClassVar[str]
-    # An Outbound model or a view (a TypedDict of bridge.service.protocol.views): a type form.
+    # An Outbound model or a view (a TypedDict of bridge.service.protocol): a type form.
     __result__: ClassVar[Any]
 
     def __init_subclass__(
