@@ -15,7 +15,7 @@ from tests.bridge_process import Bridge, BridgeProcess, add_world, flush_redis
 from tests.bridge_process import redis_server as start_redis
 from tests.in_process import InProcessBridge, serving_in_thread
 from tests.receiver import receiver  # noqa: F401 - a fixture for every module
-from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat
+from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, card_put_back
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -154,14 +154,7 @@ async def connect(bridge: Bridge) -> AsyncIterator[Connect]:
             ack = await send(event, data, **kwargs)
             if isinstance(ack, dict) and isinstance(ack.get("emits"), list):
                 received.extend((e["event"], e["data"]) for e in ack["emits"])
-                answer = ack.get("data")
-                if isinstance(answer, dict) and answer.get("card", ...) is None:
-                    answer["card"] = next(
-                        e["data"]["card"]
-                        for e in ack["emits"]
-                        if e["event"] == "card" and e["data"]["card_id"] == answer["card_id"]
-                    )
-            return ack
+            return card_put_back(ack)
 
         client.call = call
 
