@@ -3,7 +3,7 @@
  * exponential backoff and jitter, and acked calls.
  * @module connection
  */
-import { EMITS_FRAME, FINAL_REFUSALS, NAMESPACE, PROTOCOL_VERSION } from "./protocol.mjs";
+import { cardPutBack, EMITS_FRAME, FINAL_REFUSALS, NAMESPACE, PROTOCOL_VERSION } from "./protocol.mjs";
 import { classifyPath, localNetworkPermission } from "./reach.mjs";
 import { statusText } from "./status.mjs";
 
@@ -221,14 +221,8 @@ export class IntentChannel {
     if (!ack || typeof ack !== "object" || typeof ack.ok !== "boolean") {
       return { ok: false, error: { code: "bad_ack", message: "The bridge sent an unexpected answer." } };
     }
-    if (Array.isArray(ack.emits)) {
-      this.deliver(EMITS_FRAME, { emits: ack.emits });
-      // An action's answer leaves its card to the card's emit in the same ack (it travels once).
-      if (ack.data?.card === null && ack.data.card_id) {
-        ack.data.card = ack.emits.find((e) => e.event === "card" && e.data?.card_id === ack.data.card_id)?.data.card ?? null;
-      }
-    }
-    return ack;
+    if (Array.isArray(ack.emits)) this.deliver(EMITS_FRAME, { emits: ack.emits });
+    return cardPutBack(ack);
   }
 
   /** The call's answer never came: it may have committed. */
