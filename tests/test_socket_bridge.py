@@ -115,12 +115,13 @@ async def test_bad_handshakes_are_refused_with_a_reason(
 async def test_an_older_module_is_told_at_connect_to_update_the_module(
     bridge: BridgeProcess, world: tuple[str, str]
 ) -> None:
-    # DESIGN Wire protocol: protocol 6's module read words off the wire that 7 no longer
-    # carries; it is refused at connect, and the refusal says what the GM does about it.
-    data = await refusal(bridge, gm_auth(world, {"protocol": 6}))
+    # DESIGN Wire protocol: protocol 7's module reads an action's card off its answer, which
+    # 8 leaves to the card's emit in the sender's ack; it is refused at connect, and the
+    # refusal says what the GM does about it.
+    data = await refusal(bridge, gm_auth(world, {"protocol": 7}))
     assert data["reason"] == "protocol_mismatch"
-    assert data["bridge_protocol"] == PROTOCOL_VERSION == 7
-    assert "protocol 6" in data["message"]
+    assert data["bridge_protocol"] == PROTOCOL_VERSION == 8
+    assert "protocol 7" in data["message"]
     assert "update the Fate Bridge module" in data["message"]
 
 

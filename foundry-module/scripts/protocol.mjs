@@ -4,7 +4,7 @@
  */
 
 /** The protocol version this module speaks; the bridge refuses a mismatch at connect. */
-export const PROTOCOL_VERSION = 7;
+export const PROTOCOL_VERSION = 8;
 
 /**
  * The server event carrying one commit's emits (schemas/server/emits.json). The sender of the

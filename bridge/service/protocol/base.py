@@ -24,7 +24,9 @@ from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 # 7: the wire carries ids and parameters, never sentences: ladder values without words,
 #    action and outcome ids without names, refusals with ``params`` (the module words them
 #    in its user's language; ``message`` stays the English for HTTP readers).
-PROTOCOL_VERSION = 7
+# 8: an action's answer in an ack that carries the card's emit leaves the card to that
+#    emit (``ActionData.card`` null there): the card travels once.
+PROTOCOL_VERSION = 8
 NAMESPACE = "/fate"
 MAX_MESSAGE_BYTES = 64 * 1024
 
