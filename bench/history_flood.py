@@ -31,7 +31,7 @@ from bench.load import Conn, start_payload
 from bench.proc import LOAD_CORES, bridge_server, cpu_seconds, pin
 from bench.seed import resolve_passive, seed_worlds
 from bridge.rules.dice import SecureDice
-from bridge.service.core import rebuild, state_json
+from bridge.service.commit import rebuild, state_json
 from bridge.service.history_index import index_rows
 from bridge.service.protocol import PROTOCOL_VERSION
 from bridge.store.base import CommitBatch, EventRow, Store

@@ -14,7 +14,7 @@ from bridge.rules.procedures import settle
 from bridge.rules.ruleset import get_ruleset
 from bridge.rules.state import WorldState
 from bridge.service import BridgeService, Session
-from bridge.service.core import rebuild
+from bridge.service.commit import rebuild
 from bridge.service.history_index import index_rows
 from bridge.store.base import CommitBatch, EventRow, Store
 from bridge.store.chain import event_hash

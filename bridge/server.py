@@ -26,12 +26,11 @@ from bridge.transport.fan_out import RoomFanOut
 from bridge.transport.gc_pauses import tune_gc
 from bridge.transport.http_api import API_RATE_PER_SECOND, HttpApi
 from bridge.transport.module_package import ZIP_NAME, build_zip, document_routes, manifest
-from bridge.transport.port import COSTED_READS, RATE_BURST, RATE_PER_SECOND
+from bridge.transport.port import RATE_BURST, RATE_PER_SECOND
 from bridge.transport.redis_fan_out import RedisRoomFanOut, pubsub_channel
 from bridge.transport.socket import JOIN_BURST, JOIN_RATE_PER_SECOND, FateSocket
 
 __all__ = [
-    "COSTED_READS",
     "JOIN_BURST",
     "JOIN_RATE_PER_SECOND",
     "RATE_BURST",

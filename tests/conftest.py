@@ -15,7 +15,7 @@ from tests.bridge_process import Bridge, BridgeProcess, add_world, flush_redis
 from tests.bridge_process import redis_server as start_redis
 from tests.in_process import InProcessBridge, serving_in_thread
 from tests.receiver import receiver  # noqa: F401 - a fixture for every module
-from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat
+from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, card_put_back
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -146,14 +146,15 @@ async def connect(bridge: Bridge) -> AsyncIterator[Connect]:
 
         client.on("*", _any, namespace=NAMESPACE)
         # The sender hears its own commit in the ack (protocol.AckOk.emits): unrolled
-        # into ``received`` as the module does; ``frames`` keeps only what came as frames.
+        # into ``received`` as the module does, and an answer's card left to its emit put
+        # back (protocol.ActionData); ``frames`` keeps only what came as frames.
         send = client.call
 
         async def call(event: str, data: Any = None, **kwargs: Any) -> Any:
             ack = await send(event, data, **kwargs)
             if isinstance(ack, dict) and isinstance(ack.get("emits"), list):
                 received.extend((e["event"], e["data"]) for e in ack["emits"])
-            return ack
+            return card_put_back(ack)
 
         client.call = call
 

@@ -12,6 +12,21 @@ from bridge.service.protocol import NAMESPACE
 
 _ids = itertools.count(1)
 
+
+def card_put_back(ack: Any) -> Any:
+    """``ack`` as the module's connection reads it: an action's answer whose card was left
+    to that card's emit in the same ack (protocol.ActionData) gets it back from there."""
+    emits = ack.get("emits") if isinstance(ack, dict) else None
+    answer = ack.get("data") if isinstance(ack, dict) else None
+    if isinstance(emits, list) and isinstance(answer, dict) and answer.get("card", ...) is None:
+        answer["card"] = next(
+            e["data"]["card"]
+            for e in emits
+            if e["event"] == "card" and e["data"]["card_id"] == answer["card_id"]
+        )
+    return ack
+
+
 BROUSSEAU: dict[str, Any] = {
     "id": "brousseau",
     "name": "Brousseau",
@@ -57,6 +72,7 @@ class Seat:
         ack: dict[str, Any] = await self.client.call(
             event, payload, namespace=NAMESPACE, timeout=10
         )
+        card_put_back(ack)  # a no-op on the fixtures' clients, which do it already
         return ack
 
     async def ok(self, event: str, **payload: Any) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """JSON built once: views are built in their JSON form (bridge.service.cards), each what its one
-definition in bridge.service.protocol.views validates to (mypy checks the keys and types of every
+definition in bridge.service.protocol validates to (mypy checks the keys and types of every
 literal; these tests check the values pydantic constrains further), and a view cached by
 identity equals one built afresh after any play; snapshots are written by pydantic's
 serializer, byte for byte what the dict path wrote."""
@@ -20,7 +20,8 @@ from pydantic import TypeAdapter, ValidationError
 from bridge.rules.ruleset import get_ruleset
 from bridge.rules.state import Character
 from bridge.service import BridgeService, Session, cards, protocol
-from bridge.service.core import state_json
+from bridge.service.cards.scene import build_scene_state
+from bridge.service.commit import state_json
 from bridge.store import codec
 from bridge.store.sqlite import SQLiteStore
 from tests.fuzzing import examples
@@ -229,7 +230,7 @@ async def test_every_view_is_its_models_json_and_cached_views_equal_fresh_ones(
         _snapshot, cached = await service.current("w")
         replayed = await service.replayed_state("w")
         assert replayed == cached
-        assert text(cards.scene_state(cached)) == text(cards._build_scene_state(replayed))
+        assert text(cards.scene_state(cached)) == text(build_scene_state(replayed))
         rules = get_ruleset(ruleset)
         for action_id, action in cached.actions.items():
             fresh = cards.action_card(replayed.actions[action_id], replayed, rules, 1, "h")
@@ -243,7 +244,7 @@ async def test_every_view_is_its_models_json_and_cached_views_equal_fresh_ones(
         # The last emit of each kind for the scene is the scene as it now is.
         scenes = [p for _e, _a, emits in table.replies for ev, p in emits if ev == "scene.state"]
         if scenes:
-            assert text(scenes[-1]["state"]) == text(cards._build_scene_state(replayed))
+            assert text(scenes[-1]["state"]) == text(build_scene_state(replayed))
     finally:
         await store.close()
 

@@ -2,7 +2,7 @@
 
 DESIGN "State and scale": each commit appends its events, emits and answer; a snapshot
 of the whole state is written only when the events after the last one have grown to a
-share of its size (bridge.service.core.snapshot_due) or at a scene's end, and the latest
+share of its size (bridge.service.commit.snapshot_due) or at a scene's end, and the latest
 state is the snapshot plus the events after it, replayed by the reducer.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from bridge.service import BridgeService, Session
-from bridge.service.core import SNAPSHOT_MIN_TAIL, SNAPSHOT_TAIL_SHARE
+from bridge.service.commit import SNAPSHOT_MIN_TAIL, SNAPSHOT_TAIL_SHARE
 from bridge.store import codec
 from bridge.store.base import CommitBatch, Snapshot, Store
 from bridge.store.chain import verify_chain

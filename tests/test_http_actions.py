@@ -12,7 +12,13 @@ import httpx
 from pydantic import TypeAdapter
 
 from bridge.service import protocol
-from bridge.service.protocol import ActionData, ActionOddsData, HistoryPage, WorldStateData
+from bridge.service.protocol import (
+    ActionCard,
+    ActionData,
+    ActionOddsData,
+    HistoryPage,
+    WorldStateData,
+)
 from bridge.transport.http_api import ROUTES, openapi_document
 from tests.bridge_process import Bridge, BridgeProcess, add_world
 from tests.in_process import InProcessBridge, serving_in_thread
@@ -66,7 +72,7 @@ async def test_a_passive_overcome_runs_to_its_end_over_http_alone(
             verb_url(bridge, world[0], action_id, "action.invoke"), json=invoke
         )
         assert invoked.status_code == 200, invoked.text
-        card = TypeAdapter(ActionData).validate_python(invoked.json())["card"]
+        card = TypeAdapter(ActionCard).validate_python(invoked.json()["card"])
         total = card["actor"]["total"]
         assert total is not None and total["value"] == 5  # 3 + 0 + 2
         assert card["shifts"] == 1 and card["state"] == "invoking"
@@ -80,7 +86,10 @@ async def test_a_passive_overcome_runs_to_its_end_over_http_alone(
         assert passed.status_code == 200, passed.text
         final = TypeAdapter(ActionData).validate_python(passed.json())
         assert final["action_id"] == action_id
-        assert final["card"]["state"] == "resolved" and final["card"]["outcome"] == "succeed"
+        # The HTTP answer carries its card (only a socket ack leaves it to the card's emit).
+        final_card = final["card"]
+        assert final_card is not None
+        assert final_card["state"] == "resolved" and final_card["outcome"] == "succeed"
         state = TypeAdapter(WorldStateData).validate_python(
             (await http.get(f"{base}/state")).json()
         )
@@ -121,7 +130,7 @@ async def test_a_players_proposal_is_confirmed_and_costed_over_http(
             url = verb_url(bridge, world[0], action_id, event)
             answer = await http.post(url, json={"request_id": f"gm-{n}", **body})
             assert answer.status_code == 200, (event, answer.text)
-            cards.append(TypeAdapter(ActionData).validate_python(answer.json())["card"])
+            cards.append(TypeAdapter(ActionCard).validate_python(answer.json()["card"]))
     confirmed, passed, chosen, costed = cards
     opposed = confirmed["opposition"]["total"]
     assert confirmed["proposal"] is None and opposed is not None

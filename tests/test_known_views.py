@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from bridge.service import BridgeService, Session, cards
+from bridge.service.cards.scene import build_scene_state
 from bridge.store.sqlite import SQLiteStore
 
 HERO = {"id": "hero", "name": "Hero", "owners": ["p"], "fate_points": 3, "skills": {"Fight": 2}}
@@ -91,7 +92,7 @@ async def test_views_kept_for_the_next_commit_are_the_views_built_afresh(
         if known is None:
             continue
         if known.scene is not None:
-            assert known.scene == cards._build_scene_state(state)
+            assert known.scene == build_scene_state(state)
             checked["scene"] += 1
         for character_id, (patch, status) in known.characters.items():
             character = state.characters[character_id]

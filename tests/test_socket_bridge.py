@@ -115,12 +115,13 @@ async def test_bad_handshakes_are_refused_with_a_reason(
 async def test_an_older_module_is_told_at_connect_to_update_the_module(
     bridge: BridgeProcess, world: tuple[str, str]
 ) -> None:
-    # DESIGN Wire protocol: protocol 6's module read words off the wire that 7 no longer
-    # carries; it is refused at connect, and the refusal says what the GM does about it.
-    data = await refusal(bridge, gm_auth(world, {"protocol": 6}))
+    # DESIGN Wire protocol: protocol 7's module reads an action's card off its answer, which
+    # 8 leaves to the card's emit in the sender's ack; it is refused at connect, and the
+    # refusal says what the GM does about it.
+    data = await refusal(bridge, gm_auth(world, {"protocol": 7}))
     assert data["reason"] == "protocol_mismatch"
-    assert data["bridge_protocol"] == PROTOCOL_VERSION == 7
-    assert "protocol 6" in data["message"]
+    assert data["bridge_protocol"] == PROTOCOL_VERSION == 8
+    assert "protocol 7" in data["message"]
     assert "update the Fate Bridge module" in data["message"]
 
 
@@ -175,6 +176,38 @@ async def test_overcome_worked_example_over_socketio(
         assert [e["op"] for e in emits] == ["create", "update"]
         assert emits[0]["card"] == card
         assert emits[1]["card"] == final
+
+
+async def test_the_sender_hears_its_card_once(connect: Connect, world: tuple[str, str]) -> None:
+    # DESIGN "The path of one action" step 4: the ack answers with the card, and the commit's
+    # emits come in the same ack; the card travels once, in its emit (protocol.ActionData).
+    gm = await connect(world[0], key=world[1])
+    assert (await call(gm, "actor.sync", {"request_id": "sync-1", "actor": ATHLETE}))["ok"]
+    start = {
+        "request_id": "once-1",
+        "type": "overcome",
+        "actor_id": ATHLETE["id"],
+        "skill": "Athletics",
+        "opposition": {"kind": "passive", "rating": 2},
+    }
+    # The ack as it comes off the wire (the fixture's client puts the card back, as the
+    # module does).
+    wire = socketio.AsyncClient.call
+    raw = await wire(gm, "action.start", start, namespace=NAMESPACE, timeout=10)
+    assert raw["ok"] is True, raw
+    assert raw["data"]["card"] is None
+    (emit,) = [
+        e["data"]
+        for e in raw["emits"]
+        if e["event"] == "card" and e["data"]["card_id"] == raw["data"]["card_id"]
+    ]
+    card = emit["card"]
+    assert card["action_id"] == raw["data"]["action_id"] and card["state"] == "invoking"
+    assert json.dumps(raw).count(json.dumps(card)) == 1
+    # A retry gets the stored answer, emits long gone: the card is in the answer itself.
+    again = await wire(gm, "action.start", start, namespace=NAMESPACE, timeout=10)
+    assert again["ok"] is True and "emits" not in again
+    assert again["data"]["card"] == card
 
 
 async def test_excel_gives_the_actor_a_boost(connect: Connect, world: tuple[str, str]) -> None:

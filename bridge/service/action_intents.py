@@ -5,24 +5,18 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from bridge.rules import actions
-from bridge.rules.dice import DiceSource
 from bridge.rules.events import Event
-from bridge.rules.ruleset import Ruleset, get_ruleset
+from bridge.rules.ruleset import get_ruleset
 from bridge.rules.state import WorldState
 from bridge.service import cards, protocol
-from bridge.service.core import IntentGroup, RuleTable, Turn
-from bridge.service.session import Reply, Session, handles, ok, request_key
-from bridge.store.base import EmitRow, EventRow
-
-RULES = RuleTable()
+from bridge.service.core import Committed, ServiceCore, Turn
+from bridge.service.session import Reply, Session, ok
 
 
-@RULES.act(protocol.ActionRoll)
 def action_roll(state: WorldState, intent: protocol.ActionRoll, turn: Turn) -> list[Event]:
     return actions.roll_now(state, intent.action_id, turn.who, turn.dice)
 
 
-@RULES.act(protocol.ActionOppose)
 def action_oppose(state: WorldState, intent: protocol.ActionOppose, turn: Turn) -> list[Event]:
     return actions.oppose(
         state,
@@ -35,14 +29,12 @@ def action_oppose(state: WorldState, intent: protocol.ActionOppose, turn: Turn) 
     )
 
 
-@RULES.act(protocol.ActionInterpose)
 def action_interpose(
     state: WorldState, intent: protocol.ActionInterpose, turn: Turn
 ) -> list[Event]:
     return actions.interpose(state, intent.action_id, intent.defender_id, turn.who, turn.ruleset)
 
 
-@RULES.act(protocol.ActionInvoke)
 def action_invoke(state: WorldState, intent: protocol.ActionInvoke, turn: Turn) -> list[Event]:
     command = actions.InvokeCommand(
         action_id=intent.action_id,
@@ -55,12 +47,10 @@ def action_invoke(state: WorldState, intent: protocol.ActionInvoke, turn: Turn) 
     return actions.invoke(state, command, turn.who, turn.dice, turn.ruleset)
 
 
-@RULES.act(protocol.ActionPass)
 def action_pass(state: WorldState, intent: protocol.ActionPass, turn: Turn) -> list[Event]:
     return actions.pass_invokes(state, intent.action_id, intent.side, turn.who, turn.ruleset)
 
 
-@RULES.act(protocol.ActionChoose)
 def action_choose(state: WorldState, intent: protocol.ActionChoose, turn: Turn) -> list[Event]:
     return actions.choose(
         state,
@@ -72,7 +62,6 @@ def action_choose(state: WorldState, intent: protocol.ActionChoose, turn: Turn) 
     )
 
 
-@RULES.act(protocol.ActionCost)
 def action_cost(state: WorldState, intent: protocol.ActionCost, turn: Turn) -> list[Event]:
     command = actions.CostCommand(
         action_id=intent.action_id,
@@ -84,12 +73,10 @@ def action_cost(state: WorldState, intent: protocol.ActionCost, turn: Turn) -> l
     return actions.apply_cost(state, command, turn.who, turn.ruleset)
 
 
-@RULES.act(protocol.ActionConcede)
 def action_concede(state: WorldState, intent: protocol.ActionConcede, turn: Turn) -> list[Event]:
     return actions.concede(state, intent.action_id, intent.character_id, turn.who)
 
 
-@RULES.act(protocol.ActionAbsorb)
 def action_absorb(state: WorldState, intent: protocol.ActionAbsorb, turn: Turn) -> list[Event]:
     command = actions.AbsorbCommand(
         action_id=intent.action_id,
@@ -99,19 +86,16 @@ def action_absorb(state: WorldState, intent: protocol.ActionAbsorb, turn: Turn) 
     return actions.absorb(state, command, turn.who)
 
 
-@RULES.act(protocol.ActionGift)
 def action_gift(state: WorldState, intent: protocol.ActionGift, turn: Turn) -> list[Event]:
     return actions.gift_free_invoke(
         state, intent.action_id, intent.aspect_id, intent.holder, turn.who
     )
 
 
-@RULES.act(protocol.ActionCancel)
 def action_cancel(state: WorldState, intent: protocol.ActionCancel, turn: Turn) -> list[Event]:
     return actions.cancel(state, intent.action_id, turn.who, intent.reason)
 
 
-@RULES.act(protocol.ActionConfirm)
 def action_confirm(state: WorldState, intent: protocol.ActionConfirm, turn: Turn) -> list[Event]:
     danger = intent.dangerous
     return actions.confirm(
@@ -125,104 +109,93 @@ def action_confirm(state: WorldState, intent: protocol.ActionConfirm, turn: Turn
     )
 
 
-@RULES.act(protocol.ActionHelp)
 def action_help(state: WorldState, intent: protocol.ActionHelp, turn: Turn) -> list[Event]:
     return actions.answer_help(
         state, intent.action_id, intent.character_id, intent.accept, turn.who, turn.dice
     )
 
 
-@RULES.act(protocol.ActionHint)
 def action_hint(state: WorldState, intent: protocol.ActionHint, turn: Turn) -> list[Event]:
     return actions.take_hint(state, intent.action_id, turn.who)
 
 
-@RULES.act(protocol.ActionHintGive)
 def action_hint_give(state: WorldState, intent: protocol.ActionHintGive, turn: Turn) -> list[Event]:
     return actions.give_hint(state, intent.action_id, intent.text, turn.who)
 
 
-class ActionIntents(IntentGroup):
-    """Intents that move one action along (R2-R10)."""
+def opposing(
+    opposition: protocol.PassiveOppositionIn | protocol.ActiveOppositionIn | None,
+) -> tuple[int | None, str | None]:
+    """An opposition as the rules take it: its passive rating, or its opposer (R2.2)."""
+    if isinstance(opposition, protocol.PassiveOppositionIn):
+        return opposition.rating, None
+    if isinstance(opposition, protocol.ActiveOppositionIn):
+        return None, opposition.opposer_id
+    return None, None
 
-    rules = RULES
 
-    @handles(protocol.ActionStart)
-    async def _action_start(self, session: Session, intent: protocol.ActionStart) -> Reply:
-        opposition = intent.opposition
-        recovery = intent.recovery
-        command = actions.StartAction(
-            type=intent.type,
-            actor_id=intent.actor_id,
-            skill=intent.skill,
-            passive_rating=opposition.rating
-            if isinstance(opposition, protocol.PassiveOppositionIn)
-            else None,
-            opposer_id=opposition.opposer_id
-            if isinstance(opposition, protocol.ActiveOppositionIn)
-            else None,
-            target_id=intent.target_id,
-            target_aspect_id=intent.target_aspect_id,
-            aspect_name=intent.aspect_name,
-            situation=intent.situation,
-            helpers=tuple(actions.Helper(h.character_id, h.skill) for h in intent.helpers),
-            dangerous_actor=intent.dangerous.actor,
-            dangerous_opposition=intent.dangerous.opposition,
-            recovery_of=(recovery.character_id, recovery.slot_id) if recovery else None,
-            allow_repeat=intent.allow_repeat and session.role == "gm",
-            description=intent.description,
-            attack_kind=intent.attack_kind,
-            stunts=None if intent.stunts is None else tuple(intent.stunts),
+def action_start(state: WorldState, intent: protocol.ActionStart, turn: Turn) -> list[Event]:
+    passive_rating, opposer_id = opposing(intent.opposition)
+    recovery = intent.recovery
+    command = actions.StartAction(
+        type=intent.type,
+        actor_id=intent.actor_id,
+        skill=intent.skill,
+        passive_rating=passive_rating,
+        opposer_id=opposer_id,
+        target_id=intent.target_id,
+        target_aspect_id=intent.target_aspect_id,
+        aspect_name=intent.aspect_name,
+        situation=intent.situation,
+        helpers=tuple(actions.Helper(h.character_id, h.skill) for h in intent.helpers),
+        dangerous_actor=intent.dangerous.actor,
+        dangerous_opposition=intent.dangerous.opposition,
+        recovery_of=(recovery.character_id, recovery.slot_id) if recovery else None,
+        allow_repeat=intent.allow_repeat and turn.who.is_gm,
+        description=intent.description,
+        attack_kind=intent.attack_kind,
+        stunts=None if intent.stunts is None else tuple(intent.stunts),
+    )
+    return actions.start_action(state, command, turn.who, turn.dice, turn.ruleset)
+
+
+async def action_odds(core: ServiceCore, session: Session, intent: protocol.ActionOdds) -> Reply:
+    """A read for the roll dialog: the exact odds before any action exists (no commit)."""
+    _snapshot, state = await core.current(session.world_id)
+    ruleset = get_ruleset(state.ruleset)
+    helpers = tuple(actions.Helper(h.character_id, h.skill) for h in intent.helpers)
+    modifier, odds = actions.odds_before_roll(
+        state,
+        intent.actor_id,
+        intent.skill,
+        intent.type,
+        helpers,
+        intent.opposition,
+        ruleset,
+        None if intent.stunts is None else tuple(intent.stunts),
+    )
+    return Reply(
+        ok(
+            {
+                "modifier": modifier,
+                "opposition": intent.opposition,
+                "odds": cards.odds_view(odds),
+                "ruleset": ruleset.id,
+                "outcomes": cards.outcome_ids(ruleset),
+            }
         )
-        return await self.act(
-            session,
-            intent,
-            lambda state, ruleset, dice, who: actions.start_action(
-                state, command, who, dice, ruleset
-            ),
-        )
+    )
 
-    @handles(protocol.ActionOdds)
-    async def _action_odds(self, session: Session, intent: protocol.ActionOdds) -> Reply:
-        """A read for the roll dialog: the exact odds before any action exists (no commit)."""
-        _snapshot, state = await self.core.current(session.world_id)
-        ruleset = get_ruleset(state.ruleset)
-        helpers = tuple(actions.Helper(h.character_id, h.skill) for h in intent.helpers)
-        modifier, odds = actions.odds_before_roll(
-            state,
-            intent.actor_id,
-            intent.skill,
-            intent.type,
-            helpers,
-            intent.opposition,
-            ruleset,
-            None if intent.stunts is None else tuple(intent.stunts),
-        )
-        return Reply(
-            ok(
-                {
-                    "modifier": modifier,
-                    "opposition": intent.opposition,
-                    "odds": cards.odds_view(odds),
-                    "ruleset": ruleset.id,
-                    "outcomes": cards.outcome_ids(ruleset),
-                }
-            )
-        )
 
-    @handles(protocol.AspectGive)
-    async def _aspect_give(self, session: Session, intent: protocol.AspectGive) -> Reply:
-        principal = session.principal
+def _give_free_invokes(state: WorldState, intent: protocol.AspectGive, turn: Turn) -> list[Event]:
+    return actions.give_free_invokes(
+        state, intent.aspect_id, intent.from_id, intent.to_id, intent.count, turn.who
+    )
 
-        def decide(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> list[Event]:
-            return actions.give_free_invokes(
-                state, intent.aspect_id, intent.from_id, intent.to_id, intent.count, principal
-            )
 
-        def answer(state: WorldState, _rows: list[EventRow], _e: list[EmitRow]) -> BaseModel:
-            aspect = state.aspects[intent.aspect_id]
-            return protocol.AspectGiveData(
-                aspect_id=aspect.id, free_invokes=dict(aspect.free_invokes)
-            )
+async def aspect_give(core: ServiceCore, session: Session, intent: protocol.AspectGive) -> Reply:
+    def answer(done: Committed) -> BaseModel:
+        aspect = done.after.aspects[intent.aspect_id]
+        return protocol.AspectGiveData(aspect_id=aspect.id, free_invokes=dict(aspect.free_invokes))
 
-        return await self.core.mutate(session, request_key(intent), decide, answer)
+    return await core.mutate(session, intent, _give_free_invokes, answer)

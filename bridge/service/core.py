@@ -1,40 +1,40 @@
 """Application layer core: intent -> authorize -> load state -> rules -> persist -> outbox.
 
-Transport-free: the server hands in a session, an event name and the raw
-payload, and gets back the ack and the emissions to send. Writes to a world are
-serialised by a per-world lock on this node and a version check-and-set in the
-store across nodes."""
+Transport-free: the dispatcher (:class:`bridge.service.BridgeService`) hands in a session
+and a validated intent, and gets back the ack and the emissions to send. Writes to a world
+are serialised by a per-world lock on this node and a version check-and-set in the store
+across nodes."""
 
 from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
-from pydantic_core import PydanticSerializationError
+from pydantic import BaseModel, ValidationError
 
 from bridge.rules import actions
-from bridge.rules.dice import DiceSource, QueuedDice, Roll, SecureDice
+from bridge.rules.dice import DiceSource, QueuedDice, SecureDice
 from bridge.rules.engine import apply_all, replay
 from bridge.rules.errors import RuleViolation
-from bridge.rules.events import (
-    EVENT_ADAPTER,
-    ActionPut,
-    AspectPut,
-    ChallengePut,
-    CompelPut,
-    ConflictPut,
-    ContestPut,
-    Event,
-)
+from bridge.rules.events import EVENT_ADAPTER, ActionPut, Event
 from bridge.rules.procedures import settle
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import WorldState
 from bridge.service import cards, protocol
+from bridge.service.auth import hash_key, key_matches, new_key
+from bridge.service.commit import (
+    COMMIT_ATTEMPTS,
+    AttemptDice,
+    answered_card,
+    created_record,
+    rebuild,
+    snapshot_due,
+    state_json,
+)
 from bridge.service.emits import (
     ExtraCards,
     card_id,
@@ -50,14 +50,11 @@ from bridge.service.session import (
     Requested,
     Session,
     emits_frame,
-    error,
     ok,
     request_key,
     utc_now,
-    validation_error,
 )
 from bridge.service.stats import ServiceStats
-from bridge.store import codec
 from bridge.store.base import (
     AlreadyAnswered,
     CommitBatch,
@@ -74,116 +71,40 @@ from bridge.store.chain import (
     disagreeing_anchors,
     verify_chain,
 )
-from bridge.transport.auth import hash_key, key_matches, new_key
 
 Clock = Callable[[], datetime]
-COMMIT_ATTEMPTS = 5
-# A commit carries a snapshot of the whole state once the events after the saved one
-# have grown to SNAPSHOT_TAIL_SHARE of its size (sizes of their JSON), but not before
-# SNAPSHOT_MIN_TAIL, and at every scene end. Writing the state then costs, amortised,
-# a fixed multiple of the events' own size however large the world has grown, and a
-# load replays events amounting to at most about that share of the state.
-SNAPSHOT_TAIL_SHARE = 0.5
-SNAPSHOT_MIN_TAIL = 128 * 1024
-# Intents an unbound player may send: enough to learn its nonce and catch up.
-UNBOUND_ALLOWED = frozenset({"hello"})
 
 
-Decide = Callable[[WorldState, Ruleset, DiceSource], list[Event]]
-# A rule run for a principal: the one call an intent's handler makes of the rules.
-Rule = Callable[[WorldState, Ruleset, DiceSource, actions.Principal], list[Event]]
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """What a rule runs with beside the state and the intent: the world's ruleset, the
+    dice, and who asks."""
+
+    ruleset: Ruleset
+    dice: DiceSource
+    who: actions.Principal
+
+
+@dataclass(frozen=True, slots=True)
+class Committed:
+    """One intent's commit as its answer reads it: the state before and after, the events
+    the rules decided, their log rows, and the emits they caused."""
+
+    before: WorldState
+    after: WorldState
+    events: list[Event]
+    rows: list[EventRow]
+    emits: list[EmitRow]
+
+
+_Intent = TypeVar("_Intent")
+# A rule: a pure function of the state, the intent as it came off the wire and the Turn,
+# the one place where the wire's fields become the rule's arguments.
+IntentRule = Callable[[WorldState, _Intent, Turn], list[Event]]
+# An intent that changes the world, as the commit takes it.
+In = TypeVar("In", bound=Requested)
 # The answer: a validated model, or the JSON form of one (see session.ok).
-Answer = Callable[[WorldState, list[EventRow], list[EmitRow]], BaseModel | Mapping[str, Any]]
-
-
-# The state's JSON straight from pydantic's serializer (the one Frozen.model_dump uses).
-_STATE_JSON: TypeAdapter[WorldState] = TypeAdapter(WorldState)
-
-
-def state_json(state: WorldState) -> str:
-    """The state as a snapshot saves it: ``codec.dumps(state.model_dump(mode="json"))``
-    byte for byte (tests/test_card_views.py proves it), written by pydantic's serializer
-    without building the dict first (several times faster on a large world). Text it
-    cannot write (a lone surrogate) goes the long way, and fails there as it did."""
-    try:
-        return _STATE_JSON.dump_json(state).decode("utf-8")
-    except PydanticSerializationError:
-        return codec.dumps(state.model_dump(mode="json"))
-
-
-def snapshot_due(state_size: int, tail_size: int, events: list[Event]) -> bool:
-    """Whether a commit of ``events`` should save the whole state, given the saved
-    state's size and the size of its tail with these events joined: the tail has grown
-    to SNAPSHOT_TAIL_SHARE of the state (and at least SNAPSHOT_MIN_TAIL), or the scene
-    ends (a natural resting point: the scene's records close there)."""
-    if not events:
-        return False
-    return tail_size >= max(SNAPSHOT_MIN_TAIL, SNAPSHOT_TAIL_SHARE * state_size) or any(
-        getattr(e, "reason", None) == "scene.end" for e in events
-    )
-
-
-class AttemptDice:
-    """The world's dice as one attempt at an intent sees them. The queued rolls it
-    takes (``dev.queue_dice``) go back to the front of the queue when the attempt is
-    thrown away (a retry already answered, another writer first), so they reach the
-    intent that is committed, in order."""
-
-    def __init__(self, dice: QueuedDice) -> None:
-        self._dice = dice
-        self._taken: list[Roll] = []
-
-    def roll(self) -> Roll:
-        queued = self._dice.pending > 0
-        faces = self._dice.roll()
-        if queued:
-            self._taken.append(faces)
-        return faces
-
-    def put_back(self) -> None:
-        """Return the queued rolls this attempt took, ahead of the rest, in order."""
-        if self._taken:
-            rest = [self._dice.roll() for _ in range(self._dice.pending)]
-            self._dice.queue([*self._taken, *rest])
-            self._taken = []
-
-
-def rebuild(snapshot: Snapshot) -> WorldState:
-    """The latest state: the saved state with the events after it replayed."""
-    return replay(
-        (EVENT_ADAPTER.validate_python(row.payload) for row in snapshot.tail),
-        WorldState.model_validate(snapshot.state),
-    )
-
-
-def answered_card(data: BaseModel | Mapping[str, Any], emits: list[EmitRow]) -> int | None:
-    """The seq of the emit whose card an answer shows (the same object), if any: the
-    store then keeps that card once (``CommitBatch.response_card_emit``)."""
-    card = data.get("card") if isinstance(data, dict) else None
-    if card is None:
-        return None
-    return next((e.seq for e in emits if e.event == "card" and e.payload["card"] is card), None)
-
-
-def created_record(before: WorldState, events: list[Event]) -> str | None:
-    """The id of the first contest, challenge, conflict, compel or aspect the events create."""
-    known: Mapping[str, object]
-    for event in events:
-        if isinstance(event, ContestPut):
-            record_id, known = event.contest.id, before.contests
-        elif isinstance(event, ChallengePut):
-            record_id, known = event.challenge.id, before.challenges
-        elif isinstance(event, ConflictPut):
-            record_id, known = event.conflict.id, before.conflicts
-        elif isinstance(event, CompelPut):
-            record_id, known = event.compel.id, before.compels
-        elif isinstance(event, AspectPut):
-            record_id, known = event.aspect.id, before.aspects
-        else:
-            continue
-        if record_id not in known:
-            return record_id
-    return None
+Answer = Callable[[Committed], BaseModel | Mapping[str, Any]]
 
 
 class ServiceCore:
@@ -203,7 +124,6 @@ class ServiceCore:
         # Per world: the time stamp of the last commit this process wrote.
         self._stamps: dict[str, datetime] = {}
         # Filled by BridgeService: event name -> handler.
-        self._handlers: dict[str, Callable[[Session, Any], Awaitable[Reply]]] = {}
         # The views this service's last commits built, for the next commit to compare with:
         # its own (states are this service's), never another service's.
         self.known_views = known_views_cache()
@@ -290,52 +210,6 @@ class ServiceCore:
         if session.bind_nonce is not None:
             await self.store.drop_nonce(session.world_id, session.bind_nonce)
 
-    async def handle(self, session: Session, event: str, payload: object) -> Reply:
-        """Answer one intent; never raises for bad input, always returns an ack (counted
-        in ``stats`` by its outcome)."""
-        reply = await self._answer(session, event, payload)
-        ack = reply.ack
-        if ack.get("ok"):
-            outcome = "ok"
-        else:
-            failure = ack.get("error")
-            outcome = str(failure.get("code")) if isinstance(failure, dict) else "error"
-        self.stats.intents[(event if event in protocol.INTENTS else "unknown", outcome)] += 1
-        return reply
-
-    async def _answer(self, session: Session, event: str, payload: object) -> Reply:
-        model = protocol.INTENTS.get(event)
-        handler = self._handlers.get(event)
-        if model is None or handler is None:
-            return Reply(error("unknown_event", f"The bridge has no event {event!r}."))
-        try:
-            intent = model.model_validate(payload)
-        except ValidationError as exc:
-            return Reply(validation_error(exc))
-        if (
-            session.role == "player"
-            and not session.bound
-            and session.bind_nonce is not None
-            # The GM's client may have vouched through another bridge process.
-            and await self.store.nonce_bound(session.world_id, session.user_id, session.bind_nonce)
-        ):
-            await self.bind(session)
-        if session.role == "player" and not session.bound and event not in UNBOUND_ALLOWED:
-            return Reply(
-                error(
-                    "unbound",
-                    "The bridge has not yet confirmed which Foundry user you are; "
-                    "this happens automatically while a GM is connected.",
-                )
-            )
-        try:
-            reply = await handler(session, intent)
-        except IntentError as exc:
-            return Reply(error(exc.code, exc.message, exc.field, exc.params))
-        except RuleViolation as exc:
-            return Reply(error(exc.code, exc.message, exc.field, exc.params))
-        return reply
-
     def _lock(self, world_id: str) -> asyncio.Lock:
         return self._locks.setdefault(world_id, asyncio.Lock())
 
@@ -421,14 +295,15 @@ class ServiceCore:
     async def mutate(
         self,
         session: Session,
-        request: str,
-        decide: Decide,
+        intent: In,
+        decide: IntentRule[In],
         answer: Answer,
         after_commit: Callable[[], None] | None = None,
         extra_cards: ExtraCards | None = None,
     ) -> Reply:
-        """Run one state-changing intent exactly once per request (``request``: its
-        :func:`~bridge.service.session.request_key`, the event and the request id).
+        """Run one state-changing intent exactly once per request (its
+        :func:`~bridge.service.session.request_key`, the event and the request id):
+        ``decide`` gives its events, ``answer`` its answer once they are committed.
 
         Rules, then persistence of the events + emits + answer (+ now and then a
         snapshot) in one store round trip: the commit answers a request id it has
@@ -437,6 +312,7 @@ class ServiceCore:
         retry. A refusal, decided on that trusted state, is checked before it is sent.
         """
         world_id = session.world_id
+        request = request_key(intent)
         async with self._lock(world_id):
             for _ in range(COMMIT_ATTEMPTS):
                 snapshot, before = await self._trusted(world_id)
@@ -445,7 +321,9 @@ class ServiceCore:
                 dice = AttemptDice(self.dice_for(world_id))
                 try:
                     # Procedures react to the actions they contain (R11): one stream.
-                    events = settle(before, decide(before, ruleset, dice))
+                    events = settle(
+                        before, decide(before, intent, Turn(ruleset, dice, session.principal))
+                    )
                 except (IntentError, RuleViolation):
                     dice.put_back()
                     # A retry of a request already answered, or a world another writer
@@ -495,7 +373,7 @@ class ServiceCore:
                     present.__getitem__,
                     known_views=self.known_views,
                 )
-                data = answer(after, rows, emits)
+                data = answer(Committed(before, after, events, rows, emits))
                 ack = ok(data)
                 head_seq = rows[-1].seq if rows else snapshot.last_event_seq
                 saved = (
@@ -546,62 +424,41 @@ class ServiceCore:
                 return Reply(ack, [emits_frame(emits, session.room)] if emits else [])
             raise IntentError("conflict", "The world is busy; try again.")
 
-    async def run_action(
-        self,
-        session: Session,
-        request: str,
-        decide: Rule,
-        action_id: str | None,
-    ) -> Reply:
-        """Every ``action.*`` intent: decide, persist, answer with the card."""
-        principal = session.principal
+    async def run_action(self, session: Session, intent: In, rule: IntentRule[In]) -> Reply:
+        """An intent that starts or moves an action: decided by ``rule``, answered with the
+        card of the action it names (an ``ActionRef``), else of the one it started."""
+        named = intent.action_id if isinstance(intent, protocol.ActionRef) else None
         world_id = session.world_id
 
-        def run(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> list[Event]:
-            return decide(state, ruleset, dice, principal)
-
-        def answer(state: WorldState, rows: list[EventRow], emits: list[EmitRow]) -> dict[str, Any]:
-            """protocol.ActionData as JSON: the card is the one just emitted (built in
-            its JSON form), so it is reused, not rebuilt."""
-            ident = action_id or f"a{state.action_count}"
+        def answer(done: Committed) -> dict[str, Any]:
+            """protocol.ActionData as JSON, its card the object the commit's card emit
+            carries (the store then keeps it once), built here only when the commit
+            emitted no card for the action."""
+            ident = named or f"a{done.after.action_count}"
             card = next(
                 (
                     e.payload["card"]
-                    for e in emits
+                    for e in done.emits
                     if e.event == "card" and e.payload["card"]["action_id"] == ident
                 ),
                 None,
             )
             if card is None:
-                card = cards.action_card(
-                    state.actions[ident], state, get_ruleset(state.ruleset), 0, ""
-                )
+                action = done.after.actions[ident]
+                card = cards.action_card(action, done.after, get_ruleset(done.after.ruleset), 0, "")
             return {"action_id": ident, "card_id": card_id(world_id, ident), "card": card}
 
-        return await self.mutate(session, request, run, answer)
+        return await self.mutate(session, intent, rule, answer)
 
-    async def scene_change(
-        self,
-        session: Session,
-        request: str,
-        decide: Rule,
-    ) -> Reply:
-        """Intents on the scene and its procedures answer with the scene as it now is,
-        and the id of the record they created, if any."""
-        principal = session.principal
-        created: list[str | None] = [None]
+    async def scene_change(self, session: Session, intent: In, rule: IntentRule[In]) -> Reply:
+        """An intent on the scene or its procedures: decided by ``rule``, answered with the
+        scene as it now is and the id of the record it created, if any."""
 
-        def run(state: WorldState, ruleset: Ruleset, dice: DiceSource) -> list[Event]:
-            events = decide(state, ruleset, dice, principal)
-            created[0] = created_record(state, events)
-            return events
+        def answer(done: Committed) -> dict[str, Any]:
+            created = created_record(done.before, done.events)
+            return {**cards.scene_state(done.after), "created_id": created}
 
-        return await self.mutate(
-            session,
-            request,
-            run,
-            lambda state, _rows, _e: {**cards.scene_state(state), "created_id": created[0]},
-        )
+        return await self.mutate(session, intent, rule, answer)
 
     async def replayed_state(self, world_id: str, upto: int | None = None) -> WorldState:
         """The state rebuilt from the event log alone, from the world's first event to
@@ -683,89 +540,3 @@ class ServiceCore:
     async def latest_state(self, world_id: str) -> WorldState:
         """The world as of its last event, read afresh from the store (no cache)."""
         return rebuild(await self.snapshot(world_id))
-
-
-@dataclass(frozen=True, slots=True)
-class Turn:
-    """What a rule runs with beside the state and the intent: the world's ruleset, the
-    dice, and who asks."""
-
-    ruleset: Ruleset
-    dice: DiceSource
-    who: actions.Principal
-
-
-_I = TypeVar("_I", bound=protocol.Intent)
-IntentRule = Callable[[WorldState, _I, Turn], list[Event]]
-IntentHandler = Callable[[Session, Any], Awaitable[Reply]]
-
-
-class RuleTable:
-    """The intents whose whole handling is one rule call. Each is a pure function of the
-    state, the intent as it came off the wire and the :class:`Turn`: the one place where
-    the wire's fields become the rule's arguments. An ``act`` rule is answered with its
-    action's card (:meth:`IntentGroup.act`), a ``change`` rule with the scene
-    (:meth:`IntentGroup.change`)."""
-
-    def __init__(self) -> None:
-        self.rules: dict[type[protocol.Intent], tuple[bool, IntentRule[Any]]] = {}
-
-    def act(self, model: type[_I]) -> Callable[[IntentRule[_I]], IntentRule[_I]]:
-        """Register the rule of ``model``'s intent as one that starts or moves an action."""
-        return self._register(model, action=True)
-
-    def change(self, model: type[_I]) -> Callable[[IntentRule[_I]], IntentRule[_I]]:
-        """Register the rule of ``model``'s intent as a change to the scene."""
-        return self._register(model, action=False)
-
-    def _register(
-        self, model: type[_I], *, action: bool
-    ) -> Callable[[IntentRule[_I]], IntentRule[_I]]:
-        def register(rule: IntentRule[_I]) -> IntentRule[_I]:
-            if model in self.rules:
-                raise RuntimeError(f"two rules for intent {model.__event__!r}")
-            self.rules[model] = (action, rule)
-            return rule
-
-        return register
-
-
-class IntentGroup:
-    """Handlers of one domain's intents, working through the :class:`ServiceCore` they
-    are given: composed into the service, never mixed into it. An intent is handled by a
-    method marked with ``handles``, or by a rule in the group's :attr:`rules`."""
-
-    rules: ClassVar[RuleTable] = RuleTable()
-
-    def __init__(self, core: ServiceCore) -> None:
-        self.core = core
-
-    def rule_handlers(self) -> dict[str, IntentHandler]:
-        """A handler per intent of :attr:`rules`, keyed by its event."""
-        return {
-            model.__event__: self._run_rule(action, rule)
-            for model, (action, rule) in self.rules.rules.items()
-        }
-
-    def _run_rule(self, action: bool, rule: IntentRule[Any]) -> IntentHandler:
-        run = self.act if action else self.change
-
-        async def handle(session: Session, intent: Any) -> Reply:
-            return await run(
-                session,
-                intent,
-                lambda state, ruleset, dice, who: rule(state, intent, Turn(ruleset, dice, who)),
-            )
-
-        return handle
-
-    async def act(self, session: Session, intent: Requested, rule: Rule) -> Reply:
-        """Run an intent that starts or moves an action, once per request: answered with
-        the card of the action it names (an ``ActionRef``), else of the one it started."""
-        action_id = intent.action_id if isinstance(intent, protocol.ActionRef) else None
-        return await self.core.run_action(session, request_key(intent), rule, action_id)
-
-    async def change(self, session: Session, intent: Requested, rule: Rule) -> Reply:
-        """Run an intent on the scene or its procedures, once per request: answered with
-        the scene as it now is (see :meth:`ServiceCore.scene_change`)."""
-        return await self.core.scene_change(session, request_key(intent), rule)

@@ -6,7 +6,7 @@ or cancelled by the GM after its dice were rolled (bridge.rules.history.entry_of
 except the rolls the GM took back: those are out of the story. The GM sees them
 too, marked undone. Dice statistics count the rolls of the history the viewer sees.
 
-Each reader pays for what it reads (issue 26): a page reads the index rows and the events
+Each reader pays for what it reads: a page reads the index rows and the events
 of the entries it returns, never the log (bridge.store.base.HistoryQuery), and the dice
 statistics are kept as the log grows (history_index.DiceTally). Each answer carries its
 cost in rate tokens (``Reply.cost``): one, plus the entries built and the rows looked at,
@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 from bridge.rules import history
-from bridge.rules.dice import DiceSource
 from bridge.rules.events import EVENT_ADAPTER, Event, HistoryUndone
 from bridge.rules.ruleset import Ruleset, get_ruleset
 from bridge.rules.state import WorldState
 from bridge.service import cards, protocol
-from bridge.service.core import IntentGroup, ServiceCore
+from bridge.service.core import Committed, ServiceCore, Turn
 from bridge.service.emits import card_id
 from bridge.service.history_index import DiceTally, index_rows
 from bridge.service.session import (
@@ -32,17 +32,18 @@ from bridge.service.session import (
     Reply,
     Role,
     Session,
-    handles,
     ok,
-    request_key,
 )
-from bridge.store.base import EmitRow, EventRow, HistoryQuery
+from bridge.store.base import EventRow, HistoryQuery
+
+if TYPE_CHECKING:
+    from bridge.service import BridgeService
 
 # Events read per store call when indexing a log written before the index existed.
 CHUNK = 1000
 UNDO_ATTEMPTS = 3
 # What a read costs in rate tokens, a token being about a cheap intent's work: an entry
-# built (its card view: 0.5-1 ms), an entry whose view was built already for this
+# built (its card view), an entry whose view was built already for this
 # version of the world, an index row looked at, an event read to index an old log or a
 # row folded into the dice statistics.
 ENTRY_COST = 0.5
@@ -57,11 +58,12 @@ YIELD_EVERY = 4
 ENTRY_VIEWS = 1024
 
 
-class HistoryIntents(IntentGroup):
-    """``history.read``, ``history.stats`` and ``history.undo``."""
+class HistoryReader:
+    """The roll history's pages and dice statistics of one service, with what it keeps
+    between reads: entry views built, and each world's dice tally."""
 
     def __init__(self, core: ServiceCore) -> None:
-        super().__init__(core)
+        self.core = core
         # Entry views built, by (world, version, seq, undone), least recently used first.
         self._entry_views: OrderedDict[tuple[str, int, int, bool], protocol.HistoryEntry] = (
             OrderedDict()
@@ -72,18 +74,12 @@ class HistoryIntents(IntentGroup):
         self._tally_locks: dict[str, asyncio.Lock] = {}
         self._indexing: dict[str, asyncio.Task[float]] = {}
 
-    async def read_history(
-        self, world_id: str, viewer: Role, request: protocol.HistoryRead
-    ) -> protocol.HistoryPage:
-        """One page of history entries (resolutions and cancelled rolls), newest first,
-        as ``viewer`` may see them, from before ``request.before`` (exclusive);
-        ``next_before`` continues where this page stopped."""
-        return (await self._read_page(world_id, viewer, request))[0]
-
-    async def _read_page(
+    async def page(
         self, world_id: str, viewer: Role, request: protocol.HistoryRead
     ) -> tuple[protocol.HistoryPage, float]:
-        """The page and what it cost (rate tokens)."""
+        """One page of history entries (resolutions and cancelled rolls), newest first,
+        as ``viewer`` may see them, from before ``request.before`` (exclusive), and what
+        it cost (rate tokens); ``next_before`` continues where this page stopped."""
         snapshot, state = await self.core.current(world_id)
         cost = 1.0 + await self._indexed(world_id)
         ruleset = get_ruleset(state.ruleset)
@@ -181,21 +177,17 @@ class HistoryIntents(IntentGroup):
         await self.core.store.index_history(world_id, rows, pending)
         return pending * EVENT_COST
 
-    async def history_stats(
+    async def stats(
         self, world_id: str, viewer: Role, request: protocol.HistoryStats
-    ) -> protocol.HistoryStatsData:
+    ) -> tuple[protocol.HistoryStatsData, float]:
         """R1.1: every 4dF sum the viewer's history shows, per character and for the
         world, from the tally kept as the log grows.
 
         The dice of cancelled rolls count, like any roll (and are also counted apart in
         ``cancelled``): they were rolled, and a chart that dropped the rolls the GM called
         off would show the dice as luckier than they fell, which is what fishing for
-        rolls by cancelling looks like; R1.1 is about every roll made."""
-        return (await self._stats(world_id, viewer, request))[0]
-
-    async def _stats(
-        self, world_id: str, viewer: Role, request: protocol.HistoryStats
-    ) -> tuple[protocol.HistoryStatsData, float]:
+        rolls by cancelling looks like; R1.1 is about every roll made. With what it cost
+        (rate tokens)."""
         snapshot, state = await self.core.current(world_id)
         cost = 1.0 + await self._indexed(world_id)
         cost += await self._tally_up(world_id, snapshot.last_event_seq, frozenset(state.undone))
@@ -243,68 +235,68 @@ class HistoryIntents(IntentGroup):
             tally.seq, tally.undone = upto, undone
             return read * EVENT_COST
 
-    @handles(protocol.HistoryRead)
-    async def _history_read(self, session: Session, intent: protocol.HistoryRead) -> Reply:
-        page, cost = await self._read_page(session.world_id, session.role, intent)
-        return Reply(ok(page), cost=cost)
 
-    @handles(protocol.HistoryStats)
-    async def _history_stats(self, session: Session, intent: protocol.HistoryStats) -> Reply:
-        data, cost = await self._stats(session.world_id, session.role, intent)
-        return Reply(ok(data), cost=cost)
+async def history_read(
+    service: BridgeService, session: Session, intent: protocol.HistoryRead
+) -> Reply:
+    page, cost = await service.history.page(session.world_id, session.role, intent)
+    return Reply(ok(page), cost=cost)
 
-    @handles(protocol.HistoryUndo)
-    async def _history_undo(self, session: Session, intent: protocol.HistoryUndo) -> Reply:
-        """GM: the undo is itself events (restoring upserts and a marker), appended to
-        the log; the state is the reducer's, the chain stays whole."""
-        self.core.require_gm(session)
-        if intent.back_to is not None and intent.resolution is not None:
-            raise IntentError("invalid", "Give back_to or resolution, not both.", "resolution")
-        for _ in range(UNDO_ATTEMPTS):
-            try:
-                return await self._undo_once(session, intent)
-            except _StaleLog:
-                # The cached state may be the stale side: the retry reads both afresh.
-                self.core.forget(session.world_id)
-                continue
-        raise IntentError("conflict", "The world is busy; try the undo again.")
 
-    async def _undo_once(self, session: Session, intent: protocol.HistoryUndo) -> Reply:
-        # Undo is rare and the GM's: it replays the log from its start (the state as of
-        # any event is the reducer's fold of the events up to it).
-        world_id = session.world_id
-        rows = await self.core.store.events(world_id)
-        log = [
-            history.Logged(r.seq, r.created_at, EVENT_ADAPTER.validate_python(r.payload))
-            for r in rows
-        ]
-        logged_to = rows[-1].seq if rows else 0
-        initial = WorldState(ruleset=(await self.core.snapshot(world_id)).world.ruleset)
+async def history_stats(
+    service: BridgeService, session: Session, intent: protocol.HistoryStats
+) -> Reply:
+    data, cost = await service.history.stats(session.world_id, session.role, intent)
+    return Reply(ok(data), cost=cost)
 
-        def decide(state: WorldState, _ruleset: Ruleset, _dice: DiceSource) -> list[Event]:
-            # The log must end where the state does; another writer may have moved on.
-            if self.core.states[world_id][0].last_event_seq != logged_to:
-                raise _StaleLog
-            if intent.back_to is not None and intent.resolution is not None:
-                raise IntentError("invalid", "Give back_to or resolution, not both.", "resolution")
-            return history.plan_undo(log, initial, state, intent.back_to, intent.resolution)
 
-        def answer(
-            _state: WorldState, event_rows: list[EventRow], _emits: list[EmitRow]
-        ) -> protocol.UndoData:
-            marker = event_rows[-1]
-            undone = EVENT_ADAPTER.validate_python(marker.payload)
-            assert isinstance(undone, HistoryUndone)
-            return protocol.UndoData(
-                back_to=undone.back_to,
-                seq=marker.seq,
-                hash=marker.hash,
-                resolutions=list(undone.resolutions),
-                action_ids=list(undone.action_ids),
-                card_ids=[card_id(world_id, a) for a in undone.action_ids],
-            )
+async def history_undo(core: ServiceCore, session: Session, intent: protocol.HistoryUndo) -> Reply:
+    """GM: the undo is itself events (restoring upserts and a marker), appended to
+    the log; the state is the reducer's, the chain stays whole."""
+    core.require_gm(session)
+    if intent.back_to is not None and intent.resolution is not None:
+        raise IntentError("invalid", "Give back_to or resolution, not both.", "resolution")
+    for _ in range(UNDO_ATTEMPTS):
+        try:
+            return await _undo_once(core, session, intent)
+        except _StaleLog:
+            # The cached state may be the stale side: the retry reads both afresh.
+            core.forget(session.world_id)
+            continue
+    raise IntentError("conflict", "The world is busy; try the undo again.")
 
-        return await self.core.mutate(session, request_key(intent), decide, answer)
+
+async def _undo_once(core: ServiceCore, session: Session, intent: protocol.HistoryUndo) -> Reply:
+    # Undo is rare and the GM's: it replays the log from its start (the state as of
+    # any event is the reducer's fold of the events up to it).
+    world_id = session.world_id
+    rows = await core.store.events(world_id)
+    log = [
+        history.Logged(r.seq, r.created_at, EVENT_ADAPTER.validate_python(r.payload)) for r in rows
+    ]
+    logged_to = rows[-1].seq if rows else 0
+    initial = WorldState(ruleset=(await core.snapshot(world_id)).world.ruleset)
+
+    def decide(state: WorldState, intent: protocol.HistoryUndo, _turn: Turn) -> list[Event]:
+        # The log must end where the state does; another writer may have moved on.
+        if core.states[world_id][0].last_event_seq != logged_to:
+            raise _StaleLog
+        return history.plan_undo(log, initial, state, intent.back_to, intent.resolution)
+
+    def answer(done: Committed) -> protocol.UndoData:
+        marker = done.rows[-1]
+        undone = EVENT_ADAPTER.validate_python(marker.payload)
+        assert isinstance(undone, HistoryUndone)
+        return protocol.UndoData(
+            back_to=undone.back_to,
+            seq=marker.seq,
+            hash=marker.hash,
+            resolutions=list(undone.resolutions),
+            action_ids=list(undone.action_ids),
+            card_ids=[card_id(world_id, a) for a in undone.action_ids],
+        )
+
+    return await core.mutate(session, intent, decide, answer)
 
 
 class _StaleLog(Exception):

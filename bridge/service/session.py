@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -88,7 +88,7 @@ class Reply:
     # connection of its own with that nonce at once (others notice on their next intent).
     vouched: tuple[str, str, str] | None = None
     # What answering cost, in rate tokens (one: a cheap intent's work); a read says what
-    # it read, and the server charges the sender's connection that (issue 26).
+    # it read, and the server charges the sender's connection that.
     cost: float = 1.0
 
 
@@ -100,6 +100,18 @@ def emits_frame(emits: Sequence[EmitRow], room: str) -> Emission:
         {"emits": [{"event": e.event, "data": e.payload} for e in emits]},
         room,
     )
+
+
+def folded_ack(ack: dict[str, Any], emits: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ack as its sender hears it with its commit's ``emits`` (``protocol.AckOk``):
+    the answer's card, when one of the emits carries that very card, travels once, in the
+    emit (the answer's ``card`` null; the client puts it back from the emit)."""
+    data = ack.get("data")
+    if isinstance(data, dict) and data.get("card") is not None:
+        card = data["card"]
+        if any(e["event"] == "card" and e["data"].get("card") is card for e in emits):
+            return {**ack, "data": {**data, "card": None}, "emits": emits}
+    return {**ack, "emits": emits}
 
 
 class Requested(Protocol):
@@ -166,52 +178,3 @@ class ConnectRefused(Exception):
     def __init__(self, refusal: protocol.ConnectRefusal) -> None:
         super().__init__(refusal.message)
         self.refusal = refusal
-
-
-_S = TypeVar("_S")
-_I = TypeVar("_I", bound=protocol.Intent)
-Handler = Callable[[_S, "Session", _I], Awaitable["Reply"]]
-
-
-def handles(model: type[_I]) -> Callable[[Handler[_S, _I]], Handler[_S, _I]]:
-    """Mark a service method as the handler of ``model``'s intent (its event is declared on
-    the model, :class:`bridge.service.protocol.Intent`); :func:`handlers_of` finds it. Stack one per
-    intent for a method that answers several."""
-
-    def mark(handler: Handler[_S, _I]) -> Handler[_S, _I]:
-        events = (*getattr(handler, "__intents__", ()), model.__event__)
-        handler.__intents__ = events  # type: ignore[attr-defined]
-        return handler
-
-    return mark
-
-
-@runtime_checkable
-class HasRules(Protocol):
-    """A group that also handles intents by rules (``bridge.service.core.RuleTable``)."""
-
-    def rule_handlers(self) -> dict[str, Callable[[Session, Any], Awaitable[Reply]]]: ...
-
-
-def handlers_of(*groups: object) -> dict[str, Callable[[Session, Any], Awaitable[Reply]]]:
-    """Every event the groups' methods are marked to handle (:func:`handles`), bound to
-    their group; raises ``RuntimeError`` unless every declared intent has exactly one."""
-    table: dict[str, Callable[[Session, Any], Awaitable[Reply]]] = {}
-
-    def add(event: str, handler: Callable[[Session, Any], Awaitable[Reply]]) -> None:
-        if event in table:
-            raise RuntimeError(f"two handlers for intent {event!r}")
-        table[event] = handler
-
-    for group in groups:
-        for cls in type(group).__mro__:
-            for name, attr in vars(cls).items():
-                for event in getattr(attr, "__intents__", ()):
-                    add(event, getattr(group, name))
-        if isinstance(group, HasRules):
-            for event, handler in group.rule_handlers().items():
-                add(event, handler)
-    missing = set(protocol.INTENTS) ^ set(table)
-    if missing:
-        raise RuntimeError(f"intents without handlers or models: {sorted(missing)}")
-    return table

@@ -3,7 +3,7 @@ grows: aspects as lists show them, and the open actions.
 
 Boosts alike in name, place and holder are one entry with a count ("Hero's momentum x3"):
 a table that never spends its boosts would otherwise list each on every card, and every
-card, scene panel and emit would grow with the scene (issue 9's growth curve). Each
+card, scene panel and emit would grow with the scene. Each
 entry's representative is the aspect an invoke of it spends.
 
 Building an index is linear in its map; deriving it from the previous state's index

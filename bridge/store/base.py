@@ -155,7 +155,7 @@ class Snapshot:
     last_event_hash: str
     last_emit_seq: int
     # The sizes of the saved state's JSON and of the tail's payloads' JSON, in
-    # characters: what the snapshot cadence compares (bridge.service.core.snapshot_due).
+    # characters: what the snapshot cadence compares (bridge.service.commit.snapshot_due).
     state_size: int = 0
     tail_size: int = 0
 
@@ -218,7 +218,7 @@ class CommitBatch:
     the one before), the emits to the outbox, the answer under its request id. A
     ``snapshot`` (the state as of the batch's last event, or its JSON text when the
     caller has encoded it already) is given only now and then (see
-    :func:`bridge.service.core.snapshot_due`); it replaces the saved state, so later
+    :func:`bridge.service.commit.snapshot_due`); it replaces the saved state, so later
     loads replay fewer events. Without one the saved state stays and the events join
     its tail, so a commit costs the same however large the world has grown.
 

@@ -1,7 +1,8 @@
 """``/api/v1``: the HTTP API for tools outside Foundry (bots, overlays, scripts).
 
 Thin over the service: every route that reads or changes the game runs the socket
-intent of the same name through :meth:`BridgeService.handle`, with a GM session for
+intent of the same name through :meth:`BridgeService.handle` (the intents exposed, and
+their routes, are their rows' ``http`` in ``bridge.service.intent_table``), with a GM session for
 the world whose key came as the bearer token, so validation, authorisation,
 idempotency by ``request_id`` and the commit are the socket path's own; the intents
 that carry an action on take its id from the path (``actions/{action_id}/<verb>``).
@@ -17,15 +18,17 @@ import functools
 import json
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, get_args
+from typing import Any
 
 from aiohttp import web
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.json_schema import JsonSchemaMode
 
 from bridge.service import BridgeService, IntentError, Reply, Session, error, protocol
+from bridge.service.auth import key_matches
+from bridge.service.intent_table import TABLE, Declared, Http
 from bridge.service.protocol.http import (
     CharacterList,
     WebhookCreate,
@@ -36,7 +39,6 @@ from bridge.service.protocol.http import (
 )
 from bridge.service.session import validation_error
 from bridge.store import codec
-from bridge.transport.auth import key_matches
 from bridge.transport.codec import MAX_NESTING, nests_deeper_than
 from bridge.transport.fan_out import RoomFanOut
 from bridge.transport.ratelimit import TokenBucket
@@ -122,7 +124,7 @@ class Route:
     path: str
     operation_id: str
     summary: str
-    # A model or a view (a TypedDict of bridge.service.protocol.views): a type form
+    # A model or a view (a TypedDict of bridge.service.protocol): a type form
     # TypeAdapter reads.
     response: Any
     handler: Handler
@@ -130,10 +132,6 @@ class Route:
     refusals: tuple[int, ...] = ()
     path_params: tuple[str, ...] = ()
     query: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-
-async def _state(call: ApiCall) -> dict[str, Any]:
-    return await call.read("world.state")
 
 
 async def _characters(call: ApiCall) -> BaseModel:
@@ -150,20 +148,7 @@ async def _character(call: ApiCall) -> dict[str, Any]:
     return found
 
 
-async def _scene(call: ApiCall) -> dict[str, Any]:
-    return await call.read("scene.read")
-
-
 WORLD = "/worlds/{world_id}"
-
-
-def _intent(event: str) -> Handler:
-    """A route that is socket intent ``event``: the body goes to it untouched, as the message."""
-
-    async def handle(call: ApiCall) -> dict[str, Any]:
-        return await call.intent(event, call.body)
-
-    return handle
 
 
 def _with_path_action(action_id: str, body: object) -> object:
@@ -184,53 +169,24 @@ def _with_path_action(action_id: str, body: object) -> object:
     return {**body, "action_id": action_id}
 
 
-def _on_action(event: str, operation_id: str, summary: str) -> Route:
-    """The route of socket intent ``event`` on a started action: ``POST
-    /worlds/{world_id}/actions/{action_id}/<verb>``, the verb being the intent's name after
-    ``action.`` with ``-`` for ``_``; the body is the intent's message (its action_id from
-    the path), the answer the intent's result."""
-    intent = protocol.INTENTS[event]
-    if not issubclass(intent, protocol.ActionRef):
-        raise TypeError(f"{event} names no action, so it has no route under an action's path")
-    verb = event.removeprefix("action.").replace("_", "-")
-
-    async def handle(call: ApiCall) -> dict[str, Any]:
-        message = _with_path_action(call.request.match_info["action_id"], call.body)
-        return await call.intent(event, message)
-
-    return Route(
-        "post",
-        f"{WORLD}/actions/{{action_id}}/{verb}",
-        operation_id,
-        f"{summary}; socket intent {event}, idempotent by request_id",
-        protocol.RESULTS[event],
-        handle,
-        request=action_body(intent),
-        # forbidden (403) too: even the GM may not, say, invoke for a character outside the action.
-        refusals=(403, 409),
-        path_params=("action_id",),
-    )
-
-
-HISTORY_QUERY = ("before", "limit", "scene", "character", "kind", "cancelled")
 # Query booleans as the OpenAPI route declares them; any other text goes on as text, which
 # the intent's strict validation refuses.
 QUERY_BOOLEANS = {"true": True, "false": False}
 
 
-async def _history(call: ApiCall) -> dict[str, Any]:
-    """The roll history as the GM sees it (socket intent history.read), paged by ``before``."""
+def _query_payload(call: ApiCall, names: Iterable[str]) -> dict[str, Any]:
+    """A read's message from the query: a fresh request id, and each named parameter
+    given. Numbers and booleans arrive as text; the intent's own validation judges them."""
     payload: dict[str, Any] = {"request_id": f"http-{secrets.token_hex(8)}"}
-    for name in HISTORY_QUERY:
+    for name in names:
         raw = call.request.query.get(name)
         if raw is not None:
-            # Numbers and booleans arrive as text; the intent's own validation judges the value.
             if raw in QUERY_BOOLEANS:
                 payload[name] = QUERY_BOOLEANS[raw]
             else:
                 number = _query_number(raw)
                 payload[name] = raw if number is None else number
-    return await call.intent("history.read", payload)
+    return payload
 
 
 def _query_number(raw: str) -> int | None:
@@ -239,6 +195,63 @@ def _query_number(raw: str) -> int | None:
     if raw.isascii() and raw.isdigit() and len(raw) < 19:
         return int(raw)
     return None
+
+
+def intent_route(declared: Declared[Any], http: Http) -> Route:
+    """The route of an intent the table exposes over HTTP (:class:`Http`): a ``get``
+    reads its query, a ``post`` sends its body, on an action's path with the path's
+    ``action_id``; the answer is the intent's result."""
+    event, model = declared.event, declared.model
+    if http.on_action:
+        if not issubclass(model, protocol.ActionRef):
+            raise TypeError(f"{event} names no action, so it has no route under an action's path")
+        verb = event.removeprefix("action.").replace("_", "-")
+
+        async def on_action(call: ApiCall) -> dict[str, Any]:
+            message = _with_path_action(call.request.match_info["action_id"], call.body)
+            return await call.intent(event, message)
+
+        return Route(
+            "post",
+            f"{WORLD}/actions/{{action_id}}/{verb}",
+            http.operation_id,
+            f"{http.summary}; socket intent {event}, idempotent by request_id",
+            model.__result__,
+            on_action,
+            request=action_body(model),
+            # forbidden (403) too: even the GM may not, say, invoke for a character outside
+            # the action.
+            refusals=(403, 409),
+            path_params=("action_id",),
+        )
+    if http.method == "get":
+
+        async def read(call: ApiCall) -> dict[str, Any]:
+            return await call.intent(event, _query_payload(call, http.query))
+
+        return Route(
+            "get",
+            WORLD + http.path,
+            http.operation_id,
+            http.summary,
+            model.__result__,
+            read,
+            query=dict(http.query),
+        )
+
+    async def send(call: ApiCall) -> dict[str, Any]:
+        return await call.intent(event, call.body)
+
+    return Route(
+        "post",
+        WORLD + http.path,
+        http.operation_id,
+        http.summary,
+        model.__result__,
+        send,
+        request=model,
+        refusals=(409,),
+    )
 
 
 async def _webhooks(call: ApiCall) -> BaseModel:
@@ -265,70 +278,11 @@ async def _webhook_remove(call: ApiCall) -> BaseModel:
 
 
 ROUTES: tuple[Route, ...] = (
-    Route("get", f"{WORLD}/state", "readWorldState", "The world: characters, aspects, "
-          "the GM's fate points, open actions (socket intent world.state)",
-          protocol.WorldStateData, _state),
+    *(intent_route(d, d.http) for d in TABLE if d.http is not None),
     Route("get", f"{WORLD}/characters", "listCharacters", "Every character the bridge holds",
           CharacterList, _characters),
-    Route("post", f"{WORLD}/characters", "syncCharacter", "Add or update a character as the "
-          "GM's Foundry client syncs an actor (socket intent actor.sync): a script's world "
-          "before Foundry has synced any; Foundry's next sync of that actor replaces it",
-          protocol.ActorSyncData, _intent("actor.sync"), request=protocol.ActorSync,
-          refusals=(409,)),
     Route("get", f"{WORLD}/characters/{{character_id}}", "readCharacter", "One character",
           protocol.CharacterSummary, _character, path_params=("character_id",)),
-    Route("get", f"{WORLD}/scene", "readScene", "The scene: aspects, contests, challenges, "
-          "conflicts, compels (socket intent scene.read)", protocol.SceneState, _scene),
-    Route("get", f"{WORLD}/history", "readHistory", "One page of the roll history, newest "
-          "first (socket intent history.read); next_before pages on", protocol.HistoryPage,
-          _history, query={
-              "before": {"type": "integer", "minimum": 1},
-              "limit": {"type": "integer", "minimum": 1, "maximum": 50},
-              "scene": {"type": "integer", "minimum": 1},
-              "character": {"type": "string", "maxLength": 64},
-              "kind": {"type": "string", "enum": list(get_args(protocol.HistoryKindName))},
-              "cancelled": {"type": "boolean"},
-          }),
-    Route("post", f"{WORLD}/actions", "startAction", "Start an action as the GM (socket intent "
-          "action.start); a repeated request_id answers as the first time and changes nothing",
-          protocol.ActionData, _intent("action.start"), request=protocol.ActionStart,
-          refusals=(409,)),
-    Route("post", f"{WORLD}/actions/odds", "actionOdds", "The exact odds of each outcome "
-          "before an action exists (socket intent action.odds); commits nothing",
-          protocol.ActionOddsData, _intent("action.odds"), request=protocol.ActionOdds,
-          refusals=(409,)),
-    # The rest of an action's life (DESIGN, the path of one action, step 5), the GM's way.
-    _on_action("action.roll", "rollAction", "Close a dangerous action's concession window "
-               "and roll (R9.3)"),
-    _on_action("action.oppose", "opposeAction", "The active opposer rolls its skill (R2.2)"),
-    _on_action("action.interpose", "interposeOnAction", "Let a character in the conflict "
-               "defend in the target's place and take the hit (R13.11)"),
-    _on_action("action.invoke", "invokeOnAction", "Invoke an aspect for a side: +2, a reroll "
-               "or a hostile invoke, paid by fate point, free invoke or boost (R4.1, R4.2)"),
-    _on_action("action.pass", "passOnAction", "A side invokes no more; once both have passed "
-               "the action resolves (R4.4)"),
-    _on_action("action.choose", "chooseOnAction", "Make the choice the outcome offers: fail "
-               "or succeed at a cost, an aspect, a mark, a boost (R5)"),
-    _on_action("action.cost", "setActionCost", "Set the cost of a success at a cost (R6)"),
-    _on_action("action.concede", "concedeAction", "A character concedes a dangerous action "
-               "before the roll (R9.3)"),
-    _on_action("action.absorb", "absorbHit", "Absorb a hit with stress boxes and "
-               "consequences (R5.10, R7)"),
-    _on_action("action.gift", "giftFreeInvoke", "Give someone else the free invoke of a "
-               "fumbled advantage (R5.2, R5.3)"),
-    _on_action("action.cancel", "cancelAction", "Call an open action off; invoke payments "
-               "go back"),
-    _on_action("action.confirm", "confirmAction", "Confirm or change a player's proposal: "
-               "the passive rating, the danger (R2.1, R9.1)"),
-    _on_action("action.help", "answerHelp", "Accept or decline for a character the action waits "
-               "on: a named helper (R10.1), or one it would target, have oppose or be about "
-               "(consent to harm)"),
-    _on_action("action.hint", "takeHint", "The actor of an excelled discover takes the hint "
-               "(R5.5)"),
-    _on_action("action.hint_give", "giveHint", "Answer the hint the actor asked for (R5.5)"),
-    Route("post", f"{WORLD}/scene/end", "endScene", "End the scene, session or scenario "
-          "(socket intent scene.end); idempotent by request_id", protocol.SceneEndData,
-          _intent("scene.end"), request=protocol.SceneEnd, refusals=(409,)),
     Route("get", f"{WORLD}/webhooks", "listWebhooks", "The world's webhooks (URLs shortened, "
           "never secrets) and its most recent deliveries and failures", WebhookList, _webhooks,
           query={"limit": {"type": "integer", "minimum": 1, "maximum": DELIVERIES_MAX}}),
@@ -338,6 +292,7 @@ ROUTES: tuple[Route, ...] = (
     Route("delete", f"{WORLD}/webhooks/{{webhook_id}}", "removeWebhook", "Remove a webhook",
           WebhookRemoved, _webhook_remove, path_params=("webhook_id",)),
 )  # fmt: skip
+"""Every route: the intents the table exposes (``Declared.http``), then the HTTP API's own."""
 
 
 class HttpApi:

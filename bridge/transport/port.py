@@ -22,6 +22,7 @@ from typing import TypeVar
 from pydantic import ValidationError
 
 from bridge.service import BridgeService, Reply, Session, error, ok, protocol
+from bridge.service.intent_table import DECLARED
 from bridge.service.session import validation_error
 from bridge.store.codec import TooDeep
 from bridge.transport.codec import MAX_NESTING, encoded_size
@@ -38,9 +39,6 @@ log = logging.getLogger("bridge.server")
 
 RATE_PER_SECOND = 20.0
 RATE_BURST = 40.0
-# Reads whose answers say what they cost (Reply.cost): one connection's take turns, each
-# after the last one's cost is paid, so a burst of heavy reads costs its sender (issue 26).
-COSTED_READS = frozenset({"history.read", "history.stats"})
 
 _Envelope = TypeVar("_Envelope", protocol.Relay, protocol.RelayLeave)
 OnBound = Callable[[Session], Awaitable[None]]
@@ -202,9 +200,10 @@ class IntentPort:
         self, session: Session, event: str, payload: object, bucket: TokenBucket | None
     ) -> Reply:
         """The service's answer, its cost beyond the message's token charged to ``bucket``
-        (the sender's). A costed read waits for the sender's previous one, and is refused
-        while the sender still owes a token for what it read before."""
-        if event not in COSTED_READS or bucket is None:
+        (the sender's). A costed read (its row in the intent table says so) waits for the
+        sender's previous one, and is refused while the sender still owes a token for what
+        it read before: a burst of heavy reads costs its sender."""
+        if not DECLARED[event].costed or bucket is None:
             reply = await self.service.handle(session, event, payload)
         else:
             async with self.read_turns.setdefault(session.sid, asyncio.Lock()):
@@ -238,7 +237,7 @@ class IntentPort:
             shown = protocol.shown(envelope.event)
             refused = Reply(error("unknown_event", f"The bridge has no event {shown!r}.", "event"))
             return self.charged_to_total(gm.sid, refused)
-        if envelope.event in protocol.NOT_RELAYED:
+        if not DECLARED[envelope.event].relayed:
             refused = Reply(
                 error("forbidden", f"{envelope.event!r} is not relayed for another user.", "event")
             )

@@ -20,7 +20,7 @@ from typing import Any
 from aiohttp import web
 
 from bridge.service import BridgeService, ConnectRefused, Reply, Session, error, protocol
-from bridge.service.session import user_room
+from bridge.service.session import folded_ack, user_room
 from bridge.transport.connections import (
     AddressGate,
     HandshakeRate,
@@ -469,7 +469,7 @@ class FateSocket:
                 and emission.room == session.room
             )
             if folded:
-                ack = {**ack, "emits": emission.payload["emits"]}
+                ack = folded_ack(ack, emission.payload["emits"])
             await self.fan_out.emit(
                 emission.event,
                 emission.payload,

@@ -3,7 +3,7 @@
  * exponential backoff and jitter, and acked calls.
  * @module connection
  */
-import { EMITS_FRAME, FINAL_REFUSALS, NAMESPACE, PROTOCOL_VERSION } from "./protocol.mjs";
+import { cardPutBack, EMITS_FRAME, FINAL_REFUSALS, NAMESPACE, PROTOCOL_VERSION } from "./protocol.mjs";
 import { classifyPath, localNetworkPermission } from "./reach.mjs";
 import { statusText } from "./status.mjs";
 
@@ -222,7 +222,7 @@ export class IntentChannel {
       return { ok: false, error: { code: "bad_ack", message: "The bridge sent an unexpected answer." } };
     }
     if (Array.isArray(ack.emits)) this.deliver(EMITS_FRAME, { emits: ack.emits });
-    return ack;
+    return cardPutBack(ack);
   }
 
   /** The call's answer never came: it may have committed. */

@@ -4,13 +4,27 @@
  */
 
 /** The protocol version this module speaks; the bridge refuses a mismatch at connect. */
-export const PROTOCOL_VERSION = 7;
+export const PROTOCOL_VERSION = 8;
 
 /**
  * The server event carrying one commit's emits (schemas/server/emits.json). The sender of the
  * intent gets the same items in its ack's `emits` instead (schemas/ack.json), handled alike.
  */
 export const EMITS_FRAME = "emits";
+
+/**
+ * An ack as its sender reads it: an action's answer leaves its card to that card's emit in the
+ * same ack (`ActionData.card` null there: the card travels once); it is put back from the emit.
+ * @template {object} A
+ * @param {A} ack
+ * @returns {A}
+ */
+export function cardPutBack(ack) {
+  if (Array.isArray(ack?.emits) && ack.data?.card === null && ack.data.card_id) {
+    ack.data.card = ack.emits.find((e) => e.event === "card" && e.data?.card_id === ack.data.card_id)?.data.card ?? null;
+  }
+  return ack;
+}
 
 /** Socket.IO namespace of the bridge. */
 export const NAMESPACE = "/fate";

@@ -23,7 +23,9 @@ export {};
  *   room, when the sender is in it. The sender hears its own commit in its answer, not in an
  *   `emits` frame of its own (the others in the room get the frame): one frame less for every
  *   intent. A client handles them as it handles a frame, before the answer. The answer to a request
- *   sent again is the stored one, without them: `world.sync` replays what a lost answer carried.
+ *   sent again is the stored one, without them: `world.sync` replays what a lost answer carried. An
+ *   answer's card that one of `emits` carries is left to that emit (`ActionData.card`: null): the
+ *   client puts it back from there.
  * @typedef {object} AckOk
  * @property {true} [ok]
  * @property {Object<string, *>} data
@@ -76,10 +78,12 @@ export {};
 
 /**
  * schemas/defs/ActionData.json  The answer to every `action.*` intent: the card as it now stands.
+ *   `card` is null in an ack that carries the commit's emits (`AckOk.emits`) when one of them is
+ *   this card's: the card travels once, and the client takes it from that emit.
  * @typedef {object} ActionData
  * @property {string} action_id
  * @property {string} card_id
- * @property {ActionCard} card
+ * @property {ActionCard|null} card
  */
 
 /**

@@ -48,7 +48,7 @@ test("a player's advantage on the GM's ogre waits for the GM's yes on the card: 
   await page.waitForSelector("#fate-bridge-status[data-state=connected]");
   const api = (fn, payload) => page.evaluate(([f, a]) => settled(game.modules.get("fate-bridge").api.connection.call(f, a)), [fn, payload]);
   const { io } = await import("socket.io-client");
-  const { NAMESPACE, PROTOCOL_VERSION } = await import(path.join(REPO, "foundry-module/scripts/protocol.mjs"));
+  const { NAMESPACE, PROTOCOL_VERSION, cardPutBack } = await import(path.join(REPO, "foundry-module/scripts/protocol.mjs"));
 
   // Ann plays Zird from her own browser: a real Socket.IO client, bound through the GM's page.
   const ann = io(`${bridge.url}${NAMESPACE}`, { transports: ["websocket"], reconnection: false, auth: { world: world.id, role: "player", user: ANN, protocol: PROTOCOL_VERSION } });
@@ -59,7 +59,7 @@ test("a player's advantage on the GM's ogre waits for the GM's yes on the card: 
   const annSend = async (event, payload) => {
     const ack = await ann.timeout(10000).emitWithAck(event, { request_id: `ann-${++n}`, ...payload });
     if (Array.isArray(ack?.emits)) heard(ack.emits);
-    return ack;
+    return cardPutBack(ack);
   };
   const emitOf = async (predicate) => {
     for (let i = 0; i < 200; i++) {

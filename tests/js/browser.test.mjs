@@ -397,7 +397,7 @@ test("the GM confirms a player's proposed rating and danger on the card: the for
   await page.waitForSelector("#fate-bridge-status[data-state=connected]");
   const api = (fn, payload) => page.evaluate(([f, a]) => settled(game.modules.get("fate-bridge").api.connection.call(f, a)), [fn, payload]);
   const { io } = await import("socket.io-client");
-  const { NAMESPACE, PROTOCOL_VERSION } = await import(path.join(REPO, "foundry-module/scripts/protocol.mjs"));
+  const { NAMESPACE, PROTOCOL_VERSION, cardPutBack } = await import(path.join(REPO, "foundry-module/scripts/protocol.mjs"));
 
   // Ann plays from her own browser: a real Socket.IO client, bound through the GM's page.
   const ann = io(`${bridge.url}${NAMESPACE}`, { transports: ["websocket"], reconnection: false, auth: { world: confirmWorld.id, role: "player", user: "pagePlayerAnn001", protocol: PROTOCOL_VERSION } });
@@ -409,7 +409,7 @@ test("the GM confirms a player's proposed rating and danger on the card: the for
   const annSend = async (event, payload) => {
     const ack = await ann.timeout(10000).emitWithAck(event, { request_id: `ann-${++n}`, ...payload });
     if (Array.isArray(ack?.emits)) heard(ack.emits);
-    return ack;
+    return cardPutBack(ack);
   };
   try {
     const hello = await annSend("hello", {});

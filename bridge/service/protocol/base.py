@@ -24,7 +24,9 @@ from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 # 7: the wire carries ids and parameters, never sentences: ladder values without words,
 #    action and outcome ids without names, refusals with ``params`` (the module words them
 #    in its user's language; ``message`` stays the English for HTTP readers).
-PROTOCOL_VERSION = 7
+# 8: an action's answer in an ack that carries the card's emit leaves the card to that
+#    emit (``ActionData.card`` null there): the card travels once.
+PROTOCOL_VERSION = 8
 NAMESPACE = "/fate"
 MAX_MESSAGE_BYTES = 64 * 1024
 
@@ -166,8 +168,8 @@ def _char_class(ranges: CodeRanges, *, keep: frozenset[str] = frozenset(), negat
     return f"[{'^' if negated else ''}{body}]"
 
 
-# What ``readable`` looks for, as one C scan each instead of a range search per character
-# (the loop cost ~18 µs for a skill name on every action.start). The first match of
+# What ``readable`` looks for, as one regular-expression scan each rather than a range
+# search per character (every action.start checks its text). The first match of
 # _REFUSED[multiline] is the first character ``refused_character`` refuses; _VISIBLE finds
 # a character exactly when not every character ``is_invisible``. tests/test_readable_text.py
 # proves both against those functions.
@@ -294,23 +296,20 @@ class Intent(Inbound):
 
     A subclass names its event and the model of its answer's data as class keywords
     (``class ActionRoll(ActionRef, event="action.roll", result=ActionData)``); ``result``
-    None: it answers with another intent's result (a relay envelope). ``relayed=False``:
-    a GM's connection may not relay it for a player (DESIGN Reach and trust). The socket
-    dispatcher, the service's handlers, the HTTP API and the schema generator all read
-    :data:`INTENT_REGISTRY`. A subclass without ``event`` is a shared base (ActionRef)."""
+    None: it answers with another intent's result (a relay envelope). What answers it and
+    its policy are its row in ``bridge.service.intent_table``. A subclass without
+    ``event`` is a shared base (ActionRef)."""
 
     # Dunder names: a field of a subclass may be called "event" (the relay envelope's).
     __event__: ClassVar[str]
-    # An Outbound model or a view (a TypedDict of bridge.service.protocol.views): a type form.
+    # An Outbound model or a view (a TypedDict of bridge.service.protocol): a type form.
     __result__: ClassVar[Any]
-    __relayed__: ClassVar[bool]
 
     def __init_subclass__(
         cls,
         *,
         event: str | None = None,
         result: Any = None,
-        relayed: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init_subclass__(**kwargs)
@@ -318,7 +317,7 @@ class Intent(Inbound):
             return
         if event in INTENT_REGISTRY:
             raise TypeError(f"intent {event!r} is declared twice")
-        cls.__event__, cls.__result__, cls.__relayed__ = event, result, relayed
+        cls.__event__, cls.__result__ = event, result
         INTENT_REGISTRY[event] = cls
 
 

@@ -8,9 +8,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, create_model
 
+from bridge.service.protocol.answers import CharacterSummary
 from bridge.service.protocol.base import Identifier, Inbound, Name, Outbound
 from bridge.service.protocol.intents import ActionRef
-from bridge.service.protocol.views import Card, CharacterSummary
+from bridge.service.protocol.scene_views import Card
 
 WebhookKindName = Literal["discord", "json"]
 

@@ -4,30 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, field_validator
+from pydantic import Field, StringConstraints
 
-from bridge.service.protocol.base import (
-    ANCHOR_PAGE,
-    INTENT_REGISTRY,
-    ActionTypeName,
-    DiceRollIn,
-    EventAnchor,
-    HarmKindName,
-    Identifier,
-    Inbound,
-    Intent,
-    InvokeEffect,
-    Name,
-    Payment,
-    Rating,
-    Readable,
-    RequestId,
-    Seq,
-    SideName,
-    StressKindName,
-    Text,
-)
-from bridge.service.protocol.views import (
+from bridge.service.protocol.answers import (
     ActionData,
     ActionOddsData,
     ActorSyncData,
@@ -39,8 +18,6 @@ from bridge.service.protocol.views import (
     HistoryPage,
     HistoryStatsData,
     RelayLeaveData,
-    SceneEndData,
-    SceneState,
     UndoData,
     UserBindData,
     WorldRulesetData,
@@ -48,6 +25,39 @@ from bridge.service.protocol.views import (
     WorldSyncData,
     WorldVerifyData,
 )
+from bridge.service.protocol.base import (
+    ANCHOR_PAGE,
+    INTENT_REGISTRY,
+    ActionTypeName,
+    DiceRollIn,
+    EventAnchor,
+    HarmKindName,
+    Identifier,
+    Intent,
+    InvokeEffect,
+    Name,
+    Payment,
+    Rating,
+    Readable,
+    RequestId,
+    Seq,
+    SideName,
+    Text,
+)
+from bridge.service.protocol.inbound import (
+    ActiveOppositionIn,
+    ActorData,
+    DangerIn,
+    HelperIn,
+    PassiveOppositionIn,
+    RecoveryIn,
+    SideIn,
+    StressMarkIn,
+    StuntNames,
+    TaskIn,
+    ZoneIn,
+)
+from bridge.service.protocol.scene_views import SceneEndData, SceneState
 
 # Shorter readable strings (H18): a cost kind, a compel, what a client says it runs.
 ShortName = Annotated[
@@ -81,81 +91,6 @@ class WorldSync(Intent, event="world.sync", result=WorldSyncData):
     since: Seq = 0
 
 
-StuntNames = Annotated[list[Name], Field(max_length=20)]
-"""R13.8: stunts a roll names (checked by the rules: the roller's, matching, once each)."""
-
-
-class StuntData(Inbound):
-    """A stunt's bonus: +``bonus`` to ``skill`` on the listed actions (all when empty)."""
-
-    name: Name
-    skill: Name
-    bonus: Annotated[int, Field(ge=0, le=6)] = 2
-    actions: Annotated[list[Literal[ActionTypeName, "oppose", "defend"]], Field(max_length=8)] = []
-
-
-class AspectData(Inbound):
-    key: Identifier
-    name: Name
-
-
-class ConsequenceSlotData(Inbound):
-    """A consequence slot: its severity (2 mild, 4 moderate, 6 severe) and text, if filled."""
-
-    id: Identifier
-    severity: Annotated[int, Field(ge=1, le=12)]
-    name: Name | None = None
-    # R13.3: the extra mild slot of Physique or Will at Superb takes only this harm.
-    harm: HarmKindName | None = None
-
-
-class StressBoxData(Inbound):
-    """One stress box: the shifts it absorbs and whether it is marked."""
-
-    value: Annotated[int, Field(ge=1, le=12)] = 1
-    marked: bool = False
-
-
-class StressTrackData(Inbound):
-    """A named stress track (R5.10): its kind and its boxes, in the sheet's order.
-
-    Kind "any" takes every kind of harm (one track for all); kind "other" is not stress
-    and the bridge never marks it."""
-
-    id: Identifier
-    name: Name
-    kind: StressKindName
-    boxes: Annotated[list[StressBoxData], Field(max_length=20)] = []
-
-
-class ActorData(Inbound):
-    """An actor as the adapters map it to the bridge's character model.
-
-    Fields left out are left as the bridge has them.
-    """
-
-    id: Identifier
-    name: Name
-    owners: Annotated[list[Identifier], Field(max_length=64)] = []
-    skills: Annotated[dict[Name, Rating], Field(max_length=200)] = {}
-    stunts: Annotated[list[StuntData], Field(max_length=60)] = []
-    aspects: Annotated[list[AspectData], Field(max_length=40)] = []
-    fate_points: Annotated[int, Field(ge=0, le=99)] | None = None
-    refresh: Annotated[int, Field(ge=0, le=20)] | None = None
-    consequences: Annotated[list[ConsequenceSlotData], Field(max_length=12)] | None = None
-    stress: Annotated[list[StressTrackData], Field(max_length=12)] | None = None
-
-    @field_validator("stress")
-    @classmethod
-    def _one_track_per_id(
-        cls, tracks: list[StressTrackData] | None
-    ) -> list[StressTrackData] | None:
-        ids = [t.id for t in tracks or ()]
-        if len(set(ids)) != len(ids):
-            raise ValueError("each stress track needs its own id")
-        return tracks
-
-
 class ActorSync(Intent, event="actor.sync", result=ActorSyncData):
     request_id: RequestId
     actor: ActorData
@@ -177,45 +112,12 @@ class CardWritten(Intent, event="card.written", result=CardWrittenData):
     author: Identifier
 
 
-class UserBind(Intent, event="user.bind", result=UserBindData, relayed=False):
+class UserBind(Intent, event="user.bind", result=UserBindData):
     """GM only: the player's client wrote ``nonce`` into its own User flag (DESIGN Trust)."""
 
     request_id: RequestId
     user_id: Identifier
     nonce: Annotated[str, StringConstraints(min_length=8, max_length=64)]
-
-
-class PassiveOppositionIn(Inbound):
-    kind: Literal["passive"]
-    rating: Rating
-
-
-class ActiveOppositionIn(Inbound):
-    """R2.2: the opposer rolls first; its owner (or the GM) is asked for the skill."""
-
-    kind: Literal["active"]
-    opposer_id: Identifier
-
-
-class HelperIn(Inbound):
-    """R10.1: a helper and the similar skill it brings (default: the actor's skill)."""
-
-    character_id: Identifier
-    skill: Name | None = None
-
-
-class DangerIn(Inbound):
-    """R9.1: which sides the GM declared the action dangerous for."""
-
-    actor: bool = False
-    opposition: bool = False
-
-
-class RecoveryIn(Inbound):
-    """R7.4: an overcome that treats this consequence slot."""
-
-    character_id: Identifier
-    slot_id: Identifier
 
 
 class ActionStart(Intent, event="action.start", result=ActionData):
@@ -308,13 +210,6 @@ class ActionConcede(ActionRef, event="action.concede", result=ActionData):
     """R9.3: ``character_id`` concedes the dangerous action before the roll."""
 
     character_id: Identifier
-
-
-class StressMarkIn(Inbound):
-    """Boxes (0-based indexes) to mark on one of the target's stress tracks."""
-
-    track: Identifier
-    boxes: Annotated[list[Annotated[int, Field(ge=0, le=19)]], Field(min_length=1, max_length=20)]
 
 
 class ActionAbsorb(ActionRef, event="action.absorb", result=ActionData):
@@ -419,11 +314,6 @@ class SceneRead(Intent, event="scene.read", result=SceneState):
     request_id: RequestId
 
 
-class SideIn(Inbound):
-    name: Name
-    members: Annotated[list[Identifier], Field(min_length=1, max_length=12)]
-
-
 class ContestStart(Intent, event="contest.start", result=SceneState):
     """R11.2: GM sets up a contest."""
 
@@ -462,12 +352,6 @@ class ContestConcede(ContestRef, event="contest.concede", result=SceneState):
     side_id: Identifier
 
 
-class TaskIn(Inbound):
-    name: Name
-    skill: Name
-    rating: Rating
-
-
 class ChallengeStart(Intent, event="challenge.start", result=SceneState):
     """R11.1: GM lists the tasks, each with its own skill and opposition."""
 
@@ -497,11 +381,6 @@ class ChallengeAdvantage(ChallengeRef, event="challenge.advantage", result=Actio
 
 class ChallengeCarry(ChallengeRef, event="challenge.carry", result=SceneState):
     carry: bool
-
-
-class ZoneIn(Inbound):
-    name: Name
-    adjacent: Annotated[list[Name], Field(max_length=20)] = []
 
 
 class ConflictStart(Intent, event="conflict.start", result=SceneState):
@@ -663,7 +542,7 @@ class HistoryUndo(Intent, event="history.undo", result=UndoData):
     resolution: Annotated[int, Field(ge=1)] | None = None
 
 
-class Relay(Intent, event="relay", result=None, relayed=False):
+class Relay(Intent, event="relay", result=None):
     """GM only, relay mode (DESIGN "Reach and trust"): an intent a Foundry user sent the
     active GM's client over Foundry's own socket, forwarded on the GM's connection.
 
@@ -679,7 +558,7 @@ class Relay(Intent, event="relay", result=None, relayed=False):
     payload: dict[str, Any]
 
 
-class RelayLeave(Intent, event="relay.leave", result=RelayLeaveData, relayed=False):
+class RelayLeave(Intent, event="relay.leave", result=RelayLeaveData):
     """GM only, relay mode: Foundry says ``user`` has left the table, so the bridge stops
     counting it present (its cards go to the GM's client to write)."""
 
@@ -689,10 +568,6 @@ class RelayLeave(Intent, event="relay.leave", result=RelayLeaveData, relayed=Fal
 
 INTENTS: dict[str, type[Intent]] = INTENT_REGISTRY
 """Each intent's request model by event (declared on the models, :class:`Intent`)."""
-
-# Intents the GM's connection cannot relay for another user: the envelopes themselves, and
-# the direct mode's binding (a relayed user is who Foundry says it is).
-NOT_RELAYED = frozenset(event for event, model in INTENTS.items() if not model.__relayed__)
 
 # Each intent's event by its model: every event has a model of its own.
 EVENT_OF: dict[type[object], str] = {model: event for event, model in INTENTS.items()}
