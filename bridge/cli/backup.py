@@ -43,17 +43,20 @@ def add_commands(add_parser: AddParser) -> None:
         help="copy one world to a file while the bridge serves (SQLite's online backup), "
         "then verify the copy as `world verify` does",
     )
-    add_world(backup)
-    backup.add_argument("file", type=Path, metavar="FILE", help="the backup to write (new)")
+    _add_world_and_file(backup, "the backup to write (new)")
     backup.set_defaults(run=sqlite_only(on_store(_backup)))
     restore = add_parser(
         "restore",
         help="replace one world with its backup, once the backup's history verifies; the "
         "world as it was is kept in the data folder's backups/ first (stop the bridge)",
     )
-    add_world(restore)
-    restore.add_argument("file", type=Path, metavar="FILE", help="a file `world backup` wrote")
+    _add_world_and_file(restore, "a file `world backup` wrote")
     restore.set_defaults(run=sqlite_only(lambda args: asyncio.run(_restore(args))))
+
+
+def _add_world_and_file(parser: argparse.ArgumentParser, text: str) -> None:
+    add_world(parser)
+    parser.add_argument("file", type=Path, metavar="FILE", help=text)
 
 
 def _read_chat_log(path: Path, world_id: str) -> list[tuple[int, str]]:

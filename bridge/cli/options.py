@@ -7,13 +7,14 @@ import argparse
 import os
 import re
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 from urllib.parse import urlsplit
 
 from bridge.cli.startup import PROGRAM, StartupError
 from bridge.service.webhooks.reach import ALLOW_ENV, WebhookReach
 
 WORLD_ID = re.compile(r"^[A-Za-z0-9_.:\-]{1,64}$")
+N = TypeVar("N", int, float)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -36,33 +37,30 @@ def world_id(value: str) -> str:
     return value
 
 
-def port(value: str) -> int:
+def _number(value: str, kind: type[N], expected: str) -> N:
     try:
-        number = int(value)
+        return kind(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"a port is a number from 0 to 65535, not {value!r}"
-        ) from None
+        raise argparse.ArgumentTypeError(f"{expected}, not {value!r}") from None
+
+
+def port(value: str) -> int:
+    expected = "a port is a number from 0 to 65535"
+    number = _number(value, int, expected)
     if not 0 <= number <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is a number from 0 to 65535, not {number}")
+        raise argparse.ArgumentTypeError(f"{expected}, not {number}")
     return number
 
 
 def count(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a whole number of 0 or more, not {value!r}") from None
+    number = _number(value, int, "a whole number of 0 or more")
     if number < 0:
         raise argparse.ArgumentTypeError(f"a whole number of 0 or more, not {number}")
     return number
 
 
 def positive(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a number, not {value!r}") from None
+    number = _number(value, float, "a number")
     if not number > 0 or number == float("inf"):
         raise argparse.ArgumentTypeError(f"a number above 0, not {value}")
     return number
