@@ -21,7 +21,6 @@ restarting it, runs the real process: ``@pytest.mark.process``)."""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import errno
@@ -40,9 +39,10 @@ from unittest import mock
 
 import aiohttp
 
-from bridge import cli
-from bridge.logs import log_handler
-from bridge.startup import StartupError
+from bridge.cli import main, parse_args
+from bridge.cli import serve as serve_command
+from bridge.cli.logs import log_handler
+from bridge.cli.startup import StartupError
 from tests.bridge_process import PORT_TRIES, Bridge, Served, free_port, store_args
 
 START_TIMEOUT = 30.0
@@ -66,13 +66,6 @@ def _leave_gc_alone() -> None:
 
 def _gc_tuning() -> tuple[tuple[int, ...], int]:
     return gc.get_threshold(), gc.get_freeze_count()
-
-
-def _parse(argv: list[str]) -> argparse.Namespace:
-    """The command's own parsing: its defaults, its environment variables, its checks."""
-    args = cli.build_parser().parse_args(argv)
-    cli._resolve_data_dir(args)
-    return args
 
 
 @dataclass
@@ -124,12 +117,14 @@ class InProcessBridge(Served):
         raise AssertionError("unreachable")
 
     async def _serve(self, *extra: str) -> InProcessBridge:
-        args = _parse(self.serve_args(*extra))
+        # The command's own parsing: its defaults, its environment variables, its checks.
+        args = parse_args(self.serve_args(*extra))
         self._capture_log()
         tuning = _gc_tuning()
         try:
-            with mock.patch.object(cli, "tune_gc", _leave_gc_alone):
-                self.task = asyncio.create_task(cli._serve(args), name=f"bridge:{self.port}")
+            with mock.patch.object(serve_command, "tune_gc", _leave_gc_alone):
+                serving = serve_command.serve(args)
+                self.task = asyncio.create_task(serving, name=f"bridge:{self.port}")
                 await self._wait_healthy()
         except BaseException:
             self._release_log()
@@ -173,7 +168,7 @@ class InProcessBridge(Served):
 
     def _capture_log(self) -> None:
         """Keep the log as the command's own set-up would write it (``bridge.cli.main``:
-        the root logger at the bridge's level, through :func:`bridge.logs.log_handler`)."""
+        the root logger at the bridge's level, through :func:`bridge.cli.logs.log_handler`)."""
         if self._log_handler is not None:
             return
         root = logging.getLogger()
@@ -230,7 +225,7 @@ def run_cli(
 
     def run() -> None:
         try:
-            status.append(cli.main(argv))
+            status.append(main(argv))
         except SystemExit as exit_:  # argparse's --help, --version and usage errors
             code = exit_.code
             status.append(code if isinstance(code, int) else 0 if code is None else 1)

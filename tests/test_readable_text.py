@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import PydanticCustomError
 
-from bridge.schemas import build_schemas
+from bridge.cli.schemas import build_schemas
 from bridge.service.protocol import Name, Text, shown
 from bridge.service.protocol.base import (
     BIDI_CONTROLS,

@@ -24,14 +24,14 @@ import httpx
 import pytest
 
 from bridge import __version__
-from bridge.transport.module_package import (
+from bridge.cli.release import (
     LINKS,
     REPOSITORY_SETTING,
-    ZIP_NAME,
     configured_repository,
     public_manifest,
     versions,
 )
+from bridge.transport.module_package import ZIP_NAME
 from tests.bridge_process import PROJECT_ROOT, Bridge
 from tests.in_process import run_cli
 

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bridge.schemas import (
+from bridge.cli.schemas import (
     SCHEMA_BASE,
     WIRE_TYPES,
     build_schemas,

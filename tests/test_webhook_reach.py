@@ -18,7 +18,7 @@ import pytest
 import respx
 from aiohttp import web
 
-from bridge.logs import RedactUrls, redact_urls
+from bridge.cli.logs import RedactUrls, redact_urls
 from bridge.service import BridgeService, IntentError, Session
 from bridge.service.protocol.http import WebhookCreate
 from bridge.service.webhook_settings import shown_error

@@ -6,7 +6,7 @@ never blocks the writer), then every other world's rows removed from the copy.
 :func:`copy_world_in` replaces one world's rows in a store with a backup's, in one
 transaction: all of them or, on any failure, none. The checks around them (the file is
 SQLite, holds the world, its history verifies; no bridge serves the store while it is
-restored) are :mod:`bridge.cli`'s, which says what is wrong in one line.
+restored) are :mod:`bridge.cli.backup`'s, which says what is wrong in one line.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 aiohttp has no limit on open connections; :class:`AddressGate` wraps each connection's
 protocol, so the pool of an address is kept to its cap before aiohttp sees a byte.
 (Partial requests are timed out by aiohttp's keepalive timer,
-which starts when the connection opens: see ``serve`` in :mod:`bridge.cli`.)
+which starts when the connection opens: see ``serve`` in :mod:`bridge.cli.serve`.)
 
 The gate counts strangers: every connection from the moment it opens (an HTTP request,
 a websocket that has not joined ``/fate``) until the Socket.IO server claims it for a
