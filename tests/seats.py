@@ -97,17 +97,81 @@ async def queue(gm: Seat, *rolls: list[int]) -> None:
     await gm.ok("dev.queue_dice", rolls=list(rolls))
 
 
+def action_start(
+    type: str = "overcome",
+    *,
+    actor: str = "brousseau",
+    skill: str = "Athletics",
+    rating: int | None = None,
+    opposer: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """The ``action.start`` payload of ``actor``'s ``skill`` action of ``type``, against a
+    passive ``rating`` or an active ``opposer`` (neither: no opposition), with the other
+    fields ``extra`` names (``target_id``, ``dangerous``, ``helpers`` ...)."""
+    assert rating is None or opposer is None, "a passive rating or an opposer, not both"
+    payload: dict[str, Any] = {"type": type, "actor_id": actor, "skill": skill}
+    if rating is not None:
+        payload["opposition"] = {"kind": "passive", "rating": rating}
+    if opposer is not None:
+        payload["opposition"] = {"kind": "active", "opposer_id": opposer}
+    return {**payload, **extra}
+
+
+async def start_action(seat: Seat, type: str = "overcome", **fields: Any) -> dict[str, Any]:
+    """``seat`` starts the action :func:`action_start` builds of ``type`` and ``fields``:
+    its first card (the ack must be ok)."""
+    return await seat.card("action.start", **action_start(type, **fields))
+
+
 def overcome_start(rating: int) -> dict[str, Any]:
     """The ``action.start`` payload of Brousseau's Athletics (+3) overcome against a
     passive ``rating``."""
-    return {
-        "type": "overcome",
-        "actor_id": "brousseau",
-        "skill": "Athletics",
-        "opposition": {"kind": "passive", "rating": rating},
-    }
+    return action_start(rating=rating)
 
 
 async def overcome(seat: Seat, rating: int, **extra: Any) -> dict[str, Any]:
     """Brousseau's Athletics (+3) overcome against a passive ``rating``: its first card."""
     return await seat.card("action.start", **overcome_start(rating), **extra)
+
+
+async def invoke(
+    seat: Seat,
+    action_id: str,
+    aspect_id: str = "brousseau.hc",
+    *,
+    invoker: str = "brousseau",
+    payment: str = "fate_point",
+    **extra: Any,
+) -> dict[str, Any]:
+    """``seat``'s ``action.invoke`` ack (ok or not): ``invoker`` invokes ``aspect_id`` on the
+    action, paying with ``payment``."""
+    return await seat.send(
+        "action.invoke",
+        action_id=action_id,
+        invoker=invoker,
+        aspect_id=aspect_id,
+        payment=payment,
+        **extra,
+    )
+
+
+def one_side_each(*members: str) -> list[dict[str, Any]]:
+    """A scene's ``sides``: each character alone on a side named after it."""
+    return [{"name": member.title(), "members": [member]} for member in members]
+
+
+async def race(gm: Seat, *members: str, **extra: Any) -> dict[str, Any]:
+    """The GM starts a direct Athletics contest named Race, one side per character of
+    ``members`` (``extra`` overrides or adds fields): the scene it answers."""
+    return await gm.ok(
+        "contest.start",
+        **{"name": "Race", "mode": "direct", "skill": "Athletics", **extra},
+        sides=one_side_each(*members),
+    )
+
+
+async def characters(seat: Seat) -> dict[str, dict[str, Any]]:
+    """The world's characters by id, as ``world.state`` answers ``seat``."""
+    state = await seat.ok("world.state")
+    return {c["id"]: c for c in state["characters"]}

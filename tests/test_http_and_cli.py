@@ -22,7 +22,7 @@ from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world
 from tests.conftest import Connect
 from tests.in_process import run_cli
 from tests.log_forgery import rewrite_event
-from tests.seats import BROUSSEAU, Seat, queue
+from tests.seats import BROUSSEAU, Seat, queue, start_action
 
 
 def test_healthz(bridge: BridgeProcess) -> None:
@@ -102,13 +102,7 @@ async def test_world_verify_detects_a_tampered_log(
     gm = Seat(await connect(world[0], key=world[1]))
     await gm.ok("actor.sync", actor=BROUSSEAU)
     await queue(gm, [1, 1, 0, 0])
-    card = await gm.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 4},
-    )
+    card = await start_action(gm, rating=4)
     await gm.card("action.pass", action_id=card["action_id"], side="actor")
     ok = run_cli(bridge, "world", "verify", world[0])
     assert ok.stdout.startswith("OK:")

@@ -20,7 +20,7 @@ from tests.bridge_process import Bridge, BridgeProcess
 from tests.conftest import Connect
 from tests.in_process import InProcessBridge
 from tests.raw_socket import RawSocket
-from tests.seats import BROUSSEAU, Seat, queue
+from tests.seats import BROUSSEAU, Seat, queue, start_action
 from tests.test_socket_bridge import gm_auth, refusal
 
 TOKEN = "scrape-me-0123456789"
@@ -61,13 +61,7 @@ async def test_a_scrape_shows_connections_intents_refusals_commits_and_gc_pauses
     gm = Seat(await connect(world[0], key=world[1]))
     await gm.ok("actor.sync", actor=BROUSSEAU)
     await queue(gm, [1, 0, 0, -1])
-    card = await gm.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 2},
-    )
+    card = await start_action(gm, rating=2)
     refused = await gm.send("action.pass", action_id="no-such-action", side="actor")
     assert refused["ok"] is False
     assert (await refusal(bridge, gm_auth(world, {"key": "not-the-key"})))["reason"] == "bad_key"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from bridge.rules.odds import FOUR_DF, ROLLS, invoke_odds, roll_odds
 from bridge.rules.outcome import outcome_for
 from bridge.rules.ruleset import get_ruleset
-from tests.seats import BROUSSEAU, MARGOT, Seat, queue
+from tests.seats import BROUSSEAU, MARGOT, Seat, queue, start_action
 
 UNWRITTEN = get_ruleset("unwritten")
 EVERY_ROLL = list(itertools.product((-1, 0, 1), repeat=4))
@@ -130,13 +130,7 @@ async def test_the_invoke_phase_card_carries_the_invoke_odds(table: dict[str, Se
     # R4.1: tied at +3 against +3 with dice 0: the card says +2 succeeds and what a reroll gives.
     gm, paul = table["gm"], table["paul"]
     await queue(gm, [1, -1, 0, 0])
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id=BROUSSEAU["id"],
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 3},
-    )
+    card = await start_action(paul, actor=BROUSSEAU["id"], rating=3)
     assert card["state"] == "invoking"
     odds = card["invoke_odds"]
     assert odds["actor"]["now"] == "tie" and odds["actor"]["plus_two"] == "succeed"

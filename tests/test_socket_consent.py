@@ -14,7 +14,7 @@ import pytest
 
 from tests.bridge_process import BridgeProcess, add_world
 from tests.conftest import Connect
-from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, queue
+from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, queue, start_action
 
 pytestmark = pytest.mark.both_stores
 
@@ -207,14 +207,7 @@ async def test_an_attack_on_anothers_character_owes_no_hit_without_a_yes(
 async def test_an_attack_on_the_gms_npc_waits_for_the_gm_alone(seats: dict[str, Seat]) -> None:
     # Consent to harm: the ghoul is the GM's; no player answers for it.
     gm, paul, anna, carl = seats["gm"], seats["paul"], seats["anna"], seats["carl"]
-    card = await paul.card(
-        "action.start",
-        type="attack",
-        actor_id="brousseau",
-        skill="Athletics",
-        target_id="ghoul",
-        opposition={"kind": "active", "opposer_id": "pierre"},
-    )
+    card = await start_action(paul, "attack", opposer="pierre", target_id="ghoul")
     action_id = card["action_id"]
     assert card["state"] == "confirming"
     assert card["consents"] == [
@@ -255,14 +248,7 @@ async def test_trusted_ratings_do_not_skip_a_yes_a_passive_minus_10_waits_too(
     await queue(gm, [0, 0, 0, 0])
     card = await anna.card("action.help", action_id=action_id, character_id="margot", accept=True)
     assert card["state"] == "invoking" and card["actor"]["dice"] == [0, 0, 0, 0]
-    card = await paul.card(
-        "action.start",
-        type="attack",
-        actor_id="brousseau",
-        skill="Athletics",
-        target_id="ghoul",
-        opposition=minus_10,
-    )
+    card = await start_action(paul, "attack", opposition=minus_10, target_id="ghoul")
     assert card["state"] == "confirming" and card["consents"][0]["character"]["id"] == "ghoul"
     card = await gm.card(
         "action.help", action_id=card["action_id"], character_id="ghoul", accept=False
@@ -277,22 +263,9 @@ async def test_the_gms_own_actions_and_a_players_own_characters_ask_nobody(
     # player's action that touches only its own characters.
     gm, paul = seats["gm"], seats["paul"]
     await queue(gm, [0, 0, 0, 0])
-    card = await gm.card(
-        "action.start",
-        type="attack",
-        actor_id="ghoul",
-        skill="Athletics",
-        target_id="margot",
-        opposition={"kind": "passive", "rating": 0},
-    )
+    card = await start_action(gm, "attack", actor="ghoul", rating=0, target_id="margot")
     assert card["state"] == "invoking" and card["consents"] == []
-    card = await paul.card(
-        "action.start",
-        type="create_advantage",
-        actor_id="brousseau",
-        skill="Athletics",
-        aspect_name="Drilled",
-        target_id="pierre",
-        opposition={"kind": "active", "opposer_id": "pierre"},
+    card = await start_action(
+        paul, "create_advantage", opposer="pierre", aspect_name="Drilled", target_id="pierre"
     )
     assert card["state"] == "awaiting_opposition" and card["consents"] == []

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.seats import Seat, queue
+from tests.seats import Seat, queue, start_action
 
 pytestmark = pytest.mark.both_stores
 
@@ -22,13 +22,7 @@ async def test_r2_1_a_players_rating_of_minus_10_no_longer_excels_without_the_gm
     # R2.1: the hole: Paul sends passive -10 and excels with no GM step. Now it waits.
     gm, paul, anna = strict_table["gm"], strict_table["paul"], strict_table["anna"]
     await queue(gm, [0, 0, 0, 0])
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": -10},
-    )
+    card = await start_action(paul, rating=-10)
     action_id = card["action_id"]
     assert card["state"] == "confirming" and card["outcome"] is None
     assert card["actor"]["dice"] is None
@@ -83,23 +77,10 @@ async def test_r2_1_the_world_setting_lets_a_table_trust_its_players_ratings(
     )
     assert emitted
     await queue(gm, [0, 0, 0, 0])
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 1},
-    )
+    card = await start_action(paul, rating=1)
     assert card["state"] == "invoking"
     # Danger is the GM's whatever the setting (R9.1).
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Notice",
-        opposition={"kind": "passive", "rating": 1},
-        dangerous={"actor": True},
-    )
+    card = await start_action(paul, skill="Notice", rating=1, dangerous={"actor": True})
     assert card["state"] == "confirming"
     assert card["proposal"]["passive_rating"] is None and card["proposal"]["dangerous_actor"]
 
@@ -110,14 +91,7 @@ async def test_r9_1_a_players_danger_flag_does_not_overwhelm_another_players_cha
     # R9.1: the hole: Paul marks his action dangerous for Margot (Anna's) and overwhelms
     # her on success. Now the flag is a request; the GM strikes it out on the card.
     gm, paul, anna = table["gm"], table["paul"], table["anna"]
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "active", "opposer_id": "margot"},
-        dangerous={"opposition": True},
-    )
+    card = await start_action(paul, opposer="margot", dangerous={"opposition": True})
     action_id = card["action_id"]
     assert card["state"] == "confirming" and card["proposal"]["dangerous_opposition"]
     early = await anna.send("action.oppose", action_id=action_id, skill="Athletics")
@@ -149,14 +123,8 @@ async def test_r10_1_a_named_foreign_helper_is_not_dragged_into_a_conceded_dange
     # she is overwhelmed with him. Now she is only invited; rolling without an answer
     # drops her (Decision), and the concession takes only Brousseau out.
     gm, paul, anna = table["gm"], table["paul"], table["anna"]
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 3},
-        dangerous={"actor": True},
-        helpers=[{"character_id": "margot"}],
+    card = await start_action(
+        paul, rating=3, dangerous={"actor": True}, helpers=[{"character_id": "margot"}]
     )
     action_id = card["action_id"]
     assert card["actor"]["helpers"] == []
@@ -193,13 +161,8 @@ async def test_r10_1_an_accepted_helper_joins_and_a_declined_one_stays_out(
 ) -> None:
     # R10.1 Decision: the owner accepts on the card; teamwork counts only who joined.
     gm, paul, anna = table["gm"], table["paul"], table["anna"]
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 2},
-        helpers=[{"character_id": "margot"}, {"character_id": "ghoul"}],
+    card = await start_action(
+        paul, rating=2, helpers=[{"character_id": "margot"}, {"character_id": "ghoul"}]
     )
     action_id = card["action_id"]
     card = await anna.card("action.help", action_id=action_id, character_id="margot", accept=True)
@@ -307,13 +270,7 @@ async def test_r11_2_a_contest_roll_waits_for_the_sides_advantage_and_a_fumble_f
 
 async def excelled_discover(paul: Seat, gm: Seat) -> dict[str, Any]:
     await queue(gm, BEST_DICE)
-    card = await paul.card(
-        "action.start",
-        type="discover",
-        actor_id="brousseau",
-        skill="Notice",
-        opposition={"kind": "passive", "rating": 1},
-    )
+    card = await start_action(paul, "discover", skill="Notice", rating=1)
     card = await paul.card("action.pass", action_id=card["action_id"], side="actor")
     assert card["outcome"] == "excel" and card["hint"] == {"status": "offered", "text": None}
     return card

@@ -8,7 +8,7 @@ import pytest
 
 from tests.bridge_process import BridgeProcess
 from tests.in_process import run_cli
-from tests.seats import Seat, queue
+from tests.seats import Seat, queue, start_action
 
 pytestmark = pytest.mark.both_stores
 
@@ -104,14 +104,7 @@ async def test_gm_undo_returns_fate_points_and_free_invokes_and_marks_the_card(
     gm, paul, anna = table["gm"], table["paul"], table["anna"]
     before = await gm.ok("world.state")
     await queue(gm, [1, 1, 1, 0])
-    card = await paul.card(
-        "action.start",
-        type="create_advantage",
-        actor_id="brousseau",
-        skill="Athletics",
-        aspect_name="High Ground",
-        opposition={"kind": "passive", "rating": 1},
-    )
+    card = await start_action(paul, "create_advantage", rating=1, aspect_name="High Ground")
     await brousseau_invokes(paul, card["action_id"], "bonus")
     done = await paul.card("action.pass", action_id=card["action_id"], side="actor")
     assert done["state"] == "resolved"
@@ -275,13 +268,7 @@ async def test_a_roll_the_gm_cancels_stays_in_everyones_history_marked_cancelled
     await anna.card("action.pass", action_id=kept["action_id"], side="actor")
     called_off = await cancelled_roll(paul, gm, [-1, -1, 0, -1])
     # Cancelled before any dice (the opposer has not rolled yet, R2.2): no roll, no entry.
-    waiting = await anna.card(
-        "action.start",
-        type="overcome",
-        actor_id="margot",
-        skill="Athletics",
-        opposition={"kind": "active", "opposer_id": "brousseau"},
-    )
+    waiting = await start_action(anna, actor="margot", opposer="brousseau")
     # Consent to harm (DESIGN Reach and trust): Brousseau opposes once Paul says yes.
     waiting = await paul.card(
         "action.help", action_id=waiting["action_id"], character_id="brousseau", accept=True

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from bridge.service.webhooks.payloads import CARD_EMIT, discord_body
-from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, queue
+from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, queue, start_action
 from tests.test_socket_r13 import core_table, start_conflict
 
 DEX: dict[str, Any] = {**BROUSSEAU, "id": "dex", "name": "Dex", "aspects": []}
@@ -34,13 +34,7 @@ async def test_r13_10_an_ally_invokes_for_margot_over_the_wire(table: dict[str, 
     # overcome with his own fate point; the card names him; R4.3 holds for her side.
     gm, paul, anna = table["gm"], table["paul"], table["anna"]
     await queue(gm, [0, 0, 0, 0])
-    card = await anna.card(
-        "action.start",
-        type="overcome",
-        actor_id="margot",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 3},
-    )
+    card = await start_action(anna, actor="margot", rating=3)
     action_id, hunter = card["action_id"], await aspect_of(gm, "brousseau")
     assert card["state"] == "invoking" and card["actor"]["total"]["value"] == 2
     before = await gm.ok("world.state")
@@ -130,13 +124,7 @@ async def test_r13_11_the_gm_lets_brousseau_defend_for_margot(table: dict[str, S
     paul, anna = table["paul"], table["anna"]
     await gm.ok("actor.sync", actor=DEX)
     await start_conflict(gm)
-    card = await gm.card(
-        "action.start",
-        type="attack",
-        actor_id="ghoul",
-        skill="Fight",
-        opposition={"kind": "active", "opposer_id": "margot"},
-    )
+    card = await start_action(gm, "attack", actor="ghoul", skill="Fight", opposer="margot")
     action_id = card["action_id"]
     assert card["prompt"]["kind"] == "oppose" and card["prompt"]["users"] == ["anna"]
 

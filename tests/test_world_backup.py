@@ -17,7 +17,7 @@ from tests.bridge_process import Bridge, add_world
 from tests.conftest import Connect
 from tests.in_process import InProcessBridge, run_cli
 from tests.log_forgery import rewrite_event
-from tests.seats import BROUSSEAU, Seat, queue
+from tests.seats import BROUSSEAU, Seat, queue, start_action
 
 
 async def play(gm: Seat, rolls: int) -> None:
@@ -25,13 +25,7 @@ async def play(gm: Seat, rolls: int) -> None:
     await gm.ok("actor.sync", actor=BROUSSEAU)
     for _ in range(rolls):
         await queue(gm, [1, 0, 0, -1])
-        card = await gm.card(
-            "action.start",
-            type="overcome",
-            actor_id="brousseau",
-            skill="Athletics",
-            opposition={"kind": "passive", "rating": 2},
-        )
+        card = await start_action(gm, rating=2)
         await gm.card("action.pass", action_id=card["action_id"], side="actor")
 
 
