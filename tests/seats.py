@@ -135,8 +135,7 @@ async def overcome(seat: Seat, rating: int, **extra: Any) -> dict[str, Any]:
     return await seat.card("action.start", **overcome_start(rating), **extra)
 
 
-async def invoke(
-    seat: Seat,
+def action_invoke(
     action_id: str,
     aspect_id: str = "brousseau.hc",
     *,
@@ -144,16 +143,16 @@ async def invoke(
     payment: str = "fate_point",
     **extra: Any,
 ) -> dict[str, Any]:
-    """``seat``'s ``action.invoke`` ack (ok or not): ``invoker`` invokes ``aspect_id`` on the
-    action, paying with ``payment``."""
-    return await seat.send(
-        "action.invoke",
-        action_id=action_id,
-        invoker=invoker,
-        aspect_id=aspect_id,
-        payment=payment,
+    """The ``action.invoke`` payload of ``invoker`` invoking ``aspect_id`` (Brousseau's
+    high concept unless named) on the action, paying with ``payment``; ``extra`` adds
+    fields (``side``, ``effect`` ...)."""
+    return {
+        "action_id": action_id,
+        "invoker": invoker,
+        "aspect_id": aspect_id,
+        "payment": payment,
         **extra,
-    )
+    }
 
 
 def one_side_each(*members: str) -> list[dict[str, Any]]:
@@ -169,6 +168,22 @@ async def race(gm: Seat, *members: str, **extra: Any) -> dict[str, Any]:
         **{"name": "Race", "mode": "direct", "skill": "Athletics", **extra},
         sides=one_side_each(*members),
     )
+
+
+HUNTERS_AND_DEAD: list[dict[str, Any]] = [
+    {"name": "Hunters", "members": ["brousseau", "margot"]},
+    {"name": "Dead", "members": ["ghoul"]},
+]
+
+
+async def start_conflict(
+    gm: Seat, name: str = "Crypt", kind: str = "physical", **extra: Any
+) -> dict[str, Any]:
+    """The GM starts a conflict of Brousseau and Margot against the ghoul
+    (:data:`HUNTERS_AND_DEAD`; ``extra`` adds fields): the conflict as the scene shows it."""
+    scene = await gm.ok("conflict.start", name=name, kind=kind, sides=HUNTERS_AND_DEAD, **extra)
+    conflict: dict[str, Any] = scene["conflicts"][0]
+    return conflict
 
 
 async def characters(seat: Seat) -> dict[str, dict[str, Any]]:

@@ -24,7 +24,7 @@ from bridge.service.core import state_json
 from bridge.store.sqlite import SQLiteStore
 from bridge.transport import codec
 from tests.fuzzing import examples
-from tests.seats import BROUSSEAU, GHOUL, MARGOT
+from tests.seats import BROUSSEAU, GHOUL, MARGOT, one_side_each
 
 CHARACTERS = ["brousseau", "margot", "ghoul"]
 SKILLS = ["Athletics", "Notice", "Lore", "Quick"]
@@ -151,10 +151,7 @@ async def play(table: Table, rng: random.Random, steps: int) -> None:
                 name="Race",
                 mode="direct",
                 skill="Athletics",
-                sides=[
-                    {"name": "B", "members": ["brousseau"]},
-                    {"name": "M", "members": ["margot"]},
-                ],
+                sides=one_side_each("brousseau", "margot"),
             )
             await table.send(
                 table.gm,

@@ -13,7 +13,7 @@ import redis
 from tests.bridge_process import BridgeProcess, add_world, cli, flush_redis
 from tests.conftest import Connect, bridge_args
 from tests.receiver import Receiver
-from tests.seats import BROUSSEAU, Seat, overcome, queue
+from tests.seats import BROUSSEAU, Seat, action_invoke, overcome, queue
 
 pytestmark = pytest.mark.redis_only
 
@@ -61,20 +61,8 @@ async def test_two_nodes_share_rooms_binding_and_state(
     assert card["state"] == "invoking"
 
     # Two invokes on two nodes race for the last fate point: exactly one wins.
-    gm_invoke = gm.send(
-        "action.invoke",
-        action_id=card["action_id"],
-        invoker="brousseau",
-        aspect_id="brousseau.hc",
-        payment="fate_point",
-    )
-    paul_invoke = paul.send(
-        "action.invoke",
-        action_id=card["action_id"],
-        invoker="brousseau",
-        aspect_id="brousseau.tr",
-        payment="fate_point",
-    )
+    gm_invoke = gm.send("action.invoke", **action_invoke(card["action_id"]))
+    paul_invoke = paul.send("action.invoke", **action_invoke(card["action_id"], "brousseau.tr"))
     results = await asyncio.gather(gm_invoke, paul_invoke)
     assert sorted(r["ok"] for r in results) == [False, True]
     state = await gm.ok("world.state")

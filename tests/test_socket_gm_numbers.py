@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.seats import Seat, queue, start_action
+from tests.seats import Seat, queue, race, start_action
 
 pytestmark = pytest.mark.both_stores
 
@@ -199,16 +199,7 @@ async def test_r2_1_challenge_and_contest_advantages_with_player_ratings_wait_fo
     await queue(gm, [0, 0, 0, 0])
     task = await paul.card("challenge.roll", challenge_id=chid, task_id="t1", actor_id="brousseau")
     assert task["state"] == "invoking"  # the GM set this rating
-    scene = await gm.ok(
-        "contest.start",
-        name="Race",
-        mode="direct",
-        skill="Athletics",
-        sides=[
-            {"name": "Brousseau", "members": ["brousseau"]},
-            {"name": "Ghoul", "members": ["ghoul"]},
-        ],
-    )
+    scene = await race(gm, "brousseau", "ghoul")
     cid = scene["contests"][0]["id"]
     card = await paul.card(
         "contest.advantage",
@@ -228,16 +219,7 @@ async def test_r11_2_a_contest_roll_waits_for_the_sides_advantage_and_a_fumble_f
     # R11.2: the hole: the side rolls while its advantage is in the invoke phase, and the
     # advantage's fumble then forfeits nothing. Now the roll is refused until it resolves.
     gm, paul = table["gm"], table["paul"]
-    scene = await gm.ok(
-        "contest.start",
-        name="Race",
-        mode="direct",
-        skill="Athletics",
-        sides=[
-            {"name": "Brousseau", "members": ["brousseau"]},
-            {"name": "Ghoul", "members": ["ghoul"]},
-        ],
-    )
+    scene = await race(gm, "brousseau", "ghoul")
     cid = scene["contests"][0]["id"]
     await queue(gm, [-1, -1, -1, 0])
     card = await paul.card(

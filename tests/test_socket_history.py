@@ -8,7 +8,7 @@ import pytest
 
 from tests.bridge_process import BridgeProcess
 from tests.in_process import run_cli
-from tests.seats import Seat, queue, start_action
+from tests.seats import Seat, action_invoke, queue, race, start_action
 
 pytestmark = pytest.mark.both_stores
 
@@ -16,29 +16,14 @@ pytestmark = pytest.mark.both_stores
 async def overcome(
     seat: Seat, gm: Seat, actor: str, dice: list[int], rating: int = 2, **extra: Any
 ) -> dict[str, Any]:
+    """``actor``'s Athletics overcome against a passive ``rating``, rolling ``dice``."""
     await queue(gm, dice)
-    card = await seat.card(
-        "action.start",
-        type="overcome",
-        actor_id=actor,
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": rating},
-        **extra,
-    )
-    return card
+    return await start_action(seat, actor=actor, rating=rating, **extra)
 
 
 async def brousseau_invokes(seat: Seat, action_id: str, effect: str) -> dict[str, Any]:
     """R4.1, R4.2: Brousseau invokes his high concept with a fate point; the card after it."""
-    return await seat.card(
-        "action.invoke",
-        action_id=action_id,
-        invoker="brousseau",
-        aspect_id="brousseau.hc",
-        payment="fate_point",
-        effect=effect,
-        side="actor",
-    )
+    return await seat.card("action.invoke", **action_invoke(action_id, effect=effect, side="actor"))
 
 
 async def test_history_pages_newest_first_with_filters_and_dice_statistics(
@@ -197,16 +182,7 @@ async def test_undoing_the_roll_that_closed_an_exchange_reopens_it_and_marks_its
 ) -> None:
     # R11.2: the contest observed the resolution; the undo puts the contest back as it was.
     gm, paul, anna = table["gm"], table["paul"], table["anna"]
-    scene = await gm.ok(
-        "contest.start",
-        name="Race",
-        mode="direct",
-        skill="Athletics",
-        sides=[
-            {"name": "Brousseau", "members": ["brousseau"]},
-            {"name": "Margot", "members": ["margot"]},
-        ],
-    )
+    scene = await race(gm, "brousseau", "margot")
     cid = scene["created_id"]
     assert [c["id"] for c in scene["contests"]] == [cid]
     await queue(gm, [1, 1, 0, 0])

@@ -12,7 +12,7 @@ import pytest
 
 from tests.bridge_process import add_world
 from tests.conftest import Connect
-from tests.seats import BROUSSEAU, GHOUL, Seat, action_start, queue, start_action
+from tests.seats import BROUSSEAU, GHOUL, Seat, action_invoke, action_start, queue, start_action
 
 pytestmark = pytest.mark.both_stores
 
@@ -95,13 +95,7 @@ async def test_the_gm_cancels_an_open_action_and_the_fate_point_comes_back(
     await queue(gm, [-1, -1, 0, 0])
     card = await start_action(paul, rating=4)
     action_id = card["action_id"]
-    card = await paul.card(
-        "action.invoke",
-        action_id=action_id,
-        invoker="brousseau",
-        aspect_id="brousseau.hc",
-        payment="fate_point",
-    )
+    card = await paul.card("action.invoke", **action_invoke(action_id))
     assert card["fate_points"]["brousseau"] == 1
     mine = await paul.send("action.cancel", action_id=action_id, reason="oops")
     assert mine["error"]["code"] == "forbidden"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, queue
+from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, queue, start_conflict
 
 CORE_SKILLS = {"Notice": 2, "Athletics": 1, "Fight": 2, "Physique": 1, "Will": 1}
 STUNTS = [
@@ -25,20 +25,6 @@ async def core_table(table: dict[str, Seat]) -> Seat:
     await gm.ok("actor.sync", actor={**MARGOT, "skills": {**CORE_SKILLS, "Notice": 4}})
     await gm.ok("actor.sync", actor={**GHOUL, "skills": {**CORE_SKILLS, "Notice": 3, "Fight": 3}})
     return gm
-
-
-async def start_conflict(gm: Seat) -> dict[str, Any]:
-    scene = await gm.ok(
-        "conflict.start",
-        name="Crypt",
-        kind="physical",
-        sides=[
-            {"name": "Hunters", "members": ["brousseau", "margot"]},
-            {"name": "Dead", "members": ["ghoul"]},
-        ],
-    )
-    conflict: dict[str, Any] = scene["conflicts"][0]
-    return conflict
 
 
 async def test_r13_9_the_gm_chooses_the_ruleset_and_a_change_keeps_the_log(

@@ -8,8 +8,17 @@ import json
 from typing import Any
 
 from bridge.service.webhooks.payloads import CARD_EMIT, discord_body
-from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, queue, start_action
-from tests.test_socket_r13 import core_table, start_conflict
+from tests.seats import (
+    BROUSSEAU,
+    GHOUL,
+    MARGOT,
+    Seat,
+    action_invoke,
+    queue,
+    start_action,
+    start_conflict,
+)
+from tests.test_socket_r13 import core_table
 
 DEX: dict[str, Any] = {**BROUSSEAU, "id": "dex", "name": "Dex", "aspects": []}
 
@@ -41,46 +50,22 @@ async def test_r13_10_an_ally_invokes_for_margot_over_the_wire(table: dict[str, 
 
     # A character the player does not control; no side named; Margot naming the other side.
     error = await refused(
-        anna,
-        "forbidden",
-        "action.invoke",
-        action_id=action_id,
-        invoker="brousseau",
-        aspect_id=hunter,
-        payment="fate_point",
-        side="actor",
+        anna, "forbidden", "action.invoke", **action_invoke(action_id, hunter, side="actor")
     )
     assert error["field"] == "invoker"
     error = await refused(
-        paul,
-        "side_required",
-        "action.invoke",
-        action_id=action_id,
-        invoker="brousseau",
-        aspect_id=hunter,
-        payment="fate_point",
+        paul, "side_required", "action.invoke", **action_invoke(action_id, hunter)
     )
     assert error["field"] == "side"
     await refused(
         anna,
         "against_own_side",
         "action.invoke",
-        action_id=action_id,
-        invoker="margot",
-        aspect_id=hunter,
-        payment="fate_point",
-        side="opposition",
+        **action_invoke(action_id, hunter, invoker="margot", side="opposition"),
     )
     assert await gm.ok("world.state") == before  # nothing lost, nothing paid
 
-    card = await paul.card(
-        "action.invoke",
-        action_id=action_id,
-        invoker="brousseau",
-        aspect_id=hunter,
-        payment="fate_point",
-        side="actor",
-    )
+    card = await paul.card("action.invoke", **action_invoke(action_id, hunter, side="actor"))
     assert card["actor"]["total"]["value"] == 4
     invoked = card["invokes"][-1]
     assert (invoked["side"], invoked["invoker_name"], invoked["aspect_name"]) == (
@@ -90,14 +75,7 @@ async def test_r13_10_an_ally_invokes_for_margot_over_the_wire(table: dict[str, 
     )
     # R4.3: twice by fate point on one aspect for one side.
     await refused(
-        paul,
-        "already_invoked",
-        "action.invoke",
-        action_id=action_id,
-        invoker="brousseau",
-        aspect_id=hunter,
-        payment="fate_point",
-        side="actor",
+        paul, "already_invoked", "action.invoke", **action_invoke(action_id, hunter, side="actor")
     )
     points = {c["id"]: c["fate_points"] for c in (await gm.ok("world.state"))["characters"]}
     assert points["brousseau"] == BROUSSEAU["fate_points"] - 1
@@ -109,11 +87,7 @@ async def test_r13_10_an_ally_invokes_for_margot_over_the_wire(table: dict[str, 
         paul,
         "wrong_state",
         "action.invoke",
-        action_id=action_id,
-        invoker="brousseau",
-        aspect_id=hunter,
-        payment="free",
-        side="actor",
+        **action_invoke(action_id, hunter, payment="free", side="actor"),
     )
     assert error["field"] == "action_id"
 

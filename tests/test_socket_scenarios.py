@@ -13,6 +13,7 @@ from tests.seats import (
     GHOUL,
     MARGOT,
     Seat,
+    action_invoke,
     action_start,
     overcome_start,
     queue,
@@ -76,21 +77,9 @@ async def test_active_opposition_with_invokes_from_both_sides(table: dict[str, S
     await queue(gm, [1, 0, 0, 0], [0, 0, 0, 0])
     card = await anna.card("action.oppose", action_id=action_id, skill="Athletics")
     assert card["opposition"]["total"]["value"] == 3 and card["actor"]["total"]["value"] == 3
-    card = await paul.card(
-        "action.invoke",
-        action_id=action_id,
-        invoker="brousseau",
-        aspect_id="brousseau.hc",
-        payment="fate_point",
-    )
+    card = await paul.card("action.invoke", **action_invoke(action_id))
     assert card["actor"]["total"]["value"] == 5 and card["shifts"] == 2
-    card = await anna.card(
-        "action.invoke",
-        action_id=action_id,
-        invoker="margot",
-        aspect_id="brousseau.hc",
-        payment="fate_point",
-    )
+    card = await anna.card("action.invoke", **action_invoke(action_id, invoker="margot"))
     assert card["opposition"]["total"]["value"] == 5
     assert [(i["invoker_name"], i["aspect_name"]) for i in card["invokes"]] == [
         ("Brousseau", "Skeptical Ghost Hunter"),
@@ -297,20 +286,8 @@ async def test_two_simultaneous_invokes_race_for_the_last_fate_point(
     await queue(gm, [0, 0, 0, 0])
     card = await paul.card("action.start", **overcome_start(5))
     results = await asyncio.gather(
-        paul.send(
-            "action.invoke",
-            action_id=card["action_id"],
-            invoker="brousseau",
-            aspect_id="brousseau.hc",
-            payment="fate_point",
-        ),
-        second.send(
-            "action.invoke",
-            action_id=card["action_id"],
-            invoker="brousseau",
-            aspect_id="brousseau.tr",
-            payment="fate_point",
-        ),
+        paul.send("action.invoke", **action_invoke(card["action_id"])),
+        second.send("action.invoke", **action_invoke(card["action_id"], "brousseau.tr")),
     )
     assert sorted(r["ok"] for r in results) == [False, True]
     loser = next(r for r in results if not r["ok"])

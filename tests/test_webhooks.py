@@ -37,7 +37,7 @@ from bridge.store.redis import RedisStore
 from bridge.store.sqlite import SQLiteStore
 from bridge.store.webhooks import WebhookStore, webhook_store_for
 from tests.bridge_process import flush_redis
-from tests.seats import BROUSSEAU, action_start
+from tests.seats import BROUSSEAU, action_invoke, action_start
 
 WORLD = "table"
 DISCORD_URL = "https://discord.com/api/webhooks/123456789012345678/s3cr3t-t0ken_value"
@@ -229,13 +229,7 @@ async def test_a_roll_the_gm_cancels_is_posted_as_cancelled_and_a_cancel_before_
     await rig.send("dev.queue_dice", rolls=[[-1, -1, 0, -1]])
     started = await rig.send("action.start", **action_start(rating=4))
     await rig.send(
-        "action.invoke",
-        action_id=started["action_id"],
-        invoker="brousseau",
-        aspect_id="brousseau.hc",
-        payment="fate_point",
-        effect="bonus",
-        side="actor",
+        "action.invoke", **action_invoke(started["action_id"], effect="bonus", side="actor")
     )
     await rig.outbox.run_once()
     assert not discord.called  # still open: nothing mirrored yet
