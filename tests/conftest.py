@@ -16,6 +16,7 @@ from tests.bridge_process import redis_server as start_redis
 from tests.in_process import InProcessBridge, serving_in_thread
 from tests.receiver import receiver  # noqa: F401 - a fixture for every module
 from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat
+from tests.stores import store  # noqa: F401 - a fixture for every module
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -25,6 +25,7 @@ from bridge.store.sqlite import SQLiteStore
 from bridge.transport import codec
 from tests.fuzzing import examples
 from tests.seats import BROUSSEAU, GHOUL, MARGOT, one_side_each
+from tests.stores import opened
 
 CHARACTERS = ["brousseau", "margot", "ghoul"]
 SKILLS = ["Athletics", "Notice", "Lore", "Quick"]
@@ -204,9 +205,7 @@ async def test_every_view_is_its_models_json_and_cached_views_equal_fresh_ones(
     # Every emit (card, actor.patch, token.status, scene.state) and every answer is what
     # its definition validates to: the module reads these (the schemas in schemas/ are
     # generated from the same definitions).
-    store = SQLiteStore(Path(tmp_path_factory.mktemp("views")) / "bridge.db")
-    await store.open()
-    try:
+    async with opened(SQLiteStore(Path(tmp_path_factory.mktemp("views")) / "bridge.db")) as store:
         moment = datetime(2026, 1, 1, tzinfo=UTC)
         service = BridgeService(store, dev_dice=True, clock=lambda: moment)
         await service.add_world("w", "World", ruleset)
@@ -241,8 +240,6 @@ async def test_every_view_is_its_models_json_and_cached_views_equal_fresh_ones(
         scenes = [p for _e, _a, emits in table.replies for ev, p in emits if ev == "scene.state"]
         if scenes:
             assert text(scenes[-1]["state"]) == text(cards._build_scene_state(replayed))
-    finally:
-        await store.close()
 
 
 def test_a_view_unlike_its_definition_is_refused() -> None:
@@ -287,9 +284,7 @@ async def test_a_snapshot_is_the_states_dump_byte_for_byte(
 ) -> None:
     # Snapshots keep the bytes the dict path wrote (old worlds load as before): any
     # played state, with any text in its names and numbers past 64 bits.
-    store = SQLiteStore(Path(tmp_path_factory.mktemp("snap")) / "bridge.db")
-    await store.open()
-    try:
+    async with opened(SQLiteStore(Path(tmp_path_factory.mktemp("snap")) / "bridge.db")) as store:
         service = BridgeService(store, dev_dice=True)
         await service.add_world("w", "World")
         await play(Table(service), random.Random(seed), 25)
@@ -303,5 +298,3 @@ async def test_a_snapshot_is_the_states_dump_byte_for_byte(
                     state_json(shown)
                 continue
             assert state_json(shown) == expected
-    finally:
-        await store.close()

@@ -21,10 +21,11 @@ from bridge.store.chain import verify_chain
 from bridge.store.redis import RedisStore
 from bridge.store.sqlite import SQLiteStore
 from bridge.transport import codec
-from tests.bridge_process import BridgeProcess, flush_redis
+from tests.bridge_process import BridgeProcess
 from tests.conftest import Connect
 from tests.in_process import run_cli
 from tests.seats import BROUSSEAU, Seat, queue
+from tests.stores import opened, store_of_kind
 
 pytestmark = pytest.mark.both_stores
 
@@ -36,14 +37,10 @@ def open_store(bridge: BridgeProcess) -> Store:
 
 
 async def stored(bridge: BridgeProcess, world_id: str) -> tuple[Snapshot, list[Any]]:
-    store = open_store(bridge)
-    await store.open()
-    try:
+    async with opened(open_store(bridge)) as store:
         snapshot = await store.load(world_id)
         assert snapshot is not None
         rows = await store.events(world_id)
-    finally:
-        await store.close()
     return snapshot, [(r.seq, r.type, r.payload, r.created_at, r.prev_hash, r.hash) for r in rows]
 
 
@@ -107,14 +104,7 @@ async def test_snapshots_when_the_tail_outgrows_its_share_and_at_scene_end(
     tmp_path: Path, store_kind: str, request: pytest.FixtureRequest
 ) -> None:
     # The service's own path on a real store, in process (hundreds of intents).
-    if store_kind == "redis":
-        url = request.getfixturevalue("redis_url")
-        flush_redis(url)
-        store: Store = RedisStore(url)
-    else:
-        store = SQLiteStore(tmp_path / "bridge.sqlite3")
-    await store.open()
-    try:
+    async with opened(store_of_kind(store_kind, tmp_path, request)) as store:
         service = BridgeService(store, dev_dice=True)
         await service.add_world("w", "World")
         gm = Session("s", "w", "gm", "gm", bound=True)
@@ -156,8 +146,6 @@ async def test_snapshots_when_the_tail_outgrows_its_share_and_at_scene_end(
         assert await service.latest_state("w") == await service.replayed_state("w")
         at_snapshot = await service.replayed_state("w", upto=ended.state_seq)
         assert at_snapshot.model_dump(mode="json") == ended.state
-    finally:
-        await store.close()
 
 
 @pytest.mark.process
@@ -168,17 +156,13 @@ async def test_world_verify_catches_a_snapshot_that_disagrees_with_the_log(
     await gm.ok("actor.sync", actor=BROUSSEAU)
     await gm.ok("scene.end")  # writes a snapshot
     bridge.stop()
-    store = open_store(bridge)
-    await store.open()
-    try:
+    async with opened(open_store(bridge)) as store:
         snapshot = await store.load(world[0])
         assert snapshot is not None and snapshot.state_seq > 0
         forged = {**snapshot.state, "gm_fate_points": 99}
         await store.commit(
             CommitBatch(world_id=world[0], expected_version=snapshot.version, snapshot=forged)
         )
-    finally:
-        await store.close()
     with pytest.raises(subprocess.CalledProcessError) as failed:
         run_cli(bridge, "world", "verify", world[0])
     assert "saved snapshot" in failed.value.stderr

@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from bridge.rules import history
 from bridge.rules.events import EVENT_ADAPTER, ActionCancelled
@@ -20,24 +17,9 @@ from bridge.store.base import CommitBatch, EventRow, HistoryQuery, HistoryRow, S
 from bridge.store.chain import GENESIS_HASH, event_hash
 from bridge.store.redis import RedisStore, _done
 from bridge.store.sqlite import MIGRATIONS, SQLiteStore
-from tests.bridge_process import flush_redis
+from tests.stores import opened
 
 WORLD = WorldRecord(id="w", name="World", ruleset="unwritten", key_hash="h", created_at="t0")
-
-
-@pytest.fixture(params=["sqlite", "redis"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
-    if request.param == "redis":
-        url = request.getfixturevalue("redis_url")
-        flush_redis(url)
-        opened: Store = RedisStore(url)
-    else:
-        opened = SQLiteStore(tmp_path / "bridge.sqlite3")
-    await opened.open()
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 # --- the store's index ---------------------------------------------------------------------
@@ -329,12 +311,8 @@ async def test_a_schema_4_database_migrates_and_indexes_its_history_on_first_rea
 ) -> None:
     # A database an earlier bridge wrote: played by this one, then copied into a file at
     # schema 4 (the tables it had then), as a bridge upgraded in place finds it.
-    played = SQLiteStore(tmp_path / "played.sqlite3")
-    await played.open()
-    try:
+    async with opened(SQLiteStore(tmp_path / "played.sqlite3")) as played:
         await play(BridgeService(played))
-    finally:
-        await played.close()
     old = tmp_path / "old.sqlite3"
     db = sqlite3.connect(old, isolation_level=None)
     for number, script in enumerate(MIGRATIONS[:4], start=1):
@@ -353,9 +331,7 @@ async def test_a_schema_4_database_migrates_and_indexes_its_history_on_first_rea
         """
     )
     db.close()
-    store = SQLiteStore(old)
-    await store.open()
-    try:
+    async with opened(SQLiteStore(old)) as store:
         snapshot = await store.load("w")
         assert snapshot is not None
         assert await store.history_pending("w") == snapshot.last_event_seq
@@ -369,5 +345,3 @@ async def test_a_schema_4_database_migrates_and_indexes_its_history_on_first_rea
             for r in (index_row(e.seq, EVENT_ADAPTER.validate_python(e.payload)) for e in log)
             if r is not None
         ]
-    finally:
-        await store.close()

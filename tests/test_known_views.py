@@ -15,6 +15,7 @@ import pytest
 
 from bridge.service import BridgeService, Session, cards
 from bridge.store.sqlite import SQLiteStore
+from tests.stores import opened
 
 HERO = {"id": "hero", "name": "Hero", "owners": ["p"], "fate_points": 3, "skills": {"Fight": 2}}
 RIVAL = {"id": "rival", "name": "Rival", "owners": ["q"], "fate_points": 2, "skills": {"Fight": 1}}
@@ -22,14 +23,10 @@ RIVAL = {"id": "rival", "name": "Rival", "owners": ["q"], "fate_points": 2, "ski
 
 @pytest.fixture
 async def service(tmp_path: Path) -> AsyncIterator[BridgeService]:
-    store = SQLiteStore(tmp_path / "bridge.sqlite")
-    await store.open()
-    try:
+    async with opened(SQLiteStore(tmp_path / "bridge.sqlite")) as store:
         service = BridgeService(store)
         await service.add_world("w", "World")
         yield service
-    finally:
-        await store.close()
 
 
 def _overcome(actor: str) -> dict[str, Any]:

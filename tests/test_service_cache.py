@@ -12,6 +12,7 @@ from bridge.service import BridgeService, Reply, Session
 from bridge.store.base import Snapshot
 from bridge.store.redis import RedisStore
 from tests.bridge_process import flush_redis
+from tests.stores import opened
 
 ACTOR = {"id": "hero", "name": "Hero", "owners": ["p"], "fate_points": 3}
 START = {
@@ -144,12 +145,8 @@ class CountedLoads(RedisStore):
 @pytest.fixture
 async def node_c(nodes: Nodes, redis_url: str) -> AsyncIterator[tuple[BridgeService, CountedLoads]]:
     """A third process on the same Redis that has not loaded world "w" yet."""
-    store = CountedLoads(redis_url)
-    await store.open()
-    try:
+    async with opened(CountedLoads(redis_url)) as store:
         yield BridgeService(store, dev_dice=True), store
-    finally:
-        await store.close()
 
 
 def _fate_points(reply: Reply) -> int:

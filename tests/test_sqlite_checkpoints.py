@@ -14,6 +14,7 @@ import pytest
 
 from bridge.service import BridgeService, Session
 from bridge.store.sqlite import CHECKPOINT_NICENESS, SQLiteStore, _Checkpointer, connect_readable
+from tests.stores import opened
 
 ACTOR = {"id": "hero", "name": "Hero", "owners": ["p"], "skills": {"Athletics": 2}}
 
@@ -177,9 +178,7 @@ async def test_a_pass_over_a_long_log_asks_for_the_reset_and_a_short_one_does_no
 async def test_the_checkpointer_thread_is_nicer_than_the_event_loop_and_the_writer(
     tmp_path: Path,
 ) -> None:
-    store = SQLiteStore(tmp_path / "bridge.sqlite3")
-    await store.open()
-    try:
+    async with opened(SQLiteStore(tmp_path / "bridge.sqlite3")) as store:
         checkpointer, writer = store._checkpointer, store._thread
         assert checkpointer is not None and writer is not None
         assert checkpointer._thread.native_id is not None
@@ -194,5 +193,3 @@ async def test_the_checkpointer_thread_is_nicer_than_the_event_loop_and_the_writ
         assert os.getpriority(os.PRIO_PROCESS, checkpointer._thread.native_id) == wanted
         assert os.getpriority(os.PRIO_PROCESS, writer._thread.native_id) == here
         assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == here
-    finally:
-        await store.close()

@@ -30,6 +30,7 @@ from tests.in_process import InProcessBridge
 from tests.raw_socket import RawSocket
 from tests.seats import Seat
 from tests.socket_stub import serving, until
+from tests.stores import opened
 
 WS = "/socket.io/?EIO=4&transport=websocket"
 
@@ -382,9 +383,7 @@ async def test_relay_leave_frees_the_users_read_turn_and_coming_back_refills_not
     tmp_path: Path,
 ) -> None:
     # Issue 35, hole 4: 5,000 leave cycles left 5,000 read-turn locks; a return refilled.
-    store = SQLiteStore(tmp_path / "bridge.sqlite3")
-    await store.open()
-    try:
+    async with opened(SQLiteStore(tmp_path / "bridge.sqlite3")) as store:
         service = BridgeService(store, dev_dice=True)
         await service.add_world("w", "World")
         port = IntentPort(service)
@@ -410,8 +409,6 @@ async def test_relay_leave_frees_the_users_read_turn_and_coming_back_refills_not
         back = await relay("paul", "hello", 99)
         assert back["ok"] is False and back["error"]["code"] == "rate_limited", back
         await port.closed("g")
-    finally:
-        await store.close()
 
 
 async def test_websocket_handshakes_per_address_are_rate_limited_with_a_clear_refusal(

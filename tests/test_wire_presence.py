@@ -13,6 +13,7 @@ from bridge.store.redis import RedisStore
 from tests.bridge_process import BridgeProcess, add_world
 from tests.conftest import Connect
 from tests.seats import BROUSSEAU, Seat, queue, start_action
+from tests.stores import opened
 
 GM_WRITER = "gm"  # the card emits' writer when the acting user's client is not there
 
@@ -62,12 +63,8 @@ def node_b(tmp_path: Path, bridge: BridgeProcess) -> Iterator[BridgeProcess]:
 
 
 async def presence(redis_url: str, world_id: str, user_id: str) -> bool:
-    store = RedisStore(redis_url)
-    await store.open()
-    try:
+    async with opened(RedisStore(redis_url)) as store:
         return await store.is_present(world_id, user_id)
-    finally:
-        await store.close()
 
 
 @pytest.mark.process
