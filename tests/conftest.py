@@ -13,7 +13,7 @@ from bridge.service.protocol import EMITS_FRAME, NAMESPACE, PROTOCOL_VERSION
 from tests import fuzzing  # noqa: F401 - loads the hypothesis profile
 from tests.bridge_process import Bridge, BridgeProcess, add_world, flush_redis
 from tests.bridge_process import redis_server as start_redis
-from tests.in_process import InProcessBridge, serving_in_thread
+from tests.in_process import InProcessBridge, serving_in_loop, serving_in_thread
 from tests.receiver import receiver  # noqa: F401 - a fixture for every module
 from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat
 from tests.stores import store  # noqa: F401 - a fixture for every module
@@ -99,11 +99,10 @@ async def bridge_in_loop(
     """The in-process bridge served in the test's own event loop (``bridge`` asks for it
     for an async test; the Redis database is the one ``bridge`` flushed)."""
     redis = request.getfixturevalue("redis_url") if store_kind == "redis" else None
-    served = await InProcessBridge(tmp_path, redis_url=redis).serve(*bridge_args(request))
-    try:
+    async with serving_in_loop(
+        InProcessBridge(tmp_path, redis_url=redis), *bridge_args(request)
+    ) as served:
         yield served
-    finally:
-        await served.aclose()
 
 
 @pytest.fixture

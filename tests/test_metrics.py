@@ -18,7 +18,7 @@ from prometheus_client.samples import Sample
 
 from tests.bridge_process import Bridge, BridgeProcess
 from tests.conftest import Connect
-from tests.in_process import InProcessBridge
+from tests.in_process import InProcessBridge, serving_in_loop
 from tests.raw_socket import RawSocket
 from tests.seats import BROUSSEAU, Seat, queue, start_action
 from tests.test_socket_bridge import gm_auth, refusal
@@ -98,13 +98,9 @@ async def test_with_a_token_a_scrape_must_send_it(bridge: Bridge) -> None:
 @pytest.fixture
 async def metered(tmp_path: Path) -> AsyncIterator[InProcessBridge]:
     """A bridge with /metrics on, a one-second join clock and four strangers an address."""
-    served = await InProcessBridge(tmp_path).serve(
-        "--metrics", "--handshake-timeout", "1", "--max-connections-per-address", "4"
-    )
-    try:
+    flags = ("--metrics", "--handshake-timeout", "1", "--max-connections-per-address", "4")
+    async with serving_in_loop(InProcessBridge(tmp_path), *flags) as served:
         yield served
-    finally:
-        await served.aclose()
 
 
 async def test_the_wires_own_refusals_are_counted_by_reason(metered: InProcessBridge) -> None:

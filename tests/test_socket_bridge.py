@@ -16,7 +16,7 @@ from bridge.store.chain import verify_chain
 from bridge.store.sqlite import connect_readable
 from tests.bridge_process import BridgeProcess, add_world
 from tests.conftest import Connect
-from tests.in_process import InProcessBridge
+from tests.in_process import InProcessBridge, serving_in_loop
 from tests.seats import Seat
 
 ATHLETE = {
@@ -441,8 +441,7 @@ async def test_player_cannot_act_before_being_bound(
 
 async def test_queued_dice_are_refused_without_dev_dice(tmp_path: Path) -> None:
     key = add_world(tmp_path, "prod")
-    bridge = await InProcessBridge(tmp_path, dev_dice=False).serve()
-    try:
+    async with serving_in_loop(InProcessBridge(tmp_path, dev_dice=False)) as bridge:
         client = socketio.AsyncClient(reconnection=False)
         await client.connect(
             bridge.url,
@@ -460,8 +459,6 @@ async def test_queued_dice_are_refused_without_dev_dice(tmp_path: Path) -> None:
         assert ack["ok"] is False
         assert ack["error"]["code"] == "dev_dice_disabled"
         await client.disconnect()
-    finally:
-        await bridge.aclose()
 
 
 async def test_a_flood_is_rate_limited_without_dropping_the_client(

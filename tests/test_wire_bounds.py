@@ -26,7 +26,7 @@ from bridge.transport.engineio_ws import JOINED_BACKLOG_BYTES
 from bridge.transport.port import IntentPort
 from tests.bridge_process import Bridge, add_world
 from tests.conftest import Connect
-from tests.in_process import InProcessBridge
+from tests.in_process import InProcessBridge, serving_in_loop
 from tests.raw_socket import RawSocket
 from tests.seats import Seat
 from tests.socket_stub import serving, until
@@ -257,13 +257,10 @@ def gm_auth(world: tuple[str, str]) -> dict[str, Any]:
 
 @pytest.fixture
 async def four_per_address(tmp_path: Path) -> AsyncIterator[InProcessBridge]:
-    served = await InProcessBridge(tmp_path).serve(
-        "--handshake-timeout", "2", "--max-connections-per-address", "4"
-    )
-    try:
+    async with serving_in_loop(
+        InProcessBridge(tmp_path), "--handshake-timeout", "2", "--max-connections-per-address", "4"
+    ) as served:
         yield served
-    finally:
-        await served.aclose()
 
 
 async def test_idle_connections_reopened_never_lock_a_gm_out_and_log_a_few_lines(

@@ -15,20 +15,17 @@ import pytest
 
 from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
 from tests.bridge_process import add_world
-from tests.in_process import InProcessBridge
+from tests.in_process import InProcessBridge, serving_in_loop
 from tests.raw_socket import RawSocket
 
 
 @pytest.fixture
 async def guarded(tmp_path: Path) -> AsyncIterator[InProcessBridge]:
     """A bridge that times handshakes out after 1 s and allows 4 connections per address."""
-    served = await InProcessBridge(tmp_path).serve(
-        "--handshake-timeout", "1", "--max-connections-per-address", "4"
-    )
-    try:
+    async with serving_in_loop(
+        InProcessBridge(tmp_path), "--handshake-timeout", "1", "--max-connections-per-address", "4"
+    ) as served:
         yield served
-    finally:
-        await served.aclose()
 
 
 async def healthz(bridge: InProcessBridge, timeout: float) -> int:
@@ -128,8 +125,7 @@ async def test_permessage_deflate_is_declined_unless_the_operator_turns_it_on(
 ) -> None:
     # A browser offers permessage-deflate on every websocket; deflating each frame once per
     # receiver is CPU the bridge spends only when asked to. Either way the client plays on.
-    served = await InProcessBridge(tmp_path).serve(*flags)
-    try:
+    async with serving_in_loop(InProcessBridge(tmp_path), *flags) as served:
         key = add_world(served, "table")
         sock = await RawSocket.open(served.url, compress=15)
         try:
@@ -147,5 +143,3 @@ async def test_permessage_deflate_is_declined_unless_the_operator_turns_it_on(
             assert state["data"]["characters"][0]["name"] == actor["name"]
         finally:
             await sock.close()
-    finally:
-        await served.aclose()
