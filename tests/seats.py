@@ -8,7 +8,7 @@ from typing import Any
 
 import socketio
 
-from bridge.service.protocol import NAMESPACE
+from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
 
 _ids = itertools.count(1)
 
@@ -44,6 +44,18 @@ GHOUL: dict[str, Any] = {
     "aspects": [{"key": "hc", "name": "Hungry Dead"}],
     "consequences": [],
 }
+
+
+def player_auth(world: tuple[str, str], user: str) -> dict[str, Any]:
+    """The handshake auth of player ``user`` joining ``world`` (id, GM key) at this
+    bridge's protocol: a player sends no key."""
+    return {"world": world[0], "role": "player", "user": user, "protocol": PROTOCOL_VERSION}
+
+
+def gm_auth(world: tuple[str, str], user: str = "gm", /, **overrides: Any) -> dict[str, Any]:
+    """The handshake auth of GM ``user`` joining ``world`` (id, GM key) with its key, with
+    the fields ``overrides`` names changed (``key=None`` sends a null key)."""
+    return {**player_auth(world, user), "role": "gm", "key": world[1], **overrides}
 
 
 class Seat:

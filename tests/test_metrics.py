@@ -20,8 +20,8 @@ from tests.bridge_process import Bridge, BridgeProcess
 from tests.conftest import Connect
 from tests.in_process import InProcessBridge, serving_in_loop
 from tests.raw_socket import RawSocket
-from tests.seats import BROUSSEAU, Seat, queue, start_action
-from tests.test_socket_bridge import gm_auth, refusal
+from tests.seats import BROUSSEAU, Seat, gm_auth, queue, start_action
+from tests.test_socket_bridge import refusal
 
 TOKEN = "scrape-me-0123456789"
 
@@ -64,7 +64,7 @@ async def test_a_scrape_shows_connections_intents_refusals_commits_and_gc_pauses
     card = await start_action(gm, rating=2)
     refused = await gm.send("action.pass", action_id="no-such-action", side="actor")
     assert refused["ok"] is False
-    assert (await refusal(bridge, gm_auth(world, {"key": "not-the-key"})))["reason"] == "bad_key"
+    assert (await refusal(bridge, gm_auth(world, key="not-the-key")))["reason"] == "bad_key"
     gc.collect()  # at least one pause of the oldest generation to show
 
     status, content_type, text = await scrape(bridge)

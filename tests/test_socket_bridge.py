@@ -17,7 +17,7 @@ from bridge.store.sqlite import connect_readable
 from tests.bridge_process import BridgeProcess, add_world
 from tests.conftest import Connect
 from tests.in_process import InProcessBridge, serving_in_loop
-from tests.seats import Seat
+from tests.seats import Seat, gm_auth
 
 ATHLETE = {
     "id": "actorBrousseau01",
@@ -67,18 +67,6 @@ def db_counts(bridge: BridgeProcess) -> tuple[int, int, int]:
     return events, emits, requests
 
 
-def gm_auth(world: tuple[str, str], overrides: dict[str, Any]) -> dict[str, Any]:
-    auth = {
-        "world": world[0],
-        "role": "gm",
-        "user": "gmUser0000000001",
-        "key": world[1],
-        "protocol": PROTOCOL_VERSION,
-    }
-    auth.update(overrides)
-    return auth
-
-
 async def test_gm_connects_with_the_right_key_and_says_hello(
     connect: Connect, world: tuple[str, str]
 ) -> None:
@@ -106,7 +94,7 @@ async def test_gm_connects_with_the_right_key_and_says_hello(
 async def test_bad_handshakes_are_refused_with_a_reason(
     bridge: BridgeProcess, world: tuple[str, str], overrides: dict[str, Any], reason: str
 ) -> None:
-    data = await refusal(bridge, gm_auth(world, overrides))
+    data = await refusal(bridge, gm_auth(world, **overrides))
     assert data["reason"] == reason
     assert data["message"]
     assert data["bridge_protocol"] == PROTOCOL_VERSION
@@ -117,7 +105,7 @@ async def test_an_older_module_is_told_at_connect_to_update_the_module(
 ) -> None:
     # DESIGN Wire protocol: protocol 6's module read words off the wire that 7 no longer
     # carries; it is refused at connect, and the refusal says what the GM does about it.
-    data = await refusal(bridge, gm_auth(world, {"protocol": 6}))
+    data = await refusal(bridge, gm_auth(world, protocol=6))
     assert data["reason"] == "protocol_mismatch"
     assert data["bridge_protocol"] == PROTOCOL_VERSION == 7
     assert "protocol 6" in data["message"]

@@ -20,7 +20,7 @@ import aiohttp
 import pytest
 
 from bridge.service import BridgeService, Session
-from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
+from bridge.service.protocol import NAMESPACE
 from bridge.store.sqlite import SQLiteStore
 from bridge.transport.engineio_ws import JOINED_BACKLOG_BYTES
 from bridge.transport.port import IntentPort
@@ -28,7 +28,7 @@ from tests.bridge_process import Bridge, add_world
 from tests.conftest import Connect
 from tests.in_process import InProcessBridge, serving_in_loop
 from tests.raw_socket import RawSocket
-from tests.seats import Seat
+from tests.seats import Seat, gm_auth
 from tests.socket_stub import serving, until
 from tests.stores import opened
 
@@ -240,16 +240,6 @@ async def test_max_payload_is_exact() -> None:
             await ws.send_str(exact + " ")
             message = await ws.receive(timeout=5)
             assert message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
-
-
-def gm_auth(world: tuple[str, str]) -> dict[str, Any]:
-    return {
-        "world": world[0],
-        "user": "gm",
-        "role": "gm",
-        "key": world[1],
-        "protocol": PROTOCOL_VERSION,
-    }
 
 
 # --- one address -------------------------------------------------------------------------
