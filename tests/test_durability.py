@@ -24,7 +24,7 @@ from bridge.transport import codec
 from tests.bridge_process import BridgeProcess
 from tests.conftest import Connect
 from tests.in_process import run_cli
-from tests.seats import BROUSSEAU, Seat, queue
+from tests.seats import BROUSSEAU, Seat, action_start, queue
 from tests.stores import opened, store_of_kind
 
 pytestmark = pytest.mark.both_stores
@@ -50,13 +50,8 @@ def tail_size(snapshot: Snapshot) -> int:
 
 
 def start(request_id: str) -> dict[str, Any]:
-    return {
-        "request_id": request_id,
-        "type": "overcome",
-        "actor_id": "brousseau",
-        "skill": "Athletics",
-        "opposition": {"kind": "passive", "rating": 1},
-    }
+    """Brousseau's overcome against Average (+1), under ``request_id``."""
+    return action_start(rating=1, request_id=request_id)
 
 
 @pytest.mark.process
@@ -125,8 +120,7 @@ async def test_snapshots_when_the_tail_outgrows_its_share_and_at_scene_end(
         assert snapshot is not None and snapshot.state_seq == 0
         snapshots = 0
         while snapshots < 2:
-            fields = {k: v for k, v in start("x").items() if k != "request_id"}
-            started = await ok("action.start", **fields)
+            started = await ok("action.start", **action_start(rating=1))
             await ok("action.pass", action_id=started["action_id"], side="actor")
             loaded = await store.load("w")
             assert loaded is not None

@@ -17,6 +17,7 @@ from bridge.store.base import CommitBatch, EventRow, HistoryQuery, HistoryRow, S
 from bridge.store.chain import GENESIS_HASH, event_hash
 from bridge.store.redis import RedisStore, _done
 from bridge.store.sqlite import MIGRATIONS, SQLiteStore
+from tests.seats import action_start
 from tests.stores import opened
 
 WORLD = WorldRecord(id="w", name="World", ruleset="unwritten", key_hash="h", created_at="t0")
@@ -146,18 +147,11 @@ async def play(service: BridgeService) -> None:
         await ask(service, GM, "actor.sync", actor=character)
     kinds = ("overcome", "discover", "create_advantage")
     for n in range(36):
-        actor = CHARACTERS[n % 3]["id"]
+        actor = str(CHARACTERS[n % 3]["id"])
         kind = kinds[(n // 3) % 3]
         extra = {"aspect_name": f"Edge {n}"} if kind == "create_advantage" else {}
         started = await ask(
-            service,
-            GM,
-            "action.start",
-            type=kind,
-            actor_id=actor,
-            skill="Athletics",
-            opposition={"kind": "passive", "rating": -4},
-            **extra,
+            service, GM, "action.start", **action_start(kind, actor=actor, rating=-4, **extra)
         )
         if n % 7 == 3:
             await ask(service, GM, "action.cancel", action_id=started["action_id"])
@@ -247,13 +241,7 @@ async def test_pages_and_statistics_by_the_index_are_what_the_whole_log_gives(
     await check_against_the_log(service)
     # The statistics follow the log: another roll, then the GM takes it back.
     started = await ask(
-        service,
-        GM,
-        "action.start",
-        type="overcome",
-        actor_id="ann",
-        skill="Lore",
-        opposition={"kind": "passive", "rating": -4},
+        service, GM, "action.start", **action_start(actor="ann", skill="Lore", rating=-4)
     )
     await ask(service, GM, "action.pass", action_id=started["action_id"], side="actor")
     await check_against_the_log(service)
@@ -287,15 +275,7 @@ async def test_a_log_written_before_the_index_is_indexed_on_its_first_read(
     await forget_the_index(store)
     # Commits go on meanwhile: their own entries are indexed, the old ones wait.
     fresh = BridgeService(store)
-    started = await ask(
-        fresh,
-        GM,
-        "action.start",
-        type="overcome",
-        actor_id="bob",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": -4},
-    )
+    started = await ask(fresh, GM, "action.start", **action_start(actor="bob", rating=-4))
     await ask(fresh, GM, "action.pass", action_id=started["action_id"], side="actor")
     snapshot = await store.load("w")
     assert snapshot is not None

@@ -27,7 +27,7 @@ from bridge.service.webhooks.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, 
 from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world
 from tests.in_process import InProcessBridge, run_cli, serving_in_thread
 from tests.receiver import Receiver
-from tests.seats import Seat, queue
+from tests.seats import Seat, action_start, queue
 
 API = "/api/v1/worlds"
 
@@ -37,13 +37,9 @@ def bearer(key: str) -> dict[str, str]:
 
 
 def overcome(request_id: str, rating: int = 2) -> dict[str, Any]:
-    return {
-        "request_id": request_id,
-        "type": "overcome",
-        "actor_id": "brousseau",
-        "skill": "Athletics",
-        "opposition": {"kind": "passive", "rating": rating},
-    }
+    """Brousseau's overcome against a passive ``rating``, under ``request_id``: an HTTP
+    request carries its own id."""
+    return action_start(rating=rating, request_id=request_id)
 
 
 def test_the_served_openapi_document_is_the_committed_one(bridge: BridgeProcess) -> None:

@@ -14,20 +14,16 @@ import pytest
 
 from bridge.service import BridgeService, Session
 from bridge.store.sqlite import CHECKPOINT_NICENESS, SQLiteStore, _Checkpointer, connect_readable
+from tests.seats import action_start
 from tests.stores import opened
 
 ACTOR = {"id": "hero", "name": "Hero", "owners": ["p"], "skills": {"Athletics": 2}}
 
 
 def overcome(request_id: str) -> dict[str, object]:
-    return {
-        "request_id": request_id,
-        "type": "overcome",
-        "actor_id": "hero",
-        "skill": "Athletics",
-        "description": "x" * 2_000,  # every commit writes a few pages
-        "opposition": {"kind": "passive", "rating": 1},
-    }
+    """The hero's overcome against Average (+1), with a description long enough that
+    every commit writes a few pages."""
+    return action_start(actor="hero", rating=1, request_id=request_id, description="x" * 2_000)
 
 
 async def checkpointed(store: SQLiteStore) -> None:
