@@ -14,7 +14,7 @@ from tests import fuzzing  # noqa: F401 - loads the hypothesis profile
 from tests.bridge_process import Bridge, BridgeProcess, add_world, flush_redis
 from tests.bridge_process import redis_server as start_redis
 from tests.in_process import InProcessBridge, serving_in_loop, serving_in_thread
-from tests.receiver import receiver  # noqa: F401 - a fixture for every module
+from tests.receiver import listener, receiver, second_listener  # noqa: F401 - fixtures for every module
 from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat
 from tests.stores import store  # noqa: F401 - a fixture for every module
 

@@ -12,19 +12,17 @@ import contextlib
 import json
 import os
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import socketio
-from aiohttp import web
 
 from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
 from tests.bridge_process import BridgeProcess, add_world, free_port
 from tests.in_process import run_cli
-from tests.receiver import start_on_loopback
+from tests.receiver import Listener
 from tests.seats import BROUSSEAU, Seat, overcome, queue
 
 API = "/api/v1/worlds"
@@ -35,56 +33,6 @@ TRANSPORT_WORDS = ("Error", "Timeout", "refused", "reset", "Connect", "Read", "E
 
 def bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
-
-
-@dataclass
-class Listener:
-    """A loopback HTTP endpoint that records every request, whatever its path."""
-
-    port: int
-    got: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
-    redirect_to: str = ""
-
-    def url(self, path: str, host: str = "127.0.0.1") -> str:
-        return f"http://{host}:{self.port}{path}"
-
-
-async def _start_listener() -> tuple[Listener, web.AppRunner]:
-    found = Listener(0)
-
-    async def anything(request: web.Request) -> web.StreamResponse:
-        found.got.append((request.method, request.path_qs, dict(request.headers)))
-        await request.read()
-        if request.path.startswith("/missing"):
-            return web.Response(status=404)
-        if request.path.startswith("/moved"):
-            return web.Response(status=302, headers={"Location": found.redirect_to})
-        return web.Response(status=204)
-
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", anything)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    found.port = await start_on_loopback(runner)
-    return found, runner
-
-
-@pytest.fixture
-async def listener() -> AsyncIterator[Listener]:
-    found, runner = await _start_listener()
-    try:
-        yield found
-    finally:
-        await runner.cleanup()
-
-
-@pytest.fixture
-async def second_listener() -> AsyncIterator[Listener]:
-    found, runner = await _start_listener()
-    try:
-        yield found
-    finally:
-        await runner.cleanup()
 
 
 @contextlib.asynccontextmanager
