@@ -16,6 +16,20 @@ pytestmark = pytest.mark.both_stores
 BEST_DICE = [1, 1, 1, 1]
 
 
+async def shortcut(seat: Seat, contest_id: str, rating: int) -> dict[str, Any]:
+    """R11.2: Brousseau's side (s1) creates the advantage Shortcut with Notice before its
+    contest roll, against a passive ``rating``: the advantage's first card."""
+    return await seat.card(
+        "contest.advantage",
+        contest_id=contest_id,
+        side_id="s1",
+        actor_id="brousseau",
+        skill="Notice",
+        aspect_name="Shortcut",
+        opposition={"kind": "passive", "rating": rating},
+    )
+
+
 async def test_r2_1_a_players_rating_of_minus_10_no_longer_excels_without_the_gm(
     strict_table: dict[str, Seat],
 ) -> None:
@@ -201,15 +215,7 @@ async def test_r2_1_challenge_and_contest_advantages_with_player_ratings_wait_fo
     assert task["state"] == "invoking"  # the GM set this rating
     scene = await race(gm, "brousseau", "ghoul")
     cid = scene["contests"][0]["id"]
-    card = await paul.card(
-        "contest.advantage",
-        contest_id=cid,
-        side_id="s1",
-        actor_id="brousseau",
-        skill="Notice",
-        aspect_name="Shortcut",
-        opposition={"kind": "passive", "rating": -8},
-    )
+    card = await shortcut(paul, cid, -8)
     assert card["state"] == "confirming"
 
 
@@ -222,15 +228,7 @@ async def test_r11_2_a_contest_roll_waits_for_the_sides_advantage_and_a_fumble_f
     scene = await race(gm, "brousseau", "ghoul")
     cid = scene["contests"][0]["id"]
     await queue(gm, [-1, -1, -1, 0])
-    card = await paul.card(
-        "contest.advantage",
-        contest_id=cid,
-        side_id="s1",
-        actor_id="brousseau",
-        skill="Notice",
-        aspect_name="Shortcut",
-        opposition={"kind": "passive", "rating": 2},
-    )
+    card = await shortcut(paul, cid, 2)
     advantage = card["action_id"]
     assert card["state"] == "invoking"
     early = await paul.send("contest.roll", contest_id=cid, side_id="s1")
