@@ -5,6 +5,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import pytest_asyncio
 import socketio
@@ -103,6 +104,20 @@ async def bridge_in_loop(
         InProcessBridge(tmp_path, redis_url=redis), *bridge_args(request)
     ) as served:
         yield served
+
+
+API = "/api/v1/worlds"
+
+
+def bearer(key: str) -> dict[str, str]:
+    """The header that authenticates an HTTP API request with a world's GM key."""
+    return {"Authorization": f"Bearer {key}"}
+
+
+def world_api(bridge: Bridge, world: tuple[str, str]) -> httpx.AsyncClient:
+    """An HTTP client of ``world``'s API (id, GM key) on ``bridge``, acting as its GM: a
+    relative path (``/state``, ``/actions``) is under ``/api/v1/worlds/{id}/``."""
+    return httpx.AsyncClient(base_url=f"{bridge.url}{API}/{world[0]}", headers=bearer(world[1]))
 
 
 @pytest.fixture

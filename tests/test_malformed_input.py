@@ -17,14 +17,8 @@ import pytest
 from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
 from bridge.transport.codec import MAX_NESTING
 from tests.bridge_process import Bridge
-from tests.conftest import Connect
+from tests.conftest import API, Connect, bearer
 from tests.raw_socket import RawSocket
-
-API = "/api/v1/worlds"
-
-
-def bearer(key: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {key}"}
 
 
 def nested(depth: int) -> Any:

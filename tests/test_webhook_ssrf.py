@@ -21,18 +21,14 @@ import socketio
 
 from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
 from tests.bridge_process import BridgeProcess, add_world, free_port
+from tests.conftest import API, bearer, world_api
 from tests.in_process import run_cli
 from tests.receiver import Listener
 from tests.seats import BROUSSEAU, Seat, overcome, queue
 
-API = "/api/v1/worlds"
 ALLOW_ENV = "FATE_BRIDGE_WEBHOOK_ALLOW"
 # What a GM may read of a delivery that did not go through (never how it failed).
 TRANSPORT_WORDS = ("Error", "Timeout", "refused", "reset", "Connect", "Read", "Errno", "public")
-
-
-def bearer(key: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {key}"}
 
 
 @contextlib.asynccontextmanager
@@ -66,9 +62,9 @@ async def deliveries_settled(
     bridge: BridgeProcess, world: tuple[str, str], count: int, tries: int = 150
 ) -> list[dict[str, Any]]:
     """The world's deliveries once ``count`` of them have been tried at least once."""
-    url = f"{bridge.url}{API}/{world[0]}/webhooks"
+    url = "/webhooks"
     listed: list[dict[str, Any]] = []
-    async with httpx.AsyncClient(headers=bearer(world[1])) as http:
+    async with world_api(bridge, world) as http:
         for _ in range(tries):
             listed = (await http.get(url)).json()["deliveries"]
             if len(listed) >= count and all(d["attempts"] >= 1 for d in listed):
@@ -112,11 +108,10 @@ async def test_loopback_private_and_metadata_targets_are_refused_when_added_neve
     bridge: BridgeProcess, world: tuple[str, str], listener: Listener
 ) -> None:
     targets = ssrf_targets(listener.port)
-    base = f"{bridge.url}{API}/{world[0]}"
     messages = set()
-    async with httpx.AsyncClient(headers=bearer(world[1])) as http:
+    async with world_api(bridge, world) as http:
         for url in targets:
-            answer = await http.post(f"{base}/webhooks", json={"kind": "json", "url": url})
+            answer = await http.post("/webhooks", json={"kind": "json", "url": url})
             assert answer.status_code == 422, (url, answer.text)
             refused = answer.json()["error"]
             assert refused["code"] == "invalid" and refused["field"] == "url", (url, refused)
@@ -125,7 +120,7 @@ async def test_loopback_private_and_metadata_targets_are_refused_when_added_neve
         # One message for all: it does not say which of them the host can reach.
         assert len(messages) == 1, messages
         assert "public internet addresses" in messages.pop()
-        assert (await http.get(f"{base}/webhooks")).json()["webhooks"] == []
+        assert (await http.get("/webhooks")).json()["webhooks"] == []
     for url in targets[:3] + targets[9:11]:
         added = run_cli(bridge, "world", "webhooks", "add", world[0], "json", url, check=False)
         assert added.returncode == 1, (url, added.stdout, added.stderr)
