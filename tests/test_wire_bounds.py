@@ -29,10 +29,8 @@ from tests.conftest import Connect
 from tests.in_process import InProcessBridge, serving_in_loop
 from tests.raw_socket import RawSocket
 from tests.seats import Seat, gm_auth
-from tests.socket_stub import serving, until
+from tests.socket_stub import WS, serving, until, websocket
 from tests.stores import opened
-
-WS = "/socket.io/?EIO=4&transport=websocket"
 
 
 def masked(payload: bytes, opcode: int = 0x1) -> bytes:
@@ -145,11 +143,7 @@ async def test_a_backlog_past_the_budget_cuts_the_session_and_frees_it() -> None
 
 
 async def test_a_slow_reader_within_the_budget_is_not_cut() -> None:
-    async with (
-        serving(ping_interval=5, ping_timeout=5) as (service, url),
-        aiohttp.ClientSession() as http,
-        http.ws_connect(url + WS) as ws,
-    ):
+    async with websocket(ping_interval=5, ping_timeout=5) as (service, ws):
         await ws.receive_str(timeout=5)
         await ws.send_str(f"40{NAMESPACE},{{}}")
         await ws.receive_str(timeout=5)
@@ -171,11 +165,7 @@ async def test_a_slow_reader_within_the_budget_is_not_cut() -> None:
 
 async def test_a_connect_flood_is_answered_a_few_times_then_cut() -> None:
     # Issue 35, hole 2: every CONNECT to another namespace was decoded and answered.
-    async with (
-        serving() as (_service, url),
-        aiohttp.ClientSession() as http,
-        http.ws_connect(url + WS) as ws,
-    ):
+    async with websocket() as (_service, ws):
         await ws.receive_str(timeout=5)
         for _ in range(200):
             await ws.send_str("40/other,")
@@ -190,11 +180,7 @@ async def test_a_connect_flood_is_answered_a_few_times_then_cut() -> None:
 
 async def test_a_client_that_sends_but_never_answers_pings_is_cut() -> None:
     # Issue 35, hole 5: any frame counted as a sign of life; only a pong does now.
-    async with (
-        serving(ping_interval=0.3, ping_timeout=0.3) as (service, url),
-        aiohttp.ClientSession() as http,
-        http.ws_connect(url + WS) as ws,
-    ):
+    async with websocket(ping_interval=0.3, ping_timeout=0.3) as (service, ws):
         await ws.receive_str(timeout=5)
         await ws.send_str(f"40{NAMESPACE},{{}}")
 
