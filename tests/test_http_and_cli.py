@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -18,7 +16,7 @@ import pytest
 from bridge import __version__
 from bridge.service.protocol import PROTOCOL_VERSION
 from bridge.store.sqlite import connect_readable
-from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world
+from tests.bridge_process import BridgeProcess, add_world
 from tests.conftest import Connect
 from tests.in_process import run_cli
 from tests.log_forgery import rewrite_event
@@ -58,13 +56,8 @@ def test_the_bridge_serves_its_module_for_install_by_url(bridge: BridgeProcess) 
 
 
 def test_cli_help_documents_every_command() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "bridge", "--help"],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    # The process's own --help (python -m bridge): test_cli_startup.
+    out = run_cli(None, "--help").stdout
     for command in ("serve", "world", "schemas", "module"):
         assert command in out
     world = run_cli(None, "world", "--help").stdout
