@@ -200,6 +200,14 @@ async def connect(bridge: Bridge) -> AsyncIterator[Connect]:
 
 
 @pytest.fixture
+async def gm(connect: Connect, world: tuple[str, str]) -> Seat:
+    """The world's GM on a real Socket.IO connection, with Brousseau synced."""
+    seat = Seat(await connect(world[0], key=world[1]))
+    await seat.ok("actor.sync", actor=BROUSSEAU)
+    return seat
+
+
+@pytest.fixture
 async def strict_table(connect: Connect, world: tuple[str, str]) -> dict[str, Seat]:
     """A GM with three synced actors and two bound players (paul, anna), with the world's
     default settings: every player's passive rating waits for the GM (R2.1)."""

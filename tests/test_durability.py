@@ -56,10 +56,8 @@ def start(request_id: str) -> dict[str, Any]:
 
 @pytest.mark.process
 async def test_an_acked_intent_survives_sigkill_between_the_event_append_and_the_next_snapshot(
-    bridge: BridgeProcess, connect: Connect, world: tuple[str, str]
+    bridge: BridgeProcess, connect: Connect, world: tuple[str, str], gm: Seat
 ) -> None:
-    gm = Seat(await connect(world[0], key=world[1]))
-    await gm.ok("actor.sync", actor=BROUSSEAU)
     await queue(gm, [1, 1, 0, 0], [0, 0, 0, -1])
     first = await gm.ok("action.start", **start("first"))
     await gm.ok("action.pass", action_id=first["action_id"], side="actor")
@@ -144,10 +142,8 @@ async def test_snapshots_when_the_tail_outgrows_its_share_and_at_scene_end(
 
 @pytest.mark.process
 async def test_world_verify_catches_a_snapshot_that_disagrees_with_the_log(
-    bridge: BridgeProcess, connect: Connect, world: tuple[str, str]
+    bridge: BridgeProcess, world: tuple[str, str], gm: Seat
 ) -> None:
-    gm = Seat(await connect(world[0], key=world[1]))
-    await gm.ok("actor.sync", actor=BROUSSEAU)
     await gm.ok("scene.end")  # writes a snapshot
     bridge.stop()
     async with opened(open_store(bridge)) as store:

@@ -20,7 +20,7 @@ from tests.bridge_process import BridgeProcess, add_world
 from tests.conftest import Connect
 from tests.in_process import run_cli
 from tests.log_forgery import rewrite_event
-from tests.seats import BROUSSEAU, Seat, queue, start_action
+from tests.seats import Seat, queue, start_action
 
 
 def test_healthz(bridge: BridgeProcess) -> None:
@@ -90,10 +90,8 @@ async def test_old_key_stops_working_after_rotation(
 
 
 async def test_world_verify_detects_a_tampered_log(
-    bridge: BridgeProcess, connect: Connect, world: tuple[str, str]
+    bridge: BridgeProcess, world: tuple[str, str], gm: Seat
 ) -> None:
-    gm = Seat(await connect(world[0], key=world[1]))
-    await gm.ok("actor.sync", actor=BROUSSEAU)
     await queue(gm, [1, 1, 0, 0])
     card = await start_action(gm, rating=4)
     await gm.card("action.pass", action_id=card["action_id"], side="actor")

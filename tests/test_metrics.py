@@ -17,10 +17,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
 from tests.bridge_process import Bridge, BridgeProcess
-from tests.conftest import Connect
 from tests.in_process import InProcessBridge, serving_in_loop
 from tests.raw_socket import RawSocket
-from tests.seats import BROUSSEAU, Seat, gm_auth, queue, start_action
+from tests.seats import Seat, gm_auth, queue, start_action
 from tests.test_socket_bridge import refusal
 
 TOKEN = "scrape-me-0123456789"
@@ -56,10 +55,8 @@ async def test_metrics_are_off_unless_asked_for(bridge: Bridge) -> None:
 
 @pytest.mark.bridge_args("--metrics")
 async def test_a_scrape_shows_connections_intents_refusals_commits_and_gc_pauses(
-    bridge: BridgeProcess, connect: Connect, world: tuple[str, str]
+    bridge: BridgeProcess, world: tuple[str, str], gm: Seat
 ) -> None:
-    gm = Seat(await connect(world[0], key=world[1]))
-    await gm.ok("actor.sync", actor=BROUSSEAU)
     await queue(gm, [1, 0, 0, -1])
     card = await start_action(gm, rating=2)
     refused = await gm.send("action.pass", action_id="no-such-action", side="actor")
