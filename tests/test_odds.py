@@ -96,33 +96,21 @@ def test_invoke_odds_for_the_opposing_side_are_the_actors_outcomes() -> None:
 async def test_the_roll_dialogs_odds_over_the_socket(table: dict[str, Seat]) -> None:
     # R1.1, R3.1, R10.1: the bridge counts the modifiers it will use (skill, stunts, teamwork).
     paul = table["paul"]
-    alone = await paul.ok("action.odds", actor_id=BROUSSEAU["id"], skill="Athletics", opposition=4)
+    # Brousseau's Athletics (+3) against Great (+4).
+    ask = {"actor_id": BROUSSEAU["id"], "skill": "Athletics", "opposition": 4}
+    alone = await paul.ok("action.odds", **ask)
     assert alone["modifier"] == 3 and alone["odds"]["out_of"] == 81
     assert (alone["odds"]["succeed"] + alone["odds"]["excel"], alone["odds"]["tie"]) == (15, 16)
     # The outcomes travel as ids with the ruleset that names them (DESIGN: every language).
     assert alone["outcomes"] == ["fumble", "tie", "succeed", "excel"]
     assert alone["ruleset"] == "unwritten"
-    helped = await paul.ok(
-        "action.odds",
-        actor_id=BROUSSEAU["id"],
-        skill="Athletics",
-        opposition=4,
-        helpers=[{"character_id": MARGOT["id"]}],
-    )
+    helped = await paul.ok("action.odds", **ask, helpers=[{"character_id": MARGOT["id"]}])
     assert helped["modifier"] == 4 and helped["odds"]["tie"] == 19
-    unknown = await paul.send("action.odds", actor_id="nobody", skill="Athletics", opposition=4)
+    unknown = await paul.send("action.odds", **{**ask, "actor_id": "nobody"})
     assert (unknown["error"]["code"], unknown["error"]["field"]) == ("unknown_actor", "actor_id")
-    too_far = await paul.send(
-        "action.odds", actor_id=BROUSSEAU["id"], skill="Athletics", opposition=99
-    )
+    too_far = await paul.send("action.odds", **{**ask, "opposition": 99})
     assert (too_far["error"]["code"], too_far["error"]["field"]) == ("invalid", "opposition")
-    twice = await paul.send(
-        "action.odds",
-        actor_id=BROUSSEAU["id"],
-        skill="Athletics",
-        opposition=4,
-        helpers=[{"character_id": BROUSSEAU["id"]}],
-    )
+    twice = await paul.send("action.odds", **ask, helpers=[{"character_id": BROUSSEAU["id"]}])
     assert twice["error"]["field"] == "helpers.0"
 
 
