@@ -44,6 +44,14 @@ def event(seq: int, prev: str) -> EventRow:
     return EventRow(seq, "test", payload, "t", prev, event_hash(prev, seq, "test", payload, "t"))
 
 
+def chained_events(count: int) -> list[EventRow]:
+    """Events 1 to ``count`` of a fresh log, each chained to the one before."""
+    rows = [event(1, GENESIS_HASH)]
+    while len(rows) < count:
+        rows.append(event(len(rows) + 1, rows[-1].hash))
+    return rows
+
+
 def test_an_event_row_from_its_text_is_the_row_from_its_payload() -> None:
     # A commit's own rows hold only the payload's text (bridge.service.core): read, they
     # give the payload, and compare equal to rows built from it; rows are immutable.
@@ -128,10 +136,7 @@ async def test_emits_page_in_seq_order(store: Store) -> None:
 async def test_events_page_by_seq_range(store: Store) -> None:
     # The roll history reads the log backwards in bounded pages, on both stores.
     await store.add_world(WORLD, {})
-    rows, prev = [], GENESIS_HASH
-    for seq in range(1, 8):
-        rows.append(event(seq, prev))
-        prev = rows[-1].hash
+    rows = chained_events(7)
     await store.commit(CommitBatch(world_id="w", expected_version=0, snapshot={}, events=rows))
     assert await store.events_between("w", 3, 5) == rows[2:5]
     assert await store.events_between("w", -4, 2) == rows[:2]
@@ -143,10 +148,7 @@ async def test_events_page_by_seq_range(store: Store) -> None:
 async def test_events_and_emits_page_across_commits(store: Store) -> None:
     # Commits of several events and emits each: pages start and end inside a commit.
     await store.add_world(WORLD, {})
-    rows, prev = [], GENESIS_HASH
-    for seq in range(1, 11):
-        rows.append(event(seq, prev))
-        prev = rows[-1].hash
+    rows = chained_events(10)
     emits = [EmitRow(n, "card", {"n": n}) for n in range(1, 11)]
     # (events, emits) of each commit; the second emits nothing.
     bounds = [((0, 3), (0, 3)), ((3, 4), (3, 3)), ((4, 8), (3, 7)), ((8, 10), (7, 9))]
