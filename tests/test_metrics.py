@@ -8,8 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import aiohttp
 import pytest
@@ -17,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
 from tests.bridge_process import Bridge, BridgeProcess
-from tests.in_process import InProcessBridge, serving_in_loop
+from tests.in_process import InProcessBridge
 from tests.raw_socket import RawSocket
 from tests.seats import Seat, gm_auth, queue, start_action
 from tests.test_socket_bridge import refusal
@@ -92,18 +90,14 @@ async def test_with_a_token_a_scrape_must_send_it(bridge: Bridge) -> None:
     assert status == 200 and "fate_bridge_connections" in text
 
 
-@pytest.fixture
-async def metered(tmp_path: Path) -> AsyncIterator[InProcessBridge]:
-    """A bridge with /metrics on, a one-second join clock and four strangers an address."""
-    flags = ("--metrics", "--handshake-timeout", "1", "--max-connections-per-address", "4")
-    async with serving_in_loop(InProcessBridge(tmp_path), *flags) as served:
-        yield served
-
-
-async def test_the_wires_own_refusals_are_counted_by_reason(metered: InProcessBridge) -> None:
+# /metrics on, a one-second join clock and four strangers an address.
+@pytest.mark.bridge_args(
+    "--metrics", "--handshake-timeout", "1", "--max-connections-per-address", "4"
+)
+async def test_the_wires_own_refusals_are_counted_by_reason(bridge: InProcessBridge) -> None:
     # Issue 35: "refusals by reason" counted only handshakes the service refused; what
     # the transport refuses, cuts or reads late is counted too, one count per event.
-    chatty = await RawSocket.open(metered.url)
+    chatty = await RawSocket.open(bridge.url)
     try:
         for _ in range(15):  # past an unjoined socket's burst of 10 frames: read late
             await chatty.ws.send_str("3")
@@ -111,7 +105,7 @@ async def test_the_wires_own_refusals_are_counted_by_reason(metered: InProcessBr
         await asyncio.wait_for(chatty.closed.wait(), 10)
     finally:
         await chatty.close()
-    flooder = await RawSocket.open(metered.url)
+    flooder = await RawSocket.open(bridge.url)
     try:
         with contextlib.suppress(ConnectionError):
             for _ in range(50):  # CONNECTs to another namespace: a few answered, then cut
@@ -119,7 +113,7 @@ async def test_the_wires_own_refusals_are_counted_by_reason(metered: InProcessBr
         await asyncio.wait_for(flooder.closed.wait(), 10)
     finally:
         await flooder.close()
-    idle = [await asyncio.open_connection("127.0.0.1", metered.port) for _ in range(5)]
+    idle = [await asyncio.open_connection("127.0.0.1", bridge.port) for _ in range(5)]
     try:
         # Five idle strangers of one address over a pool of four: the oldest is cut.
         assert await asyncio.wait_for(idle[0][0].read(1), 10) == b""
@@ -127,7 +121,7 @@ async def test_the_wires_own_refusals_are_counted_by_reason(metered: InProcessBr
         for _reader, writer in idle:
             writer.close()
 
-    status, _type, text = await scrape(metered)
+    status, _type, text = await scrape(bridge)
     assert status == 200
     found = samples(text)
     wire = "fate_bridge_wire_refusals_total"

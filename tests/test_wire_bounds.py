@@ -12,7 +12,6 @@ import json
 import os
 import socket
 import struct
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ from bridge.transport.engineio_ws import JOINED_BACKLOG_BYTES
 from bridge.transport.port import IntentPort
 from tests.bridge_process import Bridge, add_world
 from tests.conftest import Connect
-from tests.in_process import InProcessBridge, serving_in_loop
+from tests.in_process import InProcessBridge
 from tests.raw_socket import RawSocket
 from tests.seats import Seat, gm_auth
 from tests.socket_stub import WS, serving, until, websocket
@@ -231,20 +230,18 @@ async def test_max_payload_is_exact() -> None:
 # --- one address -------------------------------------------------------------------------
 
 
-@pytest.fixture
-async def four_per_address(tmp_path: Path) -> AsyncIterator[InProcessBridge]:
-    async with serving_in_loop(
-        InProcessBridge(tmp_path), "--handshake-timeout", "2", "--max-connections-per-address", "4"
-    ) as served:
-        yield served
+# A bridge that times handshakes out after 2 s and allows 4 connections per address.
+FOUR_PER_ADDRESS = pytest.mark.bridge_args(
+    "--handshake-timeout", "2", "--max-connections-per-address", "4"
+)
 
 
+@FOUR_PER_ADDRESS
 async def test_idle_connections_reopened_never_lock_a_gm_out_and_log_a_few_lines(
-    four_per_address: InProcessBridge,
+    bridge: InProcessBridge,
 ) -> None:
     # Issue 35, hole 3: idle connections reopened as soon as closed kept the address's cap
     # full; the GM's websocket and the HTTP API failed 40/40, with a log line each.
-    bridge = four_per_address
     key = add_world(bridge, "w1")
     stop = asyncio.Event()
     opened = 0
@@ -384,8 +381,9 @@ async def test_relay_leave_frees_the_users_read_turn_and_coming_back_refills_not
         await port.closed("g")
 
 
+@FOUR_PER_ADDRESS
 async def test_websocket_handshakes_per_address_are_rate_limited_with_a_clear_refusal(
-    four_per_address: InProcessBridge,
+    bridge: InProcessBridge,
 ) -> None:
     # A handshake flood (each socket cut and reopened) cost the loop a handshake each;
     # past the address's rate it is refused before any websocket opens.
@@ -393,7 +391,7 @@ async def test_websocket_handshakes_per_address_are_rate_limited_with_a_clear_re
     async with aiohttp.ClientSession() as http:
         for _ in range(300):
             try:
-                async with http.ws_connect(four_per_address.url + WS) as ws:
+                async with http.ws_connect(bridge.url + WS) as ws:
                     await ws.receive_str(timeout=5)
             except aiohttp.WSServerHandshakeError as exc:
                 refused = exc
