@@ -8,9 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 
-from tests.bridge_process import BridgeProcess, add_world, cli, flush_redis
+from tests.bridge_process import BridgeProcess, add_world, cli
 from tests.conftest import Connect, bridge_args
 from tests.receiver import Receiver
 from tests.seats import BROUSSEAU, Seat, action_invoke, overcome, queue
@@ -67,29 +66,6 @@ async def test_two_nodes_share_rooms_binding_and_state(
     assert sorted(r["ok"] for r in results) == [False, True]
     state = await gm.ok("world.state")
     assert next(c for c in state["characters"] if c["id"] == "brousseau")["fate_points"] == 0
-
-
-def test_flush_is_per_database(redis_url: str) -> None:
-    """The flush every Redis fixture starts with empties the test's own database, every key
-    in it, and leaves the server's other databases (other tests', other deployments') alone."""
-    base, number = redis_url.rsplit("/", 1)
-    neighbour_url = f"{base}/{(int(number) + 1) % 16}"
-    mine, neighbour = redis.Redis.from_url(redis_url), redis.Redis.from_url(neighbour_url)
-    key = "test:flush-is-per-database"
-    try:
-        mine.set(key, "mine")
-        mine.hset(f"{key}:hash", "field", "1")
-        mine.zadd(f"{key}:sorted", {"member": 1})
-        neighbour.set(key, "neighbour")
-        assert mine.exists(key, f"{key}:hash", f"{key}:sorted") == 3
-        flush_redis(redis_url)
-        assert mine.dbsize() == 0
-        assert mine.get(key) is None
-        assert neighbour.get(key) == b"neighbour"
-    finally:
-        neighbour.delete(key)
-        mine.close()
-        neighbour.close()
 
 
 @pytest.mark.process
