@@ -19,12 +19,12 @@ import httpx
 import pytest
 import socketio
 
-from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
+from bridge.service.protocol import NAMESPACE
 from tests.bridge_process import BridgeProcess, add_world, free_port
 from tests.conftest import API, bearer, world_api
 from tests.in_process import run_cli
 from tests.receiver import Listener
-from tests.seats import BROUSSEAU, Seat, overcome, queue
+from tests.seats import BROUSSEAU, Seat, gm_auth, overcome, queue
 
 ALLOW_ENV = "FATE_BRIDGE_WEBHOOK_ALLOW"
 # What a GM may read of a delivery that did not go through (never how it failed).
@@ -35,12 +35,11 @@ TRANSPORT_WORDS = ("Error", "Timeout", "refused", "reset", "Connect", "Read", "E
 async def gm_at(bridge: BridgeProcess, world: tuple[str, str]) -> AsyncIterator[Seat]:
     """The world's GM on a real Socket.IO connection, with Brousseau synced."""
     client = socketio.AsyncClient(reconnection=False)
-    auth = {"world": world[0], "role": "gm", "user": "gm", "key": world[1]}
     await client.connect(
         bridge.url,
         namespaces=[NAMESPACE],
         transports=["websocket"],
-        auth={**auth, "protocol": PROTOCOL_VERSION},
+        auth=gm_auth(world),
         wait_timeout=10,
     )
     try:
