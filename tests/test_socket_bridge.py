@@ -435,13 +435,7 @@ async def test_queued_dice_are_refused_without_dev_dice(tmp_path: Path) -> None:
             bridge.url,
             namespaces=[NAMESPACE],
             transports=["websocket"],
-            auth={
-                "world": "prod",
-                "role": "gm",
-                "user": "gm1",
-                "key": key,
-                "protocol": PROTOCOL_VERSION,
-            },
+            auth=gm_auth(("prod", key), "gm1"),
         )
         ack = await call(client, "dev.queue_dice", {"request_id": "q", "rolls": [[1, 1, 1, 1]]})
         assert ack["ok"] is False

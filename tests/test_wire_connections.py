@@ -12,10 +12,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
+from bridge.service.protocol import NAMESPACE
 from tests.bridge_process import add_world
 from tests.in_process import InProcessBridge, serving_in_loop
 from tests.raw_socket import RawSocket
+from tests.seats import gm_auth
 
 # A bridge that times handshakes out after 1 s and allows 4 connections per address.
 GUARDED = pytest.mark.bridge_args("--handshake-timeout", "1", "--max-connections-per-address", "4")
@@ -127,8 +128,7 @@ async def test_permessage_deflate_is_declined_unless_the_operator_turns_it_on(
         sock = await RawSocket.open(served.url, compress=15)
         try:
             assert sock.ws.compress == negotiated
-            auth = {"world": "table", "role": "gm", "user": "gm", "key": key}
-            joined = await sock.join({**auth, "protocol": PROTOCOL_VERSION})
+            joined = await sock.join(gm_auth(("table", key)))
             assert joined.startswith("0" + NAMESPACE), joined
             hello = await sock.call(1, "hello", {"request_id": "h"})
             assert hello["ok"] and hello["data"]["world"] == "table", hello
