@@ -12,7 +12,7 @@ import pytest
 from tests.bridge_process import BridgeProcess, add_world, cli
 from tests.conftest import Connect, bridge_args
 from tests.receiver import Receiver
-from tests.seats import BROUSSEAU, Seat, action_invoke, overcome, queue
+from tests.seats import BROUSSEAU, Seat, action_invoke, characters, overcome, queue
 
 pytestmark = pytest.mark.redis_only
 
@@ -64,8 +64,7 @@ async def test_two_nodes_share_rooms_binding_and_state(
     paul_invoke = paul.send("action.invoke", **action_invoke(card["action_id"], "brousseau.tr"))
     results = await asyncio.gather(gm_invoke, paul_invoke)
     assert sorted(r["ok"] for r in results) == [False, True]
-    state = await gm.ok("world.state")
-    assert next(c for c in state["characters"] if c["id"] == "brousseau")["fate_points"] == 0
+    assert (await characters(gm))["brousseau"]["fate_points"] == 0
 
 
 @pytest.mark.process

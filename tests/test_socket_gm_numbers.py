@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.seats import Seat, queue, race, start_action
+from tests.seats import Seat, characters, queue, race, start_action
 
 pytestmark = pytest.mark.both_stores
 
@@ -126,8 +126,7 @@ async def test_r9_1_a_players_danger_flag_does_not_overwhelm_another_players_cha
     card = await paul.card("action.pass", action_id=action_id, side="actor")
     assert card["outcome"] == "excel"
     assert not any(e["kind"] == "overwhelmed" for e in card["effects"])
-    state = await gm.ok("world.state")
-    assert not next(c for c in state["characters"] if c["id"] == "margot")["overwhelmed"]
+    assert not (await characters(gm))["margot"]["overwhelmed"]
 
 
 async def test_r10_1_a_named_foreign_helper_is_not_dragged_into_a_conceded_danger(

@@ -14,6 +14,7 @@ from tests.seats import (
     MARGOT,
     Seat,
     action_invoke,
+    characters,
     queue,
     start_action,
     start_conflict,
@@ -77,7 +78,7 @@ async def test_r13_10_an_ally_invokes_for_margot_over_the_wire(table: dict[str, 
     await refused(
         paul, "already_invoked", "action.invoke", **action_invoke(action_id, hunter, side="actor")
     )
-    points = {c["id"]: c["fate_points"] for c in (await gm.ok("world.state"))["characters"]}
+    points = {key: c["fate_points"] for key, c in (await characters(gm)).items()}
     assert points["brousseau"] == BROUSSEAU["fate_points"] - 1
     assert points["margot"] == MARGOT["fate_points"]
     # After both sides passed: resolved, and no invoke moves it.

@@ -15,6 +15,7 @@ from tests.seats import (
     Seat,
     action_invoke,
     action_start,
+    characters,
     overcome_start,
     queue,
     start_action,
@@ -88,8 +89,7 @@ async def test_active_opposition_with_invokes_from_both_sides(table: dict[str, S
     await anna.card("action.pass", action_id=action_id, side="opposition")
     card = await paul.card("action.pass", action_id=action_id, side="actor")
     assert card["state"] == "choosing" and card["outcome"] == "tie"
-    state = await gm.ok("world.state")
-    people = {c["id"]: c for c in state["characters"]}
+    people = await characters(gm)
     assert people["brousseau"]["fate_points"] == 1
     assert people["margot"]["fate_points"] == 0
     # R4.5: Margot paid to invoke Brousseau's aspect against him: his at scene end.
@@ -182,7 +182,7 @@ async def test_concession_pays_a_fate_point_at_scene_end(table: dict[str, Seat])
     )
     card = await paul.card("action.concede", action_id=card["action_id"], character_id="brousseau")
     assert card["state"] == "resolved" and card["succeeded"] is False
-    before = {c["id"]: c for c in (await gm.ok("world.state"))["characters"]}
+    before = await characters(gm)
     assert before["brousseau"]["fate_points"] == 2
     assert before["brousseau"]["pending_fate_points"] == 1
     assert (await paul.send("scene.end"))["error"]["code"] == "forbidden"
@@ -194,7 +194,7 @@ async def test_concession_pays_a_fate_point_at_scene_end(table: dict[str, Seat])
             "reasons": [{"kind": "conceded", "aspect": None}],
         }
     ]
-    after = {c["id"]: c for c in (await gm.ok("world.state"))["characters"]}
+    after = await characters(gm)
     assert after["brousseau"]["fate_points"] == 3
     assert after["brousseau"]["overwhelmed"] is False
 
@@ -292,9 +292,7 @@ async def test_two_simultaneous_invokes_race_for_the_last_fate_point(
     assert sorted(r["ok"] for r in results) == [False, True]
     loser = next(r for r in results if not r["ok"])
     assert loser["error"]["code"] == "no_fate_points"
-    state = await gm.ok("world.state")
-    brousseau = next(c for c in state["characters"] if c["id"] == "brousseau")
-    assert brousseau["fate_points"] == 0
+    assert (await characters(gm))["brousseau"]["fate_points"] == 0
     final = await gm.card("action.pass", action_id=card["action_id"], side="actor")
     assert final["actor"]["invoke_bonus"] == 2 and len(final["invokes"]) == 1
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Connect
-from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, queue, race, start_conflict
+from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, characters, queue, race, start_conflict
 
 # The same scenarios on the embedded SQLite store and on Redis.
 pytestmark = pytest.mark.both_stores
@@ -135,8 +135,7 @@ async def test_compels_through_the_bridge(table: dict[str, Seat]) -> None:
     wrong = await anna.send("fate.compel_answer", compel_id=compel["id"], accept=True)
     assert wrong["error"]["code"] == "forbidden"
     await paul.ok("fate.compel_answer", compel_id=compel["id"], accept=True)
-    state = await gm.ok("world.state")
-    assert next(c for c in state["characters"] if c["id"] == "brousseau")["fate_points"] == 3
+    assert (await characters(gm))["brousseau"]["fate_points"] == 3
 
 
 async def test_conflicts_are_refused_in_unwritten_with_a_reason(table: dict[str, Seat]) -> None:
