@@ -15,6 +15,7 @@ import pytest
 
 from bridge.service import BridgeService, Session, cards
 from bridge.store.sqlite import SQLiteStore
+from tests.seats import action_start
 from tests.stores import opened
 
 HERO = {"id": "hero", "name": "Hero", "owners": ["p"], "fate_points": 3, "skills": {"Fight": 2}}
@@ -30,16 +31,13 @@ async def service(tmp_path: Path) -> AsyncIterator[BridgeService]:
 
 
 def _overcome(actor: str) -> dict[str, Any]:
-    return {
-        "type": "overcome",
-        "actor_id": actor,
-        "skill": "Fight",
-        "opposition": {"kind": "passive", "rating": 0},
-    }
+    return action_start(actor=actor, skill="Fight", rating=0)
 
 
 def _advantage(actor: str) -> dict[str, Any]:
-    return {**_overcome(actor), "type": "create_advantage", "aspect_name": "Off balance"}
+    return action_start(
+        "create_advantage", actor=actor, skill="Fight", rating=0, aspect_name="Off balance"
+    )
 
 
 async def test_views_kept_for_the_next_commit_are_the_views_built_afresh(

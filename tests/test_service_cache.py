@@ -12,15 +12,11 @@ from bridge.service import BridgeService, Reply, Session
 from bridge.store.base import Snapshot
 from bridge.store.redis import RedisStore
 from tests.bridge_process import flush_redis
+from tests.seats import action_start
 from tests.stores import opened
 
 ACTOR = {"id": "hero", "name": "Hero", "owners": ["p"], "fate_points": 3}
-START = {
-    "type": "overcome",
-    "actor_id": "hero",
-    "skill": "Athletics",
-    "opposition": {"kind": "passive", "rating": 1},
-}
+START = action_start(actor="hero", rating=1)
 
 
 @dataclass
