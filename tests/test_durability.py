@@ -25,6 +25,7 @@ from tests.bridge_process import BridgeProcess
 from tests.conftest import Connect
 from tests.in_process import run_cli
 from tests.seats import BROUSSEAU, Seat, action_start, queue
+from tests.service_seat import ServiceSeat
 from tests.stores import opened, store_of_kind
 
 pytestmark = pytest.mark.both_stores
@@ -100,19 +101,7 @@ async def test_snapshots_when_the_tail_outgrows_its_share_and_at_scene_end(
     async with opened(store_of_kind(store_kind, tmp_path, request)) as store:
         service = BridgeService(store, dev_dice=True)
         await service.add_world("w", "World")
-        gm = Session("s", "w", "gm", "gm", bound=True)
-
-        async def ok(event: str, **payload: Any) -> dict[str, Any]:
-            reply = await service.handle(gm, event, {"request_id": f"r{next_id()}", **payload})
-            assert reply.ack["ok"], reply.ack
-            data: dict[str, Any] = reply.ack["data"]
-            return data
-
-        counter = iter(range(1_000_000))
-
-        def next_id() -> int:
-            return next(counter)
-
+        ok = ServiceSeat(service, Session("s", "w", "gm", "gm", bound=True)).ok
         await ok("actor.sync", actor={**BROUSSEAU, "fate_points": 0})
         snapshot = await store.load("w")
         assert snapshot is not None and snapshot.state_seq == 0

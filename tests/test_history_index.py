@@ -4,7 +4,6 @@ dice statistics it gives are the ones a scan of the whole log gives."""
 
 from __future__ import annotations
 
-import itertools
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from bridge.store.chain import GENESIS_HASH, event_hash
 from bridge.store.redis import RedisStore, _done
 from bridge.store.sqlite import MIGRATIONS, SQLiteStore
 from tests.seats import action_start
+from tests.service_seat import ServiceSeat
 from tests.stores import opened
 
 WORLD = WorldRecord(id="w", name="World", ruleset="unwritten", key_hash="h", created_at="t0")
@@ -130,13 +130,10 @@ CHARACTERS = [
 ]
 GM = Session("gm", "w", "gm", "gm", bound=True)
 PLAYER = Session("p1", "w", "p1", "player", bound=True)
-_ids = itertools.count(1)
 
 
 async def ask(service: BridgeService, session: Session, event: str, **payload: Any) -> Any:
-    reply = await service.handle(session, event, {"request_id": f"r{next(_ids)}", **payload})
-    assert reply.ack["ok"], (event, payload, reply.ack)
-    return reply.ack["data"]
+    return await ServiceSeat(service, session).ok(event, **payload)
 
 
 async def play(service: BridgeService) -> None:

@@ -16,6 +16,7 @@ import pytest
 from bridge.service import BridgeService, Session, cards
 from bridge.store.sqlite import SQLiteStore
 from tests.seats import action_start
+from tests.service_seat import ServiceSeat
 from tests.stores import opened
 
 HERO = {"id": "hero", "name": "Hero", "owners": ["p"], "fate_points": 3, "skills": {"Fight": 2}}
@@ -43,12 +44,8 @@ def _advantage(actor: str) -> dict[str, Any]:
 async def test_views_kept_for_the_next_commit_are_the_views_built_afresh(
     service: BridgeService,
 ) -> None:
-    gm = Session("s", "w", "gm", "gm", bound=True, present=True)
+    send = ServiceSeat(service, Session("s", "w", "gm", "gm", bound=True, present=True)).send
     numbers = iter(range(1_000_000))
-
-    async def send(event: str, **payload: Any) -> dict[str, Any]:
-        reply = await service.handle(gm, event, {"request_id": f"r{next(numbers)}", **payload})
-        return reply.ack
 
     async def resolved(start: dict[str, Any]) -> None:
         started = await send("action.start", **start)

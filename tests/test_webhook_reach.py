@@ -31,7 +31,8 @@ from bridge.service.webhooks.reach import (
 from bridge.store.sqlite import SQLiteStore
 from bridge.store.webhooks import webhook_store_for
 from tests.receiver import Listener
-from tests.seats import BROUSSEAU
+from tests.seats import BROUSSEAU, overcome_start
+from tests.service_seat import ServiceSeat
 
 WORLD = "table"
 PUBLIC = "93.184.216.34"
@@ -350,23 +351,8 @@ def test_log_lines_keep_a_urls_scheme_and_host_only() -> None:
 
 async def card(service: BridgeService) -> None:
     """Brousseau resolves an overcome, as the GM."""
-    gm = Session("s", WORLD, "gm", "gm", True)
-    ids = iter(range(1, 100))
-
-    async def send(event: str, **payload: Any) -> dict[str, Any]:
-        payload.setdefault("request_id", f"r{next(ids)}")
-        ack = (await service.handle(gm, event, payload)).ack
-        assert ack["ok"], ack
-        data: dict[str, Any] = ack["data"]
-        return data
-
+    send = ServiceSeat(service, Session("s", WORLD, "gm", "gm", True)).ok
     await send("actor.sync", actor=BROUSSEAU)
     await send("dev.queue_dice", rolls=[[1, 1, 0, 0]])
-    started = await send(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 2},
-    )
+    started = await send("action.start", **overcome_start(2))
     await send("action.pass", action_id=started["action_id"], side="actor")

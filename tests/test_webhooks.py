@@ -7,7 +7,6 @@ webhook is added with, so nothing asks DNS."""
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import time
 from collections.abc import AsyncIterator
@@ -38,12 +37,12 @@ from bridge.store.sqlite import SQLiteStore
 from bridge.store.webhooks import WebhookStore, webhook_store_for
 from tests.bridge_process import flush_redis
 from tests.seats import BROUSSEAU, action_invoke, action_start
+from tests.service_seat import ServiceSeat
 
 WORLD = "table"
 DISCORD_URL = "https://discord.com/api/webhooks/123456789012345678/s3cr3t-t0ken_value"
 JSON_URL = "https://automation.example/hooks/fate?token=abc"
 START = 1_800_000_000.0
-REQUEST_IDS = itertools.count(1)
 POLICY = RetryPolicy(base_seconds=2.0, cap_seconds=60.0, give_up_after=300.0)
 
 
@@ -81,11 +80,8 @@ class Rig:
     gm: Session
 
     async def send(self, event: str, **payload: Any) -> dict[str, Any]:
-        payload.setdefault("request_id", f"r{next(REQUEST_IDS)}")
-        ack = (await self.service.handle(self.gm, event, payload)).ack
-        assert ack["ok"], ack
-        data: dict[str, Any] = ack["data"]
-        return data
+        """The data of the GM's ``event``, which must be ok."""
+        return await ServiceSeat(self.service, self.gm).ok(event, **payload)
 
     async def resolve_overcome(self, dice: list[int], rating: int = 2) -> dict[str, Any]:
         """Brousseau (Athletics Good +3) overcomes a passive rating with these dice."""
