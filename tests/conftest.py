@@ -5,6 +5,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import pytest_asyncio
 import socketio
@@ -13,9 +14,10 @@ from bridge.service.protocol import EMITS_FRAME, NAMESPACE, PROTOCOL_VERSION
 from tests import fuzzing  # noqa: F401 - loads the hypothesis profile
 from tests.bridge_process import Bridge, BridgeProcess, add_world, flush_redis
 from tests.bridge_process import redis_server as start_redis
-from tests.in_process import InProcessBridge, serving_in_thread
-from tests.receiver import receiver  # noqa: F401 - a fixture for every module
+from tests.in_process import InProcessBridge, serving_in_loop, serving_in_thread
+from tests.receiver import listener, receiver, second_listener  # noqa: F401 - fixtures for every module
 from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, card_put_back
+from tests.stores import store  # noqa: F401 - a fixture for every module
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -98,11 +100,24 @@ async def bridge_in_loop(
     """The in-process bridge served in the test's own event loop (``bridge`` asks for it
     for an async test; the Redis database is the one ``bridge`` flushed)."""
     redis = request.getfixturevalue("redis_url") if store_kind == "redis" else None
-    served = await InProcessBridge(tmp_path, redis_url=redis).serve(*bridge_args(request))
-    try:
+    async with serving_in_loop(
+        InProcessBridge(tmp_path, redis_url=redis), *bridge_args(request)
+    ) as served:
         yield served
-    finally:
-        await served.aclose()
+
+
+API = "/api/v1/worlds"
+
+
+def bearer(key: str) -> dict[str, str]:
+    """The header that authenticates an HTTP API request with a world's GM key."""
+    return {"Authorization": f"Bearer {key}"}
+
+
+def world_api(bridge: Bridge, world: tuple[str, str]) -> httpx.AsyncClient:
+    """An HTTP client of ``world``'s API (id, GM key) on ``bridge``, acting as its GM: a
+    relative path (``/state``, ``/actions``) is under ``/api/v1/worlds/{id}/``."""
+    return httpx.AsyncClient(base_url=f"{bridge.url}{API}/{world[0]}", headers=bearer(world[1]))
 
 
 @pytest.fixture
@@ -183,6 +198,14 @@ async def connect(bridge: Bridge) -> AsyncIterator[Connect]:
     for client in clients:
         if client.connected:
             await client.disconnect()
+
+
+@pytest.fixture
+async def gm(connect: Connect, world: tuple[str, str]) -> Seat:
+    """The world's GM on a real Socket.IO connection, with Brousseau synced."""
+    seat = Seat(await connect(world[0], key=world[1]))
+    await seat.ok("actor.sync", actor=BROUSSEAU)
+    return seat
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ import os
 import subprocess
 import threading
 import traceback
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
@@ -183,6 +183,17 @@ class InProcessBridge(Served):
             root = logging.getLogger()
             root.removeHandler(handler)
             root.setLevel(self._root_level)
+
+
+@contextlib.asynccontextmanager
+async def serving_in_loop(bridge: InProcessBridge, *extra: str) -> AsyncIterator[InProcessBridge]:
+    """Serve ``bridge`` in the running event loop with ``serve``'s flags ``extra`` for the
+    ``async with`` block (:meth:`InProcessBridge.serve`), stopped after it."""
+    served = await bridge.serve(*extra)
+    try:
+        yield served
+    finally:
+        await served.aclose()
 
 
 @contextlib.contextmanager

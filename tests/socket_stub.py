@@ -10,6 +10,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any, cast
 
+import aiohttp
 from aiohttp import web
 
 from bridge.service import BridgeService, ConnectRefused, Reply, Session
@@ -76,6 +77,25 @@ async def serving(**options: Any) -> AsyncIterator[tuple[EchoService, str]]:
         yield service, f"http://127.0.0.1:{runner.addresses[0][1]}"
     finally:
         await runner.cleanup()
+
+
+# Engine.IO 4's websocket endpoint, as a browser's client opens it.
+WS = "/socket.io/?EIO=4&transport=websocket"
+
+
+@contextlib.asynccontextmanager
+async def websocket(
+    **options: Any,
+) -> AsyncIterator[tuple[EchoService, aiohttp.ClientWebSocketResponse]]:
+    """A websocket opened on :func:`serving`'s server with ``options``: the stand-in
+    service and the client's end, Engine.IO's open packet not read yet. Both are closed
+    when the block ends."""
+    async with (
+        serving(**options) as (service, url),
+        aiohttp.ClientSession() as http,
+        http.ws_connect(url + WS) as ws,
+    ):
+        yield service, ws
 
 
 async def until(condition: Callable[[], bool], seconds: float = 5.0) -> None:

@@ -19,8 +19,9 @@ from bench.load import CallFailed
 from bench.relay_host import CHANNEL, RelayHost, sender_of
 from bench.relay_load import Player, passive_overcome
 from bench.seed import HERO
-from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
+from bridge.service.protocol import NAMESPACE
 from tests.bridge_process import BridgeProcess, free_port
+from tests.seats import gm_auth
 
 WAIT = 10.0
 _tags = itertools.count(1)
@@ -129,14 +130,7 @@ async def relay_host(
     """The GM's client relaying for a world whose hero player1 owns, with the players'
     ratings trusted (as the bench seeds its relay world)."""
     host = RelayHost("gm")
-    auth = {
-        "world": world[0],
-        "role": "gm",
-        "user": "gm",
-        "key": world[1],
-        "protocol": PROTOCOL_VERSION,
-    }
-    await host.start(foundry, bridge.url, auth)
+    await host.start(foundry, bridge.url, gm_auth(world))
     for event, payload in (
         ("actor.sync", {"actor": {**HERO, "owners": ["player1"]}}),
         ("world.settings", {"trust_player_ratings": True}),

@@ -25,7 +25,8 @@ from bridge.service.commit import state_json
 from bridge.store import codec
 from bridge.store.sqlite import SQLiteStore
 from tests.fuzzing import examples
-from tests.seats import BROUSSEAU, GHOUL, MARGOT
+from tests.seats import BROUSSEAU, GHOUL, MARGOT, one_side_each
+from tests.stores import opened
 
 CHARACTERS = ["brousseau", "margot", "ghoul"]
 SKILLS = ["Athletics", "Notice", "Lore", "Quick"]
@@ -152,10 +153,7 @@ async def play(table: Table, rng: random.Random, steps: int) -> None:
                 name="Race",
                 mode="direct",
                 skill="Athletics",
-                sides=[
-                    {"name": "B", "members": ["brousseau"]},
-                    {"name": "M", "members": ["margot"]},
-                ],
+                sides=one_side_each("brousseau", "margot"),
             )
             await table.send(
                 table.gm,
@@ -208,9 +206,7 @@ async def test_every_view_is_its_models_json_and_cached_views_equal_fresh_ones(
     # Every emit (card, actor.patch, token.status, scene.state) and every answer is what
     # its definition validates to: the module reads these (the schemas in schemas/ are
     # generated from the same definitions).
-    store = SQLiteStore(Path(tmp_path_factory.mktemp("views")) / "bridge.db")
-    await store.open()
-    try:
+    async with opened(SQLiteStore(Path(tmp_path_factory.mktemp("views")) / "bridge.db")) as store:
         moment = datetime(2026, 1, 1, tzinfo=UTC)
         service = BridgeService(store, dev_dice=True, clock=lambda: moment)
         await service.add_world("w", "World", ruleset)
@@ -245,8 +241,6 @@ async def test_every_view_is_its_models_json_and_cached_views_equal_fresh_ones(
         scenes = [p for _e, _a, emits in table.replies for ev, p in emits if ev == "scene.state"]
         if scenes:
             assert text(scenes[-1]["state"]) == text(build_scene_state(replayed))
-    finally:
-        await store.close()
 
 
 def test_a_view_unlike_its_definition_is_refused() -> None:
@@ -291,9 +285,7 @@ async def test_a_snapshot_is_the_states_dump_byte_for_byte(
 ) -> None:
     # Snapshots keep the bytes the dict path wrote (old worlds load as before): any
     # played state, with any text in its names and numbers past 64 bits.
-    store = SQLiteStore(Path(tmp_path_factory.mktemp("snap")) / "bridge.db")
-    await store.open()
-    try:
+    async with opened(SQLiteStore(Path(tmp_path_factory.mktemp("snap")) / "bridge.db")) as store:
         service = BridgeService(store, dev_dice=True)
         await service.add_world("w", "World")
         await play(Table(service), random.Random(seed), 25)
@@ -307,5 +299,3 @@ async def test_a_snapshot_is_the_states_dump_byte_for_byte(
                     state_json(shown)
                 continue
             assert state_json(shown) == expected
-    finally:
-        await store.close()

@@ -21,10 +21,12 @@ from bridge.store.base import CommitBatch, Snapshot, Store
 from bridge.store.chain import verify_chain
 from bridge.store.redis import RedisStore
 from bridge.store.sqlite import SQLiteStore
-from tests.bridge_process import BridgeProcess, flush_redis
+from tests.bridge_process import BridgeProcess
 from tests.conftest import Connect
 from tests.in_process import run_cli
-from tests.seats import BROUSSEAU, Seat, queue
+from tests.seats import BROUSSEAU, Seat, action_start, queue
+from tests.service_seat import ServiceSeat
+from tests.stores import opened, store_of_kind
 
 pytestmark = pytest.mark.both_stores
 
@@ -36,14 +38,10 @@ def open_store(bridge: BridgeProcess) -> Store:
 
 
 async def stored(bridge: BridgeProcess, world_id: str) -> tuple[Snapshot, list[Any]]:
-    store = open_store(bridge)
-    await store.open()
-    try:
+    async with opened(open_store(bridge)) as store:
         snapshot = await store.load(world_id)
         assert snapshot is not None
         rows = await store.events(world_id)
-    finally:
-        await store.close()
     return snapshot, [(r.seq, r.type, r.payload, r.created_at, r.prev_hash, r.hash) for r in rows]
 
 
@@ -53,21 +51,14 @@ def tail_size(snapshot: Snapshot) -> int:
 
 
 def start(request_id: str) -> dict[str, Any]:
-    return {
-        "request_id": request_id,
-        "type": "overcome",
-        "actor_id": "brousseau",
-        "skill": "Athletics",
-        "opposition": {"kind": "passive", "rating": 1},
-    }
+    """Brousseau's overcome against Average (+1), under ``request_id``."""
+    return action_start(rating=1, request_id=request_id)
 
 
 @pytest.mark.process
 async def test_an_acked_intent_survives_sigkill_between_the_event_append_and_the_next_snapshot(
-    bridge: BridgeProcess, connect: Connect, world: tuple[str, str]
+    bridge: BridgeProcess, connect: Connect, world: tuple[str, str], gm: Seat
 ) -> None:
-    gm = Seat(await connect(world[0], key=world[1]))
-    await gm.ok("actor.sync", actor=BROUSSEAU)
     await queue(gm, [1, 1, 0, 0], [0, 0, 0, -1])
     first = await gm.ok("action.start", **start("first"))
     await gm.ok("action.pass", action_id=first["action_id"], side="actor")
@@ -107,36 +98,16 @@ async def test_snapshots_when_the_tail_outgrows_its_share_and_at_scene_end(
     tmp_path: Path, store_kind: str, request: pytest.FixtureRequest
 ) -> None:
     # The service's own path on a real store, in process (hundreds of intents).
-    if store_kind == "redis":
-        url = request.getfixturevalue("redis_url")
-        flush_redis(url)
-        store: Store = RedisStore(url)
-    else:
-        store = SQLiteStore(tmp_path / "bridge.sqlite3")
-    await store.open()
-    try:
+    async with opened(store_of_kind(store_kind, tmp_path, request)) as store:
         service = BridgeService(store, dev_dice=True)
         await service.add_world("w", "World")
-        gm = Session("s", "w", "gm", "gm", bound=True)
-
-        async def ok(event: str, **payload: Any) -> dict[str, Any]:
-            reply = await service.handle(gm, event, {"request_id": f"r{next_id()}", **payload})
-            assert reply.ack["ok"], reply.ack
-            data: dict[str, Any] = reply.ack["data"]
-            return data
-
-        counter = iter(range(1_000_000))
-
-        def next_id() -> int:
-            return next(counter)
-
+        ok = ServiceSeat(service, Session("s", "w", "gm", "gm", bound=True)).ok
         await ok("actor.sync", actor={**BROUSSEAU, "fate_points": 0})
         snapshot = await store.load("w")
         assert snapshot is not None and snapshot.state_seq == 0
         snapshots = 0
         while snapshots < 2:
-            fields = {k: v for k, v in start("x").items() if k != "request_id"}
-            started = await ok("action.start", **fields)
+            started = await ok("action.start", **action_start(rating=1))
             await ok("action.pass", action_id=started["action_id"], side="actor")
             loaded = await store.load("w")
             assert loaded is not None
@@ -156,29 +127,21 @@ async def test_snapshots_when_the_tail_outgrows_its_share_and_at_scene_end(
         assert await service.latest_state("w") == await service.replayed_state("w")
         at_snapshot = await service.replayed_state("w", upto=ended.state_seq)
         assert at_snapshot.model_dump(mode="json") == ended.state
-    finally:
-        await store.close()
 
 
 @pytest.mark.process
 async def test_world_verify_catches_a_snapshot_that_disagrees_with_the_log(
-    bridge: BridgeProcess, connect: Connect, world: tuple[str, str]
+    bridge: BridgeProcess, world: tuple[str, str], gm: Seat
 ) -> None:
-    gm = Seat(await connect(world[0], key=world[1]))
-    await gm.ok("actor.sync", actor=BROUSSEAU)
     await gm.ok("scene.end")  # writes a snapshot
     bridge.stop()
-    store = open_store(bridge)
-    await store.open()
-    try:
+    async with opened(open_store(bridge)) as store:
         snapshot = await store.load(world[0])
         assert snapshot is not None and snapshot.state_seq > 0
         forged = {**snapshot.state, "gm_fate_points": 99}
         await store.commit(
             CommitBatch(world_id=world[0], expected_version=snapshot.version, snapshot=forged)
         )
-    finally:
-        await store.close()
     with pytest.raises(subprocess.CalledProcessError) as failed:
         run_cli(bridge, "world", "verify", world[0])
     assert "saved snapshot" in failed.value.stderr

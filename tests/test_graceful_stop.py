@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 import socketio
 
-from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
+from bridge.service.protocol import NAMESPACE
 from tests.bridge_process import PROJECT_ROOT, BridgeProcess
+from tests.seats import gm_auth
 
 pytestmark = pytest.mark.process
 
@@ -34,13 +35,7 @@ class Client:
         self.client = socketio.AsyncClient(reconnection=True, reconnection_delay=0.2)
         self.reasons: list[str] = []
         self.connects = 0
-        self.auth = {
-            "world": world[0],
-            "role": "gm",
-            "user": user,
-            "key": world[1],
-            "protocol": PROTOCOL_VERSION,
-        }
+        self.auth = gm_auth(world, user)
 
         async def connected() -> None:
             self.connects += 1
@@ -149,8 +144,7 @@ async def test_a_socketio_client_for_node_reconnects_by_itself_after_sigterm(
 ) -> None:
     script = PROJECT_ROOT / "node_modules" / f".reconnect-{tmp_path.name}.mjs"
     script.write_text(NODE_CLIENT)
-    auth: dict[str, object] = {"world": world[0], "role": "gm", "user": "gm", "key": world[1]}
-    auth["protocol"] = PROTOCOL_VERSION
+    auth = gm_auth(world)
     node = await asyncio.create_subprocess_exec(
         "node",
         str(script),

@@ -21,7 +21,7 @@ from tests.bridge_process import BridgeProcess
 from tests.conftest import Connect
 from tests.in_process import run_cli
 from tests.log_forgery import rewrite_and_rehash
-from tests.seats import BROUSSEAU, Seat, queue
+from tests.seats import BROUSSEAU, Seat, queue, start_action
 
 
 def verify(bridge: BridgeProcess, *args: str) -> subprocess.CompletedProcess[str]:
@@ -35,13 +35,7 @@ async def play_two_rolls(gm: Seat) -> None:
     await gm.ok("actor.sync", actor=BROUSSEAU)
     await queue(gm, [1, 0, 0, -1], [0, 0, 1, 1])
     for rating in (2, 3):
-        card = await gm.card(
-            "action.start",
-            type="overcome",
-            actor_id="brousseau",
-            skill="Athletics",
-            opposition={"kind": "passive", "rating": rating},
-        )
+        card = await start_action(gm, rating=rating)
         await gm.card("action.pass", action_id=card["action_id"], side="actor")
 
 

@@ -4,13 +4,9 @@ dice statistics it gives are the ones a scan of the whole log gives."""
 
 from __future__ import annotations
 
-import itertools
 import sqlite3
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from bridge.rules import history
 from bridge.rules.events import EVENT_ADAPTER, ActionCancelled
@@ -21,24 +17,11 @@ from bridge.store.chain import GENESIS_HASH, event_hash
 from bridge.store.redis import RedisStore, _done
 from bridge.store.sqlite import SQLiteStore
 from bridge.store.sqlite_schema import MIGRATIONS
-from tests.bridge_process import flush_redis
+from tests.seats import action_start
+from tests.service_seat import ServiceSeat
+from tests.stores import opened
 
 WORLD = WorldRecord(id="w", name="World", ruleset="unwritten", key_hash="h", created_at="t0")
-
-
-@pytest.fixture(params=["sqlite", "redis"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
-    if request.param == "redis":
-        url = request.getfixturevalue("redis_url")
-        flush_redis(url)
-        opened: Store = RedisStore(url)
-    else:
-        opened = SQLiteStore(tmp_path / "bridge.sqlite3")
-    await opened.open()
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 # --- the store's index ---------------------------------------------------------------------
@@ -148,13 +131,10 @@ CHARACTERS = [
 ]
 GM = Session("gm", "w", "gm", "gm", bound=True)
 PLAYER = Session("p1", "w", "p1", "player", bound=True)
-_ids = itertools.count(1)
 
 
 async def ask(service: BridgeService, session: Session, event: str, **payload: Any) -> Any:
-    reply = await service.handle(session, event, {"request_id": f"r{next(_ids)}", **payload})
-    assert reply.ack["ok"], (event, payload, reply.ack)
-    return reply.ack["data"]
+    return await ServiceSeat(service, session).ok(event, **payload)
 
 
 async def play(service: BridgeService) -> None:
@@ -165,18 +145,11 @@ async def play(service: BridgeService) -> None:
         await ask(service, GM, "actor.sync", actor=character)
     kinds = ("overcome", "discover", "create_advantage")
     for n in range(36):
-        actor = CHARACTERS[n % 3]["id"]
+        actor = str(CHARACTERS[n % 3]["id"])
         kind = kinds[(n // 3) % 3]
         extra = {"aspect_name": f"Edge {n}"} if kind == "create_advantage" else {}
         started = await ask(
-            service,
-            GM,
-            "action.start",
-            type=kind,
-            actor_id=actor,
-            skill="Athletics",
-            opposition={"kind": "passive", "rating": -4},
-            **extra,
+            service, GM, "action.start", **action_start(kind, actor=actor, rating=-4, **extra)
         )
         if n % 7 == 3:
             await ask(service, GM, "action.cancel", action_id=started["action_id"])
@@ -266,13 +239,7 @@ async def test_pages_and_statistics_by_the_index_are_what_the_whole_log_gives(
     await check_against_the_log(service)
     # The statistics follow the log: another roll, then the GM takes it back.
     started = await ask(
-        service,
-        GM,
-        "action.start",
-        type="overcome",
-        actor_id="ann",
-        skill="Lore",
-        opposition={"kind": "passive", "rating": -4},
+        service, GM, "action.start", **action_start(actor="ann", skill="Lore", rating=-4)
     )
     await ask(service, GM, "action.pass", action_id=started["action_id"], side="actor")
     await check_against_the_log(service)
@@ -306,15 +273,7 @@ async def test_a_log_written_before_the_index_is_indexed_on_its_first_read(
     await forget_the_index(store)
     # Commits go on meanwhile: their own entries are indexed, the old ones wait.
     fresh = BridgeService(store)
-    started = await ask(
-        fresh,
-        GM,
-        "action.start",
-        type="overcome",
-        actor_id="bob",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": -4},
-    )
+    started = await ask(fresh, GM, "action.start", **action_start(actor="bob", rating=-4))
     await ask(fresh, GM, "action.pass", action_id=started["action_id"], side="actor")
     snapshot = await store.load("w")
     assert snapshot is not None
@@ -330,12 +289,8 @@ async def test_a_schema_4_database_migrates_and_indexes_its_history_on_first_rea
 ) -> None:
     # A database an earlier bridge wrote: played by this one, then copied into a file at
     # schema 4 (the tables it had then), as a bridge upgraded in place finds it.
-    played = SQLiteStore(tmp_path / "played.sqlite3")
-    await played.open()
-    try:
+    async with opened(SQLiteStore(tmp_path / "played.sqlite3")) as played:
         await play(BridgeService(played))
-    finally:
-        await played.close()
     old = tmp_path / "old.sqlite3"
     db = sqlite3.connect(old, isolation_level=None)
     for number, script in enumerate(MIGRATIONS[:4], start=1):
@@ -354,9 +309,7 @@ async def test_a_schema_4_database_migrates_and_indexes_its_history_on_first_rea
         """
     )
     db.close()
-    store = SQLiteStore(old)
-    await store.open()
-    try:
+    async with opened(SQLiteStore(old)) as store:
         snapshot = await store.load("w")
         assert snapshot is not None
         assert await store.history_pending("w") == snapshot.last_event_seq
@@ -370,5 +323,3 @@ async def test_a_schema_4_database_migrates_and_indexes_its_history_on_first_rea
             for r in (index_row(e.seq, EVENT_ADAPTER.validate_python(e.payload)) for e in log)
             if r is not None
         ]
-    finally:
-        await store.close()

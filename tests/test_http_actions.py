@@ -21,9 +21,10 @@ from bridge.service.protocol import (
 )
 from bridge.transport.http_api import ROUTES, openapi_document
 from tests.bridge_process import Bridge, BridgeProcess, add_world
+from tests.conftest import API, bearer, world_api
 from tests.in_process import InProcessBridge, serving_in_thread
 from tests.seats import Seat, queue
-from tests.test_http_api import API, bearer, overcome
+from tests.test_http_api import overcome
 
 # Every socket intent on a started action; action.start and action.odds name none.
 ACTION_VERBS = [
@@ -51,15 +52,14 @@ async def test_a_passive_overcome_runs_to_its_end_over_http_alone(
     # R1.2 R3.1 R4.1 R4.2 R4.4: start, invoke for +2 with a fate point, pass, resolved.
     gm, paul = table["gm"], table["paul"]
     await queue(gm, [0, 0, 0, 0])
-    base = f"{bridge.url}{API}/{world[0]}"
-    async with httpx.AsyncClient(headers=bearer(world[1])) as http:
+    async with world_api(bridge, world) as http:
         # R1.1 R1.2: the odds before the roll are the socket's, and commit nothing.
         ask = {"request_id": "life-0", "actor_id": "brousseau", "skill": "Athletics"}
-        odds = await http.post(f"{base}/actions/odds", json={**ask, "opposition": 4})
+        odds = await http.post("/actions/odds", json={**ask, "opposition": 4})
         assert odds.status_code == 200, odds.text
         assert odds.json() == await gm.ok("action.odds", **{**ask, "opposition": 4})
         assert ActionOddsData.model_validate(odds.json()).modifier == 3
-        opened = await http.post(f"{base}/actions", json=overcome("life-1", 4))
+        opened = await http.post("/actions", json=overcome("life-1", 4))
         assert opened.status_code == 200, opened.text
         action_id = TypeAdapter(ActionData).validate_python(opened.json())["action_id"]
         invoke = {
@@ -90,13 +90,11 @@ async def test_a_passive_overcome_runs_to_its_end_over_http_alone(
         final_card = final["card"]
         assert final_card is not None
         assert final_card["state"] == "resolved" and final_card["outcome"] == "succeed"
-        state = TypeAdapter(WorldStateData).validate_python(
-            (await http.get(f"{base}/state")).json()
-        )
+        state = TypeAdapter(WorldStateData).validate_python((await http.get("/state")).json())
         assert state["open_actions"] == []
         people = {c["id"]: c for c in state["characters"]}
         assert people["brousseau"]["fate_points"] == 1  # one fate point, not two: paid once
-        history = HistoryPage.model_validate((await http.get(f"{base}/history")).json())
+        history = HistoryPage.model_validate((await http.get("/history")).json())
         (entry,) = history.entries
         assert entry.action_id == action_id and entry.outcome == "succeed"
         assert [i["aspect_name"] for i in entry.invokes] == ["Skeptical Ghost Hunter"]
@@ -125,7 +123,7 @@ async def test_a_players_proposal_is_confirmed_and_costed_over_http(
         ("action.cost", {"kind": "npc_boost", "target_id": "ghoul", "aspect_name": "Smells Blood"}),
     ]
     cards = []
-    async with httpx.AsyncClient(headers=bearer(world[1])) as http:
+    async with world_api(bridge, world) as http:
         for n, (event, body) in enumerate(steps):
             url = verb_url(bridge, world[0], action_id, event)
             answer = await http.post(url, json={"request_id": f"gm-{n}", **body})
@@ -151,9 +149,8 @@ async def test_a_rule_refusal_is_409_and_changes_nothing(
     gm = table["gm"]
     action_id = await started(gm, "r-1")
     await gm.card("action.pass", action_id=action_id, side="actor")
-    base = f"{bridge.url}{API}/{world[0]}"
-    async with httpx.AsyncClient(headers=bearer(world[1])) as http:
-        before = (await http.get(f"{base}/history")).json()
+    async with world_api(bridge, world) as http:
+        before = (await http.get("/history")).json()
         for event, body in (
             ("action.pass", {"side": "actor"}),
             ("action.confirm", {}),
@@ -164,7 +161,7 @@ async def test_a_rule_refusal_is_409_and_changes_nothing(
             assert refused.status_code == 409, (event, refused.text)
             assert refused.json()["ok"] is False
             assert refused.json()["error"]["code"] == "wrong_state", refused.text
-        assert (await http.get(f"{base}/history")).json() == before
+        assert (await http.get("/history")).json() == before
 
 
 async def test_a_body_naming_another_action_is_422_and_changes_nothing(
@@ -172,14 +169,14 @@ async def test_a_body_naming_another_action_is_422_and_changes_nothing(
 ) -> None:
     first, second = [await started(table["gm"], f"m-{n}") for n in (1, 2)]
     url = verb_url(bridge, world[0], first, "action.pass")
-    async with httpx.AsyncClient(headers=bearer(world[1])) as http:
+    async with world_api(bridge, world) as http:
         for other in (second, "a999", "", None, 7):
             body = {"request_id": "m-3", "side": "actor", "action_id": other}
             refused = await http.post(url, json=body)
             assert refused.status_code == 422, (other, refused.text)
             assert refused.json()["error"]["code"] == "invalid"
             assert refused.json()["error"]["field"] == "action_id"
-        state = (await http.get(f"{bridge.url}{API}/{world[0]}/state")).json()
+        state = (await http.get("/state")).json()
         assert state["open_actions"] == [first, second]
         # Naming the path's own action is fine; and the refused request_id was not used up.
         same = await http.post(url, json={"request_id": "m-3", "side": "actor", "action_id": first})
@@ -202,7 +199,7 @@ async def test_an_unknown_or_malformed_action_gets_what_the_socket_gets(
         ("a404", "action.pass", {"side": "actor", "dice": [4, 4, 4, 4]}, 422),  # R1.1
         ("a404", "action.confirm", {"passive_rating": "4"}, 422),  # strict types
     ]
-    async with httpx.AsyncClient(headers=bearer(world[1])) as http:
+    async with world_api(bridge, world) as http:
         for n, (path_id, event, body, status) in enumerate(cases):
             message = {"request_id": f"u-{n}", **body}
             answer = await http.post(verb_url(bridge, world[0], path_id, event), json=message)

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -18,11 +16,11 @@ import pytest
 from bridge import __version__
 from bridge.service.protocol import PROTOCOL_VERSION
 from bridge.store.sqlite_schema import connect_readable
-from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world
+from tests.bridge_process import BridgeProcess, add_world
 from tests.conftest import Connect
 from tests.in_process import run_cli
 from tests.log_forgery import rewrite_event
-from tests.seats import BROUSSEAU, Seat, queue
+from tests.seats import Seat, queue, start_action
 
 
 def test_healthz(bridge: BridgeProcess) -> None:
@@ -58,13 +56,8 @@ def test_the_bridge_serves_its_module_for_install_by_url(bridge: BridgeProcess) 
 
 
 def test_cli_help_documents_every_command() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "bridge", "--help"],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    # The process's own --help (python -m bridge): test_cli_startup.
+    out = run_cli(None, "--help").stdout
     for command in ("serve", "world", "schemas", "module"):
         assert command in out
     world = run_cli(None, "world", "--help").stdout
@@ -97,18 +90,10 @@ async def test_old_key_stops_working_after_rotation(
 
 
 async def test_world_verify_detects_a_tampered_log(
-    bridge: BridgeProcess, connect: Connect, world: tuple[str, str]
+    bridge: BridgeProcess, world: tuple[str, str], gm: Seat
 ) -> None:
-    gm = Seat(await connect(world[0], key=world[1]))
-    await gm.ok("actor.sync", actor=BROUSSEAU)
     await queue(gm, [1, 1, 0, 0])
-    card = await gm.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 4},
-    )
+    card = await start_action(gm, rating=4)
     await gm.card("action.pass", action_id=card["action_id"], side="actor")
     ok = run_cli(bridge, "world", "verify", world[0])
     assert ok.stdout.startswith("OK:")

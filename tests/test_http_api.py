@@ -25,25 +25,16 @@ from bridge.service.protocol import (
 from bridge.service.protocol.http import WebhookCardEvent, WebhookList
 from bridge.service.webhooks.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
 from tests.bridge_process import PROJECT_ROOT, BridgeProcess, add_world
+from tests.conftest import API, bearer, world_api
 from tests.in_process import InProcessBridge, run_cli, serving_in_thread
 from tests.receiver import Receiver
-from tests.seats import Seat, queue
-
-API = "/api/v1/worlds"
-
-
-def bearer(key: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {key}"}
+from tests.seats import Seat, action_start, queue
 
 
 def overcome(request_id: str, rating: int = 2) -> dict[str, Any]:
-    return {
-        "request_id": request_id,
-        "type": "overcome",
-        "actor_id": "brousseau",
-        "skill": "Athletics",
-        "opposition": {"kind": "passive", "rating": rating},
-    }
+    """Brousseau's overcome against a passive ``rating``, under ``request_id``: an HTTP
+    request carries its own id."""
+    return action_start(rating=rating, request_id=request_id)
 
 
 def test_the_served_openapi_document_is_the_committed_one(bridge: BridgeProcess) -> None:
@@ -60,8 +51,8 @@ async def test_an_action_started_over_http_is_the_socket_intent(
     # R1.2 R3.1: the same rules path; DESIGN: a repeated request id changes nothing.
     gm, paul = table["gm"], table["paul"]
     await queue(gm, [1, 0, 0, 0])
-    url = f"{bridge.url}{API}/{world[0]}/actions"
-    async with httpx.AsyncClient(headers=bearer(world[1])) as http:
+    url = "/actions"
+    async with world_api(bridge, world) as http:
         first = await http.post(url, json=overcome("http-1"))
         assert first.status_code == 200, first.text
         data = TypeAdapter(ActionData).validate_python(first.json())
@@ -72,9 +63,7 @@ async def test_an_action_started_over_http_is_the_socket_intent(
         assert card["state"] == "invoking"
         again = await http.post(url, json=overcome("http-1"))
         assert again.status_code == 200 and again.json() == first.json()
-        state = TypeAdapter(WorldStateData).validate_python(
-            (await http.get(f"{bridge.url}{API}/{world[0]}/state")).json()
-        )
+        state = TypeAdapter(WorldStateData).validate_python((await http.get("/state")).json())
         assert state["open_actions"] == [data["action_id"]]
     # Foundry hears it like any intent: the active GM's client writes the card.
     for seat in (gm, paul):
@@ -98,41 +87,38 @@ async def test_http_refuses_exactly_what_the_socket_refuses(
         {**overcome("b6"), "request_id": "has spaces"},
         [overcome("b7")],
     ]
-    url = f"{bridge.url}{API}/{world[0]}/actions"
-    async with httpx.AsyncClient(headers=bearer(world[1])) as http:
+    url = "/actions"
+    async with world_api(bridge, world) as http:
         for body in bad_bodies:
             answer = await http.post(url, json=body)
             assert answer.status_code == 422, (body, answer.text)
             socket_ack = await gm.client.call("action.start", body, namespace="/fate")
             assert answer.json() == socket_ack, body
-        state = (await http.get(f"{bridge.url}{API}/{world[0]}/state")).json()
+        state = (await http.get("/state")).json()
         assert state["open_actions"] == []
 
 
 async def test_reads_of_state_characters_and_scene(
     bridge: BridgeProcess, world: tuple[str, str], table: dict[str, Seat]
 ) -> None:
-    base = f"{bridge.url}{API}/{world[0]}"
-    async with httpx.AsyncClient(headers=bearer(world[1])) as http:
-        state = TypeAdapter(WorldStateData).validate_python(
-            (await http.get(f"{base}/state")).json()
-        )
+    async with world_api(bridge, world) as http:
+        state = TypeAdapter(WorldStateData).validate_python((await http.get("/state")).json())
         assert state["gm_fate_points"] == 2
-        listed = (await http.get(f"{base}/characters")).json()["characters"]
+        listed = (await http.get("/characters")).json()["characters"]
         assert [c["id"] for c in listed] == [c["id"] for c in state["characters"]]
         one = TypeAdapter(CharacterSummary).validate_python(
-            (await http.get(f"{base}/characters/margot")).json()
+            (await http.get("/characters/margot")).json()
         )
         assert one["name"] == "Margot" and one["owners"] == ["anna"]
-        missing = await http.get(f"{base}/characters/nobody")
+        missing = await http.get("/characters/nobody")
         assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
-        scene = TypeAdapter(SceneState).validate_python((await http.get(f"{base}/scene")).json())
+        scene = TypeAdapter(SceneState).validate_python((await http.get("/scene")).json())
         assert scene["scene"]["number"] == 1
-        ended = await http.post(f"{base}/scene/end", json={"request_id": "end-1"})
+        ended = await http.post("/scene/end", json={"request_id": "end-1"})
         assert ended.status_code == 200 and ended.json()["ended_scene"] == 1
-        repeated = await http.post(f"{base}/scene/end", json={"request_id": "end-1"})
+        repeated = await http.post("/scene/end", json={"request_id": "end-1"})
         assert repeated.json() == ended.json()
-        scene = TypeAdapter(SceneState).validate_python((await http.get(f"{base}/scene")).json())
+        scene = TypeAdapter(SceneState).validate_python((await http.get("/scene")).json())
         assert scene["scene"]["number"] == 2  # ended once, not twice
 
 
@@ -193,10 +179,9 @@ async def test_a_signed_webhook_set_up_over_http_mirrors_a_resolved_card(
     bridge: BridgeProcess, world: tuple[str, str], table: dict[str, Seat], receiver: Receiver
 ) -> None:
     gm = table["gm"]
-    base = f"{bridge.url}{API}/{world[0]}"
-    async with httpx.AsyncClient(headers=bearer(world[1])) as http:
+    async with world_api(bridge, world) as http:
         created = await http.post(
-            f"{base}/webhooks", json={"kind": "json", "url": receiver.url, "name": "overlay"}
+            "/webhooks", json={"kind": "json", "url": receiver.url, "name": "overlay"}
         )
         assert created.status_code == 200, created.text
         secret = created.json()["secret"]
@@ -209,20 +194,20 @@ async def test_a_signed_webhook_set_up_over_http_mirrors_a_resolved_card(
         assert verify(secret, raw, stamp, signature, time.time())
         event = WebhookCardEvent.model_validate_json(raw)
         assert event.model_dump(mode="json")["card"] == final
-        listed = WebhookList.model_validate((await http.get(f"{base}/webhooks")).json())
+        listed = WebhookList.model_validate((await http.get("/webhooks")).json())
         assert [h.name for h in listed.webhooks] == ["overlay"]
         assert secret not in json.dumps(listed.model_dump(mode="json"))
         for _ in range(100):
             if listed.deliveries and listed.deliveries[0].status == "delivered":
                 break
             await asyncio.sleep(0.05)
-            listed = WebhookList.model_validate((await http.get(f"{base}/webhooks")).json())
+            listed = WebhookList.model_validate((await http.get("/webhooks")).json())
         assert [d.status for d in listed.deliveries] == ["delivered"]
         shown = run_cli(bridge, "world", "webhooks", "list", world[0]).stdout
         assert "DELIVERED" in shown and hook_id in shown and secret not in shown
-        removed = await http.delete(f"{base}/webhooks/{hook_id}")
+        removed = await http.delete(f"/webhooks/{hook_id}")
         assert removed.json() == {"id": hook_id, "removed": True}
-        assert (await http.get(f"{base}/webhooks")).json()["webhooks"] == []
+        assert (await http.get("/webhooks")).json()["webhooks"] == []
     assert len(receiver.got) == 1
 
 
@@ -283,11 +268,10 @@ async def test_the_roll_history_over_http_pages_like_the_socket_intent(
         await queue(gm, [0, 0, 0, 0])
         card = await gm.card("action.start", **overcome(f"hist-{n}", rating))
         await gm.card("action.pass", action_id=card["action_id"], side="actor")
-    base = f"{bridge.url}{API}/{world[0]}/history"
-    async with httpx.AsyncClient(headers=bearer(world[1])) as http:
-        first = HistoryPage.model_validate((await http.get(base, params={"limit": 2})).json())
+    async with world_api(bridge, world) as http:
+        first = HistoryPage.model_validate((await http.get("/history", params={"limit": 2})).json())
         assert len(first.entries) == 2 and first.next_before is not None
-        older = await http.get(base, params={"limit": 2, "before": first.next_before})
+        older = await http.get("/history", params={"limit": 2, "before": first.next_before})
         rest = HistoryPage.model_validate(older.json())
         socket = await gm.ok("history.read", limit=50)
         seen = [e.seq for e in first.entries + rest.entries]
@@ -301,7 +285,7 @@ async def test_the_roll_history_over_http_pages_like_the_socket_intent(
             {"cancelled": "yes"},
             {"cancelled": "1"},
         ):
-            refused = await http.get(base, params=bad)
+            refused = await http.get("/history", params=bad)
             assert refused.status_code == 422, (bad, refused.text)
             assert refused.json()["error"]["code"] == "invalid"
         # A roll the GM called off is on the record; `cancelled` picks it or the others.
@@ -309,10 +293,10 @@ async def test_the_roll_history_over_http_pages_like_the_socket_intent(
         card = await gm.card("action.start", **overcome("hist-cancelled", 1))
         await gm.card("action.cancel", action_id=card["action_id"], reason="Fished")
         only = HistoryPage.model_validate(
-            (await http.get(base, params={"cancelled": "true"})).json()
+            (await http.get("/history", params={"cancelled": "true"})).json()
         )
         assert [(e.action_id, e.cancelled) for e in only.entries] == [(card["action_id"], True)]
         rest = HistoryPage.model_validate(
-            (await http.get(base, params={"cancelled": "false"})).json()
+            (await http.get("/history", params={"cancelled": "false"})).json()
         )
         assert [e.seq for e in rest.entries] == seen and not any(e.cancelled for e in rest.entries)

@@ -16,6 +16,9 @@ import pytest
 from bridge.service import BridgeService, Session, cards
 from bridge.service.cards.scene import build_scene_state
 from bridge.store.sqlite import SQLiteStore
+from tests.seats import action_start
+from tests.service_seat import ServiceSeat
+from tests.stores import opened
 
 HERO = {"id": "hero", "name": "Hero", "owners": ["p"], "fate_points": 3, "skills": {"Fight": 2}}
 RIVAL = {"id": "rival", "name": "Rival", "owners": ["q"], "fate_points": 2, "skills": {"Fight": 1}}
@@ -23,38 +26,27 @@ RIVAL = {"id": "rival", "name": "Rival", "owners": ["q"], "fate_points": 2, "ski
 
 @pytest.fixture
 async def service(tmp_path: Path) -> AsyncIterator[BridgeService]:
-    store = SQLiteStore(tmp_path / "bridge.sqlite")
-    await store.open()
-    try:
+    async with opened(SQLiteStore(tmp_path / "bridge.sqlite")) as store:
         service = BridgeService(store)
         await service.add_world("w", "World")
         yield service
-    finally:
-        await store.close()
 
 
 def _overcome(actor: str) -> dict[str, Any]:
-    return {
-        "type": "overcome",
-        "actor_id": actor,
-        "skill": "Fight",
-        "opposition": {"kind": "passive", "rating": 0},
-    }
+    return action_start(actor=actor, skill="Fight", rating=0)
 
 
 def _advantage(actor: str) -> dict[str, Any]:
-    return {**_overcome(actor), "type": "create_advantage", "aspect_name": "Off balance"}
+    return action_start(
+        "create_advantage", actor=actor, skill="Fight", rating=0, aspect_name="Off balance"
+    )
 
 
 async def test_views_kept_for_the_next_commit_are_the_views_built_afresh(
     service: BridgeService,
 ) -> None:
-    gm = Session("s", "w", "gm", "gm", bound=True, present=True)
+    send = ServiceSeat(service, Session("s", "w", "gm", "gm", bound=True, present=True)).send
     numbers = iter(range(1_000_000))
-
-    async def send(event: str, **payload: Any) -> dict[str, Any]:
-        reply = await service.handle(gm, event, {"request_id": f"r{next(numbers)}", **payload})
-        return reply.ack
 
     async def resolved(start: dict[str, Any]) -> None:
         started = await send("action.start", **start)

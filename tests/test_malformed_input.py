@@ -14,17 +14,12 @@ from typing import Any
 import httpx
 import pytest
 
-from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
+from bridge.service.protocol import NAMESPACE
 from bridge.transport.codec import MAX_NESTING
 from tests.bridge_process import Bridge
-from tests.conftest import Connect
+from tests.conftest import API, Connect, bearer
 from tests.raw_socket import RawSocket
-
-API = "/api/v1/worlds"
-
-
-def bearer(key: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {key}"}
+from tests.seats import gm_auth
 
 
 def nested(depth: int) -> Any:
@@ -85,8 +80,7 @@ async def test_a_socket_frame_nested_past_the_decoder_closes_nothing_but_itself(
     # ack id is unreadable with it); the connection and the bridge go on, without a traceback.
     raw = await RawSocket.open(bridge.url)
     try:
-        auth = {"world": world[0], "role": "gm", "user": "gm", "key": world[1]}
-        joined = await raw.join({**auth, "protocol": PROTOCOL_VERSION})
+        joined = await raw.join(gm_auth(world))
         assert joined.startswith("0" + NAMESPACE), joined
         await raw.send(f'2{NAMESPACE},1["actor.sync",{{"actor":{nested_text(5_000)}}}]')
         state = await raw.call(2, "world.state", {"request_id": "after"})

@@ -8,8 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import aiohttp
 import pytest
@@ -17,11 +15,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
 from tests.bridge_process import Bridge, BridgeProcess
-from tests.conftest import Connect
 from tests.in_process import InProcessBridge
 from tests.raw_socket import RawSocket
-from tests.seats import BROUSSEAU, Seat, queue
-from tests.test_socket_bridge import gm_auth, refusal
+from tests.seats import Seat, gm_auth, queue, start_action
+from tests.test_socket_bridge import refusal
 
 TOKEN = "scrape-me-0123456789"
 
@@ -56,21 +53,13 @@ async def test_metrics_are_off_unless_asked_for(bridge: Bridge) -> None:
 
 @pytest.mark.bridge_args("--metrics")
 async def test_a_scrape_shows_connections_intents_refusals_commits_and_gc_pauses(
-    bridge: BridgeProcess, connect: Connect, world: tuple[str, str]
+    bridge: BridgeProcess, world: tuple[str, str], gm: Seat
 ) -> None:
-    gm = Seat(await connect(world[0], key=world[1]))
-    await gm.ok("actor.sync", actor=BROUSSEAU)
     await queue(gm, [1, 0, 0, -1])
-    card = await gm.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 2},
-    )
+    card = await start_action(gm, rating=2)
     refused = await gm.send("action.pass", action_id="no-such-action", side="actor")
     assert refused["ok"] is False
-    assert (await refusal(bridge, gm_auth(world, {"key": "not-the-key"})))["reason"] == "bad_key"
+    assert (await refusal(bridge, gm_auth(world, key="not-the-key")))["reason"] == "bad_key"
     gc.collect()  # at least one pause of the oldest generation to show
 
     status, content_type, text = await scrape(bridge)
@@ -101,22 +90,14 @@ async def test_with_a_token_a_scrape_must_send_it(bridge: Bridge) -> None:
     assert status == 200 and "fate_bridge_connections" in text
 
 
-@pytest.fixture
-async def metered(tmp_path: Path) -> AsyncIterator[InProcessBridge]:
-    """A bridge with /metrics on, a one-second join clock and four strangers an address."""
-    served = await InProcessBridge(tmp_path).serve(
-        "--metrics", "--handshake-timeout", "1", "--max-connections-per-address", "4"
-    )
-    try:
-        yield served
-    finally:
-        await served.aclose()
-
-
-async def test_the_wires_own_refusals_are_counted_by_reason(metered: InProcessBridge) -> None:
+# /metrics on, a one-second join clock and four strangers an address.
+@pytest.mark.bridge_args(
+    "--metrics", "--handshake-timeout", "1", "--max-connections-per-address", "4"
+)
+async def test_the_wires_own_refusals_are_counted_by_reason(bridge: InProcessBridge) -> None:
     # Issue 35: "refusals by reason" counted only handshakes the service refused; what
     # the transport refuses, cuts or reads late is counted too, one count per event.
-    chatty = await RawSocket.open(metered.url)
+    chatty = await RawSocket.open(bridge.url)
     try:
         with contextlib.suppress(ConnectionError):
             for _ in range(15):  # past an unjoined socket's burst of 10 frames: cut
@@ -124,12 +105,12 @@ async def test_the_wires_own_refusals_are_counted_by_reason(metered: InProcessBr
         await asyncio.wait_for(chatty.closed.wait(), 10)
     finally:
         await chatty.close()
-    quiet = await RawSocket.open(metered.url)
+    quiet = await RawSocket.open(bridge.url)
     try:  # it never joins: closed by the join clock
         await asyncio.wait_for(quiet.closed.wait(), 10)
     finally:
         await quiet.close()
-    flooder = await RawSocket.open(metered.url)
+    flooder = await RawSocket.open(bridge.url)
     try:
         with contextlib.suppress(ConnectionError):
             for _ in range(50):  # CONNECTs to another namespace: a few answered, then cut
@@ -137,7 +118,7 @@ async def test_the_wires_own_refusals_are_counted_by_reason(metered: InProcessBr
         await asyncio.wait_for(flooder.closed.wait(), 10)
     finally:
         await flooder.close()
-    idle = [await asyncio.open_connection("127.0.0.1", metered.port) for _ in range(5)]
+    idle = [await asyncio.open_connection("127.0.0.1", bridge.port) for _ in range(5)]
     try:
         # Five idle strangers of one address over a pool of four: the oldest is cut.
         assert await asyncio.wait_for(idle[0][0].read(1), 10) == b""
@@ -145,7 +126,7 @@ async def test_the_wires_own_refusals_are_counted_by_reason(metered: InProcessBr
         for _reader, writer in idle:
             writer.close()
 
-    status, _type, text = await scrape(metered)
+    status, _type, text = await scrape(bridge)
     assert status == 200
     found = samples(text)
     wire = "fate_bridge_wire_refusals_total"

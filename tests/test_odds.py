@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from bridge.rules.odds import FOUR_DF, ROLLS, invoke_odds, roll_odds
 from bridge.rules.outcome import outcome_for
 from bridge.rules.ruleset import get_ruleset
-from tests.seats import BROUSSEAU, MARGOT, Seat, queue
+from tests.seats import BROUSSEAU, MARGOT, Seat, queue, start_action
 
 UNWRITTEN = get_ruleset("unwritten")
 EVERY_ROLL = list(itertools.product((-1, 0, 1), repeat=4))
@@ -96,33 +96,21 @@ def test_invoke_odds_for_the_opposing_side_are_the_actors_outcomes() -> None:
 async def test_the_roll_dialogs_odds_over_the_socket(table: dict[str, Seat]) -> None:
     # R1.1, R3.1, R10.1: the bridge counts the modifiers it will use (skill, stunts, teamwork).
     paul = table["paul"]
-    alone = await paul.ok("action.odds", actor_id=BROUSSEAU["id"], skill="Athletics", opposition=4)
+    # Brousseau's Athletics (+3) against Great (+4).
+    ask = {"actor_id": BROUSSEAU["id"], "skill": "Athletics", "opposition": 4}
+    alone = await paul.ok("action.odds", **ask)
     assert alone["modifier"] == 3 and alone["odds"]["out_of"] == 81
     assert (alone["odds"]["succeed"] + alone["odds"]["excel"], alone["odds"]["tie"]) == (15, 16)
     # The outcomes travel as ids with the ruleset that names them (DESIGN: every language).
     assert alone["outcomes"] == ["fumble", "tie", "succeed", "excel"]
     assert alone["ruleset"] == "unwritten"
-    helped = await paul.ok(
-        "action.odds",
-        actor_id=BROUSSEAU["id"],
-        skill="Athletics",
-        opposition=4,
-        helpers=[{"character_id": MARGOT["id"]}],
-    )
+    helped = await paul.ok("action.odds", **ask, helpers=[{"character_id": MARGOT["id"]}])
     assert helped["modifier"] == 4 and helped["odds"]["tie"] == 19
-    unknown = await paul.send("action.odds", actor_id="nobody", skill="Athletics", opposition=4)
+    unknown = await paul.send("action.odds", **{**ask, "actor_id": "nobody"})
     assert (unknown["error"]["code"], unknown["error"]["field"]) == ("unknown_actor", "actor_id")
-    too_far = await paul.send(
-        "action.odds", actor_id=BROUSSEAU["id"], skill="Athletics", opposition=99
-    )
+    too_far = await paul.send("action.odds", **{**ask, "opposition": 99})
     assert (too_far["error"]["code"], too_far["error"]["field"]) == ("invalid", "opposition")
-    twice = await paul.send(
-        "action.odds",
-        actor_id=BROUSSEAU["id"],
-        skill="Athletics",
-        opposition=4,
-        helpers=[{"character_id": BROUSSEAU["id"]}],
-    )
+    twice = await paul.send("action.odds", **ask, helpers=[{"character_id": BROUSSEAU["id"]}])
     assert twice["error"]["field"] == "helpers.0"
 
 
@@ -130,13 +118,7 @@ async def test_the_invoke_phase_card_carries_the_invoke_odds(table: dict[str, Se
     # R4.1: tied at +3 against +3 with dice 0: the card says +2 succeeds and what a reroll gives.
     gm, paul = table["gm"], table["paul"]
     await queue(gm, [1, -1, 0, 0])
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id=BROUSSEAU["id"],
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 3},
-    )
+    card = await start_action(paul, actor=BROUSSEAU["id"], rating=3)
     assert card["state"] == "invoking"
     odds = card["invoke_odds"]
     assert odds["actor"]["now"] == "tie" and odds["actor"]["plus_two"] == "succeed"

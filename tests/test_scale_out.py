@@ -8,12 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 
-from tests.bridge_process import BridgeProcess, add_world, cli, flush_redis
+from tests.bridge_process import BridgeProcess, add_world, cli
 from tests.conftest import Connect, bridge_args
 from tests.receiver import Receiver
-from tests.seats import BROUSSEAU, Seat, overcome, queue
+from tests.seats import BROUSSEAU, Seat, action_invoke, characters, overcome, queue
 
 pytestmark = pytest.mark.redis_only
 
@@ -61,47 +60,11 @@ async def test_two_nodes_share_rooms_binding_and_state(
     assert card["state"] == "invoking"
 
     # Two invokes on two nodes race for the last fate point: exactly one wins.
-    gm_invoke = gm.send(
-        "action.invoke",
-        action_id=card["action_id"],
-        invoker="brousseau",
-        aspect_id="brousseau.hc",
-        payment="fate_point",
-    )
-    paul_invoke = paul.send(
-        "action.invoke",
-        action_id=card["action_id"],
-        invoker="brousseau",
-        aspect_id="brousseau.tr",
-        payment="fate_point",
-    )
+    gm_invoke = gm.send("action.invoke", **action_invoke(card["action_id"]))
+    paul_invoke = paul.send("action.invoke", **action_invoke(card["action_id"], "brousseau.tr"))
     results = await asyncio.gather(gm_invoke, paul_invoke)
     assert sorted(r["ok"] for r in results) == [False, True]
-    state = await gm.ok("world.state")
-    assert next(c for c in state["characters"] if c["id"] == "brousseau")["fate_points"] == 0
-
-
-def test_flush_is_per_database(redis_url: str) -> None:
-    """The flush every Redis fixture starts with empties the test's own database, every key
-    in it, and leaves the server's other databases (other tests', other deployments') alone."""
-    base, number = redis_url.rsplit("/", 1)
-    neighbour_url = f"{base}/{(int(number) + 1) % 16}"
-    mine, neighbour = redis.Redis.from_url(redis_url), redis.Redis.from_url(neighbour_url)
-    key = "test:flush-is-per-database"
-    try:
-        mine.set(key, "mine")
-        mine.hset(f"{key}:hash", "field", "1")
-        mine.zadd(f"{key}:sorted", {"member": 1})
-        neighbour.set(key, "neighbour")
-        assert mine.exists(key, f"{key}:hash", f"{key}:sorted") == 3
-        flush_redis(redis_url)
-        assert mine.dbsize() == 0
-        assert mine.get(key) is None
-        assert neighbour.get(key) == b"neighbour"
-    finally:
-        neighbour.delete(key)
-        mine.close()
-        neighbour.close()
+    assert (await characters(gm))["brousseau"]["fate_points"] == 0
 
 
 @pytest.mark.process

@@ -12,14 +12,11 @@ from bridge.service import BridgeService, Reply, Session
 from bridge.store.base import Snapshot
 from bridge.store.redis import RedisStore
 from tests.bridge_process import flush_redis
+from tests.seats import action_start
+from tests.stores import opened
 
 ACTOR = {"id": "hero", "name": "Hero", "owners": ["p"], "fate_points": 3}
-START = {
-    "type": "overcome",
-    "actor_id": "hero",
-    "skill": "Athletics",
-    "opposition": {"kind": "passive", "rating": 1},
-}
+START = action_start(actor="hero", rating=1)
 
 
 @dataclass
@@ -144,12 +141,8 @@ class CountedLoads(RedisStore):
 @pytest.fixture
 async def node_c(nodes: Nodes, redis_url: str) -> AsyncIterator[tuple[BridgeService, CountedLoads]]:
     """A third process on the same Redis that has not loaded world "w" yet."""
-    store = CountedLoads(redis_url)
-    await store.open()
-    try:
+    async with opened(CountedLoads(redis_url)) as store:
         yield BridgeService(store, dev_dice=True), store
-    finally:
-        await store.close()
 
 
 def _fate_points(reply: Reply) -> int:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.seats import Seat, overcome, queue
+from tests.seats import Seat, action_invoke, overcome, queue
 
 pytestmark = pytest.mark.both_stores
 
@@ -45,12 +45,9 @@ async def test_alike_boosts_are_one_entry_and_spent_one_at_a_time(
     # Invoking the entry spends the one it names; the other two stay, as one entry.
     card = await paul.card(
         "action.invoke",
-        action_id=card["action_id"],
-        side="actor",
-        invoker="brousseau",
-        aspect_id=boosts[0]["id"],
-        payment="boost",
-        effect="bonus",
+        **action_invoke(
+            card["action_id"], boosts[0]["id"], payment="boost", side="actor", effect="bonus"
+        ),
     )
     left = [a for a in card["aspects"] if a["kind"] == "boost"]
     assert [(a["count"], a["id"] != boosts[0]["id"]) for a in left] == [(2, True)]

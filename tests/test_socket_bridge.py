@@ -16,8 +16,8 @@ from bridge.store.chain import verify_chain
 from bridge.store.sqlite_schema import connect_readable
 from tests.bridge_process import BridgeProcess, add_world
 from tests.conftest import Connect
-from tests.in_process import InProcessBridge
-from tests.seats import Seat
+from tests.in_process import InProcessBridge, serving_in_loop
+from tests.seats import Seat, gm_auth
 
 ATHLETE = {
     "id": "actorBrousseau01",
@@ -67,18 +67,6 @@ def db_counts(bridge: BridgeProcess) -> tuple[int, int, int]:
     return events, emits, requests
 
 
-def gm_auth(world: tuple[str, str], overrides: dict[str, Any]) -> dict[str, Any]:
-    auth = {
-        "world": world[0],
-        "role": "gm",
-        "user": "gmUser0000000001",
-        "key": world[1],
-        "protocol": PROTOCOL_VERSION,
-    }
-    auth.update(overrides)
-    return auth
-
-
 async def test_gm_connects_with_the_right_key_and_says_hello(
     connect: Connect, world: tuple[str, str]
 ) -> None:
@@ -106,7 +94,7 @@ async def test_gm_connects_with_the_right_key_and_says_hello(
 async def test_bad_handshakes_are_refused_with_a_reason(
     bridge: BridgeProcess, world: tuple[str, str], overrides: dict[str, Any], reason: str
 ) -> None:
-    data = await refusal(bridge, gm_auth(world, overrides))
+    data = await refusal(bridge, gm_auth(world, **overrides))
     assert data["reason"] == reason
     assert data["message"]
     assert data["bridge_protocol"] == PROTOCOL_VERSION
@@ -118,7 +106,7 @@ async def test_an_older_module_is_told_at_connect_to_update_the_module(
     # DESIGN Wire protocol: protocol 7's module reads an action's card off its answer, which
     # 8 leaves to the card's emit in the sender's ack; it is refused at connect, and the
     # refusal says what the GM does about it.
-    data = await refusal(bridge, gm_auth(world, {"protocol": 7}))
+    data = await refusal(bridge, gm_auth(world, protocol=7))
     assert data["reason"] == "protocol_mismatch"
     assert data["bridge_protocol"] == PROTOCOL_VERSION == 8
     assert "protocol 7" in data["message"]
@@ -474,27 +462,18 @@ async def test_player_cannot_act_before_being_bound(
 
 async def test_queued_dice_are_refused_without_dev_dice(tmp_path: Path) -> None:
     key = add_world(tmp_path, "prod")
-    bridge = await InProcessBridge(tmp_path, dev_dice=False).serve()
-    try:
+    async with serving_in_loop(InProcessBridge(tmp_path, dev_dice=False)) as bridge:
         client = socketio.AsyncClient(reconnection=False)
         await client.connect(
             bridge.url,
             namespaces=[NAMESPACE],
             transports=["websocket"],
-            auth={
-                "world": "prod",
-                "role": "gm",
-                "user": "gm1",
-                "key": key,
-                "protocol": PROTOCOL_VERSION,
-            },
+            auth=gm_auth(("prod", key), "gm1"),
         )
         ack = await call(client, "dev.queue_dice", {"request_id": "q", "rolls": [[1, 1, 1, 1]]})
         assert ack["ok"] is False
         assert ack["error"]["code"] == "dev_dice_disabled"
         await client.disconnect()
-    finally:
-        await bridge.aclose()
 
 
 async def test_a_flood_is_rate_limited_without_dropping_the_client(

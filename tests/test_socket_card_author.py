@@ -11,16 +11,11 @@ from typing import Any
 import pytest
 
 from tests.conftest import Connect
-from tests.seats import Seat, queue
+from tests.seats import Seat, overcome_start, queue
 
 pytestmark = pytest.mark.both_stores
 
-START = {
-    "type": "overcome",
-    "actor_id": "brousseau",
-    "skill": "Athletics",
-    "opposition": {"kind": "passive", "rating": 2},
-}
+START = overcome_start(2)
 
 
 def card_emits(seat: Seat, action_id: str) -> list[dict[str, Any]]:

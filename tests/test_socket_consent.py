@@ -14,7 +14,7 @@ import pytest
 
 from tests.bridge_process import BridgeProcess, add_world
 from tests.conftest import Connect
-from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, queue
+from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, characters, queue, start_action
 
 pytestmark = pytest.mark.both_stores
 
@@ -52,12 +52,6 @@ async def seats(connect: Connect, bridge: BridgeProcess) -> dict[str, Seat]:
     return {"gm": gm, **players}
 
 
-async def character(gm: Seat, character_id: str) -> dict[str, Any]:
-    state = await gm.ok("world.state")
-    found: dict[str, Any] = next(c for c in state["characters"] if c["id"] == character_id)
-    return found
-
-
 def pinning(**extra: Any) -> dict[str, Any]:
     """The hole's create an advantage: Brousseau on Margot, Pierre (Paul's) opposing."""
     return {
@@ -78,7 +72,7 @@ async def test_a_players_advantage_on_anothers_character_waits_for_its_owners_ye
     # (active opposition makes no proposal), rolls Pierre low and leaves a mark on
     # Margot with a free invoke for himself, Anna never asked. Now it waits for her.
     gm, paul, anna, carl = seats["gm"], seats["paul"], seats["anna"], seats["carl"]
-    margot_before = await character(gm, "margot")
+    margot_before = (await characters(gm))["margot"]
     card = await paul.card("action.start", **pinning())
     action_id = card["action_id"]
     assert card["state"] == "confirming" and card["proposal"] is None
@@ -123,7 +117,7 @@ async def test_a_players_advantage_on_anothers_character_waits_for_its_owners_ye
         assert bad["error"]["code"] == code, (payload, bad)
     unknown = await anna.send("action.help", action_id="a999", character_id="margot", accept=True)
     assert unknown["error"]["code"] == "not_found"
-    assert await character(gm, "margot") == margot_before
+    assert (await characters(gm))["margot"] == margot_before
     # Anna says yes on the card: the action goes on as declared, Pierre rolling first.
     card = await anna.card("action.help", action_id=action_id, character_id="margot", accept=True)
     assert card["state"] == "awaiting_opposition"
@@ -136,7 +130,7 @@ async def test_a_players_advantage_on_anothers_character_waits_for_its_owners_ye
     card = await paul.card("action.pass", action_id=action_id, side="actor")
     assert card["pending_choice"] == "leave_mark"
     card = await paul.card("action.choose", action_id=action_id, choice="mark")
-    margot = await character(gm, "margot")
+    margot = (await characters(gm))["margot"]
     assert next(s for s in margot["consequences"] if s["id"] == "mild")["name"] == "Pinned Down"
 
 
@@ -146,7 +140,7 @@ async def test_a_decline_calls_the_action_off_and_leaves_the_character_untouched
     # Consent to harm: Anna says no: the card says the action is called off, no dice
     # fell, Margot is as she was, and the action takes no more presses.
     gm, paul, anna = seats["gm"], seats["paul"], seats["anna"]
-    margot_before = await character(gm, "margot")
+    margot_before = (await characters(gm))["margot"]
     card = await paul.card("action.start", **pinning())
     action_id = card["action_id"]
     card = await anna.card("action.help", action_id=action_id, character_id="margot", accept=False)
@@ -156,7 +150,7 @@ async def test_a_decline_calls_the_action_off_and_leaves_the_character_untouched
     declined = [e for e in card["effects"] if e["kind"] == "declined"]
     assert [(e["character"]["id"], e["detail"]) for e in declined] == [("margot", "target")]
     assert card["actor"]["dice"] is None and card["opposition"]["dice"] is None
-    assert await character(gm, "margot") == margot_before
+    assert (await characters(gm))["margot"] == margot_before
     for seat, event, payload in (
         (anna, "action.help", {"character_id": "margot", "accept": True}),
         (gm, "action.help", {"character_id": "margot", "accept": True}),
@@ -177,7 +171,7 @@ async def test_an_attack_on_anothers_character_owes_no_hit_without_a_yes(
     # declines it; the same attack again waits until the GM, who may answer for any
     # character, accepts it.
     gm, paul, anna = seats["gm"], seats["paul"], seats["anna"]
-    margot_before = await character(gm, "margot")
+    margot_before = (await characters(gm))["margot"]
     attack = {
         "type": "attack",
         "actor_id": "brousseau",
@@ -192,7 +186,7 @@ async def test_an_attack_on_anothers_character_owes_no_hit_without_a_yes(
         "action.help", action_id=card["action_id"], character_id="margot", accept=False
     )
     assert card["state"] == "cancelled" and card["pending_hit"] == 0
-    assert await character(gm, "margot") == margot_before
+    assert (await characters(gm))["margot"] == margot_before
     card = await paul.card("action.start", **attack)
     action_id = card["action_id"]
     card = await gm.card("action.help", action_id=action_id, character_id="margot", accept=True)
@@ -207,14 +201,7 @@ async def test_an_attack_on_anothers_character_owes_no_hit_without_a_yes(
 async def test_an_attack_on_the_gms_npc_waits_for_the_gm_alone(seats: dict[str, Seat]) -> None:
     # Consent to harm: the ghoul is the GM's; no player answers for it.
     gm, paul, anna, carl = seats["gm"], seats["paul"], seats["anna"], seats["carl"]
-    card = await paul.card(
-        "action.start",
-        type="attack",
-        actor_id="brousseau",
-        skill="Athletics",
-        target_id="ghoul",
-        opposition={"kind": "active", "opposer_id": "pierre"},
-    )
+    card = await start_action(paul, "attack", opposer="pierre", target_id="ghoul")
     action_id = card["action_id"]
     assert card["state"] == "confirming"
     assert card["consents"] == [
@@ -255,14 +242,7 @@ async def test_trusted_ratings_do_not_skip_a_yes_a_passive_minus_10_waits_too(
     await queue(gm, [0, 0, 0, 0])
     card = await anna.card("action.help", action_id=action_id, character_id="margot", accept=True)
     assert card["state"] == "invoking" and card["actor"]["dice"] == [0, 0, 0, 0]
-    card = await paul.card(
-        "action.start",
-        type="attack",
-        actor_id="brousseau",
-        skill="Athletics",
-        target_id="ghoul",
-        opposition=minus_10,
-    )
+    card = await start_action(paul, "attack", opposition=minus_10, target_id="ghoul")
     assert card["state"] == "confirming" and card["consents"][0]["character"]["id"] == "ghoul"
     card = await gm.card(
         "action.help", action_id=card["action_id"], character_id="ghoul", accept=False
@@ -277,22 +257,9 @@ async def test_the_gms_own_actions_and_a_players_own_characters_ask_nobody(
     # player's action that touches only its own characters.
     gm, paul = seats["gm"], seats["paul"]
     await queue(gm, [0, 0, 0, 0])
-    card = await gm.card(
-        "action.start",
-        type="attack",
-        actor_id="ghoul",
-        skill="Athletics",
-        target_id="margot",
-        opposition={"kind": "passive", "rating": 0},
-    )
+    card = await start_action(gm, "attack", actor="ghoul", rating=0, target_id="margot")
     assert card["state"] == "invoking" and card["consents"] == []
-    card = await paul.card(
-        "action.start",
-        type="create_advantage",
-        actor_id="brousseau",
-        skill="Athletics",
-        aspect_name="Drilled",
-        target_id="pierre",
-        opposition={"kind": "active", "opposer_id": "pierre"},
+    card = await start_action(
+        paul, "create_advantage", opposer="pierre", aspect_name="Drilled", target_id="pierre"
     )
     assert card["state"] == "awaiting_opposition" and card["consents"] == []

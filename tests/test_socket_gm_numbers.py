@@ -9,11 +9,25 @@ from typing import Any
 
 import pytest
 
-from tests.seats import Seat, queue
+from tests.seats import Seat, characters, queue, race, start_action
 
 pytestmark = pytest.mark.both_stores
 
 BEST_DICE = [1, 1, 1, 1]
+
+
+async def shortcut(seat: Seat, contest_id: str, rating: int) -> dict[str, Any]:
+    """R11.2: Brousseau's side (s1) creates the advantage Shortcut with Notice before its
+    contest roll, against a passive ``rating``: the advantage's first card."""
+    return await seat.card(
+        "contest.advantage",
+        contest_id=contest_id,
+        side_id="s1",
+        actor_id="brousseau",
+        skill="Notice",
+        aspect_name="Shortcut",
+        opposition={"kind": "passive", "rating": rating},
+    )
 
 
 async def test_r2_1_a_players_rating_of_minus_10_no_longer_excels_without_the_gm(
@@ -22,13 +36,7 @@ async def test_r2_1_a_players_rating_of_minus_10_no_longer_excels_without_the_gm
     # R2.1: the hole: Paul sends passive -10 and excels with no GM step. Now it waits.
     gm, paul, anna = strict_table["gm"], strict_table["paul"], strict_table["anna"]
     await queue(gm, [0, 0, 0, 0])
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": -10},
-    )
+    card = await start_action(paul, rating=-10)
     action_id = card["action_id"]
     assert card["state"] == "confirming" and card["outcome"] is None
     assert card["actor"]["dice"] is None
@@ -83,23 +91,10 @@ async def test_r2_1_the_world_setting_lets_a_table_trust_its_players_ratings(
     )
     assert emitted
     await queue(gm, [0, 0, 0, 0])
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 1},
-    )
+    card = await start_action(paul, rating=1)
     assert card["state"] == "invoking"
     # Danger is the GM's whatever the setting (R9.1).
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Notice",
-        opposition={"kind": "passive", "rating": 1},
-        dangerous={"actor": True},
-    )
+    card = await start_action(paul, skill="Notice", rating=1, dangerous={"actor": True})
     assert card["state"] == "confirming"
     assert card["proposal"]["passive_rating"] is None and card["proposal"]["dangerous_actor"]
 
@@ -110,14 +105,7 @@ async def test_r9_1_a_players_danger_flag_does_not_overwhelm_another_players_cha
     # R9.1: the hole: Paul marks his action dangerous for Margot (Anna's) and overwhelms
     # her on success. Now the flag is a request; the GM strikes it out on the card.
     gm, paul, anna = table["gm"], table["paul"], table["anna"]
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "active", "opposer_id": "margot"},
-        dangerous={"opposition": True},
-    )
+    card = await start_action(paul, opposer="margot", dangerous={"opposition": True})
     action_id = card["action_id"]
     assert card["state"] == "confirming" and card["proposal"]["dangerous_opposition"]
     early = await anna.send("action.oppose", action_id=action_id, skill="Athletics")
@@ -138,8 +126,7 @@ async def test_r9_1_a_players_danger_flag_does_not_overwhelm_another_players_cha
     card = await paul.card("action.pass", action_id=action_id, side="actor")
     assert card["outcome"] == "excel"
     assert not any(e["kind"] == "overwhelmed" for e in card["effects"])
-    state = await gm.ok("world.state")
-    assert not next(c for c in state["characters"] if c["id"] == "margot")["overwhelmed"]
+    assert not (await characters(gm))["margot"]["overwhelmed"]
 
 
 async def test_r10_1_a_named_foreign_helper_is_not_dragged_into_a_conceded_danger(
@@ -149,14 +136,8 @@ async def test_r10_1_a_named_foreign_helper_is_not_dragged_into_a_conceded_dange
     # she is overwhelmed with him. Now she is only invited; rolling without an answer
     # drops her (Decision), and the concession takes only Brousseau out.
     gm, paul, anna = table["gm"], table["paul"], table["anna"]
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 3},
-        dangerous={"actor": True},
-        helpers=[{"character_id": "margot"}],
+    card = await start_action(
+        paul, rating=3, dangerous={"actor": True}, helpers=[{"character_id": "margot"}]
     )
     action_id = card["action_id"]
     assert card["actor"]["helpers"] == []
@@ -193,13 +174,8 @@ async def test_r10_1_an_accepted_helper_joins_and_a_declined_one_stays_out(
 ) -> None:
     # R10.1 Decision: the owner accepts on the card; teamwork counts only who joined.
     gm, paul, anna = table["gm"], table["paul"], table["anna"]
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 2},
-        helpers=[{"character_id": "margot"}, {"character_id": "ghoul"}],
+    card = await start_action(
+        paul, rating=2, helpers=[{"character_id": "margot"}, {"character_id": "ghoul"}]
     )
     action_id = card["action_id"]
     card = await anna.card("action.help", action_id=action_id, character_id="margot", accept=True)
@@ -236,26 +212,9 @@ async def test_r2_1_challenge_and_contest_advantages_with_player_ratings_wait_fo
     await queue(gm, [0, 0, 0, 0])
     task = await paul.card("challenge.roll", challenge_id=chid, task_id="t1", actor_id="brousseau")
     assert task["state"] == "invoking"  # the GM set this rating
-    scene = await gm.ok(
-        "contest.start",
-        name="Race",
-        mode="direct",
-        skill="Athletics",
-        sides=[
-            {"name": "Brousseau", "members": ["brousseau"]},
-            {"name": "Ghoul", "members": ["ghoul"]},
-        ],
-    )
+    scene = await race(gm, "brousseau", "ghoul")
     cid = scene["contests"][0]["id"]
-    card = await paul.card(
-        "contest.advantage",
-        contest_id=cid,
-        side_id="s1",
-        actor_id="brousseau",
-        skill="Notice",
-        aspect_name="Shortcut",
-        opposition={"kind": "passive", "rating": -8},
-    )
+    card = await shortcut(paul, cid, -8)
     assert card["state"] == "confirming"
 
 
@@ -265,27 +224,10 @@ async def test_r11_2_a_contest_roll_waits_for_the_sides_advantage_and_a_fumble_f
     # R11.2: the hole: the side rolls while its advantage is in the invoke phase, and the
     # advantage's fumble then forfeits nothing. Now the roll is refused until it resolves.
     gm, paul = table["gm"], table["paul"]
-    scene = await gm.ok(
-        "contest.start",
-        name="Race",
-        mode="direct",
-        skill="Athletics",
-        sides=[
-            {"name": "Brousseau", "members": ["brousseau"]},
-            {"name": "Ghoul", "members": ["ghoul"]},
-        ],
-    )
+    scene = await race(gm, "brousseau", "ghoul")
     cid = scene["contests"][0]["id"]
     await queue(gm, [-1, -1, -1, 0])
-    card = await paul.card(
-        "contest.advantage",
-        contest_id=cid,
-        side_id="s1",
-        actor_id="brousseau",
-        skill="Notice",
-        aspect_name="Shortcut",
-        opposition={"kind": "passive", "rating": 2},
-    )
+    card = await shortcut(paul, cid, 2)
     advantage = card["action_id"]
     assert card["state"] == "invoking"
     early = await paul.send("contest.roll", contest_id=cid, side_id="s1")
@@ -307,13 +249,7 @@ async def test_r11_2_a_contest_roll_waits_for_the_sides_advantage_and_a_fumble_f
 
 async def excelled_discover(paul: Seat, gm: Seat) -> dict[str, Any]:
     await queue(gm, BEST_DICE)
-    card = await paul.card(
-        "action.start",
-        type="discover",
-        actor_id="brousseau",
-        skill="Notice",
-        opposition={"kind": "passive", "rating": 1},
-    )
+    card = await start_action(paul, "discover", skill="Notice", rating=1)
     card = await paul.card("action.pass", action_id=card["action_id"], side="actor")
     assert card["outcome"] == "excel" and card["hint"] == {"status": "offered", "text": None}
     return card

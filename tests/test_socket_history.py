@@ -8,7 +8,7 @@ import pytest
 
 from tests.bridge_process import BridgeProcess
 from tests.in_process import run_cli
-from tests.seats import Seat, queue
+from tests.seats import Seat, action_invoke, queue, race, start_action
 
 pytestmark = pytest.mark.both_stores
 
@@ -16,29 +16,14 @@ pytestmark = pytest.mark.both_stores
 async def overcome(
     seat: Seat, gm: Seat, actor: str, dice: list[int], rating: int = 2, **extra: Any
 ) -> dict[str, Any]:
+    """``actor``'s Athletics overcome against a passive ``rating``, rolling ``dice``."""
     await queue(gm, dice)
-    card = await seat.card(
-        "action.start",
-        type="overcome",
-        actor_id=actor,
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": rating},
-        **extra,
-    )
-    return card
+    return await start_action(seat, actor=actor, rating=rating, **extra)
 
 
 async def brousseau_invokes(seat: Seat, action_id: str, effect: str) -> dict[str, Any]:
     """R4.1, R4.2: Brousseau invokes his high concept with a fate point; the card after it."""
-    return await seat.card(
-        "action.invoke",
-        action_id=action_id,
-        invoker="brousseau",
-        aspect_id="brousseau.hc",
-        payment="fate_point",
-        effect=effect,
-        side="actor",
-    )
+    return await seat.card("action.invoke", **action_invoke(action_id, effect=effect, side="actor"))
 
 
 async def test_history_pages_newest_first_with_filters_and_dice_statistics(
@@ -104,14 +89,7 @@ async def test_gm_undo_returns_fate_points_and_free_invokes_and_marks_the_card(
     gm, paul, anna = table["gm"], table["paul"], table["anna"]
     before = await gm.ok("world.state")
     await queue(gm, [1, 1, 1, 0])
-    card = await paul.card(
-        "action.start",
-        type="create_advantage",
-        actor_id="brousseau",
-        skill="Athletics",
-        aspect_name="High Ground",
-        opposition={"kind": "passive", "rating": 1},
-    )
+    card = await start_action(paul, "create_advantage", rating=1, aspect_name="High Ground")
     await brousseau_invokes(paul, card["action_id"], "bonus")
     done = await paul.card("action.pass", action_id=card["action_id"], side="actor")
     assert done["state"] == "resolved"
@@ -204,16 +182,7 @@ async def test_undoing_the_roll_that_closed_an_exchange_reopens_it_and_marks_its
 ) -> None:
     # R11.2: the contest observed the resolution; the undo puts the contest back as it was.
     gm, paul, anna = table["gm"], table["paul"], table["anna"]
-    scene = await gm.ok(
-        "contest.start",
-        name="Race",
-        mode="direct",
-        skill="Athletics",
-        sides=[
-            {"name": "Brousseau", "members": ["brousseau"]},
-            {"name": "Margot", "members": ["margot"]},
-        ],
-    )
+    scene = await race(gm, "brousseau", "margot")
     cid = scene["created_id"]
     assert [c["id"] for c in scene["contests"]] == [cid]
     await queue(gm, [1, 1, 0, 0])
@@ -275,13 +244,7 @@ async def test_a_roll_the_gm_cancels_stays_in_everyones_history_marked_cancelled
     await anna.card("action.pass", action_id=kept["action_id"], side="actor")
     called_off = await cancelled_roll(paul, gm, [-1, -1, 0, -1])
     # Cancelled before any dice (the opposer has not rolled yet, R2.2): no roll, no entry.
-    waiting = await anna.card(
-        "action.start",
-        type="overcome",
-        actor_id="margot",
-        skill="Athletics",
-        opposition={"kind": "active", "opposer_id": "brousseau"},
-    )
+    waiting = await start_action(anna, actor="margot", opposer="brousseau")
     # Consent to harm (DESIGN Reach and trust): Brousseau opposes once Paul says yes.
     waiting = await paul.card(
         "action.help", action_id=waiting["action_id"], character_id="brousseau", accept=True

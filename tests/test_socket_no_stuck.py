@@ -12,7 +12,7 @@ import pytest
 
 from tests.bridge_process import add_world
 from tests.conftest import Connect
-from tests.seats import BROUSSEAU, GHOUL, Seat, queue
+from tests.seats import BROUSSEAU, GHOUL, Seat, action_invoke, action_start, queue, start_action
 
 pytestmark = pytest.mark.both_stores
 
@@ -74,13 +74,8 @@ async def test_an_open_take_advantage_survives_its_aspect_leaving_with_the_scene
     scene = await gm.ok("scene.aspect", op="add", name="Thick Fog")
     fog = next(a["id"] for a in scene["aspects"] if a["name"] == "Thick Fog")
     await queue(gm, [1, 1, 0, 0])
-    card = await paul.card(
-        "action.start",
-        type="take_advantage",
-        actor_id="brousseau",
-        skill="Notice",
-        target_aspect_id=fog,
-        opposition={"kind": "passive", "rating": 1},
+    card = await start_action(
+        paul, "take_advantage", skill="Notice", rating=1, target_aspect_id=fog
     )
     await gm.ok("scene.end")
     card = await paul.card("action.pass", action_id=card["action_id"], side="actor")
@@ -88,11 +83,7 @@ async def test_an_open_take_advantage_survives_its_aspect_leaving_with_the_scene
     assert [e["kind"] for e in card["effects"]] == ["vanished", "success"]
     late = await paul.send(
         "action.start",
-        type="take_advantage",
-        actor_id="brousseau",
-        skill="Notice",
-        target_aspect_id=fog,
-        opposition={"kind": "passive", "rating": 1},
+        **action_start("take_advantage", skill="Notice", rating=1, target_aspect_id=fog),
     )
     assert (late["error"]["code"], late["error"]["field"]) == ("invalid", "target_aspect_id")
 
@@ -102,21 +93,9 @@ async def test_the_gm_cancels_an_open_action_and_the_fate_point_comes_back(
 ) -> None:
     gm, paul = table["gm"], table["paul"]
     await queue(gm, [-1, -1, 0, 0])
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 4},
-    )
+    card = await start_action(paul, rating=4)
     action_id = card["action_id"]
-    card = await paul.card(
-        "action.invoke",
-        action_id=action_id,
-        invoker="brousseau",
-        aspect_id="brousseau.hc",
-        payment="fate_point",
-    )
+    card = await paul.card("action.invoke", **action_invoke(action_id))
     assert card["fate_points"]["brousseau"] == 1
     mine = await paul.send("action.cancel", action_id=action_id, reason="oops")
     assert mine["error"]["code"] == "forbidden"

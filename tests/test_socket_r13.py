@@ -4,9 +4,7 @@ a clear error that changes nothing."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, queue
+from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, overcome_start, queue, start_conflict
 
 CORE_SKILLS = {"Notice": 2, "Athletics": 1, "Fight": 2, "Physique": 1, "Will": 1}
 STUNTS = [
@@ -27,20 +25,6 @@ async def core_table(table: dict[str, Seat]) -> Seat:
     return gm
 
 
-async def start_conflict(gm: Seat) -> dict[str, Any]:
-    scene = await gm.ok(
-        "conflict.start",
-        name="Crypt",
-        kind="physical",
-        sides=[
-            {"name": "Hunters", "members": ["brousseau", "margot"]},
-            {"name": "Dead", "members": ["ghoul"]},
-        ],
-    )
-    conflict: dict[str, Any] = scene["conflicts"][0]
-    return conflict
-
-
 async def test_r13_9_the_gm_chooses_the_ruleset_and_a_change_keeps_the_log(
     table: dict[str, Seat],
 ) -> None:
@@ -56,7 +40,7 @@ async def test_r13_9_the_gm_chooses_the_ruleset_and_a_change_keeps_the_log(
         assert ack["ok"] is False and ack["error"]["code"] == "invalid", ack
         assert ack["error"]["field"] == "ruleset"
     await queue(gm, [0, 0, 0, 0])
-    card = await gm.card("action.start", **_overcome())
+    card = await gm.card("action.start", **overcome_start(1))
     assert card["state"] == "invoking"
     busy = await gm.send("world.ruleset", ruleset="fate-core")
     assert busy["error"]["code"] == "wrong_state" and "unresolved" in busy["error"]["message"]
@@ -92,15 +76,6 @@ async def test_r13_9_the_gm_chooses_the_ruleset_and_a_change_keeps_the_log(
     assert verified["ok"] and verified["replay_matches"], verified
 
 
-def _overcome() -> dict[str, Any]:
-    return {
-        "type": "overcome",
-        "actor_id": "brousseau",
-        "skill": "Athletics",
-        "opposition": {"kind": "passive", "rating": 1},
-    }
-
-
 async def test_r13_5_to_r13_8_a_fate_core_conflict_over_the_wire(table: dict[str, Seat]) -> None:
     # R13.5 turns, R13.7 full defense, R13.8 stunts named per roll, R13.6 concession.
     gm = await core_table(table)
@@ -112,7 +87,7 @@ async def test_r13_5_to_r13_8_a_fate_core_conflict_over_the_wire(table: dict[str
     assert conflict["clears_stress"] is True
 
     # R13.5: Brousseau may not act on Margot's turn; the refusal changes nothing.
-    out_of_turn = await paul.send("action.start", **_overcome())
+    out_of_turn = await paul.send("action.start", **overcome_start(1))
     assert out_of_turn["error"]["code"] == "not_your_turn", out_of_turn
     assert "Margot" in out_of_turn["error"]["message"]
     assert (await gm.ok("world.state"))["open_actions"] == []

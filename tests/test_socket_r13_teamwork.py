@@ -8,8 +8,18 @@ import json
 from typing import Any
 
 from bridge.service.webhooks.payloads import CARD_EMIT, discord_body
-from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, queue
-from tests.test_socket_r13 import core_table, start_conflict
+from tests.seats import (
+    BROUSSEAU,
+    GHOUL,
+    MARGOT,
+    Seat,
+    action_invoke,
+    characters,
+    queue,
+    start_action,
+    start_conflict,
+)
+from tests.test_socket_r13 import core_table
 
 DEX: dict[str, Any] = {**BROUSSEAU, "id": "dex", "name": "Dex", "aspects": []}
 
@@ -34,59 +44,29 @@ async def test_r13_10_an_ally_invokes_for_margot_over_the_wire(table: dict[str, 
     # overcome with his own fate point; the card names him; R4.3 holds for her side.
     gm, paul, anna = table["gm"], table["paul"], table["anna"]
     await queue(gm, [0, 0, 0, 0])
-    card = await anna.card(
-        "action.start",
-        type="overcome",
-        actor_id="margot",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 3},
-    )
+    card = await start_action(anna, actor="margot", rating=3)
     action_id, hunter = card["action_id"], await aspect_of(gm, "brousseau")
     assert card["state"] == "invoking" and card["actor"]["total"]["value"] == 2
     before = await gm.ok("world.state")
 
     # A character the player does not control; no side named; Margot naming the other side.
     error = await refused(
-        anna,
-        "forbidden",
-        "action.invoke",
-        action_id=action_id,
-        invoker="brousseau",
-        aspect_id=hunter,
-        payment="fate_point",
-        side="actor",
+        anna, "forbidden", "action.invoke", **action_invoke(action_id, hunter, side="actor")
     )
     assert error["field"] == "invoker"
     error = await refused(
-        paul,
-        "side_required",
-        "action.invoke",
-        action_id=action_id,
-        invoker="brousseau",
-        aspect_id=hunter,
-        payment="fate_point",
+        paul, "side_required", "action.invoke", **action_invoke(action_id, hunter)
     )
     assert error["field"] == "side"
     await refused(
         anna,
         "against_own_side",
         "action.invoke",
-        action_id=action_id,
-        invoker="margot",
-        aspect_id=hunter,
-        payment="fate_point",
-        side="opposition",
+        **action_invoke(action_id, hunter, invoker="margot", side="opposition"),
     )
     assert await gm.ok("world.state") == before  # nothing lost, nothing paid
 
-    card = await paul.card(
-        "action.invoke",
-        action_id=action_id,
-        invoker="brousseau",
-        aspect_id=hunter,
-        payment="fate_point",
-        side="actor",
-    )
+    card = await paul.card("action.invoke", **action_invoke(action_id, hunter, side="actor"))
     assert card["actor"]["total"]["value"] == 4
     invoked = card["invokes"][-1]
     assert (invoked["side"], invoked["invoker_name"], invoked["aspect_name"]) == (
@@ -96,16 +76,9 @@ async def test_r13_10_an_ally_invokes_for_margot_over_the_wire(table: dict[str, 
     )
     # R4.3: twice by fate point on one aspect for one side.
     await refused(
-        paul,
-        "already_invoked",
-        "action.invoke",
-        action_id=action_id,
-        invoker="brousseau",
-        aspect_id=hunter,
-        payment="fate_point",
-        side="actor",
+        paul, "already_invoked", "action.invoke", **action_invoke(action_id, hunter, side="actor")
     )
-    points = {c["id"]: c["fate_points"] for c in (await gm.ok("world.state"))["characters"]}
+    points = {key: c["fate_points"] for key, c in (await characters(gm)).items()}
     assert points["brousseau"] == BROUSSEAU["fate_points"] - 1
     assert points["margot"] == MARGOT["fate_points"]
     # After both sides passed: resolved, and no invoke moves it.
@@ -115,11 +88,7 @@ async def test_r13_10_an_ally_invokes_for_margot_over_the_wire(table: dict[str, 
         paul,
         "wrong_state",
         "action.invoke",
-        action_id=action_id,
-        invoker="brousseau",
-        aspect_id=hunter,
-        payment="free",
-        side="actor",
+        **action_invoke(action_id, hunter, payment="free", side="actor"),
     )
     assert error["field"] == "action_id"
 
@@ -130,13 +99,7 @@ async def test_r13_11_the_gm_lets_brousseau_defend_for_margot(table: dict[str, S
     paul, anna = table["paul"], table["anna"]
     await gm.ok("actor.sync", actor=DEX)
     await start_conflict(gm)
-    card = await gm.card(
-        "action.start",
-        type="attack",
-        actor_id="ghoul",
-        skill="Fight",
-        opposition={"kind": "active", "opposer_id": "margot"},
-    )
+    card = await start_action(gm, "attack", actor="ghoul", skill="Fight", opposer="margot")
     action_id = card["action_id"]
     assert card["prompt"]["kind"] == "oppose" and card["prompt"]["users"] == ["anna"]
 

@@ -8,7 +8,18 @@ import pytest
 
 from bridge.service.protocol import EMITS_FRAME, AckOk, EmitsFrame
 from tests.conftest import Connect
-from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, overcome_start, queue
+from tests.seats import (
+    BROUSSEAU,
+    GHOUL,
+    MARGOT,
+    Seat,
+    action_invoke,
+    action_start,
+    characters,
+    overcome_start,
+    queue,
+    start_action,
+)
 
 # The same scenarios on the embedded SQLite store and on Redis.
 pytestmark = pytest.mark.both_stores
@@ -22,12 +33,7 @@ async def test_player_binding_is_needed_and_proven_through_the_gm(
     await gm.ok("actor.sync", actor=BROUSSEAU)
     paul = Seat(await connect(world[0], role="player", user="paul"))
     hello = await paul.ok("hello")
-    start = {
-        "type": "overcome",
-        "actor_id": "brousseau",
-        "skill": "Athletics",
-        "opposition": {"kind": "passive", "rating": 2},
-    }
+    start = action_start(rating=2)
     assert (await paul.send("action.start", **start))["error"]["code"] == "unbound"
     wrong = await gm.send("user.bind", user_id="anna", nonce=hello["bind_nonce"])
     assert wrong["error"]["code"] == "not_found"
@@ -56,13 +62,7 @@ async def test_player_binding_is_needed_and_proven_through_the_gm(
 async def test_active_opposition_with_invokes_from_both_sides(table: dict[str, Seat]) -> None:
     # R2.2 R4.1 R4.2 R4.4 R4.5: Brousseau vs Margot; each invokes, then both pass.
     gm, paul, anna = table["gm"], table["paul"], table["anna"]
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "active", "opposer_id": "margot"},
-    )
+    card = await start_action(paul, opposer="margot")
     action_id = card["action_id"]
     # Consent to harm (DESIGN Reach and trust): Margot is Anna's, so Anna says yes first.
     assert card["state"] == "confirming"
@@ -78,21 +78,9 @@ async def test_active_opposition_with_invokes_from_both_sides(table: dict[str, S
     await queue(gm, [1, 0, 0, 0], [0, 0, 0, 0])
     card = await anna.card("action.oppose", action_id=action_id, skill="Athletics")
     assert card["opposition"]["total"]["value"] == 3 and card["actor"]["total"]["value"] == 3
-    card = await paul.card(
-        "action.invoke",
-        action_id=action_id,
-        invoker="brousseau",
-        aspect_id="brousseau.hc",
-        payment="fate_point",
-    )
+    card = await paul.card("action.invoke", **action_invoke(action_id))
     assert card["actor"]["total"]["value"] == 5 and card["shifts"] == 2
-    card = await anna.card(
-        "action.invoke",
-        action_id=action_id,
-        invoker="margot",
-        aspect_id="brousseau.hc",
-        payment="fate_point",
-    )
+    card = await anna.card("action.invoke", **action_invoke(action_id, invoker="margot"))
     assert card["opposition"]["total"]["value"] == 5
     assert [(i["invoker_name"], i["aspect_name"]) for i in card["invokes"]] == [
         ("Brousseau", "Skeptical Ghost Hunter"),
@@ -101,8 +89,7 @@ async def test_active_opposition_with_invokes_from_both_sides(table: dict[str, S
     await anna.card("action.pass", action_id=action_id, side="opposition")
     card = await paul.card("action.pass", action_id=action_id, side="actor")
     assert card["state"] == "choosing" and card["outcome"] == "tie"
-    state = await gm.ok("world.state")
-    people = {c["id"]: c for c in state["characters"]}
+    people = await characters(gm)
     assert people["brousseau"]["fate_points"] == 1
     assert people["margot"]["fate_points"] == 0
     # R4.5: Margot paid to invoke Brousseau's aspect against him: his at scene end.
@@ -113,13 +100,7 @@ async def test_tie_turned_into_success_at_a_minor_cost(table: dict[str, Seat]) -
     # R5.1 tie, R6.1
     gm, paul = table["gm"], table["paul"]
     await queue(gm, [-1, 0, 0, 0])
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 2},
-    )
+    card = await start_action(paul, rating=2)
     card = await paul.card("action.pass", action_id=card["action_id"], side="actor")
     assert card["prompt"]["kind"] == "choose"
     assert card["prompt"]["options"] == ["fail", "succeed_at_cost"]
@@ -153,13 +134,7 @@ async def test_serious_cost_consequence_rolls_up_to_moderate(table: dict[str, Se
         },
     )
     await queue(gm, [-1, -1, -1, 0])
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 2},
-    )
+    card = await start_action(paul, rating=2)
     action_id = card["action_id"]
     await paul.card("action.pass", action_id=action_id, side="actor")
     await paul.card("action.choose", action_id=action_id, choice="succeed_at_cost")
@@ -178,14 +153,7 @@ async def test_serious_cost_consequence_rolls_up_to_moderate(table: dict[str, Se
 async def test_dangerous_fumble_overwhelms_the_actor(table: dict[str, Seat]) -> None:
     # R9.1 R9.2 R8.1 R8.2
     gm, paul = table["gm"], table["paul"]
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 4},
-        dangerous={"actor": True},
-    )
+    card = await start_action(paul, rating=4, dangerous={"actor": True})
     # R9.1 Decision: the player's danger flag waits for the GM, who confirms it.
     assert card["state"] == "confirming" and card["proposal"]["dangerous_actor"] is True
     card = await gm.card("action.confirm", action_id=card["action_id"])
@@ -197,13 +165,7 @@ async def test_dangerous_fumble_overwhelms_the_actor(table: dict[str, Seat]) -> 
     assert any(
         e["kind"] == "overwhelmed" and e["character"]["id"] == "brousseau" for e in card["effects"]
     )
-    again = await paul.send(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 0},
-    )
+    again = await paul.send("action.start", **action_start(rating=0))
     assert again["error"]["code"] == "overwhelmed"
     statuses = await gm.wait_for("token.status", lambda s: s["actor_id"] == "brousseau")
     assert statuses[-1]["statuses"]["overwhelmed"] is True
@@ -212,14 +174,7 @@ async def test_dangerous_fumble_overwhelms_the_actor(table: dict[str, Seat]) -> 
 async def test_concession_pays_a_fate_point_at_scene_end(table: dict[str, Seat]) -> None:
     # R9.3 R12.1
     gm, paul = table["gm"], table["paul"]
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "active", "opposer_id": "ghoul"},
-        dangerous={"actor": True, "opposition": False},
-    )
+    card = await start_action(paul, opposer="ghoul", dangerous={"actor": True, "opposition": False})
     card = await gm.card("action.confirm", action_id=card["action_id"])  # R9.1
     # Consent to harm: the ghoul is the GM's to put in Brousseau's way.
     card = await gm.card(
@@ -227,7 +182,7 @@ async def test_concession_pays_a_fate_point_at_scene_end(table: dict[str, Seat])
     )
     card = await paul.card("action.concede", action_id=card["action_id"], character_id="brousseau")
     assert card["state"] == "resolved" and card["succeeded"] is False
-    before = {c["id"]: c for c in (await gm.ok("world.state"))["characters"]}
+    before = await characters(gm)
     assert before["brousseau"]["fate_points"] == 2
     assert before["brousseau"]["pending_fate_points"] == 1
     assert (await paul.send("scene.end"))["error"]["code"] == "forbidden"
@@ -239,7 +194,7 @@ async def test_concession_pays_a_fate_point_at_scene_end(table: dict[str, Seat])
             "reasons": [{"kind": "conceded", "aspect": None}],
         }
     ]
-    after = {c["id"]: c for c in (await gm.ok("world.state"))["characters"]}
+    after = await characters(gm)
     assert after["brousseau"]["fate_points"] == 3
     assert after["brousseau"]["overwhelmed"] is False
 
@@ -258,12 +213,11 @@ async def test_leave_a_mark_on_a_full_track_overwhelms_the_target(table: dict[st
         },
     )
     await queue(gm, [1, 1, 1, 0])
-    card = await paul.card(
-        "action.start",
-        type="create_advantage",
-        actor_id="brousseau",
+    card = await start_action(
+        paul,
+        "create_advantage",
         skill="Notice",
-        opposition={"kind": "passive", "rating": 1},
+        rating=1,
         target_id="margot",
         aspect_name="Rattled",
     )
@@ -285,12 +239,11 @@ async def test_teamwork_with_two_helpers(table: dict[str, Seat]) -> None:
     # R10.1: Margot (Notice 4) leads; Brousseau (2) and the Ghoul (1) add +1 each.
     gm, paul = table["gm"], table["paul"]
     await queue(gm, [0, 0, 0, 0])
-    card = await paul.card(
-        "action.start",
-        type="discover",
-        actor_id="brousseau",
+    card = await start_action(
+        paul,
+        "discover",
         skill="Notice",
-        opposition={"kind": "passive", "rating": 4},
+        rating=4,
         situation="the attic",
         helpers=[{"character_id": "margot"}, {"character_id": "ghoul"}],
     )
@@ -333,27 +286,13 @@ async def test_two_simultaneous_invokes_race_for_the_last_fate_point(
     await queue(gm, [0, 0, 0, 0])
     card = await paul.card("action.start", **overcome_start(5))
     results = await asyncio.gather(
-        paul.send(
-            "action.invoke",
-            action_id=card["action_id"],
-            invoker="brousseau",
-            aspect_id="brousseau.hc",
-            payment="fate_point",
-        ),
-        second.send(
-            "action.invoke",
-            action_id=card["action_id"],
-            invoker="brousseau",
-            aspect_id="brousseau.tr",
-            payment="fate_point",
-        ),
+        paul.send("action.invoke", **action_invoke(card["action_id"])),
+        second.send("action.invoke", **action_invoke(card["action_id"], "brousseau.tr")),
     )
     assert sorted(r["ok"] for r in results) == [False, True]
     loser = next(r for r in results if not r["ok"])
     assert loser["error"]["code"] == "no_fate_points"
-    state = await gm.ok("world.state")
-    brousseau = next(c for c in state["characters"] if c["id"] == "brousseau")
-    assert brousseau["fate_points"] == 0
+    assert (await characters(gm))["brousseau"]["fate_points"] == 0
     final = await gm.card("action.pass", action_id=card["action_id"], side="actor")
     assert final["actor"]["invoke_bonus"] == 2 and len(final["invokes"]) == 1
 

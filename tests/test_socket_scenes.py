@@ -7,25 +7,20 @@ from typing import Any
 import pytest
 
 from tests.conftest import Connect
-from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, queue
+from tests.seats import BROUSSEAU, GHOUL, MARGOT, Seat, characters, queue, race, start_conflict
 
 # The same scenarios on the embedded SQLite store and on Redis.
 pytestmark = pytest.mark.both_stores
+
+# R11.3: two zones of a graveyard; Brousseau at the gate, the ghoul in the crypt.
+GATE_AND_CRYPT = [{"name": "Gate", "adjacent": ["Crypt"]}, {"name": "Crypt", "adjacent": ["Gate"]}]
+AT_THE_GATE = {"brousseau": "Gate", "ghoul": "Crypt"}
 
 
 async def test_a_contest_run_end_to_end_by_a_gm_and_two_players(table: dict[str, Seat]) -> None:
     # R11.2: Brousseau (paul) against Margot (anna), direct, Athletics 3 vs 2, first to 3.
     gm, paul, anna = table["gm"], table["paul"], table["anna"]
-    scene = await gm.ok(
-        "contest.start",
-        name="Race to the lighthouse",
-        mode="direct",
-        skill="Athletics",
-        sides=[
-            {"name": "Brousseau", "members": ["brousseau"]},
-            {"name": "Margot", "members": ["margot"]},
-        ],
-    )
+    scene = await race(gm, "brousseau", "margot", name="Race to the lighthouse")
     contest = scene["contests"][0]
     cid = contest["id"]
     assert [s["controllers"] for s in contest["sides"]] == [["paul"], ["anna"]]
@@ -140,8 +135,7 @@ async def test_compels_through_the_bridge(table: dict[str, Seat]) -> None:
     wrong = await anna.send("fate.compel_answer", compel_id=compel["id"], accept=True)
     assert wrong["error"]["code"] == "forbidden"
     await paul.ok("fate.compel_answer", compel_id=compel["id"], accept=True)
-    state = await gm.ok("world.state")
-    assert next(c for c in state["characters"] if c["id"] == "brousseau")["fate_points"] == 3
+    assert (await characters(gm))["brousseau"]["fate_points"] == 3
 
 
 async def test_conflicts_are_refused_in_unwritten_with_a_reason(table: dict[str, Seat]) -> None:
@@ -162,19 +156,9 @@ async def test_a_fate_accelerated_conflict_orders_turns(connect: Connect, bridge
     gm = Seat(await connect("fc", key=key, user="gm"))
     for actor, quick in ((BROUSSEAU, 3), (MARGOT, 1), (GHOUL, 3)):
         await gm.ok("actor.sync", actor={**actor, "skills": {**actor["skills"], "Quick": quick}})
-    scene = await gm.ok(
-        "conflict.start",
-        name="Graveyard",
-        kind="physical",
-        tie_break=["ghoul"],
-        sides=[
-            {"name": "Hunters", "members": ["brousseau", "margot"]},
-            {"name": "Dead", "members": ["ghoul"]},
-        ],
-        zones=[{"name": "Gate", "adjacent": ["Crypt"]}, {"name": "Crypt", "adjacent": ["Gate"]}],
-        positions={"brousseau": "Gate", "ghoul": "Crypt"},
+    conflict = await start_conflict(
+        gm, "Graveyard", tie_break=["ghoul"], zones=GATE_AND_CRYPT, positions=AT_THE_GATE
     )
-    conflict = scene["conflicts"][0]
     assert [t["character"]["id"] for t in conflict["order"]] == ["ghoul", "brousseau", "margot"]
     scene = await gm.ok("conflict.next", conflict_id=conflict["id"])
     assert scene["conflicts"][0]["turn"] == 1
@@ -184,18 +168,8 @@ async def test_the_gm_redraws_a_conflicts_zones_mid_conflict(table: dict[str, Se
     # R11.3 over the wire: the fight spills into the street, the crypt caves in.
     gm, paul = table["gm"], table["paul"]
     await gm.ok("world.ruleset", ruleset="fate-accelerated")
-    scene = await gm.ok(
-        "conflict.start",
-        name="Graveyard",
-        kind="physical",
-        sides=[
-            {"name": "Hunters", "members": ["brousseau", "margot"]},
-            {"name": "Dead", "members": ["ghoul"]},
-        ],
-        zones=[{"name": "Gate", "adjacent": ["Crypt"]}, {"name": "Crypt", "adjacent": ["Gate"]}],
-        positions={"brousseau": "Gate", "ghoul": "Crypt"},
-    )
-    cid = scene["conflicts"][0]["id"]
+    conflict = await start_conflict(gm, "Graveyard", zones=GATE_AND_CRYPT, positions=AT_THE_GATE)
+    cid = conflict["id"]
     street = [{"name": "Gate", "adjacent": ["Street"]}, {"name": "Street", "adjacent": ["Gate"]}]
 
     unplaced = await gm.send("conflict.zones", conflict_id=cid, zones=street)

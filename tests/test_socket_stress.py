@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.conftest import Connect
-from tests.seats import BROUSSEAU, GHOUL, Seat, queue
+from tests.seats import BROUSSEAU, GHOUL, Seat, characters, queue
 
 
 def track(track_id: str, kind: str, *values: int, name: str = "") -> dict[str, Any]:
@@ -26,9 +26,7 @@ GHOUL_TRACKS = [
 
 
 async def ghoul_stress(gm: Seat) -> list[dict[str, Any]]:
-    state = await gm.ok("world.state")
-    ghoul = next(c for c in state["characters"] if c["id"] == "ghoul")
-    stress: list[dict[str, Any]] = ghoul["stress"]
+    stress: list[dict[str, Any]] = (await characters(gm))["ghoul"]["stress"]
     return stress
 
 

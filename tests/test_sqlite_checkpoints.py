@@ -16,19 +16,16 @@ from bridge.service import BridgeService, Session
 from bridge.store.sqlite import SQLiteStore
 from bridge.store.sqlite_checkpoint import CHECKPOINT_NICENESS, Checkpointer
 from bridge.store.sqlite_schema import connect_readable
+from tests.seats import action_start
+from tests.stores import opened
 
 ACTOR = {"id": "hero", "name": "Hero", "owners": ["p"], "skills": {"Athletics": 2}}
 
 
 def overcome(request_id: str) -> dict[str, object]:
-    return {
-        "request_id": request_id,
-        "type": "overcome",
-        "actor_id": "hero",
-        "skill": "Athletics",
-        "description": "x" * 2_000,  # every commit writes a few pages
-        "opposition": {"kind": "passive", "rating": 1},
-    }
+    """The hero's overcome against Average (+1), with a description long enough that
+    every commit writes a few pages."""
+    return action_start(actor="hero", rating=1, request_id=request_id, description="x" * 2_000)
 
 
 async def checkpointed(store: SQLiteStore) -> None:
@@ -179,9 +176,7 @@ async def test_a_pass_over_a_long_log_asks_for_the_reset_and_a_short_one_does_no
 async def test_the_checkpointer_thread_is_nicer_than_the_event_loop_and_the_writer(
     tmp_path: Path,
 ) -> None:
-    store = SQLiteStore(tmp_path / "bridge.sqlite3")
-    await store.open()
-    try:
+    async with opened(SQLiteStore(tmp_path / "bridge.sqlite3")) as store:
         checkpointer, writer = store._checkpointer, store._thread
         assert checkpointer is not None and writer is not None
         assert checkpointer._thread.native_id is not None
@@ -196,5 +191,3 @@ async def test_the_checkpointer_thread_is_nicer_than_the_event_loop_and_the_writ
         assert os.getpriority(os.PRIO_PROCESS, checkpointer._thread.native_id) == wanted
         assert os.getpriority(os.PRIO_PROCESS, writer._thread.native_id) == here
         assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == here
-    finally:
-        await store.close()

@@ -30,6 +30,7 @@ from bridge.store.compact import (
 from bridge.store.log_dictionary import LOG_DICTIONARY_V1
 from bridge.store.sqlite import SQLiteStore
 from bridge.store.sqlite_schema import MIGRATIONS, PACKED_SCHEMA, connect_readable
+from tests.stores import opened
 
 
 def schema_2_database(path: Path) -> None:
@@ -56,9 +57,7 @@ def schema_2_database(path: Path) -> None:
 async def test_a_schema_2_world_loads_and_commits_after_the_migration(tmp_path: Path) -> None:
     path = tmp_path / "old.sqlite3"
     schema_2_database(path)
-    store = SQLiteStore(path)
-    await store.open()
-    try:
+    async with opened(SQLiteStore(path)) as store:
         snapshot = await store.load("w")
         assert snapshot is not None
         assert snapshot.state == {"saved": "as of event 1"}
@@ -73,8 +72,6 @@ async def test_a_schema_2_world_loads_and_commits_after_the_migration(tmp_path: 
         after = await store.load("w")
         assert after is not None and version == 3
         assert (after.state, after.state_seq, after.tail) == ({"saved": 3}, 3, ())
-    finally:
-        await store.close()
     columns = {r[1] for r in sqlite3.connect(path).execute("PRAGMA table_info(worlds)").fetchall()}
     assert "state" not in columns, "the state left the row every commit rewrites"
 
@@ -121,9 +118,7 @@ async def test_a_schema_3_log_reads_the_same_after_it_moves_to_commit_rows(
 ) -> None:
     path = tmp_path / "old.sqlite3"
     events, emits = schema_3_database(path)
-    store = SQLiteStore(path)
-    await store.open()
-    try:
+    async with opened(SQLiteStore(path)) as store:
         assert await store.events("w") == events
         assert await store.events_between("w", 2, 3) == events[1:]
         assert await store.emits_since("w", 0, 10) == emits
@@ -140,8 +135,6 @@ async def test_a_schema_3_log_reads_the_same_after_it_moves_to_commit_rows(
             CommitBatch(world_id="w", expected_version=3, events=[row], emits=[], created_at="t4")
         )
         assert await store.events("w", 3) == [row]
-    finally:
-        await store.close()
     # The views read the log as the old tables did, payload text included.
     db = connect_readable(path)
     shown = db.execute(
@@ -161,13 +154,9 @@ async def schema_5_database(path: Path, actions: int) -> None:
 
     Played by today's store, then unpacked row by row into schema 5's shape, which is
     what that bridge wrote: the same JSON text (bridge.store.compact packs it whole)."""
-    store = SQLiteStore(path)
-    await store.open()
-    try:
+    async with opened(SQLiteStore(path)) as store:
         await seed_worlds(store, ["w"])
         await resolve(store, "w", actions)
-    finally:
-        await store.close()
     db = connect_readable(path, isolation_level=None)
     db.executescript(
         """
@@ -197,9 +186,7 @@ async def test_a_schema_5_database_is_packed_in_place_and_verifies_and_replays(
         "SELECT seq, type, payload, created_at, prev_hash, hash FROM events ORDER BY seq"
     ).fetchall()
     old.close()
-    store = SQLiteStore(path)
-    await store.open()
-    try:
+    async with opened(SQLiteStore(path)) as store:
         service = BridgeService(store)
         report = await service.verify_history("w")
         assert report.ok and report.events == len(old_events), report.problems
@@ -209,8 +196,6 @@ async def test_a_schema_5_database_is_packed_in_place_and_verifies_and_replays(
         # It goes on: one more resolved action after the migration.
         await resolve(store, "w", 1, first=60)
         assert (await service.verify_history("w")).ok
-    finally:
-        await store.close()
     db = connect_readable(path)
     assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     assert {kind for (kind,) in db.execute("SELECT DISTINCT typeof(events) FROM commits")} == {

@@ -6,7 +6,6 @@ import asyncio
 import copy
 import pickle
 import sqlite3
-from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from bridge.store.base import (
 from bridge.store.chain import GENESIS_HASH, event_hash
 from bridge.store.redis import RedisStore
 from bridge.store.sqlite import SQLiteStore
-from tests.bridge_process import flush_redis
+from tests.stores import opened
 
 
 def same_store(store: Store) -> Store:
@@ -37,27 +36,20 @@ def same_store(store: Store) -> Store:
     return SQLiteStore(store.path)
 
 
-@pytest.fixture(params=["sqlite", "redis"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
-    if request.param == "redis":
-        url = request.getfixturevalue("redis_url")
-        flush_redis(url)
-        opened: Store = RedisStore(url)
-    else:
-        opened = SQLiteStore(tmp_path / "bridge.sqlite3")
-    await opened.open()
-    try:
-        yield opened
-    finally:
-        await opened.close()
-
-
 WORLD = WorldRecord(id="w", name="World", ruleset="unwritten", key_hash="h", created_at="t0")
 
 
 def event(seq: int, prev: str) -> EventRow:
     payload = {"n": seq}
     return EventRow(seq, "test", payload, "t", prev, event_hash(prev, seq, "test", payload, "t"))
+
+
+def chained_events(count: int) -> list[EventRow]:
+    """Events 1 to ``count`` of a fresh log, each chained to the one before."""
+    rows = [event(1, GENESIS_HASH)]
+    while len(rows) < count:
+        rows.append(event(len(rows) + 1, rows[-1].hash))
+    return rows
 
 
 def test_an_event_row_from_its_text_is_the_row_from_its_payload() -> None:
@@ -144,10 +136,7 @@ async def test_emits_page_in_seq_order(store: Store) -> None:
 async def test_events_page_by_seq_range(store: Store) -> None:
     # The roll history reads the log backwards in bounded pages, on both stores.
     await store.add_world(WORLD, {})
-    rows, prev = [], GENESIS_HASH
-    for seq in range(1, 8):
-        rows.append(event(seq, prev))
-        prev = rows[-1].hash
+    rows = chained_events(7)
     await store.commit(CommitBatch(world_id="w", expected_version=0, snapshot={}, events=rows))
     assert await store.events_between("w", 3, 5) == rows[2:5]
     assert await store.events_between("w", -4, 2) == rows[:2]
@@ -159,10 +148,7 @@ async def test_events_page_by_seq_range(store: Store) -> None:
 async def test_events_and_emits_page_across_commits(store: Store) -> None:
     # Commits of several events and emits each: pages start and end inside a commit.
     await store.add_world(WORLD, {})
-    rows, prev = [], GENESIS_HASH
-    for seq in range(1, 11):
-        rows.append(event(seq, prev))
-        prev = rows[-1].hash
+    rows = chained_events(10)
     emits = [EmitRow(n, "card", {"n": n}) for n in range(1, 11)]
     # (events, emits) of each commit; the second emits nothing.
     bounds = [((0, 3), (0, 3)), ((3, 4), (3, 3)), ((4, 8), (3, 7)), ((8, 10), (7, 9))]
@@ -219,12 +205,8 @@ async def test_an_answer_showing_a_card_of_its_commit_is_returned_whole(store: S
     with pytest.raises(AlreadyAnswered) as done:
         await store.commit(replace(batch, expected_version=1))
     assert done.value.response == whole
-    other = same_store(store)
-    await other.open()
-    try:
+    async with opened(same_store(store)) as other:
         assert await other.get_response("w", "u", "r1") == whole
-    finally:
-        await other.close()
     # A hint that names no emit of the batch, or one whose card is another object, keeps
     # the answer as it is.
     for seq, shown in ((9, card), (2, dict(card))):
@@ -379,28 +361,20 @@ async def test_an_answer_holds_across_a_restart_and_another_node(store: Store) -
     await store.add_world(WORLD, {"s": 0})
     first = event(1, GENESIS_HASH)
     await store.commit(answered(0, "r1", [first]))
-    other = same_store(store)
-    await other.open()
-    try:
+    async with opened(same_store(store)) as other:
         with pytest.raises(AlreadyAnswered) as done:
             await other.commit(answered(1, "r1", [event(2, first.hash)]))
         assert done.value.response["data"] == {"r": "r1", "seq": 1}
         assert await other.events("w") == [first]
-    finally:
-        await other.close()
 
 
 async def test_racing_retries_of_one_request_commit_once(store: Store) -> None:
     # Two handles (two nodes on Redis) send the same request at the same version: one
     # commit is written, the other gets its answer, never a second copy of the events.
     await store.add_world(WORLD, {"s": 0})
-    other = same_store(store)
-    await other.open()
-    try:
+    async with opened(same_store(store)) as other:
         racing = [s.commit(answered(0, "r1", [event(1, GENESIS_HASH)])) for s in (store, other)]
         results = await asyncio.gather(*racing, return_exceptions=True)
-    finally:
-        await other.close()
     assert sorted(type(r).__name__ for r in results) == ["AlreadyAnswered", "int"]
     assert len(await store.events("w")) == 1
 
@@ -443,9 +417,7 @@ async def test_sqlite_writes_a_commit_as_one_row_and_an_answers_card_once(
 ) -> None:
     # What makes a SQLite commit cheap: one row for all its events and emits, and the
     # answer without a second copy of the card its commit emits.
-    store = SQLiteStore(tmp_path / "bridge.sqlite3")
-    await store.open()
-    try:
+    async with opened(SQLiteStore(tmp_path / "bridge.sqlite3")) as store:
         await store.add_world(WORLD, {})
         card = {"kind": "action", "action_id": "a1", "text": "x" * 2000}
         emits = [EmitRow(1, "card", {"seq": 1, "card": card}), EmitRow(2, "scene.state", {})]
@@ -462,8 +434,6 @@ async def test_sqlite_writes_a_commit_as_one_row_and_an_answers_card_once(
                 response_card_emit=1,
             )
         )
-    finally:
-        await store.close()
     db = sqlite3.connect(tmp_path / "bridge.sqlite3")
     assert db.execute("SELECT last_event_seq, last_emit_seq FROM commits").fetchall() == [(2, 2)]
     response, card_emit = db.execute("SELECT response, card_emit FROM requests").fetchone()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import sys
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,6 @@ import httpcore
 import httpx
 import pytest
 import respx
-from aiohttp import web
 
 from bridge.cli.logs import RedactUrls, redact_urls
 from bridge.service import BridgeService, IntentError, Session
@@ -31,8 +30,9 @@ from bridge.service.webhooks.reach import (
 )
 from bridge.store.sqlite import SQLiteStore
 from bridge.store.webhooks import webhook_store_for
-from tests.receiver import start_on_loopback
-from tests.seats import BROUSSEAU
+from tests.receiver import Listener
+from tests.seats import BROUSSEAU, overcome_start
+from tests.service_seat import ServiceSeat
 
 WORLD = "table"
 PUBLIC = "93.184.216.34"
@@ -81,34 +81,6 @@ class RecordingBackend(httpcore.AsyncNetworkBackend):
 
     async def sleep(self, seconds: float) -> None:
         await self.real.sleep(seconds)
-
-
-class Listener:
-    def __init__(self) -> None:
-        self.port = 0  # once it listens
-        self.got: list[tuple[str, dict[str, str]]] = []
-
-    def url(self, path: str = "/hook", host: str = "127.0.0.1") -> str:
-        return f"http://{host}:{self.port}{path}"
-
-
-@pytest.fixture
-async def listener() -> AsyncIterator[Listener]:
-    found = Listener()
-
-    async def anything(request: web.Request) -> web.Response:
-        found.got.append((request.path_qs, dict(request.headers)))
-        return web.Response(status=204)
-
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", anything)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    found.port = await start_on_loopback(runner)
-    try:
-        yield found
-    finally:
-        await runner.cleanup()
 
 
 async def open_service(tmp_path: Path, reach: WebhookReach) -> BridgeService:
@@ -314,8 +286,10 @@ async def test_the_connection_goes_to_the_address_checked_under_the_hosts_name(
     assert answer.status_code == 204
     assert backend.dialled == [("127.0.0.1", listener.port)]
     assert dns.asked == ["hooks.example"]
-    ((path, headers),) = listener.got
-    assert path == "/hook" and headers["Host"] == f"hooks.example:{listener.port}"
+    ((method, path, headers),) = listener.got
+    assert (
+        method == "POST" and path == "/hook" and headers["Host"] == f"hooks.example:{listener.port}"
+    )
     assert headers["User-Agent"].startswith("fate-bridge/")
 
 
@@ -377,23 +351,8 @@ def test_log_lines_keep_a_urls_scheme_and_host_only() -> None:
 
 async def card(service: BridgeService) -> None:
     """Brousseau resolves an overcome, as the GM."""
-    gm = Session("s", WORLD, "gm", "gm", True)
-    ids = iter(range(1, 100))
-
-    async def send(event: str, **payload: Any) -> dict[str, Any]:
-        payload.setdefault("request_id", f"r{next(ids)}")
-        ack = (await service.handle(gm, event, payload)).ack
-        assert ack["ok"], ack
-        data: dict[str, Any] = ack["data"]
-        return data
-
+    send = ServiceSeat(service, Session("s", WORLD, "gm", "gm", True)).ok
     await send("actor.sync", actor=BROUSSEAU)
     await send("dev.queue_dice", rolls=[[1, 1, 0, 0]])
-    started = await send(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 2},
-    )
+    started = await send("action.start", **overcome_start(2))
     await send("action.pass", action_id=started["action_id"], side="actor")

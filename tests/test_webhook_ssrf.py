@@ -12,91 +12,34 @@ import contextlib
 import json
 import os
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import socketio
-from aiohttp import web
 
-from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
+from bridge.service.protocol import NAMESPACE
 from tests.bridge_process import BridgeProcess, add_world, free_port
+from tests.conftest import API, bearer, world_api
 from tests.in_process import run_cli
-from tests.receiver import start_on_loopback
-from tests.seats import BROUSSEAU, Seat, overcome, queue
+from tests.receiver import Listener
+from tests.seats import BROUSSEAU, Seat, gm_auth, overcome, queue
 
-API = "/api/v1/worlds"
 ALLOW_ENV = "FATE_BRIDGE_WEBHOOK_ALLOW"
 # What a GM may read of a delivery that did not go through (never how it failed).
 TRANSPORT_WORDS = ("Error", "Timeout", "refused", "reset", "Connect", "Read", "Errno", "public")
-
-
-def bearer(key: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {key}"}
-
-
-@dataclass
-class Listener:
-    """A loopback HTTP endpoint that records every request, whatever its path."""
-
-    port: int
-    got: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
-    redirect_to: str = ""
-
-    def url(self, path: str, host: str = "127.0.0.1") -> str:
-        return f"http://{host}:{self.port}{path}"
-
-
-async def _start_listener() -> tuple[Listener, web.AppRunner]:
-    found = Listener(0)
-
-    async def anything(request: web.Request) -> web.StreamResponse:
-        found.got.append((request.method, request.path_qs, dict(request.headers)))
-        await request.read()
-        if request.path.startswith("/missing"):
-            return web.Response(status=404)
-        if request.path.startswith("/moved"):
-            return web.Response(status=302, headers={"Location": found.redirect_to})
-        return web.Response(status=204)
-
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", anything)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    found.port = await start_on_loopback(runner)
-    return found, runner
-
-
-@pytest.fixture
-async def listener() -> AsyncIterator[Listener]:
-    found, runner = await _start_listener()
-    try:
-        yield found
-    finally:
-        await runner.cleanup()
-
-
-@pytest.fixture
-async def second_listener() -> AsyncIterator[Listener]:
-    found, runner = await _start_listener()
-    try:
-        yield found
-    finally:
-        await runner.cleanup()
 
 
 @contextlib.asynccontextmanager
 async def gm_at(bridge: BridgeProcess, world: tuple[str, str]) -> AsyncIterator[Seat]:
     """The world's GM on a real Socket.IO connection, with Brousseau synced."""
     client = socketio.AsyncClient(reconnection=False)
-    auth = {"world": world[0], "role": "gm", "user": "gm", "key": world[1]}
     await client.connect(
         bridge.url,
         namespaces=[NAMESPACE],
         transports=["websocket"],
-        auth={**auth, "protocol": PROTOCOL_VERSION},
+        auth=gm_auth(world),
         wait_timeout=10,
     )
     try:
@@ -118,9 +61,9 @@ async def deliveries_settled(
     bridge: BridgeProcess, world: tuple[str, str], count: int, tries: int = 150
 ) -> list[dict[str, Any]]:
     """The world's deliveries once ``count`` of them have been tried at least once."""
-    url = f"{bridge.url}{API}/{world[0]}/webhooks"
+    url = "/webhooks"
     listed: list[dict[str, Any]] = []
-    async with httpx.AsyncClient(headers=bearer(world[1])) as http:
+    async with world_api(bridge, world) as http:
         for _ in range(tries):
             listed = (await http.get(url)).json()["deliveries"]
             if len(listed) >= count and all(d["attempts"] >= 1 for d in listed):
@@ -164,11 +107,10 @@ async def test_loopback_private_and_metadata_targets_are_refused_when_added_neve
     bridge: BridgeProcess, world: tuple[str, str], listener: Listener
 ) -> None:
     targets = ssrf_targets(listener.port)
-    base = f"{bridge.url}{API}/{world[0]}"
     messages = set()
-    async with httpx.AsyncClient(headers=bearer(world[1])) as http:
+    async with world_api(bridge, world) as http:
         for url in targets:
-            answer = await http.post(f"{base}/webhooks", json={"kind": "json", "url": url})
+            answer = await http.post("/webhooks", json={"kind": "json", "url": url})
             assert answer.status_code == 422, (url, answer.text)
             refused = answer.json()["error"]
             assert refused["code"] == "invalid" and refused["field"] == "url", (url, refused)
@@ -177,7 +119,7 @@ async def test_loopback_private_and_metadata_targets_are_refused_when_added_neve
         # One message for all: it does not say which of them the host can reach.
         assert len(messages) == 1, messages
         assert "public internet addresses" in messages.pop()
-        assert (await http.get(f"{base}/webhooks")).json()["webhooks"] == []
+        assert (await http.get("/webhooks")).json()["webhooks"] == []
     for url in targets[:3] + targets[9:11]:
         added = run_cli(bridge, "world", "webhooks", "add", world[0], "json", url, check=False)
         assert added.returncode == 1, (url, added.stdout, added.stderr)

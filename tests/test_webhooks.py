@@ -7,7 +7,6 @@ webhook is added with, so nothing asks DNS."""
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import time
 from collections.abc import AsyncIterator
@@ -37,13 +36,13 @@ from bridge.store.redis import RedisStore
 from bridge.store.sqlite import SQLiteStore
 from bridge.store.webhooks import WebhookStore, webhook_store_for
 from tests.bridge_process import flush_redis
-from tests.seats import BROUSSEAU
+from tests.seats import BROUSSEAU, action_invoke, action_start
+from tests.service_seat import ServiceSeat
 
 WORLD = "table"
 DISCORD_URL = "https://discord.com/api/webhooks/123456789012345678/s3cr3t-t0ken_value"
 JSON_URL = "https://automation.example/hooks/fate?token=abc"
 START = 1_800_000_000.0
-REQUEST_IDS = itertools.count(1)
 POLICY = RetryPolicy(base_seconds=2.0, cap_seconds=60.0, give_up_after=300.0)
 
 
@@ -81,21 +80,14 @@ class Rig:
     gm: Session
 
     async def send(self, event: str, **payload: Any) -> dict[str, Any]:
-        payload.setdefault("request_id", f"r{next(REQUEST_IDS)}")
-        ack = (await self.service.handle(self.gm, event, payload)).ack
-        assert ack["ok"], ack
-        data: dict[str, Any] = ack["data"]
-        return data
+        """The data of the GM's ``event``, which must be ok."""
+        return await ServiceSeat(self.service, self.gm).ok(event, **payload)
 
     async def resolve_overcome(self, dice: list[int], rating: int = 2) -> dict[str, Any]:
         """Brousseau (Athletics Good +3) overcomes a passive rating with these dice."""
         await self.send("dev.queue_dice", rolls=[dice])
         started = await self.send(
-            "action.start",
-            type="overcome",
-            actor_id=BROUSSEAU["id"],
-            skill="Athletics",
-            opposition={"kind": "passive", "rating": rating},
+            "action.start", **action_start(actor=BROUSSEAU["id"], rating=rating)
         )
         passed = await self.send("action.pass", action_id=started["action_id"], side="actor")
         card: dict[str, Any] = passed["card"]
@@ -147,13 +139,7 @@ async def test_discord_mirrors_a_resolved_card_as_an_embed_that_mentions_nobody(
     route = respx_mock.post(DISCORD_URL).mock(return_value=httpx.Response(204))
     await rig.add("discord", DISCORD_URL)
     await rig.send("dev.queue_dice", rolls=[[1, 0, 0, 0]])
-    started = await rig.send(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 2},
-    )
+    started = await rig.send("action.start", **action_start(rating=2))
     assert started["card"]["state"] == "invoking"
     await rig.outbox.run_once()
     assert not route.called  # provisional: nothing mirrored yet
@@ -230,35 +216,16 @@ async def test_a_roll_the_gm_cancels_is_posted_as_cancelled_and_a_cancel_before_
     signed = respx_mock.post(JSON_URL).mock(return_value=httpx.Response(200))
     await rig.add("discord", DISCORD_URL)
     await rig.add("json", JSON_URL)
-    declared = await rig.send(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 2},
-        dangerous={"actor": True},
-    )
+    declared = await rig.send("action.start", **action_start(rating=2, dangerous={"actor": True}))
     assert declared["card"]["state"] == "declared"
     await rig.send("action.cancel", action_id=declared["action_id"])
     await rig.outbox.run_once()
     assert not discord.called and not signed.called
 
     await rig.send("dev.queue_dice", rolls=[[-1, -1, 0, -1]])
-    started = await rig.send(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 4},
-    )
+    started = await rig.send("action.start", **action_start(rating=4))
     await rig.send(
-        "action.invoke",
-        action_id=started["action_id"],
-        invoker="brousseau",
-        aspect_id="brousseau.hc",
-        payment="fate_point",
-        effect="bonus",
-        side="actor",
+        "action.invoke", **action_invoke(started["action_id"], effect="bonus", side="actor")
     )
     await rig.outbox.run_once()
     assert not discord.called  # still open: nothing mirrored yet

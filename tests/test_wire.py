@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from bridge.service.protocol import EVENT_OF, INTENTS, NAMESPACE, PROTOCOL_VERSION, ErrorCode
+from bridge.service.protocol import EVENT_OF, INTENTS, NAMESPACE, ErrorCode
 from tests.bridge_process import Bridge
 from tests.fuzzing import examples
 from tests.raw_socket import RawSocket
-from tests.seats import Seat
+from tests.seats import Seat, gm_auth, player_auth
 
 OpenRaw = Callable[..., Awaitable[RawSocket]]
 
@@ -38,29 +38,15 @@ async def raw(bridge: Bridge) -> AsyncIterator[OpenRaw]:
         await sock.close()
 
 
-def gm(world: tuple[str, str], user: str = "gm") -> dict[str, Any]:
-    return {
-        "world": world[0],
-        "role": "gm",
-        "user": user,
-        "key": world[1],
-        "protocol": PROTOCOL_VERSION,
-    }
-
-
-def player(world: tuple[str, str], user: str) -> dict[str, Any]:
-    return {"world": world[0], "role": "player", "user": user, "protocol": PROTOCOL_VERSION}
-
-
 async def test_a_client_sent_connect_event_never_reaches_the_connect_handler(
     raw: OpenRaw, world: tuple[str, str]
 ) -> None:
     # DESIGN Trust: who a socket is comes from its handshake alone. `connect` and `disconnect`
     # sent as events are not intents: refused like any unknown event, identity unchanged.
-    paul = await raw(player(world, "paul"))
+    paul = await raw(player_auth(world, "paul"))
     first = await paul.call(1, "hello", {"request_id": "h1"})
     assert first["ok"] and first["data"]["user"] == "paul", first
-    as_gm = gm(world, "mallory")
+    as_gm = gm_auth(world, "mallory")
     for n, name in enumerate(["connect", "disconnect"], start=2):
         ack = await paul.call(n, name, {})
         assert ack["ok"] is False and ack["error"]["code"] == "unknown_event", ack
@@ -78,9 +64,9 @@ async def test_a_client_sent_connect_event_never_reaches_the_connect_handler(
 async def test_reserved_event_names_go_through_the_rate_limiter(
     raw: OpenRaw, world: tuple[str, str]
 ) -> None:
-    paul = await raw(player(world, "paul"))
+    paul = await raw(player_auth(world, "paul"))
     frames = [
-        f'2{NAMESPACE},{n}["connect",{{}},{json.dumps(player(world, f"u{n}"))}]'
+        f'2{NAMESPACE},{n}["connect",{{}},{json.dumps(player_auth(world, f"u{n}"))}]'
         for n in range(1, 121)
     ]
     for frame in frames:
@@ -108,7 +94,7 @@ WEIRD_NAMES: list[tuple[Any, str]] = [
 async def test_event_names_that_are_not_intents_get_an_error_ack(
     raw: OpenRaw, world: tuple[str, str], name: Any, code: str
 ) -> None:
-    sock = await raw(gm(world))
+    sock = await raw(gm_auth(world))
     ack = await sock.call(1, name, {"request_id": "x"})
     assert ack["ok"] is False and ack["error"]["code"] == code, ack
     assert (await sock.call(2, "hello", {"request_id": "still"}))["ok"] is True
@@ -131,7 +117,7 @@ async def test_event_names_that_are_not_intents_get_an_error_ack(
 async def test_event_frames_of_the_wrong_shape_get_an_error_ack(
     raw: OpenRaw, world: tuple[str, str], body: str
 ) -> None:
-    sock = await raw(gm(world))
+    sock = await raw(gm_auth(world))
     await sock.send(f"2{NAMESPACE},1{body}")
     ack = (await sock.wait_ack(1))[0]
     assert ack["ok"] is False and ack["error"]["code"] in {"invalid", "unknown_event"}, ack
@@ -150,7 +136,7 @@ async def test_event_frames_of_the_wrong_shape_get_an_error_ack(
 async def test_every_integer_is_bounded(
     raw: OpenRaw, world: tuple[str, str], event: str, payload: Any, field: str
 ) -> None:
-    sock = await raw(gm(world))
+    sock = await raw(gm_auth(world))
     ack = await sock.call(1, event, payload)
     assert ack["ok"] is False and ack["error"]["code"] == "invalid", ack
     assert ack["error"]["field"] == field
@@ -176,7 +162,7 @@ MALFORMED = [
 async def test_frames_the_decoder_cannot_parse_get_a_notice_and_one_log_line(
     bridge: Bridge, raw: OpenRaw, world: tuple[str, str], frame: str, ack_id: int | None
 ) -> None:
-    sock = await raw(gm(world))
+    sock = await raw(gm_auth(world))
     await sock.send(frame)
     notice = await sock.wait_event("notice")
     assert notice["level"] == "error" and notice["code"] == "malformed_frame", notice
@@ -193,8 +179,8 @@ async def test_frames_the_decoder_cannot_parse_get_a_notice_and_one_log_line(
 async def test_malformed_frames_are_counted_per_connection(
     bridge: Bridge, raw: OpenRaw, world: tuple[str, str]
 ) -> None:
-    sock = await raw(gm(world))
-    other = await raw(gm(world, "gm2"))
+    sock = await raw(gm_auth(world))
+    other = await raw(gm_auth(world, "gm2"))
     for n in range(3):
         await sock.send(f'2{NAMESPACE},{n + 1}["hello",{{')
         await sock.wait_ack(n + 1)
@@ -212,9 +198,9 @@ async def test_malformed_frames_are_counted_per_connection(
 async def test_a_second_namespace_connect_on_one_socket_changes_nothing(
     raw: OpenRaw, world: tuple[str, str]
 ) -> None:
-    paul = await raw(player(world, "paul"))
+    paul = await raw(player_auth(world, "paul"))
     first = await paul.call(1, "hello", {"request_id": "h1"})
-    await paul.send(f"0{NAMESPACE},{json.dumps(gm(world, 'mallory'))}")
+    await paul.send(f"0{NAMESPACE},{json.dumps(gm_auth(world, 'mallory'))}")
     await asyncio.sleep(0)  # nothing to wait for: the answer below must not have changed
     again = await paul.call(2, "hello", {"request_id": "h2"})
     assert again["ok"], again
@@ -366,13 +352,13 @@ async def test_leaving_and_joining_again_on_one_websocket_is_rate_limited(
 ) -> None:
     # Each join is a fresh handshake with a fresh rate bucket: joins themselves are limited
     # (and a socket that goes on while refused, a stranger again, is cut by its budget).
-    sock = await raw(player(world, "bob"))
+    sock = await raw(player_auth(world, "bob"))
     answers = []
     for n in range(12):
         before = len(sock.frames)
         try:
             await sock.send(f"1{NAMESPACE},")
-            await sock.send(f"0{NAMESPACE},{json.dumps(player(world, f'bob{n}'))}")
+            await sock.send(f"0{NAMESPACE},{json.dumps(player_auth(world, f'bob{n}'))}")
             answers.append(await sock.wait_frame(is_join_answer, since=before))
         except (AssertionError, ConnectionError):
             assert sock.closed.is_set()

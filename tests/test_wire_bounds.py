@@ -12,7 +12,6 @@ import json
 import os
 import socket
 import struct
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ import aiohttp
 import pytest
 
 from bridge.service import BridgeService, Session
-from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
+from bridge.service.protocol import NAMESPACE
 from bridge.store.sqlite import SQLiteStore
 from bridge.transport.engineio_ws import JOINED_BACKLOG_BYTES
 from bridge.transport.port import IntentPort
@@ -28,10 +27,9 @@ from tests.bridge_process import Bridge, add_world
 from tests.conftest import Connect
 from tests.in_process import InProcessBridge
 from tests.raw_socket import RawSocket
-from tests.seats import Seat
-from tests.socket_stub import serving, until
-
-WS = "/socket.io/?EIO=4&transport=websocket"
+from tests.seats import Seat, gm_auth
+from tests.socket_stub import WS, serving, until, websocket
+from tests.stores import opened
 
 
 def masked(payload: bytes, opcode: int = 0x1) -> bytes:
@@ -144,11 +142,7 @@ async def test_a_backlog_past_the_budget_cuts_the_session_and_frees_it() -> None
 
 
 async def test_a_slow_reader_within_the_budget_is_not_cut() -> None:
-    async with (
-        serving(ping_interval=5, ping_timeout=5) as (service, url),
-        aiohttp.ClientSession() as http,
-        http.ws_connect(url + WS) as ws,
-    ):
+    async with websocket(ping_interval=5, ping_timeout=5) as (service, ws):
         await ws.receive_str(timeout=5)
         await ws.send_str(f"40{NAMESPACE},{{}}")
         await ws.receive_str(timeout=5)
@@ -170,11 +164,7 @@ async def test_a_slow_reader_within_the_budget_is_not_cut() -> None:
 
 async def test_a_connect_flood_is_answered_a_few_times_then_cut() -> None:
     # Issue 35, hole 2: every CONNECT to another namespace was decoded and answered.
-    async with (
-        serving() as (_service, url),
-        aiohttp.ClientSession() as http,
-        http.ws_connect(url + WS) as ws,
-    ):
+    async with websocket() as (_service, ws):
         await ws.receive_str(timeout=5)
         for _ in range(200):
             await ws.send_str("40/other,")
@@ -220,11 +210,7 @@ async def test_a_stranger_past_its_small_inbound_budget_is_cut_before_anything_i
 
 async def test_a_client_that_sends_but_never_answers_pings_is_cut() -> None:
     # Issue 35, hole 5: any frame counted as a sign of life; only a pong does now.
-    async with (
-        serving(ping_interval=0.3, ping_timeout=0.3) as (service, url),
-        aiohttp.ClientSession() as http,
-        http.ws_connect(url + WS) as ws,
-    ):
+    async with websocket(ping_interval=0.3, ping_timeout=0.3) as (service, ws):
         await ws.receive_str(timeout=5)
         await ws.send_str(f"40{NAMESPACE},{{}}")
 
@@ -272,36 +258,21 @@ async def test_max_payload_is_exact() -> None:
             assert message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
 
 
-def gm_auth(world: tuple[str, str]) -> dict[str, Any]:
-    return {
-        "world": world[0],
-        "user": "gm",
-        "role": "gm",
-        "key": world[1],
-        "protocol": PROTOCOL_VERSION,
-    }
-
-
 # --- one address -------------------------------------------------------------------------
 
 
-@pytest.fixture
-async def four_per_address(tmp_path: Path) -> AsyncIterator[InProcessBridge]:
-    served = await InProcessBridge(tmp_path).serve(
-        "--handshake-timeout", "2", "--max-connections-per-address", "4"
-    )
-    try:
-        yield served
-    finally:
-        await served.aclose()
+# A bridge that times handshakes out after 2 s and allows 4 connections per address.
+FOUR_PER_ADDRESS = pytest.mark.bridge_args(
+    "--handshake-timeout", "2", "--max-connections-per-address", "4"
+)
 
 
+@FOUR_PER_ADDRESS
 async def test_idle_connections_reopened_never_lock_a_gm_out_and_log_a_few_lines(
-    four_per_address: InProcessBridge,
+    bridge: InProcessBridge,
 ) -> None:
     # Issue 35, hole 3: idle connections reopened as soon as closed kept the address's cap
     # full; the GM's websocket and the HTTP API failed 40/40, with a log line each.
-    bridge = four_per_address
     key = add_world(bridge, "w1")
     stop = asyncio.Event()
     opened = 0
@@ -413,9 +384,7 @@ async def test_relay_leave_frees_the_users_read_turn_and_coming_back_refills_not
     tmp_path: Path,
 ) -> None:
     # Issue 35, hole 4: 5,000 leave cycles left 5,000 read-turn locks; a return refilled.
-    store = SQLiteStore(tmp_path / "bridge.sqlite3")
-    await store.open()
-    try:
+    async with opened(SQLiteStore(tmp_path / "bridge.sqlite3")) as store:
         service = BridgeService(store, dev_dice=True)
         await service.add_world("w", "World")
         port = IntentPort(service)
@@ -441,12 +410,11 @@ async def test_relay_leave_frees_the_users_read_turn_and_coming_back_refills_not
         back = await relay("paul", "hello", 99)
         assert back["ok"] is False and back["error"]["code"] == "rate_limited", back
         await port.closed("g")
-    finally:
-        await store.close()
 
 
+@FOUR_PER_ADDRESS
 async def test_websocket_handshakes_per_address_are_rate_limited_with_a_clear_refusal(
-    four_per_address: InProcessBridge,
+    bridge: InProcessBridge,
 ) -> None:
     # A handshake flood (each socket cut and reopened) cost the loop a handshake each;
     # past the address's rate it is refused before any websocket opens.
@@ -454,7 +422,7 @@ async def test_websocket_handshakes_per_address_are_rate_limited_with_a_clear_re
     async with aiohttp.ClientSession() as http:
         for _ in range(300):
             try:
-                async with http.ws_connect(four_per_address.url + WS) as ws:
+                async with http.ws_connect(bridge.url + WS) as ws:
                     await ws.receive_str(timeout=5)
             except aiohttp.WSServerHandshakeError as exc:
                 refused = exc

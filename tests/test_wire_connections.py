@@ -7,28 +7,19 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
+from bridge.service.protocol import NAMESPACE
 from tests.bridge_process import add_world
-from tests.in_process import InProcessBridge
+from tests.in_process import InProcessBridge, serving_in_loop
 from tests.raw_socket import RawSocket
+from tests.seats import gm_auth
 
-
-@pytest.fixture
-async def guarded(tmp_path: Path) -> AsyncIterator[InProcessBridge]:
-    """A bridge that times handshakes out after 1 s and allows 4 connections per address."""
-    served = await InProcessBridge(tmp_path).serve(
-        "--handshake-timeout", "1", "--max-connections-per-address", "4"
-    )
-    try:
-        yield served
-    finally:
-        await served.aclose()
+# A bridge that times handshakes out after 1 s and allows 4 connections per address.
+GUARDED = pytest.mark.bridge_args("--handshake-timeout", "1", "--max-connections-per-address", "4")
 
 
 async def healthz(bridge: InProcessBridge, timeout: float) -> int:
@@ -52,9 +43,10 @@ async def closed_by_peer(reader: asyncio.StreamReader, deadline: float) -> bytes
         return b""
 
 
-async def test_partial_http_headers_are_timed_out(guarded: InProcessBridge) -> None:
+@GUARDED
+async def test_partial_http_headers_are_timed_out(bridge: InProcessBridge) -> None:
     # Slow loris: headers that never finish, one byte at a time. Each connection is closed.
-    conns = [await asyncio.open_connection("127.0.0.1", guarded.port) for _ in range(3)]
+    conns = [await asyncio.open_connection("127.0.0.1", bridge.port) for _ in range(3)]
     for _reader, writer in conns:
         writer.write(b"GET /healthz HTTP/1.1\r\nHost: bridge\r\nX-Slow: ")
         await writer.drain()
@@ -74,35 +66,38 @@ async def test_partial_http_headers_are_timed_out(guarded: InProcessBridge) -> N
         trickling.cancel()
         for _reader, writer in conns:
             writer.close()
-    assert await healthz(guarded, timeout=5) == 200
+    assert await healthz(bridge, timeout=5) == 200
 
 
-async def test_a_connection_that_sends_nothing_is_closed(guarded: InProcessBridge) -> None:
-    reader, writer = await asyncio.open_connection("127.0.0.1", guarded.port)
+@GUARDED
+async def test_a_connection_that_sends_nothing_is_closed(bridge: InProcessBridge) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", bridge.port)
     try:
         assert await closed_by_peer(reader, deadline=15) == b""
     finally:
         writer.close()
 
 
+@GUARDED
 async def test_a_websocket_that_never_joins_the_namespace_is_closed(
-    guarded: InProcessBridge,
+    bridge: InProcessBridge,
 ) -> None:
-    sock = await RawSocket.open(guarded.url)  # answers pings, but never sends CONNECT
+    sock = await RawSocket.open(bridge.url)  # answers pings, but never sends CONNECT
     try:
         await asyncio.wait_for(sock.closed.wait(), 15)
     finally:
         await sock.close()
 
 
+@GUARDED
 async def test_strangers_per_address_are_capped_by_cutting_the_oldest(
-    guarded: InProcessBridge,
+    bridge: InProcessBridge,
 ) -> None:
     # The pool of connections not joined is kept at 4; a new one is never refused: the
     # oldest that has sent nothing (else the oldest) makes room (issue 35).
-    socks = [await RawSocket.open(guarded.url) for _ in range(4)]
+    socks = [await RawSocket.open(bridge.url) for _ in range(4)]
     try:
-        assert await healthz(guarded, timeout=5) == 200
+        assert await healthz(bridge, timeout=5) == 200
         await asyncio.wait_for(socks[0].closed.wait(), 10)
         assert not any(sock.closed.is_set() for sock in socks[2:])
     finally:
@@ -112,7 +107,7 @@ async def test_strangers_per_address_are_capped_by_cutting_the_oldest(
     deadline = time.monotonic() + 10
     while True:
         try:
-            if await healthz(guarded, timeout=2) == 200:
+            if await healthz(bridge, timeout=2) == 200:
                 break
         except httpx.HTTPError:
             pass
@@ -128,14 +123,12 @@ async def test_permessage_deflate_is_declined_unless_the_operator_turns_it_on(
 ) -> None:
     # A browser offers permessage-deflate on every websocket; deflating each frame once per
     # receiver is CPU the bridge spends only when asked to. Either way the client plays on.
-    served = await InProcessBridge(tmp_path).serve(*flags)
-    try:
+    async with serving_in_loop(InProcessBridge(tmp_path), *flags) as served:
         key = add_world(served, "table")
         sock = await RawSocket.open(served.url, compress=15)
         try:
             assert sock.ws.compress == negotiated
-            auth = {"world": "table", "role": "gm", "user": "gm", "key": key}
-            joined = await sock.join({**auth, "protocol": PROTOCOL_VERSION})
+            joined = await sock.join(gm_auth(("table", key)))
             assert joined.startswith("0" + NAMESPACE), joined
             hello = await sock.call(1, "hello", {"request_id": "h"})
             assert hello["ok"] and hello["data"]["world"] == "table", hello
@@ -147,5 +140,3 @@ async def test_permessage_deflate_is_declined_unless_the_operator_turns_it_on(
             assert state["data"]["characters"][0]["name"] == actor["name"]
         finally:
             await sock.close()
-    finally:
-        await served.aclose()

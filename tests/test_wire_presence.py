@@ -12,20 +12,15 @@ import pytest
 from bridge.store.redis import RedisStore
 from tests.bridge_process import BridgeProcess, add_world
 from tests.conftest import Connect
-from tests.seats import BROUSSEAU, Seat, queue
+from tests.seats import BROUSSEAU, Seat, queue, start_action
+from tests.stores import opened
 
 GM_WRITER = "gm"  # the card emits' writer when the acting user's client is not there
 
 
 async def start_paul_action(gm: Seat, paul: Seat) -> str:
     await queue(gm, [0, 0, 0, 0])
-    card = await paul.card(
-        "action.start",
-        type="overcome",
-        actor_id="brousseau",
-        skill="Athletics",
-        opposition={"kind": "passive", "rating": 1},
-    )
+    card = await start_action(paul, rating=1)
     first = await gm.wait_for("card", lambda e: e["card"]["action_id"] == card["action_id"])
     assert first[0]["writer"] == "paul"  # paul is there: his own client writes his card
     action_id: str = card["action_id"]
@@ -68,12 +63,8 @@ def node_b(tmp_path: Path, bridge: BridgeProcess) -> Iterator[BridgeProcess]:
 
 
 async def presence(redis_url: str, world_id: str, user_id: str) -> bool:
-    store = RedisStore(redis_url)
-    await store.open()
-    try:
+    async with opened(RedisStore(redis_url)) as store:
         return await store.is_present(world_id, user_id)
-    finally:
-        await store.close()
 
 
 @pytest.mark.process

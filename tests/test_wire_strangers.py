@@ -9,16 +9,15 @@ import asyncio
 import contextlib
 import json
 import time
-from typing import Any
 
 import httpx
 import pytest
 
-from bridge.service.protocol import NAMESPACE, PROTOCOL_VERSION
+from bridge.service.protocol import NAMESPACE
 from tests.bridge_process import Bridge
 from tests.conftest import Connect
 from tests.raw_socket import RawSocket
-from tests.seats import Seat
+from tests.seats import Seat, gm_auth, player_auth
 
 
 async def flood(sock: RawSocket, packet: str, times: int) -> int:
@@ -65,14 +64,6 @@ async def test_an_engineio_packet_no_client_sends_closes_the_connection_with_one
 # --- seats: sockets that never join, players nobody binds ---------------------------------
 
 
-def player(world: tuple[str, str], user: str) -> dict[str, Any]:
-    return {"world": world[0], "role": "player", "user": user, "protocol": PROTOCOL_VERSION}
-
-
-def gm_auth(world: tuple[str, str], user: str = "gm") -> dict[str, Any]:
-    return {**player(world, user), "role": "gm", "key": world[1]}
-
-
 def joined(answer: str) -> bool:
     return answer.startswith("0" + NAMESPACE)
 
@@ -89,7 +80,7 @@ async def test_thirty_two_unbound_players_never_lock_the_gm_out_of_the_socket_or
         for n in range(32):
             sock = await RawSocket.open(bridge.url)
             socks.append(sock)
-            answers.append(await sock.join(player(world, f"stranger{n}")))
+            answers.append(await sock.join(player_auth(world, f"stranger{n}")))
         admitted = [s for s, a in zip(socks, answers, strict=True) if joined(a)]
         refused = [s for s, a in zip(socks, answers, strict=True) if not joined(a)]
         # Unbound players have a small cap of their own; past it the join is refused with a
@@ -121,7 +112,7 @@ async def test_thirty_two_unbound_players_never_lock_the_gm_out_of_the_socket_or
         assert bound["ok"] and bound["data"]["bound"], bound
         late = await RawSocket.open(bridge.url)
         socks.append(late)
-        assert joined(await late.join(player(world, "latecomer"))), late.frames
+        assert joined(await late.join(player_auth(world, "latecomer"))), late.frames
     finally:
         for sock in socks:
             await sock.close()
@@ -136,8 +127,8 @@ async def test_an_unbound_player_is_closed_with_a_notice_once_its_bind_time_is_u
     mallory = await RawSocket.open(bridge.url)
     try:
         assert joined(await gm.join(gm_auth(world)))
-        assert joined(await paul.join(player(world, "paul")))
-        assert joined(await mallory.join(player(world, "mallory")))
+        assert joined(await paul.join(player_auth(world, "paul")))
+        assert joined(await mallory.join(player_auth(world, "mallory")))
         nonce = (await paul.call(1, "hello", {"request_id": "h"}))["data"]["bind_nonce"]
         bound = await gm.call(
             1, "user.bind", {"request_id": "b", "user_id": "paul", "nonce": nonce}

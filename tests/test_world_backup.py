@@ -17,7 +17,7 @@ from tests.bridge_process import Bridge, add_world
 from tests.conftest import Connect
 from tests.in_process import InProcessBridge, run_cli
 from tests.log_forgery import rewrite_event
-from tests.seats import BROUSSEAU, Seat, queue
+from tests.seats import BROUSSEAU, Seat, queue, start_action
 
 
 async def play(gm: Seat, rolls: int) -> None:
@@ -25,14 +25,17 @@ async def play(gm: Seat, rolls: int) -> None:
     await gm.ok("actor.sync", actor=BROUSSEAU)
     for _ in range(rolls):
         await queue(gm, [1, 0, 0, -1])
-        card = await gm.card(
-            "action.start",
-            type="overcome",
-            actor_id="brousseau",
-            skill="Athletics",
-            opposition={"kind": "passive", "rating": 2},
-        )
+        card = await start_action(gm, rating=2)
         await gm.card("action.pass", action_id=card["action_id"], side="actor")
+
+
+async def two_worlds(bridge: Bridge, connect: Connect, world: tuple[str, str]) -> tuple[Seat, Seat]:
+    """The GMs of ``world``, after two rolls there, and of a second world, "other", on the
+    same bridge (a backup holds its own world alone)."""
+    other_key = add_world(bridge, "other")
+    gm = Seat(await connect(world[0], key=world[1]))
+    await play(gm, 2)
+    return gm, Seat(await connect("other", key=other_key))
 
 
 def events_of(data_dir: Path, world: str) -> int:
@@ -65,10 +68,7 @@ def verified_as_data_dir(backup: Path, folder: Path, world: str) -> str:
 async def test_a_backup_taken_while_the_bridge_serves_and_writes_is_whole_and_verifies(
     bridge: Bridge, connect: Connect, world: tuple[str, str], tmp_path: Path
 ) -> None:
-    other_key = add_world(bridge, "other")
-    gm = Seat(await connect(world[0], key=world[1]))
-    await play(gm, 2)
-    other = Seat(await connect("other", key=other_key))
+    gm, other = await two_worlds(bridge, connect, world)
     writing = asyncio.create_task(play(other, 6))
     await asyncio.sleep(0)  # the other world's GM is writing while the backup runs
     backup = tmp_path / "table.backup"
@@ -95,10 +95,7 @@ async def test_a_backup_taken_while_the_bridge_serves_and_writes_is_whole_and_ve
 async def test_restore_refuses_what_is_no_verified_backup_of_the_world_and_changes_nothing(
     bridge: InProcessBridge, connect: Connect, world: tuple[str, str], tmp_path: Path
 ) -> None:
-    other_key = add_world(bridge, "other")
-    gm = Seat(await connect(world[0], key=world[1]))
-    await play(gm, 2)
-    other = Seat(await connect("other", key=other_key))
+    gm, other = await two_worlds(bridge, connect, world)
     await play(other, 1)
     good = tmp_path / "table.backup"
     assert world_cli(bridge, "backup", world[0], str(good)).returncode == 0
