@@ -2,18 +2,18 @@
  * The macro API on `game.modules.get("fate-bridge").api` (see MACROS.md).
  * @module api
  */
-import { characterActor } from "./characters.mjs";
-import { startAction } from "./actions.mjs";
-import { send, worldState } from "./intents.mjs";
+import { characterActor } from "./foundry/characters.mjs";
+import { startAction } from "./actions/start.mjs";
+import { send, worldState } from "./net/intents.mjs";
 import { MODULE_ID, PROTOCOL_VERSION } from "./protocol.mjs";
-import { runtime } from "./runtime.mjs";
-import * as scene from "./scene-actions.mjs";
-import { chatLogAnchors, exportHistoryAnchors, verifyHistory } from "./anchors.mjs";
-import { historyStats, readHistory, undo } from "./history.mjs";
-import { openHistory } from "./history-window.mjs";
-import { askSceneEnd, openScenePanel } from "./scene-panel.mjs";
-import { currentScene, readScene } from "./scene-state.mjs";
-import { fcoProposal, offerRuleset, setRuleset } from "./ruleset.mjs";
+import { runtime } from "./net/runtime.mjs";
+import * as scene from "./scene/actions.mjs";
+import { chatLogAnchors, exportHistoryAnchors, verifyHistory } from "./history/anchors.mjs";
+import { historyStats, readHistory, undo } from "./history/history.mjs";
+import { openHistory } from "./history/window.mjs";
+import { askSceneEnd, openScenePanel } from "./scene/panel.mjs";
+import { currentScene, readScene } from "./scene/state.mjs";
+import { fcoProposal, offerRuleset, setRuleset } from "./net/ruleset.mjs";
 
 /**
  * @param {Actor|string} actorOrId  an Actor, an actor id or an actor name
@@ -54,7 +54,7 @@ export function createApi() {
      * Start any action. Without `opposition`, `opposerId` or `recovery`, the action dialog asks.
      * @param {Actor|string} actorOrId
      * @param {string} skill
-     * @param {import("./actions.mjs").ActionRequest} [request]
+     * @param {import("./actions/start.mjs").ActionRequest} [request]
      */
     start(actorOrId, skill, request = {}) {
       return withActor(actorOrId, (actor) => startAction(actor, skill, request));
@@ -208,11 +208,11 @@ export function createApi() {
     get hello() {
       return runtime.hello ? structuredClone(runtime.hello) : null;
     },
-    /** @returns {import("./connection.mjs").ConnectionStatus} */
+    /** @returns {import("./net/connection.mjs").ConnectionStatus} */
     get status() {
       return { ...(runtime.connection?.status ?? { state: "offline", reason: null, message: null }) };
     },
-    /** @returns {import("./connection.mjs").ConnectionManager|null} */
+    /** @returns {import("./net/connection.mjs").ConnectionManager|null} */
     get connection() {
       return runtime.connection;
     }

@@ -2,26 +2,26 @@
  * Fate Bridge: hooks only. `init` registers settings and templates; `ready` connects.
  * @module main
  */
-import { onUpdateActor } from "./actions.mjs";
+import { onUpdateActor } from "./actions/start.mjs";
 import { createApi } from "./api.mjs";
-import { onUpdateUser } from "./binding.mjs";
-import { renderControls } from "./card-controls.mjs";
-import { decorateMessage } from "./cards.mjs";
-import { ACTOR_SHEET_RENDER_HOOKS, CHAT_MESSAGE_RENDER_HOOK, PLAYERS_RENDER_HOOK, loadTemplates } from "./compat.mjs";
-import { onUserConnected, startConnection } from "./session.mjs";
+import { onUpdateUser } from "./net/binding.mjs";
+import { renderControls } from "./cards/controls.mjs";
+import { decorateMessage } from "./cards/chat.mjs";
+import { ACTOR_SHEET_RENDER_HOOKS, CHAT_MESSAGE_RENDER_HOOK, PLAYERS_RENDER_HOOK, loadTemplates } from "./foundry/compat.mjs";
+import { onUserConnected, startConnection } from "./net/session.mjs";
 import { MODULE_ID } from "./protocol.mjs";
-import { registerSettings } from "./settings.mjs";
-import { followRuleset, onRulesetSetting } from "./ruleset.mjs";
-import { onRenderActorSheet } from "./sheet.mjs";
-import { showStatus } from "./status.mjs";
-import { registerStatuses } from "./world-writes.mjs";
-import { writeConflicts } from "./conflict-combat.mjs";
-import { addSceneControl } from "./compat.mjs";
-import { openScenePanel } from "./scene-panel.mjs";
-import { openHistory } from "./history-window.mjs";
-import { addSceneWriter, onSceneState } from "./scene-state.mjs";
-import { onCreateToken, onUpdateToken, syncSceneTokens } from "./scene-tokens.mjs";
-import { onRenderFateUtilities, onUpdateScene, onUpdateUser as onFcoUpdateUser, writeFcoStores } from "./fco-utilities.mjs";
+import { registerSettings } from "./net/settings.mjs";
+import { followRuleset, onRulesetSetting } from "./net/ruleset.mjs";
+import { onRenderActorSheet } from "./foundry/sheet.mjs";
+import { showStatus } from "./net/status.mjs";
+import { registerStatuses } from "./foundry/world-writes.mjs";
+import { writeConflicts } from "./scene/combat.mjs";
+import { addSceneControl } from "./foundry/compat.mjs";
+import { openScenePanel } from "./scene/panel.mjs";
+import { openHistory } from "./history/window.mjs";
+import { addSceneWriter, onSceneState } from "./scene/state.mjs";
+import { onCreateToken, onUpdateToken, syncSceneTokens } from "./scene/tokens.mjs";
+import { onRenderFateUtilities, onUpdateScene, onUpdateUser as onFcoUpdateUser, writeFcoStores } from "./adapters/fco-utilities.mjs";
 
 Hooks.once("init", () => {
   registerSettings(() => {

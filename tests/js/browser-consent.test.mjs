@@ -72,7 +72,7 @@ test("a player's advantage on the GM's ogre waits for the GM's yes on the card: 
   // Ann's client writes her cards; on this one page the GM's client writes them instead (the
   // path taken when the acting player is away), so the GM's page shows each as Foundry would.
   const relay = (emit) => page.evaluate(async (e) => {
-    const cards = await import("/foundry-module/scripts/cards.mjs");
+    const cards = await import("/foundry-module/scripts/cards/chat.mjs");
     await cards.handleCardEmit({ ...e, writer: "gm" });
   }, emit);
   try {
@@ -81,7 +81,7 @@ test("a player's advantage on the GM's ogre waits for the GM's yes on the card: 
     assert.equal((await api("user.bind", { user_id: ANN, nonce: hello.data.bind_nonce })).ok, true);
     // The GM's page sends the ogre to the bridge, as it does for a token on the scene.
     const synced = await page.evaluate(async () => {
-      const { syncActor } = await import("/foundry-module/scripts/actions.mjs");
+      const { syncActor } = await import("/foundry-module/scripts/actions/start.mjs");
       return settled(syncActor(game.actors.get("actorOgre0000001")));
     });
     assert.equal(synced.ok, true, JSON.stringify(synced));

@@ -136,7 +136,7 @@ test("R13.10 Invoke for …, R13.11 Step in, R13.1 approaches only, and the caus
   await api("world.ruleset", { ruleset: "fate-accelerated" });
   await page.waitForFunction(() => game.modules.get("fate-bridge").api !== undefined);
   await page.evaluate(async (z) => {
-    const { askAction } = await import("/foundry-module/scripts/roll-dialog.mjs");
+    const { askAction } = await import("/foundry-module/scripts/actions/roll-dialog.mjs");
     window.asked = askAction({ actor: game.actors.get(z) });
   }, ZIRD);
   const rollDialog = page.locator("dialog.fake-dialog-v2").last();
@@ -193,7 +193,7 @@ test("R13.10 on a player's page (relay mode): Ann's Zird, in the scene and not t
   assert.equal(opened.state, "invoking");
   const flags = await gmPage.evaluate(() => game.messages.contents.at(-1).flags["fate-bridge"]);
   await page.evaluate(async ([f, ann]) => {
-    const cards = await import("/foundry-module/scripts/cards.mjs");
+    const cards = await import("/foundry-module/scripts/cards/chat.mjs");
     await cards.handleCardEmit({ seq: f.seq, world: "w", writer: ann, op: "create", card_id: f.cardId, card: f.card });
   }, [flags, ANN]);
   const card = page.locator("#chat-log .chat-message").last();

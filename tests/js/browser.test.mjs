@@ -437,7 +437,7 @@ test("the GM confirms a player's proposed rating and danger on the card: the for
     // Ann's client writes her card and Foundry shows the message to the GM; on this one page the
     // GM's client writes it instead (the path taken when the acting player is away).
     const relay = (emit) => page.evaluate(async (e) => {
-      const cards = await import("/foundry-module/scripts/cards.mjs");
+      const cards = await import("/foundry-module/scripts/cards/chat.mjs");
       await cards.handleCardEmit({ ...e, writer: "gm" });
     }, emit);
     await relay(await emitOf((e) => e.card.state === "confirming"));

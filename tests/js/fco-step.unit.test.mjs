@@ -83,11 +83,11 @@ before(async () => {
   }, { io: () => { throw new Error("no connection in unit tests"); } });
   installFcoStandIn(foundry);
   foundry.Hooks.callAll("init");
-  ({ runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs")));
+  ({ runtime } = await import(path.join(MODULE_DIR, "scripts/net/runtime.mjs")));
   adapters = await import(path.join(MODULE_DIR, "scripts/adapters/index.mjs"));
-  writes = await import(path.join(MODULE_DIR, "scripts/world-writes.mjs"));
-  scenes = await import(path.join(MODULE_DIR, "scripts/scene-state.mjs"));
-  dialog = await import(path.join(MODULE_DIR, "scripts/roll-dialog.mjs"));
+  writes = await import(path.join(MODULE_DIR, "scripts/foundry/world-writes.mjs"));
+  scenes = await import(path.join(MODULE_DIR, "scripts/scene/state.mjs"));
+  dialog = await import(path.join(MODULE_DIR, "scripts/actions/roll-dialog.mjs"));
   runtime.connection = {
     connected: true,
     status: { state: "connected", reason: null, message: null },

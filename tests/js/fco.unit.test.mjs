@@ -66,11 +66,11 @@ before(async () => {
   }, { io: () => { throw new Error("no connection in unit tests"); } });
   installFcoStandIn(foundry);
   foundry.Hooks.callAll("init");
-  cards = await import(path.join(MODULE_DIR, "scripts/cards.mjs"));
+  cards = await import(path.join(MODULE_DIR, "scripts/cards/chat.mjs"));
   adapters = await import(path.join(MODULE_DIR, "scripts/adapters/index.mjs"));
-  writes = await import(path.join(MODULE_DIR, "scripts/world-writes.mjs"));
-  tokens = await import(path.join(MODULE_DIR, "scripts/scene-tokens.mjs"));
-  compat = await import(path.join(MODULE_DIR, "scripts/compat.mjs"));
+  writes = await import(path.join(MODULE_DIR, "scripts/foundry/world-writes.mjs"));
+  tokens = await import(path.join(MODULE_DIR, "scripts/scene/tokens.mjs"));
+  compat = await import(path.join(MODULE_DIR, "scripts/foundry/compat.mjs"));
 });
 
 const sceneRolls = () => foundry.game.scenes.viewed.getFlag("fate-core-official", "rolls") ?? [];
@@ -161,7 +161,7 @@ describe("every token is its own character (issue 8.5)", () => {
     assert.deepEqual(data.map((d) => d.name), ["Goblin A", "Goblin B", "Goblin C", "Zird the Arcane"]);
     assert.ok(actors.slice(0, 3).every((a) => a.id === GOBLIN && a.isToken), "Foundry gives every synthetic actor its base actor's id");
     assert.deepEqual(compat.sceneActorIds(), [...data.map((d) => d.id), "actorThingChest1"]);
-    const { candidates } = await import(path.join(MODULE_DIR, "scripts/roll-dialog.mjs"));
+    const { candidates } = await import(path.join(MODULE_DIR, "scripts/actions/roll-dialog.mjs"));
     assert.deepEqual(candidates(foundry.game.actors.get("actorZird0000001")).map((o) => [o.id, o.name]), [
       ["Scene.sceneGoblins0001.Token.tokGoblinA000001", "Goblin A"],
       ["Scene.sceneGoblins0001.Token.tokGoblinB000001", "Goblin B"],

@@ -119,11 +119,11 @@ before(async () => {
   }, { io: () => { throw new Error("no connection in unit tests"); } });
   // Foundry's start sequence without connecting: ready would connect, so fire init only.
   foundry.Hooks.callAll("init");
-  cards = await import(path.join(MODULE_DIR, "scripts/cards.mjs"));
-  sheet = await import(path.join(MODULE_DIR, "scripts/sheet.mjs"));
+  cards = await import(path.join(MODULE_DIR, "scripts/cards/chat.mjs"));
+  sheet = await import(path.join(MODULE_DIR, "scripts/foundry/sheet.mjs"));
   adapters = await import(path.join(MODULE_DIR, "scripts/adapters/index.mjs"));
-  writes = await import(path.join(MODULE_DIR, "scripts/world-writes.mjs"));
-  controls = await import(path.join(MODULE_DIR, "scripts/card-controls.mjs"));
+  writes = await import(path.join(MODULE_DIR, "scripts/foundry/world-writes.mjs"));
+  controls = await import(path.join(MODULE_DIR, "scripts/cards/controls.mjs"));
 });
 
 describe("manifest and assets", () => {
@@ -143,8 +143,10 @@ describe("manifest and assets", () => {
   test("every FATEBRIDGE key used in scripts and templates exists in lang/en.json", async () => {
     const lang = await readJson("foundry-module/lang/en.json");
     const files = [];
-    for (const dir of ["scripts", "scripts/adapters", "templates"]) {
-      for (const f of await readdir(path.join(MODULE_DIR, dir))) if (/\.(mjs|hbs)$/.test(f)) files.push(path.join(MODULE_DIR, dir, f));
+    for (const dir of ["scripts", "templates"]) {
+      for (const f of await readdir(path.join(MODULE_DIR, dir), { recursive: true })) {
+        if (/\.(mjs|hbs)$/.test(f) && !f.startsWith("vendor")) files.push(path.join(MODULE_DIR, dir, f));
+      }
     }
     const used = new Set();
     for (const f of files) for (const m of (await readFile(f, "utf8")).matchAll(/FATEBRIDGE(?:\.[A-Za-z0-9_-]+)+/g)) used.add(m[0]);
@@ -257,7 +259,7 @@ describe("adapters", () => {
     };
     check(validators.server["actor.patch"], patch, "actor.patch");
     const synced = [];
-    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
+    const { runtime } = await import(path.join(MODULE_DIR, "scripts/net/runtime.mjs"));
     runtime.connection = { connected: true, call: async (event, payload) => { synced.push(event); return { ok: true, data: {} }; } };
     try {
       const written = await writes.handleActorPatch(patch);
@@ -286,7 +288,7 @@ describe("adapters", () => {
   });
 
   test("an emits frame is written item by item, in order; a frame without its list, a null item or an unknown item changes nothing", async () => {
-    const session = await import(path.join(MODULE_DIR, "scripts/session.mjs"));
+    const session = await import(path.join(MODULE_DIR, "scripts/net/session.mjs"));
     const actor = new Actor({ ...zird(PLAYER.id), _id: "actorFrame000001" });
     foundry.game.actors.set(actor.id, actor);
     const fco = adapters.adapterFor("fate-core-official");
@@ -480,7 +482,7 @@ describe("card controls: only what this user may press", () => {
   });
 
   test("the invoke picker lists each aspect's free invokes and pays what fits", async () => {
-    const picker = await import(path.join(MODULE_DIR, "scripts/pickers.mjs"));
+    const picker = await import(path.join(MODULE_DIR, "scripts/cards/pickers.mjs"));
     const card = finishedCard();
     const ctx = picker.invokeContext(card, "actor");
     assert.deepEqual(ctx.invokers.map((i) => i.label), ["Zird the Arcane (1 fate points)", "GM budget (2 fate points)"]);
@@ -494,8 +496,8 @@ describe("card controls: only what this user may press", () => {
 
   test("alike boosts are one line with their count, in the invoke picker and the scene panel", async () => {
     // Issue 9: the bridge sends three alike boosts as one entry (count 3, id the one spent).
-    const picker = await import(path.join(MODULE_DIR, "scripts/pickers.mjs"));
-    const view = await import(path.join(MODULE_DIR, "scripts/scene-view.mjs"));
+    const picker = await import(path.join(MODULE_DIR, "scripts/cards/pickers.mjs"));
+    const view = await import(path.join(MODULE_DIR, "scripts/scene/view.mjs"));
     const momentum = { id: "b2", name: "Zird's momentum", kind: "boost", attached_to: null, free_invokes: { actorAthlete0001: 1 }, count: 3 };
     const card = finishedCard();
     card.aspects = [momentum, ...card.aspects];
@@ -525,9 +527,9 @@ describe("sheet controls", () => {
     assert.equal(await api.roll("actorAthlete0001", "Athletics", { opposition: 4 }), null);
     assert.match(foundry.log.notifications.at(-1).message, /not connected/);
 
-    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
+    const { runtime } = await import(path.join(MODULE_DIR, "scripts/net/runtime.mjs"));
     runtime.hello = { actions: [{ id: "overcome", label: "Overcome" }, { id: "create_advantage", label: "Create an Advantage" }, { id: "take_advantage", label: "Take Advantage" }, { id: "discover", label: "Discover" }] };
-    const { askAction } = await import(path.join(MODULE_DIR, "scripts/roll-dialog.mjs"));
+    const { askAction } = await import(path.join(MODULE_DIR, "scripts/actions/roll-dialog.mjs"));
     const actor = foundry.game.actors.get("actorAthlete0001");
     const answer = askAction({ actor, skill: "Lore" });
     const dialog = await waitFor(() => foundry.openDialogs()[0], { what: "dialog" });
@@ -562,7 +564,7 @@ describe("sheet controls", () => {
   });
 
   test("the request becomes a valid action.start payload", async () => {
-    const { startPayload } = await import(path.join(MODULE_DIR, "scripts/actions.mjs"));
+    const { startPayload } = await import(path.join(MODULE_DIR, "scripts/actions/start.mjs"));
     const actor = foundry.game.actors.get("actorAthlete0001");
     const payloads = [
       startPayload(actor, "Athletics", { opposition: 3 }),
@@ -578,7 +580,7 @@ describe("sheet controls", () => {
   });
 
   test("cancelling the action dialog resolves to null", async () => {
-    const { askAction } = await import(path.join(MODULE_DIR, "scripts/roll-dialog.mjs"));
+    const { askAction } = await import(path.join(MODULE_DIR, "scripts/actions/roll-dialog.mjs"));
     const answer = askAction({ actor: foundry.game.actors.get("actorAthlete0001"), skill: "Lore" });
     const dialog = await waitFor(() => foundry.openDialogs()[0], { what: "dialog" });
     dialog.element.querySelector('button[data-action="cancel"]').click();
@@ -620,7 +622,7 @@ describe("sheet controls", () => {
 
 describe("connection backoff", () => {
   test("delays grow exponentially up to the cap, with jitter between half and all of the step", async () => {
-    const { ConnectionManager } = await import(path.join(MODULE_DIR, "scripts/connection.mjs"));
+    const { ConnectionManager } = await import(path.join(MODULE_DIR, "scripts/net/connection.mjs"));
     const c = new ConnectionManager({ url: "http://x", world: "w", role: "gm", user: "u", baseDelay: 100, maxDelay: 1000 });
     const delays = Array.from({ length: 8 }, () => c.nextDelay());
     const steps = [100, 200, 400, 800, 1000, 1000, 1000, 1000];
@@ -628,7 +630,7 @@ describe("connection backoff", () => {
   });
 
   test("a rate_limited answer is sent again with the same request id; other refusals are not", async () => {
-    const { ConnectionManager } = await import(path.join(MODULE_DIR, "scripts/connection.mjs"));
+    const { ConnectionManager } = await import(path.join(MODULE_DIR, "scripts/net/connection.mjs"));
     const c = new ConnectionManager({ url: "http://x", world: "w", role: "gm", user: "u", rateDelay: 1, rateRetries: 3 });
     const sent = [];
     const answers = [];
@@ -652,7 +654,7 @@ describe("connection backoff", () => {
 
 describe("a commit's emits in the sender's own answer (protocol 4)", () => {
   test("the answer's emits reach the emits frame's listeners before the call resolves; a lost answer is told", async () => {
-    const { ConnectionManager } = await import(path.join(MODULE_DIR, "scripts/connection.mjs"));
+    const { ConnectionManager } = await import(path.join(MODULE_DIR, "scripts/net/connection.mjs"));
     const { EMITS_FRAME } = await import(path.join(MODULE_DIR, "scripts/protocol.mjs"));
     const c = new ConnectionManager({ url: "http://x", world: "w", role: "gm", user: "u" });
     const heard = [];
@@ -713,7 +715,7 @@ describe("GM cards follow the bridge's structured views", () => {
   }
 
   test("fate point reasons are localized from their kind, the aspect named where there is one", async () => {
-    const { fatePointReason, EARNING_KINDS } = await import(path.join(MODULE_DIR, "scripts/card-view.mjs"));
+    const { fatePointReason, EARNING_KINDS } = await import(path.join(MODULE_DIR, "scripts/cards/view.mjs"));
     assert.deepEqual(EARNING_KINDS.map((kind) => fatePointReason({ kind, aspect: kind === "invoked_against" ? "Hungry Bridge Ogre" : null })), [
       "Hungry Bridge Ogre was invoked against them", "conceded", "conceded the contest", "a hint not taken"
     ]);
@@ -896,7 +898,7 @@ describe("gift and give: who sees the controls", () => {
   });
 
   test("the gift button sends a valid action.gift for the picked aspect and holder, never the acting side", async () => {
-    const picker = await import(path.join(MODULE_DIR, "scripts/pickers.mjs"));
+    const picker = await import(path.join(MODULE_DIR, "scripts/cards/pickers.mjs"));
     const card = fumbled();
     const ctx = picker.giftContext(card);
     assert.equal(ctx.holders[0].id, "actorOgre0000001", "the opposition first");
@@ -919,7 +921,7 @@ describe("gift and give: who sees the controls", () => {
   });
 
   test("the scene panel offers 'give free invokes' to the holder's owner and the GM only", async () => {
-    const view = await import(path.join(MODULE_DIR, "scripts/scene-view.mjs"));
+    const view = await import(path.join(MODULE_DIR, "scripts/scene/view.mjs"));
     const state = {
       ruleset: "unwritten", scene: { number: 1, session: 1, scenario: 1 }, gm_fate_points: 0,
       aspects: [
@@ -934,7 +936,7 @@ describe("gift and give: who sees the controls", () => {
     assert.deepEqual(player.situation.map((a) => a.givers.map((g) => [g.id, g.count])), [[["actorAthlete0001", 2]], []], "a player: its own actor's invokes only");
     assert.equal(player.situation[0].givers[0].label, "Give Zird the Arcane's free invokes");
 
-    const picker = await import(path.join(MODULE_DIR, "scripts/pickers.mjs"));
+    const picker = await import(path.join(MODULE_DIR, "scripts/cards/pickers.mjs"));
     const pending = picker.askGive(state.aspects[0], "actorAthlete0001", [{ id: "actorAthlete0001", name: "Zird the Arcane" }, { id: "actorOgre0000001", name: "Grumpy Ogre" }]);
     const dialog = await waitFor(() => foundry.openDialogs().at(-1), { what: "give dialog" });
     assert.deepEqual([...dialog.element.querySelectorAll('[name="to"] option')].map((o) => o.value), ["actorOgre0000001"], "not to the giver itself");
@@ -968,7 +970,7 @@ describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5
   const cardEmit = (card) => ({ seq: 90, world: "w", writer: GM.id, op: "create", card_id: "w.confirm", card });
   /** The controls as this user's client renders them: the real template in a holder. */
   const rendered = async (ctx) => {
-    const { renderTemplate } = await import(path.join(MODULE_DIR, "scripts/compat.mjs"));
+    const { renderTemplate } = await import(path.join(MODULE_DIR, "scripts/foundry/compat.mjs"));
     const holder = document.createElement("div");
     holder.innerHTML = await renderTemplate(controls.CONTROLS_TEMPLATE, ctx);
     return holder;
@@ -1079,7 +1081,7 @@ describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5
   });
 
   test("the scene panel shows the GM the trust setting as the bridge holds it; players never", async () => {
-    const view = await import(path.join(MODULE_DIR, "scripts/scene-view.mjs"));
+    const view = await import(path.join(MODULE_DIR, "scripts/scene/view.mjs"));
     const state = {
       ruleset: "unwritten", scene: { number: 1, session: 1, scenario: 1 }, settings: { trust_player_ratings: true },
       gm_fate_points: 0, aspects: [], contests: [], challenges: [], conflicts: [], compels: [],
@@ -1114,7 +1116,7 @@ describe("consent to harm: who sees accept and decline (DESIGN Reach and trust)"
   });
   const cardEmit = (card, seq = 120) => ({ seq, world: "w", writer: GM.id, op: "create", card_id: `w.consent.${seq}`, card });
   const rendered = async (ctx) => {
-    const { renderTemplate } = await import(path.join(MODULE_DIR, "scripts/compat.mjs"));
+    const { renderTemplate } = await import(path.join(MODULE_DIR, "scripts/foundry/compat.mjs"));
     const holder = document.createElement("div");
     holder.innerHTML = await renderTemplate(controls.CONTROLS_TEMPLATE, ctx);
     return holder;
@@ -1229,7 +1231,7 @@ describe("names a player can read (H18): the schemas the module checks against",
 
 describe("odds before rolling (issue 8.7): what the module asks and shows", () => {
   test("the dialog's odds request matches the action.odds schema; an unrolled opposer asks nothing", async () => {
-    const { oddsPayload, oddsRows, percent } = await import(path.join(MODULE_DIR, "scripts/odds.mjs"));
+    const { oddsPayload, oddsRows, percent } = await import(path.join(MODULE_DIR, "scripts/cards/odds.mjs"));
     const actor = { id: "actorAthlete0001" };
     const payload = oddsPayload({ type: "overcome", skill: "Athletics", opposition: 4, helpers: [{ character_id: "actorHelper00001" }] }, actor);
     check(validators.client["action.odds"], { request_id: "r-odds", ...payload }, "action.odds");
@@ -1245,7 +1247,7 @@ describe("odds before rolling (issue 8.7): what the module asks and shows", () =
 describe("roll history and undo", () => {
   let history;
   before(async () => {
-    history = await import(path.join(MODULE_DIR, "scripts/history.mjs"));
+    history = await import(path.join(MODULE_DIR, "scripts/history/history.mjs"));
   });
 
   /** A history entry as the bridge sends it (validated against results/history_read.json). */
@@ -1327,8 +1329,8 @@ describe("roll history and undo", () => {
     assert.equal(old.outcome, "excel");
     assert.deepEqual(ctx.rollStates.map((r) => [r.id, r.selected]), [["cancelled", true], ["resolved", false]]);
 
-    const { renderTemplate } = await import(path.join(MODULE_DIR, "scripts/compat.mjs"));
-    const { HISTORY_TEMPLATE } = await import(path.join(MODULE_DIR, "scripts/history-window.mjs"));
+    const { renderTemplate } = await import(path.join(MODULE_DIR, "scripts/foundry/compat.mjs"));
+    const { HISTORY_TEMPLATE } = await import(path.join(MODULE_DIR, "scripts/history/window.mjs"));
     const holder = document.createElement("div");
     holder.innerHTML = await renderTemplate(HISTORY_TEMPLATE, ctx);
     const items = [...holder.querySelectorAll(".fate-bridge-entry")];
@@ -1343,7 +1345,7 @@ describe("roll history and undo", () => {
   });
 
   test("the window's rolls filter asks the bridge for cancelled rolls, resolutions, or both, as valid history.read intents", async () => {
-    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
+    const { runtime } = await import(path.join(MODULE_DIR, "scripts/net/runtime.mjs"));
     const saved = runtime.connection;
     const sent = [];
     runtime.connection = { connected: true, call: async (event, payload) => { sent.push(payload); return { ok: true, data: { entries: [], next_before: null, last_seq: 0 } }; } };
@@ -1381,7 +1383,7 @@ describe("roll history and undo", () => {
 
   test("a refused history call rejects with the bridge's error; offline rejects too", async () => {
     await assert.rejects(history.readHistory({ limit: 5 }), (err) => err.name === "BridgeError" && err.code === "offline");
-    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
+    const { runtime } = await import(path.join(MODULE_DIR, "scripts/net/runtime.mjs"));
     const saved = runtime.connection;
     runtime.connection = { connected: true, call: async () => ({ ok: false, error: { code: "scene_ended", message: "The scene ended at event 9.", field: "back_to" } }) };
     try {
@@ -1395,8 +1397,8 @@ describe("roll history and undo", () => {
 
 describe("the scene read and the frames beside it", () => {
   test("a scene.read answer does not overwrite a scene.state that came while the read was under way", async () => {
-    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
-    const scenes = await import(path.join(MODULE_DIR, "scripts/scene-state.mjs"));
+    const { runtime } = await import(path.join(MODULE_DIR, "scripts/net/runtime.mjs"));
+    const scenes = await import(path.join(MODULE_DIR, "scripts/scene/state.mjs"));
     const saved = runtime.connection;
     const base = scenes.currentScene() ?? { gm_fate_points: 0, aspects: [] };
     const seq = 1_000_000;

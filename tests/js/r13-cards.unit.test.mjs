@@ -107,10 +107,10 @@ const change = (el) => el.dispatchEvent(new globalThis.DomEvent("change", { bubb
 before(async () => {
   let modules;
   ({ foundry, validators, modules } = await bootOfflineFoundry({ users: [GM, ANN, BOB], actors: [brawler, guard] }, [
-    "stunts", "roll-dialog", "actions", "odds", "card-view", "card-controls", "pickers", "compat", "runtime"
+    "actions/stunts", "actions/roll-dialog", "actions/start", "cards/odds", "cards/view", "cards/controls", "cards/pickers", "foundry/compat", "net/runtime"
   ]));
-  ({ stunts, "roll-dialog": rollDialog, actions, odds, "card-view": view, "card-controls": controls, pickers, compat } = modules);
-  ({ runtime } = modules.runtime);
+  ({ "actions/stunts": stunts, "actions/roll-dialog": rollDialog, "actions/start": actions, "cards/odds": odds, "cards/view": view, "cards/controls": controls, "cards/pickers": pickers, "foundry/compat": compat } = modules);
+  ({ runtime } = modules["net/runtime"]);
 });
 
 // ---- cards as the bridge sends them (schemas/server/card.json) --------------------------------

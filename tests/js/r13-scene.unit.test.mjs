@@ -33,9 +33,9 @@ before(async () => {
     // One character of a Fate Condensed game: what the world's characters say when FCO's
     // world lists are not there.
     actors: [{ ...fixtures["fate-condensed"], ownership: { default: 0, [ANN.id]: 3 } }]
-  }, ["scene-view", "ruleset", "conflict-combat", "runtime"]));
-  ({ "scene-view": view, ruleset, "conflict-combat": combat } = modules);
-  ({ runtime } = modules.runtime);
+  }, ["scene/view", "net/ruleset", "scene/combat", "net/runtime"]));
+  ({ "scene/view": view, "net/ruleset": ruleset, "scene/combat": combat } = modules);
+  ({ runtime } = modules["net/runtime"]);
 });
 
 // ---- conflicts as the bridge sends them (ConflictView, schemas/server/scene_state.json) -------
@@ -134,8 +134,8 @@ describe("R13.5 elective order: who may go next", () => {
   });
 
   test("the rendered panel: the picker's select and Next in one form; acted, full defense and conceded tags", async () => {
-    const { renderTemplate } = await import(path.join(MODULE_DIR, "scripts/compat.mjs"));
-    const { PANEL_TEMPLATE } = await import(path.join(MODULE_DIR, "scripts/scene-panel.mjs"));
+    const { renderTemplate } = await import(path.join(MODULE_DIR, "scripts/foundry/compat.mjs"));
+    const { PANEL_TEMPLATE } = await import(path.join(MODULE_DIR, "scripts/scene/panel.mjs"));
     const state = sceneState(RULES["fate-condensed"], [conflict({ current: who.vera.id, acted: [who.zird.id], conceded: [who.imp.id] })]);
     const holder = document.createElement("div");
     holder.innerHTML = await renderTemplate(PANEL_TEMPLATE, view.scenePanelContext(state));

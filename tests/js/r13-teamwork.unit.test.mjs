@@ -46,10 +46,10 @@ before(async () => {
   let modules;
   ({ foundry, validators, modules } = await bootOfflineFoundry(
     { users: [GM, ANN, BOB], actors: [annFighter, annSecond, bobScout, guard, wolf] },
-    ["card-controls", "pickers", "roll-dialog", "status", "compat", "runtime"]
+    ["cards/controls", "cards/pickers", "actions/roll-dialog", "net/status", "foundry/compat", "net/runtime"]
   ));
-  ({ "card-controls": controls, pickers, "roll-dialog": rollDialog, status, compat } = modules);
-  ({ runtime } = modules.runtime);
+  ({ "cards/controls": controls, "cards/pickers": pickers, "actions/roll-dialog": rollDialog, "net/status": status, "foundry/compat": compat } = modules);
+  ({ runtime } = modules["net/runtime"]);
 });
 
 const who = (a) => ({ id: a._id, name: a.name });

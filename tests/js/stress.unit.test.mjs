@@ -29,10 +29,10 @@ before(async () => {
   }, { io: () => { throw new Error("no connection in unit tests"); } });
   foundry.Hooks.callAll("init");
   fco = await import(path.join(MODULE_DIR, "scripts/adapters/fate-core-official.mjs"));
-  writes = await import(path.join(MODULE_DIR, "scripts/world-writes.mjs"));
-  pickers = await import(path.join(MODULE_DIR, "scripts/pickers.mjs"));
-  controls = await import(path.join(MODULE_DIR, "scripts/card-controls.mjs"));
-  ({ runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs")));
+  writes = await import(path.join(MODULE_DIR, "scripts/foundry/world-writes.mjs"));
+  pickers = await import(path.join(MODULE_DIR, "scripts/cards/pickers.mjs"));
+  controls = await import(path.join(MODULE_DIR, "scripts/cards/controls.mjs"));
+  ({ runtime } = await import(path.join(MODULE_DIR, "scripts/net/runtime.mjs")));
 });
 
 const actorOf = (system) => foundry.game.actors.get(fixtures[system]._id);
@@ -191,8 +191,8 @@ describe("the absorb picker names the track and each box's value (R5.10)", () =>
 describe("an attack carries its kind (R11.3)", () => {
   test("the action dialog shows Harm for an attack only; the answer becomes a valid action.start with attack_kind", async () => {
     const { setField } = await import("./support/node-foundry.mjs");
-    const { askAction } = await import(path.join(MODULE_DIR, "scripts/roll-dialog.mjs"));
-    const { startPayload } = await import(path.join(MODULE_DIR, "scripts/actions.mjs"));
+    const { askAction } = await import(path.join(MODULE_DIR, "scripts/actions/roll-dialog.mjs"));
+    const { startPayload } = await import(path.join(MODULE_DIR, "scripts/actions/start.mjs"));
     runtime.hello = { actions: [{ id: "overcome", label: "Overcome" }, { id: "attack", label: "Attack" }] };
     try {
       const actor = actorOf("fate-condensed");

@@ -22,9 +22,9 @@
  *    characters.
  * @module adapters/fate-core-official
  */
-import { characterId, characterName } from "../characters.mjs";
+import { characterId, characterName } from "../foundry/characters.mjs";
 import { MODULE_ID } from "../protocol.mjs";
-import { canonicalSkill } from "../ruleset.mjs";
+import { canonicalSkill } from "../net/ruleset.mjs";
 import { clampInt, compact, ownerIds, toAspectText, toIdentifier, toRating, toSkillName } from "./common.mjs";
 
 export const SYSTEM_ID = "fate-core-official";

@@ -10,9 +10,9 @@
  *  - written back by the bridge: `pendingFatePoints`, `overwhelmed`.
  * @module adapters/generic
  */
-import { characterId } from "../characters.mjs";
+import { characterId } from "../foundry/characters.mjs";
 import { MODULE_ID } from "../protocol.mjs";
-import { deletionKey } from "../compat.mjs";
+import { deletionKey } from "../foundry/compat.mjs";
 import { clampInt, compact, ownerIds, toAspectText, toIdentifier, toRating, toSkillName } from "./common.mjs";
 
 export const SYSTEM_ID = "*";

@@ -186,7 +186,7 @@ const commands = {
     return { ...api().status, badge: el?.textContent ?? null, badgeState: el?.dataset.state ?? null };
   },
   hello() {
-    return import(path.join(MODULE_DIR, "scripts/runtime.mjs")).then((m) => m.runtime.hello);
+    return import(path.join(MODULE_DIR, "scripts/net/runtime.mjs")).then((m) => m.runtime.hello);
   },
   renderSheet(actorId) {
     sheets.set(actorId, foundry.renderActorSheet(actorId));
@@ -237,12 +237,12 @@ const commands = {
   },
   /** This browser's bridge connection closes (the GM's computer lost it); Foundry's socket stays. */
   async bridgeDisconnect() {
-    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
+    const { runtime } = await import(path.join(MODULE_DIR, "scripts/net/runtime.mjs"));
     runtime.connection?.disconnect();
   },
   /** The relay host this client's roster elects (null: none). */
   async relayHostId() {
-    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
+    const { runtime } = await import(path.join(MODULE_DIR, "scripts/net/runtime.mjs"));
     return runtime.roster?.electedHost() ?? null;
   },
   user(userId) {
@@ -288,7 +288,7 @@ const commands = {
     return api().connection.call(event, payload);
   },
   async catchUp(since) {
-    const { catchUp } = await import(path.join(MODULE_DIR, "scripts/session.mjs"));
+    const { catchUp } = await import(path.join(MODULE_DIR, "scripts/net/session.mjs"));
     return catchUp(api().connection, since);
   },
   async roll(actorId, skill, options) {
@@ -313,11 +313,11 @@ const commands = {
   },
   /** Whether this client relays for the others (relay mode, the active GM). */
   async relaying() {
-    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
+    const { runtime } = await import(path.join(MODULE_DIR, "scripts/net/runtime.mjs"));
     return Boolean(runtime.relayHost?.running);
   },
   async reconnect() {
-    const { startConnection } = await import(path.join(MODULE_DIR, "scripts/session.mjs"));
+    const { startConnection } = await import(path.join(MODULE_DIR, "scripts/net/session.mjs"));
     startConnection();
   },
   dropRelayAnswers(on) {
