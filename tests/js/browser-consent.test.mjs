@@ -73,7 +73,10 @@ test("a player's advantage on the GM's ogre waits for the GM's yes on the card: 
   // path taken when the acting player is away), so the GM's page shows each as Foundry would.
   const relay = (emit) => page.evaluate(async (e) => {
     const cards = await import("/foundry-module/scripts/cards/chat.mjs");
-    await cards.handleCardEmit({ ...e, writer: "gm" });
+    // A Bridge on this page's connection (the module's own is main.mjs's): this GM's client writes it.
+    const { Bridge } = await import("/foundry-module/scripts/net/bridge.mjs");
+    const bridge = Object.assign(new Bridge(), { connection: game.modules.get("fate-bridge").api.connection });
+    await cards.handleCardEmit(bridge, { ...e, writer: "gm" });
   }, emit);
   try {
     const hello = await annSend("hello", {});
@@ -81,8 +84,9 @@ test("a player's advantage on the GM's ogre waits for the GM's yes on the card: 
     assert.equal((await api("user.bind", { user_id: ANN, nonce: hello.data.bind_nonce })).ok, true);
     // The GM's page sends the ogre to the bridge, as it does for a token on the scene.
     const synced = await page.evaluate(async () => {
-      const { syncActor } = await import("/foundry-module/scripts/actions/start.mjs");
-      return settled(syncActor(game.actors.get("actorOgre0000001")));
+      const { adapterFor } = await import("/foundry-module/scripts/adapters/index.mjs");
+      const actor = adapterFor().toActorData(game.actors.get("actorOgre0000001"));
+      return settled(game.modules.get("fate-bridge").api.connection.call("actor.sync", { actor }));
     });
     assert.equal(synced.ok, true, JSON.stringify(synced));
     const start = {

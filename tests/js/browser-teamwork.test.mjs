@@ -135,9 +135,9 @@ test("R13.10 Invoke for …, R13.11 Step in, R13.1 approaches only, and the caus
   // --- R13.1: Fate Accelerated's roll dialog offers the six approaches only ------------------
   await api("world.ruleset", { ruleset: "fate-accelerated" });
   await page.waitForFunction(() => game.modules.get("fate-bridge").api !== undefined);
-  await page.evaluate(async (z) => {
-    const { askAction } = await import("/foundry-module/scripts/actions/roll-dialog.mjs");
-    window.asked = askAction({ actor: game.actors.get(z) });
+  await page.evaluate((z) => {
+    // No skill and no opposition: the action dialog asks.
+    window.asked = game.modules.get("fate-bridge").api.start(z);
   }, ZIRD);
   const rollDialog = page.locator("dialog.fake-dialog-v2").last();
   await rollDialog.locator('select[name="skill"]').waitFor();
@@ -194,7 +194,9 @@ test("R13.10 on a player's page (relay mode): Ann's Zird, in the scene and not t
   const flags = await gmPage.evaluate(() => game.messages.contents.at(-1).flags["fate-bridge"]);
   await page.evaluate(async ([f, ann]) => {
     const cards = await import("/foundry-module/scripts/cards/chat.mjs");
-    await cards.handleCardEmit({ seq: f.seq, world: "w", writer: ann, op: "create", card_id: f.cardId, card: f.card });
+    const { Bridge } = await import("/foundry-module/scripts/net/bridge.mjs");
+    const bridge = Object.assign(new Bridge(), { connection: game.modules.get("fate-bridge").api.connection });
+    await cards.handleCardEmit(bridge, { seq: f.seq, world: "w", writer: ann, op: "create", card_id: f.cardId, card: f.card });
   }, [flags, ANN]);
   const card = page.locator("#chat-log .chat-message").last();
   await card.locator('[data-fb="invoke-ally"]').first().waitFor();

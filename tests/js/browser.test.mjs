@@ -438,7 +438,10 @@ test("the GM confirms a player's proposed rating and danger on the card: the for
     // GM's client writes it instead (the path taken when the acting player is away).
     const relay = (emit) => page.evaluate(async (e) => {
       const cards = await import("/foundry-module/scripts/cards/chat.mjs");
-      await cards.handleCardEmit({ ...e, writer: "gm" });
+      // A Bridge on this page's connection (the module's own is main.mjs's): this GM's client writes it.
+      const { Bridge } = await import("/foundry-module/scripts/net/bridge.mjs");
+      const bridge = Object.assign(new Bridge(), { connection: game.modules.get("fate-bridge").api.connection });
+      await cards.handleCardEmit(bridge, { ...e, writer: "gm" });
     }, emit);
     await relay(await emitOf((e) => e.card.state === "confirming"));
 

@@ -49,6 +49,8 @@ function sheetReader() {
 }
 
 let foundry;
+/** A Bridge of the tests' own (the module's is main.mjs's). */
+let bridge;
 let cards;
 let adapters;
 let writes;
@@ -56,6 +58,7 @@ let tokens;
 let compat;
 
 before(async () => {
+  bridge = new (await import(path.join(MODULE_DIR, "scripts/net/bridge.mjs"))).Bridge();
   foundry = await bootNodeFoundry({
     users: [GM, PLAYER],
     userId: GM.id,
@@ -63,7 +66,7 @@ before(async () => {
     systemId: "fate-core-official",
     actors: [zird(PLAYER.id), goblin(), chest(), sheetReader()],
     settings: { "fate-bridge.bridgeUrl": "http://127.0.0.1:9" }
-  }, { io: () => { throw new Error("no connection in unit tests"); } });
+  }, { io: () => { throw new Error("no connection in unit tests"); }, bridge });
   installFcoStandIn(foundry);
   foundry.Hooks.callAll("init");
   cards = await import(path.join(MODULE_DIR, "scripts/cards/chat.mjs"));
@@ -102,7 +105,7 @@ describe("FCO's chat hooks leave the bridge's cards alone (issue 8.2)", () => {
   test("a bridge card is not an FCO roll: not recorded, no error, no FCO buttons; its Roll still carries the bridge's faces for Dice So Nice", async () => {
     const recorded = sceneRolls().length;
     const errorsBefore = foundry.log.hookErrors.length;
-    const message = await cards.handleCardEmit({ seq: 3, world: "w", writer: GM.id, op: "create", card_id: "w.a1", card: rolledCard() });
+    const message = await cards.handleCardEmit(bridge, { seq: 3, world: "w", writer: GM.id, op: "create", card_id: "w.a1", card: rolledCard() });
     await settle();
     assert.ok(message, "the GM wrote the card");
     assert.equal(sceneRolls().length, recorded, "FCO's createChatMessage did not record the bridge's roll");
@@ -116,7 +119,7 @@ describe("FCO's chat hooks leave the bridge's cards alone (issue 8.2)", () => {
     // An update (a reroll) is not re-recorded either, and renders without error.
     const reroll = rolledCard({ event_seq: 4 });
     reroll.actor = { ...reroll.actor, dice: [-1, -1, 0, 0], dice_total: -2, total: { value: 1 } };
-    await cards.handleCardEmit({ seq: 4, world: "w", writer: GM.id, op: "update", card_id: "w.a1", card: reroll });
+    await cards.handleCardEmit(bridge, { seq: 4, world: "w", writer: GM.id, op: "update", card_id: "w.a1", card: reroll });
     await settle();
     assert.equal(sceneRolls().length, recorded);
     assert.deepEqual(foundry.log.hookErrors.slice(errorsBefore), []);
@@ -175,11 +178,11 @@ describe("every token is its own character (issue 8.5)", () => {
   test("patches and statuses land on each token's own actor, never on the base actor or the other goblins", async () => {
     const scene = foundry.game.scenes.get("sceneGoblins0001");
     const [a, b, c] = ["tokGoblinA000001", "tokGoblinB000001", "tokGoblinC000001"].map((id) => scene.tokens.get(id));
-    await writes.handleActorPatch(patch(60, a.uuid, "Bloody Nose", null));
-    await writes.handleActorPatch(patch(61, b.uuid, null, "Broken Arm"));
-    await writes.handleTokenStatus({ seq: 62, world: "w", writer: "gm", actor_id: a.uuid, statuses: { mild: true } });
-    await writes.handleTokenStatus({ seq: 63, world: "w", writer: "gm", actor_id: b.uuid, statuses: { moderate: true } });
-    await writes.handleTokenStatus({ seq: 64, world: "w", writer: "gm", actor_id: c.uuid, statuses: { boost: true } });
+    await writes.handleActorPatch(bridge, patch(60, a.uuid, "Bloody Nose", null));
+    await writes.handleActorPatch(bridge, patch(61, b.uuid, null, "Broken Arm"));
+    await writes.handleTokenStatus(bridge, { seq: 62, world: "w", writer: "gm", actor_id: a.uuid, statuses: { mild: true } });
+    await writes.handleTokenStatus(bridge, { seq: 63, world: "w", writer: "gm", actor_id: b.uuid, statuses: { moderate: true } });
+    await writes.handleTokenStatus(bridge, { seq: 64, world: "w", writer: "gm", actor_id: c.uuid, statuses: { boost: true } });
     const named = (actor) => adapters.adapterFor().toActorData(actor).consequences.map((s) => s.name ?? null);
     assert.deepEqual(named(a.actor), ["Bloody Nose", null]);
     assert.deepEqual(named(b.actor), [null, "Broken Arm"]);
@@ -191,7 +194,7 @@ describe("every token is its own character (issue 8.5)", () => {
     assert.deepEqual([...foundry.game.actors.get(GOBLIN).statuses], []);
     assert.deepEqual(foundry.log.statusToggles.slice(-3).map((t) => t.token), [a.id, b.id, c.id]);
     // A patch replayed to the same token changes nothing; the next goblin's own seq still applies.
-    assert.equal(await writes.handleActorPatch(patch(60, a.uuid, "Bloody Nose", null)), null);
+    assert.equal(await writes.handleActorPatch(bridge, patch(60, a.uuid, "Bloody Nose", null)), null);
   });
 });
 
@@ -236,7 +239,7 @@ describe("the adapter reads all of FCO's sheet (issue 8.6)", () => {
     assert.deepEqual(update["system.tracks.Legacy.aspect"], { name: "Old Scar", when_marked: true, as_name: false }, "a string aspect mode becomes FCO's object form");
     // The sheet's two boosts were given in FCO (issue 25): they stay beside the bridge's one.
     assert.equal(update["system.details.fatePoints.boosts"], 3);
-    await writes.handleActorPatch(patch);
+    await writes.handleActorPatch(bridge, patch);
     assert.equal(actor.system.details.fatePoints.boosts, 3);
     assert.equal(actor.system.tracks.Wounded.name, "Wounded");
     // Read back: the sheet now says what the bridge said.

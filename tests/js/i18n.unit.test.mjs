@@ -109,8 +109,8 @@ describe("the ruleset proposal in the world's language (R13.9)", () => {
     test(`fate-core-official's ${language} default lists are recognised as their framework; in English alone they are not`, async () => {
       // FCO fills a world's lists from game.system.lang (its lang/<language>.json).
       const systemLang = await readJson(`tests/js/fixtures/fco-lang-${language}.json`);
-      const { foundry, modules } = await bootOfflineFoundry({ users: [GM], language, systemLang }, ["net/ruleset"]);
-      const { fcoFramework, fcoProposal } = modules["net/ruleset"];
+      const { foundry, modules } = await bootOfflineFoundry({ users: [GM], language, systemLang }, ["adapters/fco-frameworks"]);
+      const { fcoFramework, fcoProposal } = modules["adapters/fco-frameworks"];
       const { game } = foundry;
       for (const [framework, prefix] of Object.entries(FRAMEWORKS)) {
         const lists = { skills: systemLang[`${prefix}DefaultSkills`], tracks: systemLang[`${prefix}DefaultTracks`] };

@@ -86,6 +86,8 @@ function finishedCard() {
 }
 
 let foundry;
+/** A Bridge of the tests' own (the module's is main.mjs's). */
+let bridge;
 let validators;
 let cards;
 let sheet;
@@ -95,6 +97,7 @@ let controls;
 
 before(async () => {
   validators = await loadValidators();
+  bridge = new (await import(path.join(MODULE_DIR, "scripts/net/bridge.mjs"))).Bridge();
   foundry = await bootNodeFoundry({
     users: [GM, PLAYER],
     userId: GM.id,
@@ -116,7 +119,7 @@ before(async () => {
       }
     ],
     settings: { "fate-bridge.bridgeUrl": "http://127.0.0.1:9" }
-  }, { io: () => { throw new Error("no connection in unit tests"); } });
+  }, { io: () => { throw new Error("no connection in unit tests"); }, bridge });
   // Foundry's start sequence without connecting: ready would connect, so fire init only.
   foundry.Hooks.callAll("init");
   cards = await import(path.join(MODULE_DIR, "scripts/cards/chat.mjs"));
@@ -259,10 +262,9 @@ describe("adapters", () => {
     };
     check(validators.server["actor.patch"], patch, "actor.patch");
     const synced = [];
-    const { runtime } = await import(path.join(MODULE_DIR, "scripts/net/runtime.mjs"));
-    runtime.connection = { connected: true, call: async (event, payload) => { synced.push(event); return { ok: true, data: {} }; } };
+    bridge.connection = { connected: true, call: async (event, payload) => { synced.push(event); return { ok: true, data: {} }; } };
     try {
-      const written = await writes.handleActorPatch(patch);
+      const written = await writes.handleActorPatch(bridge, patch);
       assert.equal(written, actor);
       assert.equal(actor.updates.at(-1).options.fateBridgeWrite, true);
       assert.deepEqual(synced, [], "a write from the bridge is not synced back");
@@ -273,7 +275,7 @@ describe("adapters", () => {
       assert.deepEqual(t["UGh5c2ljYWw="].box_values, [true, false]);
       assert.deepEqual(t["TWVudGFs"].box_values, [true, true]);
       assert.equal(actor.flags["fate-bridge"].pendingFatePoints, 1);
-      assert.equal(await writes.handleActorPatch(patch), null, "a replayed patch is not written twice");
+      assert.equal(await writes.handleActorPatch(bridge, patch), null, "a replayed patch is not written twice");
       // Round trip: the sheet now reads back as the bridge said.
       const back = fco.toActorData(actor);
       assert.equal(back.fate_points, 1);
@@ -283,7 +285,7 @@ describe("adapters", () => {
       await actor.update({ "system.details.fatePoints.current": 4 });
       assert.deepEqual(synced, ["actor.sync"]);
     } finally {
-      runtime.connection = null;
+      bridge.connection = null;
     }
   });
 
@@ -304,11 +306,11 @@ describe("adapters", () => {
     const warn = console.warn;
     console.warn = (...args) => warned.push(args.join(" "));
     try {
-      await session.processFrame(frame);
+      await session.processFrame(bridge, frame);
       assert.deepEqual(actor.updates.map((u) => u.changes["system.details.fatePoints.current"] ?? u.changes.system?.details?.fatePoints?.current), [4, 2], "both patches, in the frame's order");
       assert.equal(actor.system.details.fatePoints.current, 2);
       const written = actor.updates.length;
-      for (const bad of [{}, { emits: "card" }, null]) await session.processFrame(bad);
+      for (const bad of [{}, { emits: "card" }, null]) await session.processFrame(bridge, bad);
       assert.equal(actor.updates.length, written, "a malformed frame writes nothing");
       assert.equal(warned.filter((w) => w.includes("emits frame")).length, 3);
       assert.equal(warned.filter((w) => w.includes("not an object")).length, 1, "the null item was skipped, the items after it written");
@@ -368,13 +370,13 @@ describe("adapters", () => {
     const actor = foundry.game.actors.get("actorAthlete0001");
     const emit = { seq: 50, world: "w", writer: "gm", actor_id: actor.id, statuses: { overwhelmed: true, mild: false, moderate: false, severe: false, boost: true } };
     check(validators.server["token.status"], emit, "token.status");
-    assert.deepEqual(await writes.handleTokenStatus(emit), ["fate-bridge-overwhelmed", "fate-bridge-boost"]);
-    assert.deepEqual(await writes.handleTokenStatus(emit), []);
+    assert.deepEqual(await writes.handleTokenStatus(bridge, emit), ["fate-bridge-overwhelmed", "fate-bridge-boost"]);
+    assert.deepEqual(await writes.handleTokenStatus(bridge, emit), []);
     assert.deepEqual(foundry.log.statusToggles.at(-2), { actor: actor.id, token: null, status: "fate-bridge-overwhelmed", active: true, overlay: true });
     const gmUser = foundry.game.user;
     foundry.game.user = foundry.game.users.get(PLAYER.id);
     try {
-      assert.equal(await writes.handleTokenStatus({ ...emit, statuses: { boost: false } }), null);
+      assert.equal(await writes.handleTokenStatus(bridge, { ...emit, statuses: { boost: false } }), null);
     } finally {
       foundry.game.user = gmUser;
     }
@@ -390,7 +392,7 @@ describe("chat cards", () => {
   test("the writer creates one message with the bridge's dice as a pre-evaluated 4dF roll", async () => {
     const before = foundry.log.created.length;
     const emit = { seq: 7, world: "w", writer: GM.id, op: "create", card_id: "card-1", card: workedCard() };
-    const message = await cards.handleCardEmit(emit);
+    const message = await cards.handleCardEmit(bridge, emit);
     assert.equal(foundry.log.created.length, before + 1);
     assert.deepEqual(message.flags["fate-bridge"], { cardId: "card-1", seq: 7, card: emit.card });
     assert.equal(message.speaker.actor, "actorAthlete0001");
@@ -415,10 +417,10 @@ describe("chat cards", () => {
 
   test("a replayed emit changes nothing; a newer update edits the same message", async () => {
     const before = foundry.log.created.length;
-    assert.equal(await cards.handleCardEmit({ seq: 7, world: "w", writer: GM.id, op: "create", card_id: "card-1", card: workedCard() }), null);
+    assert.equal(await cards.handleCardEmit(bridge, { seq: 7, world: "w", writer: GM.id, op: "create", card_id: "card-1", card: workedCard() }), null);
     const card = workedCard({ state: "invoking", provisional: true, succeeded: null, outcome: "fumble", shifts: -3, event_seq: 9 });
     card.actor = { ...card.actor, dice: [-1, -1, 0, 0], dice_total: -2, total: { value: 1 }, passed: false };
-    const updated = await cards.handleCardEmit({ seq: 9, world: "w", writer: GM.id, op: "update", card_id: "card-1", card });
+    const updated = await cards.handleCardEmit(bridge, { seq: 9, world: "w", writer: GM.id, op: "update", card_id: "card-1", card });
     assert.equal(foundry.log.created.length, before);
     assert.equal(updated.flags["fate-bridge"].seq, 9);
     assert.deepEqual(updated.rolls[0].dice[0].results.map((r) => r.result), [-1, -1, 0, 0]);
@@ -430,18 +432,18 @@ describe("chat cards", () => {
 
   test("concurrent live and replayed emits of one card create one message", async () => {
     const emit = { seq: 11, world: "w", writer: GM.id, op: "create", card_id: "card-2", card: workedCard({ event_seq: 11 }) };
-    await Promise.all([cards.handleCardEmit(emit), cards.handleCardEmit(structuredClone(emit))]);
+    await Promise.all([cards.handleCardEmit(bridge, emit), cards.handleCardEmit(bridge, structuredClone(emit))]);
     assert.equal(foundry.game.messages.filter((m) => m.flags["fate-bridge"]?.cardId === "card-2").length, 1);
   });
 
   test("other clients do not write", async () => {
     const before = foundry.log.created.length;
-    assert.equal(await cards.handleCardEmit({ seq: 12, world: "w", writer: PLAYER.id, op: "create", card_id: "card-3", card: workedCard() }), null);
+    assert.equal(await cards.handleCardEmit(bridge, { seq: 12, world: "w", writer: PLAYER.id, op: "create", card_id: "card-3", card: workedCard() }), null);
     assert.equal(foundry.log.created.length, before);
   });
 
   test("a finished card lists invokes with who paid what, effects in words, and both sides' rolls", async () => {
-    const message = await cards.handleCardEmit({ seq: 13, world: "w", writer: GM.id, op: "create", card_id: "card-4", card: finishedCard() });
+    const message = await cards.handleCardEmit(bridge, { seq: 13, world: "w", writer: GM.id, op: "create", card_id: "card-4", card: finishedCard() });
     assert.equal(message.rolls.length, 2, "active opposition rolled too");
     assert.equal(message.rolls[0].formula, "7 + 4dF"); // Athletics 3 + stunt 2 + invokes 2 ... as the card totals
     assert.equal(message.rolls[1].total, 2);
@@ -466,17 +468,17 @@ describe("card controls: only what this user may press", () => {
   test("invoking: the player gets Invoke/Pass for its side; the GM for both sides", async () => {
     const card = workedCard({ state: "invoking", provisional: true, succeeded: null, prompt: { kind: "invoke", users: [PLAYER.id], gm: true, options: [] } });
     card.actor = { ...card.actor, passed: false };
-    const player = await asUser(PLAYER.id, () => controls.controlsContext(card));
+    const player = await asUser(PLAYER.id, () => controls.controlsContext(bridge, card));
     assert.deepEqual(player.sides.map((s) => [s.which, s.canPass]), [["actor", true]]);
-    const gm = controls.controlsContext(card);
+    const gm = controls.controlsContext(bridge, card);
     assert.deepEqual(gm.sides.map((s) => [s.which, s.canPass]), [["actor", true], ["opposition", false]]);
-    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext({ ...card, prompt: { ...card.prompt, users: [] } })), null, "not prompted: nothing");
+    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(bridge, { ...card, prompt: { ...card.prompt, users: [] } })), null, "not prompted: nothing");
   });
 
   test("costing: the cost picker is the GM's alone, with the kinds of the card's severity", async () => {
     const card = workedCard({ state: "costing", cost_severity: "serious", prompt: { kind: "cost", users: [], gm: true, options: ["mild_consequence", "delay"] } });
-    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(card)), null);
-    const gm = controls.controlsContext(card);
+    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(bridge, card)), null);
+    const gm = controls.controlsContext(bridge, card);
     assert.deepEqual(gm.costs.map((c) => c.label), ["A mild consequence on the actor", "Delay the success"]);
     assert.equal(gm.costTitle, "Serious cost");
   });
@@ -526,12 +528,10 @@ describe("sheet controls", () => {
     const api = foundry.game.modules.get("fate-bridge").api;
     assert.equal(await api.roll("actorAthlete0001", "Athletics", { opposition: 4 }), null);
     assert.match(foundry.log.notifications.at(-1).message, /not connected/);
-
-    const { runtime } = await import(path.join(MODULE_DIR, "scripts/net/runtime.mjs"));
-    runtime.hello = { actions: [{ id: "overcome", label: "Overcome" }, { id: "create_advantage", label: "Create an Advantage" }, { id: "take_advantage", label: "Take Advantage" }, { id: "discover", label: "Discover" }] };
+    bridge.hello = { actions: [{ id: "overcome", label: "Overcome" }, { id: "create_advantage", label: "Create an Advantage" }, { id: "take_advantage", label: "Take Advantage" }, { id: "discover", label: "Discover" }] };
     const { askAction } = await import(path.join(MODULE_DIR, "scripts/actions/roll-dialog.mjs"));
     const actor = foundry.game.actors.get("actorAthlete0001");
-    const answer = askAction({ actor, skill: "Lore" });
+    const answer = askAction(bridge, { actor, skill: "Lore" });
     const dialog = await waitFor(() => foundry.openDialogs()[0], { what: "dialog" });
     const el = dialog.element;
     assert.equal(dialog.config.rejectClose, false);
@@ -560,7 +560,7 @@ describe("sheet controls", () => {
       type: "create_advantage", skill: "Lore", opposition: 4, aspectName: "Books Everywhere",
       dangerous: { actor: true, opposition: false }, description: "topple the shelves"
     });
-    runtime.hello = null;
+    bridge.hello = null;
   });
 
   test("the request becomes a valid action.start payload", async () => {
@@ -581,7 +581,7 @@ describe("sheet controls", () => {
 
   test("cancelling the action dialog resolves to null", async () => {
     const { askAction } = await import(path.join(MODULE_DIR, "scripts/actions/roll-dialog.mjs"));
-    const answer = askAction({ actor: foundry.game.actors.get("actorAthlete0001"), skill: "Lore" });
+    const answer = askAction(bridge, { actor: foundry.game.actors.get("actorAthlete0001"), skill: "Lore" });
     const dialog = await waitFor(() => foundry.openDialogs()[0], { what: "dialog" });
     dialog.element.querySelector('button[data-action="cancel"]').click();
     assert.equal(await answer, null);
@@ -592,12 +592,12 @@ describe("sheet controls", () => {
     foundry.game.actors.set(actor.id, actor);
     const root = document.createElement("div");
     root.innerHTML = '<section class="window-content"><p>sheet</p></section>';
-    await sheet.injectPanel(root, actor);
+    await sheet.injectPanel(bridge, root, actor);
     const rows = [...root.querySelectorAll(".fate-bridge-panel__skill")];
     assert.deepEqual(rows.map((r) => r.dataset.skill), ["Fight", "Notice"]);
     assert.match(rows[0].textContent, /\+3\s+Fight\s+Good \(\+3\)/);
     assert.equal(root.querySelectorAll(".fate-bridge-panel .fate-bridge-roll").length, 2);
-    await sheet.injectPanel(root, actor);
+    await sheet.injectPanel(bridge, root, actor);
     assert.equal(root.querySelectorAll(".fate-bridge-panel").length, 1, "re-render replaces the panel");
 
     root.querySelector('[data-fate-bridge-action="add"]').click();
@@ -723,7 +723,7 @@ describe("GM cards follow the bridge's structured views", () => {
     const card = finishedCard();
     card.effects[1] = { ...card.effects[1], detail: "conceded", text: "" };
     check(validators.server.card, emit(30, card, "card-reason"), "card");
-    const message = await cards.handleCardEmit({ ...emit(30, card, "card-reason"), writer: GM.id });
+    const message = await cards.handleCardEmit(bridge, { ...emit(30, card, "card-reason"), writer: GM.id });
     assert.match(text(message), /Grumpy Ogre earns a fate point at the scene's end: conceded/);
   });
 
@@ -742,7 +742,7 @@ describe("GM cards follow the bridge's structured views", () => {
       }
     };
     check(validators.server.card, emit(40, card, "w.scene-end-4"), "scene-end card");
-    const message = await cards.handleCardEmit(emit(40, card, "w.scene-end-4"));
+    const message = await cards.handleCardEmit(bridge, emit(40, card, "w.scene-end-4"));
     const t = text(message);
     assert.match(t, /Scene 4 ends/);
     assert.match(t, /Fate points gained Zird the Arcane \+2 Wizard of the Old School was invoked against them, a hint not taken/);
@@ -754,10 +754,10 @@ describe("GM cards follow the bridge's structured views", () => {
 
   test("an exchange the GM undid: its card updates in place, marked undone", async () => {
     const cardId = "w.c1.x9";
-    await cards.handleCardEmit(emit(60, contestCard("Loose Tiles"), cardId));
+    await cards.handleCardEmit(bridge, emit(60, contestCard("Loose Tiles"), cardId));
     const undone = { ...contestCard("Loose Tiles"), undone: true };
     check(validators.server.card, emit(61, undone, cardId, "update"), "undone contest card");
-    const message = await cards.handleCardEmit(emit(61, undone, cardId, "update"));
+    const message = await cards.handleCardEmit(bridge, emit(61, undone, cardId, "update"));
     assert.equal(foundry.game.messages.filter((m) => m.flags["fate-bridge"]?.cardId === cardId).length, 1);
     assert.ok(message.element.querySelector(".fate-bridge-card--undone"));
     assert.match(text(message), /undone The GM took this back/);
@@ -766,22 +766,22 @@ describe("GM cards follow the bridge's structured views", () => {
   test("a named twist updates the exchange's card in place: same message, the twist's name shown", async () => {
     const cardId = "w.c1.x1";
     check(validators.server.card, emit(50, contestCard(null), cardId), "contest card");
-    const first = await cards.handleCardEmit(emit(50, contestCard(null), cardId));
+    const first = await cards.handleCardEmit(bridge, emit(50, contestCard(null), cardId));
     assert.match(text(first), /a twist happens/);
     assert.equal(first.element.querySelector("[data-twist-aspect]"), null);
     const before = foundry.log.created.length;
     check(validators.server.card, emit(52, contestCard("Loose Tiles"), cardId, "update"), "contest card update");
-    const updated = await cards.handleCardEmit(emit(52, contestCard("Loose Tiles"), cardId, "update"));
+    const updated = await cards.handleCardEmit(bridge, emit(52, contestCard("Loose Tiles"), cardId, "update"));
     assert.equal(updated.id, first.id, "the same message");
     assert.equal(foundry.log.created.length, before, "no new message");
     assert.equal(updated.element.querySelector("[data-twist-aspect]").textContent, "Loose Tiles");
     assert.match(text(updated), /The twist: Loose Tiles/);
-    assert.equal(await cards.handleCardEmit(emit(51, contestCard(null), cardId, "update")), null, "an older emit changes nothing");
+    assert.equal(await cards.handleCardEmit(bridge, emit(51, contestCard(null), cardId, "update")), null, "an older emit changes nothing");
     // Only the active GM writes "gm" cards.
     const saved = foundry.game.user;
     foundry.game.user = foundry.game.users.get(PLAYER.id);
     try {
-      assert.equal(await cards.handleCardEmit(emit(53, contestCard("Loose Tiles"), "w.c1.x9")), null);
+      assert.equal(await cards.handleCardEmit(bridge, emit(53, contestCard("Loose Tiles"), "w.c1.x9")), null);
     } finally {
       foundry.game.user = saved;
     }
@@ -803,7 +803,7 @@ describe("GM cards follow the bridge's structured views", () => {
       }
     };
     check(validators.server.card, emit(60, card, "w.ch1"), "challenge card");
-    const message = await cards.handleCardEmit(emit(60, card, "w.ch1"));
+    const message = await cards.handleCardEmit(bridge, emit(60, card, "w.ch1"));
     const costs = [...message.element.querySelectorAll(".fate-bridge-task__cost")].map((e) => e.textContent.replace(/\s+/g, " ").trim());
     assert.deepEqual(costs, ["Serious cost Delay the success: The storm arrives first", "Minor cost A new wrinkle"]);
     assert.ok(message.element.querySelector(".fate-bridge-task__cost--serious"));
@@ -825,37 +825,37 @@ describe("gift and give: who sees the controls", () => {
   test("a fumbled advantage shows the GM, and only the GM, a gift button; not once a gift was given, not on other outcomes", async () => {
     const card = fumbled();
     check(validators.server.card, { seq: 70, world: "w", writer: GM.id, op: "create", card_id: "w.gift", card }, "card");
-    const gm = controls.controlsContext(card);
+    const gm = controls.controlsContext(bridge, card);
     assert.equal(gm.kind, "gift");
     assert.equal(gm.giftLabel, "Give a free invoke (fumble)");
-    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(card)), null, "a player never sees the gift");
+    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(bridge, card)), null, "a player never sees the gift");
     // Still choosing: the player answers the choice, the GM sees the gift next to it.
     const choosing = fumbled({ state: "choosing", prompt: { kind: "choose", users: [PLAYER.id], gm: true, options: ["fail", "unintended_aspect", "succeed_at_cost"] } });
-    const gmChoosing = controls.controlsContext(choosing);
+    const gmChoosing = controls.controlsContext(bridge, choosing);
     assert.equal(gmChoosing.kind, "choose");
     assert.ok(gmChoosing.giftLabel);
-    const player = await asUser(PLAYER.id, () => controls.controlsContext(choosing));
+    const player = await asUser(PLAYER.id, () => controls.controlsContext(bridge, choosing));
     assert.equal(player.kind, "choose");
     assert.equal(player.giftLabel, undefined);
     const given = fumbled({ effects: [{ kind: "free_invokes", text: "gift", count: 1, character: null, aspect_id: "sit2", detail: "", cause: null }] });
-    assert.equal(controls.controlsContext(given), null, "one gift per action");
-    assert.equal(controls.controlsContext(fumbled({ outcome: "tie" })), null);
-    assert.equal(controls.controlsContext(fumbled({ action_type: "overcome" })), null);
-    assert.equal(controls.controlsContext(fumbled({ state: "invoking" })).giftLabel, undefined, "not before the roll is final");
+    assert.equal(controls.controlsContext(bridge, given), null, "one gift per action");
+    assert.equal(controls.controlsContext(bridge, fumbled({ outcome: "tie" })), null);
+    assert.equal(controls.controlsContext(bridge, fumbled({ action_type: "overcome" })), null);
+    assert.equal(controls.controlsContext(bridge, fumbled({ state: "invoking" })).giftLabel, undefined, "not before the roll is final");
   });
 
   test("the GM, and only the GM, can cancel an open action; a closed one offers nothing", async () => {
     const open = fumbled({ action_type: "overcome", state: "invoking", prompt: { kind: "invoke", users: [PLAYER.id], gm: true, options: [] } });
-    const gm = controls.controlsContext(open);
+    const gm = controls.controlsContext(bridge, open);
     assert.equal(gm.kind, "invoke", "the prompt's own controls stay");
     assert.equal(gm.cancelLabel, "Cancel action");
-    const player = await asUser(PLAYER.id, () => controls.controlsContext(open));
+    const player = await asUser(PLAYER.id, () => controls.controlsContext(bridge, open));
     assert.equal(player.kind, "invoke");
     assert.equal(player.cancelLabel, undefined, "a player never sees cancel");
-    const waiting = controls.controlsContext(fumbled({ action_type: "overcome", state: "costing", prompt: { kind: "none", users: [], gm: false, options: [] } }));
+    const waiting = controls.controlsContext(bridge, fumbled({ action_type: "overcome", state: "costing", prompt: { kind: "none", users: [], gm: false, options: [] } }));
     assert.equal(waiting.kind, "cancel", "cancel alone when nothing else is asked of the GM");
     for (const state of ["resolved", "cancelled"]) {
-      assert.equal(controls.controlsContext(fumbled({ action_type: "overcome", state })), null, state);
+      assert.equal(controls.controlsContext(bridge, fumbled({ action_type: "overcome", state })), null, state);
     }
   });
 
@@ -865,12 +865,12 @@ describe("gift and give: who sees the controls", () => {
     const button = document.createElement("button");
     button.dataset.fb = "cancel";
     holder.append(button);
-    const kept = controls.intentFor(card, button, holder);
+    const kept = controls.intentFor(bridge, card, button, holder);
     const first = await waitFor(() => foundry.openDialogs().at(-1), { what: "cancel dialog" });
     assert.equal(first.config.rejectClose, false);
     first.element.querySelector('button[data-action="keep"]').click();
     assert.equal(await kept, null);
-    const pending = controls.intentFor(card, button, holder);
+    const pending = controls.intentFor(bridge, card, button, holder);
     const dialog = await waitFor(() => foundry.openDialogs().find((d) => d !== first), { what: "second cancel dialog" });
     setField(dialog.element.querySelector('[name="reason"]'), "Wrong skill");
     dialog.element.querySelector('button[data-action="cancelAction"]').click();
@@ -890,7 +890,7 @@ describe("gift and give: who sees the controls", () => {
     });
     const cancelled = { seq: 71, world: "w", writer: "gm", op: "create", card_id: "w.cancelled", card };
     check(validators.server.card, cancelled, "cancelled card");
-    const message = await cards.handleCardEmit(cancelled);
+    const message = await cards.handleCardEmit(bridge, cancelled);
     const text = message.element.textContent.replace(/\s+/g, " ");
     assert.match(text, /Cancelled by the GM/);
     assert.match(text, /Zird the Arcane gets back what the invoke on Skeptic cost/);
@@ -909,7 +909,7 @@ describe("gift and give: who sees the controls", () => {
     const button = document.createElement("button");
     button.dataset.fb = "gift";
     holder.append(button);
-    const pending = controls.intentFor(card, button, holder);
+    const pending = controls.intentFor(bridge, card, button, holder);
     const dialog = await waitFor(() => foundry.openDialogs().at(-1), { what: "gift dialog" });
     assert.equal(dialog.config.rejectClose, false);
     setField(dialog.element.querySelector('[name="holder"]'), "gm");
@@ -979,7 +979,7 @@ describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5
   test("the GM's confirm form starts from the proposal; one click sends it as a valid action.confirm", async () => {
     const card = confirming();
     check(validators.server.card, cardEmit(card), "confirming card");
-    const ctx = controls.controlsContext(card);
+    const ctx = controls.controlsContext(bridge, card);
     assert.equal(ctx.kind, "confirm");
     assert.deepEqual(ctx.confirm.rating.filter((o) => o.selected).map((o) => o.value), [-10], "the proposal is pre-selected, even beyond the ladder");
     assert.equal(ctx.confirm.dangerActor, true);
@@ -994,29 +994,29 @@ describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5
     // browser test presses the real pre-filled form): set it as the page would show it.
     setField(holder.querySelector('[name="dangerActor"]'), true);
     setField(holder.querySelector('[name="dangerOpposition"]'), false);
-    const [event, payload] = await controls.intentFor(card, holder.querySelector('[data-fb="confirm"]'), holder);
+    const [event, payload] = await controls.intentFor(bridge, card, holder.querySelector('[data-fb="confirm"]'), holder);
     assert.equal(event, "action.confirm");
     assert.deepEqual(payload, { action_id: card.action_id, dangerous: { actor: true, opposition: false }, passive_rating: -10 });
     check(validators.client["action.confirm"], { request_id: "r-confirm-1", ...payload }, "action.confirm");
     // The GM changes it: Great (+4), not dangerous.
     setField(holder.querySelector('[name="rating"]'), "4");
     setField(holder.querySelector('[name="dangerActor"]'), false);
-    const [, changed] = await controls.intentFor(card, holder.querySelector('[data-fb="confirm"]'), holder);
+    const [, changed] = await controls.intentFor(bridge, card, holder.querySelector('[data-fb="confirm"]'), holder);
     assert.deepEqual(changed, { action_id: card.action_id, dangerous: { actor: false, opposition: false }, passive_rating: 4 });
     check(validators.client["action.confirm"], { request_id: "r-confirm-2", ...changed }, "action.confirm");
   });
 
   test("the helper's owner sees join/decline and never the GM's form; the actor's owner sees nothing yet", async () => {
     const card = confirming();
-    const helper = await asUser(PLAYER.id, () => controls.controlsContext(card));
+    const helper = await asUser(PLAYER.id, () => controls.controlsContext(bridge, card));
     assert.equal(helper.confirm, undefined, "a player never confirms the GM's numbers");
     assert.deepEqual(helper.invited.map((i) => i.label), ["Margot is asked to help with Athletics"]);
     const holder = await rendered(helper);
-    const [event, payload] = await controls.intentFor(card, holder.querySelector('[data-fb="help"][data-accept="true"]'), holder);
+    const [event, payload] = await controls.intentFor(bridge, card, holder.querySelector('[data-fb="help"][data-accept="true"]'), holder);
     assert.equal(event, "action.help");
     assert.deepEqual(payload, { action_id: card.action_id, character_id: margotRef.id, accept: true });
     check(validators.client["action.help"], { request_id: "r-help-1", ...payload }, "action.help");
-    const [, declined] = await controls.intentFor(card, holder.querySelector('[data-fb="help"][data-accept="false"]'), holder);
+    const [, declined] = await controls.intentFor(bridge, card, holder.querySelector('[data-fb="help"][data-accept="false"]'), holder);
     assert.equal(declined.accept, false);
     // The actor's owner, while the GM has not confirmed: nothing to press.
     const actorsCard = confirming({
@@ -1024,7 +1024,7 @@ describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5
       participants: [card.participants[0], { ...card.participants[1], controllers: ["someoneElse0001"] }],
       prompt: { kind: "confirm", users: ["someoneElse0001"], gm: true, options: ["confirm", "help"] }
     });
-    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(actorsCard)), null);
+    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(bridge, actorsCard)), null);
     // Once confirmed, only helpers are left: the actor's owner may roll without them.
     const confirmed = confirming({
       proposal: null,
@@ -1033,17 +1033,17 @@ describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5
       prompt: { kind: "confirm", users: ["someoneElse0001", PLAYER.id], gm: true, options: ["roll", "help"] }
     });
     check(validators.server.card, cardEmit(confirmed), "confirmed card");
-    const actor = await asUser(PLAYER.id, () => controls.controlsContext(confirmed));
+    const actor = await asUser(PLAYER.id, () => controls.controlsContext(bridge, confirmed));
     assert.ok(actor.rollWithout);
     assert.deepEqual(actor.invited, [], "not the other player's helper");
     const actorHolder = await rendered(actor);
-    const [rollEvent, rollPayload] = await controls.intentFor(confirmed, actorHolder.querySelector('[data-fb="roll"]'), actorHolder);
+    const [rollEvent, rollPayload] = await controls.intentFor(bridge, confirmed, actorHolder.querySelector('[data-fb="roll"]'), actorHolder);
     assert.equal(rollEvent, "action.roll");
     check(validators.client["action.roll"], { request_id: "r-roll-1", ...rollPayload }, "action.roll");
   });
 
   test("the card says what waits: the proposal and the invited helper", async () => {
-    const message = await cards.handleCardEmit(cardEmit(confirming()));
+    const message = await cards.handleCardEmit(bridge, cardEmit(confirming()));
     const text = (sel) => [...message.element.querySelectorAll(sel)].map((e) => e.textContent.replace(/\s+/g, " ").trim());
     assert.deepEqual(text(".fate-bridge-card__proposal"), ["Proposed by the player: opposition \u221210, dangerous for the actor. The GM confirms or changes it."]);
     assert.deepEqual(text(".fate-bridge-card__participant"), ["Margot (Athletics) is asked to help — waiting for an answer"]);
@@ -1058,25 +1058,25 @@ describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5
       prompt: { kind: "hint", users: [PLAYER.id], gm: true, options: ["take"] }
     });
     check(validators.server.card, cardEmit(offered), "hint offered");
-    const player = await asUser(PLAYER.id, () => controls.controlsContext(offered));
+    const player = await asUser(PLAYER.id, () => controls.controlsContext(bridge, offered));
     assert.equal(player.takeHint, "Take the hint");
     const holder = await rendered(player);
-    const [event, payload] = await controls.intentFor(offered, holder.querySelector('[data-fb="hint"]'), holder);
+    const [event, payload] = await controls.intentFor(bridge, offered, holder.querySelector('[data-fb="hint"]'), holder);
     assert.equal(event, "action.hint");
     check(validators.client["action.hint"], { request_id: "r-hint-1", ...payload }, "action.hint");
     const asked = { ...offered, effects: [hintEffect("asked")], hint: { status: "asked", text: null }, prompt: { kind: "hint", users: [], gm: true, options: ["give"] } };
     check(validators.server.card, cardEmit(asked), "hint asked");
-    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(asked)), null, "only the GM answers");
-    const gm = controls.controlsContext(asked);
+    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(bridge, asked)), null, "only the GM answers");
+    const gm = controls.controlsContext(bridge, asked);
     assert.equal(gm.giveHint, "Give the hint");
     const gmHolder = await rendered(gm);
     setField(gmHolder.querySelector('[name="hintText"]'), "The cellar door is new.");
-    const [giveEvent, givePayload] = await controls.intentFor(asked, gmHolder.querySelector('[data-fb="hint-give"]'), gmHolder);
+    const [giveEvent, givePayload] = await controls.intentFor(bridge, asked, gmHolder.querySelector('[data-fb="hint-give"]'), gmHolder);
     assert.equal(giveEvent, "action.hint_give");
     assert.deepEqual(givePayload, { action_id: asked.action_id, text: "The cellar door is new." });
     check(validators.client["action.hint_give"], { request_id: "r-hint-2", ...givePayload }, "action.hint_give");
     const given = { ...asked, effects: [hintEffect("given", "The cellar door is new.")], hint: { status: "given", text: "The cellar door is new." }, prompt: { kind: "none", users: [], gm: false, options: [] } };
-    const message = await cards.handleCardEmit({ ...cardEmit(given), card_id: "w.hint" });
+    const message = await cards.handleCardEmit(bridge, { ...cardEmit(given), card_id: "w.hint" });
     assert.match(message.element.textContent, /The GM's hint for Zird the Arcane: The cellar door is new\./);
   });
 
@@ -1125,7 +1125,7 @@ describe("consent to harm: who sees accept and decline (DESIGN Reach and trust)"
   test("the owner and the GM see Accept/Decline; the acting player and a third player see nothing; each press is a valid action.help", async () => {
     const card = asking();
     check(validators.server.card, cardEmit(card), "consent card");
-    const owner = await asUser(PLAYER.id, () => controls.controlsContext(card));
+    const owner = await asUser(PLAYER.id, () => controls.controlsContext(bridge, card));
     assert.equal(owner.kind, "confirm");
     assert.deepEqual(owner.consents.map((c) => [c.id, c.label, c.accept, c.decline]), [
       [margotRef.id, "Allow Zird the Arcane's action on Margot (targeted)?", "Accept", "Decline"]
@@ -1134,20 +1134,20 @@ describe("consent to harm: who sees accept and decline (DESIGN Reach and trust)"
     assert.equal(owner.rollWithout, undefined, "nobody rolls past a consent");
     const holder = await rendered(owner);
     assert.equal(holder.querySelectorAll('[data-fb="consent"]').length, 2);
-    const [event, payload] = await controls.intentFor(card, holder.querySelector('[data-fb="consent"][data-accept="true"]'), holder);
+    const [event, payload] = await controls.intentFor(bridge, card, holder.querySelector('[data-fb="consent"][data-accept="true"]'), holder);
     assert.equal(event, "action.help");
     assert.deepEqual(payload, { action_id: card.action_id, character_id: margotRef.id, accept: true });
     check(validators.client["action.help"], { request_id: "r-consent-1", ...payload }, "action.help");
-    const [, declined] = await controls.intentFor(card, holder.querySelector('[data-fb="consent"][data-accept="false"]'), holder);
+    const [, declined] = await controls.intentFor(bridge, card, holder.querySelector('[data-fb="consent"][data-accept="false"]'), holder);
     assert.deepEqual(declined, { action_id: card.action_id, character_id: margotRef.id, accept: false });
     check(validators.client["action.help"], { request_id: "r-consent-2", ...declined }, "action.help");
     // The GM may answer for any character.
-    const gm = controls.controlsContext(card, GM);
+    const gm = controls.controlsContext(bridge, card, GM);
     assert.deepEqual(gm.consents.map((c) => c.id), [margotRef.id]);
     assert.ok(gm.cancelLabel, "and may still call the action off");
     // The acting player and a third player: no accept, no decline.
-    assert.equal(controls.controlsContext(card, { id: ACTOR_OWNER, isGM: false }), null);
-    assert.equal(controls.controlsContext(card, THIRD), null);
+    assert.equal(controls.controlsContext(bridge, card, { id: ACTOR_OWNER, isGM: false }), null);
+    assert.equal(controls.controlsContext(bridge, card, THIRD), null);
     // Even a card whose prompt names the acting player (it waits for his helper too) shows him no
     // button for Margot: only her owners (controllers) and the GM answer for her.
     const helped = asking({
@@ -1158,10 +1158,10 @@ describe("consent to harm: who sees accept and decline (DESIGN Reach and trust)"
       prompt: { kind: "confirm", users: [PLAYER.id, ACTOR_OWNER], gm: true, options: ["help", "consent"] }
     });
     check(validators.server.card, cardEmit(helped), "consent and helper card");
-    const actor = controls.controlsContext(helped, { id: ACTOR_OWNER, isGM: false });
+    const actor = controls.controlsContext(bridge, helped, { id: ACTOR_OWNER, isGM: false });
     assert.deepEqual(actor.consents, []);
     assert.deepEqual(actor.invited.map((i) => i.id), [pierreRef.id]);
-    const margots = await asUser(PLAYER.id, () => controls.controlsContext(helped));
+    const margots = await asUser(PLAYER.id, () => controls.controlsContext(bridge, helped));
     assert.deepEqual([margots.consents.map((c) => c.id), margots.invited], [[margotRef.id], []]);
   });
 
@@ -1173,20 +1173,20 @@ describe("consent to harm: who sees accept and decline (DESIGN Reach and trust)"
       prompt: { kind: "confirm", users: [], gm: true, options: ["consent"] }
     });
     check(validators.server.card, cardEmit(npc), "NPC consent card");
-    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(npc)), null);
-    assert.equal(controls.controlsContext(npc, { id: ACTOR_OWNER, isGM: false }), null);
-    const gm = controls.controlsContext(npc, GM);
+    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(bridge, npc)), null);
+    assert.equal(controls.controlsContext(bridge, npc, { id: ACTOR_OWNER, isGM: false }), null);
+    const gm = controls.controlsContext(bridge, npc, GM);
     assert.deepEqual(gm.consents.map((c) => c.label), ["Allow Zird the Arcane's action on Grumpy Ogre (targeted, opposing)?"]);
     const accepted = asking({
       state: "awaiting_opposition",
       consents: [{ character: margotRef, parts: ["target"], status: "accepted", controllers: [PLAYER.id] }],
       prompt: { kind: "oppose", users: [ACTOR_OWNER], gm: true, options: [] }
     });
-    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(accepted)), null);
+    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(bridge, accepted)), null);
   });
 
   test("the card says whose yes it waits for; a decline reads as called off, with nothing to press", async () => {
-    const waiting = await cards.handleCardEmit(cardEmit(asking(), 121));
+    const waiting = await cards.handleCardEmit(bridge, cardEmit(asking(), 121));
     const text = (message, sel) => [...message.element.querySelectorAll(sel)].map((e) => e.textContent.replace(/\s+/g, " ").trim());
     assert.deepEqual(text(waiting, ".fate-bridge-card__consent"), ["Margot (targeted) — waits for a yes from their owner or the GM"]);
     assert.deepEqual(text(waiting, ".fate-bridge-card__state"), ["Awaiting confirmation"]);
@@ -1198,12 +1198,12 @@ describe("consent to harm: who sees accept and decline (DESIGN Reach and trust)"
       prompt: { kind: "none", users: [], gm: false, options: [] }
     });
     check(validators.server.card, cardEmit(card, 122), "declined card");
-    const declined = await cards.handleCardEmit(cardEmit(card, 122));
+    const declined = await cards.handleCardEmit(bridge, cardEmit(card, 122));
     assert.deepEqual(text(declined, ".fate-bridge-card__state"), ["Declined — called off"]);
     assert.deepEqual(text(declined, ".fate-bridge-card__consent"), ["Margot (targeted) — declined"]);
     assert.deepEqual(text(declined, ".fate-bridge-card__effect"), ["Declined for Margot: not to be targeted. The action is called off."]);
     assert.equal(declined.element.querySelectorAll("[data-fb]").length, 0, "a called-off action offers nothing");
-    for (const user of [GM, PLAYER]) assert.equal(controls.controlsContext(card, user), null);
+    for (const user of [GM, PLAYER]) assert.equal(controls.controlsContext(bridge, card, user), null);
   });
 });
 
@@ -1271,8 +1271,8 @@ describe("roll history and undo", () => {
   test("an undone card shows it, and nobody gets controls on it (the GM took it back)", async () => {
     const card = workedCard({ state: "invoking", provisional: true, succeeded: null, undone: true, prompt: { kind: "invoke", users: [PLAYER.id], gm: true, options: [] } });
     check(validators.server.card, { seq: 40, world: "w", writer: "gm", op: "update", card_id: "card-undone", card }, "undone card emit");
-    assert.equal(controls.controlsContext(card), null);
-    const message = await cards.handleCardEmit({ seq: 40, world: "w", writer: GM.id, op: "create", card_id: "card-undone", card });
+    assert.equal(controls.controlsContext(bridge, card), null);
+    const message = await cards.handleCardEmit(bridge, { seq: 40, world: "w", writer: GM.id, op: "create", card_id: "card-undone", card });
     assert.ok(message.element.querySelector(".fate-bridge-card--undone"));
     assert.match(message.element.querySelector(".fate-bridge-card__undone").textContent, /took this back/);
     assert.equal(message.element.querySelector(".fate-bridge-tag--undone").textContent, "undone");
@@ -1345,18 +1345,17 @@ describe("roll history and undo", () => {
   });
 
   test("the window's rolls filter asks the bridge for cancelled rolls, resolutions, or both, as valid history.read intents", async () => {
-    const { runtime } = await import(path.join(MODULE_DIR, "scripts/net/runtime.mjs"));
-    const saved = runtime.connection;
+    const saved = bridge.connection;
     const sent = [];
-    runtime.connection = { connected: true, call: async (event, payload) => { sent.push(payload); return { ok: true, data: { entries: [], next_before: null, last_seq: 0 } }; } };
+    bridge.connection = { connected: true, call: async (event, payload) => { sent.push(payload); return { ok: true, data: { entries: [], next_before: null, last_seq: 0 } }; } };
     try {
-      await history.readHistory({ rolls: "cancelled", kind: "overcome" });
-      await history.readHistory({ rolls: "resolved" });
-      await history.readHistory({ rolls: "" });
-      await history.readHistory({ rolls: "juggle" });
-      await history.readHistory({ cancelled: true });
+      await history.readHistory(bridge, { rolls: "cancelled", kind: "overcome" });
+      await history.readHistory(bridge, { rolls: "resolved" });
+      await history.readHistory(bridge, { rolls: "" });
+      await history.readHistory(bridge, { rolls: "juggle" });
+      await history.readHistory(bridge, { cancelled: true });
     } finally {
-      runtime.connection = saved;
+      bridge.connection = saved;
     }
     assert.deepEqual(sent, [{ kind: "overcome", cancelled: true }, { cancelled: false }, {}, {}, { cancelled: true }]);
     for (const payload of sent) check(validators.client["history.read"], { request_id: "r-h", ...payload }, "history.read");
@@ -1382,46 +1381,43 @@ describe("roll history and undo", () => {
   });
 
   test("a refused history call rejects with the bridge's error; offline rejects too", async () => {
-    await assert.rejects(history.readHistory({ limit: 5 }), (err) => err.name === "BridgeError" && err.code === "offline");
-    const { runtime } = await import(path.join(MODULE_DIR, "scripts/net/runtime.mjs"));
-    const saved = runtime.connection;
-    runtime.connection = { connected: true, call: async () => ({ ok: false, error: { code: "scene_ended", message: "The scene ended at event 9.", field: "back_to" } }) };
+    await assert.rejects(history.readHistory(bridge, { limit: 5 }), (err) => err.name === "BridgeError" && err.code === "offline");
+    const saved = bridge.connection;
+    bridge.connection = { connected: true, call: async () => ({ ok: false, error: { code: "scene_ended", message: "The scene ended at event 9.", field: "back_to" } }) };
     try {
       // Said from the code and field in the user's language, not the bridge's English message.
-      await assert.rejects(history.undo({ backTo: 3 }), (err) => err.code === "scene_ended" && err.field === "back_to" && err.message === "That scene has ended. (back_to)");
+      await assert.rejects(history.undo(bridge, { backTo: 3 }), (err) => err.code === "scene_ended" && err.field === "back_to" && err.message === "That scene has ended. (back_to)");
     } finally {
-      runtime.connection = saved;
+      bridge.connection = saved;
     }
   });
 });
 
 describe("the scene read and the frames beside it", () => {
   test("a scene.read answer does not overwrite a scene.state that came while the read was under way", async () => {
-    const { runtime } = await import(path.join(MODULE_DIR, "scripts/net/runtime.mjs"));
-    const scenes = await import(path.join(MODULE_DIR, "scripts/scene/state.mjs"));
-    const saved = runtime.connection;
-    const base = scenes.currentScene() ?? { gm_fate_points: 0, aspects: [] };
+    const saved = bridge.connection;
+    const base = bridge.scene.current ?? { gm_fate_points: 0, aspects: [] };
     const seq = 1_000_000;
     try {
       // No frame meanwhile: the answer is the scene.
-      runtime.connection = { connected: true, call: async () => ({ ok: true, data: { ...base, gm_fate_points: 1 } }) };
-      assert.equal((await scenes.readScene()).gm_fate_points, 1);
-      assert.equal(scenes.currentScene().gm_fate_points, 1);
+      bridge.connection = { connected: true, call: async () => ({ ok: true, data: { ...base, gm_fate_points: 1 } }) };
+      assert.equal((await bridge.readScene()).gm_fate_points, 1);
+      assert.equal(bridge.scene.current.gm_fate_points, 1);
       // A frame (the budget set to 3) lands before the read's answer, which was made earlier.
-      runtime.connection = {
+      bridge.connection = {
         connected: true,
         call: async () => {
-          await scenes.handleSceneState({ seq, writer: "gm", state: { ...base, gm_fate_points: 3 } }, { activeGM: false });
+          await bridge.scene.handle({ seq, writer: "gm", state: { ...base, gm_fate_points: 3 } }, { activeGM: false });
           return { ok: true, data: { ...base, gm_fate_points: 0 } };
         }
       };
-      assert.equal((await scenes.readScene()).gm_fate_points, 3);
-      assert.equal(scenes.currentScene().gm_fate_points, 3);
+      assert.equal((await bridge.readScene()).gm_fate_points, 3);
+      assert.equal(bridge.scene.current.gm_fate_points, 3);
       // An older frame after it changes nothing either.
-      await scenes.handleSceneState({ seq: seq - 1, writer: "gm", state: { ...base, gm_fate_points: 0 } }, { activeGM: false });
-      assert.equal(scenes.currentScene().gm_fate_points, 3);
+      await bridge.scene.handle({ seq: seq - 1, writer: "gm", state: { ...base, gm_fate_points: 0 } }, { activeGM: false });
+      assert.equal(bridge.scene.current.gm_fate_points, 3);
     } finally {
-      runtime.connection = saved;
+      bridge.connection = saved;
     }
   });
 });

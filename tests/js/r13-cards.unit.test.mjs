@@ -67,7 +67,7 @@ const guard = {
 
 let foundry;
 let validators;
-let runtime;
+let bridge;
 let stunts;
 let rollDialog;
 let actions;
@@ -92,11 +92,11 @@ const rules = (id) => ({
 });
 const ACTIONS = ["overcome", "create_advantage", "take_advantage", "discover", "attack"].map((id) => ({ id, label: id }));
 const withHello = async (rulesetId, fn) => {
-  runtime.hello = { ruleset: rulesetId, actions: ACTIONS, rules: rules(rulesetId) };
+  bridge.hello = { ruleset: rulesetId, actions: ACTIONS, rules: rules(rulesetId) };
   try {
     return await fn();
   } finally {
-    runtime.hello = null;
+    bridge.hello = null;
   }
 };
 
@@ -107,10 +107,10 @@ const change = (el) => el.dispatchEvent(new globalThis.DomEvent("change", { bubb
 before(async () => {
   let modules;
   ({ foundry, validators, modules } = await bootOfflineFoundry({ users: [GM, ANN, BOB], actors: [brawler, guard] }, [
-    "actions/stunts", "actions/roll-dialog", "actions/start", "cards/odds", "cards/view", "cards/controls", "cards/pickers", "foundry/compat", "net/runtime"
+    "actions/stunts", "actions/roll-dialog", "actions/start", "cards/odds", "cards/view", "cards/controls", "cards/pickers", "foundry/compat", "net/bridge"
   ]));
   ({ "actions/stunts": stunts, "actions/roll-dialog": rollDialog, "actions/start": actions, "cards/odds": odds, "cards/view": view, "cards/controls": controls, "cards/pickers": pickers, "foundry/compat": compat } = modules);
-  ({ runtime } = modules["net/runtime"]);
+  bridge = new modules["net/bridge"].Bridge();
 });
 
 // ---- cards as the bridge sends them (schemas/server/card.json) --------------------------------
@@ -206,7 +206,7 @@ describe("stunts a roll names (R13.8)", () => {
   test("the roll dialog (Fate Core) lists the skill's stunts for the action, none ticked, follows skill and action, and sends the ticked ones", async () => {
     await withHello("fate-core", async () => {
       const actor = foundry.game.actors.get(brawler._id);
-      const answer = rollDialog.askAction({ actor, skill: "Fight", request: { type: "attack" } });
+      const answer = rollDialog.askAction(bridge, { actor, skill: "Fight", request: { type: "attack" } });
       const dialog = await waitFor(() => foundry.openDialogs().at(-1), { what: "action dialog" });
       const el = dialog.element;
       const listed = () => [...el.querySelectorAll("input[data-stunt]")].map((i) => [i.value, ticked(i)]);
@@ -250,7 +250,7 @@ describe("stunts a roll names (R13.8)", () => {
   test("Fate Core: left unticked, the roll names an empty list (no stunt counts)", async () => {
     await withHello("fate-core", async () => {
       const actor = foundry.game.actors.get(brawler._id);
-      const answer = rollDialog.askAction({ actor, skill: "Fight", request: { type: "attack" } });
+      const answer = rollDialog.askAction(bridge, { actor, skill: "Fight", request: { type: "attack" } });
       const dialog = await waitFor(() => foundry.openDialogs().at(-1), { what: "action dialog" });
       setField(dialog.element.querySelector("select[name=opposition]"), "2");
       dialog.element.querySelector('button[data-action="roll"]').click();
@@ -262,12 +262,12 @@ describe("stunts a roll names (R13.8)", () => {
   test("Unwritten: every matching stunt starts ticked and is sent; a stunt roll button's stunt is ticked under Fate Core", async () => {
     const actor = foundry.game.actors.get(brawler._id);
     await withHello("unwritten", async () => {
-      const ctx = rollDialog.dialogContext({ actor, skill: "Fight", request: { type: "attack" } });
+      const ctx = rollDialog.dialogContext(bridge, { actor, skill: "Fight", request: { type: "attack" } });
       assert.deepEqual(ctx.stunts.map((s) => [s.name, s.checked]), [["Haymaker", true]]);
       assert.match(ctx.stuntsHint, /untick/);
     });
     await withHello("fate-core", async () => {
-      const ctx = rollDialog.dialogContext({ actor, skill: "Fight", request: { type: "attack", stunts: ["Haymaker"] } });
+      const ctx = rollDialog.dialogContext(bridge, { actor, skill: "Fight", request: { type: "attack", stunts: ["Haymaker"] } });
       assert.deepEqual(ctx.stunts.map((s) => [s.name, s.checked]), [["Haymaker", true]]);
     });
     // A macro's complete request without stunts names none: the bridge's default for the ruleset.
@@ -283,7 +283,7 @@ describe("stunts a roll names (R13.8)", () => {
         prompt: { kind: "oppose", users: [], gm: true, options: [] }
       });
       check(validators.server.card, emit(c), "oppose card");
-      const ctx = controls.controlsContext(c);
+      const ctx = controls.controlsContext(bridge, c);
       assert.equal(ctx.kind, "oppose");
       assert.deepEqual(ctx.skills.map((s) => s.name), ["Athletics", "Fight"]);
       assert.deepEqual(ctx.stunts.map((s) => [s.name, s.checked]), [["Dodge Master", false]], "defend stunts of Athletics, not Sprinter (overcome)");
@@ -293,17 +293,17 @@ describe("stunts a roll names (R13.8)", () => {
       // Fight instead: its defend stunt is listed.
       const skill = holder.querySelector("select[name=skill]");
       setField(skill, "Fight");
-      controls.onControlsChange(c, { target: skill }, holder);
+      controls.onControlsChange(bridge, c, { target: skill }, holder);
       assert.deepEqual([...holder.querySelectorAll("input[data-stunt]")].map((i) => [i.value, ticked(i)]), [["Shield Wall", false]]);
       holder.querySelector("input[data-stunt]").checked = true;
       const button = holder.querySelector('button[data-fb="oppose"]');
-      const [event, payload] = await controls.intentFor(c, button, holder);
+      const [event, payload] = await controls.intentFor(bridge, c, button, holder);
       assert.equal(event, "action.oppose");
       assert.deepEqual(payload, { action_id: c.action_id, skill: "Fight", stunts: ["Shield Wall"] });
       check(validators.client["action.oppose"], { request_id: "r-r13c-oppose", ...payload }, "action.oppose");
       // Against an overcome the opposer opposes: Sprinter is no defend or oppose stunt.
       const overcome = { ...c, action_type: "overcome" };
-      assert.deepEqual(controls.controlsContext(overcome).stunts.map((s) => s.name), ["Dodge Master"], "FCO's defend flag covers oppose");
+      assert.deepEqual(controls.controlsContext(bridge, overcome).stunts.map((s) => s.name), ["Dodge Master"], "FCO's defend flag covers oppose");
     });
   });
 });
@@ -344,7 +344,7 @@ describe("the unintended aspect of a fumbled advantage (R5.2)", () => {
   test("the actor's controller (a player) gets the choice with a required name input, and the name goes as aspect_name", async () => {
     const c = fumbled();
     check(validators.server.card, emit(c), "choosing card");
-    const ctx = await asUser(ANN.id, () => controls.controlsContext(c));
+    const ctx = await asUser(ANN.id, () => controls.controlsContext(bridge, c));
     assert.equal(ctx.kind, "choose");
     assert.deepEqual(ctx.choices.map((x) => x.id), ["fail", "unintended_aspect", "succeed_at_cost"]);
     assert.ok(ctx.aspectName, "a name input for the unintended aspect");
@@ -355,24 +355,24 @@ describe("the unintended aspect of a fumbled advantage (R5.2)", () => {
     const button = holder.querySelector('button[data-fb="choose"][data-choice="unintended_aspect"]');
     // Without a name nothing is sent, and the player is told why.
     const before = foundry.log.notifications.length;
-    assert.equal(await asUser(ANN.id, () => controls.intentFor(c, button, holder)), null);
+    assert.equal(await asUser(ANN.id, () => controls.intentFor(bridge, c, button, holder)), null);
     assert.deepEqual(foundry.log.notifications.slice(before).map((n) => [n.type, n.message]), [["warn", "Name the aspect you didn't intend first."]]);
     setField(input, "  Knocked the Lamp Over ");
-    const [event, payload] = await asUser(ANN.id, () => controls.intentFor(c, button, holder));
+    const [event, payload] = await asUser(ANN.id, () => controls.intentFor(bridge, c, button, holder));
     assert.equal(event, "action.choose");
     assert.deepEqual(payload, { action_id: c.action_id, choice: "unintended_aspect", aspect_name: "Knocked the Lamp Over" });
     check(validators.client["action.choose"], { request_id: "r-r13c-choose", ...payload }, "action.choose");
     // The other choices need no name.
     const fail = holder.querySelector('button[data-fb="choose"][data-choice="fail"]');
-    assert.deepEqual((await asUser(ANN.id, () => controls.intentFor(c, fail, holder)))[1], { action_id: c.action_id, choice: "fail" });
+    assert.deepEqual((await asUser(ANN.id, () => controls.intentFor(bridge, c, fail, holder)))[1], { action_id: c.action_id, choice: "fail" });
   });
 
   test("the GM gets the same control; a player who does not control the actor gets none", async () => {
     const c = fumbled();
-    const gm = controls.controlsContext(c);
+    const gm = controls.controlsContext(bridge, c);
     assert.ok(gm.aspectName);
     assert.ok(gm.choices.some((x) => x.id === "unintended_aspect"));
-    const bob = await asUser(BOB.id, () => controls.controlsContext(c));
+    const bob = await asUser(BOB.id, () => controls.controlsContext(bridge, c));
     assert.equal(bob, null);
   });
 });
@@ -469,7 +469,7 @@ describe("the absorb picker by the per-hit stress rule (R13.2, R13.3)", () => {
 
   test("the Core picker in a dialog: only the fitting box is enabled, ticking replaces, a consequence moves the fit, the answer is a valid action.absorb", async () => {
     const state = { characters: [target()] };
-    runtime.connection = { connected: true, call: async (event) => (event === "world.state" ? { ok: true, data: state } : { ok: false, error: { code: "invalid", message: "no" } }) };
+    bridge.connection = { connected: true, call: async (event) => (event === "world.state" ? { ok: true, data: state } : { ok: false, error: { code: "invalid", message: "no" } }) };
     try {
       const holder = document.createElement("div");
       const button = document.createElement("button");
@@ -477,7 +477,7 @@ describe("the absorb picker by the per-hit stress rule (R13.2, R13.3)", () => {
       holder.append(button);
       const c = absorbing(3, "one_box");
       check(validators.server.card, emit(c), "absorbing card");
-      const pending = controls.intentFor(c, button, holder);
+      const pending = controls.intentFor(bridge, c, button, holder);
       const dialog = await waitFor(() => foundry.openDialogs().at(-1), { what: "absorb dialog" });
       const el = dialog.element;
       const inputs = () => [...el.querySelectorAll("input[data-track]")];
@@ -505,7 +505,7 @@ describe("the absorb picker by the per-hit stress rule (R13.2, R13.3)", () => {
       assert.deepEqual(payload, { action_id: c.action_id, stress: [{ track: "phys", boxes: [0] }], consequences: { mild: "Bruised Ribs" } });
       check(validators.client["action.absorb"], { request_id: "r-r13c-absorb", ...payload }, "action.absorb");
     } finally {
-      runtime.connection = null;
+      bridge.connection = null;
     }
   });
 });

@@ -33,7 +33,8 @@ const wolf = actor("actorWolf0000001", "Grey Wolf", null);
 
 let foundry;
 let validators;
-let runtime;
+let Bridge;
+let bridge;
 let controls;
 let pickers;
 let rollDialog;
@@ -46,10 +47,11 @@ before(async () => {
   let modules;
   ({ foundry, validators, modules } = await bootOfflineFoundry(
     { users: [GM, ANN, BOB], actors: [annFighter, annSecond, bobScout, guard, wolf] },
-    ["cards/controls", "cards/pickers", "actions/roll-dialog", "net/status", "foundry/compat", "net/runtime"]
+    ["cards/controls", "cards/pickers", "actions/roll-dialog", "net/status", "foundry/compat", "net/bridge"]
   ));
   ({ "cards/controls": controls, "cards/pickers": pickers, "actions/roll-dialog": rollDialog, "net/status": status, "foundry/compat": compat } = modules);
-  ({ runtime } = modules["net/runtime"]);
+  ({ Bridge } = modules["net/bridge"]);
+  bridge = new Bridge();
 });
 
 const who = (a) => ({ id: a._id, name: a.name });
@@ -106,7 +108,7 @@ describe("R13.10: Invoke for … (an ally's invoke)", () => {
     await asUser(BOB.id, async () => {
       assert.deepEqual(pickers.allyInvokers(c).map((a) => a.name), ["Bob the Scout"]);
       assert.deepEqual(controls.allySides(c).map((s) => [s.which, s.label]), [["actor", "Invoke for Ann the Bold"], ["opposition", "Invoke for Palace Guard"]]);
-      const ctx = controls.controlsContext(c);
+      const ctx = controls.controlsContext(bridge, c);
       assert.equal(ctx.kind, "ally", "Bob is not prompted, yet has the ally's control");
       const holder = document.createElement("div");
       holder.innerHTML = await compat.renderTemplate(controls.CONTROLS_TEMPLATE, ctx);
@@ -162,18 +164,15 @@ describe("names, never ids, in the invoke picker", () => {
 describe("R13.1: Accelerated rolls its six approaches only", () => {
   test("the roll dialog and an opposer's skills list the approaches, at the sheet's ratings (Mediocre without one)", async () => {
     const approaches = ["Careful", "Clever", "Flashy", "Forceful", "Quick", "Sneaky"];
-    runtime.hello = { ruleset: "fate-accelerated", actions: [{ id: "overcome" }], rules: { id: "fate-accelerated", approaches } };
-    try {
-      const ratings = rollDialog.rollableRatings(game.actors.get(bobScout._id));
-      assert.deepEqual(ratings, { Careful: 3, Clever: 0, Flashy: 0, Forceful: 0, Quick: 2, Sneaky: 0 });
-      const ctx = rollDialog.dialogContext({ actor: game.actors.get(bobScout._id) });
-      assert.deepEqual(ctx.skills.map((s) => s.name).sort(), approaches);
-      assert.ok(!ctx.skills.some((s) => s.name === "Athletics"));
-    } finally {
-      runtime.hello = null;
-    }
+    const accelerated = new Bridge();
+    accelerated.hello = { ruleset: "fate-accelerated", actions: [{ id: "overcome" }], rules: { id: "fate-accelerated", approaches } };
+    const ratings = rollDialog.rollableRatings(game.actors.get(bobScout._id), accelerated.rules);
+    assert.deepEqual(ratings, { Careful: 3, Clever: 0, Flashy: 0, Forceful: 0, Quick: 2, Sneaky: 0 });
+    const ctx = rollDialog.dialogContext(accelerated, { actor: game.actors.get(bobScout._id) });
+    assert.deepEqual(ctx.skills.map((s) => s.name).sort(), approaches);
+    assert.ok(!ctx.skills.some((s) => s.name === "Athletics"));
     // Under skills, the sheet's skills as they are.
-    assert.deepEqual(Object.keys(rollDialog.rollableRatings(game.actors.get(bobScout._id))).sort(), ["Athletics", "Careful", "Quick"]);
+    assert.deepEqual(Object.keys(rollDialog.rollableRatings(game.actors.get(bobScout._id), null)).sort(), ["Athletics", "Careful", "Quick"]);
   });
 });
 

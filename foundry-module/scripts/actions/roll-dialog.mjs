@@ -7,17 +7,14 @@ import { characterActor, characterId, characterName } from "../foundry/character
 import { adapterFor } from "../adapters/index.mjs";
 import { dialogClass, mayObserve, renderTemplate, sceneActorIds, targetedActorIds } from "../foundry/compat.mjs";
 import { actionName, ladderEntry, skillName } from "../foundry/format.mjs";
-import { worldState } from "../net/intents.mjs";
 import { DEFAULT_OPPOSITION, LADDER_MAX, LADDER_MIN, MODULE_ID } from "../protocol.mjs";
 import { showRollOdds } from "../cards/odds.mjs";
-import { runtime } from "../net/runtime.mjs";
-import { currentScene } from "../scene/state.mjs";
 import { actorStunts, readStunts, stuntOptions, stuntsChosen, syncStunts, tickedNames } from "./stunts.mjs";
 
-export const DIALOG_TEMPLATE = `modules/${MODULE_ID}/templates/roll-dialog.hbs`;
+const DIALOG_TEMPLATE = `modules/${MODULE_ID}/templates/roll-dialog.hbs`;
 
 /** Which fields each action type shows (the rest stay hidden). */
-export const FIELDS_FOR = Object.freeze({
+const FIELDS_FOR = Object.freeze({
   overcome: ["situation"],
   create_advantage: ["aspect", "target", "situation"],
   take_advantage: ["targetAspect"],
@@ -29,7 +26,7 @@ export const FIELDS_FOR = Object.freeze({
  * The ladder as select options, best first.
  * @param {number|null} selected
  */
-export function ladderOptions(selected = DEFAULT_OPPOSITION) {
+function ladderOptions(selected = DEFAULT_OPPOSITION) {
   const options = [];
   for (let value = LADDER_MAX; value >= LADDER_MIN; value--) {
     options.push({ value, label: ladderEntry(value), selected: value === selected });
@@ -37,32 +34,31 @@ export function ladderOptions(selected = DEFAULT_OPPOSITION) {
   return options;
 }
 
-/** What the world's ruleset allows (R13): the latest scene state's rules, else hello's. */
-export function worldRules() {
-  return currentScene()?.rules ?? runtime.hello?.rules ?? null;
-}
-
 /**
  * What a character may roll: its skills; R13.1, under a ruleset of approaches (Fate
  * Accelerated), the six approaches only, each at the character's rating (Mediocre without one).
  * @param {Actor} actor
+ * @param {object|null} rules  the world's rules (`Bridge#rules`)
  * @returns {Record<string, number>}
  */
-export function rollableRatings(actor) {
+export function rollableRatings(actor, rules) {
   const skills = adapterFor().skills(actor);
-  const approaches = worldRules()?.approaches ?? [];
+  const approaches = rules?.approaches ?? [];
   if (!approaches.length) return skills;
   return Object.fromEntries(approaches.map((name) => [name, skills[name] ?? 0]));
 }
 
-/** The ids of the actions a character may start under the bridge's ruleset (hello), else overcome. */
-export function startableActions() {
-  return runtime.hello?.actions?.length ? runtime.hello.actions.map((a) => a.id) : ["overcome"];
+/**
+ * The ids of the actions a character may start under the bridge's ruleset, else overcome.
+ * @param {object|null} hello
+ */
+export function startableActions(hello) {
+  return hello?.actions?.length ? hello.actions.map((a) => a.id) : ["overcome"];
 }
 
 /** The ruleset's actions from hello, else overcome only. */
-function actionOptions(selected) {
-  return startableActions().map((id) => ({ id, label: actionName(id), selected: id === selected }));
+function actionOptions(hello, selected) {
+  return startableActions(hello).map((id) => ({ id, label: actionName(id), selected: id === selected }));
 }
 
 /**
@@ -87,10 +83,13 @@ export function candidates(actor) {
 
 /**
  * Everything the template shows.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {{actor: Actor, skill?: string, request?: object, state?: object|null}} subject
  */
-export function dialogContext({ actor, skill, request = {}, state = null }) {
-  const skills = rollableRatings(actor);
+export function dialogContext(bridge, { actor, skill, request = {}, state = null }) {
+  const rules = bridge.rules;
+  const chosen = stuntsChosen(bridge.hello?.rules);
+  const skills = rollableRatings(actor, rules);
   const others = candidates(actor);
   const firstTarget = others.find((o) => o.targeted)?.id ?? null;
   const type = request.type ?? "overcome";
@@ -98,7 +97,7 @@ export function dialogContext({ actor, skill, request = {}, state = null }) {
   const sorted = Object.entries(skills).sort(([a, ra], [b, rb]) => rb - ra || a.localeCompare(b));
   // R13.8: the stunts of the skill the select shows (the asked one, else its first option).
   const shownSkill = skill && skill in skills ? skill : sorted[0]?.[0] ?? "";
-  const actions = actionOptions(type);
+  const actions = actionOptions(bridge.hello, type);
   const shownType = actions.find((a) => a.selected)?.id ?? actions[0]?.id ?? type;
   const ticks = tickedNames(request.stunts);
   return {
@@ -107,9 +106,9 @@ export function dialogContext({ actor, skill, request = {}, state = null }) {
     isGM: Boolean(game.user.isGM),
     actions,
     skills: sorted.map(([name, rating]) => ({ name, label: `${skillName(name)} ${ladderEntry(rating)}`, selected: name === skill })),
-    stunts: stuntOptions(actorStunts(actor), shownSkill, shownType, { ticks }),
+    stunts: stuntOptions(actorStunts(actor), shownSkill, shownType, { ticks, chosen }),
     stuntTicks: JSON.stringify(ticks),
-    stuntsHint: game.i18n.localize(stuntsChosen() ? "FATEBRIDGE.Stunts.HintChosen" : "FATEBRIDGE.Stunts.HintAll"),
+    stuntsHint: game.i18n.localize(chosen ? "FATEBRIDGE.Stunts.HintChosen" : "FATEBRIDGE.Stunts.HintAll"),
     ladder: ladderOptions(opposerId ? null : request.opposition ?? DEFAULT_OPPOSITION),
     opposers: others.map(({ id, name }) => ({ id, name, selected: id === opposerId })),
     targets: others.map(({ id, name }) => ({ id, name, selected: id === (request.targetId ?? firstTarget) })),
@@ -120,7 +119,7 @@ export function dialogContext({ actor, skill, request = {}, state = null }) {
     })),
     // A helper's skills are sheet data: a player sees those of characters it may observe only.
     helpers: others.filter(({ actor: o }) => mayObserve(o)).map(({ actor: o, id, name }) => {
-      const theirs = rollableRatings(o);
+      const theirs = rollableRatings(o, rules);
       return {
         id,
         name,
@@ -135,7 +134,7 @@ export function dialogContext({ actor, skill, request = {}, state = null }) {
 }
 
 /** Show only the fields of the selected action type. */
-export function syncVisibility(form) {
+function syncVisibility(form) {
   const type = form.querySelector('[name="type"]')?.value ?? "overcome";
   const shown = new Set(FIELDS_FOR[type] ?? []);
   for (const el of form.querySelectorAll("[data-field]")) el.hidden = !shown.has(el.dataset.field);
@@ -143,11 +142,13 @@ export function syncVisibility(form) {
 
 /**
  * Show the dialog. Resolves to `{skill, ...ActionRequest}`, or null when cancelled or closed.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {{actor: Actor, skill?: string, request?: object}} subject
  */
-export async function askAction({ actor, skill, request = {} }) {
-  const state = await worldState();
-  const context = dialogContext({ actor, skill, request, state });
+export async function askAction(bridge, { actor, skill, request = {} }) {
+  const state = await bridge.worldState();
+  const context = dialogContext(bridge, { actor, skill, request, state });
+  const chosen = stuntsChosen(bridge.hello?.rules);
   const content = await renderTemplate(DIALOG_TEMPLATE, context);
   const result = await dialogClass().wait({
     window: { title: game.i18n.format("FATEBRIDGE.Roll.DialogTitle", { actor: actor.name }) },
@@ -163,11 +164,11 @@ export async function askAction({ actor, skill, request = {} }) {
       const stunts = actorStunts(actor);
       const refreshStunts = (event) => {
         if (!["type", "skill"].includes(event?.target?.name)) return;
-        syncStunts(form, stunts, form.querySelector('[name="skill"]')?.value ?? "", form.querySelector('[name="type"]')?.value ?? "overcome");
+        syncStunts(form, stunts, form.querySelector('[name="skill"]')?.value ?? "", form.querySelector('[name="type"]')?.value ?? "overcome", { chosen });
       };
       form.addEventListener("change", refreshStunts);
       // Odds before rolling: asked again whenever the skill, opposition, type or helpers change.
-      const refreshOdds = () => showRollOdds(form.querySelector("[data-odds]"), readForm(form), actor);
+      const refreshOdds = () => showRollOdds(bridge, form.querySelector("[data-odds]"), readForm(form), actor);
       form.addEventListener("change", refreshOdds);
       refreshOdds();
     },

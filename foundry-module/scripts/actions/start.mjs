@@ -5,22 +5,18 @@
 import { characterActor, characterId } from "../foundry/characters.mjs";
 import { adapterFor } from "../adapters/index.mjs";
 import { refusalText } from "../foundry/format.mjs";
-import { ensureConnected, send } from "../net/intents.mjs";
 import { askAction } from "./roll-dialog.mjs";
-import { runtime } from "../net/runtime.mjs";
 import { expand, staleChanges } from "../foundry/stale-guard.mjs";
-import { isWritingGM } from "../net/relay.mjs";
-
-/** Marker in update options for writes that came from the bridge: never sent back (no echo). */
-export const BRIDGE_WRITE = "fateBridgeWrite";
+import { BRIDGE_WRITE } from "../foundry/world-writes.mjs";
 
 /**
  * Send an actor's current data to the bridge (GM connections only).
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {Actor} actor
  * @returns {Promise<import("../protocol.mjs").Ack>}
  */
-export function syncActor(actor) {
-  return runtime.connection.call("actor.sync", { actor: adapterFor().toActorData(actor) });
+function syncActor(bridge, actor) {
+  return bridge.connection.call("actor.sync", { actor: adapterFor().toActorData(actor) });
 }
 
 /**
@@ -72,15 +68,16 @@ export function startPayload(actor, skill, request) {
 
 /**
  * Sync every actor an action involves (GM only; a player's client never syncs).
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {(string|undefined)[]} ids
  * @returns {Promise<boolean>}
  */
-export async function syncInvolved(ids) {
+export async function syncInvolved(bridge, ids) {
   if (!game.user.isGM) return true;
   for (const id of new Set(ids.filter(Boolean))) {
     const actor = characterActor(id);
     if (!actor) continue;
-    const ack = await syncActor(actor);
+    const ack = await syncActor(bridge, actor);
     if (!ack.ok) {
       ui.notifications.error(game.i18n.format("FATEBRIDGE.Notify.SyncFailed", { actor: actor.name, message: refusalText(ack.error) }));
       return false;
@@ -93,12 +90,13 @@ export async function syncInvolved(ids) {
  * Start an action for an actor's skill. Without a complete request (`opposition`, `opposerId`
  * or `recovery`) the action dialog asks. Resolves to the `action.start` data, or null if
  * cancelled or refused (the user is told why). The chat card arrives as the bridge's `card` emit.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {Actor} actor
  * @param {string} skill
  * @param {ActionRequest} [request]
  */
-export async function startAction(actor, skill, request = {}) {
-  if (!ensureConnected()) return null;
+export async function startAction(bridge, actor, skill, request = {}) {
+  if (!bridge.ensureConnected()) return null;
   const adapter = adapterFor();
   const skills = adapter.skills(actor);
   // A sheet, a macro or Fate Utilities may name an approach as the sheet shows it (R13.1).
@@ -109,18 +107,13 @@ export async function startAction(actor, skill, request = {}) {
   }
   const complete = request.opposition !== undefined || request.opposerId || request.recovery;
   if (!complete) {
-    const answer = await askAction({ actor, skill, request });
+    const answer = await askAction(bridge, { actor, skill, request });
     if (!answer) return null;
     ({ skill, ...request } = { ...answer });
   }
   const ids = [characterId(actor), request.opposerId, request.targetId, ...(request.helpers ?? []).map((h) => h.character_id)];
-  if (!(await syncInvolved(ids))) return null;
-  return send("action.start", startPayload(actor, skill, request));
-}
-
-/** The former name: an overcome. */
-export function rollOvercome(actor, skill, options = {}) {
-  return startAction(actor, skill, { type: "overcome", ...options });
+  if (!(await syncInvolved(bridge, ids))) return null;
+  return bridge.send("action.start", startPayload(actor, skill, request));
 }
 
 /**
@@ -129,13 +122,14 @@ export function rollOvercome(actor, skill, options = {}) {
  * write (fate-core-official empties a block before writing it back), and never the values a
  * stale sheet re-submits: those are put back to what the bridge wrote (stale-guard.mjs), and
  * only the rest of the update, if any of it matters, is sent.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {Actor} actor
  * @param {object} changed
  * @param {object} options
  */
-export function onUpdateActor(actor, changed, options) {
+export function onUpdateActor(bridge, actor, changed, options) {
   if (options?.[BRIDGE_WRITE]) return;
-  if (!runtime.connection?.connected || !isWritingGM()) return;
+  if (!bridge.connected || !bridge.isWritingGM()) return;
   const adapter = adapterFor();
   if (!adapter.isCharacter(actor) || adapter.isTransientChange?.(changed, options)) return;
   const { restore, rest } = staleChanges(actor, changed, adapter.guardedFields?.(actor) ?? []);
@@ -145,7 +139,7 @@ export function onUpdateActor(actor, changed, options) {
   (async () => {
     if (stale) await actor.update(restore, { [BRIDGE_WRITE]: true });
     if (!relevant) return;
-    const ack = await syncActor(actor);
+    const ack = await syncActor(bridge, actor);
     if (!ack.ok) console.warn("fate-bridge | actor.sync failed", ack.error);
   })().catch((err) => console.error("fate-bridge | actor update failed", err));
 }

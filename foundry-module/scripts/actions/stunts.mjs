@@ -7,7 +7,6 @@
  */
 import { adapterFor } from "../adapters/index.mjs";
 import { signed } from "../foundry/format.mjs";
-import { runtime } from "../net/runtime.mjs";
 
 /**
  * @typedef {{name: string, skill: string, bonus: number, actions: string[]}} Stunt  ActorData's
@@ -23,9 +22,9 @@ import { runtime } from "../net/runtime.mjs";
 /**
  * Whether the roll's stunts are the roller's choice (hello `rules.stunts_chosen`); false under
  * Unwritten and with a bridge that does not say.
- * @param {object|null} [rules]  hello's RulesetInfo
+ * @param {object|null|undefined} rules  hello's RulesetInfo
  */
-export function stuntsChosen(rules = runtime.hello?.rules) {
+export function stuntsChosen(rules) {
   return Boolean(rules?.stunts_chosen);
 }
 
@@ -59,7 +58,7 @@ export function matchingStunts(stunts, skill, action) {
  *   `stunts_chosen`
  * @returns {StuntOption[]}
  */
-export function stuntOptions(stunts, skill, action, { ticks = {}, chosen = stuntsChosen() } = {}) {
+export function stuntOptions(stunts, skill, action, { ticks = {}, chosen = false } = {}) {
   return matchingStunts(stunts, skill, action).map((s) => ({
     name: s.name,
     label: s.bonus ? `${s.name} (${signed(s.bonus)})` : s.name,
@@ -103,7 +102,7 @@ export function opposeAction(actionType) {
  * rendered from the template starts as, in a DOM that does not reflect it).
  * @param {HTMLInputElement} input
  */
-export function isTicked(input) {
+function isTicked(input) {
   return Boolean(input.checked ?? input.hasAttribute("checked"));
 }
 
@@ -130,7 +129,7 @@ export function readStunts(root) {
  * @param {{chosen?: boolean}} [options]
  * @returns {StuntOption[]}
  */
-export function syncStunts(root, stunts, skill, action, { chosen = stuntsChosen() } = {}) {
+export function syncStunts(root, stunts, skill, action, { chosen = false } = {}) {
   const list = root?.querySelector?.("[data-stunts]");
   const items = list?.querySelector("[data-stunt-items]");
   if (!list || !items) return [];

@@ -22,21 +22,19 @@
  * reached, the choice is the bridge's action instead (a stunt as on the sheet).
  * @module fco-utilities
  */
-import { BRIDGE_WRITE, startAction } from "../actions/start.mjs";
+import { startAction } from "../actions/start.mjs";
 import { SYSTEM_ID as FCO, sheetSkill, skills as fcoSkills, stuntNamed, stuntRoll } from "./fate-core-official.mjs";
 import { clampInt, toAspectText } from "./common.mjs";
 import { startableActions } from "../actions/roll-dialog.mjs";
-import { runtime } from "../net/runtime.mjs";
 import { addAspect, editAspect, removeAspect, setGmBudget } from "../scene/actions.mjs";
-import { currentScene } from "../scene/state.mjs";
-import { isWritingGM } from "../net/relay.mjs";
 import { mayUpdate } from "../foundry/compat.mjs";
+import { BRIDGE_WRITE } from "../foundry/world-writes.mjs";
 
 const SCOPE = "fate-core-official";
-export const GM_POOL_FLAG = "gmfatepoints";
-export const SITUATION_FLAG = "situation_aspects";
+const GM_POOL_FLAG = "gmfatepoints";
+const SITUATION_FLAG = "situation_aspects";
 /** The key a Fate Utilities line carries the bridge's aspect id under. */
-export const LINK_KEY = "fate_bridge_id";
+const LINK_KEY = "fate_bridge_id";
 /** The bridge's holder id for the GM's free invokes. */
 const GM_HOLDER = "gm";
 
@@ -91,7 +89,7 @@ async function writeGmPools(points) {
  * @param {object[]} aspects  the bridge's aspects
  * @returns {object[]}
  */
-export function mergeSituationAspects(list, aspects) {
+function mergeSituationAspects(list, aspects) {
   const bridge = new Map(aspects.filter((a) => a?.kind === "situation").map((a) => [a.id, a]));
   const out = [];
   for (const entry of Array.isArray(list) ? list : []) {
@@ -124,8 +122,8 @@ async function writeSituationAspects(state) {
 // ---- FCO -> the bridge ----------------------------------------------------------------
 
 /** Whether this client sends FCO's edits: the writing GM's, connected, in an FCO world. */
-function sends(options) {
-  return !options?.[BRIDGE_WRITE] && inFco() && Boolean(runtime.connection?.connected) && isWritingGM();
+function sends(bridge, options) {
+  return !options?.[BRIDGE_WRITE] && inFco() && bridge.connected && bridge.isWritingGM();
 }
 
 /** The value at `flags.<scope>.<key>` of an update's diff, expanded or dotted; undefined if untouched. */
@@ -140,24 +138,25 @@ function flagChange(changed, key) {
  * `updateUser` hook (it runs on every client, whichever GM's client made the change): a GM's
  * pool changed in Fate Utilities (set, or a point spent on an invoke): the bridge's GM budget
  * moves by the same difference, once, sent by the writing GM's client.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {User} user
  * @param {object} changed
  * @param {object} options
  */
-export function onUpdateUser(user, changed, options) {
-  if (!sends(options) || !user?.isGM) return;
+export function onUpdateUser(bridge, user, changed, options) {
+  if (!sends(bridge, options) || !user?.isGM) return;
   const value = flagChange(changed, GM_POOL_FLAG);
   if (value === undefined) return;
   const points = clampInt(value, 0, 99);
   if (points === null) return;
-  const budget = budgetAsked ?? currentScene()?.gm_fate_points;
+  const budget = budgetAsked ?? bridge.scene.current?.gm_fate_points;
   const before = poolSeen.get(user.id) ?? budget;
   poolSeen.set(user.id, points);
   // With no budget known yet, the pool set is the budget.
   const target = Number.isInteger(budget) && Number.isInteger(before) ? Math.min(99, Math.max(0, budget + points - before)) : points;
   if (target === budget) return;
   budgetAsked = target;
-  budgetQueue = budgetQueue.then(() => setGmBudget(target)).catch((err) => console.error("fate-bridge | GM budget", err));
+  budgetQueue = budgetQueue.then(() => setGmBudget(bridge, target)).catch((err) => console.error("fate-bridge | GM budget", err));
 }
 /** Budget changes go out one at a time, in order. */
 let budgetQueue = Promise.resolve();
@@ -165,14 +164,15 @@ let budgetQueue = Promise.resolve();
 /**
  * `updateScene` hook: a GM edited the played scene's situation aspects in Fate Utilities (an
  * edit on another scene a GM is looking at is that scene's own, and changes nothing here).
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {Scene} scene
  * @param {object} changed
  * @param {object} options
  */
-export function onUpdateScene(scene, changed, options) {
-  if (!sends(options) || !scene?.id || scene.id !== game.scenes?.active?.id) return;
+export function onUpdateScene(bridge, scene, changed, options) {
+  if (!sends(bridge, options) || !scene?.id || scene.id !== game.scenes?.active?.id) return;
   if (flagChange(changed, SITUATION_FLAG) === undefined) return;
-  queue = queue.then(() => pushSituationAspects(scene)).catch((err) => console.error("fate-bridge | situation aspects", err));
+  queue = queue.then(() => pushSituationAspects(bridge, scene)).catch((err) => console.error("fate-bridge | situation aspects", err));
 }
 /** Edits go out one update at a time, in order. */
 let queue = Promise.resolve();
@@ -180,29 +180,30 @@ let queue = Promise.resolve();
 /**
  * Send what Fate Utilities' list says and the bridge's scene does not: a renamed line, a changed
  * count, a new named line (then linked to the aspect made), a line deleted there.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {Scene} scene
  */
-export async function pushSituationAspects(scene) {
-  const state = currentScene();
+async function pushSituationAspects(bridge, scene) {
+  const state = bridge.scene.current;
   if (!state) return;
   const list = scene.getFlag(SCOPE, SITUATION_FLAG) ?? [];
-  const bridge = new Map(situationAspects(state).map((a) => [a.id, a]));
+  const known = new Map(situationAspects(state).map((a) => [a.id, a]));
   const before = linkedSeen.get(scene.id) ?? new Set();
   for (const [index, entry] of list.entries()) {
     const name = toAspectText(entry?.name);
     const count = clampInt(entry?.free_invokes, 0, 10) ?? 0;
     const id = entry?.[LINK_KEY];
-    const aspect = id ? bridge.get(id) : null;
+    const aspect = id ? known.get(id) : null;
     if (aspect) {
-      if (name && name !== aspect.name) await editAspect(id, { name });
-      if (count !== total(aspect)) await editAspect(id, { freeInvokes: withGmShare(aspect.free_invokes, count) });
+      if (name && name !== aspect.name) await editAspect(bridge, id, { name });
+      if (count !== total(aspect)) await editAspect(bridge, id, { freeInvokes: withGmShare(aspect.free_invokes, count) });
     } else if (!id && name && !entry?.linked) {
-      const made = await addAspect(name, count ? { [GM_HOLDER]: count } : {});
+      const made = await addAspect(bridge, name, count ? { [GM_HOLDER]: count } : {});
       if (made?.created_id) await link(scene, index, made.created_id);
     }
   }
   const now = linkedIds(scene.getFlag(SCOPE, SITUATION_FLAG) ?? []);
-  for (const id of before) if (!now.has(id) && bridge.has(id)) await removeAspect(id);
+  for (const id of before) if (!now.has(id) && known.has(id)) await removeAspect(bridge, id);
   linkedSeen.set(scene.id, now);
 }
 
@@ -212,7 +213,7 @@ export async function pushSituationAspects(scene) {
  * @param {Record<string, number>} holders
  * @param {number} count
  */
-export function withGmShare(holders, count) {
+function withGmShare(holders, count) {
   const out = {};
   let left = count;
   for (const [holder, n] of Object.entries(holders ?? {})) {
@@ -243,24 +244,25 @@ const takenOver = new WeakSet();
  * `renderFateUtilities` hook: a choice in a token's roll select is the bridge's action while the
  * bridge can be reached (a capture listener sees the change before Fate Utilities' own); a
  * macro, a stunt the bridge cannot roll, or no bridge: Fate Utilities rolls it.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {object} app
  * @param {HTMLElement} html
  */
-export function onRenderFateUtilities(app, html) {
+export function onRenderFateUtilities(bridge, app, html) {
   const root = app?.element instanceof HTMLElement ? app.element : html instanceof HTMLElement ? html : null;
   if (!root || takenOver.has(root)) return;
   takenOver.add(root);
   root.addEventListener("change", (event) => {
     const select = event.target?.closest?.("select.skill_select");
-    if (!select || !runtime.connection?.connected) return;
+    if (!select || !bridge.connected) return;
     const token = game.scenes?.viewed?.tokens?.get?.(String(select.id).split("_")[0]);
     const actor = token?.actor;
-    const roll = actor ? rollFor(actor, String(select.value ?? "")) : null;
+    const roll = actor ? rollFor(actor, String(select.value ?? ""), startableActions(bridge.hello)) : null;
     if (!roll) return;
     event.stopPropagation();
     event.stopImmediatePropagation?.();
     select.selectedIndex = 0;
-    startAction(actor, roll.skill, roll.request);
+    startAction(bridge, actor, roll.skill, roll.request);
   }, { capture: true });
 }
 
@@ -268,12 +270,13 @@ export function onRenderFateUtilities(app, html) {
  * A roll select's value as the bridge's action, or null when Fate Utilities keeps it.
  * @param {Actor} actor
  * @param {string} value
+ * @param {string[]} actions  the actions a character may start (hello's)
  * @returns {{skill: string, request: object}|null}
  */
-export function rollFor(actor, value) {
+function rollFor(actor, value, actions) {
   if (value.startsWith("stunt_")) {
     const name = stuntNamed(actor, value.slice("stunt_".length));
-    const roll = name ? stuntRoll(actor, name, startableActions()) : null;
+    const roll = name ? stuntRoll(actor, name, actions) : null;
     return roll ? { skill: roll.skill, request: { type: roll.type, stunts: [roll.stunt] } } : null;
   }
   if (value.startsWith("macro_")) return null;

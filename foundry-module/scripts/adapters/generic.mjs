@@ -18,7 +18,7 @@ import { clampInt, compact, ownerIds, toAspectText, toIdentifier, toRating, toSk
 export const SYSTEM_ID = "*";
 
 /** The default consequence slots (R7.1): one mild, one moderate, one severe. */
-export const DEFAULT_SLOTS = Object.freeze([
+const DEFAULT_SLOTS = Object.freeze([
   { id: "mild", severity: 2 },
   { id: "moderate", severity: 4 },
   { id: "severe", severity: 6 }

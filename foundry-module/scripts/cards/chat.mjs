@@ -8,13 +8,9 @@ import { characterActor } from "../foundry/characters.mjs";
 import { cardContext } from "./view.mjs";
 import { diceSound, mayUpdate, renderTemplate, showDice } from "../foundry/compat.mjs";
 import { MODULE_ID } from "../protocol.mjs";
-import { runtime } from "../net/runtime.mjs";
 import { GM_CARDS } from "../scene/cards.mjs";
-import { isWritingGM } from "../net/relay.mjs";
 
-export const CARD_TEMPLATE = `modules/${MODULE_ID}/templates/action-card.hbs`;
-
-export { cardContext };
+const CARD_TEMPLATE = `modules/${MODULE_ID}/templates/action-card.hbs`;
 
 /**
  * Marker in a bridge roll's options. fate-core-official takes `options.fco_formula`, when set,
@@ -23,7 +19,7 @@ export { cardContext };
  * starts with "4df"/"4dF" (FateUtilities.js, its `createChatMessage` and `renderChatMessageHTML`
  * hooks). A bridge roll is the bridge's, not one FCO may re-total or pay for.
  */
-export const BRIDGE_ROLL_FORMULA = "fate-bridge";
+const BRIDGE_ROLL_FORMULA = "fate-bridge";
 
 /**
  * The data of a pre-evaluated Roll carrying exactly one side's dice from the bridge: everything
@@ -64,7 +60,7 @@ export function rollData(side) {
  * @param {import("../protocol.mjs").ActionCard} card
  * @returns {Roll[]}
  */
-export function cardRolls(card) {
+function cardRolls(card) {
   return [card.actor, card.opposition].map(rollData).filter(Boolean).map((data) => Roll.fromData(data));
 }
 
@@ -73,18 +69,19 @@ export function cardRolls(card) {
  * @param {string} cardId
  * @returns {ChatMessage|undefined}
  */
-export function findCardMessage(cardId) {
+function findCardMessage(cardId) {
   return game.messages.find((m) => m.flags?.[MODULE_ID]?.cardId === cardId);
 }
 
 /**
  * Whether this client writes a card emit: the user it names, or for `writer: "gm"` (a GM card,
- * or an action whose acting user is not connected) the active GM's client only.
+ * or an action whose acting user is not connected) the writing GM's client only.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {{writer: string}} emit
  */
-export function writesCard(emit) {
+function writesCard(bridge, emit) {
   if (!emit?.card) return false;
-  if (emit.writer === "gm") return isWritingGM();
+  if (emit.writer === "gm") return bridge.isWritingGM();
   return emit.writer === game.user.id;
 }
 
@@ -93,7 +90,7 @@ export function writesCard(emit) {
  * event behind it (`{seq, hash}`), so Foundry's chat log can vouch for the bridge's log.
  * @param {import("../protocol.mjs").CardEmit} emit
  */
-export function cardFlags(emit) {
+function cardFlags(emit) {
   const flags = { cardId: emit.card_id, seq: emit.seq, card: emit.card };
   if (emit.anchor) flags.anchor = { seq: emit.anchor.seq, hash: emit.anchor.hash };
   return { [MODULE_ID]: flags };
@@ -105,13 +102,14 @@ const chains = new Map();
 /**
  * Handle one `card` emit. Resolves to the message written, or null when this client is not the
  * writer or the message already holds this emit or a newer one.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {import("../protocol.mjs").CardEmit} emit
  * @returns {Promise<ChatMessage|null>}
  */
-export function handleCardEmit(emit) {
-  if (!writesCard(emit)) return Promise.resolve(null);
+export function handleCardEmit(bridge, emit) {
+  if (!writesCard(bridge, emit)) return Promise.resolve(null);
   const prior = chains.get(emit.card_id) ?? Promise.resolve();
-  const next = prior.catch(() => {}).then(() => writeCard(emit));
+  const next = prior.catch(() => {}).then(() => writeCard(bridge, emit));
   chains.set(emit.card_id, next);
   next.finally(() => {
     if (chains.get(emit.card_id) === next) chains.delete(emit.card_id);
@@ -122,10 +120,13 @@ export function handleCardEmit(emit) {
 /** The rolls carry dice and totals: rewrite them when either changes (an invoke's +2 too). */
 const rollsKey = (card) => JSON.stringify([rollData(card?.actor), rollData(card?.opposition)]);
 
-/** @param {import("../protocol.mjs").CardEmit} emit */
-async function writeCard(emit) {
+/**
+ * @param {import("../net/bridge.mjs").Bridge} bridge
+ * @param {import("../protocol.mjs").CardEmit} emit
+ */
+async function writeCard(bridge, emit) {
   const { card } = emit;
-  if ((card.kind ?? "action") !== "action") return writeGmCard(emit);
+  if ((card.kind ?? "action") !== "action") return writeGmCard(bridge, emit);
   const content = await renderTemplate(CARD_TEMPLATE, cardContext(card, emit.seq));
   const flags = cardFlags(emit);
   const existing = findCardMessage(emit.card_id);
@@ -158,7 +159,7 @@ async function writeCard(emit) {
   const data = { speaker, content, rolls, flags };
   if (rolls.length) data.sound = diceSound();
   const message = await ChatMessage.create(data);
-  await reportAuthor(card.action_id, message);
+  await reportAuthor(bridge, card.action_id, message);
   return message;
 }
 
@@ -166,11 +167,12 @@ async function writeCard(emit) {
  * Tell the bridge who authored an action card's message: Foundry lets only that user or a GM
  * update it, so the bridge sends the card's later updates to that user while connected and to
  * the active GM otherwise (`card.written`).
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {string} actionId
  * @param {ChatMessage|null} message
  */
-export async function reportAuthor(actionId, message) {
-  const connection = runtime.connection;
+async function reportAuthor(bridge, actionId, message) {
+  const connection = bridge.connection;
   const author = message?.author?.id;
   if (!connection?.connected || !author) return null;
   const ack = await connection.call("card.written", { action_id: actionId, author });
@@ -181,22 +183,24 @@ export async function reportAuthor(actionId, message) {
 /**
  * Render a GM card (contest, challenge, scene end) from its template.
  * @param {{kind: string}} card
+ * @param {string|null} ruleset  the world's (hello's)
  * @returns {Promise<string>}
  */
-export function renderGmCard(card) {
+function renderGmCard(card, ruleset) {
   const spec = GM_CARDS[card.kind];
-  return renderTemplate(spec.template, spec.context(card));
+  return renderTemplate(spec.template, spec.context(card, ruleset));
 }
 
 /**
  * Write a contest, challenge or scene-end card: created once (a replay finds the message by its
  * card id), with the bridge's GM as the speaker.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {import("../protocol.mjs").CardEmit} emit
  */
-async function writeGmCard(emit) {
+async function writeGmCard(bridge, emit) {
   const { card } = emit;
   if (!GM_CARDS[card.kind]) return null;
-  const content = await renderGmCard(card);
+  const content = await renderGmCard(card, bridge.hello?.ruleset ?? null);
   const flags = cardFlags(emit);
   const existing = findCardMessage(emit.card_id);
   if (existing) {

@@ -8,12 +8,9 @@ import { characterActor } from "../foundry/characters.mjs";
 import { renderTemplate } from "../foundry/compat.mjs";
 import { consentParts } from "./view.mjs";
 import { ladderEntry, skillName } from "../foundry/format.mjs";
-import { send } from "../net/intents.mjs";
 import { allyInvokers, askAbsorb, askCancel, askGift, askInvoke, canCancel, canGift } from "./pickers.mjs";
 import { MODULE_ID } from "../protocol.mjs";
-import { rollableRatings, worldRules } from "../actions/roll-dialog.mjs";
-import { runtime } from "../net/runtime.mjs";
-import { currentScene } from "../scene/state.mjs";
+import { rollableRatings } from "../actions/roll-dialog.mjs";
 import { actorStunts, opposeAction, readStunts, stuntOptions, stuntsChosen, syncStunts } from "../actions/stunts.mjs";
 
 export const CONTROLS_TEMPLATE = `modules/${MODULE_ID}/templates/card-controls.hbs`;
@@ -23,7 +20,7 @@ export const CONTROLS_TEMPLATE = `modules/${MODULE_ID}/templates/card-controls.h
  * @param {{users: string[], gm: boolean}} prompt
  * @param {User} [user]
  */
-export function promptedUser(prompt, user = game.user) {
+function promptedUser(prompt, user = game.user) {
   return Boolean(prompt && (prompt.users.includes(user.id) || (prompt.gm && user.isGM)));
 }
 
@@ -33,7 +30,7 @@ export function promptedUser(prompt, user = game.user) {
  * @param {import("../protocol.mjs").CardSide} side
  * @param {User} [user]
  */
-export function controlsSide(side, user = game.user) {
+function controlsSide(side, user = game.user) {
   return Boolean(user.isGM || side.controllers.includes(user.id));
 }
 
@@ -46,10 +43,11 @@ function costLabel(kind) {
 
 /**
  * What this user sees under the card; null when there is nothing to press.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {import("../protocol.mjs").ActionCard} card
  * @param {User} [user]
  */
-export function controlsContext(card, user = game.user) {
+export function controlsContext(bridge, card, user = game.user) {
   // The GM took the action back (history.undo): nothing on its card can be pressed.
   if (card.undone) return null;
   const extra = {};
@@ -61,7 +59,7 @@ export function controlsContext(card, user = game.user) {
   // R13.10: whoever has a character in the scene not taking part may invoke for an ally.
   const allies = allySides(card, user);
   if (allies.length) Object.assign(extra, { allySides: allies, allyHeading: game.i18n.localize("FATEBRIDGE.Ally.Heading") });
-  const ctx = promptContext(card, user);
+  const ctx = promptContext(bridge, card, user);
   if (!Object.keys(extra).length) return ctx;
   const kind = ctx?.kind ?? (extra.giftLabel ? "gift" : extra.allySides ? "ally" : "cancel");
   return { uid: globalThis.crypto.randomUUID().slice(0, 8), ...ctx, kind, ...extra };
@@ -86,13 +84,14 @@ export function allySides(card, user = game.user) {
 /**
  * R13.11 (GM): who may step in and defend instead of an attack's target, before it rolls: the
  * others on the target's side of its open conflict still in it. Null when none may.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {import("../protocol.mjs").ActionCard} card
  * @param {User} user
  */
-export function interposeContext(card, user) {
+function interposeContext(bridge, card, user) {
   const target = card.opposition?.leader?.id;
-  if (!user.isGM || card.action_type !== "attack" || !target || !worldRules()?.defend_for_another) return null;
-  const conflict = (currentScene()?.conflicts ?? []).find((c) => c.state === "open" && c.order.some((t) => t.character.id === target));
+  if (!user.isGM || card.action_type !== "attack" || !target || !bridge.rules?.defend_for_another) return null;
+  const conflict = (bridge.scene.current?.conflicts ?? []).find((c) => c.state === "open" && c.order.some((t) => t.character.id === target));
   const side = conflict?.order.find((t) => t.character.id === target)?.side_id;
   const options = (conflict?.order ?? [])
     .filter((t) => t.side_id === side && t.character.id !== target && !t.out)
@@ -104,10 +103,11 @@ export function interposeContext(card, user) {
 
 /**
  * The controls of the card's prompt for this user; null when it does not address them.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {import("../protocol.mjs").ActionCard} card
  * @param {User} user
  */
-function promptContext(card, user) {
+function promptContext(bridge, card, user) {
   const prompt = card.prompt;
   if (!promptedUser(prompt, user)) return null;
   const i18n = game.i18n;
@@ -131,13 +131,14 @@ function promptContext(card, user) {
     case "oppose": {
       const opposer = opposerActor(card);
       // R13.1: under Accelerated, the six approaches only.
-      const skills = opposer ? rollableRatings(opposer) : {};
+      const skills = opposer ? rollableRatings(opposer, bridge.rules) : {};
       ctx.opposeLabel = i18n.format("FATEBRIDGE.Controls.OpposeAs", { name: card.opposition.leader?.name ?? "" });
       ctx.skills = Object.entries(skills).sort(([, a], [, b]) => b - a).map(([name, rating]) => ({ name, label: `${skillName(name)} ${ladderEntry(rating)}` }));
       // R13.8: the opposer's stunts for its first skill, defending against an attack, else opposing.
-      ctx.stunts = stuntOptions(actorStunts(opposer), ctx.skills[0]?.name ?? "", opposeAction(card.action_type));
-      ctx.stuntsHint = i18n.localize(stuntsChosen() ? "FATEBRIDGE.Stunts.HintChosen" : "FATEBRIDGE.Stunts.HintAll");
-      ctx.interpose = interposeContext(card, user);
+      const chosen = stuntsChosen(bridge.hello?.rules);
+      ctx.stunts = stuntOptions(actorStunts(opposer), ctx.skills[0]?.name ?? "", opposeAction(card.action_type), { chosen });
+      ctx.stuntsHint = i18n.localize(chosen ? "FATEBRIDGE.Stunts.HintChosen" : "FATEBRIDGE.Stunts.HintAll");
+      ctx.interpose = interposeContext(bridge, card, user);
       break;
     }
     case "invoke":
@@ -156,7 +157,7 @@ function promptContext(card, user) {
     case "cost": {
       if (!user.isGM) return null;
       const severity = card.cost_severity ?? "serious";
-      const kinds = runtime.hello?.costs?.[severity] ?? prompt.options;
+      const kinds = bridge.hello?.costs?.[severity] ?? prompt.options;
       ctx.costTitle = i18n.localize(`FATEBRIDGE.Controls.CostTitle.${severity}`);
       ctx.costs = kinds.map((kind) => ({ kind, label: costLabel(kind) }));
       ctx.targets = game.actors.contents.map((a) => ({ id: a.id, name: a.name }));
@@ -177,7 +178,7 @@ function promptContext(card, user) {
  * mark's consequence name (R5.4) stays optional.
  * @param {string[]} options
  */
-export function chooseContext(options) {
+function chooseContext(options) {
   const i18n = game.i18n;
   return {
     choices: options.map((id) => ({ id, label: i18n.localize(`FATEBRIDGE.Choice.${id}`) })),
@@ -243,21 +244,22 @@ function ratingOptions(selected) {
 
 /**
  * Fill a rendered card's controls for this user (hook `renderChatMessageHTML`).
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {ChatMessage} message
  * @param {HTMLElement} html
  */
-export async function renderControls(message, html) {
+export async function renderControls(bridge, message, html) {
   const card = message.flags?.[MODULE_ID]?.card;
   const holder = html?.querySelector?.("[data-fate-bridge-controls]");
   if (!card || !holder) return;
-  const ctx = controlsContext(card);
+  const ctx = controlsContext(bridge, card);
   holder.innerHTML = ctx ? await renderTemplate(CONTROLS_TEMPLATE, ctx) : "";
   holder.hidden = !ctx;
   if (!ctx || holder.dataset.bound) return;
   holder.dataset.bound = "true";
   holder.addEventListener("change", (event) => {
     const current = game.messages.get(message.id)?.flags?.[MODULE_ID]?.card ?? card;
-    onControlsChange(current, event, holder);
+    onControlsChange(bridge, current, event, holder);
   });
   holder.addEventListener("click", (event) => {
     const button = event.target.closest("button[data-fb]");
@@ -265,19 +267,21 @@ export async function renderControls(message, html) {
     event.preventDefault();
     const current = game.messages.get(message.id)?.flags?.[MODULE_ID]?.card ?? card;
     button.disabled = true;
-    press(current, button, holder).finally(() => { button.disabled = false; });
+    press(bridge, current, button, holder).finally(() => { button.disabled = false; });
   });
 }
 
 /**
  * A change under the card: the opposer's skill picks which of its stunts are listed (R13.8).
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {import("../protocol.mjs").ActionCard} card
  * @param {Event} event
  * @param {HTMLElement} holder
  */
-export function onControlsChange(card, event, holder) {
+export function onControlsChange(bridge, card, event, holder) {
   if (event?.target?.name !== "skill" || card.prompt?.kind !== "oppose") return;
-  syncStunts(holder, actorStunts(opposerActor(card)), String(event.target.value ?? ""), opposeAction(card.action_type));
+  const chosen = stuntsChosen(bridge.hello?.rules);
+  syncStunts(holder, actorStunts(opposerActor(card)), String(event.target.value ?? ""), opposeAction(card.action_type), { chosen });
 }
 
 const field = (holder, name) => String(holder.querySelector(`[name="${name}"]`)?.value ?? "").trim();
@@ -285,12 +289,13 @@ const checked = (holder, name) => Boolean(holder.querySelector(`[name="${name}"]
 
 /**
  * The intent of one press, or null when a picker was cancelled.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {import("../protocol.mjs").ActionCard} card
  * @param {HTMLButtonElement} button
  * @param {HTMLElement} holder
  * @returns {Promise<[string, object]|null>}
  */
-export async function intentFor(card, button, holder) {
+export async function intentFor(bridge, card, button, holder) {
   const action_id = card.action_id;
   const { fb, side, choice, character } = button.dataset;
   switch (fb) {
@@ -316,11 +321,11 @@ export async function intentFor(card, button, holder) {
     case "pass": return ["action.pass", { action_id, side }];
     case "interpose": return ["action.interpose", { action_id, defender_id: field(holder, "defender") }];
     case "invoke-ally": {
-      const picked = await askInvoke(card, side, allyInvokers(card));
+      const picked = await askInvoke(bridge, card, side, allyInvokers(card));
       return picked ? ["action.invoke", { action_id, ...picked }] : null;
     }
     case "invoke": {
-      const picked = await askInvoke(card, side);
+      const picked = await askInvoke(bridge, card, side);
       return picked ? ["action.invoke", { action_id, ...picked }] : null;
     }
     case "choose": {
@@ -346,7 +351,7 @@ export async function intentFor(card, button, holder) {
       return ["action.cost", payload];
     }
     case "absorb": {
-      const picked = await askAbsorb(card);
+      const picked = await askAbsorb(bridge, card);
       return picked ? ["action.absorb", { action_id, ...picked }] : null;
     }
     case "gift": {
@@ -362,8 +367,8 @@ export async function intentFor(card, button, holder) {
 }
 
 /** Send one press; the card updates itself when the bridge's emit arrives. */
-async function press(card, button, holder) {
-  const intent = await intentFor(card, button, holder);
+async function press(bridge, card, button, holder) {
+  const intent = await intentFor(bridge, card, button, holder);
   if (!intent) return null;
-  return send(...intent);
+  return bridge.send(...intent);
 }

@@ -7,7 +7,6 @@
 import { renderTemplate } from "../foundry/compat.mjs";
 import { outcomeName } from "../foundry/format.mjs";
 import { MODULE_ID } from "../protocol.mjs";
-import { runtime } from "../net/runtime.mjs";
 
 export const ODDS_TEMPLATE = `modules/${MODULE_ID}/templates/odds.hbs`;
 const OUTCOMES = ["fumble", "tie", "succeed", "excel"];
@@ -57,17 +56,18 @@ export function oddsPayload(request, actor) {
 /**
  * Ask the bridge for the odds of what the dialog says and show them in `target` (quietly: a
  * refusal shows no odds rather than a warning while the user is still choosing).
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {HTMLElement} target
  * @param {object} request  `readForm`'s answer
  * @param {Actor} actor
  */
-export async function showRollOdds(target, request, actor) {
+export async function showRollOdds(bridge, target, request, actor) {
   if (!target) return null;
   const payload = oddsPayload(request, actor);
   let context;
   if (!payload) context = { note: game.i18n.localize("FATEBRIDGE.Odds.AfterOpposition") };
   else {
-    const ack = runtime.connection?.connected ? await runtime.connection.call("action.odds", payload) : null;
+    const ack = bridge.connected ? await bridge.connection.call("action.odds", payload) : null;
     if (!ack?.ok) context = { note: game.i18n.localize("FATEBRIDGE.Odds.Unavailable") };
     else context = { title: game.i18n.localize("FATEBRIDGE.Odds.Title"), ...oddsRows(ack.data.odds, ack.data.ruleset) };
   }

@@ -6,15 +6,14 @@
 import { ownerIds } from "../adapters/common.mjs";
 import { characterActor, characterId, characterName } from "../foundry/characters.mjs";
 import { dialogClass, renderTemplate } from "../foundry/compat.mjs";
+import { escapeHtml, fieldValue } from "../foundry/forms.mjs";
 import { aspectName, entryFreeInvokes } from "../foundry/format.mjs";
-import { worldState } from "../net/intents.mjs";
 import { ODDS_TEMPLATE, invokeOddsContext } from "./odds.mjs";
 import { MODULE_ID } from "../protocol.mjs";
-import { runtime } from "../net/runtime.mjs";
 import { sceneTokenActors } from "../scene/tokens.mjs";
 
-export const INVOKE_TEMPLATE = `modules/${MODULE_ID}/templates/invoke-picker.hbs`;
-export const ABSORB_TEMPLATE = `modules/${MODULE_ID}/templates/absorb-picker.hbs`;
+const INVOKE_TEMPLATE = `modules/${MODULE_ID}/templates/invoke-picker.hbs`;
+const ABSORB_TEMPLATE = `modules/${MODULE_ID}/templates/absorb-picker.hbs`;
 export const GM = "gm";
 
 /** The value of the checked radio button of a group ("" when none). */
@@ -90,9 +89,10 @@ function freeLabel(aspect, names) {
  * `more`: aspects to list besides the card's (an ally's own); `known`: names by character id.
  * @param {import("../protocol.mjs").ActionCard} card
  * @param {"actor"|"opposition"} side
- * @param {{who?: object[], more?: object[], known?: Map<string, string>}} [extra]
+ * @param {{who?: object[], more?: object[], known?: Map<string, string>, hostile?: boolean}} [extra]
+ *   `hostile`: whether the bridge allows hostile invokes (hello `hostile_invokes`)
  */
-export function invokeContext(card, side, { who = invokers(card, side), more = [], known = new Map() } = {}) {
+export function invokeContext(card, side, { who = invokers(card, side), more = [], known = new Map(), hostile = false } = {}) {
   const names = new Map([...known, ...who.map((w) => [w.id, w.name]), ...sideMembers(card).map((c) => [c.id, c.name])]);
   const first = who[0]?.id;
   const listed = new Set(card.aspects.map((a) => a.id));
@@ -101,7 +101,7 @@ export function invokeContext(card, side, { who = invokers(card, side), more = [
     const where = a.attached_to ? a.attached_to.name : game.i18n.localize(`FATEBRIDGE.Invoke.Kind.${a.kind}`);
     return { id: a.id, kind: a.kind, name: aspectName(a), where, free: freeLabel(a, names), holders: JSON.stringify(a.free_invokes) };
   });
-  const effects = ["bonus", "reroll", ...(runtime.hello?.hostile_invokes ? ["hostile"] : [])]
+  const effects = ["bonus", "reroll", ...(hostile ? ["hostile"] : [])]
     .filter((e) => e !== "reroll" || card[side].dice)
     .map((id) => ({ id, label: game.i18n.localize(`FATEBRIDGE.Invoke.Effect.${id}`) }));
   return {
@@ -131,12 +131,13 @@ export function suggestedPayment(aspect, invoker) {
 /**
  * R13.10: the invoke picker for an ally: its characters not taking part, with their fate
  * points (an NPC's: the GM's budget), and their own aspects besides the card's.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {import("../protocol.mjs").ActionCard} card
  * @param {"actor"|"opposition"} side
  * @param {{id: string, name: string, npc: boolean}[]} allies
  */
-export async function allyInvokeContext(card, side, allies) {
-  const state = await worldState();
+async function allyInvokeContext(bridge, card, side, allies) {
+  const state = await bridge.worldState();
   const known = new Map((state?.characters ?? []).map((c) => [c.id, c]));
   const i18n = game.i18n;
   const who = allies.map((a) => ({
@@ -148,19 +149,20 @@ export async function allyInvokeContext(card, side, allies) {
   }));
   const ids = new Set(allies.map((a) => a.id));
   const more = (state?.aspects ?? []).filter((a) => a.attached_to && ids.has(a.attached_to.id));
-  return invokeContext(card, side, { who, more, known: new Map([...known].map(([id, c]) => [id, c.name])) });
+  return invokeContext(card, side, { who, more, known: new Map([...known].map(([id, c]) => [id, c.name])), hostile: Boolean(bridge.hello?.hostile_invokes) });
 }
 
 /**
  * Ask which aspect to invoke, as whom, paid how, for what. Resolves to the `action.invoke`
  * fields (without action id), or null.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {import("../protocol.mjs").ActionCard} card
  * @param {"actor"|"opposition"} side
  * @param {{id: string, name: string, npc: boolean}[]|null} [allies]  R13.10: invoke as one of
  *   these, not taking part, for `side`
  */
-export async function askInvoke(card, side, allies = null) {
-  const ctx = allies ? await allyInvokeContext(card, side, allies) : invokeContext(card, side);
+export async function askInvoke(bridge, card, side, allies = null) {
+  const ctx = allies ? await allyInvokeContext(bridge, card, side, allies) : invokeContext(card, side, { hostile: Boolean(bridge.hello?.hostile_invokes) });
   if (!ctx.invokers.length || !ctx.aspects.length) {
     ui.notifications.warn(game.i18n.localize(ctx.aspects.length ? "FATEBRIDGE.Invoke.NobodyToInvoke" : "FATEBRIDGE.Invoke.NoAspects"));
     return null;
@@ -220,12 +222,12 @@ export async function askInvoke(card, side, allies = null) {
  * @param {{kind: string}} track
  * @param {string|null|undefined} harm  the card's `attack_kind`
  */
-export function absorbsHit(track, harm) {
+function absorbsHit(track, harm) {
   return track.kind === "any" || track.kind === (harm || "physical");
 }
 
 /** The per-hit stress rules the picker knows (R13.2); any other (null: records before R13) sums. */
-export const STRESS_RULES = Object.freeze(["ones", "one_box"]);
+const STRESS_RULES = Object.freeze(["ones", "one_box"]);
 
 /**
  * Whether a consequence slot may take a hit of this kind (R13.3): a slot with `harm` (the Superb
@@ -233,7 +235,7 @@ export const STRESS_RULES = Object.freeze(["ones", "one_box"]);
  * @param {{harm?: string|null}} slot
  * @param {string} harm
  */
-export function slotTakes(slot, harm) {
+function slotTakes(slot, harm) {
   return !slot.harm || slot.harm === harm;
 }
 
@@ -341,7 +343,7 @@ export function absorbView(card, target) {
  * The free boxes and free slots of a view, as `absorbChoices` takes them.
  * @param {{tracks: {boxes: {key: string, value: number, marked: boolean}[]}[], slots: {id: string, severity: number, name?: string|null}[]}} view
  */
-export function absorbInputs({ tracks, slots }) {
+function absorbInputs({ tracks, slots }) {
   return {
     boxes: tracks.flatMap((t) => t.boxes.filter((b) => !b.marked).map((b) => ({ key: b.key, value: b.value }))),
     slots: slots.filter((s) => !s.name).map((s) => ({ id: s.id, severity: s.severity }))
@@ -349,13 +351,13 @@ export function absorbInputs({ tracks, slots }) {
 }
 
 /** Why a box cannot be ticked, in words. */
-export function whyText(box) {
+function whyText(box) {
   if (!box?.reason) return "";
   return game.i18n.format(`FATEBRIDGE.Absorb.Why.${box.reason}`, { left: box.left, fit: box.fit ?? "" });
 }
 
 /** The live line: "Absorbs N of M shifts". */
-export function totalText(choices) {
+function totalText(choices) {
   return game.i18n.format("FATEBRIDGE.Absorb.Total", { n: choices.absorbed, m: choices.hit });
 }
 
@@ -367,7 +369,7 @@ export function totalText(choices) {
  * @param {{rule: string|null, pendingHit: number, tracks: object[], slots: object[]}} view
  * @param {Event} [event]
  */
-export function syncAbsorb(form, view, event) {
+function syncAbsorb(form, view, event) {
   const inputs = [...form.querySelectorAll("input[data-track][data-free]")];
   const { boxes, slots } = absorbInputs(view);
   const keyOf = (input) => `${input.dataset.track}:${input.value}`;
@@ -404,11 +406,12 @@ export function syncAbsorb(form, view, event) {
 /**
  * Ask how the target absorbs a hit: boxes on stress tracks of the hit's kind and consequences,
  * as the card's per-hit rule allows (R13.2, R13.3).
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {import("../protocol.mjs").ActionCard} card
  * @returns {Promise<{stress: {track: string, boxes: number[]}[], consequences: Record<string, string>}|null>}
  */
-export async function askAbsorb(card) {
-  const state = await worldState();
+export async function askAbsorb(bridge, card) {
+  const state = await bridge.worldState();
   const target = state?.characters.find((c) => c.id === card.target?.id);
   if (!target) return null;
   const view = absorbView(card, target);
@@ -456,11 +459,10 @@ export async function askAbsorb(card) {
   return result && typeof result === "object" ? result : null;
 }
 
-const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
-const options = (list) => list.map((o) => `<option value="${esc(o.id)}">${esc(o.label)}</option>`).join("");
+const options = (list) => list.map((o) => `<option value="${escapeHtml(o.id)}">${escapeHtml(o.label)}</option>`).join("");
 
 /** Action types whose fumble lets the GM give a free invoke to someone else (R5.2, R5.3). */
-export const GIFT_TYPES = Object.freeze(["create_advantage", "take_advantage"]);
+const GIFT_TYPES = Object.freeze(["create_advantage", "take_advantage"]);
 
 /**
  * Whether the GM may still give the fumble's free invoke on this card: a fumbled advantage,
@@ -509,9 +511,9 @@ export function giftContext(card) {
 export async function askGift(card) {
   const i18n = game.i18n;
   const ctx = giftContext(card);
-  const content = `<div class="fate-bridge-form-dialog"><p>${esc(i18n.localize("FATEBRIDGE.Gift.Explain"))}</p>`
-    + `<label>${esc(i18n.localize("FATEBRIDGE.Gift.Aspect"))} <select name="aspect">${options(ctx.aspects)}</select></label>`
-    + `<label>${esc(i18n.localize("FATEBRIDGE.Gift.Holder"))} <select name="holder">${options(ctx.holders)}</select></label></div>`;
+  const content = `<div class="fate-bridge-form-dialog"><p>${escapeHtml(i18n.localize("FATEBRIDGE.Gift.Explain"))}</p>`
+    + `<label>${escapeHtml(i18n.localize("FATEBRIDGE.Gift.Aspect"))} <select name="aspect">${options(ctx.aspects)}</select></label>`
+    + `<label>${escapeHtml(i18n.localize("FATEBRIDGE.Gift.Holder"))} <select name="holder">${options(ctx.holders)}</select></label></div>`;
   const result = await dialogClass().wait({
     window: { title: i18n.localize("FATEBRIDGE.Gift.Title") },
     classes: ["fate-bridge-dialog"],
@@ -520,7 +522,7 @@ export async function askGift(card) {
       {
         action: "gift", label: "FATEBRIDGE.Gift.Confirm", icon: "fa-solid fa-gift", default: true,
         callback: (_e, button) => {
-          const value = (n) => selected(button.form, n);
+          const value = (n) => fieldValue(button.form, n);
           return { aspect_id: value("aspect"), holder: value("holder") };
         }
       },
@@ -529,18 +531,6 @@ export async function askGift(card) {
     rejectClose: false
   });
   return result && typeof result === "object" && result.aspect_id && result.holder ? result : null;
-}
-
-/** A select's value; with nothing marked selected, its first option (as browsers do). */
-function selected(form, name) {
-  const el = form?.querySelector(`[name="${name}"]`);
-  if (!el) return "";
-  let v = el.value;
-  if (el.tagName === "SELECT" && !v) {
-    const opts = [...el.querySelectorAll("option")];
-    v = (opts.find((o) => o.selected || o.hasAttribute("selected")) ?? opts[0])?.value ?? "";
-  }
-  return String(v ?? "").trim();
 }
 
 /**
@@ -572,9 +562,9 @@ export async function askGive(aspect, fromId, recipients) {
   const to = recipients.filter((r) => r.id !== fromId && r.id !== GM).map((r) => ({ id: r.id, label: r.name }));
   if (!held || !to.length) return null;
   const counts = Array.from({ length: Math.min(held, 10) }, (_, i) => ({ id: String(i + 1), label: String(i + 1) }));
-  const content = `<div class="fate-bridge-form-dialog"><p>${esc(i18n.format("FATEBRIDGE.Give.Explain", { name: fromName, aspect: aspect.name, n: held }))}</p>`
-    + `<label>${esc(i18n.localize("FATEBRIDGE.Give.To"))} <select name="to">${options(to)}</select></label>`
-    + `<label>${esc(i18n.localize("FATEBRIDGE.Give.Count"))} <select name="count">${options(counts)}</select></label></div>`;
+  const content = `<div class="fate-bridge-form-dialog"><p>${escapeHtml(i18n.format("FATEBRIDGE.Give.Explain", { name: fromName, aspect: aspect.name, n: held }))}</p>`
+    + `<label>${escapeHtml(i18n.localize("FATEBRIDGE.Give.To"))} <select name="to">${options(to)}</select></label>`
+    + `<label>${escapeHtml(i18n.localize("FATEBRIDGE.Give.Count"))} <select name="count">${options(counts)}</select></label></div>`;
   const result = await dialogClass().wait({
     window: { title: i18n.format("FATEBRIDGE.Give.Title", { aspect: aspect.name }) },
     classes: ["fate-bridge-dialog"],
@@ -582,7 +572,7 @@ export async function askGive(aspect, fromId, recipients) {
     buttons: [
       {
         action: "give", label: "FATEBRIDGE.Give.Confirm", icon: "fa-solid fa-hand-holding-heart", default: true,
-        callback: (_e, button) => ({ aspect_id: aspect.id, from_id: fromId, to_id: selected(button.form, "to"), count: Number(selected(button.form, "count")) || 1 })
+        callback: (_e, button) => ({ aspect_id: aspect.id, from_id: fromId, to_id: fieldValue(button.form, "to"), count: Number(fieldValue(button.form, "count")) || 1 })
       },
       { action: "cancel", label: "FATEBRIDGE.Roll.Cancel", icon: "fa-solid fa-xmark" }
     ],
@@ -592,7 +582,7 @@ export async function askGive(aspect, fromId, recipients) {
 }
 
 /** Card states in which an action takes no more presses. */
-export const CLOSED_STATES = Object.freeze(["resolved", "cancelled"]);
+const CLOSED_STATES = Object.freeze(["resolved", "cancelled"]);
 
 /**
  * Whether this user may call the card's action off: the GM, while it is open.
@@ -610,8 +600,8 @@ export function canCancel(card, user = game.user) {
  */
 export async function askCancel(card) {
   const i18n = game.i18n;
-  const content = `<div class="fate-bridge-form-dialog"><p>${esc(i18n.format("FATEBRIDGE.Cancel.Explain", { action: card.action_label }))}</p>`
-    + `<label>${esc(i18n.localize("FATEBRIDGE.Cancel.Reason"))} <input type="text" name="reason" maxlength="2000"></label></div>`;
+  const content = `<div class="fate-bridge-form-dialog"><p>${escapeHtml(i18n.format("FATEBRIDGE.Cancel.Explain", { action: card.action_label }))}</p>`
+    + `<label>${escapeHtml(i18n.localize("FATEBRIDGE.Cancel.Reason"))} <input type="text" name="reason" maxlength="2000"></label></div>`;
   const result = await dialogClass().wait({
     window: { title: i18n.localize("FATEBRIDGE.Cancel.Title") },
     classes: ["fate-bridge-dialog"],

@@ -21,7 +21,7 @@ const nameOf = (who) => whoName(who);
  * @param {"actor"|"opposition"} which
  * @param {import("../protocol.mjs").ActionCard} card
  */
-export function sideView(side, which, card) {
+function sideView(side, which, card) {
   const i18n = game.i18n;
   const bonuses = [];
   const add = (key, n) => { if (n) bonuses.push({ label: i18n.localize(`FATEBRIDGE.Card.Bonus.${key}`), value: signed(n), negative: n < 0 }); };
@@ -170,7 +170,7 @@ export function fatePointReason(earning) {
  * What a player proposed that waits for the GM (R2.1, R9.1), in words; null when nothing does.
  * @param {import("../protocol.mjs").ActionCard} card
  */
-export function proposalText(card) {
+function proposalText(card) {
   const proposal = card.proposal;
   if (!proposal) return null;
   const i18n = game.i18n;
@@ -185,7 +185,7 @@ export function proposalText(card) {
  * Helpers who have not joined (R10.1): invited, declined or dropped, in words.
  * @param {import("../protocol.mjs").ActionCard} card
  */
-export function participantLines(card) {
+function participantLines(card) {
   return (card.participants ?? []).filter((p) => p.status !== "joined").map((p) => ({
     status: p.status,
     text: game.i18n.format(`FATEBRIDGE.Card.Participant.${p.status}`, { name: p.character.name, skill: skillName(p.skill) })
@@ -202,7 +202,7 @@ export function consentParts(parts) {
  * would touch, each waiting for a yes, accepted or declined, in words.
  * @param {import("../protocol.mjs").ActionCard} card
  */
-export function consentLines(card) {
+function consentLines(card) {
   return (card.consents ?? []).map((c) => ({
     status: c.status,
     text: game.i18n.format(`FATEBRIDGE.Card.Consent.${c.status}`, { name: c.character.name, parts: consentParts(c.parts) })

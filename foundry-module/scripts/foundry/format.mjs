@@ -20,7 +20,7 @@ export function signed(n) {
  * @param {number} value
  * @returns {string|null}
  */
-export function ladderWord(value) {
+function ladderWord(value) {
   const key = `FATEBRIDGE.Ladder.${value}`;
   const word = game.i18n.localize(key);
   return word === key ? null : word;

@@ -10,12 +10,11 @@ import { toRating, toSkillName } from "../adapters/common.mjs";
 import { dialogClass, renderTemplate, sheetActor, sheetRoot } from "./compat.mjs";
 import { ladderEntry, signed } from "./format.mjs";
 import { MODULE_ID } from "../protocol.mjs";
-import { runtime } from "../net/runtime.mjs";
 import { startableActions } from "../actions/roll-dialog.mjs";
 import { statusText } from "../net/status.mjs";
 
 export const PANEL_TEMPLATE = `modules/${MODULE_ID}/templates/skill-panel.hbs`;
-export const SKILL_EDIT_TEMPLATE = `modules/${MODULE_ID}/templates/skill-edit.hbs`;
+const SKILL_EDIT_TEMPLATE = `modules/${MODULE_ID}/templates/skill-edit.hbs`;
 
 /**
  * fate-core-official's sheet (class `fcoCharacter`, template fate-core-officialSheet.html): each
@@ -34,20 +33,21 @@ const FCO_EXTRA_SELECTOR = "[data-extra_id]";
 const FCO_STUNT_SELECTOR = 'button[name="stunt_name"][data-linkedskill]';
 
 /** FCO's wait to tell a click from a double click (fcoCharacter `_onSkill_name`), in ms. */
-export const DOUBLE_CLICK_MS = 300;
+const DOUBLE_CLICK_MS = 300;
 
 /**
  * Render hook of actor sheets (v2 and legacy).
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {object} app
  * @param {HTMLElement|object} html
  * @returns {Promise<void>}
  */
-export async function onRenderActorSheet(app, html) {
+export async function onRenderActorSheet(bridge, app, html) {
   const root = sheetRoot(app, html);
   const actor = sheetActor(app);
   if (!root || !actor || actor.documentName !== "Actor") return;
-  if (game.system.id === FCO) injectSkillButtons(root, actor);
-  else await injectPanel(root, actor);
+  if (game.system.id === FCO) injectSkillButtons(bridge, root, actor);
+  else await injectPanel(bridge, root, actor);
 }
 
 /** Sheets whose root already has the module's click listener (roots survive re-renders). */
@@ -60,10 +60,11 @@ const takenOver = new WeakSet();
  * so FCO's native roll never runs for that click. While it cannot (unreachable, refused, no GM
  * to relay), the click goes on to FCO, which rolls it natively, and a notice says why the
  * bridge did not resolve it: a bridge that is down never takes a roll away.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {HTMLElement} root
  * @param {Actor} actor
  */
-export function injectSkillButtons(root, actor) {
+function injectSkillButtons(bridge, root, actor) {
   if (!actor.isOwner) return;
   for (const el of root.querySelectorAll(FCO_SKILL_SELECTOR)) {
     const skill = el.dataset.skillname;
@@ -82,10 +83,10 @@ export function injectSkillButtons(root, actor) {
     die.setAttribute("aria-label", title);
     el.title = title;
   }
-  showSheetStatus(root);
+  showSheetStatus(bridge, root);
   if (takenOver.has(root)) return;
   takenOver.add(root);
-  root.addEventListener("click", (event) => onSkillClick(event, actor), { capture: true });
+  root.addEventListener("click", (event) => onSkillClick(bridge, event, actor), { capture: true });
 }
 
 /** Sheet root -> the timer of a single click waiting to be told from a double click. */
@@ -96,20 +97,21 @@ const pendingClicks = new WeakMap();
  * button is the bridge's while the bridge can be reached, and FCO's own otherwise. Like FCO, a
  * skill click waits DOUBLE_CLICK_MS: the second click of a double click cancels it, so a double
  * click starts no roll and FCO's share to chat (its dblclick listener, left alone) runs.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {MouseEvent} event
  * @param {Actor} actor
  */
-function onSkillClick(event, actor) {
+function onSkillClick(bridge, event, actor) {
   const stunt = event.target?.closest?.(FCO_STUNT_SELECTOR);
-  if (stunt) return onStuntClick(event, actor, stunt);
+  if (stunt) return onStuntClick(bridge, event, actor, stunt);
   const row = event.target?.closest?.(FCO_SKILL_SELECTOR);
   if (!row || event.target.closest(FCO_EXTRA_SELECTOR)) return;
   const skill = row.dataset.skillname;
-  if (!runtime.connection?.connected) {
+  if (!bridge.connected) {
     // FCO's listener rolls it (after its own double-click guard); say why once per click.
     if (event.detail > 1) return;
-    showSheetStatus(row.closest(".fate-bridge-sheet") ?? event.currentTarget);
-    ui.notifications.info(game.i18n.format("FATEBRIDGE.Sheet.OfflineClick", { skill, ...offlineWords() }));
+    showSheetStatus(bridge, row.closest(".fate-bridge-sheet") ?? event.currentTarget);
+    ui.notifications.info(game.i18n.format("FATEBRIDGE.Sheet.OfflineClick", { skill, ...offlineWords(bridge) }));
     return;
   }
   event.stopPropagation();
@@ -120,10 +122,10 @@ function onSkillClick(event, actor) {
   // The second click of a double click: no roll (the dblclick that follows is FCO's).
   if (event.detail > 1) return;
   // A click without a count (keyboard, a script) cannot become a double click.
-  if (event.detail !== 1) return void startAction(actor, skill);
+  if (event.detail !== 1) return void startAction(bridge, actor, skill);
   pendingClicks.set(root, setTimeout(() => {
     pendingClicks.delete(root);
-    startAction(actor, skill);
+    startAction(bridge, actor, skill);
   }, DOUBLE_CLICK_MS));
 }
 
@@ -131,24 +133,24 @@ function onSkillClick(event, actor) {
  * FCO's stunt roll button: the bridge's action with the stunt's linked skill and action, naming
  * the stunt, when the bridge can roll it (adapter `stuntRoll`); otherwise (offline, a "Special"
  * or missing skill, a defend-only stunt) FCO rolls it.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {MouseEvent} event
  * @param {Actor} actor
  * @param {HTMLElement} button
  */
-function onStuntClick(event, actor, button) {
-  if (!runtime.connection?.connected) return;
+function onStuntClick(bridge, event, actor, button) {
+  if (!bridge.connected) return;
   const name = stuntNamed(actor, button.dataset.linkedskill);
-  const roll = name ? stuntRoll(actor, name, startableActions()) : null;
+  const roll = name ? stuntRoll(actor, name, startableActions(bridge.hello)) : null;
   if (!roll) return;
   event.stopPropagation();
   event.preventDefault();
-  startAction(actor, roll.skill, { type: roll.type, stunts: [roll.stunt] });
+  startAction(bridge, actor, roll.skill, { type: roll.type, stunts: [roll.stunt] });
 }
 
 /** The connection's state in words, and why, as the status badge says it. */
-function offlineWords() {
-  const status = runtime.connection?.status ?? { state: "offline", reason: null, message: null };
-  const { label, detail } = statusText(status);
+function offlineWords(bridge) {
+  const { label, detail } = statusText(bridge.status);
   // The cause is a sentence of its own after the line's (it may hold parentheses itself).
   const said = String(detail ?? "").trim();
   const reason = said && said[0].toLocaleUpperCase() + said.slice(1);
@@ -158,9 +160,10 @@ function offlineWords() {
 /**
  * Say on the sheet whether skill clicks reach the bridge: a line above FCO's skill list,
  * shown only while the bridge is not connected.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {HTMLElement} root
  */
-export function showSheetStatus(root) {
+function showSheetStatus(bridge, root) {
   root.classList.add("fate-bridge-sheet");
   const list = root.querySelector(".mfate-skills-list") ?? root.querySelector(FCO_SKILL_SELECTOR)?.parentElement;
   if (!list) return;
@@ -171,23 +174,27 @@ export function showSheetStatus(root) {
     note.setAttribute("role", "status");
     list.before(note);
   }
-  const online = Boolean(runtime.connection?.connected);
+  const online = bridge.connected;
   note.hidden = online;
-  note.textContent = online ? "" : game.i18n.format("FATEBRIDGE.Sheet.Offline", offlineWords());
+  note.textContent = online ? "" : game.i18n.format("FATEBRIDGE.Sheet.Offline", offlineWords(bridge));
 }
 
-/** Connection status changed: update the line on every open FCO sheet. */
-export function refreshSheetStatus() {
+/**
+ * Connection status changed: update the line on every open FCO sheet.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
+ */
+export function refreshSheetStatus(bridge) {
   if (typeof document === "undefined") return;
-  for (const root of document.querySelectorAll(".fate-bridge-sheet")) showSheetStatus(root);
+  for (const root of document.querySelectorAll(".fate-bridge-sheet")) showSheetStatus(bridge, root);
 }
 
 /**
  * The panel for systems without a dedicated adapter.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {HTMLElement} root
  * @param {Actor} actor
  */
-export async function injectPanel(root, actor) {
+export async function injectPanel(bridge, root, actor) {
   const target = root.querySelector(".window-content") ?? root;
   const skills = flagSkills(actor);
   const html = await renderTemplate(PANEL_TEMPLATE, {
@@ -215,7 +222,7 @@ export async function injectPanel(root, actor) {
     event.preventDefault();
     event.stopPropagation();
     const skill = button.dataset.skill;
-    if (button.dataset.fateBridgeAction === "roll") startAction(actor, skill);
+    if (button.dataset.fateBridgeAction === "roll") startAction(bridge, actor, skill);
     else if (button.dataset.fateBridgeAction === "edit") editSkill(actor, skill, skills[skill]);
     else if (button.dataset.fateBridgeAction === "add") editSkill(actor, null, 0);
   });

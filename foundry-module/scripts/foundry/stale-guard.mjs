@@ -18,7 +18,7 @@
 import { MODULE_ID } from "../protocol.mjs";
 
 /** Module flag holding `{[fieldId]: {value, older: unknown[]}}`. */
-export const WRITTEN_FLAG = "written";
+const WRITTEN_FLAG = "written";
 /** How many older values of a field are kept. */
 const KEEP = 8;
 

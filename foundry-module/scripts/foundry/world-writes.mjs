@@ -5,12 +5,13 @@
  * @module world-writes
  */
 import { characterActor } from "./characters.mjs";
-import { BRIDGE_WRITE } from "../actions/start.mjs";
 import { adapterFor } from "../adapters/index.mjs";
 import { hasStatus, registerStatusEffects } from "./compat.mjs";
 import { MODULE_ID, STATUS_IDS } from "../protocol.mjs";
 import { recordWritten } from "./stale-guard.mjs";
-import { isWritingGM } from "../net/relay.mjs";
+
+/** Marker in update options for writes that came from the bridge: never sent back (no echo). */
+export const BRIDGE_WRITE = "fateBridgeWrite";
 
 const ICONS = Object.freeze({
   overwhelmed: "icons/svg/unconscious.svg",
@@ -31,18 +32,19 @@ export function registerStatuses() {
 }
 
 /** Whether this client writes `writer: "gm"` emits. */
-function writesForGm(emit) {
-  return emit?.writer === "gm" && isWritingGM();
+function writesForGm(bridge, emit) {
+  return emit?.writer === "gm" && bridge.isWritingGM();
 }
 
 /**
  * Write an `actor.patch` into the actor with the BRIDGE_WRITE marker (no echo back), keeping what
  * it wrote into the fields a stale sheet could re-submit (stale-guard.mjs).
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {import("../protocol.mjs").ActorPatch} patch
  * @returns {Promise<Actor|null>}
  */
-export async function handleActorPatch(patch) {
-  if (!writesForGm(patch)) return null;
+export async function handleActorPatch(bridge, patch) {
+  if (!writesForGm(bridge, patch)) return null;
   const actor = characterActor(patch.actor_id);
   if (!actor) return null;
   if ((actor.flags?.[MODULE_ID]?.patchSeq ?? -1) >= patch.seq) return null;
@@ -57,11 +59,12 @@ export async function handleActorPatch(patch) {
  * Set the module's status effects on the actor (and so its tokens) as the bridge says. What the
  * actor shows is read from its effects (compat `hasStatus`), never from `actor.statuses`, which
  * fate-core-official on v14 leaves empty.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {{seq: number, writer: string, actor_id: string, statuses: Record<string, boolean>}} emit
  * @returns {Promise<string[]|null>} the status ids toggled
  */
-export async function handleTokenStatus(emit) {
-  if (!writesForGm(emit)) return null;
+export async function handleTokenStatus(bridge, emit) {
+  if (!writesForGm(bridge, emit)) return null;
   const actor = characterActor(emit.actor_id);
   if (!actor) return null;
   const toggled = [];

@@ -6,14 +6,12 @@
  * @module anchors
  */
 import { saveFile } from "../foundry/compat.mjs";
-import { send } from "../net/intents.mjs";
 import { MODULE_ID } from "../protocol.mjs";
-import { runtime } from "../net/runtime.mjs";
 
 /** The bridge takes anchors in pages this size (`ANCHOR_PAGE` in the protocol). */
-export const ANCHOR_PAGE = 500;
+const ANCHOR_PAGE = 500;
 /** The export file's format name and version (schemas/history_anchors.json). */
-export const ANCHORS_FORMAT = "fate-bridge.history-anchors";
+const ANCHORS_FORMAT = "fate-bridge.history-anchors";
 
 const HASH = /^[0-9a-f]{64}$/;
 
@@ -32,7 +30,7 @@ export function chatLogAnchors() {
 }
 
 /** The export document `world verify --chat-log` reads. */
-export function historyAnchorsExport() {
+function historyAnchorsExport() {
   return {
     format: ANCHORS_FORMAT,
     version: 1,
@@ -52,9 +50,11 @@ export function exportHistoryAnchors() {
 
 /**
  * GM only: ask the bridge to verify its log, with the chat log's anchors page by page, and tell
- * the GM the result. Resolves to the combined report, or null when refused or offline.
+ * the GM the result (kept as the Bridge's `lastVerify`, for the scene panel). Resolves to the
+ * combined report, or null when refused or offline.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  */
-export async function verifyHistory() {
+export async function verifyHistory(bridge) {
   if (!game.user.isGM) return null;
   const anchors = chatLogAnchors();
   const pages = [];
@@ -62,7 +62,7 @@ export async function verifyHistory() {
   if (!pages.length) pages.push([]);
   const reports = [];
   for (const page of pages) {
-    const report = await send("world.verify", { anchors: page });
+    const report = await bridge.send("world.verify", { anchors: page });
     if (!report) return null;
     reports.push(report);
   }
@@ -75,7 +75,7 @@ export async function verifyHistory() {
     anchors_mismatched_count: reports.reduce((n, r) => n + r.anchors_mismatched_count, 0),
     problems: [...new Set(reports.flatMap((r) => r.problems))]
   };
-  runtime.lastVerify = combined;
+  bridge.lastVerify = combined;
   if (combined.ok) {
     ui.notifications.info(game.i18n.format("FATEBRIDGE.Anchors.Verified", { events: combined.events, anchors: combined.anchors_checked }));
   } else if (combined.anchors_mismatched_count) {

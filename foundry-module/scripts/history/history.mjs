@@ -5,7 +5,6 @@
  */
 import { diceView, effectText, invokeText } from "../cards/view.mjs";
 import { actionName, outcomeName, ratedText, refusalText, signed, skillName } from "../foundry/format.mjs";
-import { runtime } from "../net/runtime.mjs";
 
 /**
  * A refused intent as an Error: `code`, `field`, `params`, and as its message the refusal in
@@ -25,11 +24,12 @@ export class BridgeError extends Error {
 /**
  * Send one intent; resolves to the ack's data, rejects with a {@link BridgeError} when the bridge
  * refuses it or the connection is down. Nothing is shown to the user: the caller decides.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {string} event
  * @param {object} payload
  */
-export async function request(event, payload = {}) {
-  const connection = runtime.connection;
+async function request(bridge, event, payload = {}) {
+  const connection = bridge.connection;
   if (!connection?.connected) {
     throw new BridgeError({ code: "offline", message: connection?.status?.message ?? game.i18n.localize("FATEBRIDGE.Status.offline") });
   }
@@ -45,7 +45,7 @@ export async function request(event, payload = {}) {
 const CANCELLED_FILTER = Object.freeze({ cancelled: true, resolved: false });
 
 /** The roll states the history filters by (the window's "rolls" choice). */
-export const HISTORY_ROLLS = Object.freeze(Object.keys(CANCELLED_FILTER));
+const HISTORY_ROLLS = Object.freeze(Object.keys(CANCELLED_FILTER));
 
 /** Only the filters that are set, as the bridge's `history.read` fields. */
 function filters({ before, limit, scene, character, kind, cancelled, rolls } = {}) {
@@ -63,36 +63,39 @@ function filters({ before, limit, scene, character, kind, cancelled, rolls } = {
 /**
  * One page of the roll history, newest first (`history.read`): resolutions and the rolls the GM
  * cancelled after their dice were rolled (`cancelled: true` only those, `false` none of them).
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {{before?: number, limit?: number, scene?: number, character?: string, kind?: string, cancelled?: boolean, rolls?: "cancelled"|"resolved"}} [options]
  * @returns {Promise<{entries: object[], next_before: number|null, last_seq: number}>}
  */
-export function readHistory(options) {
-  return request("history.read", filters(options));
+export function readHistory(bridge, options) {
+  return request(bridge, "history.read", filters(options));
 }
 
 /**
  * The 4dF sums rolled per character and for the world, against the expected share.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {{scene?: number}} [options]
  */
-export function historyStats({ scene } = {}) {
-  return request("history.stats", scene ? { scene: Number(scene) } : {});
+export function historyStats(bridge, { scene } = {}) {
+  return request(bridge, "history.stats", scene ? { scene: Number(scene) } : {});
 }
 
 /**
  * GM: undo. No argument: the last resolution. `{resolution: seq}`: that resolution and all after
  * it. `{backTo: seq}`: every change after event `seq`. Never across the end of a scene.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {{resolution?: number, backTo?: number}} [target]
  * @returns {Promise<{back_to: number, seq: number, hash: string, resolutions: number[], action_ids: string[], card_ids: string[]}>}
  */
-export function undo({ resolution, backTo } = {}) {
+export function undo(bridge, { resolution, backTo } = {}) {
   const payload = {};
   if (resolution !== undefined && resolution !== null) payload.resolution = Number(resolution);
   if (backTo !== undefined && backTo !== null) payload.back_to = Number(backTo);
-  return request("history.undo", payload);
+  return request(bridge, "history.undo", payload);
 }
 
 /** The kinds the history filters by. */
-export const HISTORY_KINDS = Object.freeze(["overcome", "create_advantage", "take_advantage", "discover", "attack", "contest", "challenge"]);
+const HISTORY_KINDS = Object.freeze(["overcome", "create_advantage", "take_advantage", "discover", "attack", "contest", "challenge"]);
 
 const CHART_HEIGHT = 60;
 
@@ -141,9 +144,9 @@ function clock(at) {
 /**
  * One entry as the window shows it.
  * @param {object} entry  HistoryEntry
- * @param {boolean} isGM
+ * @param {{isGM: boolean, ruleset?: string|null}} reader  who reads it, and the world's ruleset (hello's)
  */
-export function entryView(entry, isGM) {
+function entryView(entry, { isGM, ruleset = null }) {
   const i18n = game.i18n;
   const who = entry.actor.leader?.name ?? i18n.localize("FATEBRIDGE.Card.Nobody");
   const opposition = entry.opposition.leader?.name ?? i18n.localize("FATEBRIDGE.Card.PassiveOpposition");
@@ -171,7 +174,7 @@ export function entryView(entry, isGM) {
     })),
     effects: entry.effects.filter((e) => e.kind !== "success" && e.kind !== "failure" && e.kind !== "cost").map((e) => effectText(e, { aspects: [] }).text),
     outcome: cancelled ? "cancelled" : entry.outcome ?? "pending",
-    outcomeLabel: cancelled ? "" : outcomeName(entry.outcome, runtime.hello?.ruleset),
+    outcomeLabel: cancelled ? "" : outcomeName(entry.outcome, ruleset),
     shifts: cancelled || entry.shifts === null ? "" : signed(entry.shifts),
     cancelled,
     undone: entry.undone,
@@ -182,9 +185,10 @@ export function entryView(entry, isGM) {
 /**
  * Everything the history window's template shows.
  * @param {{page: object|null, stats: object|null, filters: object, statsFor: string, error: string|null, newer: boolean, loading: boolean}} view
- * @param {{isGM: boolean, characters: {id: string, name: string}[]}} who
+ * @param {{isGM: boolean, characters: {id: string, name: string}[], ruleset?: string|null}} reader
+ *   who reads it, the characters to filter by, and the world's ruleset (hello's)
  */
-export function historyContext(view, { isGM, characters }) {
+export function historyContext(view, { isGM, characters, ruleset = null }) {
   const i18n = game.i18n;
   const f = view.filters ?? {};
   const statsFor = view.statsFor || "";
@@ -203,7 +207,7 @@ export function historyContext(view, { isGM, characters }) {
     characters: characters.map((c) => ({ ...c, selected: c.id === f.character })),
     kinds: HISTORY_KINDS.map((k) => ({ id: k, label: i18n.localize(`FATEBRIDGE.History.Kind.${k}`), selected: k === f.kind })),
     rollStates: HISTORY_ROLLS.map((r) => ({ id: r, label: i18n.localize(`FATEBRIDGE.History.Rolls.${r}`), selected: r === f.rolls })),
-    entries: (view.page?.entries ?? []).map((e) => entryView(e, isGM)),
+    entries: (view.page?.entries ?? []).map((e) => entryView(e, { isGM, ruleset })),
     empty: Boolean(view.page) && !view.page.entries.length,
     older: Boolean(view.page?.next_before),
     newer: view.newer,

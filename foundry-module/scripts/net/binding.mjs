@@ -5,10 +5,8 @@
  * @module binding
  */
 import { MODULE_ID } from "../protocol.mjs";
-import { runtime } from "./runtime.mjs";
-import { isWritingGM } from "./relay.mjs";
 
-export const NONCE_FLAG = "bindNonce";
+const NONCE_FLAG = "bindNonce";
 
 /** Player: write the hello's nonce into this user's flag (a user may update only itself). */
 export async function publishNonce(hello) {
@@ -18,30 +16,35 @@ export async function publishNonce(hello) {
 
 /**
  * Active GM: tell the bridge about one user's nonce.
+ * @param {import("./bridge.mjs").Bridge} bridge
  * @param {User} user
  */
-export async function bindUser(user) {
+async function bindUser(bridge, user) {
   const nonce = user?.flags?.[MODULE_ID]?.[NONCE_FLAG];
-  if (!nonce || user.isGM || !isWritingGM() || !runtime.connection?.connected) return null;
-  const ack = await runtime.connection.call("user.bind", { user_id: user.id, nonce });
+  if (!nonce || user.isGM || !bridge.isWritingGM() || !bridge.connected) return null;
+  const ack = await bridge.connection.call("user.bind", { user_id: user.id, nonce });
   // A stale nonce (the player reconnected since) is expected; the new one will follow.
   if (!ack.ok && ack.error.code !== "not_found") console.warn("fate-bridge | user.bind failed", ack.error);
   return ack;
 }
 
-/** Active GM after connecting: bind every player whose flag already holds a nonce. */
-export async function bindWaitingUsers() {
-  if (!isWritingGM()) return;
-  for (const user of game.users.contents) await bindUser(user);
+/**
+ * Active GM after connecting: bind every player whose flag already holds a nonce.
+ * @param {import("./bridge.mjs").Bridge} bridge
+ */
+export async function bindWaitingUsers(bridge) {
+  if (!bridge.isWritingGM()) return;
+  for (const user of game.users.contents) await bindUser(bridge, user);
 }
 
 /**
  * `updateUser` hook: the active GM binds when a player's nonce flag changes.
+ * @param {import("./bridge.mjs").Bridge} bridge
  * @param {User} user
  * @param {object} changed
  */
-export function onUpdateUser(user, changed) {
+export function onUpdateUser(bridge, user, changed) {
   const flat = Object.keys(changed ?? {}).some((k) => k.startsWith(`flags.${MODULE_ID}`));
   if (!changed?.flags?.[MODULE_ID]?.[NONCE_FLAG] && !flat) return;
-  bindUser(user);
+  bindUser(bridge, user);
 }

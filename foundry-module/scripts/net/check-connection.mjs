@@ -8,12 +8,11 @@
 import { renderTemplate } from "../foundry/compat.mjs";
 import { MODULE_ID, PROTOCOL_VERSION } from "../protocol.mjs";
 import { classifyPath, localNetworkPermission, parseBridgeUrl } from "./reach.mjs";
-import { runtime } from "./runtime.mjs";
 import { CONNECTION_MODES, connectionSettings } from "./settings.mjs";
 import { statusText } from "./status.mjs";
 
-export const CHECK_TEMPLATE = `modules/${MODULE_ID}/templates/check-connection.hbs`;
-export const CHECK_ID = "fate-bridge-check";
+const CHECK_TEMPLATE = `modules/${MODULE_ID}/templates/check-connection.hbs`;
+const CHECK_ID = "fate-bridge-check";
 const HEALTH_TIMEOUT_MS = 5000;
 
 /**
@@ -26,10 +25,11 @@ const HEALTH_TIMEOUT_MS = 5000;
 
 /**
  * Run every check once.
+ * @param {import("./bridge.mjs").Bridge} bridge
  * @param {{fetch?: typeof fetch, permissions?: object, pageHref?: string}} [env]  the browser's (tests may pass their own)
  * @returns {Promise<CheckRow[]>}
  */
-export async function connectionChecks(env = {}) {
+async function connectionChecks(bridge, env = {}) {
   const i18n = game.i18n;
   const t = (key, data) => i18n.format(`FATEBRIDGE.${key}`, data ?? {});
   const row = (id, result, text) => ({ id, label: t(`Reach.Check.${id}`), result, text });
@@ -54,8 +54,8 @@ export async function connectionChecks(env = {}) {
   if (!address.ok) rows.push(row("Health", "warn", t("Reach.Check.HealthSkipped")));
   else rows.push(await healthRow(address.http, env.fetch ?? globalThis.fetch, row, t, relayed));
 
-  const status = runtime.connection?.status ?? { state: "offline", reason: null, message: null };
-  const hostId = runtime.roster?.electedHost() ?? null;
+  const status = bridge.status;
+  const hostId = bridge.roster?.electedHost() ?? null;
   const hostName = game.users.get(hostId)?.name ?? "";
   if (status.state === "connected") {
     rows.push(row("Socket", "ok", relayed ? t("Reach.Check.SocketRelayed", { gm: hostName }) : t("Reach.Check.SocketOk")));
@@ -65,7 +65,7 @@ export async function connectionChecks(env = {}) {
     rows.push(row("Socket", result, t("Reach.Check.SocketFail", { detail: statusText(status).detail || statusText(status).label })));
   }
 
-  const hello = runtime.hello;
+  const hello = bridge.hello;
   if (hello && Number.isInteger(hello.protocol)) {
     const same = hello.protocol === PROTOCOL_VERSION;
     rows.push(row("Protocol", same ? "ok" : "fail", same
@@ -114,13 +114,14 @@ async function healthRow(base, fetchImpl, row, t, relayed) {
   }
 }
 
-let WindowClass = null;
-
-/** The ApplicationV2 subclass the settings menu opens, made once Foundry's classes exist. */
-export function checkWindowClass() {
-  if (WindowClass) return WindowClass;
+/**
+ * The ApplicationV2 subclass the settings menu opens (made at `init`, once Foundry's classes
+ * exist), checking this client's bridge.
+ * @param {import("./bridge.mjs").Bridge} bridge
+ */
+export function checkWindowClass(bridge) {
   const { ApplicationV2 } = foundry.applications.api;
-  WindowClass = class FateBridgeCheckConnection extends ApplicationV2 {
+  return class FateBridgeCheckConnection extends ApplicationV2 {
     static DEFAULT_OPTIONS = {
       id: CHECK_ID,
       classes: ["fate-bridge-check"],
@@ -135,7 +136,7 @@ export function checkWindowClass() {
     };
 
     async _prepareContext() {
-      const rows = await connectionChecks();
+      const rows = await connectionChecks(bridge);
       const words = { ok: "Reach.Check.Ok", warn: "Reach.Check.Warn", fail: "Reach.Check.Fail" };
       return { rows: rows.map((r) => ({ ...r, word: game.i18n.localize(`FATEBRIDGE.${words[r.result]}`) })) };
     }
@@ -148,11 +149,4 @@ export function checkWindowClass() {
       content.innerHTML = result;
     }
   };
-  return WindowClass;
-}
-
-/** Open (or bring back) the window, running the checks. */
-export function openCheckConnection() {
-  const Cls = checkWindowClass();
-  return new Cls().render({ force: true });
 }

@@ -30,7 +30,7 @@ import { statusText } from "./status.mjs";
  */
 
 /** The socket.io-client `io` to use: Foundry's global one, else the copy packed in the zip. */
-export async function resolveIo() {
+async function resolveIo() {
   if (typeof globalThis.io === "function") return globalThis.io;
   const mod = await import("../vendor/socket.io.esm.min.js");
   return mod.io ?? mod.default;
@@ -69,7 +69,7 @@ export function unreachableReason(url, err, pageProtocol, lna = null) {
  * alias `local-network-access`), or null where the browser has neither.
  * @returns {Promise<string|null>}
  */
-export function localNetworkAccess() {
+function localNetworkAccess() {
   return localNetworkPermission();
 }
 
@@ -88,7 +88,7 @@ export function pathProblem(url) {
 }
 
 /** A fresh request id for an intent. */
-export function requestId() {
+function requestId() {
   return globalThis.crypto.randomUUID();
 }
 

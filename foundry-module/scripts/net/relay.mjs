@@ -10,7 +10,7 @@
  * client says on the channel how its bridge connection is (`relay.gm`), and every client picks
  * the same one, the active GM with a live bridge connection of this protocol with the highest
  * role, then the lowest id ({@link electHost}). It is also the one client that writes what the
- * bridge's emits say ({@link isWritingGM}).
+ * bridge's emits say (`Bridge#isWritingGM`, bridge.mjs).
  *
  * Foundry's socket has no addressing: every client hears every message on the channel. So the
  * relay puts there only what any player may see: players' own intents and answers (a relayed
@@ -22,10 +22,8 @@
  * bucket per user) and never forwards a request id twice (issue 35).
  * @module relay
  */
-import { isActiveGM } from "../foundry/compat.mjs";
 import { IntentChannel } from "./connection.mjs";
 import { EMITS_FRAME, MODULE_ID, PROTOCOL_VERSION } from "../protocol.mjs";
-import { runtime } from "./runtime.mjs";
 import { connectionSettings } from "./settings.mjs";
 import { statusText } from "./status.mjs";
 
@@ -48,7 +46,7 @@ export const SENDER_BURST = 40;
 /** Refusals a sender over its budget is answered per second; beyond, its requests are dropped. */
 const REFUSALS_PER_SECOND = 5;
 /** Request ids the host remembers (with their answers) to never forward one twice. */
-export const SEEN_REQUESTS = 512;
+const SEEN_REQUESTS = 512;
 
 /**
  * A list cut into runs whose JSON stays under `limit` characters each (an item over it alone
@@ -95,6 +93,23 @@ export const RELAY = Object.freeze({
 export function senderOf(args) {
   const sender = args.length > 1 ? args.at(-1) : null;
   return typeof sender === "string" && sender ? sender : null;
+}
+
+/**
+ * Hand a channel message to `receive` with the sender Foundry stamped; anything else (no
+ * object, no sender) is not read.
+ * @param {unknown[]} args  the handler's arguments
+ * @param {(message: object, sender: string) => void} receive
+ */
+function heard(args, receive) {
+  const [message] = args;
+  const sender = senderOf(args);
+  if (message && typeof message === "object" && sender) receive(message, sender);
+}
+
+/** Post a message to every other client on the channel (Foundry's socket does not echo). */
+function post(socket, message) {
+  socket?.emit(CHANNEL, message);
 }
 
 /**
@@ -148,7 +163,7 @@ export class GmRoster {
     this.listeners = new Set();
     /** @type {(() => object)|null} this GM's own bridge status, when this client is a GM's */
     this.own = null;
-    this.listener = (...args) => this.#receive(args);
+    this.listener = (...args) => heard(args, (message, sender) => this.#receive(message, sender));
     this.running = false;
     this.host = null;
   }
@@ -164,7 +179,7 @@ export class GmRoster {
       this.socket?.on(CHANNEL, this.listener);
     }
     this.announce();
-    this.#post({ t: RELAY.ask });
+    post(this.socket, { t: RELAY.ask });
     this.#changed();
     return this;
   }
@@ -188,7 +203,7 @@ export class GmRoster {
     const { state, reason, message } = this.own();
     const status = { state, reason: reason ?? null, message: message ?? null, protocol: PROTOCOL_VERSION };
     this.statuses.set(this.self.id, status);
-    this.#post({ t: RELAY.gm, ...status });
+    post(this.socket, { t: RELAY.gm, ...status });
     this.#changed();
   }
 
@@ -213,14 +228,8 @@ export class GmRoster {
     return this.statuses.get(id) ?? null;
   }
 
-  #post(message) {
-    this.socket?.emit(CHANNEL, message);
-  }
-
-  #receive(args) {
-    const [message] = args;
-    const sender = senderOf(args);
-    if (!this.running || !message || typeof message !== "object" || !sender) return;
+  #receive(message, sender) {
+    if (!this.running) return;
     if (message.t === RELAY.ask) {
       this.announce();
       return;
@@ -242,20 +251,6 @@ export class GmRoster {
 }
 
 /**
- * Whether this client is the one that writes what the bridge says (GM-written cards, actor
- * patches, token statuses, scene state, FCO's stores) and sends the GM's Foundry-side edits:
- * the relay host, the elected GM with a live bridge connection. Before the module has a
- * roster (no connection started), Foundry's active GM.
- * @returns {boolean}
- */
-export function isWritingGM() {
-  if (!game.user?.isGM) return false;
-  const roster = runtime.roster;
-  if (!roster?.running) return isActiveGM();
-  return roster.electedHost() === game.user.id;
-}
-
-/**
  * A player's way to the bridge: through the relay host's client. It is "connected" while there
  * is one; a request in flight when the host changes (it left, or lost its bridge) is sent again,
  * with the same request id, to the next one (the bridge answers a request id once).
@@ -270,7 +265,7 @@ export class RelayConnection extends IntentChannel {
     this.host = null;
     /** @type {Map<string, {event: string, body: object, resolve: Function, timer: any}>} */
     this.pending = new Map();
-    this.listener = (...args) => this.#receive(args);
+    this.listener = (...args) => heard(args, (message, sender) => this.#receive(message, sender));
     this.stopped = true;
     this.offRoster = null;
   }
@@ -319,7 +314,7 @@ export class RelayConnection extends IntentChannel {
     for (const [id, entry] of this.pending) {
       entry.parts = undefined;
       this.#arm(id, entry);
-      this.#post({ t: RELAY.request, event: entry.event, payload: entry.body });
+      post(this.socket, { t: RELAY.request, event: entry.event, payload: entry.body });
     }
     this.connectedNow();
   }
@@ -359,7 +354,7 @@ export class RelayConnection extends IntentChannel {
       const entry = { event, body, resolve, timer: null };
       this.pending.set(id, entry);
       this.#arm(id, entry);
-      this.#post({ t: RELAY.request, event, payload: body });
+      post(this.socket, { t: RELAY.request, event, payload: body });
     });
   }
 
@@ -373,14 +368,8 @@ export class RelayConnection extends IntentChannel {
     }, this.options.timeout);
   }
 
-  #post(message) {
-    this.socket?.emit(CHANNEL, message);
-  }
-
-  #receive(args) {
-    const [message] = args;
-    const sender = senderOf(args);
-    if (this.stopped || !message || typeof message !== "object" || !sender) return;
+  #receive(message, sender) {
+    if (this.stopped) return;
     // Only GMs speak for the bridge: a player cannot forge answers or emits. Emits count from
     // the host alone (two GMs briefly both relaying would show each twice); an answer from any
     // GM (the last host's, to a request sent again).
@@ -430,7 +419,7 @@ export class RelayHost {
     this.buckets = new Map();
     /** @type {Map<string, object|null>} "sender/request id" -> its answer (null while in flight) */
     this.seen = new Map();
-    this.listener = (...args) => this.#receive(args);
+    this.listener = (...args) => heard(args, (message, sender) => this.#receive(message, sender));
     this.unsubscribe = [];
     this.running = false;
   }
@@ -443,7 +432,7 @@ export class RelayHost {
     // Every frame this GM hears (its own answers' emits included) reaches every client.
     const forward = (frame) => {
       if (!this.running || !Array.isArray(frame?.emits)) return;
-      for (const emits of batches(frame.emits, MAX_SOCKET_MESSAGE)) this.#post({ t: RELAY.emits, emits });
+      for (const emits of batches(frame.emits, MAX_SOCKET_MESSAGE)) post(this.socket, { t: RELAY.emits, emits });
     };
     this.connection.on(EMITS_FRAME, forward);
     this.unsubscribe.push(() => this.connection.off(EMITS_FRAME, forward));
@@ -499,14 +488,8 @@ export class RelayHost {
     return "drop";
   }
 
-  #post(message) {
-    this.socket?.emit(CHANNEL, message);
-  }
-
-  #receive(args) {
-    const [message] = args;
-    const sender = senderOf(args);
-    if (!this.running || !message || typeof message !== "object" || !sender) return;
+  #receive(message, sender) {
+    if (!this.running) return;
     if (message.t === RELAY.request) this.#relay(message, sender);
   }
 
@@ -557,7 +540,7 @@ export class RelayHost {
     if (!this.running) return;
     const text = JSON.stringify(ack);
     if (text.length <= MAX_SOCKET_MESSAGE) {
-      this.#post({ t: RELAY.answer, to, id, ack });
+      post(this.socket, { t: RELAY.answer, to, id, ack });
       return;
     }
     // Half the bound per part: escaped again inside the message, a part at most doubles.
@@ -565,7 +548,7 @@ export class RelayHost {
     const parts = Math.ceil(text.length / step);
     for (let part = 0; part < parts; part++) {
       const chunk = text.slice(part * step, (part + 1) * step);
-      this.#post({ t: RELAY.answer, to, id, part, parts, chunk });
+      post(this.socket, { t: RELAY.answer, to, id, part, parts, chunk });
     }
   }
 }

@@ -1,226 +1,25 @@
 /**
  * The world's ruleset, chosen by its GM from Foundry (R13.9): the module proposes the one that
- * matches fate-core-official's framework, the GM confirms, and `world.ruleset` switches the
- * bridge's world between procedures (the log is kept).
- *
- * fate-core-official (4.7) records no single "framework" value. Its world setup writes the
- * character defaults of all four games (`lang/en.json` `baseDefaults`, keys "fate-core",
- * "fate-condensed", "fate-accelerated", "dresden-files-accelerated") into its world data item
- * (the Item whose UUID is the world setting `fate-core-official.wid`, fields `system.defaults`,
- * `system.skills`, `system.tracks`); the game the GM picked shows in the skill and track lists
- * loaded from the settings "Replace skills/tracks with…" (`defaultSkills`, `defaultTracks`, values
- * "fateCore", "fateCondensed", "accelerated", "dfa": one-shot, set back to "nothing" once the list
- * is written). So the framework is read from those lists: the world item's, else the legacy
- * world settings `fate-core-official.skills`/`.tracks` (before the world item), else what the
- * world's characters carry.
+ * matches fate-core-official's framework (adapters/fco-frameworks.mjs), the GM confirms, and
+ * `world.ruleset` switches the bridge's world between procedures (the log is kept).
  * @module ruleset
  */
 import { dialogClass } from "../foundry/compat.mjs";
 import { refusalText } from "../foundry/format.mjs";
-import { ensureConnected } from "./intents.mjs";
+import { fcoProposal } from "../adapters/fco-frameworks.mjs";
 import { MODULE_ID } from "../protocol.mjs";
-import { runtime } from "./runtime.mjs";
-import { SETTINGS } from "./settings.mjs";
-import { isWritingGM } from "./relay.mjs";
+import { refreshHello } from "./hello.mjs";
+import { RULESET_LABELS, SETTINGS } from "./settings.mjs";
 
-/** The rulesets the bridge plays (R13) and their names, as the setting offers them. */
-export const RULESET_LABELS = Object.freeze({
-  unwritten: "FATEBRIDGE.Ruleset.Choice.unwritten",
-  "fate-core": "FATEBRIDGE.Ruleset.Choice.fate-core",
-  "fate-condensed": "FATEBRIDGE.Ruleset.Choice.fate-condensed",
-  "fate-accelerated": "FATEBRIDGE.Ruleset.Choice.fate-accelerated"
-});
-export const RULESETS = Object.freeze(Object.keys(RULESET_LABELS));
+const RULESETS = Object.freeze(Object.keys(RULESET_LABELS));
 
 /** A ruleset's name for people; an id the module does not know as is. */
-export function rulesetTitle(id) {
+function rulesetTitle(id) {
   return Object.hasOwn(RULESET_LABELS, id ?? "") ? game.i18n.localize(RULESET_LABELS[id]) : String(id ?? "");
 }
 
-const FCO = "fate-core-official";
-
-/** FCO's four frameworks (its baseDefaults keys) with the skills and tracks each loads. */
-export const FCO_FRAMEWORKS = Object.freeze({
-  "fate-core": {
-    ruleset: "fate-core",
-    skills: ["Athletics", "Burglary", "Contacts", "Crafts", "Deceive", "Drive", "Empathy", "Fight", "Investigate", "Lore", "Notice", "Physique", "Provoke", "Rapport", "Resources", "Shoot", "Stealth", "Will"],
-    tracks: ["Physical Stress", "Mental Stress", "Mild Consequence", "Physical Mild Consequence", "Mental Mild Consequence", "Moderate Consequence", "Severe Consequence"]
-  },
-  "fate-condensed": {
-    ruleset: "fate-condensed",
-    skills: ["Academics", "Athletics", "Burglary", "Contacts", "Crafts", "Deceive", "Drive", "Empathy", "Fight", "Investigate", "Lore", "Notice", "Physique", "Provoke", "Rapport", "Resources", "Shoot", "Stealth", "Will"],
-    tracks: ["Physical Stress", "Mental Stress", "Mild Consequence", "Mild Physical Consequence", "Mild Mental Consequence", "Moderate Consequence", "Severe Consequence"]
-  },
-  "fate-accelerated": {
-    ruleset: "fate-accelerated",
-    skills: ["Careful", "Clever", "Flashy", "Forceful", "Quick", "Sneaky"],
-    tracks: ["Stress", "Mild Consequence", "Moderate Consequence", "Severe Consequence"]
-  },
-  // Dresden Files Accelerated (no SRD ruleset of its own, RULES.md R13): its approaches are
-  // rolled like skills, and its one track of six one-shift boxes, any number marked for one
-  // hit, is Fate Condensed's per-hit rule (Fate Accelerated's one box per hit would leave a DFA
-  // character one shift of stress); so it plays Fate Condensed.
-  "dresden-files-accelerated": {
-    ruleset: "fate-condensed",
-    skills: ["Flair", "Focus", "Force", "Guile", "Haste", "Intellect"],
-    tracks: ["Stress", "In Peril", "Doomed", "Indebted"]
-  }
-});
-
-/** FCO's translation keys of each framework's default lists (its fco.js, "Replace skills with…"). */
-const FCO_LANG_PREFIX = Object.freeze({
-  "fate-core": "FateCore",
-  "fate-condensed": "FateCondensed",
-  "fate-accelerated": "FateAccelerated",
-  "dresden-files-accelerated": "DresdenFilesAccelerated"
-});
-
-/**
- * A framework's default skill and track names in the client's language: FCO fills its lists
- * from `game.system.lang` (its translations, e.g. de.json's `FateCoreDefaultSkills` has
- * "Athletik"), so a German world's lists are German.
- * @param {string} framework  an FCO_FRAMEWORKS key
- * @param {object} [systemLang]  fate-core-official's `game.system.lang`
- * @returns {{skills: Set<string>, tracks: Set<string>}}
- */
-export function localizedLists(framework, systemLang) {
-  const prefix = FCO_LANG_PREFIX[framework];
-  if (!prefix || !systemLang || typeof systemLang !== "object") return { skills: new Set(), tracks: new Set() };
-  return { skills: names(systemLang[`${prefix}DefaultSkills`]), tracks: names(systemLang[`${prefix}DefaultTracks`]) };
-}
-
-/** R13.1: Fate Accelerated's approaches by the names the bridge knows them (its Ruleset.approaches). */
-export const APPROACHES = FCO_FRAMEWORKS["fate-accelerated"].skills;
-
-/**
- * FCO's names of the approaches -> the bridge's: the English names, and the names FCO's
- * translation gives them (`FateAcceleratedDefaultSkills`, which FCO copies onto a world's and
- * its characters' skills). es.json and pb.json key that list by the English name; de.json keys
- * it by the German name, in the English order, so an entry whose key is not an approach is
- * known by its place in a list of six.
- * @param {object} [systemLang]  fate-core-official's `game.system.lang`
- * @returns {Map<string, string>}
- */
-export function approachAliases(systemLang = globalThis.game?.system?.lang) {
-  const aliases = new Map(APPROACHES.map((name) => [name, name]));
-  const block = systemLang && typeof systemLang === "object" ? systemLang.FateAcceleratedDefaultSkills : null;
-  if (!block || typeof block !== "object" || Array.isArray(block)) return aliases;
-  const entries = Object.entries(block);
-  entries.forEach(([key, skill], place) => {
-    const local = String(skill?.name ?? key).trim();
-    const canonical = APPROACHES.includes(key) ? key : entries.length === APPROACHES.length ? APPROACHES[place] : null;
-    if (local && canonical && !aliases.has(local)) aliases.set(local, canonical);
-  });
-  return aliases;
-}
-
-/**
- * The bridge's name of a skill: an approach named in the world's language (FCO's German
- * "Sorgfältig") is the approach ("Careful"); any other name is itself.
- * @param {string} name
- * @param {object} [systemLang]
- * @returns {string}
- */
-export function canonicalSkill(name, systemLang) {
-  return approachAliases(systemLang).get(String(name ?? "").trim()) ?? name;
-}
-
-/** How alike two name sets are: |A∩B| / |A∪B|. */
-function jaccard(a, b) {
-  if (!a.size && !b.size) return 0;
-  let shared = 0;
-  for (const x of a) if (b.has(x)) shared += 1;
-  return shared / (a.size + b.size - shared);
-}
-
-/** The names of an FCO block (`{key: {name}}`), a list or set of names, or nothing. */
-function names(block) {
-  if (!block) return new Set();
-  if (Array.isArray(block) || block instanceof Set) return new Set([...block].map((n) => String(n).trim()).filter(Boolean));
-  if (typeof block !== "object") return new Set();
-  return new Set(Object.entries(block).map(([key, v]) => String(v?.name ?? key).trim()).filter(Boolean));
-}
-
-/**
- * Which of FCO's frameworks a skill list (and track list) is: the one whose default skills it
- * is most alike (at least half alike), the tracks deciding between two equally near (Fate Core
- * and Fate Condensed differ by one skill). Null when nothing is near enough or it stays a tie.
- * @param {{skills?: object|string[], tracks?: object|string[]}} lists  FCO blocks or name arrays
- * @returns {string|null} an FCO_FRAMEWORKS key
- */
-export function fcoFramework({ skills, tracks } = {}, systemLang = globalThis.game?.system?.lang) {
-  const s = names(skills);
-  const t = names(tracks);
-  if (!s.size && !t.size) return null;
-  // FCO wrote the lists in the language of the GM's client when the world was set up: each
-  // framework's lists are compared in English and in the world's language, the nearer counts.
-  const nearest = (mine, lists) => Math.max(...lists.map((list) => jaccard(mine, list)));
-  const scored = Object.entries(FCO_FRAMEWORKS).map(([id, fw]) => {
-    const local = localizedLists(id, systemLang);
-    return {
-      id,
-      skills: nearest(s, [new Set(fw.skills), local.skills]),
-      tracks: nearest(t, [new Set(fw.tracks), local.tracks])
-    };
-  });
-  const primary = s.size ? "skills" : "tracks";
-  const secondary = s.size ? "tracks" : "skills";
-  scored.sort((a, b) => b[primary] - a[primary] || b[secondary] - a[secondary]);
-  const [best, next] = scored;
-  if (best[primary] < 0.5) return null;
-  if (next && next[primary] === best[primary] && next[secondary] === best[secondary]) return null;
-  return best.id;
-}
-
-/**
- * The ruleset that plays an FCO framework (R13.9); DFA plays Fate Accelerated.
- * @param {string|null} framework  an FCO_FRAMEWORKS key
- * @returns {string|null}
- */
-export function rulesetForFramework(framework) {
-  return Object.hasOwn(FCO_FRAMEWORKS, framework ?? "") ? FCO_FRAMEWORKS[framework].ruleset : null;
-}
-
-/** An FCO world setting, or undefined where FCO did not register it (another system, a test). */
-function fcoSetting(key) {
-  try {
-    return game.settings.get(FCO, key);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The skill and track lists of this world's FCO game: its world data item's, else the legacy
- * world settings, else the union of its characters'.
- * @returns {{skills: Set<string>, tracks: Set<string>}|null}
- */
-export function fcoWorldLists() {
-  if (game.system?.id !== FCO) return null;
-  const wid = fcoSetting("wid");
-  const item = wid ? globalThis.fromUuidSync?.(wid) : null;
-  const fromItem = { skills: names(item?.system?.skills), tracks: names(item?.system?.tracks) };
-  if (fromItem.skills.size) return fromItem;
-  const legacy = { skills: names(fcoSetting("skills")), tracks: names(fcoSetting("tracks")) };
-  if (legacy.skills.size) return legacy;
-  const skills = new Set();
-  const tracks = new Set();
-  for (const actor of game.actors?.contents ?? []) {
-    if (actor.type !== FCO) continue;
-    for (const n of names(actor.system?.skills)) skills.add(n);
-    for (const n of names(actor.system?.tracks)) tracks.add(n);
-  }
-  return skills.size || tracks.size ? { skills, tracks } : null;
-}
-
-/** The ruleset matching this world's FCO framework, or null (another system, unknown lists). */
-export function fcoProposal() {
-  const lists = fcoWorldLists();
-  return lists ? rulesetForFramework(fcoFramework(lists)) : null;
-}
-
 /** The GM's choice in the module's settings ("" = as the bridge has it). */
-export function chosenRuleset() {
+function chosenRuleset() {
   try {
     const v = game.settings.get(MODULE_ID, SETTINGS.ruleset);
     return RULESETS.includes(v) ? v : "";
@@ -246,9 +45,10 @@ let asking = false;
  * The GM after hello: when the proposal differs from the bridge's ruleset, offer to switch.
  * Confirming writes the setting (whose change sends `world.ruleset`); declining keeps the
  * bridge's ruleset as the GM's choice, so the question is not asked again.
- * @param {object} hello
+ * @param {import("./bridge.mjs").Bridge} bridge
+ * @param {object} [hello]  the answer to greet with (the bridge's own by default)
  */
-export async function offerRuleset(hello = runtime.hello) {
+export async function offerRuleset(bridge, hello = bridge.hello) {
   if (!game.user?.isGM || hello?.role !== "gm" || asking) return null;
   const proposal = rulesetProposal(hello.ruleset);
   if (!proposal) return null;
@@ -270,7 +70,7 @@ export async function offerRuleset(hello = runtime.hello) {
     });
     if (answer === "switch") {
       await writeSetting(proposal);
-      return setRuleset(proposal);
+      return setRuleset(bridge, proposal);
     }
     if (answer === "keep") await writeSetting(hello.ruleset);
     return null;
@@ -296,65 +96,55 @@ async function writeSetting(value) {
  * The setting changed (Foundry calls this on every client): the active GM's client tells the
  * bridge when the new value differs from the bridge's ruleset. Changes this module makes itself
  * (the offer, a revert) are sent by the code that makes them.
+ * @param {import("./bridge.mjs").Bridge} bridge
  * @param {string} value
  */
-export function onRulesetSetting(value) {
-  if (value === writing || !game.user?.isGM || !isWritingGM()) return null;
-  if (!value || !runtime.hello || value === runtime.hello.ruleset) return null;
-  return setRuleset(value);
+export function onRulesetSetting(bridge, value) {
+  if (value === writing || !game.user?.isGM || !bridge.isWritingGM()) return null;
+  if (!value || !bridge.hello || value === bridge.hello.ruleset) return null;
+  return setRuleset(bridge, value);
 }
 
 /**
  * GM: switch the bridge's world to `ruleset` (`world.ruleset`). A refusal (a procedure still
  * open: wrong_state) is shown, and the setting goes back to the bridge's ruleset.
+ * @param {import("./bridge.mjs").Bridge} bridge
  * @param {string} ruleset
  * @returns {Promise<object|null>} the answer's data, or null
  */
-export async function setRuleset(ruleset) {
-  if (!ensureConnected()) return revert(null);
-  const ack = await runtime.connection.call("world.ruleset", { ruleset });
+export async function setRuleset(bridge, ruleset) {
+  if (!bridge.ensureConnected()) return revert(bridge);
+  const ack = await bridge.connection.call("world.ruleset", { ruleset });
   if (!ack.ok) {
     const i18n = game.i18n;
     const key = ack.error?.code === "wrong_state" ? "FATEBRIDGE.Ruleset.Busy" : "FATEBRIDGE.Ruleset.Refused";
     ui.notifications.error(i18n.format(key, { ruleset: rulesetTitle(ruleset), message: refusalText(ack.error) }));
-    return revert(null);
+    return revert(bridge);
   }
-  await refreshHello();
+  await refreshHello(bridge);
   // The GM's choice follows a switch made another way (the API); "as the bridge has it" stays.
   if (chosenRuleset() && chosenRuleset() !== ack.data.ruleset) await writeSetting(ack.data.ruleset);
   ui.notifications.info(game.i18n.format("FATEBRIDGE.Ruleset.Switched", { ruleset: rulesetTitle(ack.data.ruleset ?? ruleset) }));
   return ack.data;
 }
 
-/** Put the setting back to the bridge's ruleset (its onChange then sends nothing). */
-async function revert(result) {
-  const bridge = runtime.hello?.ruleset;
-  if (bridge && RULESETS.includes(bridge)) await writeSetting(bridge);
-  return result;
-}
-
-/**
- * Ask hello again: a ruleset change changes its actions, costs and rules. Hello reads and
- * changes nothing on the bridge.
- */
-export async function refreshHello() {
-  const connection = runtime.connection;
-  if (!connection?.connected) return null;
-  const { helloPayload } = await import("./session.mjs");
-  const ack = await connection.call("hello", helloPayload());
-  if (ack.ok && runtime.connection === connection) runtime.hello = ack.data;
-  return ack.ok ? ack.data : null;
+/** Put the setting back to the bridge's ruleset (its onChange then sends nothing); null. */
+async function revert(bridge) {
+  const ruleset = bridge.hello?.ruleset;
+  if (ruleset && RULESETS.includes(ruleset)) await writeSetting(ruleset);
+  return null;
 }
 
 /**
  * Every client: a scene state on another ruleset than hello's means the GM switched it; hello
  * is asked again once.
+ * @param {import("./bridge.mjs").Bridge} bridge
  * @param {object} state  SceneState
  */
-export function followRuleset(state) {
-  if (!state?.ruleset || !runtime.hello || state.ruleset === runtime.hello.ruleset) return null;
+export function followRuleset(bridge, state) {
+  if (!state?.ruleset || !bridge.hello || state.ruleset === bridge.hello.ruleset) return null;
   if (refreshing) return refreshing;
-  refreshing = refreshHello().finally(() => {
+  refreshing = refreshHello(bridge).finally(() => {
     refreshing = null;
   });
   return refreshing;

@@ -2,7 +2,6 @@
  * Module settings. World settings reach every client, so the GM key is client-scoped.
  * @module settings
  */
-import { checkWindowClass } from "./check-connection.mjs";
 import { MODULE_ID } from "../protocol.mjs";
 
 export const SETTINGS = Object.freeze({
@@ -14,15 +13,24 @@ export const SETTINGS = Object.freeze({
   ruleset: "ruleset"
 });
 
+/** The rulesets the bridge plays (R13) and their names, as the setting offers them. */
+export const RULESET_LABELS = Object.freeze({
+  unwritten: "FATEBRIDGE.Ruleset.Choice.unwritten",
+  "fate-core": "FATEBRIDGE.Ruleset.Choice.fate-core",
+  "fate-condensed": "FATEBRIDGE.Ruleset.Choice.fate-condensed",
+  "fate-accelerated": "FATEBRIDGE.Ruleset.Choice.fate-accelerated"
+});
+
 /** How players reach the bridge (DESIGN "Reach and trust"). */
 export const CONNECTION_MODES = Object.freeze({ relay: "relay", direct: "direct" });
 
 /**
  * Register the settings; called from the `init` hook.
- * @param {() => void} onConnectionChange  called when a setting that shapes the connection changes
- * @param {{onRulesetChange?: (value: string) => unknown}} [handlers]  the GM's ruleset choice changed
+ * @param {{onConnectionChange: () => void, onRulesetChange: (value: string) => unknown, checkWindow: Function}} with
+ *   `onConnectionChange`: a setting that shapes the connection changed; `onRulesetChange`: the
+ *   GM's ruleset choice changed; `checkWindow`: the "Check connection" menu's window class
  */
-export function registerSettings(onConnectionChange, { onRulesetChange } = {}) {
+export function registerSettings({ onConnectionChange, onRulesetChange, checkWindow }) {
   const onChange = () => onConnectionChange?.();
   game.settings.register(MODULE_ID, SETTINGS.bridgeUrl, {
     name: "FATEBRIDGE.Settings.BridgeUrl.Name",
@@ -75,10 +83,7 @@ export function registerSettings(onConnectionChange, { onRulesetChange } = {}) {
     type: String,
     choices: {
       "": "FATEBRIDGE.Settings.Ruleset.Bridge",
-      unwritten: "FATEBRIDGE.Ruleset.Choice.unwritten",
-      "fate-core": "FATEBRIDGE.Ruleset.Choice.fate-core",
-      "fate-condensed": "FATEBRIDGE.Ruleset.Choice.fate-condensed",
-      "fate-accelerated": "FATEBRIDGE.Ruleset.Choice.fate-accelerated"
+      ...RULESET_LABELS
     },
     default: "",
     onChange: (value) => onRulesetChange?.(value)
@@ -89,7 +94,7 @@ export function registerSettings(onConnectionChange, { onRulesetChange } = {}) {
     label: "FATEBRIDGE.Reach.Check.MenuLabel",
     hint: "FATEBRIDGE.Reach.Check.MenuHint",
     icon: "fa-solid fa-plug-circle-check",
-    type: checkWindowClass(),
+    type: checkWindow,
     restricted: false
   });
   game.settings.register(MODULE_ID, SETTINGS.lastSeq, {

@@ -6,13 +6,13 @@
 import { PLAYERS_ELEMENT_ID } from "../foundry/compat.mjs";
 import { connectionSettings } from "./settings.mjs";
 
-export const STATUS_ELEMENT_ID = "fate-bridge-status";
+const STATUS_ELEMENT_ID = "fate-bridge-status";
 
 /** @type {import("./connection.mjs").ConnectionStatus} */
 let current = { state: "offline", reason: null, message: null };
 
 /** socket.io's reasons for a dropped connection, and the module's own, by lang key. */
-export const DROP_REASONS = Object.freeze({
+const DROP_REASONS = Object.freeze({
   "io server disconnect": "server_disconnect",
   "io client disconnect": "closed",
   "ping timeout": "ping_timeout",

@@ -6,12 +6,11 @@
  */
 import { fatePointReason } from "../cards/view.mjs";
 import { outcomeName, ratedText, signed, skillName } from "../foundry/format.mjs";
-import { runtime } from "../net/runtime.mjs";
 import { MODULE_ID } from "../protocol.mjs";
 
-export const CONTEST_CARD_TEMPLATE = `modules/${MODULE_ID}/templates/contest-card.hbs`;
-export const CHALLENGE_CARD_TEMPLATE = `modules/${MODULE_ID}/templates/challenge-card.hbs`;
-export const SCENE_END_CARD_TEMPLATE = `modules/${MODULE_ID}/templates/scene-end-card.hbs`;
+const CONTEST_CARD_TEMPLATE = `modules/${MODULE_ID}/templates/contest-card.hbs`;
+const CHALLENGE_CARD_TEMPLATE = `modules/${MODULE_ID}/templates/challenge-card.hbs`;
+const SCENE_END_CARD_TEMPLATE = `modules/${MODULE_ID}/templates/scene-end-card.hbs`;
 
 const names = (list) => (list ?? []).map((c) => c.name).join(", ");
 const rated = (r) => ratedText(r);
@@ -90,7 +89,7 @@ export function contestFacts(contest) {
  * The contest card: the exchange's rolls, its result, every side's progress, the winner.
  * @param {{contest: object, exchange: object|null}} card
  */
-export function contestCardContext(card) {
+function contestCardContext(card) {
   const i18n = game.i18n;
   const { contest, exchange } = card;
   const winner = contest.sides.find((s) => s.id === contest.winner);
@@ -120,11 +119,12 @@ export function contestCardContext(card) {
 /**
  * The challenge summary (R11.1): every task, who rolled it, its outcome and its costs.
  * @param {{challenge: object}} card
+ * @param {string|null} ruleset  the world's (hello's): how outcomes are named
  */
-export function challengeCardContext(card) {
+function challengeCardContext(card, ruleset) {
   const i18n = game.i18n;
   const { challenge } = card;
-  const tasks = challenge.tasks.map((t) => taskView(t));
+  const tasks = challenge.tasks.map((t) => taskView(t, ruleset));
   const succeeded = tasks.filter((t) => t.succeeded === true).length;
   return {
     kind: "challenge",
@@ -141,8 +141,9 @@ export function challengeCardContext(card) {
 /**
  * One task as the board and the summary card show it.
  * @param {object} task  TaskView
+ * @param {string|null} ruleset  how outcomes are named
  */
-export function taskView(task) {
+export function taskView(task, ruleset) {
   const i18n = game.i18n;
   let status;
   if (!task.action_id) status = i18n.localize("FATEBRIDGE.Challenge.Open");
@@ -156,7 +157,7 @@ export function taskView(task) {
     actor: task.actor?.name ?? null,
     total: rated(task.total),
     outcome: task.outcome ?? "pending",
-    outcomeLabel: task.outcome ? outcomeName(task.outcome, runtime.hello?.ruleset) : null,
+    outcomeLabel: task.outcome ? outcomeName(task.outcome, ruleset) : null,
     shifts: task.shifts === null || task.shifts === undefined ? null : signed(task.shifts),
     status,
     resolved: task.state === "resolved",
@@ -170,7 +171,7 @@ export function taskView(task) {
  * A task's cost (CostView): its severity and kind localized, the GM's words as written.
  * @param {{severity: "minor"|"serious", kind: string, text: string}} cost
  */
-export function costText(cost) {
+function costText(cost) {
   const i18n = game.i18n;
   const severityKey = `FATEBRIDGE.Controls.CostTitle.${cost?.severity}`;
   const kindKey = `FATEBRIDGE.Cost.${cost?.kind}`;
@@ -180,13 +181,13 @@ export function costText(cost) {
 }
 
 /** Consequence severities by their shifts (R7). */
-export const SEVERITY_NAMES = Object.freeze({ 2: "mild", 4: "moderate", 6: "severe" });
+const SEVERITY_NAMES = Object.freeze({ 2: "mild", 4: "moderate", 6: "severe" });
 
 /**
  * A consequence's severity in words: mild, moderate, severe, else "n shifts".
  * @param {number} severity
  */
-export function severityLabel(severity) {
+function severityLabel(severity) {
   const name = SEVERITY_NAMES[severity];
   return name ? game.i18n.localize(`FATEBRIDGE.Severity.${name}`) : game.i18n.format("FATEBRIDGE.SceneEnd.Shifts", { n: severity });
 }
@@ -195,7 +196,7 @@ export function severityLabel(severity) {
  * The scene-end card: what recovered, who gained fate points and why, what expired or cleared.
  * @param {{scope: "scene"|"session"|"scenario", summary: object}} card
  */
-export function sceneEndCardContext(card) {
+function sceneEndCardContext(card) {
   const i18n = game.i18n;
   const s = card.summary;
   const note = (n) => ({ who: n.character.name, text: n.name, detail: severityLabel(n.severity) });

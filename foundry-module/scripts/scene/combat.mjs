@@ -11,7 +11,7 @@ import { playedScene } from "../foundry/compat.mjs";
 import { MODULE_ID } from "../protocol.mjs";
 
 /** The Combat of a conflict, if this world has one. */
-export function combatFor(conflictId) {
+function combatFor(conflictId) {
   return game.combats?.find?.((c) => c.flags?.[MODULE_ID]?.conflictId === conflictId) ?? null;
 }
 
@@ -33,7 +33,7 @@ function combatantCharacterId(combatant) {
  * @param {object} conflict  ConflictView
  * @returns {Map<string, number>} character id -> initiative
  */
-export function initiatives(conflict) {
+function initiatives(conflict) {
   const n = conflict.order.length;
   return new Map(conflict.order.map((t, i) => [t.character.id, n - i]));
 }
@@ -59,7 +59,7 @@ function outOf(conflict) {
  * @param {object} conflict  ConflictView
  * @returns {Promise<Combat|null>}
  */
-export async function writeConflict(conflict) {
+async function writeConflict(conflict) {
   let combat = combatFor(conflict.id);
   if (conflict.state !== "open") {
     if (combat) await combat.delete();

@@ -8,32 +8,18 @@
 import { characterActor } from "../foundry/characters.mjs";
 import { adapterFor } from "../adapters/index.mjs";
 import { dialogClass, renderTemplate } from "../foundry/compat.mjs";
+import { escapeHtml, fieldValue } from "../foundry/forms.mjs";
+import { buttonActions, madeOnce } from "../foundry/windows.mjs";
 import { ladderEntry, skillName } from "../foundry/format.mjs";
 import { exportHistoryAnchors, verifyHistory } from "../history/anchors.mjs";
 import { askGive } from "../cards/pickers.mjs";
 import { MODULE_ID } from "../protocol.mjs";
-import { runtime } from "../net/runtime.mjs";
 import * as act from "./actions.mjs";
-import { currentScene, onSceneState, readScene } from "./state.mjs";
 import { SIDE_SLOTS, ladder, readZones, scenePanelContext } from "./view.mjs";
 
-// The zone map's text format lives in scene-view.mjs (pure), beside its writer.
-export { readZones };
-
 export const PANEL_TEMPLATE = `modules/${MODULE_ID}/templates/scene-panel.hbs`;
-export const PANEL_ID = "fate-bridge-scene-panel";
+const PANEL_ID = "fate-bridge-scene-panel";
 
-/** A field's value; a select with nothing marked selected reads as its first option, as browsers do. */
-function value(root, name) {
-  const el = root?.querySelector(`[name="${name}"]`);
-  if (!el) return "";
-  let v = el.value;
-  if (el.tagName === "SELECT" && !v) {
-    const options = [...el.querySelectorAll("option")];
-    v = (options.find((o) => o.selected || o.hasAttribute("selected")) ?? options[0])?.value ?? "";
-  }
-  return String(v ?? "").trim();
-}
 const checked = (root, name) => Boolean(root.querySelector(`[name="${name}"]`)?.checked);
 const notify = (key, data) => ui.notifications.warn(game.i18n.format(key, data ?? {}));
 
@@ -42,8 +28,8 @@ const notify = (key, data) => ui.notifications.warn(game.i18n.format(key, data ?
  * @param {HTMLElement} form
  * @param {string} prefix  "contest" or "conflict"
  */
-export function readSides(form, prefix) {
-  const sides = Array.from({ length: SIDE_SLOTS }, (_, i) => ({ name: value(form, `${prefix}Side${i + 1}`) || game.i18n.format("FATEBRIDGE.Setup.SideName", { n: i + 1 }), members: [] }));
+function readSides(form, prefix) {
+  const sides = Array.from({ length: SIDE_SLOTS }, (_, i) => ({ name: fieldValue(form, `${prefix}Side${i + 1}`) || game.i18n.format("FATEBRIDGE.Setup.SideName", { n: i + 1 }), members: [] }));
   for (const select of form.querySelectorAll(`select[name^="${prefix}Member-"]`)) {
     const slot = Number(select.value);
     if (slot >= 1 && slot <= SIDE_SLOTS) sides[slot - 1].members.push(select.dataset.member);
@@ -109,7 +95,7 @@ function addTaskRow(holder) {
 function syncContestForm(root) {
   const form = root.querySelector('form[data-form="contest"]');
   if (!form) return;
-  const env = value(form, "contestMode") === "environment";
+  const env = fieldValue(form, "contestMode") === "environment";
   for (const el of form.querySelectorAll('[data-when="environment"]')) el.hidden = !env;
 }
 
@@ -126,9 +112,6 @@ function actorSkillOptions(actorIds) {
 }
 
 const option = (o) => `<option value="${escapeHtml(o.value)}"${o.selected ? " selected" : ""}>${escapeHtml(o.label)}</option>`;
-function escapeHtml(s) {
-  return String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
-}
 
 /** A small form dialog; resolves to the form element's values via `read`, or null. */
 async function formDialog({ title, content, confirm, read }) {
@@ -146,7 +129,7 @@ async function formDialog({ title, content, confirm, read }) {
 }
 
 /** Ask for a create-an-advantage inside a contest (opposition: ladder or an opposer) or a challenge (ladder). */
-export async function askAdvantage({ title, actorIds, opposers = [], targets = [] }) {
+async function askAdvantage({ title, actorIds, opposers = [], targets = [] }) {
   const i18n = game.i18n;
   const pairs = actorSkillOptions(actorIds);
   if (!pairs.length) {
@@ -167,19 +150,23 @@ export async function askAdvantage({ title, actorIds, opposers = [], targets = [
     content,
     confirm: "FATEBRIDGE.Roll.Confirm",
     read: (form) => {
-      const [actorId, skill] = value(form, "actorSkill").split("|");
-      const opposition = value(form, "opposition");
-      const answer = { actorId, skill, aspectName: value(form, "aspectName") };
+      const [actorId, skill] = fieldValue(form, "actorSkill").split("|");
+      const opposition = fieldValue(form, "opposition");
+      const answer = { actorId, skill, aspectName: fieldValue(form, "aspectName") };
       if (opposition.startsWith("actor:")) answer.opposerId = opposition.slice(6);
       else answer.opposition = Number(opposition);
-      if (value(form, "target")) answer.targetId = value(form, "target");
+      if (fieldValue(form, "target")) answer.targetId = fieldValue(form, "target");
       return answer;
     }
   });
 }
 
-/** Which situation aspects stay, and a confirmation, before ending the scene/session/scenario. */
-export async function askSceneEnd(scope, state = currentScene()) {
+/**
+ * Which situation aspects stay, and a confirmation, before ending the scene/session/scenario.
+ * @param {"scene"|"session"|"scenario"} scope
+ * @param {object|null} state  the scene as this client has it (SceneState)
+ */
+export async function askSceneEnd(scope, state) {
   const i18n = game.i18n;
   const situation = (state?.aspects ?? []).filter((a) => a.kind === "situation");
   const list = situation.length
@@ -209,169 +196,167 @@ async function askEditAspect(aspect) {
         const n = Number(input.value);
         if (Number.isInteger(n) && n > 0) free[input.dataset.holder] = n;
       }
-      return { name: value(form, "name"), freeInvokes: free };
+      return { name: fieldValue(form, "name"), freeInvokes: free };
     }
   });
 }
 
-const contestOf = (id) => currentScene()?.contests.find((c) => c.id === id);
-
-/** The panel's buttons: `this` is the panel. */
-export const PANEL_ACTIONS = {
+/** The panel's buttons: `this` is the panel (its `bridge`: this client's Bridge). */
+const PANEL_ACTIONS = {
   async verifyHistory() {
-    await verifyHistory();
+    await verifyHistory(this.bridge);
     this.render();
   },
   exportAnchors() {
     exportHistoryAnchors();
   },
   async setBudget(_event, target) {
-    const points = Number(value(target.closest("form"), "budget"));
+    const points = Number(fieldValue(target.closest("form"), "budget"));
     if (!Number.isInteger(points) || points < 0) return notify("FATEBRIDGE.Scene.BadBudget");
     // The bridge emits scene.state for the new budget: the panel follows that.
-    await act.setGmBudget(points);
+    await act.setGmBudget(this.bridge, points);
   },
   async addAspect(_event, target) {
     const form = target.closest("form");
-    const name = value(form, "aspectName");
+    const name = fieldValue(form, "aspectName");
     if (!name) return notify("FATEBRIDGE.Scene.NeedName");
-    const holder = value(form, "aspectHolder");
-    await act.addAspect(name, holder ? { [holder]: 1 } : {});
+    const holder = fieldValue(form, "aspectHolder");
+    await act.addAspect(this.bridge, name, holder ? { [holder]: 1 } : {});
   },
   async editAspect(_event, target) {
-    const aspect = currentScene()?.aspects.find((a) => a.id === target.dataset.aspect);
+    const aspect = this.bridge.scene.current?.aspects.find((a) => a.id === target.dataset.aspect);
     if (!aspect) return;
     const answer = await askEditAspect(aspect);
-    if (answer) await act.editAspect(aspect.id, answer);
+    if (answer) await act.editAspect(this.bridge, aspect.id, answer);
   },
   async giveInvokes(_event, target) {
-    const aspect = currentScene()?.aspects.find((a) => a.id === target.dataset.aspect);
+    const aspect = this.bridge.scene.current?.aspects.find((a) => a.id === target.dataset.aspect);
     if (!aspect) return;
     const recipients = game.actors.contents.map((a) => ({ id: a.id, name: a.name }));
     const answer = await askGive(aspect, target.dataset.from, recipients);
-    if (answer) await act.giveInvokes(answer);
+    if (answer) await act.giveInvokes(this.bridge, answer);
   },
   async removeAspect(_event, target) {
-    await act.removeAspect(target.dataset.aspect);
+    await act.removeAspect(this.bridge, target.dataset.aspect);
   },
   async offerCompel(_event, target) {
     const form = target.closest("form");
-    const text = value(form, "compelText");
+    const text = fieldValue(form, "compelText");
     if (!text) return notify("FATEBRIDGE.Scene.NeedCompelText");
-    const who = value(form, "compelCharacter");
-    await act.offerCompel(who, text, value(form, "compelAspect") || null);
+    const who = fieldValue(form, "compelCharacter");
+    await act.offerCompel(this.bridge, who, text, fieldValue(form, "compelAspect") || null);
   },
   async answerCompel(_event, target) {
-    await act.answerCompel(target.dataset.compel, target.dataset.accept === "true");
+    await act.answerCompel(this.bridge, target.dataset.compel, target.dataset.accept === "true");
   },
   async endScene(_event, target) {
     const scope = target.dataset.scope;
-    const answer = await askSceneEnd(scope);
-    if (answer) await act.endScene(scope, answer.keep);
+    const answer = await askSceneEnd(scope, this.bridge.scene.current);
+    if (answer) await act.endScene(this.bridge, scope, answer.keep);
   },
   async startContest(_event, target) {
     const form = target.closest("form");
-    const mode = value(form, "contestMode");
+    const mode = fieldValue(form, "contestMode");
     const sides = readSides(form, "contest");
-    const name = value(form, "contestName");
+    const name = fieldValue(form, "contestName");
     if (!name) return notify("FATEBRIDGE.Scene.NeedName");
     if (sides.length < (mode === "direct" ? 2 : 1)) return notify("FATEBRIDGE.Contest.NeedSides");
-    const data = await act.startContest({ name, mode, skill: value(form, "contestSkill"), sides, passiveRating: Number(value(form, "contestPassive")) });
+    const data = await act.startContest(this.bridge, { name, mode, skill: fieldValue(form, "contestSkill"), sides, passiveRating: Number(fieldValue(form, "contestPassive")) });
     if (data) this.clearForm("contest");
   },
   async contestRoll(_event, target) {
-    await act.contestRoll(target.dataset.contest, target.dataset.side);
+    await act.contestRoll(this.bridge, target.dataset.contest, target.dataset.side);
   },
   async contestAdvantage(_event, target) {
-    const contest = contestOf(target.dataset.contest);
+    const contest = this.bridge.scene.current?.contests.find((c) => c.id === target.dataset.contest);
     const side = contest?.sides.find((s) => s.id === target.dataset.side);
     if (!side) return;
     const others = contest.sides.filter((s) => s.id !== side.id).flatMap((s) => s.members);
     const answer = await askAdvantage({ title: game.i18n.format("FATEBRIDGE.Contest.AdvantageTitle", { side: side.name }), actorIds: side.members.map((m) => m.id), opposers: others, targets: others });
-    if (answer) await act.contestAdvantage(contest.id, side.id, answer);
+    if (answer) await act.contestAdvantage(this.bridge, contest.id, side.id, answer);
   },
   async contestConcede(_event, target) {
-    await act.concedeContest(target.dataset.contest, target.dataset.side);
+    await act.concedeContest(this.bridge, target.dataset.contest, target.dataset.side);
   },
   async nameTwist(_event, target) {
-    const name = value(target.closest("form"), "twistName");
+    const name = fieldValue(target.closest("form"), "twistName");
     if (!name) return notify("FATEBRIDGE.Scene.NeedName");
-    await act.nameTwist(target.dataset.contest, name);
+    await act.nameTwist(this.bridge, target.dataset.contest, name);
   },
   addTask(_event, target) {
     addTaskRow(target.closest("form").querySelector(".fate-bridge-setup__tasks"));
   },
   async startChallenge(_event, target) {
     const form = target.closest("form");
-    const name = value(form, "challengeName");
-    const tasks = [...form.querySelectorAll("[data-task-row]")].map((row) => ({ name: value(row, "taskName"), skill: value(row, "taskSkill"), rating: Number(value(row, "taskRating")) })).filter((t) => t.name);
+    const name = fieldValue(form, "challengeName");
+    const tasks = [...form.querySelectorAll("[data-task-row]")].map((row) => ({ name: fieldValue(row, "taskName"), skill: fieldValue(row, "taskSkill"), rating: Number(fieldValue(row, "taskRating")) })).filter((t) => t.name);
     if (!name) return notify("FATEBRIDGE.Scene.NeedName");
     if (!tasks.length) return notify("FATEBRIDGE.Challenge.NeedTasks");
-    const data = await act.startChallenge({ name, tasks });
+    const data = await act.startChallenge(this.bridge, { name, tasks });
     if (data) this.clearForm("challenge");
   },
   async challengeRoll(_event, target) {
-    const actorId = value(target.closest("form"), "roller");
-    if (actorId) await act.challengeRoll(target.dataset.challenge, target.dataset.task, actorId);
+    const actorId = fieldValue(target.closest("form"), "roller");
+    if (actorId) await act.challengeRoll(this.bridge, target.dataset.challenge, target.dataset.task, actorId);
   },
   async challengeAdvantage(_event, target) {
     const ids = game.actors.contents.filter((a) => game.user.isGM || a.isOwner).map((a) => a.id);
     const answer = await askAdvantage({ title: game.i18n.localize("FATEBRIDGE.Challenge.AdvantageTitle"), actorIds: ids });
-    if (answer) await act.challengeAdvantage(target.dataset.challenge, { ...answer, rating: answer.opposition ?? 0 });
+    if (answer) await act.challengeAdvantage(this.bridge, target.dataset.challenge, { ...answer, rating: answer.opposition ?? 0 });
   },
   async toggleTrustRatings(_event, target) {
-    await act.trustPlayerRatings(target.checked);
+    await act.trustPlayerRatings(this.bridge, target.checked);
   },
   async toggleFullDefense(_event, target) {
-    await act.fullDefenseOption(target.checked);
+    await act.fullDefenseOption(this.bridge, target.checked);
   },
   async toggleCarry(_event, target) {
-    await act.carryBoosts(target.dataset.challenge, target.checked);
+    await act.carryBoosts(this.bridge, target.dataset.challenge, target.checked);
   },
   async startConflict(_event, target) {
     const form = target.closest("form");
     const sides = readSides(form, "conflict");
-    const name = value(form, "conflictName");
+    const name = fieldValue(form, "conflictName");
     if (!name) return notify("FATEBRIDGE.Scene.NeedName");
     if (sides.length < 2) return notify("FATEBRIDGE.Contest.NeedSides");
     const zones = readZones(form.querySelector('[name="conflictZones"]')?.value);
     const positions = zones.length ? Object.fromEntries(sides.flatMap((s) => s.members).map((id) => [id, zones[0].name])) : {};
-    const first = value(form, "conflictFirst");
+    const first = fieldValue(form, "conflictFirst");
     const firstId = first && sides.some((sd) => sd.members.includes(first)) ? first : null;
-    const data = await act.startConflict({ name, kind: value(form, "conflictKind"), sides, zones, positions, groupNpcs: checked(form, "groupNpcs"), firstId });
+    const data = await act.startConflict(this.bridge, { name, kind: fieldValue(form, "conflictKind"), sides, zones, positions, groupNpcs: checked(form, "groupNpcs"), firstId });
     if (data) this.clearForm("conflict");
   },
   async conflictOrder(_event, target) {
-    const conflict = currentScene()?.conflicts.find((c) => c.id === target.dataset.conflict);
+    const conflict = this.bridge.scene.current?.conflicts.find((c) => c.id === target.dataset.conflict);
     if (!conflict) return;
     const order = conflict.order.map((t) => t.character.id);
     const i = order.indexOf(target.dataset.character);
     const j = i + Number(target.dataset.dir);
     if (i < 0 || j < 0 || j >= order.length) return;
     [order[i], order[j]] = [order[j], order[i]];
-    await act.conflictOrder(conflict.id, order);
+    await act.conflictOrder(this.bridge, conflict.id, order);
   },
   async conflictNext(_event, target) {
-    const conflict = currentScene()?.conflicts.find((c) => c.id === target.dataset.conflict);
-    if (conflict?.order_method !== "elective") return act.conflictNext(target.dataset.conflict);
+    const conflict = this.bridge.scene.current?.conflicts.find((c) => c.id === target.dataset.conflict);
+    if (conflict?.order_method !== "elective") return act.conflictNext(this.bridge, target.dataset.conflict);
     // R13.5: whoever acted names who goes next, among the choices the panel offers.
-    const nextId = value(target.closest("form"), "nextId");
+    const nextId = fieldValue(target.closest("form"), "nextId");
     if (!nextId) return notify("FATEBRIDGE.Conflict.NeedNext");
-    await act.conflictNext(conflict.id, nextId);
+    await act.conflictNext(this.bridge, conflict.id, nextId);
   },
   async conflictFullDefense(_event, target) {
-    await act.conflictFullDefense(target.dataset.conflict, target.dataset.character);
+    await act.conflictFullDefense(this.bridge, target.dataset.conflict, target.dataset.character);
   },
   async conflictConcede(_event, target) {
-    await act.conflictConcede(target.dataset.conflict, target.dataset.character);
+    await act.conflictConcede(this.bridge, target.dataset.conflict, target.dataset.character);
   },
   async conflictMove(_event, target) {
-    await act.conflictMove(target.dataset.conflict, target.dataset.character, value(target.closest("form"), "zone"));
+    await act.conflictMove(this.bridge, target.dataset.conflict, target.dataset.character, fieldValue(target.closest("form"), "zone"));
   },
   async conflictZones(_event, target) {
     // R11.3: the GM redraws an open conflict's zones; whoever stood in a zone the new map
     // drops goes to its first zone (as at the start), an empty map clears every position.
-    const conflict = currentScene()?.conflicts.find((c) => c.id === target.dataset.conflict);
+    const conflict = this.bridge.scene.current?.conflicts.find((c) => c.id === target.dataset.conflict);
     if (!conflict) return;
     const zones = readZones(target.closest("form")?.querySelector('[name="conflictMap"]')?.value);
     const kept = new Set(zones.map((z) => z.name));
@@ -382,94 +367,91 @@ export const PANEL_ACTIONS = {
         for (const o of z.occupants) positions[o.id] = zones[0].name;
       }
     }
-    const data = await act.conflictZones(conflict.id, zones, positions);
+    const data = await act.conflictZones(this.bridge, conflict.id, zones, positions);
     if (data) this.resetForm(`zones-${conflict.id}`);
   },
   async conflictEnd(_event, target) {
-    await act.conflictEnd(target.dataset.conflict);
+    await act.conflictEnd(this.bridge, target.dataset.conflict);
   }
 };
 
-let PanelClass = null;
 let instance = null;
 
-/** The ApplicationV2 subclass, made on first use (Foundry's classes exist by then). */
-export function scenePanelClass() {
-  if (PanelClass) return PanelClass;
-  const { ApplicationV2 } = foundry.applications.api;
-  PanelClass = class FateBridgeScenePanel extends ApplicationV2 {
-    static DEFAULT_OPTIONS = {
-      id: PANEL_ID,
-      classes: ["fate-bridge-scene-panel"],
-      tag: "section",
-      window: { title: "FATEBRIDGE.Scene.Title", icon: "fa-solid fa-theater-masks", resizable: true },
-      position: { width: 460, height: 640 },
-      actions: Object.fromEntries(Object.keys(PANEL_ACTIONS).map((name) => [name, function (event, target) {
-        const button = target.tagName === "BUTTON" ? target : null;
-        if (button) button.disabled = true;
-        return Promise.resolve(PANEL_ACTIONS[name].call(this, event, target)).finally(() => { if (button?.isConnected) button.disabled = false; });
-      }]))
-    };
+/** The ApplicationV2 subclass, made on first use. */
+const scenePanelClass = madeOnce((ApplicationV2) => class FateBridgeScenePanel extends ApplicationV2 {
+  /** @param {import("../net/bridge.mjs").Bridge} bridge */
+  constructor(bridge, options = {}) {
+    super(options);
+    this.bridge = bridge;
+    // Re-rendered on every scene change while open.
+    this.unfollow = bridge.scene.onChange(() => {
+      if (this.rendered) this.render();
+    });
+  }
 
-    async _prepareContext() {
-      return scenePanelContext(currentScene(), { connected: Boolean(runtime.connection?.connected) });
-    }
-
-    async _renderHTML(context) {
-      return renderTemplate(PANEL_TEMPLATE, context);
-    }
-
-    _replaceHTML(result, content) {
-      const saved = content.firstElementChild ? captureForms(content) : null;
-      content.innerHTML = result;
-      restoreForms(content, saved);
-      syncContestForm(content);
-      content.querySelector('[name="contestMode"]')?.addEventListener("change", () => syncContestForm(content));
-    }
-
-    /** Empty a set-up form after its procedure started. */
-    clearForm(form) {
-      const el = this.element?.querySelector(`form[data-form="${form}"]`);
-      if (!el) return;
-      for (const input of el.querySelectorAll('input[type="text"], textarea')) input.value = "";
-      for (const select of el.querySelectorAll("select[data-member]")) {
-        selectValue(select, "");
-      }
-      el.closest("details")?.removeAttribute("open");
-    }
-
-    /**
-     * Put an edit form's fields back to what the panel drew (`data-drawn`, e.g. a zone map)
-     * and close it: the next render draws the state's new value, not what was typed.
-     */
-    resetForm(form) {
-      const el = this.element?.querySelector(`form[data-form="${form}"]`);
-      if (!el) return;
-      for (const input of el.querySelectorAll("[data-drawn]")) input.value = input.dataset.drawn;
-      el.closest("details")?.removeAttribute("open");
-    }
-
-    async close(options) {
-      if (instance === this) instance = null;
-      return super.close(options);
-    }
+  static DEFAULT_OPTIONS = {
+    id: PANEL_ID,
+    classes: ["fate-bridge-scene-panel"],
+    tag: "section",
+    window: { title: "FATEBRIDGE.Scene.Title", icon: "fa-solid fa-theater-masks", resizable: true },
+    position: { width: 460, height: 640 },
+    actions: buttonActions(PANEL_ACTIONS)
   };
-  onSceneState(() => {
-    if (instance?.rendered) instance.render();
-  });
-  return PanelClass;
-}
 
-/** Open (or bring back) the scene panel; reads the scene first when none is known yet. */
-export async function openScenePanel() {
+  async _prepareContext() {
+    const { scene, connected, hello, lastVerify } = this.bridge;
+    return scenePanelContext(scene.current, { connected, helloRules: hello?.rules ?? null, lastVerify });
+  }
+
+  async _renderHTML(context) {
+    return renderTemplate(PANEL_TEMPLATE, context);
+  }
+
+  _replaceHTML(result, content) {
+    const saved = content.firstElementChild ? captureForms(content) : null;
+    content.innerHTML = result;
+    restoreForms(content, saved);
+    syncContestForm(content);
+    content.querySelector('[name="contestMode"]')?.addEventListener("change", () => syncContestForm(content));
+  }
+
+  /** Empty a set-up form after its procedure started. */
+  clearForm(form) {
+    const el = this.element?.querySelector(`form[data-form="${form}"]`);
+    if (!el) return;
+    for (const input of el.querySelectorAll('input[type="text"], textarea')) input.value = "";
+    for (const select of el.querySelectorAll("select[data-member]")) {
+      selectValue(select, "");
+    }
+    el.closest("details")?.removeAttribute("open");
+  }
+
+  /**
+   * Put an edit form's fields back to what the panel drew (`data-drawn`, e.g. a zone map)
+   * and close it: the next render draws the state's new value, not what was typed.
+   */
+  resetForm(form) {
+    const el = this.element?.querySelector(`form[data-form="${form}"]`);
+    if (!el) return;
+    for (const input of el.querySelectorAll("[data-drawn]")) input.value = input.dataset.drawn;
+    el.closest("details")?.removeAttribute("open");
+  }
+
+  async close(options) {
+    if (instance === this) instance = null;
+    this.unfollow();
+    return super.close(options);
+  }
+});
+
+/**
+ * Open (or bring back) the scene panel; reads the scene first when none is known yet.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
+ */
+export async function openScenePanel(bridge) {
   const Panel = scenePanelClass();
-  instance ??= new Panel();
+  instance ??= new Panel(bridge);
   await instance.render({ force: true });
-  if (!currentScene()) await readScene();
-  return instance;
-}
-
-/** The open panel, if any. */
-export function scenePanel() {
+  if (!bridge.scene.current) await bridge.readScene();
   return instance;
 }

@@ -7,19 +7,9 @@
  * `updateActor`).
  * @module scene-tokens
  */
-import { BRIDGE_WRITE } from "../actions/start.mjs";
+import { BRIDGE_WRITE } from "../foundry/world-writes.mjs";
 import { adapterFor } from "../adapters/index.mjs";
 import { characterId } from "../foundry/characters.mjs";
-import { runtime } from "../net/runtime.mjs";
-import { isWritingGM } from "../net/relay.mjs";
-
-/** actor id -> the JSON of the ActorData last sent on this connection */
-const sent = new Map();
-
-/** Forget what was sent (a new connection may reach a bridge that lost nothing, or a new one). */
-export function forgetSentActors() {
-  sent.clear();
-}
 
 /**
  * The characters of the current scene's tokens, once each: a linked token's world actor, an
@@ -41,13 +31,16 @@ function tokenActor(token) {
 }
 
 /**
- * Send actors the bridge has not had from this client in their current form.
+ * Send actors the bridge has not had from this client in their current form (what was sent
+ * is forgotten when this client starts writing: a new connection may reach a new bridge).
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {Actor[]} actors
  * @returns {Promise<string[]>} the ids sent
  */
-export async function syncActors(actors) {
-  const connection = runtime.connection;
-  if (!connection?.connected || !isWritingGM()) return [];
+export async function syncActors(bridge, actors) {
+  const connection = bridge.connection;
+  const sent = bridge.sentActors;
+  if (!connection?.connected || !bridge.isWritingGM()) return [];
   const done = [];
   for (const actor of actors) {
     if (!adapterFor().isCharacter(actor)) continue;
@@ -65,34 +58,39 @@ export async function syncActors(actors) {
   return done;
 }
 
-/** Hook `canvasReady` (and after connecting): the scene's token actors. */
-export function syncSceneTokens() {
-  return syncActors(sceneTokenActors());
+/**
+ * Hook `canvasReady` (and after connecting): the scene's token actors.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
+ */
+export function syncSceneTokens(bridge) {
+  return syncActors(bridge, sceneTokenActors());
 }
 
 /**
  * Hook `createToken`: a token dropped on the viewed scene brings its actor along. A token the
  * bridge's own writes created is skipped.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {TokenDocument} token
  * @param {object} [options]
  */
-export function onCreateToken(token, options) {
+export function onCreateToken(bridge, token, options) {
   if (options?.[BRIDGE_WRITE]) return Promise.resolve([]);
   const scene = token?.parent;
   if (scene && globalThis.canvas?.scene && scene.id !== globalThis.canvas.scene.id) return Promise.resolve([]);
   const actor = tokenActor(token);
-  return actor ? syncActors([actor]) : Promise.resolve([]);
+  return actor ? syncActors(bridge, [actor]) : Promise.resolve([]);
 }
 
 /**
  * Hook `updateToken`: an unlinked token's own data lives in its ActorDelta, so a change there
  * (`delta`) is a change of that token's character. The bridge's own writes are skipped.
+ * @param {import("../net/bridge.mjs").Bridge} bridge
  * @param {TokenDocument} token
  * @param {object} changed
  * @param {object} [options]
  */
-export function onUpdateToken(token, changed, options) {
+export function onUpdateToken(bridge, token, changed, options) {
   if (options?.[BRIDGE_WRITE] || !changed?.delta || token?.actorLink) return Promise.resolve([]);
   const actor = token?.actor;
-  return actor && adapterFor().isRelevantChange(changed.delta) ? syncActors([actor]) : Promise.resolve([]);
+  return actor && adapterFor().isRelevantChange(changed.delta) ? syncActors(bridge, [actor]) : Promise.resolve([]);
 }

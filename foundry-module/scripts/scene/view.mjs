@@ -9,18 +9,8 @@ import { characterActor, characterName } from "../foundry/characters.mjs";
 import { aspectName, entryFreeInvokes, ladderEntry, signed, skillName } from "../foundry/format.mjs";
 import { givers } from "../cards/pickers.mjs";
 import { DEFAULT_OPPOSITION, LADDER_MAX, LADDER_MIN } from "../protocol.mjs";
-import { runtime } from "../net/runtime.mjs";
 import { contestFacts, exchangeResult, exchangeRows, progressMarks, taskView } from "./cards.mjs";
 
-/**
- * What the world's ruleset allows (R13): the scene's `rules`, else hello's (a bridge before
- * R13 sends neither: no conflicts).
- * @param {object|null} state  SceneState
- * @returns {object|null} RulesetInfo
- */
-export function rulesOf(state) {
-  return state?.rules ?? runtime.hello?.rules ?? null;
-}
 /** Side slots the set-up forms offer. */
 export const SIDE_SLOTS = 3;
 
@@ -40,12 +30,12 @@ export function controls(side, user = game.user) {
 }
 
 /** Actors this user may act for: the GM all, a player its own. */
-export function ownActors(user = game.user) {
+function ownActors(user = game.user) {
   return game.actors.contents.filter((a) => user.isGM || a.isOwner).map((a) => ({ id: a.id, name: a.name }));
 }
 
 /** Skill names across all actors, sorted (for a contest's or task's skill). */
-export function allSkills() {
+function allSkills() {
   const names = new Set();
   for (const actor of game.actors.contents) for (const name of Object.keys(adapterFor().skills(actor))) names.add(name);
   return [...names].sort((a, b) => a.localeCompare(b));
@@ -69,7 +59,7 @@ function nameResolver(state) {
 }
 
 /** @param {object} contest ContestView */
-export function contestView(contest, user = game.user) {
+function contestView(contest, user = game.user) {
   const i18n = game.i18n;
   const open = contest.state === "open";
   const winner = contest.sides.find((s) => s.id === contest.winner);
@@ -111,12 +101,16 @@ export function contestView(contest, user = game.user) {
   };
 }
 
-/** @param {object} challenge ChallengeView */
-export function challengeView(challenge, user = game.user) {
+/**
+ * @param {object} challenge ChallengeView
+ * @param {User} user
+ * @param {string|null} ruleset  the scene's: how outcomes are named
+ */
+function challengeView(challenge, user, ruleset) {
   const i18n = game.i18n;
   const open = challenge.state === "open";
   const rollers = ownActors(user);
-  const tasks = challenge.tasks.map((t) => ({ ...taskView(t), canRoll: open && !t.action_id && rollers.length > 0 }));
+  const tasks = challenge.tasks.map((t) => ({ ...taskView(t, ruleset), canRoll: open && !t.action_id && rollers.length > 0 }));
   return {
     id: challenge.id,
     name: challenge.name,
@@ -134,7 +128,7 @@ export function challengeView(challenge, user = game.user) {
 }
 
 /** The id of the character whose turn it is (R13.5), from `current` or the turn index. */
-export function currentTurn(conflict) {
+function currentTurn(conflict) {
   if (conflict.current !== undefined) return conflict.current;
   return conflict.order[conflict.turn]?.character.id ?? null;
 }
@@ -295,7 +289,7 @@ export function conflictView(conflict, user = game.user, rules = null) {
  * The GM's last "Verify history" result, for the panel's head (null before the first).
  * @param {object|null|undefined} report  the combined `world.verify` report
  */
-export function anchorCheckLine(report, i18n = game.i18n) {
+function anchorCheckLine(report, i18n = game.i18n) {
   if (!report) return null;
   if (report.ok) return { ok: true, text: i18n.format("FATEBRIDGE.Anchors.Verified", { events: report.events, anchors: report.anchors_checked }) };
   const first = report.anchors_mismatched?.[0]?.seq;
@@ -305,7 +299,14 @@ export function anchorCheckLine(report, i18n = game.i18n) {
   return { ok: false, text };
 }
 
-export function scenePanelContext(state, { connected = true } = {}, user = game.user) {
+/**
+ * Everything the scene panel shows this user.
+ * @param {object|null} state  SceneState
+ * @param {{connected?: boolean, helloRules?: object|null, lastVerify?: object|null}} [client]
+ *   whether the bridge is reachable, hello's rules (when the scene says none), the last history check
+ * @param {User} [user]
+ */
+export function scenePanelContext(state, { connected = true, helloRules = null, lastVerify = null } = {}, user = game.user) {
   const i18n = game.i18n;
   const isGM = Boolean(user.isGM);
   if (!state) return { isGM, empty: true, connected, message: i18n.localize(connected ? "FATEBRIDGE.Scene.Loading" : "FATEBRIDGE.Scene.Offline") };
@@ -322,13 +323,15 @@ export function scenePanelContext(state, { connected = true } = {}, user = game.
   }));
   const actors = game.actors.contents.map((a) => ({ id: a.id, name: a.name }));
   const skills = allSkills().map((name) => ({ name, label: skillName(name) }));
-  const rules = rulesOf(state);
+  // What the world's ruleset allows (R13): the scene's rules, else hello's (a bridge before R13
+  // sends neither: no conflicts).
+  const rules = state.rules ?? helloRules;
   const conflictsAllowed = Boolean(rules?.conflicts);
   const sideSlots = Array.from({ length: SIDE_SLOTS }, (_, i) => ({ n: i + 1, name: i18n.format("FATEBRIDGE.Setup.SideName", { n: i + 1 }) }));
   return {
     isGM,
     connected,
-    anchorCheck: anchorCheckLine(runtime.lastVerify, i18n),
+    anchorCheck: anchorCheckLine(lastVerify, i18n),
     sceneLabel: i18n.format("FATEBRIDGE.Scene.Label", { scene: state.scene.number, session: state.scene.session, scenario: state.scene.scenario }),
     gmBudget: state.gm_fate_points,
     trustRatings: Boolean(state.settings?.trust_player_ratings),
@@ -346,7 +349,7 @@ export function scenePanelContext(state, { connected = true } = {}, user = game.
       waiting: !c.controllers.includes(user.id)
     })),
     contests: state.contests.map((c) => contestView(c, user)).sort((a, b) => Number(b.open) - Number(a.open)),
-    challenges: state.challenges.map((c) => challengeView(c, user)).sort((a, b) => Number(b.open) - Number(a.open)),
+    challenges: state.challenges.map((c) => challengeView(c, user, state.ruleset ?? helloRules?.id ?? null)).sort((a, b) => Number(b.open) - Number(a.open)),
     conflictsAllowed,
     conflicts: conflictsAllowed ? state.conflicts.map((c) => conflictView(c, user, rules)).sort((a, b) => Number(b.open) - Number(a.open)) : [],
     setup: isGM ? {
