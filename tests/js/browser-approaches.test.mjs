@@ -9,7 +9,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { addWorld, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
-import { ARTIFACTS, launchChromium, serveRepo } from "./support/browser-page.mjs";
+import { ARTIFACTS, launchChromium, openConnectedPage, serveRepo } from "./support/browser-page.mjs";
 
 const ZIRD = "actorZird0000001";
 
@@ -39,12 +39,7 @@ after(async () => {
 
 // R13.1
 test("R13.1 in German: the roll dialog offers FCO's German approaches, the roll on Sorgfältig is Careful, Athletik is not offered", async () => {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 800 }, deviceScaleFactor: 1 });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(pageUrl);
-  await page.waitForSelector("body[data-booted=true]");
-  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const { page, errors } = await openConnectedPage(browser, pageUrl, { width: 1100, height: 800 });
   // FCO's German translation (game.system.lang), and Zird's skills as FCO writes them from it.
   const german = await page.evaluate(async (z) => {
     const systemLang = await (await fetch("/tests/js/fixtures/fco-lang-de.json")).json();

@@ -8,7 +8,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { addWorld, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
-import { ARTIFACTS, launchChromium, serveRepo } from "./support/browser-page.mjs";
+import { ARTIFACTS, launchChromium, openConnectedPage, serveRepo, writeCardOnPage } from "./support/browser-page.mjs";
 import { REPO } from "./support/node-foundry.mjs";
 
 const ANN = "pagePlayerAnn001";
@@ -40,12 +40,7 @@ after(async () => {
 });
 
 test("a player's advantage on the GM's ogre waits for the GM's yes on the card: Accept lets it go on, Decline calls it off", async () => {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(pageUrl);
-  await page.waitForSelector("body[data-booted=true]");
-  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const { page, errors } = await openConnectedPage(browser, pageUrl);
   const api = (fn, payload) => page.evaluate(([f, a]) => settled(game.modules.get("fate-bridge").api.connection.call(f, a)), [fn, payload]);
   const { io } = await import("socket.io-client");
   const { NAMESPACE, PROTOCOL_VERSION } = await import(path.join(REPO, "foundry-module/scripts/protocol.mjs"));
@@ -71,13 +66,7 @@ test("a player's advantage on the GM's ogre waits for the GM's yes on the card: 
   };
   // Ann's client writes her cards; on this one page the GM's client writes them instead (the
   // path taken when the acting player is away), so the GM's page shows each as Foundry would.
-  const relay = (emit) => page.evaluate(async (e) => {
-    const cards = await import("/foundry-module/scripts/cards/chat.mjs");
-    // A Bridge on this page's connection (the module's own is main.mjs's): this GM's client writes it.
-    const { Bridge } = await import("/foundry-module/scripts/net/bridge.mjs");
-    const bridge = Object.assign(new Bridge(), { connection: game.modules.get("fate-bridge").api.connection });
-    await cards.handleCardEmit(bridge, { ...e, writer: "gm" });
-  }, emit);
+  const relay = (emit) => writeCardOnPage(page, { ...emit, writer: "gm" });
   try {
     const hello = await annSend("hello", {});
     assert.equal(hello.ok, true);

@@ -7,7 +7,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { addWorlds, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
-import { ARTIFACTS, launchChromium, serveRepo } from "./support/browser-page.mjs";
+import { ARTIFACTS, launchChromium, openConnectedPage, serveRepo } from "./support/browser-page.mjs";
 
 let bridge;
 let server;
@@ -45,13 +45,7 @@ after(async () => {
 
 for (const [lang, words] of Object.entries(LANGUAGES)) {
   test(`${lang}: the roll dialog, an action card played to its end and the scene panel speak ${lang}`, async () => {
-    const page = await browser.newPage({ viewport: { width: 1260, height: 1000 }, deviceScaleFactor: 1 });
-    const errors = [];
-    page.on("pageerror", (e) => errors.push(String(e)));
-    await page.goto(pages[lang]);
-    await page.waitForSelector("body[data-booted=true]");
-    await page.waitForSelector("#fate-bridge-status[data-state=connected]");
-    const call = (fn, payload) => page.evaluate(([f, p]) => settled(game.modules.get("fate-bridge").api.connection.call(f, p)), [fn, payload]);
+    const { page, errors, call } = await openConnectedPage(browser, pages[lang], { width: 1260, height: 1000 });
     assert.equal(await page.evaluate(() => game.i18n.lang), lang);
     // The ogre opposes (Fight +3, − − 0 0: Average +1), Zird rolls (Athletics +3, + 0 + 0: Superb +5).
     assert.equal((await call("dev.queue_dice", { rolls: [[-1, -1, 0, 0], [1, 0, 1, 0]] })).ok, true);

@@ -10,7 +10,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { addWorld, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
-import { ARTIFACTS, launchChromium, serveRepo } from "./support/browser-page.mjs";
+import { ARTIFACTS, launchChromium, openConnectedPage, serveRepo, writeCardOnPage } from "./support/browser-page.mjs";
 import { startFoundryServer } from "./support/foundry-server.mjs";
 
 const ZIRD = "actorZird0000001";
@@ -55,27 +55,30 @@ after(async () => {
   await bridge?.stop();
 });
 
-test("R13.10 Invoke for …, R13.11 Step in, R13.1 approaches only, and the causes in words, in Chromium", async () => {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 800 }, deviceScaleFactor: 1 });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(pageUrl);
-  await page.waitForSelector("body[data-booted=true]");
-  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+/**
+ * The GM's page at `url` with Zird, the ogre and the goblin on the viewed scene, once the page has
+ * synced them to the bridge. `api(event, payload)` sends an intent that must be accepted and
+ * resolves to its answer's data.
+ */
+async function openScenePage(url) {
+  const { page, errors, call } = await openConnectedPage(browser, url, { width: 1100, height: 800 });
   const api = async (event, payload = {}) => {
-    const ack = await page.evaluate(([e, p]) => settled(game.modules.get("fate-bridge").api.connection.call(e, p)), [event, payload]);
+    const ack = await call(event, payload);
     assert.equal(ack.ok, true, `${event}: ${JSON.stringify(ack.error)}`);
     return ack.data;
   };
-  const lastCard = () => page.locator("#chat-log .chat-message").last();
-
-  // Zird, the ogre and the goblin stand on the viewed scene; the GM's page syncs them.
   await page.evaluate(([z, o, g]) => window.fakeFoundry.viewScene([z, o, g]), [ZIRD, OGRE, GOBLIN]);
   for (let i = 0; i < 100; i++) {
     const state = await api("world.state");
     if ([ZIRD, OGRE, GOBLIN].every((id) => state.characters.some((c) => c.id === id))) break;
     await new Promise((r) => setTimeout(r, 100));
   }
+  return { page, errors, api, lastCard: () => page.locator("#chat-log .chat-message").last() };
+}
+
+test("R13.10 Invoke for …, R13.11 Step in, R13.1 approaches only, and the causes in words, in Chromium", async () => {
+  // Zird, the ogre and the goblin stand on the viewed scene; the GM's page syncs them.
+  const { page, errors, api, lastCard } = await openScenePage(pageUrl);
   await api("fate.gm_budget", { fate_points: 3 });
   // A situation aspect whose free invoke the ogre holds (not on Zird's action).
   await api("scene.aspect", { op: "add", name: "Rickety Bridge", free_invokes: { [OGRE]: 1 } });
@@ -192,12 +195,7 @@ test("R13.10 on a player's page (relay mode): Ann's Zird, in the scene and not t
   if (opened.state === "awaiting_opposition") opened = (await gmCall("action.oppose", { action_id: opened.action_id, skill: "Fight" })).card;
   assert.equal(opened.state, "invoking");
   const flags = await gmPage.evaluate(() => game.messages.contents.at(-1).flags["fate-bridge"]);
-  await page.evaluate(async ([f, ann]) => {
-    const cards = await import("/foundry-module/scripts/cards/chat.mjs");
-    const { Bridge } = await import("/foundry-module/scripts/net/bridge.mjs");
-    const bridge = Object.assign(new Bridge(), { connection: game.modules.get("fate-bridge").api.connection });
-    await cards.handleCardEmit(bridge, { seq: f.seq, world: "w", writer: ann, op: "create", card_id: f.cardId, card: f.card });
-  }, [flags, ANN]);
+  await writeCardOnPage(page, { seq: flags.seq, world: "w", writer: ANN, op: "create", card_id: flags.cardId, card: flags.card });
   const card = page.locator("#chat-log .chat-message").last();
   await card.locator('[data-fb="invoke-ally"]').first().waitFor();
   const offered = await card.locator('[data-fb="invoke-ally"]').allInnerTexts();
@@ -230,24 +228,7 @@ test("R13.10 on a player's page (relay mode): Ann's Zird, in the scene and not t
 });
 
 test("R13.10 and R13.11 in German: Invoke for and Step in worded from de.json, the card says who stepped in for whom, no English", async () => {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 800 }, deviceScaleFactor: 1 });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(germanPage);
-  await page.waitForSelector("body[data-booted=true]");
-  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
-  const api = async (event, payload = {}) => {
-    const ack = await page.evaluate(([e, p]) => settled(game.modules.get("fate-bridge").api.connection.call(e, p)), [event, payload]);
-    assert.equal(ack.ok, true, `${event}: ${JSON.stringify(ack.error)}`);
-    return ack.data;
-  };
-  const lastCard = () => page.locator("#chat-log .chat-message").last();
-  await page.evaluate(([z, o, g]) => window.fakeFoundry.viewScene([z, o, g]), [ZIRD, OGRE, GOBLIN]);
-  for (let i = 0; i < 100; i++) {
-    const state = await api("world.state");
-    if ([ZIRD, OGRE, GOBLIN].every((id) => state.characters.some((c) => c.id === id))) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const { page, errors, api, lastCard } = await openScenePage(germanPage);
   // R13.10: the GM's NPCs in the scene may invoke for Zird's side.
   const started = await api("action.start", { type: "overcome", actor_id: ZIRD, skill: "Lore", opposition: { kind: "passive", rating: 6 } });
   const allyButton = lastCard().locator('[data-fb="invoke-ally"][data-side="actor"]');

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
 import { fcoTrack, consequenceAspect } from "./fixtures/actors.mjs";
 import { asUser as actAs, setField, waitFor } from "./support/node-foundry.mjs";
+import { cardSide, pressAbsorb } from "./support/cards.mjs";
 import { bootOfflineFoundry } from "./support/offline-foundry.mjs";
 import { check } from "./support/schemas.mjs";
 
@@ -117,20 +118,14 @@ before(async () => {
 
 const ann = { id: brawler._id, name: brawler.name };
 const grd = { id: guard._id, name: guard.name };
-const side = (overrides = {}) => ({
-  leader: null, helpers: [], controllers: [], skill: null, skill_rating: null, stunt_bonus: 0, teamwork_bonus: 0,
-  invoke_bonus: 0, dice: null, dice_total: null, passive: false, total: null, dangerous: false, passed: false, fate_points: null,
-  stunts: [], full_defense: false,
-  ...overrides
-});
 const card = (overrides = {}) => ({
   kind: "action",
   action_id: "act-r13c",
   ruleset: "fate-core",
   action_type: "attack",
   state: "resolved",
-  actor: side({ leader: ann, controllers: [ANN.id], skill: "Fight", skill_rating: { value: 4 }, dice: [1, 0, 0, -1], dice_total: 0, total: { value: 6 }, stunt_bonus: 2, stunts: ["Haymaker"], fate_points: 3 }),
-  opposition: side({ leader: grd, skill: "Athletics", skill_rating: { value: 3 }, dice: [0, 0, 0, 0], dice_total: 0, total: { value: 7 }, stunt_bonus: 2, stunts: ["Dodge Master"], full_defense: true }),
+  actor: cardSide({ leader: ann, controllers: [ANN.id], skill: "Fight", skill_rating: { value: 4 }, dice: [1, 0, 0, -1], dice_total: 0, total: { value: 6 }, stunt_bonus: 2, stunts: ["Haymaker"], fate_points: 3 }),
+  opposition: cardSide({ leader: grd, skill: "Athletics", skill_rating: { value: 3 }, dice: [0, 0, 0, 0], dice_total: 0, total: { value: 7 }, stunt_bonus: 2, stunts: ["Dodge Master"], full_defense: true }),
   opposition_kind: "active",
   opposition_action: "defend",
   target: grd,
@@ -278,8 +273,8 @@ describe("stunts a roll names (R13.8)", () => {
     await withHello("fate-core", async () => {
       const c = card({
         state: "awaiting_opposition", outcome: null, shifts: null, succeeded: null,
-        actor: side({ leader: ann, controllers: [ANN.id], skill: "Fight", skill_rating: { value: 4 } }),
-        opposition: side({ leader: grd }),
+        actor: cardSide({ leader: ann, controllers: [ANN.id], skill: "Fight", skill_rating: { value: 4 } }),
+        opposition: cardSide({ leader: grd }),
         prompt: { kind: "oppose", users: [], gm: true, options: [] }
       });
       check(validators.server.card, emit(c), "oppose card");
@@ -336,7 +331,7 @@ describe("the card shows the stunts used and full defense (R13.7, R13.8)", () =>
 
 describe("the unintended aspect of a fumbled advantage (R5.2)", () => {
   const fumbled = () => card({
-    action_type: "create_advantage", state: "choosing", outcome: "fumble", shifts: -3, succeeded: null, target: null, opposition: side({ passive: true, total: { value: 2 } }), opposition_kind: "passive",
+    action_type: "create_advantage", state: "choosing", outcome: "fumble", shifts: -3, succeeded: null, target: null, opposition: cardSide({ passive: true, total: { value: 2 } }), opposition_kind: "passive",
     opposition_action: null, attack_kind: null, stress_rule: null, pending_choice: "advantage_fumble",
     prompt: { kind: "choose", users: [ANN.id], gm: true, options: ["fail", "unintended_aspect", "succeed_at_cost"] }
   });
@@ -468,16 +463,10 @@ describe("the absorb picker by the per-hit stress rule (R13.2, R13.3)", () => {
   });
 
   test("the Core picker in a dialog: only the fitting box is enabled, ticking replaces, a consequence moves the fit, the answer is a valid action.absorb", async () => {
-    const state = { characters: [target()] };
-    bridge.connection = { connected: true, call: async (event) => (event === "world.state" ? { ok: true, data: state } : { ok: false, error: { code: "invalid", message: "no" } }) };
+    const c = absorbing(3, "one_box");
+    check(validators.server.card, emit(c), "absorbing card");
     try {
-      const holder = document.createElement("div");
-      const button = document.createElement("button");
-      button.dataset.fb = "absorb";
-      holder.append(button);
-      const c = absorbing(3, "one_box");
-      check(validators.server.card, emit(c), "absorbing card");
-      const pending = controls.intentFor(bridge, c, button, holder);
+      const pending = pressAbsorb(controls, bridge, c, { characters: [target()] });
       const dialog = await waitFor(() => foundry.openDialogs().at(-1), { what: "absorb dialog" });
       const el = dialog.element;
       const inputs = () => [...el.querySelectorAll("input[data-track]")];

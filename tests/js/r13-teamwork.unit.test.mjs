@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
 import { asUser as actAs } from "./support/node-foundry.mjs";
+import { cardSide } from "./support/cards.mjs";
 import { bootOfflineFoundry } from "./support/offline-foundry.mjs";
 import { check } from "./support/schemas.mjs";
 
@@ -55,12 +56,6 @@ before(async () => {
 });
 
 const who = (a) => ({ id: a._id, name: a.name });
-const side = (overrides = {}) => ({
-  leader: null, helpers: [], controllers: [], skill: null, skill_rating: null, stunt_bonus: 0, teamwork_bonus: 0,
-  invoke_bonus: 0, dice: null, dice_total: null, passive: false, total: null, dangerous: false, passed: false, fate_points: null,
-  stunts: [], full_defense: false,
-  ...overrides
-});
 /** Ann the Bold's overcome against the GM's guard, in the invoke phase (schemas/server/card.json). */
 const card = (overrides = {}) => ({
   kind: "action",
@@ -68,8 +63,8 @@ const card = (overrides = {}) => ({
   ruleset: "fate-condensed",
   action_type: "overcome",
   state: "invoking",
-  actor: side({ leader: who(annFighter), controllers: [ANN.id], skill: "Athletics", skill_rating: { value: 2 }, dice: [0, 0, 0, 0], dice_total: 0, total: { value: 2 }, fate_points: 2 }),
-  opposition: side({ leader: who(guard), skill: "Athletics", skill_rating: { value: 2 }, dice: [0, 0, 0, 0], dice_total: 0, total: { value: 2 } }),
+  actor: cardSide({ leader: who(annFighter), controllers: [ANN.id], skill: "Athletics", skill_rating: { value: 2 }, dice: [0, 0, 0, 0], dice_total: 0, total: { value: 2 }, fate_points: 2 }),
+  opposition: cardSide({ leader: who(guard), skill: "Athletics", skill_rating: { value: 2 }, dice: [0, 0, 0, 0], dice_total: 0, total: { value: 2 } }),
   opposition_kind: "active",
   opposition_action: "oppose",
   target: null,

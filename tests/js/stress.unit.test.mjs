@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
 import path from "node:path";
+import { pressAbsorb } from "./support/cards.mjs";
 import { MODULE_DIR, bootNodeFoundry, readJson, waitFor } from "./support/node-foundry.mjs";
 import { check, loadValidators } from "./support/schemas.mjs";
 
@@ -159,13 +160,8 @@ describe("the absorb picker names the track and each box's value (R5.10)", () =>
 
   test("the picker's answer is a schema-valid action.absorb naming the track and the boxes", async () => {
     const state = { characters: [target("fate-condensed")] };
-    bridge.connection = { connected: true, call: async (event) => (event === "world.state" ? { ok: true, data: state } : { ok: false, error: { code: "invalid", message: "no" } }) };
     try {
-      const holder = document.createElement("div");
-      const button = document.createElement("button");
-      button.dataset.fb = "absorb";
-      holder.append(button);
-      const pending = controls.intentFor(bridge, card("fate-condensed", "physical", 3), button, holder);
+      const pending = pressAbsorb(controls, bridge, card("fate-condensed", "physical", 3), state);
       const dialog = await waitFor(() => foundry.openDialogs().at(-1), { what: "absorb dialog" });
       assert.equal(dialog.config.rejectClose, false);
       const el = dialog.element;

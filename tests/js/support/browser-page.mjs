@@ -44,3 +44,44 @@ export function launchChromium(args = []) {
     args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-quic", "--no-first-run", "--disable-sync", ...args]
   });
 }
+
+/**
+ * Open the module's test page at `url` (tests/js/browser/index.html) and wait until the module
+ * booted and its bridge connection is up. `errors` collects the page's uncaught errors; `call`
+ * sends an intent on the page's own connection and resolves to its ack; `api("a.b", ...args)`
+ * calls the module's macro API (MACROS.md) by its path.
+ * @param {import("playwright-core").Browser} browser
+ * @param {string} url
+ * @param {{width: number, height: number}} [viewport]
+ */
+export async function openConnectedPage(browser, url, viewport = { width: 1100, height: 760 }) {
+  const page = await browser.newPage({ viewport, deviceScaleFactor: 1 });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(url);
+  await page.waitForSelector("body[data-booted=true]");
+  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const call = (event, payload) => page.evaluate(([e, p]) => settled(game.modules.get("fate-bridge").api.connection.call(e, p)), [event, payload]);
+  const api = (name, ...args) => page.evaluate(([n, a]) => {
+    const parts = n.split(".");
+    let target = game.modules.get("fate-bridge").api;
+    for (const k of parts.slice(0, -1)) target = target[k];
+    return settled(target[parts.at(-1)](...a));
+  }, [name, args]);
+  return { page, errors, call, api };
+}
+
+/**
+ * Write a card emit on `page` as its module does (scripts/cards/chat.mjs), through a Bridge on
+ * the page's own connection: a GM's page writes `writer: "gm"` emits, a user's page its own.
+ * @param {import("playwright-core").Page} page
+ * @param {object} emit  a `card` emit (schemas/server/card.json)
+ */
+export function writeCardOnPage(page, emit) {
+  return page.evaluate(async (e) => {
+    const cards = await import("/foundry-module/scripts/cards/chat.mjs");
+    const { Bridge } = await import("/foundry-module/scripts/net/bridge.mjs");
+    const bridge = Object.assign(new Bridge(), { connection: game.modules.get("fate-bridge").api.connection });
+    await cards.handleCardEmit(bridge, e);
+  }, emit);
+}
