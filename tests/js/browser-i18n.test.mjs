@@ -3,14 +3,11 @@
 // every word comes from the language file, none is English, and the screenshots are kept in
 // tests/artifacts to be looked at.
 import assert from "node:assert/strict";
-import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { addWorlds, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
-import { ARTIFACTS, launchChromium, openConnectedPage, serveRepo } from "./support/browser-page.mjs";
+import { ARTIFACTS, openConnectedPage, startStage } from "./support/browser-page.mjs";
 
-let bridge;
-let server;
+let stage;
 let browser;
 const pages = {};
 
@@ -23,25 +20,14 @@ const LANGUAGES = {
 };
 
 before(async () => {
-  await mkdir(ARTIFACTS, { recursive: true });
-  const dataDir = await tempDataDir();
-  const port = await freePort();
-  const worlds = await addWorlds(dataDir, Object.keys(LANGUAGES).map((lang) => [`browser-${lang.toLowerCase()}`, `Browser ${lang}`, "fate-core"]));
-  bridge = await startBridge({ dataDir, port });
-  server = serveRepo();
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  const base = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html`;
+  stage = await startStage(Object.keys(LANGUAGES).map((lang) => [`browser-${lang.toLowerCase()}`, `Browser ${lang}`, "fate-core"]));
+  ({ browser } = stage);
   Object.keys(LANGUAGES).forEach((lang, i) => {
-    pages[lang] = `${base}?${new URLSearchParams({ bridge: bridge.url, world: worlds[i].id, key: worlds[i].key, lang })}`;
+    pages[lang] = stage.pageUrl(stage.worlds[i], { lang });
   });
-  browser = await launchChromium();
 });
 
-after(async () => {
-  await browser?.close();
-  await new Promise((r) => (server ? server.close(r) : r()));
-  await bridge?.stop();
-});
+after(() => stage?.stop());
 
 for (const [lang, words] of Object.entries(LANGUAGES)) {
   test(`${lang}: the roll dialog, an action card played to its end and the scene panel speak ${lang}`, async () => {

@@ -6,12 +6,9 @@
 // six approaches only; the sheet's banner and the status line say the cause in words.
 // Screenshots go to tests/artifacts.
 import assert from "node:assert/strict";
-import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { addWorld, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
-import { ARTIFACTS, launchChromium, openConnectedPage, serveRepo, writeCardOnPage } from "./support/browser-page.mjs";
-import { startFoundryServer } from "./support/foundry-server.mjs";
+import { ARTIFACTS, openConnectedPage, startStage, writeCardOnPage } from "./support/browser-page.mjs";
 
 const ZIRD = "actorZird0000001";
 const OGRE = "actorOgre0000001";
@@ -19,41 +16,30 @@ const GOBLIN = "actorGoblin00001";
 const ANN = "pagePlayerAnn001";
 const GM_USER = "pageGmUser000001";
 
+let stage;
 let bridge;
-let server;
 let browser;
 let pageUrl;
-let foundryServer;
 let relayPage;
 let germanPage;
 
 const text = async (locator) => (await locator.innerText()).replace(/\s+/g, " ");
 
 before(async () => {
-  await mkdir(ARTIFACTS, { recursive: true });
-  const dataDir = await tempDataDir();
-  const port = await freePort();
-  const world = await addWorld(dataDir, "browser-teamwork", "Browser Teamwork");
-  const relayWorld = await addWorld(dataDir, "browser-teamwork-relay", "Browser Teamwork Relay");
-  bridge = await startBridge({ dataDir, port });
-  foundryServer = await startFoundryServer();
-  server = serveRepo();
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  const base = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html`;
-  pageUrl = `${base}?${new URLSearchParams({ bridge: bridge.url, world: world.id, key: world.key, npcs: "goblin" })}`;
-  relayPage = (user, key) => `${base}?${new URLSearchParams({ bridge: bridge.url, world: relayWorld.id, foundry: foundryServer.url, user, npcs: "goblin", ...(key ? { key } : {}) })}`;
+  stage = await startStage([
+    ["browser-teamwork", "Browser Teamwork"],
+    ["browser-teamwork-relay", "Browser Teamwork Relay"],
+    ["browser-teamwork-de", "Browser Teamwork DE"]
+  ], { foundry: true });
+  ({ bridge, browser } = stage);
+  const [world, relayWorld, germanWorld] = stage.worlds;
+  pageUrl = stage.pageUrl(world, { npcs: "goblin" });
+  relayPage = (user, key) => `${stage.base}?${new URLSearchParams({ bridge: bridge.url, world: relayWorld.id, foundry: stage.foundryServer.url, user, npcs: "goblin", ...(key ? { key } : {}) })}`;
   relayPage.gmKey = relayWorld.key;
-  const germanWorld = await addWorld(dataDir, "browser-teamwork-de", "Browser Teamwork DE");
-  germanPage = `${base}?${new URLSearchParams({ bridge: bridge.url, world: germanWorld.id, key: germanWorld.key, npcs: "goblin", lang: "de" })}`;
-  browser = await launchChromium();
+  germanPage = stage.pageUrl(germanWorld, { npcs: "goblin", lang: "de" });
 });
 
-after(async () => {
-  await browser?.close();
-  await new Promise((r) => (server ? server.close(r) : r()));
-  await foundryServer?.close();
-  await bridge?.stop();
-});
+after(() => stage?.stop());
 
 /**
  * The GM's page at `url` with Zird, the ogre and the goblin on the viewed scene, once the page has

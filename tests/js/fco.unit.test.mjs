@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import { before, describe, test } from "node:test";
+import { cardSide } from "./support/cards.mjs";
 import { MODULE_DIR, bootNodeFoundry } from "./support/node-foundry.mjs";
 import { installFcoStandIn } from "./support/fco-stand-in.mjs";
 import { chest, consequenceAspect, fcoTrack, goblin, zird } from "./fixtures/actors.mjs";
@@ -11,18 +12,13 @@ import { chest, consequenceAspect, fcoTrack, goblin, zird } from "./fixtures/act
 const GM = { id: "gmUser000000001", name: "Gamemaster", isGM: true };
 const PLAYER = { id: "playerUser00001", name: "Player", isGM: false };
 
-const side = (overrides = {}) => ({
-  leader: null, helpers: [], controllers: [], skill: null, skill_rating: null, stunt_bonus: 0, teamwork_bonus: 0,
-  invoke_bonus: 0, dice: null, dice_total: null, passive: false, total: null, dangerous: false, passed: false, fate_points: null,
-  ...overrides
-});
 
 /** An action card as the bridge sends it, rolled, invoking (schemas/server/card.json). */
 function rolledCard(overrides = {}) {
   return {
     kind: "action", action_id: "a1", ruleset: "unwritten", action_type: "overcome", state: "invoking",
-    actor: side({ leader: { id: "actorZird0000001", name: "Zird the Arcane" }, controllers: [PLAYER.id], skill: "Athletics", skill_rating: { value: 3 }, dice: [1, 0, -1, 1], dice_total: 1, total: { value: 4 } }),
-    opposition: side({ passive: true, total: { value: 2 } }),
+    actor: cardSide({ leader: { id: "actorZird0000001", name: "Zird the Arcane" }, controllers: [PLAYER.id], skill: "Athletics", skill_rating: { value: 3 }, dice: [1, 0, -1, 1], dice_total: 1, total: { value: 4 } }),
+    opposition: cardSide({ passive: true, total: { value: 2 } }),
     opposition_kind: "passive", opposition_action: null, target: null, target_aspect: null, aspect_name: null, situation: null,
     invokes: [], shifts: 2, outcome: "succeed", provisional: true, succeeded: null, pending_choice: null,
     cost_severity: null, pending_hit: 0, effects: [], aspects: [], gm_fate_points: 0, fate_points: {},
@@ -130,7 +126,7 @@ describe("FCO's chat hooks leave the bridge's cards alone (issue 8.2)", () => {
     const { isFcoFateRoll } = await import("./support/fco-stand-in.mjs");
     await foundry.game.settings.set("fate-core-official", "fu-roll-formulae", "4dF, , -1, 0, 3, fate");
     for (const total of [-3, 0, 4]) {
-      const data = cards.rollData(side({ dice: [0, 0, 0, 0], dice_total: 0, total: { value: total, label: "" } }));
+      const data = cards.rollData(cardSide({ dice: [0, 0, 0, 0], dice_total: 0, total: { value: total, label: "" } }));
       assert.equal(isFcoFateRoll(Roll.fromData(data), foundry.game), false, `modifier ${total}`);
     }
     await foundry.game.settings.set("fate-core-official", "fu-roll-formulae", "4dF");

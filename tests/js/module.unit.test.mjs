@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { before, describe, test } from "node:test";
+import { cardSide } from "./support/cards.mjs";
 import { MODULE_DIR, asUser as actAs, bootNodeFoundry, readJson, setField, waitFor } from "./support/node-foundry.mjs";
 import { check, loadValidators } from "./support/schemas.mjs";
 import { ogre, zird } from "./fixtures/actors.mjs";
@@ -10,11 +11,6 @@ import { ogre, zird } from "./fixtures/actors.mjs";
 const GM = { id: "gmUser000000001", name: "Gamemaster", isGM: true };
 const PLAYER = { id: "playerUser00001", name: "Player", isGM: false };
 
-const side = (overrides = {}) => ({
-  leader: null, helpers: [], controllers: [], skill: null, skill_rating: null, stunt_bonus: 0, teamwork_bonus: 0,
-  invoke_bonus: 0, dice: null, dice_total: null, passive: false, total: null, dangerous: false, passed: false, fate_points: null,
-  ...overrides
-});
 
 /** A card as the bridge sends it (validated against schemas/server/card.json below). */
 function workedCard(overrides = {}) {
@@ -24,11 +20,11 @@ function workedCard(overrides = {}) {
     ruleset: "unwritten",
     action_type: "overcome",
     state: "resolved",
-    actor: side({
+    actor: cardSide({
       leader: { id: "actorAthlete0001", name: "Zird the Arcane" }, controllers: [PLAYER.id], skill: "Athletics",
       skill_rating: { value: 3 }, dice: [1, 1, 0, 0], dice_total: 2, total: { value: 5 }, passed: true, fate_points: 3
     }),
-    opposition: side({ passive: true, total: { value: 4 }, passed: true }),
+    opposition: cardSide({ passive: true, total: { value: 4 }, passed: true }),
     opposition_kind: "passive",
     opposition_action: null,
     target: null,
@@ -61,8 +57,8 @@ function finishedCard() {
   const zirdRef = { id: "actorAthlete0001", name: "Zird the Arcane" };
   return workedCard({
     action_type: "create_advantage", outcome: "excel", shifts: 5,
-    actor: side({ leader: zirdRef, controllers: [PLAYER.id], skill: "Athletics", skill_rating: { value: 3 }, stunt_bonus: 2, invoke_bonus: 2, dice: [-1, 0, 0, 1], dice_total: 0, total: { value: 7 }, passed: true, fate_points: 1 }),
-    opposition: side({ leader: ogreRef, skill: "Fight", skill_rating: { value: 3 }, invoke_bonus: 2, dice: [-1, -1, -1, 0], dice_total: -3, total: { value: 2 }, passed: true }),
+    actor: cardSide({ leader: zirdRef, controllers: [PLAYER.id], skill: "Athletics", skill_rating: { value: 3 }, stunt_bonus: 2, invoke_bonus: 2, dice: [-1, 0, 0, 1], dice_total: 0, total: { value: 7 }, passed: true, fate_points: 1 }),
+    opposition: cardSide({ leader: ogreRef, skill: "Fight", skill_rating: { value: 3 }, invoke_bonus: 2, dice: [-1, -1, -1, 0], dice_total: -3, total: { value: 2 }, passed: true }),
     opposition_kind: "active", opposition_action: "oppose", target: ogreRef, aspect_name: "Ogre Off Balance",
     invokes: [
       { side: "actor", invoker: zirdRef.id, invoker_name: zirdRef.name, aspect_id: "actorAthlete0001.hc", aspect_name: "Wizard of the Old School", payment: "fate_point", effect: "bonus", dice: null },
@@ -957,8 +953,8 @@ describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5
   /** A player's overcome against a proposed -10, dangerous for the actor, with Margot invited. */
   const confirming = (overrides = {}) => workedCard({
     state: "confirming", outcome: null, shifts: null, succeeded: null, effects: [],
-    actor: side({ leader: zirdRef, controllers: [ACTOR_OWNER], skill: "Athletics", skill_rating: { value: 3 }, dangerous: true, fate_points: 3 }),
-    opposition: side({ passive: true, total: { value: -10 }, passed: true }),
+    actor: cardSide({ leader: zirdRef, controllers: [ACTOR_OWNER], skill: "Athletics", skill_rating: { value: 3 }, dangerous: true, fate_points: 3 }),
+    opposition: cardSide({ passive: true, total: { value: -10 }, passed: true }),
     proposal: { passive_rating: { value: -10 }, dangerous_actor: true, dangerous_opposition: false },
     participants: [
       { character: zirdRef, skill: "Athletics", status: "joined", controllers: [ACTOR_OWNER] },
@@ -1107,8 +1103,8 @@ describe("consent to harm: who sees accept and decline (DESIGN Reach and trust)"
   const asking = (overrides = {}) => workedCard({
     action_type: "create_advantage", aspect_name: "Pinned Down",
     state: "confirming", outcome: null, shifts: null, succeeded: null, effects: [],
-    actor: side({ leader: zirdRef, controllers: [ACTOR_OWNER], skill: "Athletics", skill_rating: { value: 3 }, fate_points: 3 }),
-    opposition: side({ leader: pierreRef, controllers: [ACTOR_OWNER] }),
+    actor: cardSide({ leader: zirdRef, controllers: [ACTOR_OWNER], skill: "Athletics", skill_rating: { value: 3 }, fate_points: 3 }),
+    opposition: cardSide({ leader: pierreRef, controllers: [ACTOR_OWNER] }),
     opposition_kind: "active", opposition_action: "oppose", target: margotRef,
     consents: [{ character: margotRef, parts: ["target"], status: "asked", controllers: [PLAYER.id] }],
     prompt: { kind: "confirm", users: [PLAYER.id], gm: true, options: ["consent"] },
@@ -1169,7 +1165,7 @@ describe("consent to harm: who sees accept and decline (DESIGN Reach and trust)"
     const npc = asking({
       target: ogreRef,
       consents: [{ character: ogreRef, parts: ["target", "opposer"], status: "asked", controllers: [] }],
-      opposition: side({ leader: ogreRef }),
+      opposition: cardSide({ leader: ogreRef }),
       prompt: { kind: "confirm", users: [], gm: true, options: ["consent"] }
     });
     check(validators.server.card, cardEmit(npc), "NPC consent card");

@@ -1,14 +1,16 @@
 /**
  * What the headless-Chromium suites share: the repository served as the fake Foundry page's
  * origin (over http, or https with a given certificate), Debian's chromium launched the way the
- * sandbox allows, and the folder screenshots go to.
+ * sandbox allows, the folder screenshots go to, a bridge with its worlds, and pages opened on it.
  */
 import { createReadStream } from "node:fs";
-import { stat } from "node:fs/promises";
+import { mkdir, stat } from "node:fs/promises";
 import http from "node:http";
 import https from "node:https";
 import path from "node:path";
 import { chromium } from "playwright-core";
+import { addWorlds, freePort, startBridge, tempDataDir } from "./bridge-process.mjs";
+import { startFoundryServer } from "./foundry-server.mjs";
 import { REPO } from "./node-foundry.mjs";
 
 export const ARTIFACTS = path.join(REPO, "tests/artifacts");
@@ -84,4 +86,35 @@ export function writeCardOnPage(page, emit) {
     const bridge = Object.assign(new Bridge(), { connection: game.modules.get("fate-bridge").api.connection });
     await cards.handleCardEmit(bridge, e);
   }, emit);
+}
+
+/**
+ * What a browser suite starts in `before`: a bridge on a fresh data folder holding `worlds`
+ * (`[id, name, ruleset?]` each), the repository served over http, Chromium, and with `foundry`
+ * a Foundry server for relay mode. `pageUrl(world, params)` is the test page for one of the
+ * worlds (its bridge, world id and GM key, and `params`); `stop()` closes everything.
+ * @param {[string, string, string?][]} worlds
+ * @param {{foundry?: boolean}} [options]
+ */
+export async function startStage(worlds, { foundry = false } = {}) {
+  await mkdir(ARTIFACTS, { recursive: true });
+  const dataDir = await tempDataDir();
+  const port = await freePort();
+  const added = await addWorlds(dataDir, worlds);
+  const bridge = await startBridge({ dataDir, port });
+  const foundryServer = foundry ? await startFoundryServer() : null;
+  const server = serveRepo();
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const base = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html`;
+  const browser = await launchChromium();
+  return {
+    bridge, browser, server, foundryServer, dataDir, base, worlds: added,
+    pageUrl: (world, params = {}) => `${base}?${new URLSearchParams({ bridge: bridge.url, world: world.id, key: world.key, ...params })}`,
+    async stop() {
+      await browser.close();
+      await new Promise((r) => server.close(r));
+      await foundryServer?.close();
+      await bridge.stop();
+    }
+  };
 }
