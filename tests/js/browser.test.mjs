@@ -2,19 +2,16 @@
 // bridge, and a user clicks the roll control, answers the dialog and sees the card in chat.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { addWorlds, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
-import { startFoundryServer } from "./support/foundry-server.mjs";
-import { ARTIFACTS, VENDOR_URL, launchChromium, openConnectedPage, serveRepo, writeCardOnPage } from "./support/browser-page.mjs";
+import { tempDataDir } from "./support/bridge-process.mjs";
+import { ARTIFACTS, VENDOR_URL, launchChromium, openConnectedPage, serveRepo, startStage, writeCardOnPage } from "./support/browser-page.mjs";
 import { REPO } from "./support/node-foundry.mjs";
 
-
-
+let stage;
 let bridge;
-let server;
 let browser;
 let pageUrl;
 let scenePageUrl;
@@ -28,16 +25,10 @@ let stressPageUrl;
 let corePageUrl;
 let coreFcoPageUrl;
 let condensedPageUrl;
-let foundryServer;
 let relayPage;
 
-
 before(async () => {
-  await mkdir(ARTIFACTS, { recursive: true });
-  const dataDir = await tempDataDir();
-  const port = await freePort();
-  let world, sceneWorld, fcoWorld, fco14World, historyWorld, cancelWorld, stressWorld, relayWorld, coreWorld, coreFcoWorld, condensedWorld;
-  [world, sceneWorld, confirmWorld, fcoWorld, fco14World, historyWorld, cancelWorld, stressWorld, relayWorld, coreWorld, coreFcoWorld, condensedWorld] = await addWorlds(dataDir, [
+  stage = await startStage([
     ["browser-world", "Browser World"],
     ["browser-scene", "Browser Scene"],
     ["browser-confirm", "Browser Confirm"],
@@ -50,42 +41,26 @@ before(async () => {
     ["browser-core", "Browser Core", "fate-core"],
     ["browser-core-fco", "Browser Core FCO", "fate-core"],
     ["browser-condensed", "Browser Condensed", "fate-condensed"]
-  ]);
-  bridge = await startBridge({ dataDir, port });
-  foundryServer = await startFoundryServer();
-  server = serveRepo();
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  const q = new URLSearchParams({ bridge: bridge.url, world: world.id, key: world.key });
-  pageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${q}`;
-  const sq = new URLSearchParams({ bridge: bridge.url, world: sceneWorld.id, key: sceneWorld.key });
-  scenePageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${sq}`;
-  const cq = new URLSearchParams({ bridge: bridge.url, world: confirmWorld.id, key: confirmWorld.key });
-  confirmPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${cq}`;
-  const fq = new URLSearchParams({ bridge: bridge.url, world: fcoWorld.id, key: fcoWorld.key });
-  fcoPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${fq}`;
-  const f14 = new URLSearchParams({ bridge: bridge.url, world: fco14World.id, key: fco14World.key, generation: "14" });
-  fco14PageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${f14}`;
-  const hq = new URLSearchParams({ bridge: bridge.url, world: historyWorld.id, key: historyWorld.key });
-  historyPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${hq}`;
-  const xq = new URLSearchParams({ bridge: bridge.url, world: cancelWorld.id, key: cancelWorld.key });
-  cancelPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${xq}`;
-  const tq = new URLSearchParams({ bridge: bridge.url, world: stressWorld.id, key: stressWorld.key, actors: "fco" });
-  stressPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${tq}`;
-  const base = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html`;
-  corePageUrl = `${base}?${new URLSearchParams({ bridge: bridge.url, world: coreWorld.id, key: coreWorld.key })}`;
-  coreFcoPageUrl = `${base}?${new URLSearchParams({ bridge: bridge.url, world: coreFcoWorld.id, key: coreFcoWorld.key, actors: "fco" })}`;
-  condensedPageUrl = `${base}?${new URLSearchParams({ bridge: bridge.url, world: condensedWorld.id, key: condensedWorld.key, actors: "fco" })}`;
-  relayPage = (user, key) => `${base}?${new URLSearchParams({ bridge: bridge.url, world: relayWorld.id, foundry: foundryServer.url, user, ...(key ? { key } : {}) })}`;
+  ], { foundry: true });
+  ({ bridge, browser } = stage);
+  const [world, sceneWorld, confirm, fcoWorld, fco14World, historyWorld, cancelWorld, stressWorld, relayWorld, coreWorld, coreFcoWorld, condensedWorld] = stage.worlds;
+  confirmWorld = confirm;
+  pageUrl = stage.pageUrl(world);
+  scenePageUrl = stage.pageUrl(sceneWorld);
+  confirmPageUrl = stage.pageUrl(confirmWorld);
+  fcoPageUrl = stage.pageUrl(fcoWorld);
+  fco14PageUrl = stage.pageUrl(fco14World, { generation: "14" });
+  historyPageUrl = stage.pageUrl(historyWorld);
+  cancelPageUrl = stage.pageUrl(cancelWorld);
+  stressPageUrl = stage.pageUrl(stressWorld, { actors: "fco" });
+  corePageUrl = stage.pageUrl(coreWorld);
+  coreFcoPageUrl = stage.pageUrl(coreFcoWorld, { actors: "fco" });
+  condensedPageUrl = stage.pageUrl(condensedWorld, { actors: "fco" });
+  relayPage = (user, key) => `${stage.base}?${new URLSearchParams({ bridge: bridge.url, world: relayWorld.id, foundry: stage.foundryServer.url, user, ...(key ? { key } : {}) })}`;
   relayPage.gmKey = relayWorld.key;
-  browser = await launchChromium();
 });
 
-after(async () => {
-  await browser?.close();
-  await new Promise((r) => (server ? server.close(r) : r()));
-  await foundryServer?.close();
-  await bridge?.stop();
-});
+after(() => stage?.stop());
 
 test("a GM creates an advantage against an active opposer from the sheet, invokes from the card, and the finished card reads well", async () => {
   const { page, errors, call: api } = await openConnectedPage(browser, pageUrl);
