@@ -9,7 +9,7 @@ import { createApi } from "./api.mjs";
 import { decorateMessage } from "./cards/chat.mjs";
 import { renderControls } from "./cards/controls.mjs";
 import { ACTOR_SHEET_RENDER_HOOKS, CHAT_MESSAGE_RENDER_HOOK, PLAYERS_RENDER_HOOK, addSceneControl, loadTemplates } from "./foundry/compat.mjs";
-import { onRenderActorSheet } from "./foundry/sheet.mjs";
+import { onRenderActorSheet, refreshSheetStatus } from "./adapters/sheet.mjs";
 import { registerStatuses } from "./foundry/world-writes.mjs";
 import { openHistory } from "./history/window.mjs";
 import { onUpdateUser } from "./net/binding.mjs";
@@ -46,6 +46,8 @@ export function connectHooks(bridge) {
     bridge.scene.addWriter(writeConflicts);
     bridge.scene.addWriter(writeFcoStores);
     bridge.scene.onChange((state) => followRuleset(bridge, state));
+    // An FCO sheet says whether its skill clicks reach the bridge.
+    bridge.onStatus(() => refreshSheetStatus(bridge));
     const module = game.modules.get(MODULE_ID);
     if (module) module.api = createApi(bridge);
   });

@@ -15,9 +15,9 @@ const SCRIPTS = path.join(MODULE_DIR, "scripts");
  */
 const SURFACE = {
   actions: ["roll-dialog.mjs", "start.mjs", "stunts.mjs"],
-  adapters: ["index.mjs", "common.mjs", "fate-core-official.mjs", "generic.mjs", "fco-frameworks.mjs"],
+  adapters: ["index.mjs", "common.mjs", "fco-frameworks.mjs"],
   cards: ["chat.mjs", "odds.mjs", "pickers.mjs", "view.mjs"],
-  foundry: ["characters.mjs", "compat.mjs", "format.mjs", "forms.mjs", "sheet.mjs", "stale-guard.mjs", "windows.mjs", "world-writes.mjs"],
+  foundry: ["characters.mjs", "compat.mjs", "format.mjs", "forms.mjs", "stale-guard.mjs", "windows.mjs", "world-writes.mjs"],
   history: ["anchors.mjs"],
   net: ["bridge.mjs", "status.mjs"],
   scene: ["actions.mjs", "cards.mjs", "state.mjs", "tokens.mjs"]

@@ -119,7 +119,7 @@ before(async () => {
   // Foundry's start sequence without connecting: ready would connect, so fire init only.
   foundry.Hooks.callAll("init");
   cards = await import(path.join(MODULE_DIR, "scripts/cards/chat.mjs"));
-  sheet = await import(path.join(MODULE_DIR, "scripts/foundry/sheet.mjs"));
+  sheet = await import(path.join(MODULE_DIR, "scripts/adapters/sheet.mjs"));
   adapters = await import(path.join(MODULE_DIR, "scripts/adapters/index.mjs"));
   writes = await import(path.join(MODULE_DIR, "scripts/foundry/world-writes.mjs"));
   controls = await import(path.join(MODULE_DIR, "scripts/cards/controls.mjs"));

@@ -30,6 +30,17 @@ export class Bridge {
     this.sentActors = new Map();
     /** @type {object|null} the last `world.verify` report this client asked for */
     this.lastVerify = null;
+    /** @type {Set<(status: import("./connection.mjs").ConnectionStatus) => void>} */
+    this.statusListeners = new Set();
+  }
+
+  /**
+   * Hear every status change of this client's connection, whichever connection it is (the
+   * settings may replace it).
+   * @param {(status: import("./connection.mjs").ConnectionStatus) => void} fn
+   */
+  onStatus(fn) {
+    this.statusListeners.add(fn);
   }
 
   /** Whether the connection is up. */

@@ -11,7 +11,6 @@ import { EMITS_FRAME, PROTOCOL_VERSION } from "../protocol.mjs";
 import { helloPayload, warnVersionMismatch } from "./hello.mjs";
 import { GmRoster, RelayConnection, RelayHost } from "./relay.mjs";
 import { CONNECTION_MODES, connectionSettings, getLastSeq, setLastSeq } from "./settings.mjs";
-import { refreshSheetStatus } from "../foundry/sheet.mjs";
 import { showStatus } from "./status.mjs";
 import { handleActorPatch, handleTokenStatus } from "../foundry/world-writes.mjs";
 import { offerRuleset } from "./ruleset.mjs";
@@ -66,7 +65,7 @@ export function startConnection(bridge, overrides = {}) {
   connection.onStatus((status) => {
     if (status.state !== "connected" && greeted === connection) greeted = null;
     showStatus(status);
-    refreshSheetStatus(bridge);
+    for (const fn of bridge.statusListeners) fn(status);
   });
   // One catch-up per connection: the "bound" notice and hello's own answer can both
   // say a player is bound when the GM vouches while hello is on its way.

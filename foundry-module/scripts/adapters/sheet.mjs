@@ -4,11 +4,11 @@
  * @module sheet
  */
 import { startAction } from "../actions/start.mjs";
-import { SYSTEM_ID as FCO, stuntNamed, stuntRoll } from "../adapters/fate-core-official.mjs";
-import { setSkill, skills as flagSkills } from "../adapters/generic.mjs";
-import { toRating, toSkillName } from "../adapters/common.mjs";
-import { dialogClass, renderTemplate, sheetActor, sheetRoot } from "./compat.mjs";
-import { ladderEntry, signed } from "./format.mjs";
+import { SYSTEM_ID as FCO, stuntNamed, stuntRoll } from "./fate-core-official.mjs";
+import { setSkill, skills as flagSkills } from "./generic.mjs";
+import { toRating, toSkillName } from "./common.mjs";
+import { dialogClass, renderTemplate, sheetActor, sheetRoot } from "../foundry/compat.mjs";
+import { ladderEntry, signed } from "../foundry/format.mjs";
 import { MODULE_ID } from "../protocol.mjs";
 import { startableActions } from "../actions/roll-dialog.mjs";
 import { statusText } from "../net/status.mjs";
