@@ -228,10 +228,11 @@ export function createApi(bridge) {
     },
     /**
      * Ask the bridge for every emit after `since` and write what this client writes (cards,
-     * patches, statuses, the scene), as after a reconnect. Resolves to the `world.sync` answer.
+     * patches, statuses, the scene), as after a reconnect. Resolves to the `world.sync` answer
+     * (null before the module has a connection).
      */
     sync(since = 0) {
-      return catchUp(bridge, bridge.connection, since);
+      return bridge.connection ? catchUp(bridge, bridge.connection, since) : Promise.resolve(null);
     },
     /** Relay mode: the GM user whose client relays (null: none), and whether this client does. */
     relay: Object.freeze({
