@@ -2,18 +2,17 @@
  * The macro API on `game.modules.get("fate-bridge").api` (see MACROS.md).
  * @module api
  */
-import { characterActor } from "./characters.mjs";
-import { startAction } from "./actions.mjs";
-import { send, worldState } from "./intents.mjs";
+import { characterActor } from "./foundry/characters.mjs";
+import { startAction } from "./actions/start.mjs";
 import { MODULE_ID, PROTOCOL_VERSION } from "./protocol.mjs";
-import { runtime } from "./runtime.mjs";
-import * as scene from "./scene-actions.mjs";
-import { chatLogAnchors, exportHistoryAnchors, verifyHistory } from "./anchors.mjs";
-import { historyStats, readHistory, undo } from "./history.mjs";
-import { openHistory } from "./history-window.mjs";
-import { askSceneEnd, openScenePanel } from "./scene-panel.mjs";
-import { currentScene, readScene } from "./scene-state.mjs";
-import { fcoProposal, offerRuleset, setRuleset } from "./ruleset.mjs";
+import * as scene from "./scene/actions.mjs";
+import { chatLogAnchors, exportHistoryAnchors, verifyHistory } from "./history/anchors.mjs";
+import { historyStats, readHistory, undo } from "./history/history.mjs";
+import { openHistory } from "./history/window.mjs";
+import { askSceneEnd, openScenePanel } from "./scene/panel.mjs";
+import { fcoProposal } from "./adapters/fco-frameworks.mjs";
+import { offerRuleset, setRuleset } from "./net/ruleset.mjs";
+import { catchUp, startConnection } from "./net/session.mjs";
 
 /**
  * @param {Actor|string} actorOrId  an Actor, an actor id or an actor name
@@ -39,7 +38,14 @@ function latestCard(actionId) {
   return message?.flags?.[MODULE_ID]?.card ?? null;
 }
 
-export function createApi() {
+/**
+ * The API of this client, acting through its Bridge.
+ * @param {import("./net/bridge.mjs").Bridge} bridge
+ */
+export function createApi(bridge) {
+  /** `fn` with this client's Bridge as its first argument. */
+  const bound = (fn) => (...args) => fn(bridge, ...args);
+  const send = (event, payload) => bridge.send(event, payload);
   const withActor = (actorOrId, run) => {
     const actor = resolveActor(actorOrId);
     if (!actor) {
@@ -54,14 +60,14 @@ export function createApi() {
      * Start any action. Without `opposition`, `opposerId` or `recovery`, the action dialog asks.
      * @param {Actor|string} actorOrId
      * @param {string} skill
-     * @param {import("./actions.mjs").ActionRequest} [request]
+     * @param {import("./actions/start.mjs").ActionRequest} [request]
      */
     start(actorOrId, skill, request = {}) {
-      return withActor(actorOrId, (actor) => startAction(actor, skill, request));
+      return withActor(actorOrId, (actor) => startAction(bridge, actor, skill, request));
     },
     /** An overcome (the 0.1 name): `roll(actor, skill, {opposition, description})`. */
     roll(actorOrId, skill, options = {}) {
-      return withActor(actorOrId, (actor) => startAction(actor, skill, { type: "overcome", ...options }));
+      return withActor(actorOrId, (actor) => startAction(bridge, actor, skill, { type: "overcome", ...options }));
     },
     /**
      * Invoke an aspect on an action in its invoke phase.
@@ -139,11 +145,11 @@ export function createApi() {
      */
     history: Object.freeze({
       /** One page, newest first: `read({before, limit, scene, character, kind, cancelled})`. */
-      read: readHistory,
+      read: bound(readHistory),
       /** 4dF sums per character and for the world, against the expected share: `stats({scene})`. */
-      stats: historyStats,
+      stats: bound(historyStats),
       /** Open the roll history window. */
-      open: openHistory
+      open: bound(openHistory)
     }),
     /**
      * GM: undo the last resolution (no argument), a chosen one and all after it
@@ -151,70 +157,91 @@ export function createApi() {
      * Resolves to {back_to, seq, hash, resolutions, action_ids, card_ids}; rejects with a
      * BridgeError (e.g. code "scene_ended", "nothing_to_undo", "forbidden").
      */
-    undo,
+    undo: bound(undo),
     /** Open the scene panel (aspects, compels, contests, challenges, conflicts, scene end). */
-    openScene: openScenePanel,
+    openScene: bound(openScenePanel),
     /** The scene as this client last heard it (SceneState), or null. */
     get scene() {
-      return currentScene() ? structuredClone(currentScene()) : null;
+      return bridge.scene.current ? structuredClone(bridge.scene.current) : null;
     },
     /** Ask the bridge for the scene now. */
-    readScene,
+    readScene: () => bridge.readScene(),
     /** Situation aspects: add(name, {characterId: freeInvokes}), edit(id, {name, freeInvokes}), remove(id). */
-    aspects: Object.freeze({ add: scene.addAspect, edit: scene.editAspect, remove: scene.removeAspect, give: scene.giveInvokes }),
+    aspects: Object.freeze({ add: bound(scene.addAspect), edit: bound(scene.editAspect), remove: bound(scene.removeAspect), give: bound(scene.giveInvokes) }),
     /** GM: the scene's fate point budget. */
-    setGmBudget: scene.setGmBudget,
+    setGmBudget: bound(scene.setGmBudget),
     /** GM: offer a compel; the character's owner answers with answerCompel(id, accept). */
-    compel: scene.offerCompel,
-    answerCompel: scene.answerCompel,
+    compel: bound(scene.offerCompel),
+    answerCompel: bound(scene.answerCompel),
     /**
      * GM: end the scene, session or scenario. Without `keep` the GM is asked which situation
      * aspects stay (and to confirm).
      */
     async endScene(scope = "scene", keep) {
       if (keep === undefined) {
-        const answer = await askSceneEnd(scope);
+        const answer = await askSceneEnd(scope, bridge.scene.current);
         if (!answer) return null;
         keep = answer.keep;
       }
-      return scene.endScene(scope, keep);
+      return scene.endScene(bridge, scope, keep);
     },
     /** Contests (R11.2). */
     contest: Object.freeze({
-      start: scene.startContest, roll: scene.contestRoll, advantage: scene.contestAdvantage,
-      twist: scene.nameTwist, concede: scene.concedeContest
+      start: bound(scene.startContest), roll: bound(scene.contestRoll), advantage: bound(scene.contestAdvantage),
+      twist: bound(scene.nameTwist), concede: bound(scene.concedeContest)
     }),
     /** Challenges (R11.1). */
     challenge: Object.freeze({
-      start: scene.startChallenge, roll: scene.challengeRoll, advantage: scene.challengeAdvantage, carry: scene.carryBoosts
+      start: bound(scene.startChallenge), roll: bound(scene.challengeRoll), advantage: bound(scene.challengeAdvantage), carry: bound(scene.carryBoosts)
     }),
     /** Conflicts (R11.3, R13); turn order shows in the Combat tracker. next(id, nextId) under elective order. */
     conflict: Object.freeze({
-      start: scene.startConflict, order: scene.conflictOrder, next: scene.conflictNext, move: scene.conflictMove, zones: scene.conflictZones, end: scene.conflictEnd,
-      fullDefense: scene.conflictFullDefense, concede: scene.conflictConcede
+      start: bound(scene.startConflict), order: bound(scene.conflictOrder), next: bound(scene.conflictNext), move: bound(scene.conflictMove),
+      zones: bound(scene.conflictZones), end: bound(scene.conflictEnd), fullDefense: bound(scene.conflictFullDefense), concede: bound(scene.conflictConcede)
     }),
     /** R13.9: the world's rules. propose() what FCO's game plays; set(id) switches the bridge (GM). */
-    ruleset: Object.freeze({ propose: fcoProposal, set: setRuleset, offer: offerRuleset }),
+    ruleset: Object.freeze({ propose: fcoProposal, set: bound(setRuleset), offer: bound(offerRuleset) }),
     /** The newest card of an action in this client's chat. */
     card: latestCard,
     /**
      * The log's anchors in this chat log (DESIGN Trust). GM: `verify()` asks the bridge and
      * shows the result; `export()` saves the file `world verify ID --chat-log FILE` reads.
      */
-    anchors: Object.freeze({ list: chatLogAnchors, verify: verifyHistory, export: exportHistoryAnchors }),
+    anchors: Object.freeze({ list: chatLogAnchors, verify: bound(verifyHistory), export: exportHistoryAnchors }),
     /** What the bridge holds: characters, aspects with free invokes, GM budget, open actions. */
-    state: worldState,
+    state: () => bridge.worldState(),
     /** @returns {object|null} the bridge's hello (actions, costs, ruleset, ...) */
     get hello() {
-      return runtime.hello ? structuredClone(runtime.hello) : null;
+      return bridge.hello ? structuredClone(bridge.hello) : null;
     },
-    /** @returns {import("./connection.mjs").ConnectionStatus} */
+    /** @returns {import("./net/connection.mjs").ConnectionStatus} */
     get status() {
-      return { ...(runtime.connection?.status ?? { state: "offline", reason: null, message: null }) };
+      return { ...bridge.status };
     },
-    /** @returns {import("./connection.mjs").ConnectionManager|null} */
+    /** @returns {import("./net/connection.mjs").ConnectionManager|null} */
     get connection() {
-      return runtime.connection;
-    }
+      return bridge.connection;
+    },
+    /** Open the connection again with the current settings. */
+    reconnect() {
+      startConnection(bridge);
+    },
+    /**
+     * Ask the bridge for every emit after `since` and write what this client writes (cards,
+     * patches, statuses, the scene), as after a reconnect. Resolves to the `world.sync` answer
+     * (null before the module has a connection).
+     */
+    sync(since = 0) {
+      return bridge.connection ? catchUp(bridge, bridge.connection, since) : Promise.resolve(null);
+    },
+    /** Relay mode: the GM user whose client relays (null: none), and whether this client does. */
+    relay: Object.freeze({
+      get host() {
+        return bridge.roster?.electedHost() ?? null;
+      },
+      get hosting() {
+        return Boolean(bridge.relayHost?.running);
+      }
+    })
   });
 }

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { addWorld, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
 import { byCard, cardIn, showMessage } from "./support/chat.mjs";
-import { FoundryClient } from "./support/clients.mjs";
+import { FoundryClient, directClient, launchGreeted } from "./support/clients.mjs";
 import { startFoundryServer } from "./support/foundry-server.mjs";
 import { check, loadValidators } from "./support/schemas.mjs";
 import { ogre, zird } from "./fixtures/actors.mjs";
@@ -30,31 +30,11 @@ let player;
 const clients = [];
 
 function clientOptions(user, key) {
-  return {
-    users: USERS,
-    userId: user.id,
-    activeGM: GM.id,
-    // Foundry's server: the GMs' clients hear each other and elect the one that writes.
-    foundryServer: foundry.url,
-    systemId: "fate-core-official",
-    actors: [ZIRD, OGRE],
-    settings: {
-      "fate-bridge.bridgeUrl": `http://127.0.0.1:${port}`,
-      "fate-bridge.worldId": world.id,
-      // Every browser connects itself (relay mode: tests/js/relay.integration.test.mjs).
-      "fate-bridge.connectionMode": "direct",
-      ...(key === undefined ? {} : { "fate-bridge.gmKey": key })
-    }
-  };
+  // Foundry's server: the GMs' clients hear each other and elect the one that writes.
+  return directClient({ users: USERS, user, activeGM: GM.id, actors: [ZIRD, OGRE], port, worldId: world.id, key, foundryServer: foundry.url });
 }
 
-async function launch(name, user, key) {
-  const client = await FoundryClient.launch(name, clientOptions(user, key));
-  clients.push(client);
-  await client.rpc("start");
-  await client.waitFor("hello", (h) => h !== null, { what: `${name} hello` });
-  return client;
-}
+const launch = (name, user, key) => launchGreeted(clients, name, clientOptions(user, key));
 
 /** Everything a client sent must match the bridge's schemas, and every ack the ack schema. */
 async function assertSentValid(client) {

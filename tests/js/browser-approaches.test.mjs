@@ -5,46 +5,27 @@
 // the roll on "Sorgfältig" is the bridge's Careful, and its card names it in German.
 // Screenshots go to tests/artifacts.
 import assert from "node:assert/strict";
-import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { addWorld, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
-import { ARTIFACTS, launchChromium, serveRepo } from "./support/browser-page.mjs";
+import { ARTIFACTS, openConnectedPage, startStage } from "./support/browser-page.mjs";
 
 const ZIRD = "actorZird0000001";
 
-let bridge;
-let server;
+let stage;
 let browser;
 let pageUrl;
 
 before(async () => {
-  await mkdir(ARTIFACTS, { recursive: true });
-  const dataDir = await tempDataDir();
-  const port = await freePort();
-  const world = await addWorld(dataDir, "browser-approaches-de", "Browser Approaches DE", "fate-accelerated");
-  bridge = await startBridge({ dataDir, port });
-  server = serveRepo();
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  const base = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html`;
-  pageUrl = `${base}?${new URLSearchParams({ bridge: bridge.url, world: world.id, key: world.key, lang: "de" })}`;
-  browser = await launchChromium();
+  stage = await startStage([["browser-approaches-de", "Browser Approaches DE", "fate-accelerated"]]);
+  ({ browser } = stage);
+  pageUrl = stage.pageUrl(stage.worlds[0], { lang: "de" });
 });
 
-after(async () => {
-  await browser?.close();
-  await new Promise((r) => (server ? server.close(r) : r()));
-  await bridge?.stop();
-});
+after(() => stage?.stop());
 
 // R13.1
 test("R13.1 in German: the roll dialog offers FCO's German approaches, the roll on Sorgfältig is Careful, Athletik is not offered", async () => {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 800 }, deviceScaleFactor: 1 });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(pageUrl);
-  await page.waitForSelector("body[data-booted=true]");
-  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const { page, errors } = await openConnectedPage(browser, pageUrl, { width: 1100, height: 800 });
   // FCO's German translation (game.system.lang), and Zird's skills as FCO writes them from it.
   const german = await page.evaluate(async (z) => {
     const systemLang = await (await fetch("/tests/js/fixtures/fco-lang-de.json")).json();

@@ -4,49 +4,30 @@
 // it off and the card says so. The fake Foundry page loads the module's real scripts and a
 // real bridge; the player is a real Socket.IO client. Screenshots go to tests/artifacts.
 import assert from "node:assert/strict";
-import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { addWorld, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
-import { ARTIFACTS, launchChromium, serveRepo } from "./support/browser-page.mjs";
+import { ARTIFACTS, openConnectedPage, startStage, writeCardOnPage } from "./support/browser-page.mjs";
 import { REPO } from "./support/node-foundry.mjs";
 
 const ANN = "pagePlayerAnn001";
 
+let stage;
 let bridge;
-let server;
 let browser;
 let world;
 let pageUrl;
 
 before(async () => {
-  await mkdir(ARTIFACTS, { recursive: true });
-  const dataDir = await tempDataDir();
-  const port = await freePort();
-  world = await addWorld(dataDir, "browser-consent", "Browser Consent");
-  bridge = await startBridge({ dataDir, port });
-  server = serveRepo();
-
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  const q = new URLSearchParams({ bridge: bridge.url, world: world.id, key: world.key });
-  pageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${q}`;
-  browser = await launchChromium();
+  stage = await startStage([["browser-consent", "Browser Consent"]]);
+  ({ bridge, browser } = stage);
+  [world] = stage.worlds;
+  pageUrl = stage.pageUrl(world);
 });
 
-after(async () => {
-  await browser?.close();
-  await new Promise((r) => (server ? server.close(r) : r()));
-  await bridge?.stop();
-});
+after(() => stage?.stop());
 
 test("a player's advantage on the GM's ogre waits for the GM's yes on the card: Accept lets it go on, Decline calls it off", async () => {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(pageUrl);
-  await page.waitForSelector("body[data-booted=true]");
-  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
-  const api = (fn, payload) => page.evaluate(([f, a]) => settled(game.modules.get("fate-bridge").api.connection.call(f, a)), [fn, payload]);
+  const { page, errors, call: api } = await openConnectedPage(browser, pageUrl);
   const { io } = await import("socket.io-client");
   const { NAMESPACE, PROTOCOL_VERSION, cardPutBack } = await import(path.join(REPO, "foundry-module/scripts/protocol.mjs"));
 
@@ -71,18 +52,16 @@ test("a player's advantage on the GM's ogre waits for the GM's yes on the card: 
   };
   // Ann's client writes her cards; on this one page the GM's client writes them instead (the
   // path taken when the acting player is away), so the GM's page shows each as Foundry would.
-  const relay = (emit) => page.evaluate(async (e) => {
-    const cards = await import("/foundry-module/scripts/cards.mjs");
-    await cards.handleCardEmit({ ...e, writer: "gm" });
-  }, emit);
+  const relay = (emit) => writeCardOnPage(page, { ...emit, writer: "gm" });
   try {
     const hello = await annSend("hello", {});
     assert.equal(hello.ok, true);
     assert.equal((await api("user.bind", { user_id: ANN, nonce: hello.data.bind_nonce })).ok, true);
     // The GM's page sends the ogre to the bridge, as it does for a token on the scene.
     const synced = await page.evaluate(async () => {
-      const { syncActor } = await import("/foundry-module/scripts/actions.mjs");
-      return settled(syncActor(game.actors.get("actorOgre0000001")));
+      const { adapterFor } = await import("/foundry-module/scripts/adapters/index.mjs");
+      const actor = adapterFor().toActorData(game.actors.get("actorOgre0000001"));
+      return settled(game.modules.get("fate-bridge").api.connection.call("actor.sync", { actor }));
     });
     assert.equal(synced.ok, true, JSON.stringify(synced));
     const start = {

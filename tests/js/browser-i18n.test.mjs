@@ -3,14 +3,11 @@
 // every word comes from the language file, none is English, and the screenshots are kept in
 // tests/artifacts to be looked at.
 import assert from "node:assert/strict";
-import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { addWorlds, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
-import { ARTIFACTS, launchChromium, serveRepo } from "./support/browser-page.mjs";
+import { ARTIFACTS, openConnectedPage, startStage } from "./support/browser-page.mjs";
 
-let bridge;
-let server;
+let stage;
 let browser;
 const pages = {};
 
@@ -23,35 +20,18 @@ const LANGUAGES = {
 };
 
 before(async () => {
-  await mkdir(ARTIFACTS, { recursive: true });
-  const dataDir = await tempDataDir();
-  const port = await freePort();
-  const worlds = await addWorlds(dataDir, Object.keys(LANGUAGES).map((lang) => [`browser-${lang.toLowerCase()}`, `Browser ${lang}`, "fate-core"]));
-  bridge = await startBridge({ dataDir, port });
-  server = serveRepo();
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  const base = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html`;
+  stage = await startStage(Object.keys(LANGUAGES).map((lang) => [`browser-${lang.toLowerCase()}`, `Browser ${lang}`, "fate-core"]));
+  ({ browser } = stage);
   Object.keys(LANGUAGES).forEach((lang, i) => {
-    pages[lang] = `${base}?${new URLSearchParams({ bridge: bridge.url, world: worlds[i].id, key: worlds[i].key, lang })}`;
+    pages[lang] = stage.pageUrl(stage.worlds[i], { lang });
   });
-  browser = await launchChromium();
 });
 
-after(async () => {
-  await browser?.close();
-  await new Promise((r) => (server ? server.close(r) : r()));
-  await bridge?.stop();
-});
+after(() => stage?.stop());
 
 for (const [lang, words] of Object.entries(LANGUAGES)) {
   test(`${lang}: the roll dialog, an action card played to its end and the scene panel speak ${lang}`, async () => {
-    const page = await browser.newPage({ viewport: { width: 1260, height: 1000 }, deviceScaleFactor: 1 });
-    const errors = [];
-    page.on("pageerror", (e) => errors.push(String(e)));
-    await page.goto(pages[lang]);
-    await page.waitForSelector("body[data-booted=true]");
-    await page.waitForSelector("#fate-bridge-status[data-state=connected]");
-    const call = (fn, payload) => page.evaluate(([f, p]) => settled(game.modules.get("fate-bridge").api.connection.call(f, p)), [fn, payload]);
+    const { page, errors, call } = await openConnectedPage(browser, pages[lang], { width: 1260, height: 1000 });
     assert.equal(await page.evaluate(() => game.i18n.lang), lang);
     // The ogre opposes (Fight +3, − − 0 0: Average +1), Zird rolls (Athletics +3, + 0 + 0: Superb +5).
     assert.equal((await call("dev.queue_dice", { rolls: [[-1, -1, 0, 0], [1, 0, 1, 0]] })).ok, true);

@@ -6,12 +6,9 @@
 // six approaches only; the sheet's banner and the status line say the cause in words.
 // Screenshots go to tests/artifacts.
 import assert from "node:assert/strict";
-import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { addWorld, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
-import { ARTIFACTS, launchChromium, serveRepo } from "./support/browser-page.mjs";
-import { startFoundryServer } from "./support/foundry-server.mjs";
+import { ARTIFACTS, openConnectedPage, startStage, writeCardOnPage } from "./support/browser-page.mjs";
 
 const ZIRD = "actorZird0000001";
 const OGRE = "actorOgre0000001";
@@ -19,63 +16,55 @@ const GOBLIN = "actorGoblin00001";
 const ANN = "pagePlayerAnn001";
 const GM_USER = "pageGmUser000001";
 
+let stage;
 let bridge;
-let server;
 let browser;
 let pageUrl;
-let foundryServer;
 let relayPage;
 let germanPage;
 
 const text = async (locator) => (await locator.innerText()).replace(/\s+/g, " ");
 
 before(async () => {
-  await mkdir(ARTIFACTS, { recursive: true });
-  const dataDir = await tempDataDir();
-  const port = await freePort();
-  const world = await addWorld(dataDir, "browser-teamwork", "Browser Teamwork");
-  const relayWorld = await addWorld(dataDir, "browser-teamwork-relay", "Browser Teamwork Relay");
-  bridge = await startBridge({ dataDir, port });
-  foundryServer = await startFoundryServer();
-  server = serveRepo();
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  const base = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html`;
-  pageUrl = `${base}?${new URLSearchParams({ bridge: bridge.url, world: world.id, key: world.key, npcs: "goblin" })}`;
-  relayPage = (user, key) => `${base}?${new URLSearchParams({ bridge: bridge.url, world: relayWorld.id, foundry: foundryServer.url, user, npcs: "goblin", ...(key ? { key } : {}) })}`;
+  stage = await startStage([
+    ["browser-teamwork", "Browser Teamwork"],
+    ["browser-teamwork-relay", "Browser Teamwork Relay"],
+    ["browser-teamwork-de", "Browser Teamwork DE"]
+  ], { foundry: true });
+  ({ bridge, browser } = stage);
+  const [world, relayWorld, germanWorld] = stage.worlds;
+  pageUrl = stage.pageUrl(world, { npcs: "goblin" });
+  relayPage = (user, key) => `${stage.base}?${new URLSearchParams({ bridge: bridge.url, world: relayWorld.id, foundry: stage.foundryServer.url, user, npcs: "goblin", ...(key ? { key } : {}) })}`;
   relayPage.gmKey = relayWorld.key;
-  const germanWorld = await addWorld(dataDir, "browser-teamwork-de", "Browser Teamwork DE");
-  germanPage = `${base}?${new URLSearchParams({ bridge: bridge.url, world: germanWorld.id, key: germanWorld.key, npcs: "goblin", lang: "de" })}`;
-  browser = await launchChromium();
+  germanPage = stage.pageUrl(germanWorld, { npcs: "goblin", lang: "de" });
 });
 
-after(async () => {
-  await browser?.close();
-  await new Promise((r) => (server ? server.close(r) : r()));
-  await foundryServer?.close();
-  await bridge?.stop();
-});
+after(() => stage?.stop());
 
-test("R13.10 Invoke for …, R13.11 Step in, R13.1 approaches only, and the causes in words, in Chromium", async () => {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 800 }, deviceScaleFactor: 1 });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(pageUrl);
-  await page.waitForSelector("body[data-booted=true]");
-  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+/**
+ * The GM's page at `url` with Zird, the ogre and the goblin on the viewed scene, once the page has
+ * synced them to the bridge. `api(event, payload)` sends an intent that must be accepted and
+ * resolves to its answer's data.
+ */
+async function openScenePage(url) {
+  const { page, errors, call } = await openConnectedPage(browser, url, { width: 1100, height: 800 });
   const api = async (event, payload = {}) => {
-    const ack = await page.evaluate(([e, p]) => settled(game.modules.get("fate-bridge").api.connection.call(e, p)), [event, payload]);
+    const ack = await call(event, payload);
     assert.equal(ack.ok, true, `${event}: ${JSON.stringify(ack.error)}`);
     return ack.data;
   };
-  const lastCard = () => page.locator("#chat-log .chat-message").last();
-
-  // Zird, the ogre and the goblin stand on the viewed scene; the GM's page syncs them.
   await page.evaluate(([z, o, g]) => window.fakeFoundry.viewScene([z, o, g]), [ZIRD, OGRE, GOBLIN]);
   for (let i = 0; i < 100; i++) {
     const state = await api("world.state");
     if ([ZIRD, OGRE, GOBLIN].every((id) => state.characters.some((c) => c.id === id))) break;
     await new Promise((r) => setTimeout(r, 100));
   }
+  return { page, errors, api, lastCard: () => page.locator("#chat-log .chat-message").last() };
+}
+
+test("R13.10 Invoke for …, R13.11 Step in, R13.1 approaches only, and the causes in words, in Chromium", async () => {
+  // Zird, the ogre and the goblin stand on the viewed scene; the GM's page syncs them.
+  const { page, errors, api, lastCard } = await openScenePage(pageUrl);
   await api("fate.gm_budget", { fate_points: 3 });
   // A situation aspect whose free invoke the ogre holds (not on Zird's action).
   await api("scene.aspect", { op: "add", name: "Rickety Bridge", free_invokes: { [OGRE]: 1 } });
@@ -135,9 +124,9 @@ test("R13.10 Invoke for …, R13.11 Step in, R13.1 approaches only, and the caus
   // --- R13.1: Fate Accelerated's roll dialog offers the six approaches only ------------------
   await api("world.ruleset", { ruleset: "fate-accelerated" });
   await page.waitForFunction(() => game.modules.get("fate-bridge").api !== undefined);
-  await page.evaluate(async (z) => {
-    const { askAction } = await import("/foundry-module/scripts/roll-dialog.mjs");
-    window.asked = askAction({ actor: game.actors.get(z) });
+  await page.evaluate((z) => {
+    // No skill and no opposition: the action dialog asks.
+    window.asked = game.modules.get("fate-bridge").api.start(z);
   }, ZIRD);
   const rollDialog = page.locator("dialog.fake-dialog-v2").last();
   await rollDialog.locator('select[name="skill"]').waitFor();
@@ -192,10 +181,7 @@ test("R13.10 on a player's page (relay mode): Ann's Zird, in the scene and not t
   if (opened.state === "awaiting_opposition") opened = (await gmCall("action.oppose", { action_id: opened.action_id, skill: "Fight" })).card;
   assert.equal(opened.state, "invoking");
   const flags = await gmPage.evaluate(() => game.messages.contents.at(-1).flags["fate-bridge"]);
-  await page.evaluate(async ([f, ann]) => {
-    const cards = await import("/foundry-module/scripts/cards.mjs");
-    await cards.handleCardEmit({ seq: f.seq, world: "w", writer: ann, op: "create", card_id: f.cardId, card: f.card });
-  }, [flags, ANN]);
+  await writeCardOnPage(page, { seq: flags.seq, world: "w", writer: ANN, op: "create", card_id: flags.cardId, card: flags.card });
   const card = page.locator("#chat-log .chat-message").last();
   await card.locator('[data-fb="invoke-ally"]').first().waitFor();
   const offered = await card.locator('[data-fb="invoke-ally"]').allInnerTexts();
@@ -228,24 +214,7 @@ test("R13.10 on a player's page (relay mode): Ann's Zird, in the scene and not t
 });
 
 test("R13.10 and R13.11 in German: Invoke for and Step in worded from de.json, the card says who stepped in for whom, no English", async () => {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 800 }, deviceScaleFactor: 1 });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(germanPage);
-  await page.waitForSelector("body[data-booted=true]");
-  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
-  const api = async (event, payload = {}) => {
-    const ack = await page.evaluate(([e, p]) => settled(game.modules.get("fate-bridge").api.connection.call(e, p)), [event, payload]);
-    assert.equal(ack.ok, true, `${event}: ${JSON.stringify(ack.error)}`);
-    return ack.data;
-  };
-  const lastCard = () => page.locator("#chat-log .chat-message").last();
-  await page.evaluate(([z, o, g]) => window.fakeFoundry.viewScene([z, o, g]), [ZIRD, OGRE, GOBLIN]);
-  for (let i = 0; i < 100; i++) {
-    const state = await api("world.state");
-    if ([ZIRD, OGRE, GOBLIN].every((id) => state.characters.some((c) => c.id === id))) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const { page, errors, api, lastCard } = await openScenePage(germanPage);
   // R13.10: the GM's NPCs in the scene may invoke for Zird's side.
   const started = await api("action.start", { type: "overcome", actor_id: ZIRD, skill: "Lore", opposition: { kind: "passive", rating: 6 } });
   const allyButton = lastCard().locator('[data-fb="invoke-ally"][data-side="actor"]');

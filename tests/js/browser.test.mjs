@@ -2,19 +2,16 @@
 // bridge, and a user clicks the roll control, answers the dialog and sees the card in chat.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { addWorlds, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
-import { startFoundryServer } from "./support/foundry-server.mjs";
-import { ARTIFACTS, VENDOR_URL, launchChromium, serveRepo } from "./support/browser-page.mjs";
+import { tempDataDir } from "./support/bridge-process.mjs";
+import { ARTIFACTS, VENDOR_URL, launchChromium, openConnectedPage, serveRepo, startStage, writeCardOnPage } from "./support/browser-page.mjs";
 import { REPO } from "./support/node-foundry.mjs";
 
-
-
+let stage;
 let bridge;
-let server;
 let browser;
 let pageUrl;
 let scenePageUrl;
@@ -28,16 +25,10 @@ let stressPageUrl;
 let corePageUrl;
 let coreFcoPageUrl;
 let condensedPageUrl;
-let foundryServer;
 let relayPage;
 
-
 before(async () => {
-  await mkdir(ARTIFACTS, { recursive: true });
-  const dataDir = await tempDataDir();
-  const port = await freePort();
-  let world, sceneWorld, fcoWorld, fco14World, historyWorld, cancelWorld, stressWorld, relayWorld, coreWorld, coreFcoWorld, condensedWorld;
-  [world, sceneWorld, confirmWorld, fcoWorld, fco14World, historyWorld, cancelWorld, stressWorld, relayWorld, coreWorld, coreFcoWorld, condensedWorld] = await addWorlds(dataDir, [
+  stage = await startStage([
     ["browser-world", "Browser World"],
     ["browser-scene", "Browser Scene"],
     ["browser-confirm", "Browser Confirm"],
@@ -50,51 +41,29 @@ before(async () => {
     ["browser-core", "Browser Core", "fate-core"],
     ["browser-core-fco", "Browser Core FCO", "fate-core"],
     ["browser-condensed", "Browser Condensed", "fate-condensed"]
-  ]);
-  bridge = await startBridge({ dataDir, port });
-  foundryServer = await startFoundryServer();
-  server = serveRepo();
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  const q = new URLSearchParams({ bridge: bridge.url, world: world.id, key: world.key });
-  pageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${q}`;
-  const sq = new URLSearchParams({ bridge: bridge.url, world: sceneWorld.id, key: sceneWorld.key });
-  scenePageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${sq}`;
-  const cq = new URLSearchParams({ bridge: bridge.url, world: confirmWorld.id, key: confirmWorld.key });
-  confirmPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${cq}`;
-  const fq = new URLSearchParams({ bridge: bridge.url, world: fcoWorld.id, key: fcoWorld.key });
-  fcoPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${fq}`;
-  const f14 = new URLSearchParams({ bridge: bridge.url, world: fco14World.id, key: fco14World.key, generation: "14" });
-  fco14PageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${f14}`;
-  const hq = new URLSearchParams({ bridge: bridge.url, world: historyWorld.id, key: historyWorld.key });
-  historyPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${hq}`;
-  const xq = new URLSearchParams({ bridge: bridge.url, world: cancelWorld.id, key: cancelWorld.key });
-  cancelPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${xq}`;
-  const tq = new URLSearchParams({ bridge: bridge.url, world: stressWorld.id, key: stressWorld.key, actors: "fco" });
-  stressPageUrl = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html?${tq}`;
-  const base = `http://127.0.0.1:${server.address().port}/tests/js/browser/index.html`;
-  corePageUrl = `${base}?${new URLSearchParams({ bridge: bridge.url, world: coreWorld.id, key: coreWorld.key })}`;
-  coreFcoPageUrl = `${base}?${new URLSearchParams({ bridge: bridge.url, world: coreFcoWorld.id, key: coreFcoWorld.key, actors: "fco" })}`;
-  condensedPageUrl = `${base}?${new URLSearchParams({ bridge: bridge.url, world: condensedWorld.id, key: condensedWorld.key, actors: "fco" })}`;
-  relayPage = (user, key) => `${base}?${new URLSearchParams({ bridge: bridge.url, world: relayWorld.id, foundry: foundryServer.url, user, ...(key ? { key } : {}) })}`;
+  ], { foundry: true });
+  ({ bridge, browser } = stage);
+  const [world, sceneWorld, confirm, fcoWorld, fco14World, historyWorld, cancelWorld, stressWorld, relayWorld, coreWorld, coreFcoWorld, condensedWorld] = stage.worlds;
+  confirmWorld = confirm;
+  pageUrl = stage.pageUrl(world);
+  scenePageUrl = stage.pageUrl(sceneWorld);
+  confirmPageUrl = stage.pageUrl(confirmWorld);
+  fcoPageUrl = stage.pageUrl(fcoWorld);
+  fco14PageUrl = stage.pageUrl(fco14World, { generation: "14" });
+  historyPageUrl = stage.pageUrl(historyWorld);
+  cancelPageUrl = stage.pageUrl(cancelWorld);
+  stressPageUrl = stage.pageUrl(stressWorld, { actors: "fco" });
+  corePageUrl = stage.pageUrl(coreWorld);
+  coreFcoPageUrl = stage.pageUrl(coreFcoWorld, { actors: "fco" });
+  condensedPageUrl = stage.pageUrl(condensedWorld, { actors: "fco" });
+  relayPage = (user, key) => `${stage.base}?${new URLSearchParams({ bridge: bridge.url, world: relayWorld.id, foundry: stage.foundryServer.url, user, ...(key ? { key } : {}) })}`;
   relayPage.gmKey = relayWorld.key;
-  browser = await launchChromium();
 });
 
-after(async () => {
-  await browser?.close();
-  await new Promise((r) => (server ? server.close(r) : r()));
-  await foundryServer?.close();
-  await bridge?.stop();
-});
+after(() => stage?.stop());
 
 test("a GM creates an advantage against an active opposer from the sheet, invokes from the card, and the finished card reads well", async () => {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(pageUrl);
-  await page.waitForSelector("body[data-booted=true]");
-  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
-  const api = (fn, ...args) => page.evaluate(([f, a]) => settled(game.modules.get("fate-bridge").api.connection.call(f, a[0])), [fn, args]);
+  const { page, errors, call: api } = await openConnectedPage(browser, pageUrl);
   // The ogre opposes first (Fight +3, dice − − 0 0 = Average +1), then Zird rolls (Athletics +3, + 0 + 0 = Superb +5).
   assert.equal((await api("dev.queue_dice", { rolls: [[-1, -1, 0, 0], [1, 0, 1, 0]] })).ok, true);
   assert.equal((await api("fate.gm_budget", { fate_points: 2 })).ok, true);
@@ -166,12 +135,7 @@ test("a GM creates an advantage against an active opposer from the sheet, invoke
 });
 
 test("odds before rolling (issue 8.7): the dialog shows the bridge's exact odds, the invoke picker what +2 or a reroll would do", async () => {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 900 }, deviceScaleFactor: 1 });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(pageUrl);
-  await page.waitForSelector("body[data-booted=true]");
-  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const { page, errors } = await openConnectedPage(browser, pageUrl, { width: 1100, height: 900 });
   const api = (fn, payload) => page.evaluate(([f, a]) => settled(game.modules.get("fate-bridge").api.connection.call(f, a)), [fn, payload]);
 
   await page.click('.fate-bridge-roll[data-skill="Athletics"]');
@@ -235,19 +199,7 @@ test("a wrong key shows the refusal in words in the status badge", async () => {
 });
 
 test("the scene panel, the contest tracker, the challenge board and the GM cards read well on the dark UI", async () => {
-  const page = await browser.newPage({ viewport: { width: 1260, height: 1000 }, deviceScaleFactor: 1 });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(scenePageUrl);
-  await page.waitForSelector("body[data-booted=true]");
-  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
-  const call = (fn, payload) => page.evaluate(([f, p]) => settled(game.modules.get("fate-bridge").api.connection.call(f, p)), [fn, payload]);
-  const api = (path, ...args) => page.evaluate(([p, a]) => {
-    const parts = p.split(".");
-    let target = game.modules.get("fate-bridge").api;
-    for (const k of parts.slice(0, -1)) target = target[k];
-    return settled(target[parts.at(-1)](...a));
-  }, [path, args]);
+  const { page, errors, call, api } = await openConnectedPage(browser, scenePageUrl, { width: 1260, height: 1000 });
   const queue = async (...rolls) => assert.equal((await call("dev.queue_dice", { rolls })).ok, true);
   const ZIRD = "actorZird0000001";
   const OGRE = "actorOgre0000001";
@@ -389,12 +341,7 @@ test("the scene panel, the contest tracker, the challenge board and the GM cards
 });
 
 test("the GM confirms a player's proposed rating and danger on the card: the form starts from the proposal (R2.1, R9.1)", async () => {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(confirmPageUrl);
-  await page.waitForSelector("body[data-booted=true]");
-  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const { page, errors } = await openConnectedPage(browser, confirmPageUrl);
   const api = (fn, payload) => page.evaluate(([f, a]) => settled(game.modules.get("fate-bridge").api.connection.call(f, a)), [fn, payload]);
   const { io } = await import("socket.io-client");
   const { NAMESPACE, PROTOCOL_VERSION, cardPutBack } = await import(path.join(REPO, "foundry-module/scripts/protocol.mjs"));
@@ -436,10 +383,7 @@ test("the GM confirms a player's proposed rating and danger on the card: the for
     };
     // Ann's client writes her card and Foundry shows the message to the GM; on this one page the
     // GM's client writes it instead (the path taken when the acting player is away).
-    const relay = (emit) => page.evaluate(async (e) => {
-      const cards = await import("/foundry-module/scripts/cards.mjs");
-      await cards.handleCardEmit({ ...e, writer: "gm" });
-    }, emit);
+    const relay = (emit) => writeCardOnPage(page, { ...emit, writer: "gm" });
     await relay(await emitOf((e) => e.card.state === "confirming"));
 
     const message = page.locator("#chat-log .chat-message").last();
@@ -471,12 +415,7 @@ test("the GM confirms a player's proposed rating and danger on the card: the for
 });
 
 test("one click, one roll: a click on an FCO skill rolls through the bridge, never natively; offline FCO rolls it and the sheet says why", async () => {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(fcoPageUrl);
-  await page.waitForSelector("body[data-booted=true]");
-  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const { page, errors } = await openConnectedPage(browser, fcoPageUrl);
   const nativeRolls = () => page.evaluate(() => window.fakeFoundry.log.fcoNativeRolls.length);
   const dialog = page.locator("dialog.fake-dialog-v2");
   const sheet = page.locator(".fcoSheet").first();
@@ -541,19 +480,7 @@ const OGRE = "actorOgre0000001";
  * dotted path, the dev dice queue and Zird's fate points.
  */
 async function historyTable(url) {
-  const page = await browser.newPage({ viewport: { width: 1260, height: 900 }, deviceScaleFactor: 1 });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(url);
-  await page.waitForSelector("body[data-booted=true]");
-  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
-  const call = (fn, payload) => page.evaluate(([f, p]) => settled(game.modules.get("fate-bridge").api.connection.call(f, p)), [fn, payload]);
-  const api = (path, ...args) => page.evaluate(([p, a]) => {
-    const parts = p.split(".");
-    let target = game.modules.get("fate-bridge").api;
-    for (const k of parts.slice(0, -1)) target = target[k];
-    return settled(target[parts.at(-1)](...a));
-  }, [path, args]);
+  const { page, errors, call, api } = await openConnectedPage(browser, url, { width: 1260, height: 900 });
   const queue = async (...rolls) => assert.equal((await call("dev.queue_dice", { rolls })).ok, true);
   const fatePoints = async () => (await api("state")).characters.find((c) => c.id === ZIRD).fate_points;
   return { page, errors, api, queue, fatePoints };
@@ -561,12 +488,7 @@ async function historyTable(url) {
 
 
 test("FCO 4.7.14 on Foundry 14: a boost's status icon comes off though FCO keeps statuses empty; a double click on a skill is FCO's share to chat", async () => {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(fco14PageUrl);
-  await page.waitForSelector("body[data-booted=true]");
-  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const { page, errors } = await openConnectedPage(browser, fco14PageUrl);
   assert.equal(await page.evaluate(() => game.release.generation), 14);
   const call = (fn, payload) => page.evaluate(([f, p]) => settled(game.modules.get("fate-bridge").api.connection.call(f, p)), [fn, payload]);
   const zird = () => page.evaluate(() => {
@@ -764,13 +686,7 @@ test("a roll the GM cancels from its card stays in the roll history, tagged canc
 });
 
 test("the absorb picker names each stress track of the hit's kind and each box's value (R5.10, R11.3)", async () => {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(stressPageUrl);
-  await page.waitForSelector("body[data-booted=true]");
-  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
-  const api = (fn, arg) => page.evaluate(([f, a]) => settled(game.modules.get("fate-bridge").api.connection.call(f, a)), [fn, arg]);
+  const { page, errors, call: api } = await openConnectedPage(browser, stressPageUrl);
   const [brawler, scrapper] = ["fcoCoreBrawler01", "fcoCondensed0001"];
   // A physical conflict; the Condensed Scrapper (Fight +3) hits the Core Brawler for 2 (0000 vs Average +1).
   const started = await page.evaluate(([a, b]) => settled(game.modules.get("fate-bridge").api.conflict.start({ name: "Dockside brawl", kind: "physical", sides: [{ name: "Core", members: [a] }, { name: "Condensed", members: [b] }] })), [brawler, scrapper]);
@@ -803,13 +719,7 @@ test("the absorb picker names each stress track of the hit's kind and each box's
 });
 
 test("the GM cancels an open action from its card: a confirm with a reason, and the card says what came back", async () => {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(pageUrl);
-  await page.waitForSelector("body[data-booted=true]");
-  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
-  const call = (fn, payload) => page.evaluate(([f, p]) => settled(game.modules.get("fate-bridge").api.connection.call(f, p)), [fn, payload]);
+  const { page, errors, call } = await openConnectedPage(browser, pageUrl);
   assert.equal((await call("dev.queue_dice", { rolls: [[-1, -1, 0, 0]] })).ok, true);
   const started = await call("action.start", {
     request_id: "browser-cancel-1", type: "overcome", actor_id: "actorZird0000001", skill: "Athletics",
@@ -848,12 +758,7 @@ test("the GM cancels an open action from its card: a confirm with a reason, and 
 });
 
 test("alike boosts read as one line with their count in the invoke picker and the scene panel (R12.6, issue 9)", async () => {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 900 }, deviceScaleFactor: 1 });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(pageUrl);
-  await page.waitForSelector("body[data-booted=true]");
-  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
+  const { page, errors } = await openConnectedPage(browser, pageUrl, { width: 1100, height: 900 });
   const call = (fn, p) => page.evaluate(([f, a]) => settled(game.modules.get("fate-bridge").api.connection.call(f, a)), [fn, p]);
   const start = async (id, dice, rating) => {
     assert.equal((await call("dev.queue_dice", { rolls: [dice] })).ok, true);
@@ -984,13 +889,7 @@ test("an https Foundry page: loopback's ws:// is allowed, another host's ws:// i
 });
 
 test("Fate Core (R13.8, R13.2): the roll dialog lists the skill's stunts unticked and the card names the one ticked; the absorb picker offers one box, the smallest that fits", async () => {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 760 }, deviceScaleFactor: 1 });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(corePageUrl);
-  await page.waitForSelector("body[data-booted=true]");
-  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
-  const api = (fn, arg) => page.evaluate(([f, a]) => settled(game.modules.get("fate-bridge").api.connection.call(f, a)), [fn, arg]);
+  const { page, errors, call: api } = await openConnectedPage(browser, corePageUrl);
   // Zird (Lore +4, Scholar: +2 to create an advantage with Lore) rolls 0000 against Fair +2.
   assert.equal((await api("dev.queue_dice", { rolls: [[0, 0, 0, 0]] })).ok, true);
   await page.click('.fate-bridge-roll[data-skill="Lore"]');
@@ -1050,13 +949,7 @@ test("Fate Core (R13.8, R13.2): the roll dialog lists the skill's stunts unticke
 });
 
 test("a Fate Condensed conflict on the scene panel: whose turn, the elective pick of who goes next, full defense, the GM redrawing the zones and concession (R13.5-R13.7, R11.3)", async () => {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 900 }, deviceScaleFactor: 1 });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(condensedPageUrl);
-  await page.waitForSelector("body[data-booted=true]");
-  await page.waitForSelector("#fate-bridge-status[data-state=connected]");
-  const call = (fn, arg) => page.evaluate(([f, a]) => settled(game.modules.get("fate-bridge").api.connection.call(f, a)), [fn, arg]);
+  const { page, errors, call } = await openConnectedPage(browser, condensedPageUrl, { width: 1100, height: 900 });
   const [brawler, scrapper] = ["fcoCoreBrawler01", "fcoCondensed0001"];
   // The GM turns Fate Condensed's optional full defense on from the panel (R13.7).
   await page.evaluate(() => game.modules.get("fate-bridge").api.openScene());

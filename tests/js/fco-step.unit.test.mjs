@@ -57,10 +57,9 @@ const situation = (id, name, free = {}) => ({ id, name, kind: "situation", attac
 
 let foundry;
 let validators;
-let runtime;
+let bridge;
 let adapters;
 let writes;
-let scenes;
 let dialog;
 /** What the module sent the stub bridge: {event, payload}. */
 const sent = [];
@@ -72,6 +71,7 @@ let seq = 100;
 before(async () => {
   validators = await loadValidators();
   const scrapper = await readJson("tests/js/fixtures/fco-fate-condensed.json");
+  bridge = new (await import(path.join(MODULE_DIR, "scripts/net/bridge.mjs"))).Bridge();
   foundry = await bootNodeFoundry({
     generation: 14,
     users: [GM, PLAYER, OTHER, ASSISTANT],
@@ -80,15 +80,13 @@ before(async () => {
     systemId: "fate-core-official",
     actors: [zirdWithStunts(), ogre(), goblin(), ally(), scrapper],
     settings: { "fate-bridge.bridgeUrl": "http://127.0.0.1:9" }
-  }, { io: () => { throw new Error("no connection in unit tests"); } });
+  }, { io: () => { throw new Error("no connection in unit tests"); }, bridge });
   installFcoStandIn(foundry);
   foundry.Hooks.callAll("init");
-  ({ runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs")));
   adapters = await import(path.join(MODULE_DIR, "scripts/adapters/index.mjs"));
-  writes = await import(path.join(MODULE_DIR, "scripts/world-writes.mjs"));
-  scenes = await import(path.join(MODULE_DIR, "scripts/scene-state.mjs"));
-  dialog = await import(path.join(MODULE_DIR, "scripts/roll-dialog.mjs"));
-  runtime.connection = {
+  writes = await import(path.join(MODULE_DIR, "scripts/foundry/world-writes.mjs"));
+  dialog = await import(path.join(MODULE_DIR, "scripts/actions/roll-dialog.mjs"));
+  bridge.connection = {
     connected: true,
     status: { state: "connected", reason: null, message: null },
     call: async (event, payload) => {
@@ -101,7 +99,7 @@ before(async () => {
 });
 
 after(() => {
-  runtime.connection = null;
+  bridge.connection = null;
 });
 
 beforeEach(() => {
@@ -130,7 +128,7 @@ function patch(actorId, fields = {}) {
 async function sceneEmit(state) {
   const emit = { seq: ++seq, world: "w", writer: "gm", state };
   check(validators.server["scene.state"], emit, "scene.state");
-  await scenes.handleSceneState(emit, { activeGM: true });
+  await bridge.scene.handle(emit, { activeGM: true });
   await settle(10);
 }
 /** Run fn as another user of this client (Foundry's game.user). */
@@ -158,14 +156,14 @@ describe("a. status icons come off under FCO on Foundry 14", () => {
     const actor = actorOf(ZIRD);
     const shown = () => actor.effects.contents.flatMap((e) => [...e.statuses]).sort();
     const emit = (statuses) => ({ seq: ++seq, world: "w", writer: "gm", actor_id: ZIRD, statuses });
-    assert.deepEqual(await writes.handleTokenStatus(emit({ mild: true, overwhelmed: true })), ["fate-bridge-mild", "fate-bridge-overwhelmed"]);
+    assert.deepEqual(await writes.handleTokenStatus(bridge, emit({ mild: true, overwhelmed: true })), ["fate-bridge-mild", "fate-bridge-overwhelmed"]);
     assert.deepEqual(shown(), ["fate-bridge-mild", "fate-bridge-overwhelmed"]);
     assert.equal(actor.statuses.size, 0);
-    assert.deepEqual(await writes.handleTokenStatus(emit({ mild: false, overwhelmed: true })), ["fate-bridge-mild"]);
+    assert.deepEqual(await writes.handleTokenStatus(bridge, emit({ mild: false, overwhelmed: true })), ["fate-bridge-mild"]);
     assert.deepEqual(shown(), ["fate-bridge-overwhelmed"], "the mild icon comes off");
-    assert.deepEqual(await writes.handleTokenStatus(emit({ mild: false, overwhelmed: true, boost: false })), [], "nothing changes twice");
+    assert.deepEqual(await writes.handleTokenStatus(bridge, emit({ mild: false, overwhelmed: true, boost: false })), [], "nothing changes twice");
     assert.equal(actor.effects.size, 1);
-    assert.deepEqual(await writes.handleTokenStatus(emit({ overwhelmed: false })), ["fate-bridge-overwhelmed"]);
+    assert.deepEqual(await writes.handleTokenStatus(bridge, emit({ overwhelmed: false })), ["fate-bridge-overwhelmed"]);
     assert.deepEqual(shown(), [], "no icon left");
   });
 });
@@ -175,12 +173,12 @@ describe("b. FCO's boosts, GM fate points and situation aspects are the bridge's
     const actor = actorOf(ZIRD);
     const boosts = () => actor.system.details.fatePoints.boosts;
     await actor.update({ "system.details.fatePoints.boosts": 2 }); // Fate Utilities' player boosts field
-    await writes.handleActorPatch(patch(ZIRD, { boosts: 1 }));
+    await writes.handleActorPatch(bridge, patch(ZIRD, { boosts: 1 }));
     assert.equal(boosts(), 3, "two from Fate Utilities and the bridge's one");
-    await writes.handleActorPatch(patch(ZIRD, { boosts: 0 }));
+    await writes.handleActorPatch(bridge, patch(ZIRD, { boosts: 0 }));
     assert.equal(boosts(), 2, "the bridge's boost was used; Fate Utilities' stay");
     await actor.update({ "system.details.fatePoints.boosts": 1 }); // one spent through Fate Utilities
-    await writes.handleActorPatch(patch(ZIRD, { boosts: 2 }));
+    await writes.handleActorPatch(bridge, patch(ZIRD, { boosts: 2 }));
     assert.equal(boosts(), 3);
   });
 
@@ -250,7 +248,7 @@ describe("b. FCO's boosts, GM fate points and situation aspects are the bridge's
     await sceneEmit(sceneState({ gm_fate_points: 3 }));
     assert.deepEqual([gm.getFlag(...POOL), assistant.getFlag(...POOL)], [3, 3], "every GM's pool shows the bridge's one budget");
     assert.deepEqual(sentOf("fate.gm_budget"), []);
-    await as(ASSISTANT, () => scenes.handleSceneState({ seq: ++seq, world: "w", writer: "gm", state: sceneState({ gm_fate_points: 3, aspects: [situation("x1", "Not Written")] }) }, { activeGM: false }));
+    await as(ASSISTANT, () => bridge.scene.handle({ seq: ++seq, world: "w", writer: "gm", state: sceneState({ gm_fate_points: 3, aspects: [situation("x1", "Not Written")] }) }, { activeGM: false }));
     assert.equal(foundry.game.scenes.active.getFlag("fate-core-official", "situation_aspects")?.some((a) => a.name === "Not Written") ?? false, false, "the assistant's client wrote nothing");
     // FCO takes a point off the assistant's own pool on the assistant's client: that client sends nothing.
     await as(ASSISTANT, () => assistant.setFlag(...POOL, 2));
@@ -300,7 +298,7 @@ describe("c. a stale FCO sheet never reaches the bridge", () => {
     const fp = actor.system.details.fatePoints.current;
     const p = patch(ZIRD, { fate_points: fp - 1 });
     p.consequences = p.consequences.map((c) => (c.id === mild ? { ...c, name: "Singed", status: "fresh" } : c));
-    await writes.handleActorPatch(p);
+    await writes.handleActorPatch(bridge, p);
     assert.equal(actor.system.details.fatePoints.current, fp - 1);
     assert.equal(foundry.fco.sheetState(sheet).renderBanked, true, "the sheet did not re-render");
     // The player changes refresh: FCO submits the whole form, with the fate points and the empty mild name it showed.
@@ -332,10 +330,10 @@ describe("d. helpers, share to chat, track identity", () => {
   test("a player's dialog offers only characters Foundry shows the player; helpers only those it may observe", async () => {
     foundry.viewScene([ZIRD, OGRE, ALLY, { id: "tokHiddenGob0001", actorId: GOBLIN, actorLink: false, name: "Lurking Goblin", hidden: true }], "sceneStep0000001");
     const zirdActor = actorOf(ZIRD);
-    const player = await as(PLAYER, () => dialog.dialogContext({ actor: zirdActor, skill: "Lore" }));
+    const player = await as(PLAYER, () => dialog.dialogContext(bridge, { actor: zirdActor, skill: "Lore" }));
     assert.deepEqual(player.opposers.map((o) => o.name), ["Grumpy Ogre", "Bob's Bard"], "the hidden goblin is not offered");
     assert.deepEqual(player.helpers.map((h) => h.name), ["Bob's Bard"], "no NPC's skills for a player: only characters the player may observe");
-    const gm = dialog.dialogContext({ actor: zirdActor, skill: "Lore" });
+    const gm = dialog.dialogContext(bridge, { actor: zirdActor, skill: "Lore" });
     assert.deepEqual(gm.opposers.map((o) => o.name), ["Grumpy Ogre", "Bob's Bard", "Lurking Goblin"]);
     assert.deepEqual(gm.helpers.map((h) => h.name), ["Grumpy Ogre", "Bob's Bard", "Lurking Goblin"]);
   });
@@ -372,7 +370,7 @@ describe("d. helpers, share to chat, track identity", () => {
     const mild = data(SCRAPPER).consequences.find((c) => c.severity === 2);
     const p = patch(SCRAPPER);
     p.consequences = p.consequences.map((c) => (c.id === mild.id ? { ...c, name: "Bruised Pride", status: "recovering" } : c));
-    await writes.handleActorPatch(p);
+    await writes.handleActorPatch(bridge, p);
     sent.length = 0;
     await scrapper.renameTrack("Mild Consequence", "Scrape");
     await settle(20);
@@ -388,7 +386,7 @@ describe("d. helpers, share to chat, track identity", () => {
 
 describe("e. FCO's stunt and Fate Utilities roll buttons roll through the bridge", () => {
   test("a stunt's roll button starts the bridge's action with its skill, action and stunt", async () => {
-    runtime.hello = { actions: ["overcome", "create_advantage", "attack"].map((id) => ({ id, label: id })) };
+    bridge.hello = { actions: ["overcome", "create_advantage", "attack"].map((id) => ({ id, label: id })) };
     const sheet = foundry.renderActorSheet(ZIRD);
     const native = foundry.log.fcoNativeRolls.length;
     sheet.querySelector('button[name="stunt_name"][data-linkedskill^="Scholar_"]').click();

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { addWorld, freePort, startBridge, tempDataDir } from "./support/bridge-process.mjs";
 import { byCard, cardIn, showMessage } from "./support/chat.mjs";
-import { FoundryClient } from "./support/clients.mjs";
+import { directClient, launchGreeted } from "./support/clients.mjs";
 import { check, loadValidators } from "./support/schemas.mjs";
 import { goblin, ogre, zird } from "./fixtures/actors.mjs";
 
@@ -25,30 +25,7 @@ let gm;
 let player;
 const clients = [];
 
-function clientOptions(user, key) {
-  return {
-    users: USERS,
-    userId: user.id,
-    activeGM: GM.id,
-    systemId: "fate-core-official",
-    actors: [ZIRD, OGRE, GOBLIN],
-    settings: {
-      "fate-bridge.bridgeUrl": `http://127.0.0.1:${port}`,
-      "fate-bridge.worldId": world.id,
-      // Every browser connects itself (relay mode: tests/js/relay.integration.test.mjs).
-      "fate-bridge.connectionMode": "direct",
-      ...(key === undefined ? {} : { "fate-bridge.gmKey": key })
-    }
-  };
-}
-
-async function launch(name, user, key) {
-  const client = await FoundryClient.launch(name, clientOptions(user, key));
-  clients.push(client);
-  await client.rpc("start");
-  await client.waitFor("hello", (h) => h !== null, { what: `${name} hello` });
-  return client;
-}
+const launch = (name, user, key) => launchGreeted(clients, name, directClient({ users: USERS, user, activeGM: GM.id, actors: [ZIRD, OGRE, GOBLIN], port, worldId: world.id, key }));
 
 /** What Foundry's server does with the player's nonce flag: the GM's client sees it and binds. */
 async function bindPlayer() {

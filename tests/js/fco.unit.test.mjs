@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import { before, describe, test } from "node:test";
+import { cardSide } from "./support/cards.mjs";
 import { MODULE_DIR, bootNodeFoundry } from "./support/node-foundry.mjs";
 import { installFcoStandIn } from "./support/fco-stand-in.mjs";
 import { chest, consequenceAspect, fcoTrack, goblin, zird } from "./fixtures/actors.mjs";
@@ -11,18 +12,13 @@ import { chest, consequenceAspect, fcoTrack, goblin, zird } from "./fixtures/act
 const GM = { id: "gmUser000000001", name: "Gamemaster", isGM: true };
 const PLAYER = { id: "playerUser00001", name: "Player", isGM: false };
 
-const side = (overrides = {}) => ({
-  leader: null, helpers: [], controllers: [], skill: null, skill_rating: null, stunt_bonus: 0, teamwork_bonus: 0,
-  invoke_bonus: 0, dice: null, dice_total: null, passive: false, total: null, dangerous: false, passed: false, fate_points: null,
-  ...overrides
-});
 
 /** An action card as the bridge sends it, rolled, invoking (schemas/server/card.json). */
 function rolledCard(overrides = {}) {
   return {
     kind: "action", action_id: "a1", ruleset: "unwritten", action_type: "overcome", state: "invoking",
-    actor: side({ leader: { id: "actorZird0000001", name: "Zird the Arcane" }, controllers: [PLAYER.id], skill: "Athletics", skill_rating: { value: 3 }, dice: [1, 0, -1, 1], dice_total: 1, total: { value: 4 } }),
-    opposition: side({ passive: true, total: { value: 2 } }),
+    actor: cardSide({ leader: { id: "actorZird0000001", name: "Zird the Arcane" }, controllers: [PLAYER.id], skill: "Athletics", skill_rating: { value: 3 }, dice: [1, 0, -1, 1], dice_total: 1, total: { value: 4 } }),
+    opposition: cardSide({ passive: true, total: { value: 2 } }),
     opposition_kind: "passive", opposition_action: null, target: null, target_aspect: null, aspect_name: null, situation: null,
     invokes: [], shifts: 2, outcome: "succeed", provisional: true, succeeded: null, pending_choice: null,
     cost_severity: null, pending_hit: 0, effects: [], aspects: [], gm_fate_points: 0, fate_points: {},
@@ -49,6 +45,8 @@ function sheetReader() {
 }
 
 let foundry;
+/** A Bridge of the tests' own (the module's is main.mjs's). */
+let bridge;
 let cards;
 let adapters;
 let writes;
@@ -56,6 +54,7 @@ let tokens;
 let compat;
 
 before(async () => {
+  bridge = new (await import(path.join(MODULE_DIR, "scripts/net/bridge.mjs"))).Bridge();
   foundry = await bootNodeFoundry({
     users: [GM, PLAYER],
     userId: GM.id,
@@ -63,14 +62,14 @@ before(async () => {
     systemId: "fate-core-official",
     actors: [zird(PLAYER.id), goblin(), chest(), sheetReader()],
     settings: { "fate-bridge.bridgeUrl": "http://127.0.0.1:9" }
-  }, { io: () => { throw new Error("no connection in unit tests"); } });
+  }, { io: () => { throw new Error("no connection in unit tests"); }, bridge });
   installFcoStandIn(foundry);
   foundry.Hooks.callAll("init");
-  cards = await import(path.join(MODULE_DIR, "scripts/cards.mjs"));
+  cards = await import(path.join(MODULE_DIR, "scripts/cards/chat.mjs"));
   adapters = await import(path.join(MODULE_DIR, "scripts/adapters/index.mjs"));
-  writes = await import(path.join(MODULE_DIR, "scripts/world-writes.mjs"));
-  tokens = await import(path.join(MODULE_DIR, "scripts/scene-tokens.mjs"));
-  compat = await import(path.join(MODULE_DIR, "scripts/compat.mjs"));
+  writes = await import(path.join(MODULE_DIR, "scripts/foundry/world-writes.mjs"));
+  tokens = await import(path.join(MODULE_DIR, "scripts/scene/tokens.mjs"));
+  compat = await import(path.join(MODULE_DIR, "scripts/foundry/compat.mjs"));
 });
 
 const sceneRolls = () => foundry.game.scenes.viewed.getFlag("fate-core-official", "rolls") ?? [];
@@ -102,7 +101,7 @@ describe("FCO's chat hooks leave the bridge's cards alone (issue 8.2)", () => {
   test("a bridge card is not an FCO roll: not recorded, no error, no FCO buttons; its Roll still carries the bridge's faces for Dice So Nice", async () => {
     const recorded = sceneRolls().length;
     const errorsBefore = foundry.log.hookErrors.length;
-    const message = await cards.handleCardEmit({ seq: 3, world: "w", writer: GM.id, op: "create", card_id: "w.a1", card: rolledCard() });
+    const message = await cards.handleCardEmit(bridge, { seq: 3, world: "w", writer: GM.id, op: "create", card_id: "w.a1", card: rolledCard() });
     await settle();
     assert.ok(message, "the GM wrote the card");
     assert.equal(sceneRolls().length, recorded, "FCO's createChatMessage did not record the bridge's roll");
@@ -116,7 +115,7 @@ describe("FCO's chat hooks leave the bridge's cards alone (issue 8.2)", () => {
     // An update (a reroll) is not re-recorded either, and renders without error.
     const reroll = rolledCard({ event_seq: 4 });
     reroll.actor = { ...reroll.actor, dice: [-1, -1, 0, 0], dice_total: -2, total: { value: 1 } };
-    await cards.handleCardEmit({ seq: 4, world: "w", writer: GM.id, op: "update", card_id: "w.a1", card: reroll });
+    await cards.handleCardEmit(bridge, { seq: 4, world: "w", writer: GM.id, op: "update", card_id: "w.a1", card: reroll });
     await settle();
     assert.equal(sceneRolls().length, recorded);
     assert.deepEqual(foundry.log.hookErrors.slice(errorsBefore), []);
@@ -127,7 +126,7 @@ describe("FCO's chat hooks leave the bridge's cards alone (issue 8.2)", () => {
     const { isFcoFateRoll } = await import("./support/fco-stand-in.mjs");
     await foundry.game.settings.set("fate-core-official", "fu-roll-formulae", "4dF, , -1, 0, 3, fate");
     for (const total of [-3, 0, 4]) {
-      const data = cards.rollData(side({ dice: [0, 0, 0, 0], dice_total: 0, total: { value: total, label: "" } }));
+      const data = cards.rollData(cardSide({ dice: [0, 0, 0, 0], dice_total: 0, total: { value: total, label: "" } }));
       assert.equal(isFcoFateRoll(Roll.fromData(data), foundry.game), false, `modifier ${total}`);
     }
     await foundry.game.settings.set("fate-core-official", "fu-roll-formulae", "4dF");
@@ -161,7 +160,7 @@ describe("every token is its own character (issue 8.5)", () => {
     assert.deepEqual(data.map((d) => d.name), ["Goblin A", "Goblin B", "Goblin C", "Zird the Arcane"]);
     assert.ok(actors.slice(0, 3).every((a) => a.id === GOBLIN && a.isToken), "Foundry gives every synthetic actor its base actor's id");
     assert.deepEqual(compat.sceneActorIds(), [...data.map((d) => d.id), "actorThingChest1"]);
-    const { candidates } = await import(path.join(MODULE_DIR, "scripts/roll-dialog.mjs"));
+    const { candidates } = await import(path.join(MODULE_DIR, "scripts/actions/roll-dialog.mjs"));
     assert.deepEqual(candidates(foundry.game.actors.get("actorZird0000001")).map((o) => [o.id, o.name]), [
       ["Scene.sceneGoblins0001.Token.tokGoblinA000001", "Goblin A"],
       ["Scene.sceneGoblins0001.Token.tokGoblinB000001", "Goblin B"],
@@ -175,11 +174,11 @@ describe("every token is its own character (issue 8.5)", () => {
   test("patches and statuses land on each token's own actor, never on the base actor or the other goblins", async () => {
     const scene = foundry.game.scenes.get("sceneGoblins0001");
     const [a, b, c] = ["tokGoblinA000001", "tokGoblinB000001", "tokGoblinC000001"].map((id) => scene.tokens.get(id));
-    await writes.handleActorPatch(patch(60, a.uuid, "Bloody Nose", null));
-    await writes.handleActorPatch(patch(61, b.uuid, null, "Broken Arm"));
-    await writes.handleTokenStatus({ seq: 62, world: "w", writer: "gm", actor_id: a.uuid, statuses: { mild: true } });
-    await writes.handleTokenStatus({ seq: 63, world: "w", writer: "gm", actor_id: b.uuid, statuses: { moderate: true } });
-    await writes.handleTokenStatus({ seq: 64, world: "w", writer: "gm", actor_id: c.uuid, statuses: { boost: true } });
+    await writes.handleActorPatch(bridge, patch(60, a.uuid, "Bloody Nose", null));
+    await writes.handleActorPatch(bridge, patch(61, b.uuid, null, "Broken Arm"));
+    await writes.handleTokenStatus(bridge, { seq: 62, world: "w", writer: "gm", actor_id: a.uuid, statuses: { mild: true } });
+    await writes.handleTokenStatus(bridge, { seq: 63, world: "w", writer: "gm", actor_id: b.uuid, statuses: { moderate: true } });
+    await writes.handleTokenStatus(bridge, { seq: 64, world: "w", writer: "gm", actor_id: c.uuid, statuses: { boost: true } });
     const named = (actor) => adapters.adapterFor().toActorData(actor).consequences.map((s) => s.name ?? null);
     assert.deepEqual(named(a.actor), ["Bloody Nose", null]);
     assert.deepEqual(named(b.actor), [null, "Broken Arm"]);
@@ -191,7 +190,7 @@ describe("every token is its own character (issue 8.5)", () => {
     assert.deepEqual([...foundry.game.actors.get(GOBLIN).statuses], []);
     assert.deepEqual(foundry.log.statusToggles.slice(-3).map((t) => t.token), [a.id, b.id, c.id]);
     // A patch replayed to the same token changes nothing; the next goblin's own seq still applies.
-    assert.equal(await writes.handleActorPatch(patch(60, a.uuid, "Bloody Nose", null)), null);
+    assert.equal(await writes.handleActorPatch(bridge, patch(60, a.uuid, "Bloody Nose", null)), null);
   });
 });
 
@@ -236,7 +235,7 @@ describe("the adapter reads all of FCO's sheet (issue 8.6)", () => {
     assert.deepEqual(update["system.tracks.Legacy.aspect"], { name: "Old Scar", when_marked: true, as_name: false }, "a string aspect mode becomes FCO's object form");
     // The sheet's two boosts were given in FCO (issue 25): they stay beside the bridge's one.
     assert.equal(update["system.details.fatePoints.boosts"], 3);
-    await writes.handleActorPatch(patch);
+    await writes.handleActorPatch(bridge, patch);
     assert.equal(actor.system.details.fatePoints.boosts, 3);
     assert.equal(actor.system.tracks.Wounded.name, "Wounded");
     // Read back: the sheet now says what the bridge said.

@@ -69,8 +69,8 @@ describe("every language fate-core-official ships", () => {
 
 describe("refusals and words from ids, in the user's language", () => {
   test("German: refusals from code and field, never the bridge's English; an unknown code shows its code and field; ladder, actions, outcomes", async () => {
-    const { foundry, modules } = await bootOfflineFoundry({ users: [GM], language: "de" }, ["format"]);
-    const { refusalText, ratedText, actionName, outcomeName, whoName } = modules.format;
+    const { foundry, modules } = await bootOfflineFoundry({ users: [GM], language: "de" }, ["foundry/format"]);
+    const { refusalText, ratedText, actionName, outcomeName, whoName } = modules["foundry/format"];
     assert.equal(foundry.game.i18n.lang, "de");
     const english = "Borin is not taking part in this action.";
     assert.equal(refusalText({ code: "no_fate_points", message: english }), "Nicht genug Schicksalspunkte.");
@@ -109,8 +109,8 @@ describe("the ruleset proposal in the world's language (R13.9)", () => {
     test(`fate-core-official's ${language} default lists are recognised as their framework; in English alone they are not`, async () => {
       // FCO fills a world's lists from game.system.lang (its lang/<language>.json).
       const systemLang = await readJson(`tests/js/fixtures/fco-lang-${language}.json`);
-      const { foundry, modules } = await bootOfflineFoundry({ users: [GM], language, systemLang }, ["ruleset"]);
-      const { fcoFramework, fcoProposal } = modules.ruleset;
+      const { foundry, modules } = await bootOfflineFoundry({ users: [GM], language, systemLang }, ["adapters/fco-frameworks"]);
+      const { fcoFramework, fcoProposal } = modules["adapters/fco-frameworks"];
       const { game } = foundry;
       for (const [framework, prefix] of Object.entries(FRAMEWORKS)) {
         const lists = { skills: systemLang[`${prefix}DefaultSkills`], tracks: systemLang[`${prefix}DefaultTracks`] };

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { before, describe, test } from "node:test";
+import { cardSide } from "./support/cards.mjs";
 import { MODULE_DIR, asUser as actAs, bootNodeFoundry, readJson, setField, waitFor } from "./support/node-foundry.mjs";
 import { check, loadValidators } from "./support/schemas.mjs";
 import { ogre, zird } from "./fixtures/actors.mjs";
@@ -10,11 +11,6 @@ import { ogre, zird } from "./fixtures/actors.mjs";
 const GM = { id: "gmUser000000001", name: "Gamemaster", isGM: true };
 const PLAYER = { id: "playerUser00001", name: "Player", isGM: false };
 
-const side = (overrides = {}) => ({
-  leader: null, helpers: [], controllers: [], skill: null, skill_rating: null, stunt_bonus: 0, teamwork_bonus: 0,
-  invoke_bonus: 0, dice: null, dice_total: null, passive: false, total: null, dangerous: false, passed: false, fate_points: null,
-  ...overrides
-});
 
 /** A card as the bridge sends it (validated against schemas/server/card.json below). */
 function workedCard(overrides = {}) {
@@ -24,11 +20,11 @@ function workedCard(overrides = {}) {
     ruleset: "unwritten",
     action_type: "overcome",
     state: "resolved",
-    actor: side({
+    actor: cardSide({
       leader: { id: "actorAthlete0001", name: "Zird the Arcane" }, controllers: [PLAYER.id], skill: "Athletics",
       skill_rating: { value: 3 }, dice: [1, 1, 0, 0], dice_total: 2, total: { value: 5 }, passed: true, fate_points: 3
     }),
-    opposition: side({ passive: true, total: { value: 4 }, passed: true }),
+    opposition: cardSide({ passive: true, total: { value: 4 }, passed: true }),
     opposition_kind: "passive",
     opposition_action: null,
     target: null,
@@ -61,8 +57,8 @@ function finishedCard() {
   const zirdRef = { id: "actorAthlete0001", name: "Zird the Arcane" };
   return workedCard({
     action_type: "create_advantage", outcome: "excel", shifts: 5,
-    actor: side({ leader: zirdRef, controllers: [PLAYER.id], skill: "Athletics", skill_rating: { value: 3 }, stunt_bonus: 2, invoke_bonus: 2, dice: [-1, 0, 0, 1], dice_total: 0, total: { value: 7 }, passed: true, fate_points: 1 }),
-    opposition: side({ leader: ogreRef, skill: "Fight", skill_rating: { value: 3 }, invoke_bonus: 2, dice: [-1, -1, -1, 0], dice_total: -3, total: { value: 2 }, passed: true }),
+    actor: cardSide({ leader: zirdRef, controllers: [PLAYER.id], skill: "Athletics", skill_rating: { value: 3 }, stunt_bonus: 2, invoke_bonus: 2, dice: [-1, 0, 0, 1], dice_total: 0, total: { value: 7 }, passed: true, fate_points: 1 }),
+    opposition: cardSide({ leader: ogreRef, skill: "Fight", skill_rating: { value: 3 }, invoke_bonus: 2, dice: [-1, -1, -1, 0], dice_total: -3, total: { value: 2 }, passed: true }),
     opposition_kind: "active", opposition_action: "oppose", target: ogreRef, aspect_name: "Ogre Off Balance",
     invokes: [
       { side: "actor", invoker: zirdRef.id, invoker_name: zirdRef.name, aspect_id: "actorAthlete0001.hc", aspect_name: "Wizard of the Old School", payment: "fate_point", effect: "bonus", dice: null },
@@ -86,6 +82,8 @@ function finishedCard() {
 }
 
 let foundry;
+/** A Bridge of the tests' own (the module's is main.mjs's). */
+let bridge;
 let validators;
 let cards;
 let sheet;
@@ -95,6 +93,7 @@ let controls;
 
 before(async () => {
   validators = await loadValidators();
+  bridge = new (await import(path.join(MODULE_DIR, "scripts/net/bridge.mjs"))).Bridge();
   foundry = await bootNodeFoundry({
     users: [GM, PLAYER],
     userId: GM.id,
@@ -116,14 +115,14 @@ before(async () => {
       }
     ],
     settings: { "fate-bridge.bridgeUrl": "http://127.0.0.1:9" }
-  }, { io: () => { throw new Error("no connection in unit tests"); } });
+  }, { io: () => { throw new Error("no connection in unit tests"); }, bridge });
   // Foundry's start sequence without connecting: ready would connect, so fire init only.
   foundry.Hooks.callAll("init");
-  cards = await import(path.join(MODULE_DIR, "scripts/cards.mjs"));
-  sheet = await import(path.join(MODULE_DIR, "scripts/sheet.mjs"));
+  cards = await import(path.join(MODULE_DIR, "scripts/cards/chat.mjs"));
+  sheet = await import(path.join(MODULE_DIR, "scripts/adapters/sheet.mjs"));
   adapters = await import(path.join(MODULE_DIR, "scripts/adapters/index.mjs"));
-  writes = await import(path.join(MODULE_DIR, "scripts/world-writes.mjs"));
-  controls = await import(path.join(MODULE_DIR, "scripts/card-controls.mjs"));
+  writes = await import(path.join(MODULE_DIR, "scripts/foundry/world-writes.mjs"));
+  controls = await import(path.join(MODULE_DIR, "scripts/cards/controls.mjs"));
 });
 
 describe("manifest and assets", () => {
@@ -143,8 +142,10 @@ describe("manifest and assets", () => {
   test("every FATEBRIDGE key used in scripts and templates exists in lang/en.json", async () => {
     const lang = await readJson("foundry-module/lang/en.json");
     const files = [];
-    for (const dir of ["scripts", "scripts/adapters", "templates"]) {
-      for (const f of await readdir(path.join(MODULE_DIR, dir))) if (/\.(mjs|hbs)$/.test(f)) files.push(path.join(MODULE_DIR, dir, f));
+    for (const dir of ["scripts", "templates"]) {
+      for (const f of await readdir(path.join(MODULE_DIR, dir), { recursive: true })) {
+        if (/\.(mjs|hbs)$/.test(f) && !f.startsWith("vendor")) files.push(path.join(MODULE_DIR, dir, f));
+      }
     }
     const used = new Set();
     for (const f of files) for (const m of (await readFile(f, "utf8")).matchAll(/FATEBRIDGE(?:\.[A-Za-z0-9_-]+)+/g)) used.add(m[0]);
@@ -257,10 +258,9 @@ describe("adapters", () => {
     };
     check(validators.server["actor.patch"], patch, "actor.patch");
     const synced = [];
-    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
-    runtime.connection = { connected: true, call: async (event, payload) => { synced.push(event); return { ok: true, data: {} }; } };
+    bridge.connection = { connected: true, call: async (event, payload) => { synced.push(event); return { ok: true, data: {} }; } };
     try {
-      const written = await writes.handleActorPatch(patch);
+      const written = await writes.handleActorPatch(bridge, patch);
       assert.equal(written, actor);
       assert.equal(actor.updates.at(-1).options.fateBridgeWrite, true);
       assert.deepEqual(synced, [], "a write from the bridge is not synced back");
@@ -271,7 +271,7 @@ describe("adapters", () => {
       assert.deepEqual(t["UGh5c2ljYWw="].box_values, [true, false]);
       assert.deepEqual(t["TWVudGFs"].box_values, [true, true]);
       assert.equal(actor.flags["fate-bridge"].pendingFatePoints, 1);
-      assert.equal(await writes.handleActorPatch(patch), null, "a replayed patch is not written twice");
+      assert.equal(await writes.handleActorPatch(bridge, patch), null, "a replayed patch is not written twice");
       // Round trip: the sheet now reads back as the bridge said.
       const back = fco.toActorData(actor);
       assert.equal(back.fate_points, 1);
@@ -281,12 +281,12 @@ describe("adapters", () => {
       await actor.update({ "system.details.fatePoints.current": 4 });
       assert.deepEqual(synced, ["actor.sync"]);
     } finally {
-      runtime.connection = null;
+      bridge.connection = null;
     }
   });
 
   test("an emits frame is written item by item, in order; a frame without its list, a null item or an unknown item changes nothing", async () => {
-    const session = await import(path.join(MODULE_DIR, "scripts/session.mjs"));
+    const session = await import(path.join(MODULE_DIR, "scripts/net/session.mjs"));
     const actor = new Actor({ ...zird(PLAYER.id), _id: "actorFrame000001" });
     foundry.game.actors.set(actor.id, actor);
     const fco = adapters.adapterFor("fate-core-official");
@@ -302,11 +302,11 @@ describe("adapters", () => {
     const warn = console.warn;
     console.warn = (...args) => warned.push(args.join(" "));
     try {
-      await session.processFrame(frame);
+      await session.processFrame(bridge, frame);
       assert.deepEqual(actor.updates.map((u) => u.changes["system.details.fatePoints.current"] ?? u.changes.system?.details?.fatePoints?.current), [4, 2], "both patches, in the frame's order");
       assert.equal(actor.system.details.fatePoints.current, 2);
       const written = actor.updates.length;
-      for (const bad of [{}, { emits: "card" }, null]) await session.processFrame(bad);
+      for (const bad of [{}, { emits: "card" }, null]) await session.processFrame(bridge, bad);
       assert.equal(actor.updates.length, written, "a malformed frame writes nothing");
       assert.equal(warned.filter((w) => w.includes("emits frame")).length, 3);
       assert.equal(warned.filter((w) => w.includes("not an object")).length, 1, "the null item was skipped, the items after it written");
@@ -366,13 +366,13 @@ describe("adapters", () => {
     const actor = foundry.game.actors.get("actorAthlete0001");
     const emit = { seq: 50, world: "w", writer: "gm", actor_id: actor.id, statuses: { overwhelmed: true, mild: false, moderate: false, severe: false, boost: true } };
     check(validators.server["token.status"], emit, "token.status");
-    assert.deepEqual(await writes.handleTokenStatus(emit), ["fate-bridge-overwhelmed", "fate-bridge-boost"]);
-    assert.deepEqual(await writes.handleTokenStatus(emit), []);
+    assert.deepEqual(await writes.handleTokenStatus(bridge, emit), ["fate-bridge-overwhelmed", "fate-bridge-boost"]);
+    assert.deepEqual(await writes.handleTokenStatus(bridge, emit), []);
     assert.deepEqual(foundry.log.statusToggles.at(-2), { actor: actor.id, token: null, status: "fate-bridge-overwhelmed", active: true, overlay: true });
     const gmUser = foundry.game.user;
     foundry.game.user = foundry.game.users.get(PLAYER.id);
     try {
-      assert.equal(await writes.handleTokenStatus({ ...emit, statuses: { boost: false } }), null);
+      assert.equal(await writes.handleTokenStatus(bridge, { ...emit, statuses: { boost: false } }), null);
     } finally {
       foundry.game.user = gmUser;
     }
@@ -388,7 +388,7 @@ describe("chat cards", () => {
   test("the writer creates one message with the bridge's dice as a pre-evaluated 4dF roll", async () => {
     const before = foundry.log.created.length;
     const emit = { seq: 7, world: "w", writer: GM.id, op: "create", card_id: "card-1", card: workedCard() };
-    const message = await cards.handleCardEmit(emit);
+    const message = await cards.handleCardEmit(bridge, emit);
     assert.equal(foundry.log.created.length, before + 1);
     assert.deepEqual(message.flags["fate-bridge"], { cardId: "card-1", seq: 7, card: emit.card });
     assert.equal(message.speaker.actor, "actorAthlete0001");
@@ -413,10 +413,10 @@ describe("chat cards", () => {
 
   test("a replayed emit changes nothing; a newer update edits the same message", async () => {
     const before = foundry.log.created.length;
-    assert.equal(await cards.handleCardEmit({ seq: 7, world: "w", writer: GM.id, op: "create", card_id: "card-1", card: workedCard() }), null);
+    assert.equal(await cards.handleCardEmit(bridge, { seq: 7, world: "w", writer: GM.id, op: "create", card_id: "card-1", card: workedCard() }), null);
     const card = workedCard({ state: "invoking", provisional: true, succeeded: null, outcome: "fumble", shifts: -3, event_seq: 9 });
     card.actor = { ...card.actor, dice: [-1, -1, 0, 0], dice_total: -2, total: { value: 1 }, passed: false };
-    const updated = await cards.handleCardEmit({ seq: 9, world: "w", writer: GM.id, op: "update", card_id: "card-1", card });
+    const updated = await cards.handleCardEmit(bridge, { seq: 9, world: "w", writer: GM.id, op: "update", card_id: "card-1", card });
     assert.equal(foundry.log.created.length, before);
     assert.equal(updated.flags["fate-bridge"].seq, 9);
     assert.deepEqual(updated.rolls[0].dice[0].results.map((r) => r.result), [-1, -1, 0, 0]);
@@ -428,18 +428,18 @@ describe("chat cards", () => {
 
   test("concurrent live and replayed emits of one card create one message", async () => {
     const emit = { seq: 11, world: "w", writer: GM.id, op: "create", card_id: "card-2", card: workedCard({ event_seq: 11 }) };
-    await Promise.all([cards.handleCardEmit(emit), cards.handleCardEmit(structuredClone(emit))]);
+    await Promise.all([cards.handleCardEmit(bridge, emit), cards.handleCardEmit(bridge, structuredClone(emit))]);
     assert.equal(foundry.game.messages.filter((m) => m.flags["fate-bridge"]?.cardId === "card-2").length, 1);
   });
 
   test("other clients do not write", async () => {
     const before = foundry.log.created.length;
-    assert.equal(await cards.handleCardEmit({ seq: 12, world: "w", writer: PLAYER.id, op: "create", card_id: "card-3", card: workedCard() }), null);
+    assert.equal(await cards.handleCardEmit(bridge, { seq: 12, world: "w", writer: PLAYER.id, op: "create", card_id: "card-3", card: workedCard() }), null);
     assert.equal(foundry.log.created.length, before);
   });
 
   test("a finished card lists invokes with who paid what, effects in words, and both sides' rolls", async () => {
-    const message = await cards.handleCardEmit({ seq: 13, world: "w", writer: GM.id, op: "create", card_id: "card-4", card: finishedCard() });
+    const message = await cards.handleCardEmit(bridge, { seq: 13, world: "w", writer: GM.id, op: "create", card_id: "card-4", card: finishedCard() });
     assert.equal(message.rolls.length, 2, "active opposition rolled too");
     assert.equal(message.rolls[0].formula, "7 + 4dF"); // Athletics 3 + stunt 2 + invokes 2 ... as the card totals
     assert.equal(message.rolls[1].total, 2);
@@ -464,23 +464,23 @@ describe("card controls: only what this user may press", () => {
   test("invoking: the player gets Invoke/Pass for its side; the GM for both sides", async () => {
     const card = workedCard({ state: "invoking", provisional: true, succeeded: null, prompt: { kind: "invoke", users: [PLAYER.id], gm: true, options: [] } });
     card.actor = { ...card.actor, passed: false };
-    const player = await asUser(PLAYER.id, () => controls.controlsContext(card));
+    const player = await asUser(PLAYER.id, () => controls.controlsContext(bridge, card));
     assert.deepEqual(player.sides.map((s) => [s.which, s.canPass]), [["actor", true]]);
-    const gm = controls.controlsContext(card);
+    const gm = controls.controlsContext(bridge, card);
     assert.deepEqual(gm.sides.map((s) => [s.which, s.canPass]), [["actor", true], ["opposition", false]]);
-    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext({ ...card, prompt: { ...card.prompt, users: [] } })), null, "not prompted: nothing");
+    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(bridge, { ...card, prompt: { ...card.prompt, users: [] } })), null, "not prompted: nothing");
   });
 
   test("costing: the cost picker is the GM's alone, with the kinds of the card's severity", async () => {
     const card = workedCard({ state: "costing", cost_severity: "serious", prompt: { kind: "cost", users: [], gm: true, options: ["mild_consequence", "delay"] } });
-    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(card)), null);
-    const gm = controls.controlsContext(card);
+    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(bridge, card)), null);
+    const gm = controls.controlsContext(bridge, card);
     assert.deepEqual(gm.costs.map((c) => c.label), ["A mild consequence on the actor", "Delay the success"]);
     assert.equal(gm.costTitle, "Serious cost");
   });
 
   test("the invoke picker lists each aspect's free invokes and pays what fits", async () => {
-    const picker = await import(path.join(MODULE_DIR, "scripts/pickers.mjs"));
+    const picker = await import(path.join(MODULE_DIR, "scripts/cards/pickers.mjs"));
     const card = finishedCard();
     const ctx = picker.invokeContext(card, "actor");
     assert.deepEqual(ctx.invokers.map((i) => i.label), ["Zird the Arcane (1 fate points)", "GM budget (2 fate points)"]);
@@ -494,8 +494,8 @@ describe("card controls: only what this user may press", () => {
 
   test("alike boosts are one line with their count, in the invoke picker and the scene panel", async () => {
     // Issue 9: the bridge sends three alike boosts as one entry (count 3, id the one spent).
-    const picker = await import(path.join(MODULE_DIR, "scripts/pickers.mjs"));
-    const view = await import(path.join(MODULE_DIR, "scripts/scene-view.mjs"));
+    const picker = await import(path.join(MODULE_DIR, "scripts/cards/pickers.mjs"));
+    const view = await import(path.join(MODULE_DIR, "scripts/scene/view.mjs"));
     const momentum = { id: "b2", name: "Zird's momentum", kind: "boost", attached_to: null, free_invokes: { actorAthlete0001: 1 }, count: 3 };
     const card = finishedCard();
     card.aspects = [momentum, ...card.aspects];
@@ -524,12 +524,10 @@ describe("sheet controls", () => {
     const api = foundry.game.modules.get("fate-bridge").api;
     assert.equal(await api.roll("actorAthlete0001", "Athletics", { opposition: 4 }), null);
     assert.match(foundry.log.notifications.at(-1).message, /not connected/);
-
-    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
-    runtime.hello = { actions: [{ id: "overcome", label: "Overcome" }, { id: "create_advantage", label: "Create an Advantage" }, { id: "take_advantage", label: "Take Advantage" }, { id: "discover", label: "Discover" }] };
-    const { askAction } = await import(path.join(MODULE_DIR, "scripts/roll-dialog.mjs"));
+    bridge.hello = { actions: [{ id: "overcome", label: "Overcome" }, { id: "create_advantage", label: "Create an Advantage" }, { id: "take_advantage", label: "Take Advantage" }, { id: "discover", label: "Discover" }] };
+    const { askAction } = await import(path.join(MODULE_DIR, "scripts/actions/roll-dialog.mjs"));
     const actor = foundry.game.actors.get("actorAthlete0001");
-    const answer = askAction({ actor, skill: "Lore" });
+    const answer = askAction(bridge, { actor, skill: "Lore" });
     const dialog = await waitFor(() => foundry.openDialogs()[0], { what: "dialog" });
     const el = dialog.element;
     assert.equal(dialog.config.rejectClose, false);
@@ -558,11 +556,11 @@ describe("sheet controls", () => {
       type: "create_advantage", skill: "Lore", opposition: 4, aspectName: "Books Everywhere",
       dangerous: { actor: true, opposition: false }, description: "topple the shelves"
     });
-    runtime.hello = null;
+    bridge.hello = null;
   });
 
   test("the request becomes a valid action.start payload", async () => {
-    const { startPayload } = await import(path.join(MODULE_DIR, "scripts/actions.mjs"));
+    const { startPayload } = await import(path.join(MODULE_DIR, "scripts/actions/start.mjs"));
     const actor = foundry.game.actors.get("actorAthlete0001");
     const payloads = [
       startPayload(actor, "Athletics", { opposition: 3 }),
@@ -578,8 +576,8 @@ describe("sheet controls", () => {
   });
 
   test("cancelling the action dialog resolves to null", async () => {
-    const { askAction } = await import(path.join(MODULE_DIR, "scripts/roll-dialog.mjs"));
-    const answer = askAction({ actor: foundry.game.actors.get("actorAthlete0001"), skill: "Lore" });
+    const { askAction } = await import(path.join(MODULE_DIR, "scripts/actions/roll-dialog.mjs"));
+    const answer = askAction(bridge, { actor: foundry.game.actors.get("actorAthlete0001"), skill: "Lore" });
     const dialog = await waitFor(() => foundry.openDialogs()[0], { what: "dialog" });
     dialog.element.querySelector('button[data-action="cancel"]').click();
     assert.equal(await answer, null);
@@ -590,12 +588,12 @@ describe("sheet controls", () => {
     foundry.game.actors.set(actor.id, actor);
     const root = document.createElement("div");
     root.innerHTML = '<section class="window-content"><p>sheet</p></section>';
-    await sheet.injectPanel(root, actor);
+    await sheet.injectPanel(bridge, root, actor);
     const rows = [...root.querySelectorAll(".fate-bridge-panel__skill")];
     assert.deepEqual(rows.map((r) => r.dataset.skill), ["Fight", "Notice"]);
     assert.match(rows[0].textContent, /\+3\s+Fight\s+Good \(\+3\)/);
     assert.equal(root.querySelectorAll(".fate-bridge-panel .fate-bridge-roll").length, 2);
-    await sheet.injectPanel(root, actor);
+    await sheet.injectPanel(bridge, root, actor);
     assert.equal(root.querySelectorAll(".fate-bridge-panel").length, 1, "re-render replaces the panel");
 
     root.querySelector('[data-fate-bridge-action="add"]').click();
@@ -620,7 +618,7 @@ describe("sheet controls", () => {
 
 describe("connection backoff", () => {
   test("delays grow exponentially up to the cap, with jitter between half and all of the step", async () => {
-    const { ConnectionManager } = await import(path.join(MODULE_DIR, "scripts/connection.mjs"));
+    const { ConnectionManager } = await import(path.join(MODULE_DIR, "scripts/net/connection.mjs"));
     const c = new ConnectionManager({ url: "http://x", world: "w", role: "gm", user: "u", baseDelay: 100, maxDelay: 1000 });
     const delays = Array.from({ length: 8 }, () => c.nextDelay());
     const steps = [100, 200, 400, 800, 1000, 1000, 1000, 1000];
@@ -628,7 +626,7 @@ describe("connection backoff", () => {
   });
 
   test("a rate_limited answer is sent again with the same request id; other refusals are not", async () => {
-    const { ConnectionManager } = await import(path.join(MODULE_DIR, "scripts/connection.mjs"));
+    const { ConnectionManager } = await import(path.join(MODULE_DIR, "scripts/net/connection.mjs"));
     const c = new ConnectionManager({ url: "http://x", world: "w", role: "gm", user: "u", rateDelay: 1, rateRetries: 3 });
     const sent = [];
     const answers = [];
@@ -652,7 +650,7 @@ describe("connection backoff", () => {
 
 describe("a commit's emits in the sender's own answer (protocol 4)", () => {
   test("the answer's emits reach the emits frame's listeners before the call resolves; a lost answer is told", async () => {
-    const { ConnectionManager } = await import(path.join(MODULE_DIR, "scripts/connection.mjs"));
+    const { ConnectionManager } = await import(path.join(MODULE_DIR, "scripts/net/connection.mjs"));
     const { EMITS_FRAME } = await import(path.join(MODULE_DIR, "scripts/protocol.mjs"));
     const c = new ConnectionManager({ url: "http://x", world: "w", role: "gm", user: "u" });
     const heard = [];
@@ -713,7 +711,7 @@ describe("GM cards follow the bridge's structured views", () => {
   }
 
   test("fate point reasons are localized from their kind, the aspect named where there is one", async () => {
-    const { fatePointReason, EARNING_KINDS } = await import(path.join(MODULE_DIR, "scripts/card-view.mjs"));
+    const { fatePointReason, EARNING_KINDS } = await import(path.join(MODULE_DIR, "scripts/cards/view.mjs"));
     assert.deepEqual(EARNING_KINDS.map((kind) => fatePointReason({ kind, aspect: kind === "invoked_against" ? "Hungry Bridge Ogre" : null })), [
       "Hungry Bridge Ogre was invoked against them", "conceded", "conceded the contest", "a hint not taken"
     ]);
@@ -721,7 +719,7 @@ describe("GM cards follow the bridge's structured views", () => {
     const card = finishedCard();
     card.effects[1] = { ...card.effects[1], detail: "conceded", text: "" };
     check(validators.server.card, emit(30, card, "card-reason"), "card");
-    const message = await cards.handleCardEmit({ ...emit(30, card, "card-reason"), writer: GM.id });
+    const message = await cards.handleCardEmit(bridge, { ...emit(30, card, "card-reason"), writer: GM.id });
     assert.match(text(message), /Grumpy Ogre earns a fate point at the scene's end: conceded/);
   });
 
@@ -740,7 +738,7 @@ describe("GM cards follow the bridge's structured views", () => {
       }
     };
     check(validators.server.card, emit(40, card, "w.scene-end-4"), "scene-end card");
-    const message = await cards.handleCardEmit(emit(40, card, "w.scene-end-4"));
+    const message = await cards.handleCardEmit(bridge, emit(40, card, "w.scene-end-4"));
     const t = text(message);
     assert.match(t, /Scene 4 ends/);
     assert.match(t, /Fate points gained Zird the Arcane \+2 Wizard of the Old School was invoked against them, a hint not taken/);
@@ -752,10 +750,10 @@ describe("GM cards follow the bridge's structured views", () => {
 
   test("an exchange the GM undid: its card updates in place, marked undone", async () => {
     const cardId = "w.c1.x9";
-    await cards.handleCardEmit(emit(60, contestCard("Loose Tiles"), cardId));
+    await cards.handleCardEmit(bridge, emit(60, contestCard("Loose Tiles"), cardId));
     const undone = { ...contestCard("Loose Tiles"), undone: true };
     check(validators.server.card, emit(61, undone, cardId, "update"), "undone contest card");
-    const message = await cards.handleCardEmit(emit(61, undone, cardId, "update"));
+    const message = await cards.handleCardEmit(bridge, emit(61, undone, cardId, "update"));
     assert.equal(foundry.game.messages.filter((m) => m.flags["fate-bridge"]?.cardId === cardId).length, 1);
     assert.ok(message.element.querySelector(".fate-bridge-card--undone"));
     assert.match(text(message), /undone The GM took this back/);
@@ -764,22 +762,22 @@ describe("GM cards follow the bridge's structured views", () => {
   test("a named twist updates the exchange's card in place: same message, the twist's name shown", async () => {
     const cardId = "w.c1.x1";
     check(validators.server.card, emit(50, contestCard(null), cardId), "contest card");
-    const first = await cards.handleCardEmit(emit(50, contestCard(null), cardId));
+    const first = await cards.handleCardEmit(bridge, emit(50, contestCard(null), cardId));
     assert.match(text(first), /a twist happens/);
     assert.equal(first.element.querySelector("[data-twist-aspect]"), null);
     const before = foundry.log.created.length;
     check(validators.server.card, emit(52, contestCard("Loose Tiles"), cardId, "update"), "contest card update");
-    const updated = await cards.handleCardEmit(emit(52, contestCard("Loose Tiles"), cardId, "update"));
+    const updated = await cards.handleCardEmit(bridge, emit(52, contestCard("Loose Tiles"), cardId, "update"));
     assert.equal(updated.id, first.id, "the same message");
     assert.equal(foundry.log.created.length, before, "no new message");
     assert.equal(updated.element.querySelector("[data-twist-aspect]").textContent, "Loose Tiles");
     assert.match(text(updated), /The twist: Loose Tiles/);
-    assert.equal(await cards.handleCardEmit(emit(51, contestCard(null), cardId, "update")), null, "an older emit changes nothing");
+    assert.equal(await cards.handleCardEmit(bridge, emit(51, contestCard(null), cardId, "update")), null, "an older emit changes nothing");
     // Only the active GM writes "gm" cards.
     const saved = foundry.game.user;
     foundry.game.user = foundry.game.users.get(PLAYER.id);
     try {
-      assert.equal(await cards.handleCardEmit(emit(53, contestCard("Loose Tiles"), "w.c1.x9")), null);
+      assert.equal(await cards.handleCardEmit(bridge, emit(53, contestCard("Loose Tiles"), "w.c1.x9")), null);
     } finally {
       foundry.game.user = saved;
     }
@@ -801,7 +799,7 @@ describe("GM cards follow the bridge's structured views", () => {
       }
     };
     check(validators.server.card, emit(60, card, "w.ch1"), "challenge card");
-    const message = await cards.handleCardEmit(emit(60, card, "w.ch1"));
+    const message = await cards.handleCardEmit(bridge, emit(60, card, "w.ch1"));
     const costs = [...message.element.querySelectorAll(".fate-bridge-task__cost")].map((e) => e.textContent.replace(/\s+/g, " ").trim());
     assert.deepEqual(costs, ["Serious cost Delay the success: The storm arrives first", "Minor cost A new wrinkle"]);
     assert.ok(message.element.querySelector(".fate-bridge-task__cost--serious"));
@@ -823,37 +821,37 @@ describe("gift and give: who sees the controls", () => {
   test("a fumbled advantage shows the GM, and only the GM, a gift button; not once a gift was given, not on other outcomes", async () => {
     const card = fumbled();
     check(validators.server.card, { seq: 70, world: "w", writer: GM.id, op: "create", card_id: "w.gift", card }, "card");
-    const gm = controls.controlsContext(card);
+    const gm = controls.controlsContext(bridge, card);
     assert.equal(gm.kind, "gift");
     assert.equal(gm.giftLabel, "Give a free invoke (fumble)");
-    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(card)), null, "a player never sees the gift");
+    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(bridge, card)), null, "a player never sees the gift");
     // Still choosing: the player answers the choice, the GM sees the gift next to it.
     const choosing = fumbled({ state: "choosing", prompt: { kind: "choose", users: [PLAYER.id], gm: true, options: ["fail", "unintended_aspect", "succeed_at_cost"] } });
-    const gmChoosing = controls.controlsContext(choosing);
+    const gmChoosing = controls.controlsContext(bridge, choosing);
     assert.equal(gmChoosing.kind, "choose");
     assert.ok(gmChoosing.giftLabel);
-    const player = await asUser(PLAYER.id, () => controls.controlsContext(choosing));
+    const player = await asUser(PLAYER.id, () => controls.controlsContext(bridge, choosing));
     assert.equal(player.kind, "choose");
     assert.equal(player.giftLabel, undefined);
     const given = fumbled({ effects: [{ kind: "free_invokes", text: "gift", count: 1, character: null, aspect_id: "sit2", detail: "", cause: null }] });
-    assert.equal(controls.controlsContext(given), null, "one gift per action");
-    assert.equal(controls.controlsContext(fumbled({ outcome: "tie" })), null);
-    assert.equal(controls.controlsContext(fumbled({ action_type: "overcome" })), null);
-    assert.equal(controls.controlsContext(fumbled({ state: "invoking" })).giftLabel, undefined, "not before the roll is final");
+    assert.equal(controls.controlsContext(bridge, given), null, "one gift per action");
+    assert.equal(controls.controlsContext(bridge, fumbled({ outcome: "tie" })), null);
+    assert.equal(controls.controlsContext(bridge, fumbled({ action_type: "overcome" })), null);
+    assert.equal(controls.controlsContext(bridge, fumbled({ state: "invoking" })).giftLabel, undefined, "not before the roll is final");
   });
 
   test("the GM, and only the GM, can cancel an open action; a closed one offers nothing", async () => {
     const open = fumbled({ action_type: "overcome", state: "invoking", prompt: { kind: "invoke", users: [PLAYER.id], gm: true, options: [] } });
-    const gm = controls.controlsContext(open);
+    const gm = controls.controlsContext(bridge, open);
     assert.equal(gm.kind, "invoke", "the prompt's own controls stay");
     assert.equal(gm.cancelLabel, "Cancel action");
-    const player = await asUser(PLAYER.id, () => controls.controlsContext(open));
+    const player = await asUser(PLAYER.id, () => controls.controlsContext(bridge, open));
     assert.equal(player.kind, "invoke");
     assert.equal(player.cancelLabel, undefined, "a player never sees cancel");
-    const waiting = controls.controlsContext(fumbled({ action_type: "overcome", state: "costing", prompt: { kind: "none", users: [], gm: false, options: [] } }));
+    const waiting = controls.controlsContext(bridge, fumbled({ action_type: "overcome", state: "costing", prompt: { kind: "none", users: [], gm: false, options: [] } }));
     assert.equal(waiting.kind, "cancel", "cancel alone when nothing else is asked of the GM");
     for (const state of ["resolved", "cancelled"]) {
-      assert.equal(controls.controlsContext(fumbled({ action_type: "overcome", state })), null, state);
+      assert.equal(controls.controlsContext(bridge, fumbled({ action_type: "overcome", state })), null, state);
     }
   });
 
@@ -863,12 +861,12 @@ describe("gift and give: who sees the controls", () => {
     const button = document.createElement("button");
     button.dataset.fb = "cancel";
     holder.append(button);
-    const kept = controls.intentFor(card, button, holder);
+    const kept = controls.intentFor(bridge, card, button, holder);
     const first = await waitFor(() => foundry.openDialogs().at(-1), { what: "cancel dialog" });
     assert.equal(first.config.rejectClose, false);
     first.element.querySelector('button[data-action="keep"]').click();
     assert.equal(await kept, null);
-    const pending = controls.intentFor(card, button, holder);
+    const pending = controls.intentFor(bridge, card, button, holder);
     const dialog = await waitFor(() => foundry.openDialogs().find((d) => d !== first), { what: "second cancel dialog" });
     setField(dialog.element.querySelector('[name="reason"]'), "Wrong skill");
     dialog.element.querySelector('button[data-action="cancelAction"]').click();
@@ -888,7 +886,7 @@ describe("gift and give: who sees the controls", () => {
     });
     const cancelled = { seq: 71, world: "w", writer: "gm", op: "create", card_id: "w.cancelled", card };
     check(validators.server.card, cancelled, "cancelled card");
-    const message = await cards.handleCardEmit(cancelled);
+    const message = await cards.handleCardEmit(bridge, cancelled);
     const text = message.element.textContent.replace(/\s+/g, " ");
     assert.match(text, /Cancelled by the GM/);
     assert.match(text, /Zird the Arcane gets back what the invoke on Skeptic cost/);
@@ -896,7 +894,7 @@ describe("gift and give: who sees the controls", () => {
   });
 
   test("the gift button sends a valid action.gift for the picked aspect and holder, never the acting side", async () => {
-    const picker = await import(path.join(MODULE_DIR, "scripts/pickers.mjs"));
+    const picker = await import(path.join(MODULE_DIR, "scripts/cards/pickers.mjs"));
     const card = fumbled();
     const ctx = picker.giftContext(card);
     assert.equal(ctx.holders[0].id, "actorOgre0000001", "the opposition first");
@@ -907,7 +905,7 @@ describe("gift and give: who sees the controls", () => {
     const button = document.createElement("button");
     button.dataset.fb = "gift";
     holder.append(button);
-    const pending = controls.intentFor(card, button, holder);
+    const pending = controls.intentFor(bridge, card, button, holder);
     const dialog = await waitFor(() => foundry.openDialogs().at(-1), { what: "gift dialog" });
     assert.equal(dialog.config.rejectClose, false);
     setField(dialog.element.querySelector('[name="holder"]'), "gm");
@@ -919,7 +917,7 @@ describe("gift and give: who sees the controls", () => {
   });
 
   test("the scene panel offers 'give free invokes' to the holder's owner and the GM only", async () => {
-    const view = await import(path.join(MODULE_DIR, "scripts/scene-view.mjs"));
+    const view = await import(path.join(MODULE_DIR, "scripts/scene/view.mjs"));
     const state = {
       ruleset: "unwritten", scene: { number: 1, session: 1, scenario: 1 }, gm_fate_points: 0,
       aspects: [
@@ -934,7 +932,7 @@ describe("gift and give: who sees the controls", () => {
     assert.deepEqual(player.situation.map((a) => a.givers.map((g) => [g.id, g.count])), [[["actorAthlete0001", 2]], []], "a player: its own actor's invokes only");
     assert.equal(player.situation[0].givers[0].label, "Give Zird the Arcane's free invokes");
 
-    const picker = await import(path.join(MODULE_DIR, "scripts/pickers.mjs"));
+    const picker = await import(path.join(MODULE_DIR, "scripts/cards/pickers.mjs"));
     const pending = picker.askGive(state.aspects[0], "actorAthlete0001", [{ id: "actorAthlete0001", name: "Zird the Arcane" }, { id: "actorOgre0000001", name: "Grumpy Ogre" }]);
     const dialog = await waitFor(() => foundry.openDialogs().at(-1), { what: "give dialog" });
     assert.deepEqual([...dialog.element.querySelectorAll('[name="to"] option')].map((o) => o.value), ["actorOgre0000001"], "not to the giver itself");
@@ -955,8 +953,8 @@ describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5
   /** A player's overcome against a proposed -10, dangerous for the actor, with Margot invited. */
   const confirming = (overrides = {}) => workedCard({
     state: "confirming", outcome: null, shifts: null, succeeded: null, effects: [],
-    actor: side({ leader: zirdRef, controllers: [ACTOR_OWNER], skill: "Athletics", skill_rating: { value: 3 }, dangerous: true, fate_points: 3 }),
-    opposition: side({ passive: true, total: { value: -10 }, passed: true }),
+    actor: cardSide({ leader: zirdRef, controllers: [ACTOR_OWNER], skill: "Athletics", skill_rating: { value: 3 }, dangerous: true, fate_points: 3 }),
+    opposition: cardSide({ passive: true, total: { value: -10 }, passed: true }),
     proposal: { passive_rating: { value: -10 }, dangerous_actor: true, dangerous_opposition: false },
     participants: [
       { character: zirdRef, skill: "Athletics", status: "joined", controllers: [ACTOR_OWNER] },
@@ -968,7 +966,7 @@ describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5
   const cardEmit = (card) => ({ seq: 90, world: "w", writer: GM.id, op: "create", card_id: "w.confirm", card });
   /** The controls as this user's client renders them: the real template in a holder. */
   const rendered = async (ctx) => {
-    const { renderTemplate } = await import(path.join(MODULE_DIR, "scripts/compat.mjs"));
+    const { renderTemplate } = await import(path.join(MODULE_DIR, "scripts/foundry/compat.mjs"));
     const holder = document.createElement("div");
     holder.innerHTML = await renderTemplate(controls.CONTROLS_TEMPLATE, ctx);
     return holder;
@@ -977,7 +975,7 @@ describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5
   test("the GM's confirm form starts from the proposal; one click sends it as a valid action.confirm", async () => {
     const card = confirming();
     check(validators.server.card, cardEmit(card), "confirming card");
-    const ctx = controls.controlsContext(card);
+    const ctx = controls.controlsContext(bridge, card);
     assert.equal(ctx.kind, "confirm");
     assert.deepEqual(ctx.confirm.rating.filter((o) => o.selected).map((o) => o.value), [-10], "the proposal is pre-selected, even beyond the ladder");
     assert.equal(ctx.confirm.dangerActor, true);
@@ -992,29 +990,29 @@ describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5
     // browser test presses the real pre-filled form): set it as the page would show it.
     setField(holder.querySelector('[name="dangerActor"]'), true);
     setField(holder.querySelector('[name="dangerOpposition"]'), false);
-    const [event, payload] = await controls.intentFor(card, holder.querySelector('[data-fb="confirm"]'), holder);
+    const [event, payload] = await controls.intentFor(bridge, card, holder.querySelector('[data-fb="confirm"]'), holder);
     assert.equal(event, "action.confirm");
     assert.deepEqual(payload, { action_id: card.action_id, dangerous: { actor: true, opposition: false }, passive_rating: -10 });
     check(validators.client["action.confirm"], { request_id: "r-confirm-1", ...payload }, "action.confirm");
     // The GM changes it: Great (+4), not dangerous.
     setField(holder.querySelector('[name="rating"]'), "4");
     setField(holder.querySelector('[name="dangerActor"]'), false);
-    const [, changed] = await controls.intentFor(card, holder.querySelector('[data-fb="confirm"]'), holder);
+    const [, changed] = await controls.intentFor(bridge, card, holder.querySelector('[data-fb="confirm"]'), holder);
     assert.deepEqual(changed, { action_id: card.action_id, dangerous: { actor: false, opposition: false }, passive_rating: 4 });
     check(validators.client["action.confirm"], { request_id: "r-confirm-2", ...changed }, "action.confirm");
   });
 
   test("the helper's owner sees join/decline and never the GM's form; the actor's owner sees nothing yet", async () => {
     const card = confirming();
-    const helper = await asUser(PLAYER.id, () => controls.controlsContext(card));
+    const helper = await asUser(PLAYER.id, () => controls.controlsContext(bridge, card));
     assert.equal(helper.confirm, undefined, "a player never confirms the GM's numbers");
     assert.deepEqual(helper.invited.map((i) => i.label), ["Margot is asked to help with Athletics"]);
     const holder = await rendered(helper);
-    const [event, payload] = await controls.intentFor(card, holder.querySelector('[data-fb="help"][data-accept="true"]'), holder);
+    const [event, payload] = await controls.intentFor(bridge, card, holder.querySelector('[data-fb="help"][data-accept="true"]'), holder);
     assert.equal(event, "action.help");
     assert.deepEqual(payload, { action_id: card.action_id, character_id: margotRef.id, accept: true });
     check(validators.client["action.help"], { request_id: "r-help-1", ...payload }, "action.help");
-    const [, declined] = await controls.intentFor(card, holder.querySelector('[data-fb="help"][data-accept="false"]'), holder);
+    const [, declined] = await controls.intentFor(bridge, card, holder.querySelector('[data-fb="help"][data-accept="false"]'), holder);
     assert.equal(declined.accept, false);
     // The actor's owner, while the GM has not confirmed: nothing to press.
     const actorsCard = confirming({
@@ -1022,7 +1020,7 @@ describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5
       participants: [card.participants[0], { ...card.participants[1], controllers: ["someoneElse0001"] }],
       prompt: { kind: "confirm", users: ["someoneElse0001"], gm: true, options: ["confirm", "help"] }
     });
-    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(actorsCard)), null);
+    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(bridge, actorsCard)), null);
     // Once confirmed, only helpers are left: the actor's owner may roll without them.
     const confirmed = confirming({
       proposal: null,
@@ -1031,17 +1029,17 @@ describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5
       prompt: { kind: "confirm", users: ["someoneElse0001", PLAYER.id], gm: true, options: ["roll", "help"] }
     });
     check(validators.server.card, cardEmit(confirmed), "confirmed card");
-    const actor = await asUser(PLAYER.id, () => controls.controlsContext(confirmed));
+    const actor = await asUser(PLAYER.id, () => controls.controlsContext(bridge, confirmed));
     assert.ok(actor.rollWithout);
     assert.deepEqual(actor.invited, [], "not the other player's helper");
     const actorHolder = await rendered(actor);
-    const [rollEvent, rollPayload] = await controls.intentFor(confirmed, actorHolder.querySelector('[data-fb="roll"]'), actorHolder);
+    const [rollEvent, rollPayload] = await controls.intentFor(bridge, confirmed, actorHolder.querySelector('[data-fb="roll"]'), actorHolder);
     assert.equal(rollEvent, "action.roll");
     check(validators.client["action.roll"], { request_id: "r-roll-1", ...rollPayload }, "action.roll");
   });
 
   test("the card says what waits: the proposal and the invited helper", async () => {
-    const message = await cards.handleCardEmit(cardEmit(confirming()));
+    const message = await cards.handleCardEmit(bridge, cardEmit(confirming()));
     const text = (sel) => [...message.element.querySelectorAll(sel)].map((e) => e.textContent.replace(/\s+/g, " ").trim());
     assert.deepEqual(text(".fate-bridge-card__proposal"), ["Proposed by the player: opposition \u221210, dangerous for the actor. The GM confirms or changes it."]);
     assert.deepEqual(text(".fate-bridge-card__participant"), ["Margot (Athletics) is asked to help — waiting for an answer"]);
@@ -1056,30 +1054,30 @@ describe("confirmation and hint controls: who sees them (R2.1, R9.1, R10.1, R5.5
       prompt: { kind: "hint", users: [PLAYER.id], gm: true, options: ["take"] }
     });
     check(validators.server.card, cardEmit(offered), "hint offered");
-    const player = await asUser(PLAYER.id, () => controls.controlsContext(offered));
+    const player = await asUser(PLAYER.id, () => controls.controlsContext(bridge, offered));
     assert.equal(player.takeHint, "Take the hint");
     const holder = await rendered(player);
-    const [event, payload] = await controls.intentFor(offered, holder.querySelector('[data-fb="hint"]'), holder);
+    const [event, payload] = await controls.intentFor(bridge, offered, holder.querySelector('[data-fb="hint"]'), holder);
     assert.equal(event, "action.hint");
     check(validators.client["action.hint"], { request_id: "r-hint-1", ...payload }, "action.hint");
     const asked = { ...offered, effects: [hintEffect("asked")], hint: { status: "asked", text: null }, prompt: { kind: "hint", users: [], gm: true, options: ["give"] } };
     check(validators.server.card, cardEmit(asked), "hint asked");
-    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(asked)), null, "only the GM answers");
-    const gm = controls.controlsContext(asked);
+    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(bridge, asked)), null, "only the GM answers");
+    const gm = controls.controlsContext(bridge, asked);
     assert.equal(gm.giveHint, "Give the hint");
     const gmHolder = await rendered(gm);
     setField(gmHolder.querySelector('[name="hintText"]'), "The cellar door is new.");
-    const [giveEvent, givePayload] = await controls.intentFor(asked, gmHolder.querySelector('[data-fb="hint-give"]'), gmHolder);
+    const [giveEvent, givePayload] = await controls.intentFor(bridge, asked, gmHolder.querySelector('[data-fb="hint-give"]'), gmHolder);
     assert.equal(giveEvent, "action.hint_give");
     assert.deepEqual(givePayload, { action_id: asked.action_id, text: "The cellar door is new." });
     check(validators.client["action.hint_give"], { request_id: "r-hint-2", ...givePayload }, "action.hint_give");
     const given = { ...asked, effects: [hintEffect("given", "The cellar door is new.")], hint: { status: "given", text: "The cellar door is new." }, prompt: { kind: "none", users: [], gm: false, options: [] } };
-    const message = await cards.handleCardEmit({ ...cardEmit(given), card_id: "w.hint" });
+    const message = await cards.handleCardEmit(bridge, { ...cardEmit(given), card_id: "w.hint" });
     assert.match(message.element.textContent, /The GM's hint for Zird the Arcane: The cellar door is new\./);
   });
 
   test("the scene panel shows the GM the trust setting as the bridge holds it; players never", async () => {
-    const view = await import(path.join(MODULE_DIR, "scripts/scene-view.mjs"));
+    const view = await import(path.join(MODULE_DIR, "scripts/scene/view.mjs"));
     const state = {
       ruleset: "unwritten", scene: { number: 1, session: 1, scenario: 1 }, settings: { trust_player_ratings: true },
       gm_fate_points: 0, aspects: [], contests: [], challenges: [], conflicts: [], compels: [],
@@ -1105,8 +1103,8 @@ describe("consent to harm: who sees accept and decline (DESIGN Reach and trust)"
   const asking = (overrides = {}) => workedCard({
     action_type: "create_advantage", aspect_name: "Pinned Down",
     state: "confirming", outcome: null, shifts: null, succeeded: null, effects: [],
-    actor: side({ leader: zirdRef, controllers: [ACTOR_OWNER], skill: "Athletics", skill_rating: { value: 3 }, fate_points: 3 }),
-    opposition: side({ leader: pierreRef, controllers: [ACTOR_OWNER] }),
+    actor: cardSide({ leader: zirdRef, controllers: [ACTOR_OWNER], skill: "Athletics", skill_rating: { value: 3 }, fate_points: 3 }),
+    opposition: cardSide({ leader: pierreRef, controllers: [ACTOR_OWNER] }),
     opposition_kind: "active", opposition_action: "oppose", target: margotRef,
     consents: [{ character: margotRef, parts: ["target"], status: "asked", controllers: [PLAYER.id] }],
     prompt: { kind: "confirm", users: [PLAYER.id], gm: true, options: ["consent"] },
@@ -1114,7 +1112,7 @@ describe("consent to harm: who sees accept and decline (DESIGN Reach and trust)"
   });
   const cardEmit = (card, seq = 120) => ({ seq, world: "w", writer: GM.id, op: "create", card_id: `w.consent.${seq}`, card });
   const rendered = async (ctx) => {
-    const { renderTemplate } = await import(path.join(MODULE_DIR, "scripts/compat.mjs"));
+    const { renderTemplate } = await import(path.join(MODULE_DIR, "scripts/foundry/compat.mjs"));
     const holder = document.createElement("div");
     holder.innerHTML = await renderTemplate(controls.CONTROLS_TEMPLATE, ctx);
     return holder;
@@ -1123,7 +1121,7 @@ describe("consent to harm: who sees accept and decline (DESIGN Reach and trust)"
   test("the owner and the GM see Accept/Decline; the acting player and a third player see nothing; each press is a valid action.help", async () => {
     const card = asking();
     check(validators.server.card, cardEmit(card), "consent card");
-    const owner = await asUser(PLAYER.id, () => controls.controlsContext(card));
+    const owner = await asUser(PLAYER.id, () => controls.controlsContext(bridge, card));
     assert.equal(owner.kind, "confirm");
     assert.deepEqual(owner.consents.map((c) => [c.id, c.label, c.accept, c.decline]), [
       [margotRef.id, "Allow Zird the Arcane's action on Margot (targeted)?", "Accept", "Decline"]
@@ -1132,20 +1130,20 @@ describe("consent to harm: who sees accept and decline (DESIGN Reach and trust)"
     assert.equal(owner.rollWithout, undefined, "nobody rolls past a consent");
     const holder = await rendered(owner);
     assert.equal(holder.querySelectorAll('[data-fb="consent"]').length, 2);
-    const [event, payload] = await controls.intentFor(card, holder.querySelector('[data-fb="consent"][data-accept="true"]'), holder);
+    const [event, payload] = await controls.intentFor(bridge, card, holder.querySelector('[data-fb="consent"][data-accept="true"]'), holder);
     assert.equal(event, "action.help");
     assert.deepEqual(payload, { action_id: card.action_id, character_id: margotRef.id, accept: true });
     check(validators.client["action.help"], { request_id: "r-consent-1", ...payload }, "action.help");
-    const [, declined] = await controls.intentFor(card, holder.querySelector('[data-fb="consent"][data-accept="false"]'), holder);
+    const [, declined] = await controls.intentFor(bridge, card, holder.querySelector('[data-fb="consent"][data-accept="false"]'), holder);
     assert.deepEqual(declined, { action_id: card.action_id, character_id: margotRef.id, accept: false });
     check(validators.client["action.help"], { request_id: "r-consent-2", ...declined }, "action.help");
     // The GM may answer for any character.
-    const gm = controls.controlsContext(card, GM);
+    const gm = controls.controlsContext(bridge, card, GM);
     assert.deepEqual(gm.consents.map((c) => c.id), [margotRef.id]);
     assert.ok(gm.cancelLabel, "and may still call the action off");
     // The acting player and a third player: no accept, no decline.
-    assert.equal(controls.controlsContext(card, { id: ACTOR_OWNER, isGM: false }), null);
-    assert.equal(controls.controlsContext(card, THIRD), null);
+    assert.equal(controls.controlsContext(bridge, card, { id: ACTOR_OWNER, isGM: false }), null);
+    assert.equal(controls.controlsContext(bridge, card, THIRD), null);
     // Even a card whose prompt names the acting player (it waits for his helper too) shows him no
     // button for Margot: only her owners (controllers) and the GM answer for her.
     const helped = asking({
@@ -1156,10 +1154,10 @@ describe("consent to harm: who sees accept and decline (DESIGN Reach and trust)"
       prompt: { kind: "confirm", users: [PLAYER.id, ACTOR_OWNER], gm: true, options: ["help", "consent"] }
     });
     check(validators.server.card, cardEmit(helped), "consent and helper card");
-    const actor = controls.controlsContext(helped, { id: ACTOR_OWNER, isGM: false });
+    const actor = controls.controlsContext(bridge, helped, { id: ACTOR_OWNER, isGM: false });
     assert.deepEqual(actor.consents, []);
     assert.deepEqual(actor.invited.map((i) => i.id), [pierreRef.id]);
-    const margots = await asUser(PLAYER.id, () => controls.controlsContext(helped));
+    const margots = await asUser(PLAYER.id, () => controls.controlsContext(bridge, helped));
     assert.deepEqual([margots.consents.map((c) => c.id), margots.invited], [[margotRef.id], []]);
   });
 
@@ -1167,24 +1165,24 @@ describe("consent to harm: who sees accept and decline (DESIGN Reach and trust)"
     const npc = asking({
       target: ogreRef,
       consents: [{ character: ogreRef, parts: ["target", "opposer"], status: "asked", controllers: [] }],
-      opposition: side({ leader: ogreRef }),
+      opposition: cardSide({ leader: ogreRef }),
       prompt: { kind: "confirm", users: [], gm: true, options: ["consent"] }
     });
     check(validators.server.card, cardEmit(npc), "NPC consent card");
-    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(npc)), null);
-    assert.equal(controls.controlsContext(npc, { id: ACTOR_OWNER, isGM: false }), null);
-    const gm = controls.controlsContext(npc, GM);
+    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(bridge, npc)), null);
+    assert.equal(controls.controlsContext(bridge, npc, { id: ACTOR_OWNER, isGM: false }), null);
+    const gm = controls.controlsContext(bridge, npc, GM);
     assert.deepEqual(gm.consents.map((c) => c.label), ["Allow Zird the Arcane's action on Grumpy Ogre (targeted, opposing)?"]);
     const accepted = asking({
       state: "awaiting_opposition",
       consents: [{ character: margotRef, parts: ["target"], status: "accepted", controllers: [PLAYER.id] }],
       prompt: { kind: "oppose", users: [ACTOR_OWNER], gm: true, options: [] }
     });
-    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(accepted)), null);
+    assert.equal(await asUser(PLAYER.id, () => controls.controlsContext(bridge, accepted)), null);
   });
 
   test("the card says whose yes it waits for; a decline reads as called off, with nothing to press", async () => {
-    const waiting = await cards.handleCardEmit(cardEmit(asking(), 121));
+    const waiting = await cards.handleCardEmit(bridge, cardEmit(asking(), 121));
     const text = (message, sel) => [...message.element.querySelectorAll(sel)].map((e) => e.textContent.replace(/\s+/g, " ").trim());
     assert.deepEqual(text(waiting, ".fate-bridge-card__consent"), ["Margot (targeted) — waits for a yes from their owner or the GM"]);
     assert.deepEqual(text(waiting, ".fate-bridge-card__state"), ["Awaiting confirmation"]);
@@ -1196,12 +1194,12 @@ describe("consent to harm: who sees accept and decline (DESIGN Reach and trust)"
       prompt: { kind: "none", users: [], gm: false, options: [] }
     });
     check(validators.server.card, cardEmit(card, 122), "declined card");
-    const declined = await cards.handleCardEmit(cardEmit(card, 122));
+    const declined = await cards.handleCardEmit(bridge, cardEmit(card, 122));
     assert.deepEqual(text(declined, ".fate-bridge-card__state"), ["Declined — called off"]);
     assert.deepEqual(text(declined, ".fate-bridge-card__consent"), ["Margot (targeted) — declined"]);
     assert.deepEqual(text(declined, ".fate-bridge-card__effect"), ["Declined for Margot: not to be targeted. The action is called off."]);
     assert.equal(declined.element.querySelectorAll("[data-fb]").length, 0, "a called-off action offers nothing");
-    for (const user of [GM, PLAYER]) assert.equal(controls.controlsContext(card, user), null);
+    for (const user of [GM, PLAYER]) assert.equal(controls.controlsContext(bridge, card, user), null);
   });
 });
 
@@ -1229,7 +1227,7 @@ describe("names a player can read (H18): the schemas the module checks against",
 
 describe("odds before rolling (issue 8.7): what the module asks and shows", () => {
   test("the dialog's odds request matches the action.odds schema; an unrolled opposer asks nothing", async () => {
-    const { oddsPayload, oddsRows, percent } = await import(path.join(MODULE_DIR, "scripts/odds.mjs"));
+    const { oddsPayload, oddsRows, percent } = await import(path.join(MODULE_DIR, "scripts/cards/odds.mjs"));
     const actor = { id: "actorAthlete0001" };
     const payload = oddsPayload({ type: "overcome", skill: "Athletics", opposition: 4, helpers: [{ character_id: "actorHelper00001" }] }, actor);
     check(validators.client["action.odds"], { request_id: "r-odds", ...payload }, "action.odds");
@@ -1245,7 +1243,7 @@ describe("odds before rolling (issue 8.7): what the module asks and shows", () =
 describe("roll history and undo", () => {
   let history;
   before(async () => {
-    history = await import(path.join(MODULE_DIR, "scripts/history.mjs"));
+    history = await import(path.join(MODULE_DIR, "scripts/history/history.mjs"));
   });
 
   /** A history entry as the bridge sends it (validated against results/history_read.json). */
@@ -1269,8 +1267,8 @@ describe("roll history and undo", () => {
   test("an undone card shows it, and nobody gets controls on it (the GM took it back)", async () => {
     const card = workedCard({ state: "invoking", provisional: true, succeeded: null, undone: true, prompt: { kind: "invoke", users: [PLAYER.id], gm: true, options: [] } });
     check(validators.server.card, { seq: 40, world: "w", writer: "gm", op: "update", card_id: "card-undone", card }, "undone card emit");
-    assert.equal(controls.controlsContext(card), null);
-    const message = await cards.handleCardEmit({ seq: 40, world: "w", writer: GM.id, op: "create", card_id: "card-undone", card });
+    assert.equal(controls.controlsContext(bridge, card), null);
+    const message = await cards.handleCardEmit(bridge, { seq: 40, world: "w", writer: GM.id, op: "create", card_id: "card-undone", card });
     assert.ok(message.element.querySelector(".fate-bridge-card--undone"));
     assert.match(message.element.querySelector(".fate-bridge-card__undone").textContent, /took this back/);
     assert.equal(message.element.querySelector(".fate-bridge-tag--undone").textContent, "undone");
@@ -1327,8 +1325,8 @@ describe("roll history and undo", () => {
     assert.equal(old.outcome, "excel");
     assert.deepEqual(ctx.rollStates.map((r) => [r.id, r.selected]), [["cancelled", true], ["resolved", false]]);
 
-    const { renderTemplate } = await import(path.join(MODULE_DIR, "scripts/compat.mjs"));
-    const { HISTORY_TEMPLATE } = await import(path.join(MODULE_DIR, "scripts/history-window.mjs"));
+    const { renderTemplate } = await import(path.join(MODULE_DIR, "scripts/foundry/compat.mjs"));
+    const { HISTORY_TEMPLATE } = await import(path.join(MODULE_DIR, "scripts/history/window.mjs"));
     const holder = document.createElement("div");
     holder.innerHTML = await renderTemplate(HISTORY_TEMPLATE, ctx);
     const items = [...holder.querySelectorAll(".fate-bridge-entry")];
@@ -1343,18 +1341,17 @@ describe("roll history and undo", () => {
   });
 
   test("the window's rolls filter asks the bridge for cancelled rolls, resolutions, or both, as valid history.read intents", async () => {
-    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
-    const saved = runtime.connection;
+    const saved = bridge.connection;
     const sent = [];
-    runtime.connection = { connected: true, call: async (event, payload) => { sent.push(payload); return { ok: true, data: { entries: [], next_before: null, last_seq: 0 } }; } };
+    bridge.connection = { connected: true, call: async (event, payload) => { sent.push(payload); return { ok: true, data: { entries: [], next_before: null, last_seq: 0 } }; } };
     try {
-      await history.readHistory({ rolls: "cancelled", kind: "overcome" });
-      await history.readHistory({ rolls: "resolved" });
-      await history.readHistory({ rolls: "" });
-      await history.readHistory({ rolls: "juggle" });
-      await history.readHistory({ cancelled: true });
+      await history.readHistory(bridge, { rolls: "cancelled", kind: "overcome" });
+      await history.readHistory(bridge, { rolls: "resolved" });
+      await history.readHistory(bridge, { rolls: "" });
+      await history.readHistory(bridge, { rolls: "juggle" });
+      await history.readHistory(bridge, { cancelled: true });
     } finally {
-      runtime.connection = saved;
+      bridge.connection = saved;
     }
     assert.deepEqual(sent, [{ kind: "overcome", cancelled: true }, { cancelled: false }, {}, {}, { cancelled: true }]);
     for (const payload of sent) check(validators.client["history.read"], { request_id: "r-h", ...payload }, "history.read");
@@ -1380,46 +1377,43 @@ describe("roll history and undo", () => {
   });
 
   test("a refused history call rejects with the bridge's error; offline rejects too", async () => {
-    await assert.rejects(history.readHistory({ limit: 5 }), (err) => err.name === "BridgeError" && err.code === "offline");
-    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
-    const saved = runtime.connection;
-    runtime.connection = { connected: true, call: async () => ({ ok: false, error: { code: "scene_ended", message: "The scene ended at event 9.", field: "back_to" } }) };
+    await assert.rejects(history.readHistory(bridge, { limit: 5 }), (err) => err.name === "BridgeError" && err.code === "offline");
+    const saved = bridge.connection;
+    bridge.connection = { connected: true, call: async () => ({ ok: false, error: { code: "scene_ended", message: "The scene ended at event 9.", field: "back_to" } }) };
     try {
       // Said from the code and field in the user's language, not the bridge's English message.
-      await assert.rejects(history.undo({ backTo: 3 }), (err) => err.code === "scene_ended" && err.field === "back_to" && err.message === "That scene has ended. (back_to)");
+      await assert.rejects(history.undo(bridge, { backTo: 3 }), (err) => err.code === "scene_ended" && err.field === "back_to" && err.message === "That scene has ended. (back_to)");
     } finally {
-      runtime.connection = saved;
+      bridge.connection = saved;
     }
   });
 });
 
 describe("the scene read and the frames beside it", () => {
   test("a scene.read answer does not overwrite a scene.state that came while the read was under way", async () => {
-    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
-    const scenes = await import(path.join(MODULE_DIR, "scripts/scene-state.mjs"));
-    const saved = runtime.connection;
-    const base = scenes.currentScene() ?? { gm_fate_points: 0, aspects: [] };
+    const saved = bridge.connection;
+    const base = bridge.scene.current ?? { gm_fate_points: 0, aspects: [] };
     const seq = 1_000_000;
     try {
       // No frame meanwhile: the answer is the scene.
-      runtime.connection = { connected: true, call: async () => ({ ok: true, data: { ...base, gm_fate_points: 1 } }) };
-      assert.equal((await scenes.readScene()).gm_fate_points, 1);
-      assert.equal(scenes.currentScene().gm_fate_points, 1);
+      bridge.connection = { connected: true, call: async () => ({ ok: true, data: { ...base, gm_fate_points: 1 } }) };
+      assert.equal((await bridge.readScene()).gm_fate_points, 1);
+      assert.equal(bridge.scene.current.gm_fate_points, 1);
       // A frame (the budget set to 3) lands before the read's answer, which was made earlier.
-      runtime.connection = {
+      bridge.connection = {
         connected: true,
         call: async () => {
-          await scenes.handleSceneState({ seq, writer: "gm", state: { ...base, gm_fate_points: 3 } }, { activeGM: false });
+          await bridge.scene.handle({ seq, writer: "gm", state: { ...base, gm_fate_points: 3 } }, { activeGM: false });
           return { ok: true, data: { ...base, gm_fate_points: 0 } };
         }
       };
-      assert.equal((await scenes.readScene()).gm_fate_points, 3);
-      assert.equal(scenes.currentScene().gm_fate_points, 3);
+      assert.equal((await bridge.readScene()).gm_fate_points, 3);
+      assert.equal(bridge.scene.current.gm_fate_points, 3);
       // An older frame after it changes nothing either.
-      await scenes.handleSceneState({ seq: seq - 1, writer: "gm", state: { ...base, gm_fate_points: 0 } }, { activeGM: false });
-      assert.equal(scenes.currentScene().gm_fate_points, 3);
+      await bridge.scene.handle({ seq: seq - 1, writer: "gm", state: { ...base, gm_fate_points: 0 } }, { activeGM: false });
+      assert.equal(bridge.scene.current.gm_fate_points, 3);
     } finally {
-      runtime.connection = saved;
+      bridge.connection = saved;
     }
   });
 });

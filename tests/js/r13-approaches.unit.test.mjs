@@ -42,8 +42,8 @@ for (const [language, extra] of [["de", "Athletik"], ["es", "Atletismo"]]) {
   describe(`R13.1: fate-core-official's ${language} approaches are the bridge's approaches`, () => {
     test(`FCO's ${language} approach names map to Careful…Sneaky; other skills keep their names; English alone maps only English`, async () => {
       const systemLang = await readJson(`tests/js/fixtures/fco-lang-${language}.json`);
-      const { modules } = await bootOfflineFoundry({ users: [GM], language, systemLang }, ["ruleset"]);
-      const { approachAliases, canonicalSkill } = modules.ruleset;
+      const { modules } = await bootOfflineFoundry({ users: [GM], language, systemLang }, ["adapters/fco-frameworks"]);
+      const { approachAliases, canonicalSkill } = modules["adapters/fco-frameworks"];
       const names = localNames(systemLang);
       assert.equal(names.length, 6);
       assert.deepEqual(names.map((n) => canonicalSkill(n)), APPROACHES);
@@ -57,7 +57,7 @@ for (const [language, extra] of [["de", "Athletik"], ["es", "Atletismo"]]) {
       const systemLang = await readJson(`tests/js/fixtures/fco-lang-${language}.json`);
       const hero = character("r13aHero0000001", "Heldin", systemLang, [3, 2, 1, 1, 2, 0], extra);
       const rival = character("r13aRival000001", "Rivale", systemLang, [1, 1, 2, 3, 0, 2], extra);
-      const { foundry, validators, modules } = await bootOfflineFoundry({ users: [GM], language, systemLang, actors: [hero, rival] }, ["adapters/fate-core-official", "roll-dialog", "runtime", "format"]);
+      const { foundry, validators, modules } = await bootOfflineFoundry({ users: [GM], language, systemLang, actors: [hero, rival] }, ["adapters/fate-core-official", "actions/roll-dialog", "net/bridge", "foundry/format"]);
       const { game } = foundry;
       const fco = modules["adapters/fate-core-official"];
       const data = fco.toActorData(game.actors.get(hero._id));
@@ -66,35 +66,31 @@ for (const [language, extra] of [["de", "Athletik"], ["es", "Atletismo"]]) {
       assert.deepEqual(data.stunts.map((s) => [s.name, s.skill]), [["Windhund", "Quick"]], "a stunt's linked approach is the approach");
       assert.equal(fco.sheetSkill(localNames(systemLang)[1]), "Clever");
 
-      const { runtime } = modules.runtime;
-      runtime.hello = ACCELERATED;
-      try {
-        const ctx = modules["roll-dialog"].dialogContext({ actor: game.actors.get(hero._id), skill: "Flashy" });
-        assert.deepEqual(ctx.skills.map((s) => s.name).sort(), APPROACHES, "the six approaches, no other skill");
-        const label = Object.fromEntries(ctx.skills.map((s) => [s.name, s.label]));
-        localNames(systemLang).forEach((local, i) => {
-          // The module's lang file names each approach as FCO's sheet in this language does.
-          assert.equal(modules.format.skillName(APPROACHES[i]), local);
-          assert.ok(label[APPROACHES[i]].startsWith(`${local} `), `${label[APPROACHES[i]]} names ${local}`);
-        });
-        assert.ok(!ctx.skills.some((s) => s.name === extra || s.label.includes(extra)));
-        assert.equal(ctx.skills.find((s) => s.selected)?.name, "Flashy");
-        const helper = ctx.helpers.find((h) => h.id === rival._id);
-        assert.deepEqual(helper.skills.map((s) => s.name).sort(), APPROACHES, "a helper's list: the approaches");
-        assert.ok(helper.skills.every((s) => localNames(systemLang).some((n) => s.label.startsWith(`${n} `))));
-      } finally {
-        runtime.hello = null;
-      }
+      const bridge = new modules["net/bridge"].Bridge();
+      bridge.hello = ACCELERATED;
+      const ctx = modules["actions/roll-dialog"].dialogContext(bridge, { actor: game.actors.get(hero._id), skill: "Flashy" });
+      assert.deepEqual(ctx.skills.map((s) => s.name).sort(), APPROACHES, "the six approaches, no other skill");
+      const label = Object.fromEntries(ctx.skills.map((s) => [s.name, s.label]));
+      localNames(systemLang).forEach((local, i) => {
+        // The module's lang file names each approach as FCO's sheet in this language does.
+        assert.equal(modules["foundry/format"].skillName(APPROACHES[i]), local);
+        assert.ok(label[APPROACHES[i]].startsWith(`${local} `), `${label[APPROACHES[i]]} names ${local}`);
+      });
+      assert.ok(!ctx.skills.some((s) => s.name === extra || s.label.includes(extra)));
+      assert.equal(ctx.skills.find((s) => s.selected)?.name, "Flashy");
+      const helper = ctx.helpers.find((h) => h.id === rival._id);
+      assert.deepEqual(helper.skills.map((s) => s.name).sort(), APPROACHES, "a helper's list: the approaches");
+      assert.ok(helper.skills.every((s) => localNames(systemLang).some((n) => s.label.startsWith(`${n} `))));
       // The scene panel's contest names the approach in this language, and so does the bridge's
       // refusal of another skill (its parameters: the approaches by the bridge's names).
       const quick = localNames(systemLang)[4];
-      const { contestFacts } = await import("../../foundry-module/scripts/scene-cards.mjs");
+      const { contestFacts } = await import("../../foundry-module/scripts/scene/cards.mjs");
       assert.ok(contestFacts({ mode: "direct", skill: "Quick", target: 3 }).includes(quick));
-      const why = modules.format.refusalText({ code: "not_an_approach", field: "skill", params: { reason: "not_an_approach", ruleset: "Fate Accelerated", approaches: APPROACHES.join(", "), rating: extra } });
+      const why = modules["foundry/format"].refusalText({ code: "not_an_approach", field: "skill", params: { reason: "not_an_approach", ruleset: "Fate Accelerated", approaches: APPROACHES.join(", "), rating: extra } });
       assert.ok(why.includes(localNames(systemLang).join(", ")), why);
       assert.ok(why.includes(extra), why);
       // Under a ruleset of skills the sheet's skills are offered as they are.
-      assert.ok(extra in modules["roll-dialog"].rollableRatings(game.actors.get(hero._id)));
+      assert.ok(extra in modules["actions/roll-dialog"].rollableRatings(game.actors.get(hero._id), null));
     });
   });
 }
@@ -103,15 +99,12 @@ describe("R13.1 in an English world", () => {
   test("the approaches keep their English names on the wire and in the dialog", async () => {
     const systemLang = { FateAcceleratedDefaultSkills: Object.fromEntries(APPROACHES.map((n) => [n, { name: n }])) };
     const hero = character("r13aHeroEn00001", "Heroine", systemLang, [3, 2, 1, 1, 2, 0], "Athletics");
-    const { foundry, modules } = await bootOfflineFoundry({ users: [GM], systemLang, actors: [hero] }, ["adapters/fate-core-official", "roll-dialog", "runtime"]);
+    const { foundry, modules } = await bootOfflineFoundry({ users: [GM], systemLang, actors: [hero] }, ["adapters/fate-core-official", "actions/roll-dialog", "net/bridge"]);
     const data = modules["adapters/fate-core-official"].toActorData(foundry.game.actors.get(hero._id));
     assert.deepEqual(data.skills, { Careful: 3, Clever: 2, Flashy: 1, Forceful: 1, Quick: 2, Sneaky: 0, Athletics: 4 });
-    modules.runtime.runtime.hello = ACCELERATED;
-    try {
-      const ctx = modules["roll-dialog"].dialogContext({ actor: foundry.game.actors.get(hero._id) });
-      assert.deepEqual(ctx.skills.map((s) => s.label.split(" ")[0]).sort(), APPROACHES);
-    } finally {
-      modules.runtime.runtime.hello = null;
-    }
+    const bridge = new modules["net/bridge"].Bridge();
+    bridge.hello = ACCELERATED;
+    const ctx = modules["actions/roll-dialog"].dialogContext(bridge, { actor: foundry.game.actors.get(hero._id) });
+    assert.deepEqual(ctx.skills.map((s) => s.label.split(" ")[0]).sort(), APPROACHES);
   });
 });

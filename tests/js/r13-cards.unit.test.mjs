@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
 import { fcoTrack, consequenceAspect } from "./fixtures/actors.mjs";
 import { asUser as actAs, setField, waitFor } from "./support/node-foundry.mjs";
+import { cardSide, pressAbsorb } from "./support/cards.mjs";
 import { bootOfflineFoundry } from "./support/offline-foundry.mjs";
 import { check } from "./support/schemas.mjs";
 
@@ -67,7 +68,7 @@ const guard = {
 
 let foundry;
 let validators;
-let runtime;
+let bridge;
 let stunts;
 let rollDialog;
 let actions;
@@ -92,11 +93,11 @@ const rules = (id) => ({
 });
 const ACTIONS = ["overcome", "create_advantage", "take_advantage", "discover", "attack"].map((id) => ({ id, label: id }));
 const withHello = async (rulesetId, fn) => {
-  runtime.hello = { ruleset: rulesetId, actions: ACTIONS, rules: rules(rulesetId) };
+  bridge.hello = { ruleset: rulesetId, actions: ACTIONS, rules: rules(rulesetId) };
   try {
     return await fn();
   } finally {
-    runtime.hello = null;
+    bridge.hello = null;
   }
 };
 
@@ -107,30 +108,24 @@ const change = (el) => el.dispatchEvent(new globalThis.DomEvent("change", { bubb
 before(async () => {
   let modules;
   ({ foundry, validators, modules } = await bootOfflineFoundry({ users: [GM, ANN, BOB], actors: [brawler, guard] }, [
-    "stunts", "roll-dialog", "actions", "odds", "card-view", "card-controls", "pickers", "compat", "runtime"
+    "actions/stunts", "actions/roll-dialog", "actions/start", "cards/odds", "cards/view", "cards/controls", "cards/pickers", "foundry/compat", "net/bridge"
   ]));
-  ({ stunts, "roll-dialog": rollDialog, actions, odds, "card-view": view, "card-controls": controls, pickers, compat } = modules);
-  ({ runtime } = modules.runtime);
+  ({ "actions/stunts": stunts, "actions/roll-dialog": rollDialog, "actions/start": actions, "cards/odds": odds, "cards/view": view, "cards/controls": controls, "cards/pickers": pickers, "foundry/compat": compat } = modules);
+  bridge = new modules["net/bridge"].Bridge();
 });
 
 // ---- cards as the bridge sends them (schemas/server/card.json) --------------------------------
 
 const ann = { id: brawler._id, name: brawler.name };
 const grd = { id: guard._id, name: guard.name };
-const side = (overrides = {}) => ({
-  leader: null, helpers: [], controllers: [], skill: null, skill_rating: null, stunt_bonus: 0, teamwork_bonus: 0,
-  invoke_bonus: 0, dice: null, dice_total: null, passive: false, total: null, dangerous: false, passed: false, fate_points: null,
-  stunts: [], full_defense: false,
-  ...overrides
-});
 const card = (overrides = {}) => ({
   kind: "action",
   action_id: "act-r13c",
   ruleset: "fate-core",
   action_type: "attack",
   state: "resolved",
-  actor: side({ leader: ann, controllers: [ANN.id], skill: "Fight", skill_rating: { value: 4 }, dice: [1, 0, 0, -1], dice_total: 0, total: { value: 6 }, stunt_bonus: 2, stunts: ["Haymaker"], fate_points: 3 }),
-  opposition: side({ leader: grd, skill: "Athletics", skill_rating: { value: 3 }, dice: [0, 0, 0, 0], dice_total: 0, total: { value: 7 }, stunt_bonus: 2, stunts: ["Dodge Master"], full_defense: true }),
+  actor: cardSide({ leader: ann, controllers: [ANN.id], skill: "Fight", skill_rating: { value: 4 }, dice: [1, 0, 0, -1], dice_total: 0, total: { value: 6 }, stunt_bonus: 2, stunts: ["Haymaker"], fate_points: 3 }),
+  opposition: cardSide({ leader: grd, skill: "Athletics", skill_rating: { value: 3 }, dice: [0, 0, 0, 0], dice_total: 0, total: { value: 7 }, stunt_bonus: 2, stunts: ["Dodge Master"], full_defense: true }),
   opposition_kind: "active",
   opposition_action: "defend",
   target: grd,
@@ -206,7 +201,7 @@ describe("stunts a roll names (R13.8)", () => {
   test("the roll dialog (Fate Core) lists the skill's stunts for the action, none ticked, follows skill and action, and sends the ticked ones", async () => {
     await withHello("fate-core", async () => {
       const actor = foundry.game.actors.get(brawler._id);
-      const answer = rollDialog.askAction({ actor, skill: "Fight", request: { type: "attack" } });
+      const answer = rollDialog.askAction(bridge, { actor, skill: "Fight", request: { type: "attack" } });
       const dialog = await waitFor(() => foundry.openDialogs().at(-1), { what: "action dialog" });
       const el = dialog.element;
       const listed = () => [...el.querySelectorAll("input[data-stunt]")].map((i) => [i.value, ticked(i)]);
@@ -250,7 +245,7 @@ describe("stunts a roll names (R13.8)", () => {
   test("Fate Core: left unticked, the roll names an empty list (no stunt counts)", async () => {
     await withHello("fate-core", async () => {
       const actor = foundry.game.actors.get(brawler._id);
-      const answer = rollDialog.askAction({ actor, skill: "Fight", request: { type: "attack" } });
+      const answer = rollDialog.askAction(bridge, { actor, skill: "Fight", request: { type: "attack" } });
       const dialog = await waitFor(() => foundry.openDialogs().at(-1), { what: "action dialog" });
       setField(dialog.element.querySelector("select[name=opposition]"), "2");
       dialog.element.querySelector('button[data-action="roll"]').click();
@@ -262,12 +257,12 @@ describe("stunts a roll names (R13.8)", () => {
   test("Unwritten: every matching stunt starts ticked and is sent; a stunt roll button's stunt is ticked under Fate Core", async () => {
     const actor = foundry.game.actors.get(brawler._id);
     await withHello("unwritten", async () => {
-      const ctx = rollDialog.dialogContext({ actor, skill: "Fight", request: { type: "attack" } });
+      const ctx = rollDialog.dialogContext(bridge, { actor, skill: "Fight", request: { type: "attack" } });
       assert.deepEqual(ctx.stunts.map((s) => [s.name, s.checked]), [["Haymaker", true]]);
       assert.match(ctx.stuntsHint, /untick/);
     });
     await withHello("fate-core", async () => {
-      const ctx = rollDialog.dialogContext({ actor, skill: "Fight", request: { type: "attack", stunts: ["Haymaker"] } });
+      const ctx = rollDialog.dialogContext(bridge, { actor, skill: "Fight", request: { type: "attack", stunts: ["Haymaker"] } });
       assert.deepEqual(ctx.stunts.map((s) => [s.name, s.checked]), [["Haymaker", true]]);
     });
     // A macro's complete request without stunts names none: the bridge's default for the ruleset.
@@ -278,12 +273,12 @@ describe("stunts a roll names (R13.8)", () => {
     await withHello("fate-core", async () => {
       const c = card({
         state: "awaiting_opposition", outcome: null, shifts: null, succeeded: null,
-        actor: side({ leader: ann, controllers: [ANN.id], skill: "Fight", skill_rating: { value: 4 } }),
-        opposition: side({ leader: grd }),
+        actor: cardSide({ leader: ann, controllers: [ANN.id], skill: "Fight", skill_rating: { value: 4 } }),
+        opposition: cardSide({ leader: grd }),
         prompt: { kind: "oppose", users: [], gm: true, options: [] }
       });
       check(validators.server.card, emit(c), "oppose card");
-      const ctx = controls.controlsContext(c);
+      const ctx = controls.controlsContext(bridge, c);
       assert.equal(ctx.kind, "oppose");
       assert.deepEqual(ctx.skills.map((s) => s.name), ["Athletics", "Fight"]);
       assert.deepEqual(ctx.stunts.map((s) => [s.name, s.checked]), [["Dodge Master", false]], "defend stunts of Athletics, not Sprinter (overcome)");
@@ -293,17 +288,17 @@ describe("stunts a roll names (R13.8)", () => {
       // Fight instead: its defend stunt is listed.
       const skill = holder.querySelector("select[name=skill]");
       setField(skill, "Fight");
-      controls.onControlsChange(c, { target: skill }, holder);
+      controls.onControlsChange(bridge, c, { target: skill }, holder);
       assert.deepEqual([...holder.querySelectorAll("input[data-stunt]")].map((i) => [i.value, ticked(i)]), [["Shield Wall", false]]);
       holder.querySelector("input[data-stunt]").checked = true;
       const button = holder.querySelector('button[data-fb="oppose"]');
-      const [event, payload] = await controls.intentFor(c, button, holder);
+      const [event, payload] = await controls.intentFor(bridge, c, button, holder);
       assert.equal(event, "action.oppose");
       assert.deepEqual(payload, { action_id: c.action_id, skill: "Fight", stunts: ["Shield Wall"] });
       check(validators.client["action.oppose"], { request_id: "r-r13c-oppose", ...payload }, "action.oppose");
       // Against an overcome the opposer opposes: Sprinter is no defend or oppose stunt.
       const overcome = { ...c, action_type: "overcome" };
-      assert.deepEqual(controls.controlsContext(overcome).stunts.map((s) => s.name), ["Dodge Master"], "FCO's defend flag covers oppose");
+      assert.deepEqual(controls.controlsContext(bridge, overcome).stunts.map((s) => s.name), ["Dodge Master"], "FCO's defend flag covers oppose");
     });
   });
 });
@@ -336,7 +331,7 @@ describe("the card shows the stunts used and full defense (R13.7, R13.8)", () =>
 
 describe("the unintended aspect of a fumbled advantage (R5.2)", () => {
   const fumbled = () => card({
-    action_type: "create_advantage", state: "choosing", outcome: "fumble", shifts: -3, succeeded: null, target: null, opposition: side({ passive: true, total: { value: 2 } }), opposition_kind: "passive",
+    action_type: "create_advantage", state: "choosing", outcome: "fumble", shifts: -3, succeeded: null, target: null, opposition: cardSide({ passive: true, total: { value: 2 } }), opposition_kind: "passive",
     opposition_action: null, attack_kind: null, stress_rule: null, pending_choice: "advantage_fumble",
     prompt: { kind: "choose", users: [ANN.id], gm: true, options: ["fail", "unintended_aspect", "succeed_at_cost"] }
   });
@@ -344,7 +339,7 @@ describe("the unintended aspect of a fumbled advantage (R5.2)", () => {
   test("the actor's controller (a player) gets the choice with a required name input, and the name goes as aspect_name", async () => {
     const c = fumbled();
     check(validators.server.card, emit(c), "choosing card");
-    const ctx = await asUser(ANN.id, () => controls.controlsContext(c));
+    const ctx = await asUser(ANN.id, () => controls.controlsContext(bridge, c));
     assert.equal(ctx.kind, "choose");
     assert.deepEqual(ctx.choices.map((x) => x.id), ["fail", "unintended_aspect", "succeed_at_cost"]);
     assert.ok(ctx.aspectName, "a name input for the unintended aspect");
@@ -355,24 +350,24 @@ describe("the unintended aspect of a fumbled advantage (R5.2)", () => {
     const button = holder.querySelector('button[data-fb="choose"][data-choice="unintended_aspect"]');
     // Without a name nothing is sent, and the player is told why.
     const before = foundry.log.notifications.length;
-    assert.equal(await asUser(ANN.id, () => controls.intentFor(c, button, holder)), null);
+    assert.equal(await asUser(ANN.id, () => controls.intentFor(bridge, c, button, holder)), null);
     assert.deepEqual(foundry.log.notifications.slice(before).map((n) => [n.type, n.message]), [["warn", "Name the aspect you didn't intend first."]]);
     setField(input, "  Knocked the Lamp Over ");
-    const [event, payload] = await asUser(ANN.id, () => controls.intentFor(c, button, holder));
+    const [event, payload] = await asUser(ANN.id, () => controls.intentFor(bridge, c, button, holder));
     assert.equal(event, "action.choose");
     assert.deepEqual(payload, { action_id: c.action_id, choice: "unintended_aspect", aspect_name: "Knocked the Lamp Over" });
     check(validators.client["action.choose"], { request_id: "r-r13c-choose", ...payload }, "action.choose");
     // The other choices need no name.
     const fail = holder.querySelector('button[data-fb="choose"][data-choice="fail"]');
-    assert.deepEqual((await asUser(ANN.id, () => controls.intentFor(c, fail, holder)))[1], { action_id: c.action_id, choice: "fail" });
+    assert.deepEqual((await asUser(ANN.id, () => controls.intentFor(bridge, c, fail, holder)))[1], { action_id: c.action_id, choice: "fail" });
   });
 
   test("the GM gets the same control; a player who does not control the actor gets none", async () => {
     const c = fumbled();
-    const gm = controls.controlsContext(c);
+    const gm = controls.controlsContext(bridge, c);
     assert.ok(gm.aspectName);
     assert.ok(gm.choices.some((x) => x.id === "unintended_aspect"));
-    const bob = await asUser(BOB.id, () => controls.controlsContext(c));
+    const bob = await asUser(BOB.id, () => controls.controlsContext(bridge, c));
     assert.equal(bob, null);
   });
 });
@@ -468,16 +463,10 @@ describe("the absorb picker by the per-hit stress rule (R13.2, R13.3)", () => {
   });
 
   test("the Core picker in a dialog: only the fitting box is enabled, ticking replaces, a consequence moves the fit, the answer is a valid action.absorb", async () => {
-    const state = { characters: [target()] };
-    runtime.connection = { connected: true, call: async (event) => (event === "world.state" ? { ok: true, data: state } : { ok: false, error: { code: "invalid", message: "no" } }) };
+    const c = absorbing(3, "one_box");
+    check(validators.server.card, emit(c), "absorbing card");
     try {
-      const holder = document.createElement("div");
-      const button = document.createElement("button");
-      button.dataset.fb = "absorb";
-      holder.append(button);
-      const c = absorbing(3, "one_box");
-      check(validators.server.card, emit(c), "absorbing card");
-      const pending = controls.intentFor(c, button, holder);
+      const pending = pressAbsorb(controls, bridge, c, { characters: [target()] });
       const dialog = await waitFor(() => foundry.openDialogs().at(-1), { what: "absorb dialog" });
       const el = dialog.element;
       const inputs = () => [...el.querySelectorAll("input[data-track]")];
@@ -505,7 +494,7 @@ describe("the absorb picker by the per-hit stress rule (R13.2, R13.3)", () => {
       assert.deepEqual(payload, { action_id: c.action_id, stress: [{ track: "phys", boxes: [0] }], consequences: { mild: "Bruised Ribs" } });
       check(validators.client["action.absorb"], { request_id: "r-r13c-absorb", ...payload }, "action.absorb");
     } finally {
-      runtime.connection = null;
+      bridge.connection = null;
     }
   });
 });

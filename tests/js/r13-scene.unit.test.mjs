@@ -19,8 +19,9 @@ let foundry;
 let validators;
 let view;
 let ruleset;
+let frameworks;
 let combat;
-let runtime;
+let Bridge;
 const fixtures = {};
 
 const asUser = (userId, fn) => actAs(foundry, userId, fn);
@@ -33,9 +34,9 @@ before(async () => {
     // One character of a Fate Condensed game: what the world's characters say when FCO's
     // world lists are not there.
     actors: [{ ...fixtures["fate-condensed"], ownership: { default: 0, [ANN.id]: 3 } }]
-  }, ["scene-view", "ruleset", "conflict-combat", "runtime"]));
-  ({ "scene-view": view, ruleset, "conflict-combat": combat } = modules);
-  ({ runtime } = modules.runtime);
+  }, ["scene/view", "net/ruleset", "adapters/fco-frameworks", "scene/combat", "net/bridge"]));
+  ({ "scene/view": view, "net/ruleset": ruleset, "adapters/fco-frameworks": frameworks, "scene/combat": combat } = modules);
+  ({ Bridge } = modules["net/bridge"]);
 });
 
 // ---- conflicts as the bridge sends them (ConflictView, schemas/server/scene_state.json) -------
@@ -134,8 +135,8 @@ describe("R13.5 elective order: who may go next", () => {
   });
 
   test("the rendered panel: the picker's select and Next in one form; acted, full defense and conceded tags", async () => {
-    const { renderTemplate } = await import(path.join(MODULE_DIR, "scripts/compat.mjs"));
-    const { PANEL_TEMPLATE } = await import(path.join(MODULE_DIR, "scripts/scene-panel.mjs"));
+    const { renderTemplate } = await import(path.join(MODULE_DIR, "scripts/foundry/compat.mjs"));
+    const { PANEL_TEMPLATE } = await import(path.join(MODULE_DIR, "scripts/scene/panel.mjs"));
     const state = sceneState(RULES["fate-condensed"], [conflict({ current: who.vera.id, acted: [who.zird.id], conceded: [who.imp.id] })]);
     const holder = document.createElement("div");
     holder.innerHTML = await renderTemplate(PANEL_TEMPLATE, view.scenePanelContext(state));
@@ -236,14 +237,9 @@ describe("conflicts are allowed by the world's rules", () => {
     const noRules = { ...sceneState(null, [c]), ruleset: "fate-condensed" };
     delete noRules.rules;
     assert.equal(view.scenePanelContext(noRules).conflictsAllowed, false, "no rules anywhere: none");
-    runtime.hello = { ruleset: "fate-condensed", rules: RULES["fate-condensed"] };
-    try {
-      const ctx = view.scenePanelContext(noRules);
-      assert.equal(ctx.conflictsAllowed, true, "hello's rules");
-      assert.equal(ctx.setup.electiveStart, true);
-    } finally {
-      runtime.hello = null;
-    }
+    const ctx = view.scenePanelContext(noRules, { helloRules: RULES["fate-condensed"] });
+    assert.equal(ctx.conflictsAllowed, true, "hello's rules");
+    assert.equal(ctx.setup.electiveStart, true);
   });
 
   test("the Combat tracker follows `current` and marks those out defeated", () => {
@@ -260,27 +256,27 @@ describe("R13.9: the ruleset proposed from fate-core-official's framework", () =
   test("each of FCO's four frameworks, from the skills and tracks its default loads", () => {
     for (const fw of FRAMEWORKS) {
       const { skills, tracks } = fixtures[fw].system;
-      assert.equal(ruleset.fcoFramework({ skills, tracks }), fw, fw);
-      assert.equal(ruleset.rulesetForFramework(ruleset.fcoFramework({ skills, tracks })), EXPECTED[fw], fw);
+      assert.equal(frameworks.fcoFramework({ skills, tracks }), fw, fw);
+      assert.equal(frameworks.rulesetForFramework(frameworks.fcoFramework({ skills, tracks })), EXPECTED[fw], fw);
       // The skill list alone decides too (a world whose tracks the GM emptied).
-      assert.equal(ruleset.fcoFramework({ skills }), fw, `${fw} by skills`);
+      assert.equal(frameworks.fcoFramework({ skills }), fw, `${fw} by skills`);
     }
   });
 
   test("Core and Condensed differ by Academics; a Core list that lost a skill or two is still Core", () => {
     const core = Object.values(fixtures["fate-core"].system.skills).map((s) => s.name);
-    assert.equal(ruleset.fcoFramework({ skills: core.filter((n) => n !== "Drive" && n !== "Shoot") }), "fate-core");
-    assert.equal(ruleset.fcoFramework({ skills: [...core, "Academics"] }), "fate-condensed");
+    assert.equal(frameworks.fcoFramework({ skills: core.filter((n) => n !== "Drive" && n !== "Shoot") }), "fate-core");
+    assert.equal(frameworks.fcoFramework({ skills: [...core, "Academics"] }), "fate-condensed");
     // Condensed's track names with Core's skills: the skills decide.
-    assert.equal(ruleset.fcoFramework({ skills: core, tracks: fixtures["fate-condensed"].system.tracks }), "fate-core");
+    assert.equal(frameworks.fcoFramework({ skills: core, tracks: fixtures["fate-condensed"].system.tracks }), "fate-core");
   });
 
   test("an unknown game gets no proposal", () => {
     const homebrew = { skills: ["Swords", "Sorcery", "Sailing", "Swagger"], tracks: ["Wounds", "Sanity"] };
-    assert.equal(ruleset.fcoFramework(homebrew), null);
-    assert.equal(ruleset.rulesetForFramework(ruleset.fcoFramework(homebrew)), null);
-    assert.equal(ruleset.fcoFramework({}), null);
-    assert.equal(ruleset.rulesetForFramework("space-opera"), null);
+    assert.equal(frameworks.fcoFramework(homebrew), null);
+    assert.equal(frameworks.rulesetForFramework(frameworks.fcoFramework(homebrew)), null);
+    assert.equal(frameworks.fcoFramework({}), null);
+    assert.equal(frameworks.rulesetForFramework("space-opera"), null);
     assert.equal(ruleset.rulesetProposal("unwritten", { setting: "", fco: null }), null);
   });
 
@@ -293,19 +289,19 @@ describe("R13.9: the ruleset proposed from fate-core-official's framework", () =
 
   test("where the lists come from: FCO's world data item (setting `wid`), else its legacy settings, else the characters", async () => {
     // No FCO settings in this fake world: the characters (one Fate Condensed character) decide.
-    assert.equal(ruleset.fcoProposal(), "fate-condensed");
+    assert.equal(frameworks.fcoProposal(), "fate-condensed");
     // FCO's own registrations (fco.js, i18nInit): world-scoped, hidden.
     foundry.game.settings.register("fate-core-official", "wid", { scope: "world", config: false, type: String, default: "" });
     foundry.game.settings.register("fate-core-official", "skills", { scope: "world", config: false, type: Object, default: {} });
     foundry.game.settings.register("fate-core-official", "tracks", { scope: "world", config: false, type: Object, default: {} });
     await foundry.game.settings.set("fate-core-official", "skills", fixtures["dresden-files-accelerated"].system.skills);
-    assert.equal(ruleset.fcoProposal(), "fate-condensed", "the legacy world lists (Dresden Files Accelerated)");
+    assert.equal(frameworks.fcoProposal(), "fate-condensed", "the legacy world lists (Dresden Files Accelerated)");
     const item = { uuid: "Item.fcoWorldData001", system: { skills: fixtures["fate-core"].system.skills, tracks: fixtures["fate-core"].system.tracks, defaults: {} } };
     const lookup = globalThis.fromUuidSync;
     globalThis.fromUuidSync = (uuid) => (uuid === item.uuid ? item : lookup(uuid));
     try {
       await foundry.game.settings.set("fate-core-official", "wid", item.uuid);
-      assert.equal(ruleset.fcoProposal(), "fate-core", "the world data item's lists");
+      assert.equal(frameworks.fcoProposal(), "fate-core", "the world data item's lists");
     } finally {
       globalThis.fromUuidSync = lookup;
       await foundry.game.settings.set("fate-core-official", "wid", "");
@@ -323,8 +319,8 @@ describe("R13.9: the ruleset proposed from fate-core-official's framework", () =
 });
 
 describe("R13.9: switching the bridge's world", () => {
-  /** A connection that records calls and answers world.ruleset with `answer`. */
-  function stubConnection(answer) {
+  /** A connection that records calls and answers world.ruleset with `answer`; hello as `bridge`'s. */
+  function stubConnection(bridge, answer) {
     const calls = [];
     return {
       calls,
@@ -333,18 +329,19 @@ describe("R13.9: switching the bridge's world", () => {
       async call(event, payload) {
         calls.push({ event, payload });
         if (event === "world.ruleset") return answer(payload);
-        if (event === "hello") return { ok: true, data: { ...runtime.hello, ruleset: payload ? "fate-condensed" : runtime.hello.ruleset, rules: RULES["fate-condensed"] } };
+        if (event === "hello") return { ok: true, data: { ...bridge.hello, ruleset: payload ? "fate-condensed" : bridge.hello.ruleset, rules: RULES["fate-condensed"] } };
         return { ok: false, error: { code: "invalid", message: "not in this test" } };
       }
     };
   }
 
   test("the GM connects to a bridge on another ruleset: a dialog offers FCO's; confirming sends world.ruleset", async () => {
-    const connection = stubConnection(({ ruleset: r }) => ({ ok: true, data: { ruleset: r, changed: true, rules: RULES[r] } }));
-    runtime.connection = connection;
-    runtime.hello = { role: "gm", ruleset: "unwritten", rules: RULES.unwritten };
+    const bridge = new Bridge();
+    const connection = stubConnection(bridge, ({ ruleset: r }) => ({ ok: true, data: { ruleset: r, changed: true, rules: RULES[r] } }));
+    bridge.connection = connection;
+    bridge.hello = { role: "gm", ruleset: "unwritten", rules: RULES.unwritten };
     try {
-      const offered = ruleset.offerRuleset(runtime.hello);
+      const offered = ruleset.offerRuleset(bridge);
       const dialog = await waitFor(() => foundry.openDialogs().at(-1), { what: "ruleset dialog" });
       assert.equal(dialog.config.rejectClose, false);
       assert.match(dialog.element.textContent, /fate-core-official game is Fate Condensed, but the bridge plays Unwritten/);
@@ -355,38 +352,37 @@ describe("R13.9: switching the bridge's world", () => {
       assert.deepEqual(sent.map((c) => c.payload), [{ ruleset: "fate-condensed" }], "sent once (the setting's own change sends nothing more)");
       check(validators.client["world.ruleset"], { request_id: "r-ruleset-1", ...sent[0].payload }, "world.ruleset");
       assert.equal(foundry.game.settings.get("fate-bridge", "ruleset"), "fate-condensed", "the GM's choice is kept");
-      assert.equal(runtime.hello.ruleset, "fate-condensed", "hello asked again");
+      assert.equal(bridge.hello.ruleset, "fate-condensed", "hello asked again");
       assert.match(foundry.log.notifications.at(-1).message, /now plays Fate Condensed/);
     } finally {
-      runtime.connection = null;
-      runtime.hello = null;
       await foundry.game.settings.set("fate-bridge", "ruleset", "");
     }
   });
 
   test("a player is never asked; nothing is asked when the bridge plays the proposal", async () => {
-    runtime.hello = { role: "player", ruleset: "unwritten" };
-    assert.equal(await asUser(ANN.id, () => ruleset.offerRuleset(runtime.hello)), null);
-    runtime.hello = { role: "gm", ruleset: "fate-condensed" };
-    assert.equal(await ruleset.offerRuleset(runtime.hello), null);
-    runtime.hello = null;
+    const bridge = new Bridge();
+    bridge.hello = { role: "player", ruleset: "unwritten" };
+    assert.equal(await asUser(ANN.id, () => ruleset.offerRuleset(bridge)), null);
+    bridge.hello = { role: "gm", ruleset: "fate-condensed" };
+    assert.equal(await ruleset.offerRuleset(bridge), null);
     assert.equal(foundry.openDialogs().length, 0);
   });
 
   test("the GM changes the setting while a conflict is open: the refusal is shown and the setting goes back", async () => {
-    const connection = stubConnection(() => ({ ok: false, error: { code: "wrong_state", message: "A conflict is still open.", field: "ruleset" } }));
-    runtime.connection = connection;
-    runtime.hello = { role: "gm", ruleset: "fate-core", rules: RULES["fate-core"] };
+    const bridge = new Bridge();
+    const connection = stubConnection(bridge, () => ({ ok: false, error: { code: "wrong_state", message: "A conflict is still open.", field: "ruleset" } }));
+    bridge.connection = connection;
+    bridge.hello = { role: "gm", ruleset: "fate-core", rules: RULES["fate-core"] };
     try {
+      // The setting's onChange hands the new value to this client's Bridge (main.mjs).
       await foundry.game.settings.set("fate-bridge", "ruleset", "fate-accelerated");
+      await ruleset.onRulesetSetting(bridge, "fate-accelerated");
       await waitFor(() => foundry.game.settings.get("fate-bridge", "ruleset") === "fate-core", { what: "the setting reverted" });
       assert.deepEqual(connection.calls.filter((c) => c.event === "world.ruleset").map((c) => c.payload), [{ ruleset: "fate-accelerated" }]);
       const note = foundry.log.notifications.at(-1);
       assert.equal(note.type, "error");
       assert.match(note.message, /rules stay as they are: That does not fit what is happening now\. \(ruleset\) Switch to Fate Accelerated once every conflict/);
     } finally {
-      runtime.connection = null;
-      runtime.hello = null;
       await foundry.game.settings.set("fate-bridge", "ruleset", "");
     }
   });

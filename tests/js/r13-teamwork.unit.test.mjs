@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
 import { asUser as actAs } from "./support/node-foundry.mjs";
+import { cardSide } from "./support/cards.mjs";
 import { bootOfflineFoundry } from "./support/offline-foundry.mjs";
 import { check } from "./support/schemas.mjs";
 
@@ -33,7 +34,8 @@ const wolf = actor("actorWolf0000001", "Grey Wolf", null);
 
 let foundry;
 let validators;
-let runtime;
+let Bridge;
+let bridge;
 let controls;
 let pickers;
 let rollDialog;
@@ -46,19 +48,14 @@ before(async () => {
   let modules;
   ({ foundry, validators, modules } = await bootOfflineFoundry(
     { users: [GM, ANN, BOB], actors: [annFighter, annSecond, bobScout, guard, wolf] },
-    ["card-controls", "pickers", "roll-dialog", "status", "compat", "runtime"]
+    ["cards/controls", "cards/pickers", "actions/roll-dialog", "net/status", "foundry/compat", "net/bridge"]
   ));
-  ({ "card-controls": controls, pickers, "roll-dialog": rollDialog, status, compat } = modules);
-  ({ runtime } = modules.runtime);
+  ({ "cards/controls": controls, "cards/pickers": pickers, "actions/roll-dialog": rollDialog, "net/status": status, "foundry/compat": compat } = modules);
+  ({ Bridge } = modules["net/bridge"]);
+  bridge = new Bridge();
 });
 
 const who = (a) => ({ id: a._id, name: a.name });
-const side = (overrides = {}) => ({
-  leader: null, helpers: [], controllers: [], skill: null, skill_rating: null, stunt_bonus: 0, teamwork_bonus: 0,
-  invoke_bonus: 0, dice: null, dice_total: null, passive: false, total: null, dangerous: false, passed: false, fate_points: null,
-  stunts: [], full_defense: false,
-  ...overrides
-});
 /** Ann the Bold's overcome against the GM's guard, in the invoke phase (schemas/server/card.json). */
 const card = (overrides = {}) => ({
   kind: "action",
@@ -66,8 +63,8 @@ const card = (overrides = {}) => ({
   ruleset: "fate-condensed",
   action_type: "overcome",
   state: "invoking",
-  actor: side({ leader: who(annFighter), controllers: [ANN.id], skill: "Athletics", skill_rating: { value: 2 }, dice: [0, 0, 0, 0], dice_total: 0, total: { value: 2 }, fate_points: 2 }),
-  opposition: side({ leader: who(guard), skill: "Athletics", skill_rating: { value: 2 }, dice: [0, 0, 0, 0], dice_total: 0, total: { value: 2 } }),
+  actor: cardSide({ leader: who(annFighter), controllers: [ANN.id], skill: "Athletics", skill_rating: { value: 2 }, dice: [0, 0, 0, 0], dice_total: 0, total: { value: 2 }, fate_points: 2 }),
+  opposition: cardSide({ leader: who(guard), skill: "Athletics", skill_rating: { value: 2 }, dice: [0, 0, 0, 0], dice_total: 0, total: { value: 2 } }),
   opposition_kind: "active",
   opposition_action: "oppose",
   target: null,
@@ -106,7 +103,7 @@ describe("R13.10: Invoke for … (an ally's invoke)", () => {
     await asUser(BOB.id, async () => {
       assert.deepEqual(pickers.allyInvokers(c).map((a) => a.name), ["Bob the Scout"]);
       assert.deepEqual(controls.allySides(c).map((s) => [s.which, s.label]), [["actor", "Invoke for Ann the Bold"], ["opposition", "Invoke for Palace Guard"]]);
-      const ctx = controls.controlsContext(c);
+      const ctx = controls.controlsContext(bridge, c);
       assert.equal(ctx.kind, "ally", "Bob is not prompted, yet has the ally's control");
       const holder = document.createElement("div");
       holder.innerHTML = await compat.renderTemplate(controls.CONTROLS_TEMPLATE, ctx);
@@ -162,18 +159,15 @@ describe("names, never ids, in the invoke picker", () => {
 describe("R13.1: Accelerated rolls its six approaches only", () => {
   test("the roll dialog and an opposer's skills list the approaches, at the sheet's ratings (Mediocre without one)", async () => {
     const approaches = ["Careful", "Clever", "Flashy", "Forceful", "Quick", "Sneaky"];
-    runtime.hello = { ruleset: "fate-accelerated", actions: [{ id: "overcome" }], rules: { id: "fate-accelerated", approaches } };
-    try {
-      const ratings = rollDialog.rollableRatings(game.actors.get(bobScout._id));
-      assert.deepEqual(ratings, { Careful: 3, Clever: 0, Flashy: 0, Forceful: 0, Quick: 2, Sneaky: 0 });
-      const ctx = rollDialog.dialogContext({ actor: game.actors.get(bobScout._id) });
-      assert.deepEqual(ctx.skills.map((s) => s.name).sort(), approaches);
-      assert.ok(!ctx.skills.some((s) => s.name === "Athletics"));
-    } finally {
-      runtime.hello = null;
-    }
+    const accelerated = new Bridge();
+    accelerated.hello = { ruleset: "fate-accelerated", actions: [{ id: "overcome" }], rules: { id: "fate-accelerated", approaches } };
+    const ratings = rollDialog.rollableRatings(game.actors.get(bobScout._id), accelerated.rules);
+    assert.deepEqual(ratings, { Careful: 3, Clever: 0, Flashy: 0, Forceful: 0, Quick: 2, Sneaky: 0 });
+    const ctx = rollDialog.dialogContext(accelerated, { actor: game.actors.get(bobScout._id) });
+    assert.deepEqual(ctx.skills.map((s) => s.name).sort(), approaches);
+    assert.ok(!ctx.skills.some((s) => s.name === "Athletics"));
     // Under skills, the sheet's skills as they are.
-    assert.deepEqual(Object.keys(rollDialog.rollableRatings(game.actors.get(bobScout._id))).sort(), ["Athletics", "Careful", "Quick"]);
+    assert.deepEqual(Object.keys(rollDialog.rollableRatings(game.actors.get(bobScout._id), null)).sort(), ["Athletics", "Careful", "Quick"]);
   });
 });
 

@@ -1,5 +1,5 @@
 // The way from the Foundry page to the bridge (issue 33 item 2): the pure classifier in
-// foundry-module/scripts/reach.mjs, the permission query, and the one line the module shows
+// foundry-module/scripts/net/reach.mjs, the permission query, and the one line the module shows
 // (lang/en.json through game.i18n.format on the fake Foundry).
 import assert from "node:assert/strict";
 import path from "node:path";
@@ -18,8 +18,8 @@ before(async () => {
   const foundry = await bootNodeFoundry({ users: [{ id: "gmUser000000001", name: "GM", isGM: true, role: 4 }], userId: "gmUser000000001" });
   foundry.Hooks.callAll("init");
   game = foundry.game;
-  reach = await import(path.join(MODULE_DIR, "scripts/reach.mjs"));
-  connection = await import(path.join(MODULE_DIR, "scripts/connection.mjs"));
+  reach = await import(path.join(MODULE_DIR, "scripts/net/reach.mjs"));
+  connection = await import(path.join(MODULE_DIR, "scripts/net/connection.mjs"));
 });
 
 describe("the page and the bridge", () => {
@@ -139,7 +139,7 @@ describe("the connection says so", () => {
     const manager = new connection.ConnectionManager({ url: "http://127.0.0.1:8765", world: "w", role: "gm", user: "gmUser000000001", key: "", ioFactory: () => { throw new Error("no dial"); } });
     await manager.connect();
     assert.deepEqual([manager.status.state, manager.status.reason], ["refused", "no_key"]);
-    const { statusText } = await import(path.join(MODULE_DIR, "scripts/status.mjs"));
+    const { statusText } = await import(path.join(MODULE_DIR, "scripts/net/status.mjs"));
     assert.match(statusText(manager.status).detail, /No GM key in this browser: this GM plays through Foundry while another GM's browser relays/);
   });
 

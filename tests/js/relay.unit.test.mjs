@@ -1,4 +1,4 @@
-// Unit tests of the relay (foundry-module/scripts/relay.mjs) and of how a failed connection is
+// Unit tests of the relay (foundry-module/scripts/net/relay.mjs) and of how a failed connection is
 // named, on the fake Foundry with an in-memory stand-in for Foundry's socket: every message
 // reaches every other socket, never its emitter, with the sender's id added last.
 import assert from "node:assert/strict";
@@ -52,8 +52,8 @@ before(async () => {
   }, { io: () => { throw new Error("no bridge connection in unit tests"); } });
   foundry.Hooks.callAll("init");
   game = foundry.game;
-  relay = await import(path.join(MODULE_DIR, "scripts/relay.mjs"));
-  connection = await import(path.join(MODULE_DIR, "scripts/connection.mjs"));
+  relay = await import(path.join(MODULE_DIR, "scripts/net/relay.mjs"));
+  connection = await import(path.join(MODULE_DIR, "scripts/net/connection.mjs"));
   ({ PROTOCOL_VERSION } = await import(path.join(MODULE_DIR, "scripts/protocol.mjs")));
 });
 
@@ -352,7 +352,7 @@ describe("a connection that fails is named (issue 24)", () => {
   });
 
   test("the status badge says each in words, with the URL tried", async () => {
-    const { statusText } = await import(path.join(MODULE_DIR, "scripts/status.mjs"));
+    const { statusText } = await import(path.join(MODULE_DIR, "scripts/net/status.mjs"));
     for (const reason of ["mixed_content", "local_network_denied", "timeout", "refused", "unreachable"]) {
       const { detail } = statusText({ state: "offline", reason, message: "websocket error" });
       assert.match(detail, /http:\/\/127\.0\.0\.1:9/, reason);

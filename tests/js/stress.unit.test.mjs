@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
 import path from "node:path";
+import { pressAbsorb } from "./support/cards.mjs";
 import { MODULE_DIR, bootNodeFoundry, readJson, waitFor } from "./support/node-foundry.mjs";
 import { check, loadValidators } from "./support/schemas.mjs";
 
@@ -16,23 +17,23 @@ let fco;
 let writes;
 let pickers;
 let controls;
-let runtime;
+let bridge;
 const fixtures = {};
 
 before(async () => {
   validators = await loadValidators();
   for (const system of SYSTEMS) fixtures[system] = await readJson(`tests/js/fixtures/fco-${system}.json`);
+  bridge = new (await import(path.join(MODULE_DIR, "scripts/net/bridge.mjs"))).Bridge();
   foundry = await bootNodeFoundry({
     users: [GM], userId: GM.id, activeGM: GM.id, systemId: "fate-core-official",
     actors: SYSTEMS.map((s) => fixtures[s]),
     settings: { "fate-bridge.bridgeUrl": "http://127.0.0.1:9" }
-  }, { io: () => { throw new Error("no connection in unit tests"); } });
+  }, { io: () => { throw new Error("no connection in unit tests"); }, bridge });
   foundry.Hooks.callAll("init");
   fco = await import(path.join(MODULE_DIR, "scripts/adapters/fate-core-official.mjs"));
-  writes = await import(path.join(MODULE_DIR, "scripts/world-writes.mjs"));
-  pickers = await import(path.join(MODULE_DIR, "scripts/pickers.mjs"));
-  controls = await import(path.join(MODULE_DIR, "scripts/card-controls.mjs"));
-  ({ runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs")));
+  writes = await import(path.join(MODULE_DIR, "scripts/foundry/world-writes.mjs"));
+  pickers = await import(path.join(MODULE_DIR, "scripts/cards/pickers.mjs"));
+  controls = await import(path.join(MODULE_DIR, "scripts/cards/controls.mjs"));
 });
 
 const actorOf = (system) => foundry.game.actors.get(fixtures[system]._id);
@@ -110,7 +111,7 @@ describe("bridge -> fate-core-official: a patch ticks only the right track's box
       const key = Object.keys(before).find((k) => before[k].name === track);
       const update = fco.patchUpdate(actor, patchFor(actor, { [track]: boxes }, seq));
       assert.deepEqual(boxKeys(update, actor), [`system.tracks.${key}.box_values`], "no other track's boxes");
-      assert.ok(await writes.handleActorPatch(patchFor(actor, { [track]: boxes }, seq)));
+      assert.ok(await writes.handleActorPatch(bridge, patchFor(actor, { [track]: boxes }, seq)));
       const after = actor.system.tracks;
       assert.deepEqual(after[key].box_values, before[key].box_values.map((_, i) => boxes.includes(i)));
       // Other tracks keep their boxes and all they had; a patch may give each its wire id to keep (issue 25).
@@ -159,13 +160,8 @@ describe("the absorb picker names the track and each box's value (R5.10)", () =>
 
   test("the picker's answer is a schema-valid action.absorb naming the track and the boxes", async () => {
     const state = { characters: [target("fate-condensed")] };
-    runtime.connection = { connected: true, call: async (event) => (event === "world.state" ? { ok: true, data: state } : { ok: false, error: { code: "invalid", message: "no" } }) };
     try {
-      const holder = document.createElement("div");
-      const button = document.createElement("button");
-      button.dataset.fb = "absorb";
-      holder.append(button);
-      const pending = controls.intentFor(card("fate-condensed", "physical", 3), button, holder);
+      const pending = pressAbsorb(controls, bridge, card("fate-condensed", "physical", 3), state);
       const dialog = await waitFor(() => foundry.openDialogs().at(-1), { what: "absorb dialog" });
       assert.equal(dialog.config.rejectClose, false);
       const el = dialog.element;
@@ -183,7 +179,7 @@ describe("the absorb picker names the track and each box's value (R5.10)", () =>
       assert.deepEqual(Object.values(payload.consequences), ["Winded"]);
       check(validators.client["action.absorb"], { request_id: "r-absorb-1", ...payload }, "action.absorb");
     } finally {
-      runtime.connection = null;
+      bridge.connection = null;
     }
   });
 });
@@ -191,12 +187,12 @@ describe("the absorb picker names the track and each box's value (R5.10)", () =>
 describe("an attack carries its kind (R11.3)", () => {
   test("the action dialog shows Harm for an attack only; the answer becomes a valid action.start with attack_kind", async () => {
     const { setField } = await import("./support/node-foundry.mjs");
-    const { askAction } = await import(path.join(MODULE_DIR, "scripts/roll-dialog.mjs"));
-    const { startPayload } = await import(path.join(MODULE_DIR, "scripts/actions.mjs"));
-    runtime.hello = { actions: [{ id: "overcome", label: "Overcome" }, { id: "attack", label: "Attack" }] };
+    const { askAction } = await import(path.join(MODULE_DIR, "scripts/actions/roll-dialog.mjs"));
+    const { startPayload } = await import(path.join(MODULE_DIR, "scripts/actions/start.mjs"));
+    bridge.hello = { actions: [{ id: "overcome", label: "Overcome" }, { id: "attack", label: "Attack" }] };
     try {
       const actor = actorOf("fate-condensed");
-      const answer = askAction({ actor, skill: "Provoke" });
+      const answer = askAction(bridge, { actor, skill: "Provoke" });
       const dialog = await waitFor(() => foundry.openDialogs().at(-1), { what: "action dialog" });
       const el = dialog.element;
       const kind = el.querySelector("select[name=attackKind]");
@@ -216,7 +212,7 @@ describe("an attack carries its kind (R11.3)", () => {
       // Left at its default, the bridge decides: no attack_kind is sent.
       assert.equal("attack_kind" in startPayload(actor, "Provoke", { type: "attack", opposition: 1, targetId: fixtures["fate-core"]._id }), false);
     } finally {
-      runtime.hello = null;
+      bridge.hello = null;
     }
   });
 });

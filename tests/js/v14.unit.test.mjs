@@ -23,7 +23,7 @@ before(async () => {
   }, { io: () => { throw new Error("no connection in unit tests"); } });
   foundry.Hooks.callAll("init");
   generic = await import(path.join(MODULE_DIR, "scripts/adapters/generic.mjs"));
-  compat = await import(path.join(MODULE_DIR, "scripts/compat.mjs"));
+  compat = await import(path.join(MODULE_DIR, "scripts/foundry/compat.mjs"));
 });
 
 test("v14: removing a flag skill uses _del, and nothing uses the deprecated -=key form", async () => {

@@ -2,7 +2,7 @@
  * Helpers shared by the adapters.
  * @module adapters/common
  */
-import { ownerLevel } from "../compat.mjs";
+import { ownerLevel } from "../foundry/compat.mjs";
 import { IDENTIFIER, RATING_MAX, RATING_MIN } from "../protocol.mjs";
 
 /**

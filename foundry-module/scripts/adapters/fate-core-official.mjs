@@ -22,9 +22,9 @@
  *    characters.
  * @module adapters/fate-core-official
  */
-import { characterId, characterName } from "../characters.mjs";
+import { characterId, characterName } from "../foundry/characters.mjs";
 import { MODULE_ID } from "../protocol.mjs";
-import { canonicalSkill } from "../ruleset.mjs";
+import { canonicalSkill } from "./fco-frameworks.mjs";
 import { clampInt, compact, ownerIds, toAspectText, toIdentifier, toRating, toSkillName } from "./common.mjs";
 
 export const SYSTEM_ID = "fate-core-official";
@@ -38,13 +38,13 @@ const STUNT_ACTIONS = Object.freeze({
 });
 
 /** Where a track keeps the wire id the bridge knows it by, once the bridge has written into it. */
-export const TRACK_ID_FIELD = "fate_bridge_id";
+const TRACK_ID_FIELD = "fate_bridge_id";
 
 /**
  * FCO's key for a name (its fcoConstants.tob64): the name's UTF-8 bytes in base64, without "=".
  * @param {string} name
  */
-export function fcoKey(name) {
+function fcoKey(name) {
   const bytes = new TextEncoder().encode(String(name));
   let binary = "";
   for (const b of bytes) binary += String.fromCharCode(b);
@@ -71,9 +71,6 @@ function stableIds(entries) {
   }
   return ids;
 }
-
-/** fate-core-official's character actor type; its other type, "Thing", is an item holder. */
-export const CHARACTER_TYPE = "fate-core-official";
 
 /**
  * Whether an actor is a character the bridge should know: FCO's "Thing" actors (containers and
@@ -121,7 +118,7 @@ export function sheetSkill(name) {
  * "Name As Aspect" (and "No") in definitions.
  * @returns {"when_marked"|"as_name"|null}
  */
-export function trackAspectMode(track) {
+function trackAspectMode(track) {
   const aspect = track?.aspect;
   if (aspect && typeof aspect === "object") return aspect.as_name ? "as_name" : aspect.when_marked ? "when_marked" : null;
   const text = String(aspect ?? "").trim().toLowerCase();
@@ -131,7 +128,7 @@ export function trackAspectMode(track) {
 }
 
 /** A track is a consequence when it absorbs harm and names an aspect (when marked, or its name). */
-export function isConsequenceTrack(track) {
+function isConsequenceTrack(track) {
   return trackAspectMode(track) !== null && Number(track?.harm_can_absorb) > 0;
 }
 
@@ -149,7 +146,7 @@ function unnamedConsequence(track) {
  * @param {object} track
  * @returns {string|null}
  */
-export function consequenceName(track) {
+function consequenceName(track) {
   const ticked = boxMarks(track).some(Boolean);
   if (trackAspectMode(track) === "as_name") return ticked ? toAspectText(track.name) : null;
   const named = toAspectText(track.aspect?.name);
@@ -179,7 +176,7 @@ function boxCount(track) {
  * @param {object} track
  * @returns {number[]}
  */
-export function boxValues(track) {
+function boxValues(track) {
   const n = Math.min(boxCount(track), 20);
   const harm = Math.trunc(Number(track?.harm_can_absorb) || 0);
   const digit = /^[1-9]$/.test(String(track?.label ?? "")) ? Number(track.label) : 1;

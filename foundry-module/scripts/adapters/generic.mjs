@@ -10,15 +10,15 @@
  *  - written back by the bridge: `pendingFatePoints`, `overwhelmed`.
  * @module adapters/generic
  */
-import { characterId } from "../characters.mjs";
+import { characterId } from "../foundry/characters.mjs";
 import { MODULE_ID } from "../protocol.mjs";
-import { deletionKey } from "../compat.mjs";
+import { deletionKey } from "../foundry/compat.mjs";
 import { clampInt, compact, ownerIds, toAspectText, toIdentifier, toRating, toSkillName } from "./common.mjs";
 
 export const SYSTEM_ID = "*";
 
 /** The default consequence slots (R7.1): one mild, one moderate, one severe. */
-export const DEFAULT_SLOTS = Object.freeze([
+const DEFAULT_SLOTS = Object.freeze([
   { id: "mild", severity: 2 },
   { id: "moderate", severity: 4 },
   { id: "severe", severity: 6 }

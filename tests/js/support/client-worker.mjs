@@ -3,11 +3,10 @@
  * globals, npm socket.io-client as Foundry's global `io`, and the module's real code. The test
  * drives it with RPC messages.
  */
-import path from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import { io as realIo } from "socket.io-client";
 import { FCO_CLICK_GUARD_MS, installFcoStandIn, userClick } from "./fco-stand-in.mjs";
-import { MODULE_DIR, bootNodeFoundry, setField, waitFor } from "./node-foundry.mjs";
+import { bootNodeFoundry, setField, waitFor } from "./node-foundry.mjs";
 
 const sent = []; // {event, payload, ack}
 // Test knobs: the tab stops handling the bridge's cards (a closing tab, a frozen page); the
@@ -186,7 +185,7 @@ const commands = {
     return { ...api().status, badge: el?.textContent ?? null, badgeState: el?.dataset.state ?? null };
   },
   hello() {
-    return import(path.join(MODULE_DIR, "scripts/runtime.mjs")).then((m) => m.runtime.hello);
+    return api().hello;
   },
   renderSheet(actorId) {
     sheets.set(actorId, foundry.renderActorSheet(actorId));
@@ -236,14 +235,12 @@ const commands = {
     return foundry.log.userUpdates.at(-1)?.changes ?? null;
   },
   /** This browser's bridge connection closes (the GM's computer lost it); Foundry's socket stays. */
-  async bridgeDisconnect() {
-    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
-    runtime.connection?.disconnect();
+  bridgeDisconnect() {
+    api().connection?.disconnect();
   },
   /** The relay host this client's roster elects (null: none). */
-  async relayHostId() {
-    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
-    return runtime.roster?.electedHost() ?? null;
+  relayHostId() {
+    return api().relay.host;
   },
   user(userId) {
     const u = foundry.game.users.get(userId);
@@ -287,9 +284,8 @@ const commands = {
   call(event, payload) {
     return api().connection.call(event, payload);
   },
-  async catchUp(since) {
-    const { catchUp } = await import(path.join(MODULE_DIR, "scripts/session.mjs"));
-    return catchUp(api().connection, since);
+  catchUp(since) {
+    return api().sync(since);
   },
   async roll(actorId, skill, options) {
     return api().roll(actorId, skill, options);
@@ -312,13 +308,11 @@ const commands = {
     return [];
   },
   /** Whether this client relays for the others (relay mode, the active GM). */
-  async relaying() {
-    const { runtime } = await import(path.join(MODULE_DIR, "scripts/runtime.mjs"));
-    return Boolean(runtime.relayHost?.running);
+  relaying() {
+    return api().relay.hosting;
   },
-  async reconnect() {
-    const { startConnection } = await import(path.join(MODULE_DIR, "scripts/session.mjs"));
-    startConnection();
+  reconnect() {
+    api().reconnect();
   },
   dropRelayAnswers(on) {
     knobs.dropRelayAnswers = Boolean(on);

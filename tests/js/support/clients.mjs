@@ -56,3 +56,34 @@ export class FoundryClient {
     await this.worker.terminate();
   }
 }
+
+/**
+ * install() options of a client that connects itself to the bridge on `port` for `worldId`
+ * (direct mode; relay mode: relay.integration.test.mjs), logged in as `user`, with the GM key
+ * `key` (undefined: none set). `extra` adds install() options (e.g. `foundryServer`).
+ */
+export function directClient({ users, user, activeGM, actors, port, worldId, key, ...extra }) {
+  return {
+    users,
+    userId: user.id,
+    activeGM,
+    systemId: "fate-core-official",
+    actors,
+    ...extra,
+    settings: {
+      "fate-bridge.bridgeUrl": `http://127.0.0.1:${port}`,
+      "fate-bridge.worldId": worldId,
+      "fate-bridge.connectionMode": "direct",
+      ...(key === undefined ? {} : { "fate-bridge.gmKey": key })
+    }
+  };
+}
+
+/** Launch a client, keep it in `clients` (to stop them all after), start it and wait for its hello. */
+export async function launchGreeted(clients, name, options) {
+  const client = await FoundryClient.launch(name, options);
+  clients.push(client);
+  await client.rpc("start");
+  await client.waitFor("hello", (h) => h !== null, { what: `${name} hello` });
+  return client;
+}

@@ -85,10 +85,12 @@ function addCapturePhase(document) {
 
 /**
  * @param {object} options  install() options without Handlebars/loadText/lang
- * @param {{io?: Function, foundryIo?: Function}} [extra]  the socket.io-client `io` to expose as
- *   Foundry's global io, and the one `game.socket` connects to a Foundry server with
+ * @param {{io?: Function, foundryIo?: Function, bridge?: object}} [extra]  the socket.io-client
+ *   `io` to expose as Foundry's global io, and the one `game.socket` connects to a Foundry server
+ *   with; `bridge`: a Bridge (scripts/net/bridge.mjs) of the test's own, handed to the module's
+ *   hooks as main.mjs hands its own (without it, main.mjs boots as in Foundry)
  */
-export async function bootNodeFoundry(options, { io, foundryIo } = {}) {
+export async function bootNodeFoundry(options, { io, foundryIo, bridge } = {}) {
   const { document, HTMLElement, Event: DomEvent } = parseHTML(
     '<!doctype html><html><body><nav id="players"></nav><ol id="chat-log"></ol><div id="sheets"></div></body></html>'
   );
@@ -106,7 +108,8 @@ export async function bootNodeFoundry(options, { io, foundryIo } = {}) {
   // Foundry knows an installed module's version from its module.json.
   const module = { version: (await readJson("foundry-module/module.json")).version, ...options.module };
   const foundry = install({ Handlebars, loadText, lang, fallbackLang: english, foundryIo: foundryIo ?? io, ...options, module, actorClass });
-  await import(pathToFileURL(path.join(MODULE_DIR, "scripts/main.mjs")).href);
+  if (bridge) (await import(pathToFileURL(path.join(MODULE_DIR, "scripts/hooks.mjs")).href)).connectHooks(bridge);
+  else await import(pathToFileURL(path.join(MODULE_DIR, "scripts/main.mjs")).href);
   return foundry;
 }
 

@@ -11,8 +11,9 @@ import { loadValidators } from "./schemas.mjs";
  * Boot the fake Foundry with the module: a fate-core-official world of `users` and `actors`,
  * the first user (the GM) logged in and active, a bridge URL nothing listens on and an `io`
  * that throws (a unit test opens no connection), then Foundry's `init`. Resolves to the
- * Foundry, the schemas' validators, and the module's `scripts` (paths under scripts/, without
- * `.mjs`) by name, each imported once the module has booted.
+ * Foundry, the schemas' validators, the Bridge the module's hooks were handed (its connection
+ * stays null), and the module's `scripts` (paths under scripts/, without `.mjs`) by path, each
+ * imported once the module has booted.
  * @param {{users: object[], actors?: object[], language?: string, systemLang?: object}} world
  *   `language`: the client's (its lang file, English the fallback); `systemLang`: FCO's own
  *   translations for it (`game.system.lang`)
@@ -20,6 +21,8 @@ import { loadValidators } from "./schemas.mjs";
  */
 export async function bootOfflineFoundry({ users, actors = [], language, systemLang }, scripts = []) {
   const validators = await loadValidators();
+  const { Bridge } = await import(pathToFileURL(path.join(MODULE_DIR, "scripts/net/bridge.mjs")).href);
+  const bridge = new Bridge();
   const [gm] = users;
   const foundry = await bootNodeFoundry({
     users,
@@ -30,11 +33,11 @@ export async function bootOfflineFoundry({ users, actors = [], language, systemL
     language,
     systemLang,
     settings: { "fate-bridge.bridgeUrl": "http://127.0.0.1:9" }
-  }, { io: () => { throw new Error("no connection in unit tests"); } });
+  }, { io: () => { throw new Error("no connection in unit tests"); }, bridge });
   foundry.Hooks.callAll("init");
   const modules = {};
   for (const script of scripts) {
     modules[script] = await import(pathToFileURL(path.join(MODULE_DIR, "scripts", `${script}.mjs`)).href);
   }
-  return { foundry, validators, modules };
+  return { foundry, validators, bridge, modules };
 }
