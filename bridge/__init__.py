@@ -1,3 +1,3 @@
 """Fate Bridge: the authoritative Fate referee behind a Foundry VTT module."""
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"

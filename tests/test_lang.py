@@ -12,8 +12,8 @@ import pytest
 
 from bridge.rules.errors import RuleViolation, refused
 from bridge.service import lang
+from bridge.service.module_files import MODULE_DIR
 from bridge.service.session import error
-from bridge.transport.module_package import MODULE_DIR
 
 RULES = Path(__file__).resolve().parent.parent / "bridge" / "rules"
 # Reasons the rules build from a closed set: the harm kinds (R11.3; a conflict's, a mild

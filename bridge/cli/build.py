@@ -11,7 +11,8 @@ from bridge.cli.options import AddParser
 from bridge.cli.release import ReleaseError, build_release, write_public_manifest
 from bridge.cli.schemas import write_schemas
 from bridge.cli.serve import DEFAULT_HOST, DEFAULT_PORT
-from bridge.transport.module_package import PROJECT_ROOT, ZIP_NAME, build_zip
+from bridge.service.module_files import PROJECT_ROOT
+from bridge.transport.module_package import ZIP_NAME, build_zip
 
 
 def add_commands(add_parser: AddParser) -> None:

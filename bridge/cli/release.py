@@ -21,10 +21,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from bridge.service.module_files import MODULE_DIR, PROJECT_ROOT
 from bridge.service.webhooks.reach import is_public
 from bridge.transport.module_package import (
-    MODULE_DIR,
-    PROJECT_ROOT,
     ZIP_NAME,
     read_json,
     with_links,

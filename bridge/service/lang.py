@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from bridge.transport.module_package import MODULE_DIR
+from bridge.service.module_files import MODULE_DIR
 
 DEFAULT_LANGUAGE = "en"
 PREFIX = "FATEBRIDGE."

@@ -29,21 +29,8 @@ from typing import Any
 
 from aiohttp import web
 
-# The ``bridge`` package folder (this file sits in ``bridge/transport/``).
-PACKAGE_DIR = Path(__file__).resolve().parent.parent
-PROJECT_ROOT = PACKAGE_DIR.parent
+from bridge.service.module_files import DOCS_DIR, MODULE_DIR, PROJECT_ROOT
 
-
-def _installed_or_source(installed: Path, source: Path, marker: str) -> Path:
-    """The package's copy when the wheel (or the executable) put one there, else the source
-    tree's folder."""
-    return installed if (installed / marker).is_file() else source
-
-
-MODULE_DIR = _installed_or_source(
-    PACKAGE_DIR / "_module", PROJECT_ROOT / "foundry-module", "module.json"
-)
-DOCS_DIR = _installed_or_source(PACKAGE_DIR / "_docs", PROJECT_ROOT, "LICENSE")
 SOCKET_IO_ESM = PROJECT_ROOT / "node_modules" / "socket.io-client" / "dist" / "socket.io.esm.min.js"
 VENDOR_PATH = "scripts/vendor/socket.io.esm.min.js"
 ZIP_NAME = "fate-bridge.zip"
