@@ -15,6 +15,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaV
 from pydantic_core import core_schema
 
 from bridge.service import protocol
+from bridge.service.intent_table import DECLARED
 from bridge.service.protocol.http import WebhookCardEvent
 
 
@@ -57,8 +58,8 @@ def _messages() -> dict[str, tuple[Any, str]]:
         # Not a wire message: the chat-log export `world verify --chat-log` reads.
         "history_anchors.json": (protocol.HistoryAnchors, "history_anchors"),
     }
-    for event, intent in protocol.INTENTS.items():
-        messages[f"client/{_filename(event)}"] = (intent, event)
+    for event, declared in DECLARED.items():
+        messages[f"client/{_filename(event)}"] = (declared.model, event)
     for event, result in protocol.RESULTS.items():
         messages[f"results/{_filename(event)}"] = (result, f"{event} result")
     for event, emit in protocol.EMITS.items():
@@ -151,7 +152,7 @@ def build_schemas() -> dict[str, dict[str, Any]]:
     files["index.json"] = {
         "protocol": protocol.PROTOCOL_VERSION,
         "namespace": protocol.NAMESPACE,
-        "client": {e: f"client/{_filename(e)}" for e in protocol.INTENTS},
+        "client": {e: f"client/{_filename(e)}" for e in DECLARED},
         "results": {e: f"results/{_filename(e)}" for e in protocol.RESULTS},
         "server": {e: f"server/{_filename(e)}" for e in protocol.EMITS},
         "webhooks": {"card": "webhooks/card.json"},
