@@ -21,8 +21,9 @@ import pytest
 from bridge.service import BridgeService, Session
 from bridge.service.protocol import NAMESPACE
 from bridge.store.sqlite import SQLiteStore
-from bridge.transport.engineio_ws import JOINED_BACKLOG_BYTES
+from bridge.transport.engineio_ws import JOINED_BACKLOG_BYTES, JOINED_PACE, UNJOINED_PACE
 from bridge.transport.port import IntentPort
+from bridge.transport.ratelimit import InboundBudget
 from tests.bridge_process import Bridge, add_world
 from tests.conftest import Connect
 from tests.in_process import InProcessBridge
@@ -428,3 +429,18 @@ async def test_websocket_handshakes_per_address_are_rate_limited_with_a_clear_re
                 refused = exc
                 break
     assert refused is not None and refused.status == 429, refused
+
+
+def test_a_connection_that_leaves_in_debt_may_still_send_its_next_connect() -> None:
+    # A GM's burst right after joining runs the joined pace into debt; leaving must not
+    # turn that debt into a stranger's flood, or the CONNECT that follows cuts the socket.
+    budget = InboundBudget(UNJOINED_PACE, now=0.0)
+    assert budget.charge(200, now=0.0) == 0  # its first CONNECT
+    budget.pace(JOINED_PACE, now=0.0)
+    waits = [budget.charge(60, now=0.0) for _ in range(60)]
+    assert waits[-1] > 0, "a burst just after joining is read later"
+    budget.pace(UNJOINED_PACE, now=0.0, fresh=True)
+    assert budget.charge(60, now=0.0) == 0  # DISCONNECT
+    assert budget.charge(200, now=0.0) == 0  # CONNECT again
+    # The stranger's pace itself is unchanged: past its burst it is over budget.
+    assert any(budget.charge(60, now=0.0) > 0 for _ in range(int(UNJOINED_PACE.frame_burst)))

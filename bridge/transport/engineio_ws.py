@@ -267,7 +267,12 @@ class EngineSession:
         """A session that joined a namespace may send and be sent more."""
         self.joined = joined
         self.backlog_limit = JOINED_BACKLOG_BYTES if joined else UNJOINED_BACKLOG_BYTES
-        self.inbound.pace(JOINED_PACE if joined else UNJOINED_PACE, self.loop.time())
+        # A debt run up at the joined pace is not a stranger's flood: a connection that
+        # leaves starts the stranger's small pace whole, room for its next CONNECT (far
+        # less than the joined pace it had; joins themselves are rate-limited).
+        self.inbound.pace(
+            JOINED_PACE if joined else UNJOINED_PACE, self.loop.time(), fresh=not joined
+        )
 
     async def write_backlog(self) -> None:
         try:

@@ -66,15 +66,18 @@ class InboundBudget:
     :meth:`charge` takes a frame's cost (it may go into debt) and says how long to wait
     before reading the next one, so a sender past its pace is read no faster than it;
     :meth:`pace` switches the rates (a connection that joined gets more) keeping what
-    was spent."""
+    was spent, or (``fresh``) starting the new pace at its full burst."""
 
     def __init__(self, pace: Pace, now: float) -> None:
         self.frames = TokenBucket(pace.frames_per_second, pace.frame_burst, stamp=now)
         self.bytes = TokenBucket(pace.bytes_per_second, pace.byte_burst, stamp=now)
 
-    def pace(self, pace: Pace, now: float) -> None:
+    def pace(self, pace: Pace, now: float, *, fresh: bool = False) -> None:
         self.frames.retune(pace.frames_per_second, pace.frame_burst, now)
         self.bytes.retune(pace.bytes_per_second, pace.byte_burst, now)
+        if fresh:
+            self.frames.tokens = self.frames.burst
+            self.bytes.tokens = self.bytes.burst
 
     def charge(self, size: int, now: float) -> float:
         """Spend a frame of ``size`` bytes received at ``now``; the seconds to wait before
